@@ -1,0 +1,51 @@
+package processor
+
+import (
+	"context"
+
+	"rmqd/codec"
+	"rmqd/store"
+)
+
+// MessageStore is all the broker needs of the store. *store.DefaultStore
+// implements it; the broker never touches files itself.
+type MessageStore interface {
+	// PutMessage appends one message. msg fields the store assigns (offsets, store
+	// time, CRC, size, magic) are ignored on input. Under SYNC_FLUSH it returns only
+	// once the record is on disk (or with PutFlushDiskTimeout).
+	PutMessage(ctx context.Context, msg *codec.Message) store.PutResult
+	// PutMessages appends a client batch: batchBody is the SEND_BATCH_MESSAGE body
+	// (MessageDecoder.encodeMessages layout); tmpl gives topic, queue, sysflag, hosts,
+	// born time and reconsume times shared by every record. fixProps is applied to
+	// each inner message's properties before it is written (the broker adds
+	// UNIQ_KEY when missing and CLUSTER).
+	PutMessages(ctx context.Context, tmpl *codec.Message, batchBody []byte, fixProps func(props string) string) store.PutResult
+
+	// GetMessage reads up to maxMsgNums messages (and at most maxTotalBytes) from a
+	// queue starting at offset. The caller must Release the result.
+	GetMessage(group, topic string, queueID int32, offset int64, maxMsgNums int32, maxTotalBytes int32, filter store.MessageFilter) *store.GetResult
+
+	MaxOffsetInQueue(topic string, queueID int32) int64
+	MinOffsetInQueue(topic string, queueID int32) int64
+	OffsetInQueueByTime(topic string, queueID int32, timestamp int64) int64
+	EarliestMessageTime(topic string, queueID int32) int64
+	MessageStoreTimestamp(topic string, queueID int32, queueOffset int64) int64
+
+	// LookMessageByOffset decodes the record at a commitlog offset (send-back,
+	// END_TRANSACTION, VIEW_MESSAGE_BY_ID). Body and strings are copies.
+	LookMessageByOffset(commitLogOffset int64) (*codec.Message, error)
+	// ReadRecordByOffset returns the raw record bytes (a copy) at a commitlog offset.
+	ReadRecordByOffset(commitLogOffset int64) ([]byte, error)
+	// QueryMessage finds records by key (KEYS or UNIQ_KEY) through the index.
+	QueryMessage(topic, key string, maxNum int32, begin, end int64) (records [][]byte, lastUpdateTimestamp, lastUpdatePhyOffset int64)
+
+	SetArrivingListener(l store.ArrivingListener)
+	DeleteTopics(topics []string)
+
+	MinPhyOffset() int64
+	MaxPhyOffset() int64
+	CommitLogDiskRatio() float64
+
+	Start() error
+	Shutdown() error
+}

@@ -1,0 +1,68 @@
+// Package remoting carries RemotingCommands over TCP: a gnet server that frames,
+// decodes and dispatches requests by code, and a client with opaque-matched
+// responses. It knows nothing of brokers or name servers.
+package remoting
+
+import (
+	"context"
+	"net"
+	"time"
+
+	"rmqd/codec"
+)
+
+// Conn is one peer connection as processors see it. All methods are safe from any
+// goroutine.
+type Conn interface {
+	ID() uint64
+	RemoteAddr() net.Addr
+	LocalAddr() net.Addr
+	// WriteResponse sends a response (or any command) on this connection. It never
+	// blocks on the network; it fails only when the connection is closed.
+	WriteResponse(cmd *codec.RemotingCommand) error
+	// Invoke sends a server-initiated request and waits for the matched response
+	// (CHECK_TRANSACTION_STATE, GET_CONSUMER_RUNNING_INFO, ...).
+	Invoke(ctx context.Context, req *codec.RemotingCommand) (*codec.RemotingCommand, error)
+	// InvokeOneway sends a request with the oneway flag set and expects nothing back.
+	InvokeOneway(req *codec.RemotingCommand) error
+	Close() error
+	Closed() bool
+}
+
+// Processor handles the requests of one or more codes.
+//
+// It returns the response to send, or (nil, nil) when it will answer later through
+// c.WriteResponse (long polling) or never (oneway). A non-nil error is answered with
+// SYSTEM_ERROR carrying the error text. A processor must not keep req.Body or any
+// string of req past its return unless the server says the command is owned (see
+// Server docs).
+type Processor interface {
+	ProcessRequest(ctx context.Context, c Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error)
+}
+
+// ProcessorFunc adapts a function to Processor.
+type ProcessorFunc func(ctx context.Context, c Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error)
+
+func (f ProcessorFunc) ProcessRequest(ctx context.Context, c Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	return f(ctx, c, req)
+}
+
+// RPCHook runs around every request (ACL plugs in here). Before may return a
+// response to short-circuit the processor.
+type RPCHook interface {
+	Before(c Conn, req *codec.RemotingCommand) *codec.RemotingCommand
+	After(c Conn, req, resp *codec.RemotingCommand)
+}
+
+// ConnListener is told when connections open and close (the broker drops a
+// client's registrations when its channel closes).
+type ConnListener interface {
+	OnConnect(c Conn)
+	OnClose(c Conn)
+}
+
+// Defaults as the Java remoting layer has them.
+const (
+	DefaultMaxFrameLength = 16 << 20
+	DefaultIdleTimeout    = 120 * time.Second
+)
