@@ -1,0 +1,93 @@
+// Package store is the byte-compatible RocketMQ message store: commitlog, consume
+// queues, index, checkpoint, recovery, flush and retention. No network code.
+package store
+
+// PutStatus mirrors Java's PutMessageStatus.
+type PutStatus int
+
+const (
+	PutOK PutStatus = iota
+	PutFlushDiskTimeout
+	PutFlushSlaveTimeout
+	PutSlaveNotAvailable
+	PutServiceNotAvailable
+	PutCreateMappedFileFailed
+	PutMessageIllegal
+	PutPropertiesSizeExceeded
+	PutOSPageCacheBusy
+	PutUnknownError
+)
+
+// PutResult is the outcome of an append.
+type PutResult struct {
+	Status PutStatus
+	// WroteOffset is the commitlog offset of the first record written.
+	WroteOffset int64
+	WroteBytes  int32
+	// QueueOffset is the consume-queue offset of the first message.
+	QueueOffset int64
+	// MsgNum is how many records were written (a batch writes one per message).
+	MsgNum         int32
+	StoreTimestamp int64
+	// Offsets of every record written, for batch message ids. Nil for single puts.
+	RecordOffsets []int64
+}
+
+// GetStatus mirrors Java's GetMessageStatus.
+type GetStatus int
+
+const (
+	GetFound GetStatus = iota
+	GetNoMatchedMessage
+	GetMessageWasRemoving
+	GetOffsetFoundNull
+	GetOffsetOverflowBadly
+	GetOffsetOverflowOne
+	GetOffsetTooSmall
+	GetNoMatchedLogicQueue
+	GetNoMessageInQueue
+	GetOffsetReset
+)
+
+func (s GetStatus) String() string {
+	return [...]string{"FOUND", "NO_MATCHED_MESSAGE", "MESSAGE_WAS_REMOVING", "OFFSET_FOUND_NULL",
+		"OFFSET_OVERFLOW_BADLY", "OFFSET_OVERFLOW_ONE", "OFFSET_TOO_SMALL", "NO_MATCHED_LOGIC_QUEUE",
+		"NO_MESSAGE_IN_QUEUE", "OFFSET_RESET"}[s]
+}
+
+// MessageFilter decides which messages a pull returns (tag hash first, then the
+// record itself for exact tag and SQL92 checks).
+type MessageFilter interface {
+	// MatchTagsCode is asked with the consume-queue unit's tags code.
+	MatchTagsCode(tagsCode int64) bool
+	// MatchRecord is asked with the whole commitlog record bytes; it may return true
+	// without looking when the filter has nothing beyond the tag hash.
+	MatchRecord(record []byte) bool
+}
+
+// GetResult carries records referenced in place in mapped files. The caller must
+// call Release once the bytes are written out; until then the files they point to
+// are neither unmapped nor deleted.
+type GetResult struct {
+	Status          GetStatus
+	NextBeginOffset int64
+	MinOffset       int64
+	MaxOffset       int64
+	// Records holds each whole commitlog record, aliasing the mapping.
+	Records         [][]byte
+	BufferTotalSize int
+	release         []func()
+}
+
+// Release drops the references that keep Records valid. Safe to call twice.
+func (r *GetResult) Release() {
+	for _, f := range r.release {
+		f()
+	}
+	r.release = nil
+	r.Records = nil
+}
+
+// ArrivingListener is told, after dispatch, of every message that reached a consume
+// queue (the broker wakes long-polling pulls with it).
+type ArrivingListener func(topic string, queueID int32, logicOffset int64, tagsCode int64, storeTimestamp int64, properties string)
