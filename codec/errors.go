@@ -1,0 +1,5 @@
+package codec
+
+import "errors"
+
+var errNotImplemented = errors.New("codec: not implemented yet")
