@@ -1,0 +1,29 @@
+# rmqd: the two commands a newcomer needs are `make run` and `make test`.
+GO       ?= go
+BIN      := bin/rmqd
+FUZZTIME ?= 10s
+
+.PHONY: all build run test unit vet fuzz bench clean tools
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/rmqd
+
+# Standalone name server (:9876) and broker (:10911); data under .run/store.
+run: build
+	mkdir -p .run && cd .run && ../$(BIN)
+
+test: vet unit fuzz integration
+
+vet:
+	$(GO) vet ./...
+
+unit:
+	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /integration)
+
+fuzz:
+	FUZZTIME=$(FUZZTIME) .ci/fuzz.sh
+
+clean:
+	rm -rf bin .run
