@@ -1,0 +1,94 @@
+package compat
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Literal outputs of fastjson 1.2.83 (captured with the recipe in
+// codec/testdata/java): JSON.toJSONString of {"s": <the string below>}.
+func TestAppendJSONStringMatchesFastjson(t *testing.T) {
+	s := "a\u0001b\"c\\d/e\u007f\u00e9\u4e2d\U0001F600\n\t\b\f\r<>&'\u2028"
+	want := `"a\u0001b\"c\\d/e\u007Fé中😀\n\t\b\f\r<>&'\u2028"`
+	require.Equal(t, want, string(AppendJSONString(nil, s)))
+
+	var ctl []byte
+	for c := 0; c < 0x20; c++ {
+		ctl = append(ctl, byte(c))
+	}
+	s = string(ctl) + "|\u0080\u009f\u00a0\u2029\ufeff\ufffd|"
+	want = `"\u0000\u0001\u0002\u0003\u0004\u0005\u0006\u0007\b\t\n\u000B\f\r\u000E\u000F\u0010\u0011\u0012\u0013\u0014\u0015\u0016\u0017\u0018\u0019\u001A\u001B\u001C\u001D\u001E\u001F|\u0080\u009F` + "\u00a0" + `\u2029` + "\ufeff\ufffd" + `|"`
+	require.Equal(t, want, string(AppendJSONString(nil, s)))
+
+	require.Equal(t, `"a\uFFFDb"`, string(AppendJSONString(nil, "a\xffb")))
+	var back string
+	require.NoError(t, json.Unmarshal(AppendJSONString(nil, "x\x00\u2028y"), &back))
+	require.Equal(t, "x\x00\u2028y", back)
+}
+
+func TestAppendJSONCollectionsNeverNull(t *testing.T) {
+	require.Equal(t, `[]`, string(AppendJSONStringSlice(nil, nil)))
+	require.Equal(t, `["a","b"]`, string(AppendJSONStringSlice(nil, []string{"a", "b"})))
+	require.Equal(t, `{}`, string(AppendJSONStringMap(nil, nil)))
+	require.Equal(t, `{"a":"1","b":"2"}`, string(AppendJSONStringMap(nil, map[string]string{"b": "2", "a": "1"})))
+	str := func(d []byte, v string) []byte { return AppendJSONString(d, v) }
+	require.Equal(t, `{}`, string(AppendJSONLongKeyMap[string](nil, nil, str)))
+	require.Equal(t, `{"0":"10.0.0.5:10911"}`,
+		string(AppendJSONLongKeyMap(nil, map[int64]string{0: "10.0.0.5:10911"}, str)))
+	// BrowserCompatible output of Java for a HashMap<Long,String>.
+	require.Equal(t, `{"-1":"x","0":"10.0.0.5:10911","12345678901":"y"}`,
+		string(AppendJSONLongKeyMap(nil, map[int64]string{12345678901: "y", 0: "10.0.0.5:10911", -1: "x"}, str)))
+}
+
+func TestAppendMessageQueueKey(t *testing.T) {
+	dst := append([]byte{'{'}, nil...)
+	dst = AppendMessageQueueKey(dst, "broker-a", 3, "TopicTest")
+	dst = append(dst, ":12}"...)
+	require.Equal(t, `{{"brokerName":"broker-a","queueId":3,"topic":"TopicTest"}:12}`, string(dst))
+}
+
+func TestStrictJSON(t *testing.T) {
+	valid := []byte(`{"a":[1,2,{"b":null}]}`)
+	out, err := StrictJSON(valid)
+	require.NoError(t, err)
+	require.Same(t, &valid[0], &out[0], "valid JSON is not copied")
+
+	cases := map[string]string{
+		// ClusterInfo as the Java 5.3.3 name server sends it (captured).
+		`{"brokerAddrTable":{"broker-a":{"brokerAddrs":{0:"10.0.0.5:10911",1:"10.0.0.6:10911"},"brokerName":"broker-a","cluster":"DefaultCluster","enableActingMaster":false}},"clusterAddrTable":{"DefaultCluster":["broker-a"]}}`: `{"brokerAddrTable":{"broker-a":{"brokerAddrs":{"0":"10.0.0.5:10911","1":"10.0.0.6:10911"},"brokerName":"broker-a","cluster":"DefaultCluster","enableActingMaster":false}},"clusterAddrTable":{"DefaultCluster":["broker-a"]}}`,
+		`{-1:"x", 12345678901 : "y"}`: `{"-1":"x","12345678901":"y"}`,
+		`{{"brokerName":"b","queueId":0,"topic":"t"}:12,{"brokerName":"b","queueId":1,"topic":"t"}:13}`: `{"{\"brokerName\":\"b\",\"queueId\":0,\"topic\":\"t\"}":12,"{\"brokerName\":\"b\",\"queueId\":1,\"topic\":\"t\"}":13}`,
+		`{'a':'it\'s "q"',b:true,}`: `{"a":"it's \"q\"","b":true}`,
+		`[{0:[]}, {1:{}}]`:          `[{"0":[]},{"1":{}}]`,
+		`{{0:1}:2}`:                 `{"{\"0\":1}":2}`,
+	}
+	for in, want := range cases {
+		out, err := StrictJSON([]byte(in))
+		require.NoError(t, err, in)
+		require.Equal(t, want, string(out), in)
+		require.True(t, json.Valid(out), in)
+	}
+	for _, bad := range []string{``, `{`, `{0:}`, `{"a" 1}`, `[1 2]`, `{"a":tru}`, `'abc`, `{"a":"\x"}`, `{a:1}}`} {
+		_, err := StrictJSON([]byte(bad))
+		require.Error(t, err, bad)
+	}
+	deep := make([]byte, 0, 2000)
+	for i := 0; i < 1000; i++ {
+		deep = append(deep, '[')
+	}
+	_, err = StrictJSON(deep)
+	require.Error(t, err)
+}
+
+func FuzzStrictJSON(f *testing.F) {
+	f.Add([]byte(`{0:"a",{"brokerName":"b","queueId":0,"topic":"t"}:1,'s':[1,2]}`))
+	f.Add([]byte(`{"a":1}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out, err := StrictJSON(in)
+		if err == nil && !json.Valid(out) {
+			t.Fatalf("StrictJSON(%q) = %q, not valid JSON", in, out)
+		}
+	})
+}
