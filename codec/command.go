@@ -66,6 +66,14 @@ type RemotingCommand struct {
 	Ext           ExtFields
 	Body          []byte
 	SerializeType SerializeType
+
+	// CustomHeader, when set, writes typed header fields straight into the
+	// encoded frame, before Ext (Java's FastCodesHeader). Encoding only; decoding
+	// always fills Ext. With a CustomHeader the JSON header always has extFields.
+	CustomHeader HeaderWriter
+
+	// scratch holds JSON strings that needed unescaping; reused across decodes.
+	scratch []byte
 }
 
 // The functions below are the codec's contract with remoting and the processors.
@@ -77,21 +85,41 @@ type RemotingCommand struct {
 // the strings in cmd may alias frame, so frame must stay unmodified for as long as
 // cmd (or anything taken from it) is used; callers that keep a string for long
 // (map keys) should strings.Clone it. cmd is reset first, so it can be reused.
+//
+// Strings are made with unsafe.String over frame (or over a buffer owned by cmd
+// for JSON strings with escapes, valid until cmd is decoded into again): this is
+// what makes decoding allocation-free, and it is safe because remoting gives
+// every frame its own buffer and never writes to it afterwards.
+//
+// Decoding follows Java: a binary string of length 0 is null (absent); a repeated
+// ext key keeps the last value; a null ext value removes the key; binary code and
+// version are signed 16-bit. JSON is read leniently (unknown keys skipped, numbers
+// as strings and strings as numbers, extFields absent or null). Errors wrap
+// ErrShortFrame, ErrHeaderLength, ErrSerializeType, ErrBadHeader or ErrLimit; the
+// caller should close the connection, as Java does. Limits are the defaults; use
+// Limits.DecodeCommand for others.
 func DecodeCommand(frame []byte, cmd *RemotingCommand) error {
-	return errNotImplemented
+	return Limits{}.DecodeCommand(frame, cmd)
 }
 
 // Encode appends the whole frame (total length, header-length word, header, body)
 // to dst in cmd.SerializeType and returns the extended slice.
+//
+// JSON matches fastjson's output for RemotingCommand: keys sorted, "extFields"
+// present iff Ext != nil or CustomHeader != nil (Java: map non-null), "remark"
+// present iff HasRemark or Remark != "". Binary matches fastEncodeHeader:
+// CustomHeader fields, then Ext in order; code and version are cut to 16 bits.
+// Any SerializeType other than SerializeRocketMQ encodes as JSON. The header must
+// stay below 16 MiB (24-bit length); typed headers are far below.
 func (c *RemotingCommand) Encode(dst []byte) []byte {
-	return dst
+	return c.encode(dst, len(c.Body), true)
 }
 
 // EncodeHeader appends the total length, header-length word and header, counting
 // bodyLen body bytes that the caller writes next itself (pull responses hand mapped
 // bytes to the socket without copying them into the frame).
 func (c *RemotingCommand) EncodeHeader(dst []byte, bodyLen int) []byte {
-	return dst
+	return c.encode(dst, bodyLen, false)
 }
 
 // NewRequest makes a request command in JSON with rmqd's version.
