@@ -1,0 +1,234 @@
+package processor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"rmqd/codec"
+	"rmqd/remoting"
+)
+
+// kvTable is the {"table":{k:v}} body.
+type kvTable struct {
+	Table map[string]string `json:"table"`
+}
+
+// handleUpdateAndCreateTopic is UPDATE_AND_CREATE_TOPIC.
+func (b *Broker) handleUpdateAndCreateTopic(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	h := headerReader{ext: req.Ext}
+	topic := strings.Clone(h.reqStr("topic"))
+	tc := NewTopicConfig(topic)
+	tc.ReadQueueNums = h.reqInt32("readQueueNums")
+	tc.WriteQueueNums = h.reqInt32("writeQueueNums")
+	tc.Perm = h.reqInt32("perm")
+	if ft := h.str("topicFilterType"); ft != "" {
+		tc.TopicFilterType = strings.Clone(ft)
+	}
+	tc.TopicSysFlag = h.optInt32("topicSysFlag", 0)
+	tc.Order = h.optBool("order")
+	if h.err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
+	}
+	if remark, ok := validateTopic(topic); !ok {
+		return codec.NewResponse(req, codec.RespInvalidParameter, remark), nil
+	}
+	if notAllowedSendTopic(topic) {
+		return codec.NewResponse(req, codec.RespInvalidParameter, "The topic["+topic+"] is conflict with system topic."), nil
+	}
+	if tc.Perm < 0 || tc.Perm >= 8 {
+		return codec.NewResponse(req, codec.RespInvalidParameter, fmt.Sprintf("perm %d is illegal", tc.Perm)), nil
+	}
+	if old, ok := b.topics.Select(topic); ok {
+		for k, v := range old.Attributes {
+			tc.Attributes[k] = v
+		}
+	}
+	if attrs := h.str("attributes"); attrs != "" {
+		for _, kv := range strings.Split(attrs, ",") {
+			kv = strings.TrimSpace(kv)
+			if kv == "" {
+				continue
+			}
+			switch kv[0] {
+			case '+':
+				k, v, _ := strings.Cut(kv[1:], "=")
+				tc.Attributes[strings.Clone(k)] = strings.Clone(v)
+			case '-':
+				delete(tc.Attributes, kv[1:])
+			default:
+				return codec.NewResponse(req, codec.RespInvalidParameter, "attribute format error: "+kv), nil
+			}
+		}
+	}
+	b.topics.Update(tc)
+	return codec.NewResponse(req, codec.RespSuccess, ""), nil
+}
+
+// handleDeleteTopicInBroker is DELETE_TOPIC_IN_BROKER: drop the config, the
+// offsets and the store's queues.
+func (b *Broker) handleDeleteTopicInBroker(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	topic, ok := req.Ext.Get("topic")
+	if !ok || topic == "" {
+		return codec.NewResponse(req, codec.RespSystemError, "the custom field <topic> is null"), nil
+	}
+	topic = strings.Clone(topic)
+	b.topics.Delete(topic)
+	b.offsets.DeleteTopic(topic)
+	b.store.DeleteTopics([]string{topic})
+	return codec.NewResponse(req, codec.RespSuccess, ""), nil
+}
+
+// handleGetAllTopicConfig is GET_ALL_TOPIC_CONFIG.
+func (b *Broker) handleGetAllTopicConfig(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	body, err := json.Marshal(b.topics.Snapshot())
+	if err != nil {
+		return nil, fmt.Errorf("encode topic configs: %w", err)
+	}
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = body
+	return resp, nil
+}
+
+// handleGetTopicConfig is GET_TOPIC_CONFIG (TopicConfigAndQueueMapping without a
+// mapping detail).
+func (b *Broker) handleGetTopicConfig(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	topic, _ := req.Ext.Get("topic")
+	tc, ok := b.topics.Select(topic)
+	if !ok {
+		return codec.NewResponse(req, codec.RespTopicNotExist, "No topic in this broker. topic: "+topic), nil
+	}
+	body, err := json.Marshal(tc)
+	if err != nil {
+		return nil, fmt.Errorf("encode topic config: %w", err)
+	}
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = body
+	return resp, nil
+}
+
+// handleGetAllSubscriptionGroupConfig is GET_ALL_SUBSCRIPTIONGROUP_CONFIG.
+func (b *Broker) handleGetAllSubscriptionGroupConfig(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	body, err := json.Marshal(b.groups.Snapshot())
+	if err != nil {
+		return nil, fmt.Errorf("encode subscription groups: %w", err)
+	}
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = body
+	return resp, nil
+}
+
+// handleUpdateAndCreateSubscriptionGroup is UPDATE_AND_CREATE_SUBSCRIPTIONGROUP.
+func (b *Broker) handleUpdateAndCreateSubscriptionGroup(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	var sgc SubscriptionGroupConfig
+	if err := json.Unmarshal(req.Body, &sgc); err != nil || sgc.GroupName == "" {
+		return codec.NewResponse(req, codec.RespSystemError, fmt.Sprintf("decode subscription group: %v", err)), nil
+	}
+	if err := b.groups.Update(sgc); err != nil {
+		return nil, err
+	}
+	return codec.NewResponse(req, codec.RespSuccess, ""), nil
+}
+
+// handleDeleteSubscriptionGroup is DELETE_SUBSCRIPTIONGROUP.
+func (b *Broker) handleDeleteSubscriptionGroup(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	g, _ := req.Ext.Get("groupName")
+	g = strings.Clone(g)
+	if err := b.groups.Delete(g); err != nil {
+		return nil, err
+	}
+	if v, _ := req.Ext.Get("cleanOffset"); parseJavaBool(v) {
+		b.offsets.DeleteGroup(g)
+	}
+	return codec.NewResponse(req, codec.RespSuccess, ""), nil
+}
+
+// handleGetAllConsumerOffset is GET_ALL_CONSUMER_OFFSET (bare integer keys, as
+// fastjson writes them).
+func (b *Broker) handleGetAllConsumerOffset(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = b.offsets.Encode()
+	return resp, nil
+}
+
+// handleGetBrokerConfig is GET_BROKER_CONFIG: Java properties text, with the
+// topic table's DataVersion in the version header.
+func (b *Broker) handleGetBrokerConfig(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	props := b.cfg.Properties()
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var sb strings.Builder
+	for _, k := range keys {
+		sb.WriteString(k)
+		sb.WriteByte('=')
+		sb.WriteString(props[k])
+		sb.WriteByte('\n')
+	}
+	dv, _ := json.Marshal(b.topics.DataVersion())
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Ext.Set("version", string(dv))
+	resp.Body = []byte(sb.String())
+	return resp, nil
+}
+
+// handleGetBrokerRuntimeInfo is GET_BROKER_RUNTIME_INFO: the keys mqadmin's
+// clusterList and brokerStatus read, with what rmqd can tell.
+func (b *Broker) handleGetBrokerRuntimeInfo(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	up := time.Since(b.startTime)
+	t := map[string]string{
+		"brokerVersionDesc":                    "V5_3_3",
+		"brokerVersion":                        strconv.Itoa(int(codec.BrokerVersion)),
+		"brokerActive":                         "true",
+		"bootTimestamp":                        i64s(b.startTime.UnixMilli()),
+		"runtime":                              fmt.Sprintf("[ %d days, %d hours, %d minutes, %d seconds ]", int(up.Hours())/24, int(up.Hours())%24, int(up.Minutes())%60, int(up.Seconds())%60),
+		"msgPutTotalYesterdayMorning":          "0",
+		"msgPutTotalTodayMorning":              "0",
+		"msgPutTotalTodayNow":                  i64s(b.putTotal.Load()),
+		"msgGetTotalYesterdayMorning":          "0",
+		"msgGetTotalTodayMorning":              "0",
+		"msgGetTotalTodayNow":                  "0",
+		"putTps":                               "0.0 0.0 0.0",
+		"getTransferredTps":                    "0.0 0.0 0.0",
+		"sendThreadPoolQueueSize":              "0",
+		"sendThreadPoolQueueCapacity":          "10000",
+		"pullThreadPoolQueueSize":              "0",
+		"pullThreadPoolQueueCapacity":          "100000",
+		"sendThreadPoolQueueHeadWaitTimeMills": "0",
+		"pullThreadPoolQueueHeadWaitTimeMills": "0",
+		"pageCacheLockTimeMills":               "0",
+		"commitLogMinOffset":                   i64s(b.store.MinPhyOffset()),
+		"commitLogMaxOffset":                   i64s(b.store.MaxPhyOffset()),
+		"commitLogDiskRatio":                   strconv.FormatFloat(b.store.CommitLogDiskRatio(), 'f', -1, 64),
+		"earliestMessageTimeStamp":             i64s(b.earliestMessageTime()),
+		"dispatchBehindBytes":                  "0",
+		"brokerName":                           b.cfg.BrokerName,
+	}
+	body, err := json.Marshal(kvTable{Table: t})
+	if err != nil {
+		return nil, err
+	}
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = body
+	return resp, nil
+}
+
+// earliestMessageTime is the store time of the first commitlog record, 0 when
+// the log is empty.
+func (b *Broker) earliestMessageTime() int64 {
+	min, max := b.store.MinPhyOffset(), b.store.MaxPhyOffset()
+	if max <= min {
+		return 0
+	}
+	m, err := b.store.LookMessageByOffset(min)
+	if err != nil || m == nil {
+		return 0
+	}
+	return m.StoreTimestamp
+}

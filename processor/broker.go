@@ -1,0 +1,262 @@
+// Package processor is the broker: request processors by code and the services
+// they drive (topic, subscription-group and consumer-offset managers, client
+// registrations, long polling, name-server registration), on top of the store.
+package processor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"rmqd/codec"
+	"rmqd/remoting"
+)
+
+// Broker serves the broker request codes over a remoting.Server.
+type Broker struct {
+	cfg       BrokerConfig
+	store     MessageStore
+	log       *slog.Logger
+	storeHost netip.AddrPort
+	startTime time.Time
+
+	topics    *TopicConfigManager
+	groups    *SubscriptionGroupManager
+	offsets   *ConsumerOffsetManager
+	consumers *ConsumerManager
+	producers *ProducerManager
+	locks     *RebalanceLockManager
+	hold      *pullHoldService
+	ids       *uniqIDGen
+
+	ns            NameServerInvoker
+	nsClose       func() error
+	topicsChanged chan struct{}
+	putTotal      atomic.Int64
+
+	mu      sync.Mutex
+	started bool
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+// NewBroker builds a broker over st and loads the config files from
+// <storePathRootDir>/config. Name-server registration uses a remoting.Client of
+// its own when namesrvAddr is set.
+func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker, error) {
+	if st == nil {
+		return nil, errors.New("new broker: nil store")
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	storeHost, err := netip.ParseAddrPort(cfg.BrokerAddr())
+	if err != nil {
+		return nil, fmt.Errorf("new broker: brokerIP1 %q must be an IP address: %w", cfg.BrokerIP1, err)
+	}
+	storeHost = netip.AddrPortFrom(storeHost.Addr().Unmap(), storeHost.Port())
+	b := &Broker{cfg: cfg, store: st, log: logger.With("component", "broker"), storeHost: storeHost,
+		startTime: time.Now(), topicsChanged: make(chan struct{}, 1)}
+	b.topics = NewTopicConfigManager(&b.cfg, b.log)
+	b.groups = NewSubscriptionGroupManager(&b.cfg, b.log)
+	b.offsets = NewConsumerOffsetManager(&b.cfg, b.log)
+	b.consumers = NewConsumerManager(b.log)
+	b.producers = NewProducerManager()
+	b.locks = NewRebalanceLockManager(DefaultLockMaxLiveTime)
+	b.hold = newPullHoldService(b)
+	b.ids = newUniqIDGen(cfg.BrokerIP1)
+	for name, load := range map[string]func() error{"topics": b.topics.Load, "subscription groups": b.groups.Load,
+		"consumer offsets": b.offsets.Load} {
+		if err := load(); err != nil {
+			return nil, fmt.Errorf("new broker: load %s: %w", name, err)
+		}
+	}
+	b.topics.onChange = b.topicChanged
+	if len(cfg.nameServers()) > 0 {
+		c := remoting.NewClient(remoting.ClientConfig{Logger: b.log})
+		b.ns, b.nsClose = c, c.Close
+	}
+	return b, nil
+}
+
+// SetNameServerInvoker replaces the name-server client (tests, or a shared
+// client owned by the caller). Call before Start.
+func (b *Broker) SetNameServerInvoker(inv NameServerInvoker) {
+	if b.nsClose != nil {
+		_ = b.nsClose()
+	}
+	b.ns, b.nsClose = inv, nil
+}
+
+// Config returns the broker's configuration.
+func (b *Broker) Config() BrokerConfig { return b.cfg }
+
+// Topics, SubscriptionGroups, ConsumerOffsets, Consumers and Producers expose the
+// managers (admin processors and tests).
+func (b *Broker) Topics() *TopicConfigManager                   { return b.topics }
+func (b *Broker) SubscriptionGroups() *SubscriptionGroupManager { return b.groups }
+func (b *Broker) ConsumerOffsets() *ConsumerOffsetManager       { return b.offsets }
+func (b *Broker) Consumers() *ConsumerManager                   { return b.consumers }
+func (b *Broker) Producers() *ProducerManager                   { return b.producers }
+
+// Handlers maps each served request code to its processor.
+func (b *Broker) Handlers() map[int32]remoting.Processor {
+	f := func(fn remoting.ProcessorFunc) remoting.Processor { return fn }
+	send := f(b.handleSendMessage)
+	pull := f(b.handlePullMessage)
+	return map[int32]remoting.Processor{
+		codec.ReqSendMessage:                      send,
+		codec.ReqSendMessageV2:                    send,
+		codec.ReqSendBatchMessage:                 send,
+		codec.ReqPullMessage:                      pull,
+		codec.ReqLitePullMessage:                  pull,
+		codec.ReqHeartBeat:                        f(b.handleHeartBeat),
+		codec.ReqUnregisterClient:                 f(b.handleUnregisterClient),
+		codec.ReqGetConsumerListByGroup:           f(b.handleGetConsumerListByGroup),
+		codec.ReqCheckClientConfig:                f(b.handleCheckClientConfig),
+		codec.ReqQueryConsumerOffset:              f(b.handleQueryConsumerOffset),
+		codec.ReqUpdateConsumerOffset:             f(b.handleUpdateConsumerOffset),
+		codec.ReqGetMaxOffset:                     f(b.handleGetMaxOffset),
+		codec.ReqGetMinOffset:                     f(b.handleGetMinOffset),
+		codec.ReqSearchOffsetByTimestamp:          f(b.handleSearchOffsetByTimestamp),
+		codec.ReqGetEarliestMsgStoretime:          f(b.handleGetEarliestMsgStoretime),
+		codec.ReqLockBatchMq:                      f(b.handleLockBatchMQ),
+		codec.ReqUnlockBatchMq:                    f(b.handleUnlockBatchMQ),
+		codec.ReqUpdateAndCreateTopic:             f(b.handleUpdateAndCreateTopic),
+		codec.ReqGetAllTopicConfig:                f(b.handleGetAllTopicConfig),
+		codec.ReqGetTopicConfig:                   f(b.handleGetTopicConfig),
+		codec.ReqDeleteTopicInBroker:              f(b.handleDeleteTopicInBroker),
+		codec.ReqGetBrokerRuntimeInfo:             f(b.handleGetBrokerRuntimeInfo),
+		codec.ReqGetBrokerConfig:                  f(b.handleGetBrokerConfig),
+		codec.ReqGetAllSubscriptiongroupConfig:    f(b.handleGetAllSubscriptionGroupConfig),
+		codec.ReqUpdateAndCreateSubscriptiongroup: f(b.handleUpdateAndCreateSubscriptionGroup),
+		codec.ReqDeleteSubscriptiongroup:          f(b.handleDeleteSubscriptionGroup),
+		codec.ReqGetAllConsumerOffset:             f(b.handleGetAllConsumerOffset),
+	}
+}
+
+// Register routes every served code to srv and subscribes the broker to its
+// connection events. Codes left out are answered REQUEST_CODE_NOT_SUPPORTED by
+// remoting.
+func (b *Broker) Register(srv *remoting.Server) {
+	for code, p := range b.Handlers() {
+		srv.Register(code, p)
+	}
+	srv.AddConnListener(b)
+}
+
+// OnConnect is part of remoting.ConnListener.
+func (b *Broker) OnConnect(c remoting.Conn) {}
+
+// OnClose drops the connection's client registrations (doChannelCloseEvent).
+func (b *Broker) OnClose(c remoting.Conn) {
+	b.consumers.RemoveConn(c)
+	b.producers.RemoveConn(c)
+}
+
+// Start hooks the store's arrival notifications, starts the background services
+// (offset flush, client housekeeping, long polling, name-server registration)
+// and registers with the name servers once.
+func (b *Broker) Start(ctx context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.started {
+		return errors.New("broker already started")
+	}
+	b.started = true
+	for _, persist := range []func() error{b.topics.Persist, b.groups.Persist} {
+		if err := persist(); err != nil {
+			return fmt.Errorf("start broker: %w", err)
+		}
+	}
+	b.store.SetArrivingListener(b.hold.arriving)
+	runCtx, cancel := context.WithCancel(context.Background())
+	b.cancel = cancel
+	b.goLoop(func() { b.hold.run(runCtx) })
+	b.goLoop(func() { b.flushOffsetsLoop(runCtx) })
+	b.goLoop(func() { b.housekeepingLoop(runCtx) })
+	if b.ns != nil && len(b.cfg.nameServers()) > 0 {
+		if err := b.RegisterAll(ctx); err != nil {
+			b.log.Warn("first broker registration failed; retrying every period", "err", err)
+		}
+		b.goLoop(func() { b.registerLoop(runCtx) })
+	}
+	b.log.Info("broker started", "name", b.cfg.BrokerName, "addr", b.cfg.BrokerAddr(), "cluster", b.cfg.BrokerClusterName)
+	return nil
+}
+
+func (b *Broker) goLoop(f func()) {
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		f()
+	}()
+}
+
+// Shutdown unregisters from the name servers, answers held pulls, stops the
+// services and persists the config files. The store is the caller's to stop.
+func (b *Broker) Shutdown() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.started {
+		return nil
+	}
+	b.started = false
+	b.cancel()
+	b.wg.Wait()
+	b.unregisterAll(context.Background())
+	b.hold.wakeAll()
+	var errs []error
+	for _, persist := range []func() error{b.offsets.Persist, b.topics.Persist, b.groups.Persist} {
+		if err := persist(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if b.nsClose != nil {
+		if err := b.nsClose(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (b *Broker) flushOffsetsLoop(ctx context.Context) {
+	t := time.NewTicker(time.Duration(max(b.cfg.FlushConsumerOffsetInterval, 100)) * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := b.offsets.Persist(); err != nil {
+				b.log.Error("persist consumer offsets", "err", err)
+			}
+		}
+	}
+}
+
+// housekeepingLoop closes client connections whose last heartbeat is older than
+// channelExpiredTimeout (ClientHousekeepingService, every 10 s).
+func (b *Broker) housekeepingLoop(ctx context.Context) {
+	t := time.NewTicker(10 * time.Second)
+	defer t.Stop()
+	timeout := time.Duration(b.cfg.ChannelExpiredTimeout) * time.Millisecond
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			expired := append(b.consumers.Expired(now, timeout), b.producers.Expired(now, timeout)...)
+			for _, c := range expired {
+				b.log.Info("client channel expired", "remote", c.RemoteAddr())
+				b.OnClose(c)
+				_ = c.Close()
+			}
+		}
+	}
+}

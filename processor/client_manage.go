@@ -1,0 +1,126 @@
+package processor
+
+import (
+	"context"
+	"encoding/json"
+
+	"rmqd/codec"
+	"rmqd/remoting"
+)
+
+// handleHeartBeat is HEART_BEAT (ClientManageProcessor.heartBeat): register the
+// client's producer and consumer groups on this connection and create each
+// consumer group's %RETRY% topic.
+func (b *Broker) handleHeartBeat(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	var hb codec.HeartbeatData
+	if err := json.Unmarshal(req.Body, &hb); err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, "decode heartbeat body: "+err.Error()), nil
+	}
+	ch := ClientChannel{Conn: c, ClientID: hb.ClientID, Language: req.Language, Version: req.Version}
+	for _, cd := range hb.ConsumerDataSet {
+		sgc, ok := b.groups.Find(cd.GroupName)
+		notify := b.cfg.NotifyConsumerIdsChanged
+		if ok {
+			notify = notify && sgc.NotifyConsumerIdsChangedEnable
+			var sysFlag int32
+			if cd.UnitMode {
+				sysFlag = 0x2
+			}
+			b.topics.CreateInSendMessageBack(RetryGroupTopicPrefix+cd.GroupName, sgc.RetryQueueNums, PermWrite|PermRead, sysFlag)
+		}
+		for i := range cd.SubscriptionDataSet {
+			s := &cd.SubscriptionDataSet[i]
+			if s.ExpressionType == "" {
+				s.ExpressionType = exprTag
+			}
+		}
+		if b.consumers.Register(cd.GroupName, ch, cd.ConsumeType, cd.MessageModel, cd.ConsumeFromWhere, cd.SubscriptionDataSet, notify) {
+			b.log.Info("consumer group changed", "group", cd.GroupName, "client", hb.ClientID, "remote", c.RemoteAddr())
+		}
+	}
+	for _, pd := range hb.ProducerDataSet {
+		b.producers.Register(pd.GroupName, ch)
+	}
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	return resp, nil
+}
+
+// handleUnregisterClient is UNREGISTER_CLIENT.
+func (b *Broker) handleUnregisterClient(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	if g, _ := req.Ext.Get("producerGroup"); g != "" {
+		b.producers.Unregister(g, c)
+	}
+	if g, _ := req.Ext.Get("consumerGroup"); g != "" {
+		notify := b.cfg.NotifyConsumerIdsChanged
+		if sgc, ok := b.groups.Get(g); ok {
+			notify = notify && sgc.NotifyConsumerIdsChangedEnable
+		}
+		b.consumers.Unregister(g, c, notify)
+	}
+	return codec.NewResponse(req, codec.RespSuccess, ""), nil
+}
+
+// handleGetConsumerListByGroup is GET_CONSUMER_LIST_BY_GROUP.
+func (b *Broker) handleGetConsumerListByGroup(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	group, ok := req.Ext.Get("consumerGroup")
+	if !ok {
+		return codec.NewResponse(req, codec.RespSystemError, "the custom field <consumerGroup> is null"), nil
+	}
+	ids := b.consumers.ClientIDs(group)
+	if len(ids) == 0 {
+		return codec.NewResponse(req, codec.RespSystemError, "no consumer for this group, "+group), nil
+	}
+	body, err := json.Marshal(codec.GetConsumerListByGroupResponseBody{ConsumerIDList: ids})
+	if err != nil {
+		return nil, err
+	}
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = body
+	return resp, nil
+}
+
+// handleCheckClientConfig is CHECK_CLIENT_CONFIG: TAG subscriptions are fine,
+// SQL92 needs enablePropertyFilter and a parseable expression.
+func (b *Broker) handleCheckClientConfig(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	var body codec.CheckClientRequestBody
+	if err := json.Unmarshal(req.Body, &body); err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, "decode body: "+err.Error()), nil
+	}
+	if body.SubscriptionData == nil || isTagType(body.SubscriptionData.ExpressionType) {
+		return codec.NewResponse(req, codec.RespSuccess, ""), nil
+	}
+	if !b.cfg.EnablePropertyFilter {
+		return codec.NewResponse(req, codec.RespSystemError,
+			"The broker does not support consumer to filter message by "+body.SubscriptionData.ExpressionType), nil
+	}
+	if _, err := newMessageFilter(body.SubscriptionData, true); err != nil {
+		return codec.NewResponse(req, codec.RespSubscriptionParseFailed, err.Error()), nil
+	}
+	return codec.NewResponse(req, codec.RespSuccess, ""), nil
+}
+
+// handleLockBatchMQ is LOCK_BATCH_MQ.
+func (b *Broker) handleLockBatchMQ(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	var body codec.LockBatchRequestBody
+	if err := json.Unmarshal(req.Body, &body); err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, "decode body: "+err.Error()), nil
+	}
+	locked := b.locks.TryLockBatch(body.ConsumerGroup, body.MQSet, body.ClientID)
+	out, err := json.Marshal(codec.LockBatchResponseBody{LockOKMQSet: locked})
+	if err != nil {
+		return nil, err
+	}
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = out
+	return resp, nil
+}
+
+// handleUnlockBatchMQ is UNLOCK_BATCH_MQ.
+func (b *Broker) handleUnlockBatchMQ(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	var body codec.UnlockBatchRequestBody
+	if err := json.Unmarshal(req.Body, &body); err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, "decode body: "+err.Error()), nil
+	}
+	b.locks.UnlockBatch(body.ConsumerGroup, body.MQSet, body.ClientID)
+	return codec.NewResponse(req, codec.RespSuccess, ""), nil
+}

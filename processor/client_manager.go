@@ -1,0 +1,318 @@
+package processor
+
+import (
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"rmqd/codec"
+	"rmqd/remoting"
+)
+
+// ClientChannel is one client connection registered by heartbeat
+// (ClientChannelInfo).
+type ClientChannel struct {
+	Conn       remoting.Conn
+	ClientID   string
+	Language   codec.LanguageCode
+	Version    int32
+	LastUpdate time.Time
+}
+
+// ConsumerGroupInfo is the broker's view of one consumer group.
+type ConsumerGroupInfo struct {
+	Group            string
+	ConsumeType      string
+	MessageModel     string
+	ConsumeFromWhere string
+	Channels         map[uint64]*ClientChannel
+	Subscriptions    map[string]codec.SubscriptionData
+	LastUpdate       time.Time
+}
+
+// ConsumerManager tracks consumer groups per connection and tells group members
+// when the membership changes (NOTIFY_CONSUMER_IDS_CHANGED).
+type ConsumerManager struct {
+	log    *slog.Logger
+	mu     sync.RWMutex
+	groups map[string]*ConsumerGroupInfo
+	// notify sends NOTIFY_CONSUMER_IDS_CHANGED; replaceable in tests.
+	notify func(group string, conns []remoting.Conn)
+}
+
+// NewConsumerManager makes an empty manager.
+func NewConsumerManager(log *slog.Logger) *ConsumerManager {
+	m := &ConsumerManager{log: log, groups: map[string]*ConsumerGroupInfo{}}
+	m.notify = m.notifyIDsChanged
+	return m
+}
+
+// Register records a consumer group heartbeat and reports whether the group's
+// channel set changed. When it did and notifyEnable is set, every member is told.
+func (m *ConsumerManager) Register(group string, ch ClientChannel, consumeType, messageModel, fromWhere string,
+	subs []codec.SubscriptionData, notifyEnable bool) bool {
+	now := time.Now()
+	m.mu.Lock()
+	g, ok := m.groups[group]
+	if !ok {
+		g = &ConsumerGroupInfo{Group: group, Channels: map[uint64]*ClientChannel{}, Subscriptions: map[string]codec.SubscriptionData{}}
+		m.groups[group] = g
+	}
+	g.ConsumeType, g.MessageModel, g.ConsumeFromWhere, g.LastUpdate = consumeType, messageModel, fromWhere, now
+	channelChanged := false
+	id := ch.Conn.ID()
+	if old, ok := g.Channels[id]; !ok || old.ClientID != ch.ClientID {
+		c := ch
+		c.LastUpdate = now
+		g.Channels[id] = &c
+		channelChanged = true
+	} else {
+		old.LastUpdate = now
+	}
+	seen := make(map[string]bool, len(subs))
+	for _, s := range subs {
+		seen[s.Topic] = true
+		if old, ok := g.Subscriptions[s.Topic]; !ok || s.SubVersion > old.SubVersion || old.SubString != s.SubString {
+			g.Subscriptions[s.Topic] = s
+		}
+	}
+	for t := range g.Subscriptions {
+		if !seen[t] {
+			delete(g.Subscriptions, t)
+		}
+	}
+	var conns []remoting.Conn
+	if channelChanged && notifyEnable {
+		conns = g.conns()
+	}
+	m.mu.Unlock()
+	if conns != nil {
+		m.notify(group, conns)
+	}
+	return channelChanged
+}
+
+func (g *ConsumerGroupInfo) conns() []remoting.Conn {
+	out := make([]remoting.Conn, 0, len(g.Channels))
+	for _, c := range g.Channels {
+		out = append(out, c.Conn)
+	}
+	return out
+}
+
+// Unregister removes one client's channel from a group (UNREGISTER_CLIENT).
+func (m *ConsumerManager) Unregister(group string, conn remoting.Conn, notifyEnable bool) {
+	m.mu.Lock()
+	g, ok := m.groups[group]
+	var conns []remoting.Conn
+	if ok {
+		if _, had := g.Channels[conn.ID()]; had {
+			delete(g.Channels, conn.ID())
+			if len(g.Channels) == 0 {
+				delete(m.groups, group)
+			} else if notifyEnable {
+				conns = g.conns()
+			}
+		}
+	}
+	m.mu.Unlock()
+	if conns != nil {
+		m.notify(group, conns)
+	}
+}
+
+// RemoveConn drops a closed (or expired) connection from every group and tells
+// the remaining members of each group it left.
+func (m *ConsumerManager) RemoveConn(conn remoting.Conn) {
+	type note struct {
+		group string
+		conns []remoting.Conn
+	}
+	var notes []note
+	m.mu.Lock()
+	for name, g := range m.groups {
+		if _, ok := g.Channels[conn.ID()]; !ok {
+			continue
+		}
+		delete(g.Channels, conn.ID())
+		if len(g.Channels) == 0 {
+			delete(m.groups, name)
+			continue
+		}
+		notes = append(notes, note{name, g.conns()})
+	}
+	m.mu.Unlock()
+	for _, n := range notes {
+		m.notify(n.group, n.conns)
+	}
+}
+
+// Expired returns connections whose last heartbeat is older than timeout.
+func (m *ConsumerManager) Expired(now time.Time, timeout time.Duration) []remoting.Conn {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var out []remoting.Conn
+	for _, g := range m.groups {
+		for _, c := range g.Channels {
+			if now.Sub(c.LastUpdate) > timeout {
+				out = append(out, c.Conn)
+			}
+		}
+	}
+	return out
+}
+
+// Subscription returns the subscription of group on topic and the group's
+// message model.
+func (m *ConsumerManager) Subscription(group, topic string) (sub codec.SubscriptionData, groupOnline bool, found bool, model string) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	g, ok := m.groups[group]
+	if !ok {
+		return codec.SubscriptionData{}, false, false, ""
+	}
+	s, ok := g.Subscriptions[topic]
+	return s, true, ok, g.MessageModel
+}
+
+// ClientIDs lists the client ids of a group's live channels, sorted.
+func (m *ConsumerManager) ClientIDs(group string) []string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	g, ok := m.groups[group]
+	if !ok {
+		return nil
+	}
+	out := make([]string, 0, len(g.Channels))
+	for _, c := range g.Channels {
+		out = append(out, c.ClientID)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Group returns a copy of a group's info.
+func (m *ConsumerManager) Group(group string) (ConsumerGroupInfo, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	g, ok := m.groups[group]
+	if !ok {
+		return ConsumerGroupInfo{}, false
+	}
+	cp := *g
+	cp.Channels = make(map[uint64]*ClientChannel, len(g.Channels))
+	for k, v := range g.Channels {
+		c := *v
+		cp.Channels[k] = &c
+	}
+	cp.Subscriptions = make(map[string]codec.SubscriptionData, len(g.Subscriptions))
+	for k, v := range g.Subscriptions {
+		cp.Subscriptions[k] = v
+	}
+	return cp, true
+}
+
+// GroupsOfTopic lists the online groups subscribing topic.
+func (m *ConsumerManager) GroupsOfTopic(topic string) []string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var out []string
+	for name, g := range m.groups {
+		if _, ok := g.Subscriptions[topic]; ok {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (m *ConsumerManager) notifyIDsChanged(group string, conns []remoting.Conn) {
+	for _, c := range conns {
+		req := codec.NewRequest(codec.ReqNotifyConsumerIdsChanged)
+		req.Ext.Set("consumerGroup", group)
+		if err := c.InvokeOneway(req); err != nil {
+			m.log.Debug("notify consumer ids changed", "group", group, "remote", c.RemoteAddr(), "err", err)
+		}
+	}
+}
+
+// ProducerManager tracks producer groups per connection.
+type ProducerManager struct {
+	mu     sync.RWMutex
+	groups map[string]map[uint64]*ClientChannel
+}
+
+// NewProducerManager makes an empty manager.
+func NewProducerManager() *ProducerManager {
+	return &ProducerManager{groups: map[string]map[uint64]*ClientChannel{}}
+}
+
+// Register records a producer heartbeat.
+func (m *ProducerManager) Register(group string, ch ClientChannel) {
+	m.mu.Lock()
+	g, ok := m.groups[group]
+	if !ok {
+		g = map[uint64]*ClientChannel{}
+		m.groups[group] = g
+	}
+	if old, ok := g[ch.Conn.ID()]; ok && old.ClientID == ch.ClientID {
+		old.LastUpdate = time.Now()
+	} else {
+		c := ch
+		c.LastUpdate = time.Now()
+		g[ch.Conn.ID()] = &c
+	}
+	m.mu.Unlock()
+}
+
+// Unregister removes one connection from a producer group.
+func (m *ProducerManager) Unregister(group string, conn remoting.Conn) {
+	m.mu.Lock()
+	if g, ok := m.groups[group]; ok {
+		delete(g, conn.ID())
+		if len(g) == 0 {
+			delete(m.groups, group)
+		}
+	}
+	m.mu.Unlock()
+}
+
+// RemoveConn drops a connection from every group.
+func (m *ProducerManager) RemoveConn(conn remoting.Conn) {
+	m.mu.Lock()
+	for name, g := range m.groups {
+		delete(g, conn.ID())
+		if len(g) == 0 {
+			delete(m.groups, name)
+		}
+	}
+	m.mu.Unlock()
+}
+
+// Expired returns connections whose last heartbeat is older than timeout.
+func (m *ProducerManager) Expired(now time.Time, timeout time.Duration) []remoting.Conn {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var out []remoting.Conn
+	for _, g := range m.groups {
+		for _, c := range g {
+			if now.Sub(c.LastUpdate) > timeout {
+				out = append(out, c.Conn)
+			}
+		}
+	}
+	return out
+}
+
+// Channels returns copies of a group's channels.
+func (m *ProducerManager) Channels(group string) []ClientChannel {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	g := m.groups[group]
+	out := make([]ClientChannel, 0, len(g))
+	for _, c := range g {
+		out = append(out, *c)
+	}
+	return out
+}

@@ -1,0 +1,165 @@
+package processor
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+)
+
+// DataVersion is Java's DataVersion: bumped on every config change so name
+// servers know when a broker's topic table moved.
+type DataVersion struct {
+	Counter      int64 `json:"counter"`
+	StateVersion int64 `json:"stateVersion"`
+	Timestamp    int64 `json:"timestamp"`
+}
+
+// dataVersion is a DataVersion safe for concurrent bumps.
+type dataVersion struct {
+	counter   atomic.Int64
+	state     atomic.Int64
+	timestamp atomic.Int64
+}
+
+func (d *dataVersion) next() {
+	d.timestamp.Store(time.Now().UnixMilli())
+	d.counter.Add(1)
+}
+
+func (d *dataVersion) get() DataVersion {
+	return DataVersion{Counter: d.counter.Load(), StateVersion: d.state.Load(), Timestamp: d.timestamp.Load()}
+}
+
+func (d *dataVersion) set(v DataVersion) {
+	d.counter.Store(v.Counter)
+	d.state.Store(v.StateVersion)
+	d.timestamp.Store(v.Timestamp)
+}
+
+// writeConfigFile replaces path with data the way a crash cannot lose both copies:
+// write path.tmp and fsync it, move the old file to path.bak, rename the tmp file
+// into place and fsync the directory. The loader falls back to .bak.
+func writeConfigFile(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("config dir %s: %w", dir, err)
+	}
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", tmp, err)
+	}
+	if _, err = f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", tmp, err)
+	}
+	if err := os.Rename(path, path+".bak"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("back up %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("install %s: %w", path, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return nil
+}
+
+// loadConfigFile reads path, falling back to path.bak when the file is missing,
+// empty or fails decode, as Java's ConfigManager.load does. Neither existing is
+// not an error: decode is simply not called.
+func loadConfigFile(path string, decode func([]byte) error) error {
+	var firstErr error
+	for _, p := range []string{path, path + ".bak"} {
+		data, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			if firstErr == nil {
+				firstErr = fmt.Errorf("read %s: %w", p, err)
+			}
+			continue
+		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			continue
+		}
+		if err := decode(quoteNumericKeys(data)); err != nil {
+			if firstErr == nil {
+				firstErr = fmt.Errorf("parse %s: %w", p, err)
+			}
+			continue
+		}
+		return nil
+	}
+	return firstErr
+}
+
+// quoteNumericKeys turns fastjson's bare integer map keys ({0:12}) into quoted
+// ones so encoding/json can read files a Java broker wrote.
+func quoteNumericKeys(in []byte) []byte {
+	var out []byte
+	inStr, esc := false, false
+	expectKey := false
+	last := 0
+	for i := 0; i < len(in); i++ {
+		ch := in[i]
+		if inStr {
+			switch {
+			case esc:
+				esc = false
+			case ch == '\\':
+				esc = true
+			case ch == '"':
+				inStr = false
+			}
+			continue
+		}
+		switch ch {
+		case '"':
+			inStr = true
+			expectKey = false
+		case '{', ',':
+			expectKey = true
+		case ' ', '\t', '\r', '\n':
+		default:
+			if expectKey && (ch == '-' || (ch >= '0' && ch <= '9')) {
+				j := i + 1
+				for j < len(in) && in[j] >= '0' && in[j] <= '9' {
+					j++
+				}
+				k := j
+				for k < len(in) && (in[k] == ' ' || in[k] == '\t' || in[k] == '\r' || in[k] == '\n') {
+					k++
+				}
+				if k < len(in) && in[k] == ':' {
+					if out == nil {
+						out = make([]byte, 0, len(in)+64)
+					}
+					out = append(out, in[last:i]...)
+					out = append(out, '"')
+					out = append(out, in[i:j]...)
+					out = append(out, '"')
+					last = j
+					i = j - 1
+				}
+			}
+			expectKey = false
+		}
+	}
+	if out == nil {
+		return in
+	}
+	return append(out, in[last:]...)
+}

@@ -1,0 +1,211 @@
+package processor
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+type topicGroup struct{ topic, group string }
+
+// ConsumerOffsetManager keeps committed consumer offsets (consumerOffset.json,
+// keyed "topic@group" with bare integer queue ids as fastjson writes them).
+type ConsumerOffsetManager struct {
+	log     *slog.Logger
+	path    string
+	mu      sync.RWMutex
+	table   map[topicGroup]map[int32]int64
+	version dataVersion
+	persMu  sync.Mutex
+}
+
+// NewConsumerOffsetManager stores its file in cfg.ConfigDir().
+func NewConsumerOffsetManager(cfg *BrokerConfig, log *slog.Logger) *ConsumerOffsetManager {
+	return &ConsumerOffsetManager{log: log, path: filepath.Join(cfg.ConfigDir(), "consumerOffset.json"),
+		table: map[topicGroup]map[int32]int64{}}
+}
+
+// Load reads consumerOffset.json (or .bak); bare integer keys are accepted.
+func (m *ConsumerOffsetManager) Load() error {
+	return loadConfigFile(m.path, func(data []byte) error {
+		var w struct {
+			DataVersion DataVersion                `json:"dataVersion"`
+			OffsetTable map[string]map[int32]int64 `json:"offsetTable"`
+		}
+		if err := json.Unmarshal(data, &w); err != nil {
+			return err
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		for k, v := range w.OffsetTable {
+			i := strings.LastIndexByte(k, '@')
+			if i < 0 {
+				continue
+			}
+			q := make(map[int32]int64, len(v))
+			for id, off := range v {
+				q[id] = off
+			}
+			m.table[topicGroup{k[:i], k[i+1:]}] = q
+		}
+		m.version.set(w.DataVersion)
+		return nil
+	})
+}
+
+// Encode writes the file content: {"dataVersion":…,"offsetTable":{"t@g":{0:12}}}.
+func (m *ConsumerOffsetManager) Encode() []byte {
+	m.mu.RLock()
+	keys := make([]topicGroup, 0, len(m.table))
+	for k := range m.table {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].topic != keys[j].topic {
+			return keys[i].topic < keys[j].topic
+		}
+		return keys[i].group < keys[j].group
+	})
+	var b bytes.Buffer
+	dv, _ := json.Marshal(m.version.get())
+	b.WriteString("{\n\t\"dataVersion\":")
+	b.Write(dv)
+	b.WriteString(",\n\t\"offsetTable\":{")
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name, _ := json.Marshal(k.topic + "@" + k.group)
+		b.WriteString("\n\t\t")
+		b.Write(name)
+		b.WriteString(":")
+		writeIntKeyedMap(&b, m.table[k])
+	}
+	m.mu.RUnlock()
+	b.WriteString("\n\t}\n}")
+	return b.Bytes()
+}
+
+// writeIntKeyedMap writes {0:12,1:7} with bare keys (fastjson's default form).
+func writeIntKeyedMap(b *bytes.Buffer, q map[int32]int64) {
+	ids := make([]int32, 0, len(q))
+	for id := range q {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	b.WriteByte('{')
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(int64(id), 10))
+		b.WriteByte(':')
+		b.WriteString(strconv.FormatInt(q[id], 10))
+	}
+	b.WriteByte('}')
+}
+
+// Persist writes consumerOffset.json.
+func (m *ConsumerOffsetManager) Persist() error {
+	m.persMu.Lock()
+	defer m.persMu.Unlock()
+	if err := writeConfigFile(m.path, m.Encode()); err != nil {
+		return fmt.Errorf("persist consumer offsets: %w", err)
+	}
+	return nil
+}
+
+// Commit stores the next offset to consume.
+func (m *ConsumerOffsetManager) Commit(group, topic string, queueID int32, offset int64) {
+	k := topicGroup{topic, group}
+	m.mu.Lock()
+	q, ok := m.table[k]
+	if !ok {
+		// Request strings may alias a network buffer; keys must own their bytes.
+		k = topicGroup{strings.Clone(topic), strings.Clone(group)}
+		q = map[int32]int64{}
+		m.table[k] = q
+	}
+	q[queueID] = offset
+	m.mu.Unlock()
+}
+
+// Query returns the committed offset, or -1 when there is none.
+func (m *ConsumerOffsetManager) Query(group, topic string, queueID int32) int64 {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if q, ok := m.table[topicGroup{topic, group}]; ok {
+		if off, ok := q[queueID]; ok {
+			return off
+		}
+	}
+	return -1
+}
+
+// QueryAll returns a copy of the queue offsets of topic@group.
+func (m *ConsumerOffsetManager) QueryAll(group, topic string) map[int32]int64 {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	q := m.table[topicGroup{topic, group}]
+	out := make(map[int32]int64, len(q))
+	for k, v := range q {
+		out[k] = v
+	}
+	return out
+}
+
+// GroupsOfTopic lists the groups with offsets on topic.
+func (m *ConsumerOffsetManager) GroupsOfTopic(topic string) []string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var out []string
+	for k := range m.table {
+		if k.topic == topic {
+			out = append(out, k.group)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TopicsOfGroup lists the topics a group has offsets on.
+func (m *ConsumerOffsetManager) TopicsOfGroup(group string) []string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var out []string
+	for k := range m.table {
+		if k.group == group {
+			out = append(out, k.topic)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// DeleteTopic drops every group's offsets on topic.
+func (m *ConsumerOffsetManager) DeleteTopic(topic string) {
+	m.mu.Lock()
+	for k := range m.table {
+		if k.topic == topic {
+			delete(m.table, k)
+		}
+	}
+	m.mu.Unlock()
+}
+
+// DeleteGroup drops a group's offsets.
+func (m *ConsumerOffsetManager) DeleteGroup(group string) {
+	m.mu.Lock()
+	for k := range m.table {
+		if k.group == group {
+			delete(m.table, k)
+		}
+	}
+	m.mu.Unlock()
+}

@@ -1,0 +1,173 @@
+package processor
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"rmqd/codec"
+	"rmqd/remoting"
+	"rmqd/store"
+)
+
+// defaultPullMaxBytes bounds one pull body like Java's
+// maxTransferBytesOnMessageInMemory (256 KiB; always at least one message).
+const defaultPullMaxBytes = 256 << 10
+
+// pullReply carries what a pull response needs of its request after the
+// request frame may have been recycled (long polling).
+type pullReply struct {
+	opaque        int32
+	serializeType codec.SerializeType
+	code          int32
+}
+
+func (p pullReply) response(code int32, remark string) *codec.RemotingCommand {
+	req := codec.RemotingCommand{Opaque: p.opaque, SerializeType: p.serializeType}
+	return codec.NewResponse(&req, code, remark)
+}
+
+// handlePullMessage is PULL_MESSAGE (and LITE_PULL_MESSAGE): PullMessageProcessor
+// with long polling through the pull hold service.
+func (b *Broker) handlePullMessage(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	reply := pullReply{opaque: req.Opaque, serializeType: req.SerializeType, code: req.Code}
+	h, err := parsePullHeader(req)
+	if err != nil {
+		return reply.response(codec.RespSystemError, err.Error()), nil
+	}
+	return b.pull(c, &h, reply, nil, true)
+}
+
+// pull runs one pull. allowSuspend is false when a held request is re-run, and
+// filter is then the one built the first time.
+func (b *Broker) pull(c remoting.Conn, h *pullHeader, reply pullReply, filter store.MessageFilter, allowSuspend bool) (*codec.RemotingCommand, error) {
+	if !permReadable(b.cfg.BrokerPermission) {
+		return reply.response(codec.RespNoPermission, "the broker["+b.cfg.BrokerIP1+"] pulling message is forbidden"), nil
+	}
+	sgc, ok := b.groups.Find(h.consumerGroup)
+	if !ok {
+		return reply.response(codec.RespSubscriptionGroupNotExist,
+			fmt.Sprintf("subscription group [%s] does not exist", h.consumerGroup)), nil
+	}
+	if !sgc.ConsumeEnable {
+		return reply.response(codec.RespNoPermission, "subscription group no permission, "+h.consumerGroup), nil
+	}
+	tc, ok := b.topics.Select(h.topic)
+	if !ok {
+		return reply.response(codec.RespTopicNotExist,
+			fmt.Sprintf("topic[%s] not exist, apply first please!", h.topic)), nil
+	}
+	if !permReadable(tc.Perm) {
+		return reply.response(codec.RespNoPermission, "the topic["+h.topic+"] pulling message is forbidden"), nil
+	}
+	if h.queueID < 0 || h.queueID >= tc.ReadQueueNums {
+		return reply.response(codec.RespSystemError, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]",
+			h.queueID, h.topic, tc.ReadQueueNums, c.RemoteAddr())), nil
+	}
+	if filter == nil {
+		var resp *codec.RemotingCommand
+		if filter, resp = b.pullFilter(h, sgc, reply); resp != nil {
+			return resp, nil
+		}
+	}
+
+	maxBytes := int32(defaultPullMaxBytes)
+	if h.maxMsgBytes > 0 {
+		maxBytes = h.maxMsgBytes
+	}
+	res := b.store.GetMessage(h.consumerGroup, h.topic, h.queueID, h.queueOffset, h.maxMsgNums, maxBytes, filter)
+	if res == nil {
+		return reply.response(codec.RespSystemError, "store getMessage return null"), nil
+	}
+	code := pullCode(res.Status, h.queueOffset)
+	resp := reply.response(code, res.Status.String())
+	resp.Ext.Set("suggestWhichBrokerId", "0")
+	resp.Ext.Set("nextBeginOffset", i64s(res.NextBeginOffset))
+	resp.Ext.Set("minOffset", i64s(res.MinOffset))
+	resp.Ext.Set("maxOffset", i64s(res.MaxOffset))
+
+	if allowSuspend && h.sysFlag&pullFlagCommitOffset != 0 && b.cfg.BrokerID == 0 {
+		b.offsets.Commit(h.consumerGroup, h.topic, h.queueID, h.commitOffset)
+	}
+
+	switch {
+	case code == codec.RespSuccess:
+		if err := remoting.WriteResponseBodies(c, resp, res.Records, res.Release); err != nil {
+			b.log.Debug("write pull response", "remote", c.RemoteAddr(), "err", err)
+		}
+		return nil, nil
+	case code == codec.RespPullNotFound && allowSuspend && h.sysFlag&pullFlagSuspend != 0:
+		res.Release()
+		hold := time.Duration(h.suspendTimeoutMillis) * time.Millisecond
+		if !b.cfg.LongPollingEnable {
+			hold = time.Duration(b.cfg.ShortPollingTimeMills) * time.Millisecond
+		}
+		b.hold.suspend(&heldPull{conn: c, header: *h, reply: reply, filter: filter,
+			deadline: time.Now().Add(hold)})
+		return nil, nil
+	default:
+		res.Release()
+		return resp, nil
+	}
+}
+
+// pullFilter resolves the subscription of a pull: from the request (sysFlag
+// bit 2) or from the group's last heartbeat.
+func (b *Broker) pullFilter(h *pullHeader, sgc SubscriptionGroupConfig, reply pullReply) (store.MessageFilter, *codec.RemotingCommand) {
+	var sub codec.SubscriptionData
+	if h.sysFlag&pullFlagSubscription != 0 {
+		if !isTagType(h.expressionType) {
+			sub = codec.SubscriptionData{Topic: h.topic, SubString: h.subscription, ExpressionType: h.expressionType}
+		} else {
+			sub = parseTagSubscription(h.topic, h.subscription)
+		}
+		sub.SubVersion = h.subVersion
+	} else {
+		s, online, found, model := b.consumers.Subscription(h.consumerGroup, h.topic)
+		if !online {
+			return nil, reply.response(codec.RespSubscriptionNotExist,
+				fmt.Sprintf("the consumer's group info not exist, group: %s", h.consumerGroup))
+		}
+		if !sgc.ConsumeBroadcastEnable && model == "BROADCASTING" {
+			return nil, reply.response(codec.RespNoPermission,
+				fmt.Sprintf("the consumer group[%s] can not consume by broadcast way", h.consumerGroup))
+		}
+		if !found {
+			return nil, reply.response(codec.RespSubscriptionNotExist,
+				fmt.Sprintf("the consumer's subscription not exist, group: %s, topic:%s", h.consumerGroup, h.topic))
+		}
+		if s.SubVersion < h.subVersion {
+			return nil, reply.response(codec.RespSubscriptionNotLatest, "the consumer's subscription not latest")
+		}
+		sub = s
+	}
+	if !isTagType(sub.ExpressionType) && !b.cfg.EnablePropertyFilter {
+		return nil, reply.response(codec.RespSystemError,
+			"The broker does not support consumer to filter message by "+sub.ExpressionType)
+	}
+	f, err := newMessageFilter(&sub, b.cfg.EnablePropertyFilter)
+	if err != nil {
+		return nil, reply.response(codec.RespSubscriptionParseFailed, err.Error())
+	}
+	return f, nil
+}
+
+// pullCode maps the store status to the response code as PullMessageProcessor.
+func pullCode(s store.GetStatus, requestOffset int64) int32 {
+	switch s {
+	case store.GetFound:
+		return codec.RespSuccess
+	case store.GetMessageWasRemoving, store.GetNoMatchedMessage:
+		return codec.RespPullRetryImmediately
+	case store.GetNoMatchedLogicQueue, store.GetNoMessageInQueue:
+		if requestOffset != 0 {
+			return codec.RespPullOffsetMoved
+		}
+		return codec.RespPullNotFound
+	case store.GetOffsetFoundNull, store.GetOffsetOverflowOne:
+		return codec.RespPullNotFound
+	case store.GetOffsetOverflowBadly, store.GetOffsetReset, store.GetOffsetTooSmall:
+		return codec.RespPullOffsetMoved
+	}
+	return codec.RespSystemError
+}

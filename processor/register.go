@@ -1,0 +1,151 @@
+package processor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"rmqd/codec"
+)
+
+// NameServerInvoker sends a request to one name server and waits for the
+// answer. *remoting.Client implements it.
+type NameServerInvoker interface {
+	InvokeSync(ctx context.Context, addr string, req *codec.RemotingCommand) (*codec.RemotingCommand, error)
+}
+
+// registerBody is RegisterBrokerBody in its uncompressed JSON form.
+type registerBody struct {
+	FilterServerList            []string         `json:"filterServerList"`
+	TopicConfigSerializeWrapper TopicConfigTable `json:"topicConfigSerializeWrapper"`
+}
+
+// nameServers splits namesrvAddr (';' separated).
+func (c *BrokerConfig) nameServers() []string {
+	var out []string
+	for _, a := range strings.Split(c.NamesrvAddr, ";") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// registerPeriod is registerNameServerPeriod clamped to 10-60 s as Java does.
+func (c *BrokerConfig) registerPeriod() time.Duration {
+	p := min(max(c.RegisterNameServerPeriod, 10000), 60000)
+	return time.Duration(p) * time.Millisecond
+}
+
+func (b *Broker) haServerAddr() string {
+	ip := b.cfg.BrokerIP2
+	if ip == "" {
+		ip = b.cfg.BrokerIP1
+	}
+	return net.JoinHostPort(ip, strconv.Itoa(b.cfg.ListenPort+1))
+}
+
+func (b *Broker) brokerIdentity(req *codec.RemotingCommand) {
+	req.Ext.Set("brokerName", b.cfg.BrokerName)
+	req.Ext.Set("brokerAddr", b.cfg.BrokerAddr())
+	req.Ext.Set("clusterName", b.cfg.BrokerClusterName)
+	req.Ext.Set("brokerId", i64s(b.cfg.BrokerID))
+}
+
+// RegisterAll sends REGISTER_BROKER with the whole topic table to every name
+// server in parallel; it returns the first failure, after all have answered.
+func (b *Broker) RegisterAll(ctx context.Context) error {
+	addrs := b.cfg.nameServers()
+	if len(addrs) == 0 || b.ns == nil {
+		return nil
+	}
+	snap := b.topics.Snapshot()
+	if !permWritable(b.cfg.BrokerPermission) || !permReadable(b.cfg.BrokerPermission) {
+		// Java narrows each topic's perm to the broker's when the broker is not RW.
+		for k, tc := range snap.TopicConfigTable {
+			tc.Perm &= b.cfg.BrokerPermission
+			snap.TopicConfigTable[k] = tc
+		}
+	}
+	body, err := json.Marshal(registerBody{FilterServerList: []string{}, TopicConfigSerializeWrapper: snap})
+	if err != nil {
+		return fmt.Errorf("encode register body: %w", err)
+	}
+	timeout := time.Duration(b.cfg.RegisterBrokerTimeoutMills) * time.Millisecond
+	var wg sync.WaitGroup
+	errs := make([]error, len(addrs))
+	for i, addr := range addrs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := codec.NewRequest(codec.ReqRegisterBroker)
+			b.brokerIdentity(req)
+			req.Ext.Set("haServerAddr", b.haServerAddr())
+			req.Ext.Set("compressed", "false")
+			req.Ext.Set("bodyCrc32", "0")
+			req.Body = body
+			cctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			resp, err := b.ns.InvokeSync(cctx, addr, req)
+			switch {
+			case err != nil:
+				errs[i] = fmt.Errorf("register broker to name server %s: %w", addr, err)
+			case resp.Code != codec.RespSuccess:
+				errs[i] = fmt.Errorf("register broker to name server %s: code %d %s", addr, resp.Code, resp.Remark)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// unregisterAll sends UNREGISTER_BROKER to every name server.
+func (b *Broker) unregisterAll(ctx context.Context) {
+	if b.ns == nil {
+		return
+	}
+	for _, addr := range b.cfg.nameServers() {
+		req := codec.NewRequest(codec.ReqUnregisterBroker)
+		b.brokerIdentity(req)
+		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		if _, err := b.ns.InvokeSync(cctx, addr, req); err != nil {
+			b.log.Warn("unregister broker", "namesrv", addr, "err", err)
+		}
+		cancel()
+	}
+}
+
+// registerLoop registers every period and whenever the topic table changed.
+func (b *Broker) registerLoop(ctx context.Context) {
+	t := time.NewTicker(b.cfg.registerPeriod())
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-b.topicsChanged:
+		}
+		if err := b.RegisterAll(ctx); err != nil && ctx.Err() == nil {
+			b.log.Warn("register broker", "err", err)
+		}
+	}
+}
+
+// topicChanged asks the register loop to re-register soon (coalesced).
+func (b *Broker) topicChanged([]TopicConfig) {
+	select {
+	case b.topicsChanged <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,289 @@
+package processor
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"strings"
+
+	"rmqd/codec"
+	"rmqd/compat"
+	"rmqd/remoting"
+	"rmqd/store"
+)
+
+// MessageSysFlag bits the broker touches.
+const (
+	sysFlagMultiTags       = 0x2
+	sysFlagTransactionMask = 0xC
+	sysFlagTransPrepared   = 0x4
+	sysFlagBornHostV6      = 0x10
+	sysFlagStoreHostV6     = 0x20
+)
+
+// handleSendMessage is SEND_MESSAGE, SEND_MESSAGE_V2 and SEND_BATCH_MESSAGE
+// (SendMessageProcessor.sendMessage / sendBatchMessage).
+func (b *Broker) handleSendMessage(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	// The Java client reads these two unconditionally from every send response.
+	resp.Ext.Set(PropMsgRegion, b.cfg.RegionID)
+	if b.cfg.TraceOn {
+		resp.Ext.Set(PropTraceSwitch, "true")
+	} else {
+		resp.Ext.Set(PropTraceSwitch, "false")
+	}
+	h, err := parseSendHeader(req)
+	if err != nil {
+		return setCode(resp, codec.RespSystemError, err.Error()), nil
+	}
+	batch := req.Code == codec.ReqSendBatchMessage
+	tc, ok := b.sendCheck(c, &h, resp)
+	if !ok {
+		return resp, nil
+	}
+	queueID := h.queueID
+	if queueID < 0 {
+		queueID = randomQueue(tc.WriteQueueNums)
+	}
+	if !batch && len(req.Body) > int(b.cfg.MaxMessageSize) {
+		return setCode(resp, codec.RespMessageIllegal,
+			fmt.Sprintf("the message body size over max value, MAX: %d", b.cfg.MaxMessageSize)), nil
+	}
+	if batch && len(req.Body) > int(b.cfg.MaxMessageSize) {
+		return setCode(resp, codec.RespMessageIllegal,
+			fmt.Sprintf("the batch message body size over max value, MAX: %d", b.cfg.MaxMessageSize)), nil
+	}
+
+	msg := codec.Message{
+		Topic:          h.topic,
+		QueueID:        queueID,
+		Flag:           h.flag,
+		SysFlag:        h.sysFlag,
+		BornTimestamp:  h.bornTimestamp,
+		BornHost:       addrPortOf(c.RemoteAddr()),
+		StoreHost:      b.storeHost,
+		ReconsumeTimes: h.reconsumeTimes,
+		Body:           req.Body,
+	}
+	if tc.TopicFilterType == "MULTI_TAG" {
+		msg.SysFlag |= sysFlagMultiTags
+	}
+	msg.SysFlag = hostFlags(msg.SysFlag, msg.BornHost, msg.StoreHost)
+
+	var res store.PutResult
+	if batch {
+		if len(h.topic) > 127 {
+			return setCode(resp, codec.RespMessageIllegal, fmt.Sprintf("message topic length too long %d", len(h.topic))), nil
+		}
+		if strings.HasPrefix(h.topic, RetryGroupTopicPrefix) {
+			return setCode(resp, codec.RespMessageIllegal, "batch request does not support retry group "+h.topic), nil
+		}
+		msg.Properties = h.properties
+		cluster := b.cfg.BrokerClusterName
+		res = b.store.PutMessages(ctx, &msg, req.Body, func(props string) string {
+			return fixStoredProps(props, cluster, b.ids)
+		})
+	} else {
+		props := h.properties
+		if strings.HasPrefix(h.topic, RetryGroupTopicPrefix) {
+			var done bool
+			if props, done = b.handleRetryAndDLQ(&h, &msg, props, resp); done {
+				return resp, nil
+			}
+		}
+		props = fixStoredProps(props, b.cfg.BrokerClusterName, b.ids)
+		if tran, _ := propGet(props, PropTranMsg); parseJavaBool(tran) &&
+			!(msg.ReconsumeTimes > 0 && hasDelay(props)) {
+			if b.cfg.RejectTransactionMessage {
+				return setCode(resp, codec.RespNoPermission,
+					"the broker["+b.cfg.BrokerIP1+"] sending transaction message is forbidden"), nil
+			}
+			props = toHalfMessage(&msg, props)
+		}
+		msg.Properties = props
+		res = b.store.PutMessage(ctx, &msg)
+	}
+	return b.sendResult(resp, &msg, queueID, res), nil
+}
+
+// sendCheck is AbstractSendMessageProcessor.msgCheck: permission, topic name,
+// auto-creation and queue id range.
+func (b *Broker) sendCheck(c remoting.Conn, h *sendHeader, resp *codec.RemotingCommand) (TopicConfig, bool) {
+	if !permWritable(b.cfg.BrokerPermission) && b.topics.IsOrderTopic(h.topic) {
+		setCode(resp, codec.RespNoPermission, "the broker["+b.cfg.BrokerIP1+"] sending message is forbidden")
+		return TopicConfig{}, false
+	}
+	if remark, ok := validateTopic(h.topic); !ok {
+		setCode(resp, codec.RespInvalidParameter, remark)
+		return TopicConfig{}, false
+	}
+	if notAllowedSendTopic(h.topic) {
+		setCode(resp, codec.RespNoPermission, "Sending message to topic["+h.topic+"] is forbidden.")
+		return TopicConfig{}, false
+	}
+	tc, ok := b.topics.Select(h.topic)
+	if !ok {
+		var sysFlag int32
+		if h.unitMode {
+			if strings.HasPrefix(h.topic, RetryGroupTopicPrefix) {
+				sysFlag = 0x2
+			} else {
+				sysFlag = 0x1
+			}
+		}
+		b.log.Warn("send to a topic that does not exist", "topic", h.topic, "producer", c.RemoteAddr())
+		tc, ok = b.topics.CreateInSendMessage(strings.Clone(h.topic), h.defaultTopic, h.defaultTopicQueueNums, sysFlag)
+		if !ok && strings.HasPrefix(h.topic, RetryGroupTopicPrefix) {
+			tc, ok = b.topics.CreateInSendMessageBack(strings.Clone(h.topic), 1, PermWrite|PermRead, sysFlag), true
+		}
+		if !ok {
+			setCode(resp, codec.RespTopicNotExist, "topic["+h.topic+"] not exist, apply first please!")
+			return TopicConfig{}, false
+		}
+	}
+	if h.queueID >= max(tc.WriteQueueNums, tc.ReadQueueNums) {
+		setCode(resp, codec.RespInvalidParameter, fmt.Sprintf("request queueId[%d] is illegal, %+v Producer: %s",
+			h.queueID, tc, c.RemoteAddr()))
+		return TopicConfig{}, false
+	}
+	return tc, true
+}
+
+// handleRetryAndDLQ redirects a %RETRY% send whose reconsume count is exhausted
+// to the group's %DLQ% topic. done means resp already holds the answer.
+func (b *Broker) handleRetryAndDLQ(h *sendHeader, msg *codec.Message, props string, resp *codec.RemotingCommand) (string, bool) {
+	group := h.topic[len(RetryGroupTopicPrefix):]
+	sgc, ok := b.groups.Find(group)
+	if !ok {
+		setCode(resp, codec.RespSubscriptionGroupNotExist, "subscription group not exist, "+group)
+		return props, true
+	}
+	maxTimes := sgc.RetryMaxTimes
+	if h.hasMaxReconsumeTimes {
+		maxTimes = h.maxReconsumeTimes
+	}
+	if msg.ReconsumeTimes < maxTimes {
+		return props, false
+	}
+	dlq := DLQGroupTopicPrefix + group
+	tc := b.topics.CreateInSendMessageBack(dlq, 1, PermWrite|PermRead, 0)
+	msg.Topic = dlq
+	msg.QueueID = randomQueue(tc.WriteQueueNums)
+	return propWithout(props, PropDelay), false
+}
+
+// toHalfMessage stores a transactional prepare message in the half topic, as
+// TransactionalMessageBridge.parseHalfMessageInner does.
+func toHalfMessage(msg *codec.Message, props string) string {
+	uniq, _ := propGet(props, PropUniqKey)
+	var sb strings.Builder
+	sb.WriteString(props)
+	propAppend(&sb, "REAL_TOPIC", msg.Topic)
+	propAppend(&sb, "REAL_QID", i32s(msg.QueueID))
+	if uniq != "" {
+		propAppend(&sb, "__transactionId__", uniq)
+	}
+	msg.SysFlag &^= sysFlagTransactionMask
+	msg.Topic = TopicTransHalf
+	msg.QueueID = 0
+	return sb.String()
+}
+
+func hasDelay(props string) bool {
+	v, ok := propGet(props, PropDelay)
+	return ok && v != "" && v != "0"
+}
+
+// sendResult maps the store outcome as handlePutMessageResult does; codes 10-12
+// still count as stored, so they carry the message id too.
+func (b *Broker) sendResult(resp *codec.RemotingCommand, msg *codec.Message, queueID int32, res store.PutResult) *codec.RemotingCommand {
+	stored := false
+	switch res.Status {
+	case store.PutOK:
+		stored = true
+	case store.PutFlushDiskTimeout:
+		stored = true
+		resp.Code = codec.RespFlushDiskTimeout
+	case store.PutFlushSlaveTimeout:
+		stored = true
+		resp.Code = codec.RespFlushSlaveTimeout
+	case store.PutSlaveNotAvailable:
+		stored = true
+		resp.Code = codec.RespSlaveNotAvailable
+	case store.PutCreateMappedFileFailed:
+		setCode(resp, codec.RespSystemError, "create mapped file failed, server is busy or broken.")
+	case store.PutMessageIllegal, store.PutPropertiesSizeExceeded:
+		setCode(resp, codec.RespMessageIllegal, "the message is illegal, maybe msg body or properties length not matched. msg body length limit 128k, msg properties length limit 32k.")
+	case store.PutServiceNotAvailable:
+		setCode(resp, codec.RespServiceNotAvailable, "service not available now. It may be caused by one of the following reasons: the broker's disk is full, messages are put to the slave, message store has been shut down, etc.")
+	case store.PutOSPageCacheBusy:
+		setCode(resp, codec.RespSystemBusy, "[PC_SYNCHRONIZED]broker busy, start flow control for a while")
+	default:
+		setCode(resp, codec.RespSystemError, "UNKNOWN_ERROR")
+	}
+	if !stored {
+		return resp
+	}
+	if len(res.RecordOffsets) > 1 {
+		var sb strings.Builder
+		sb.Grow(len(res.RecordOffsets) * 33)
+		var buf [56]byte
+		for i, off := range res.RecordOffsets {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			sb.Write(compat.AppendOffsetMsgID(buf[:0], b.storeHost, off))
+		}
+		resp.Ext.Set("msgId", sb.String())
+	} else {
+		resp.Ext.Set("msgId", compat.OffsetMsgID(b.storeHost, res.WroteOffset))
+	}
+	resp.Ext.Set("queueId", i32s(queueID))
+	resp.Ext.Set("queueOffset", i64s(res.QueueOffset))
+	if uniq, ok := propGet(msg.Properties, PropUniqKey); ok {
+		resp.Ext.Set("transactionId", uniq)
+	}
+	return resp
+}
+
+func setCode(resp *codec.RemotingCommand, code int32, remark string) *codec.RemotingCommand {
+	resp.Code = code
+	resp.Remark = remark
+	resp.HasRemark = remark != ""
+	return resp
+}
+
+func randomQueue(n int32) int32 {
+	if n <= 0 {
+		return 0
+	}
+	return rand.Int32N(n)
+}
+
+// addrPortOf converts a connection address (a *net.TCPAddr from remoting).
+func addrPortOf(a net.Addr) netip.AddrPort {
+	var ap netip.AddrPort
+	switch t := a.(type) {
+	case nil:
+		return ap
+	case *net.TCPAddr:
+		ap = t.AddrPort()
+	default:
+		ap, _ = netip.ParseAddrPort(a.String())
+	}
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+}
+
+// hostFlags sets the IPv6 host bits the record layout depends on.
+func hostFlags(flag int32, born, storeHost netip.AddrPort) int32 {
+	flag &^= sysFlagBornHostV6 | sysFlagStoreHostV6
+	if !born.Addr().Unmap().Is4() && born.Addr().IsValid() {
+		flag |= sysFlagBornHostV6
+	}
+	if !storeHost.Addr().Unmap().Is4() && storeHost.Addr().IsValid() {
+		flag |= sysFlagStoreHostV6
+	}
+	return flag
+}

@@ -1,0 +1,186 @@
+package processor
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+)
+
+// GroupRetryPolicy is Java's GroupRetryPolicy as fastjson writes the default.
+type GroupRetryPolicy struct {
+	Type string `json:"type"`
+}
+
+// SubscriptionGroupConfig is Java's SubscriptionGroupConfig (fields in fastjson
+// order).
+type SubscriptionGroupConfig struct {
+	Attributes                     map[string]string `json:"attributes"`
+	BrokerID                       int64             `json:"brokerId"`
+	ConsumeBroadcastEnable         bool              `json:"consumeBroadcastEnable"`
+	ConsumeEnable                  bool              `json:"consumeEnable"`
+	ConsumeFromMinEnable           bool              `json:"consumeFromMinEnable"`
+	ConsumeMessageOrderly          bool              `json:"consumeMessageOrderly"`
+	ConsumeTimeoutMinute           int32             `json:"consumeTimeoutMinute"`
+	GroupName                      string            `json:"groupName"`
+	GroupRetryPolicy               GroupRetryPolicy  `json:"groupRetryPolicy"`
+	GroupSysFlag                   int32             `json:"groupSysFlag"`
+	NotifyConsumerIdsChangedEnable bool              `json:"notifyConsumerIdsChangedEnable"`
+	RetryMaxTimes                  int32             `json:"retryMaxTimes"`
+	RetryQueueNums                 int32             `json:"retryQueueNums"`
+	WhichBrokerWhenConsumeSlowly   int64             `json:"whichBrokerWhenConsumeSlowly"`
+}
+
+// NewSubscriptionGroupConfig has Java's defaults.
+func NewSubscriptionGroupConfig(group string) SubscriptionGroupConfig {
+	return SubscriptionGroupConfig{Attributes: map[string]string{}, ConsumeBroadcastEnable: true, ConsumeEnable: true,
+		ConsumeFromMinEnable: true, ConsumeTimeoutMinute: 15, GroupName: group,
+		GroupRetryPolicy: GroupRetryPolicy{Type: "CUSTOMIZED"}, NotifyConsumerIdsChangedEnable: true,
+		RetryMaxTimes: 16, RetryQueueNums: 1, WhichBrokerWhenConsumeSlowly: 1}
+}
+
+// UnmarshalJSON starts from Java's defaults so that bodies missing fields (admin
+// tools, 4.9 files) get them.
+func (s *SubscriptionGroupConfig) UnmarshalJSON(data []byte) error {
+	type plain SubscriptionGroupConfig
+	p := plain(NewSubscriptionGroupConfig(""))
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	if p.Attributes == nil {
+		p.Attributes = map[string]string{}
+	}
+	*s = SubscriptionGroupConfig(p)
+	return nil
+}
+
+// SubscriptionGroupTable is subscriptionGroup.json and the
+// GET_ALL_SUBSCRIPTIONGROUP_CONFIG body.
+type SubscriptionGroupTable struct {
+	DataVersion            DataVersion                        `json:"dataVersion"`
+	ForbiddenTable         map[string]map[string]int32        `json:"forbiddenTable"`
+	SubscriptionGroupTable map[string]SubscriptionGroupConfig `json:"subscriptionGroupTable"`
+}
+
+// SubscriptionGroupManager owns subscriptionGroup.json.
+type SubscriptionGroupManager struct {
+	cfg     *BrokerConfig
+	log     *slog.Logger
+	path    string
+	mu      sync.RWMutex
+	table   map[string]SubscriptionGroupConfig
+	version dataVersion
+	persMu  sync.Mutex
+}
+
+// NewSubscriptionGroupManager creates the system groups Java creates.
+func NewSubscriptionGroupManager(cfg *BrokerConfig, log *slog.Logger) *SubscriptionGroupManager {
+	m := &SubscriptionGroupManager{cfg: cfg, log: log, path: filepath.Join(cfg.ConfigDir(), "subscriptionGroup.json"),
+		table: map[string]SubscriptionGroupConfig{}}
+	for _, g := range []string{"TOOLS_CONSUMER", "FILTERSRV_CONSUMER", "SELF_TEST_C_GROUP"} {
+		m.table[g] = NewSubscriptionGroupConfig(g)
+	}
+	for _, g := range []string{"CID_ONS-HTTP-PROXY", "CID_ONSAPI_PULL", "CID_ONSAPI_PERMISSION", "CID_ONSAPI_OWNER", "CID_RMQ_SYS_TRANS"} {
+		m.table[g] = NewSubscriptionGroupConfig(g) // consumeBroadcastEnable already true
+	}
+	return m
+}
+
+// Load overlays subscriptionGroup.json.
+func (m *SubscriptionGroupManager) Load() error {
+	return loadConfigFile(m.path, func(data []byte) error {
+		var w SubscriptionGroupTable
+		if err := json.Unmarshal(data, &w); err != nil {
+			return err
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		for k, v := range w.SubscriptionGroupTable {
+			if v.GroupName == "" {
+				v.GroupName = k
+			}
+			m.table[k] = v
+		}
+		m.version.set(w.DataVersion)
+		return nil
+	})
+}
+
+// Snapshot copies the table.
+func (m *SubscriptionGroupManager) Snapshot() SubscriptionGroupTable {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	t := make(map[string]SubscriptionGroupConfig, len(m.table))
+	for k, v := range m.table {
+		t[k] = v
+	}
+	return SubscriptionGroupTable{DataVersion: m.version.get(), ForbiddenTable: map[string]map[string]int32{},
+		SubscriptionGroupTable: t}
+}
+
+// Persist writes subscriptionGroup.json.
+func (m *SubscriptionGroupManager) Persist() error {
+	m.persMu.Lock()
+	defer m.persMu.Unlock()
+	data, err := json.MarshalIndent(m.Snapshot(), "", "\t")
+	if err != nil {
+		return fmt.Errorf("encode subscriptionGroup.json: %w", err)
+	}
+	return writeConfigFile(m.path, data)
+}
+
+// Get returns a group's config without creating it.
+func (m *SubscriptionGroupManager) Get(group string) (SubscriptionGroupConfig, bool) {
+	m.mu.RLock()
+	c, ok := m.table[group]
+	m.mu.RUnlock()
+	return c, ok
+}
+
+// Find is findSubscriptionGroupConfig: unknown groups are created when
+// autoCreateSubscriptionGroup is on.
+func (m *SubscriptionGroupManager) Find(group string) (SubscriptionGroupConfig, bool) {
+	if c, ok := m.Get(group); ok {
+		return c, true
+	}
+	if !m.cfg.AutoCreateSubscriptionGroup {
+		return SubscriptionGroupConfig{}, false
+	}
+	if _, ok := validateTopic(group); !ok { // TopicValidator.validateGroup has the same charset
+		return SubscriptionGroupConfig{}, false
+	}
+	m.mu.Lock()
+	c, ok := m.table[group]
+	if !ok {
+		c = NewSubscriptionGroupConfig(group)
+		m.table[group] = c
+		m.version.next()
+	}
+	m.mu.Unlock()
+	if !ok {
+		m.log.Info("auto-created subscription group", "group", group)
+		if err := m.Persist(); err != nil {
+			m.log.Error("persist subscriptionGroup.json", "err", err)
+		}
+	}
+	return c, true
+}
+
+// Update creates or replaces a group (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP).
+func (m *SubscriptionGroupManager) Update(c SubscriptionGroupConfig) error {
+	m.mu.Lock()
+	m.table[c.GroupName] = c
+	m.version.next()
+	m.mu.Unlock()
+	return m.Persist()
+}
+
+// Delete removes a group.
+func (m *SubscriptionGroupManager) Delete(group string) error {
+	m.mu.Lock()
+	delete(m.table, group)
+	m.version.next()
+	m.mu.Unlock()
+	return m.Persist()
+}

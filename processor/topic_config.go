@@ -1,0 +1,326 @@
+package processor
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"sync"
+)
+
+// PermName bits.
+const (
+	PermPriority int32 = 0x8
+	PermRead     int32 = 0x4
+	PermWrite    int32 = 0x2
+	PermInherit  int32 = 0x1
+)
+
+func permReadable(p int32) bool  { return p&PermRead != 0 }
+func permWritable(p int32) bool  { return p&PermWrite != 0 }
+func permInherited(p int32) bool { return p&PermInherit != 0 }
+
+// Topic names the broker treats specially (TopicValidator, MixAll).
+const (
+	TopicAutoCreate       = "TBW102"
+	TopicSchedule         = "SCHEDULE_TOPIC_XXXX"
+	TopicTransHalf        = "RMQ_SYS_TRANS_HALF_TOPIC"
+	TopicTransOpHalf      = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
+	TopicTransCheckMax    = "TRANS_CHECK_MAX_TIME_TOPIC"
+	TopicSelfTest         = "SELF_TEST_TOPIC"
+	TopicOffsetMovedEvent = "OFFSET_MOVED_EVENT"
+	TopicBenchmark        = "BenchmarkTest"
+	TopicTimer            = "rmq_sys_wheel_timer"
+	RetryGroupTopicPrefix = "%RETRY%"
+	DLQGroupTopicPrefix   = "%DLQ%"
+)
+
+// TopicConfig is Java's TopicConfig; fields are declared in fastjson's
+// alphabetical order so the JSON matches byte for byte.
+type TopicConfig struct {
+	Attributes      map[string]string `json:"attributes"`
+	Order           bool              `json:"order"`
+	Perm            int32             `json:"perm"`
+	ReadQueueNums   int32             `json:"readQueueNums"`
+	TopicFilterType string            `json:"topicFilterType"`
+	TopicName       string            `json:"topicName"`
+	TopicSysFlag    int32             `json:"topicSysFlag"`
+	WriteQueueNums  int32             `json:"writeQueueNums"`
+}
+
+// NewTopicConfig has Java's TopicConfig defaults: 16/16 queues, perm 6, SINGLE_TAG.
+func NewTopicConfig(name string) TopicConfig {
+	return TopicConfig{Attributes: map[string]string{}, Perm: PermRead | PermWrite, ReadQueueNums: 16,
+		WriteQueueNums: 16, TopicFilterType: "SINGLE_TAG", TopicName: name}
+}
+
+// TopicConfigTable is topics.json and the GET_ALL_TOPIC_CONFIG body
+// (TopicConfigSerializeWrapper).
+type TopicConfigTable struct {
+	DataVersion      DataVersion            `json:"dataVersion"`
+	TopicConfigTable map[string]TopicConfig `json:"topicConfigTable"`
+}
+
+// TopicConfigManager owns the broker's topic table (topics.json).
+type TopicConfigManager struct {
+	cfg      *BrokerConfig
+	log      *slog.Logger
+	path     string
+	mu       sync.RWMutex
+	table    map[string]TopicConfig
+	version  dataVersion
+	onChange func(changed []TopicConfig) // told after a topic is created or updated
+	persMu   sync.Mutex
+}
+
+// NewTopicConfigManager creates the system topics as Java's TopicConfigManager
+// constructor does; Load then overlays topics.json.
+func NewTopicConfigManager(cfg *BrokerConfig, log *slog.Logger) *TopicConfigManager {
+	m := &TopicConfigManager{cfg: cfg, log: log, path: filepath.Join(cfg.ConfigDir(), "topics.json"),
+		table: map[string]TopicConfig{}}
+	put := func(name string, queues int32, perm int32) {
+		tc := NewTopicConfig(name)
+		if queues > 0 {
+			tc.ReadQueueNums, tc.WriteQueueNums = queues, queues
+		}
+		if perm >= 0 {
+			tc.Perm = perm
+		}
+		m.table[name] = tc
+	}
+	put(TopicSelfTest, 1, -1)
+	if cfg.AutoCreateTopicEnable {
+		put(TopicAutoCreate, cfg.DefaultTopicQueueNums, PermInherit|PermRead|PermWrite)
+	}
+	put(TopicBenchmark, 1024, -1)
+	clusterPerm := PermInherit
+	if cfg.ClusterTopicEnable {
+		clusterPerm |= PermRead | PermWrite
+	}
+	put(cfg.BrokerClusterName, 0, clusterPerm)
+	brokerPerm := PermInherit
+	if cfg.BrokerTopicEnable {
+		brokerPerm |= PermRead | PermWrite
+	}
+	put(cfg.BrokerName, 1, brokerPerm)
+	put(TopicOffsetMovedEvent, 1, -1)
+	put(TopicSchedule, 18, -1)
+	if cfg.TraceTopicEnable {
+		put(cfg.MsgTraceTopicName, 1, -1)
+	}
+	put(cfg.BrokerClusterName+"_REPLY_TOPIC", 1, -1)
+	put("rmq_sys_REVIVE_LOG_"+cfg.BrokerClusterName, cfg.ReviveQueueNum, -1)
+	put("rmq_sys_SYNC_BROKER_MEMBER_"+cfg.BrokerName, 1, PermInherit)
+	put(TopicTransHalf, 1, -1)
+	put(TopicTransOpHalf, 1, -1)
+	if cfg.TimerWheelEnable {
+		put(TopicTimer, 1, -1)
+	}
+	return m
+}
+
+// Load overlays topics.json (or its .bak) on the system topics.
+func (m *TopicConfigManager) Load() error {
+	return loadConfigFile(m.path, func(data []byte) error {
+		var w TopicConfigTable
+		if err := json.Unmarshal(data, &w); err != nil {
+			return err
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		for name, tc := range w.TopicConfigTable {
+			if tc.Attributes == nil {
+				tc.Attributes = map[string]string{}
+			}
+			if tc.TopicName == "" {
+				tc.TopicName = name
+			}
+			m.table[name] = tc
+		}
+		m.version.set(w.DataVersion)
+		return nil
+	})
+}
+
+// Persist writes topics.json.
+func (m *TopicConfigManager) Persist() error {
+	m.persMu.Lock()
+	defer m.persMu.Unlock()
+	data, err := json.MarshalIndent(m.Snapshot(), "", "\t")
+	if err != nil {
+		return fmt.Errorf("encode topics.json: %w", err)
+	}
+	return writeConfigFile(m.path, data)
+}
+
+func (m *TopicConfigManager) persistLogged() {
+	if err := m.Persist(); err != nil {
+		m.log.Error("persist topics.json", "err", err)
+	}
+}
+
+// Snapshot copies the table with its data version.
+func (m *TopicConfigManager) Snapshot() TopicConfigTable {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	t := make(map[string]TopicConfig, len(m.table))
+	for k, v := range m.table {
+		t[k] = v
+	}
+	return TopicConfigTable{DataVersion: m.version.get(), TopicConfigTable: t}
+}
+
+// DataVersion is the current version of the topic table.
+func (m *TopicConfigManager) DataVersion() DataVersion { return m.version.get() }
+
+// Select returns the topic's config.
+func (m *TopicConfigManager) Select(topic string) (TopicConfig, bool) {
+	m.mu.RLock()
+	tc, ok := m.table[topic]
+	m.mu.RUnlock()
+	return tc, ok
+}
+
+// TopicNames lists every topic, sorted.
+func (m *TopicConfigManager) TopicNames() []string {
+	m.mu.RLock()
+	names := make([]string, 0, len(m.table))
+	for k := range m.table {
+		names = append(names, k)
+	}
+	m.mu.RUnlock()
+	sort.Strings(names)
+	return names
+}
+
+func (m *TopicConfigManager) changed(tcs ...TopicConfig) {
+	m.persistLogged()
+	if m.onChange != nil {
+		m.onChange(tcs)
+	}
+}
+
+// CreateInSendMessage is createTopicInSendMessageMethod: a topic unknown to a
+// send inherits from defaultTopic when that one has PERM_INHERIT.
+func (m *TopicConfigManager) CreateInSendMessage(topic, defaultTopic string, clientQueueNums, topicSysFlag int32) (TopicConfig, bool) {
+	m.mu.Lock()
+	if tc, ok := m.table[topic]; ok {
+		m.mu.Unlock()
+		return tc, true
+	}
+	def, ok := m.table[defaultTopic]
+	if !ok {
+		m.mu.Unlock()
+		m.log.Warn("create topic failed: default topic missing", "topic", topic, "defaultTopic", defaultTopic)
+		return TopicConfig{}, false
+	}
+	defPerm := def.Perm
+	if defaultTopic == TopicAutoCreate && !m.cfg.AutoCreateTopicEnable {
+		defPerm = PermRead | PermWrite
+	}
+	if !permInherited(defPerm) {
+		m.mu.Unlock()
+		m.log.Warn("create topic failed: default topic not inheritable", "topic", topic, "defaultTopic", defaultTopic, "perm", defPerm)
+		return TopicConfig{}, false
+	}
+	n := min(clientQueueNums, def.WriteQueueNums)
+	n = max(n, 0)
+	tc := NewTopicConfig(topic)
+	tc.ReadQueueNums, tc.WriteQueueNums = n, n
+	tc.Perm = defPerm &^ PermInherit
+	tc.TopicSysFlag = topicSysFlag
+	tc.TopicFilterType = def.TopicFilterType
+	m.table[topic] = tc
+	m.version.next()
+	m.mu.Unlock()
+	m.log.Info("created topic from default topic", "topic", topic, "defaultTopic", defaultTopic, "queues", n)
+	m.changed(tc)
+	return tc, true
+}
+
+// CreateInSendMessageBack is createTopicInSendMessageBackMethod: retry and DLQ
+// topics are created on demand.
+func (m *TopicConfigManager) CreateInSendMessageBack(topic string, queueNums, perm, topicSysFlag int32) TopicConfig {
+	m.mu.Lock()
+	if tc, ok := m.table[topic]; ok {
+		m.mu.Unlock()
+		return tc
+	}
+	tc := NewTopicConfig(topic)
+	tc.ReadQueueNums, tc.WriteQueueNums = queueNums, queueNums
+	tc.Perm = perm
+	tc.TopicSysFlag = topicSysFlag
+	m.table[topic] = tc
+	m.version.next()
+	m.mu.Unlock()
+	m.log.Info("created topic", "topic", topic, "queues", queueNums)
+	m.changed(tc)
+	return tc
+}
+
+// Update creates or replaces a topic (UPDATE_AND_CREATE_TOPIC).
+func (m *TopicConfigManager) Update(tc TopicConfig) {
+	if tc.Attributes == nil {
+		tc.Attributes = map[string]string{}
+	}
+	m.mu.Lock()
+	m.table[tc.TopicName] = tc
+	m.version.next()
+	m.mu.Unlock()
+	m.changed(tc)
+}
+
+// Delete removes a topic (DELETE_TOPIC_IN_BROKER); it reports whether it existed.
+func (m *TopicConfigManager) Delete(topic string) bool {
+	m.mu.Lock()
+	_, ok := m.table[topic]
+	if ok {
+		delete(m.table, topic)
+		m.version.next()
+	}
+	m.mu.Unlock()
+	if ok {
+		m.changed()
+	}
+	return ok
+}
+
+// IsOrderTopic reports whether the topic is marked order.
+func (m *TopicConfigManager) IsOrderTopic(topic string) bool {
+	tc, ok := m.Select(topic)
+	return ok && tc.Order
+}
+
+// validateTopic is TopicValidator.validateTopic.
+func validateTopic(topic string) (string, bool) {
+	if topic == "" {
+		return "The specified topic is blank.", false
+	}
+	limit := 127
+	if len(topic) > len(RetryGroupTopicPrefix) && (hasPrefix(topic, RetryGroupTopicPrefix) || hasPrefix(topic, DLQGroupTopicPrefix)) {
+		limit = 255
+	}
+	if len(topic) > limit {
+		return fmt.Sprintf("The specified topic is longer than topic max length %d.", limit), false
+	}
+	for i := 0; i < len(topic); i++ {
+		c := topic[i]
+		ok := c == '%' || c == '|' || c == '_' || c == '-' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+		if !ok {
+			return fmt.Sprintf("The specified topic[%s] contains illegal characters, allowing only ^[%%|a-zA-Z0-9_-]+$", topic), false
+		}
+	}
+	return "", true
+}
+
+func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
+
+// notAllowedSendTopic is TopicValidator.isNotAllowedSendTopic.
+func notAllowedSendTopic(topic string) bool {
+	switch topic {
+	case TopicSchedule, TopicTransHalf, TopicTransOpHalf, TopicTransCheckMax, TopicSelfTest, TopicOffsetMovedEvent:
+		return true
+	}
+	return false
+}
