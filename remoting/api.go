@@ -66,3 +66,35 @@ const (
 	DefaultMaxFrameLength = 16 << 20
 	DefaultIdleTimeout    = 120 * time.Second
 )
+
+// BodiesWriter is implemented by every Conn this package hands out. Pull
+// responses use it to send mapped store bytes without copying them into a frame.
+type BodiesWriter interface {
+	// WriteResponseBodies sends cmd with the concatenation of bodies as its body
+	// (cmd.Body is ignored). done runs exactly once, after the bytes were written
+	// to the socket or copied by the transport, or when the write failed; only
+	// then may the memory behind bodies be released.
+	WriteResponseBodies(cmd *codec.RemotingCommand, bodies [][]byte, done func()) error
+}
+
+// WriteResponseBodies sends cmd with bodies through c without concatenating them
+// when c supports it, and by copying them into cmd.Body otherwise (test fakes).
+// done runs exactly once, as BodiesWriter describes.
+func WriteResponseBodies(c Conn, cmd *codec.RemotingCommand, bodies [][]byte, done func()) error {
+	if bw, ok := c.(BodiesWriter); ok {
+		return bw.WriteResponseBodies(cmd, bodies, done)
+	}
+	n := 0
+	for _, b := range bodies {
+		n += len(b)
+	}
+	body := make([]byte, 0, n)
+	for _, b := range bodies {
+		body = append(body, b...)
+	}
+	if done != nil {
+		done()
+	}
+	cmd.Body = body
+	return c.WriteResponse(cmd)
+}

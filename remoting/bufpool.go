@@ -1,0 +1,90 @@
+package remoting
+
+import (
+	"math/bits"
+	"sync"
+
+	"github.com/panjf2000/gnet/v2"
+)
+
+// Frame and encode buffers come from size-classed pools so that a steady stream
+// of requests allocates nothing. Classes are powers of two from 512 B to 4 MiB;
+// larger buffers are plain allocations left to the GC (rare: only big batches).
+const (
+	minClassShift = 9  // 512 B
+	maxClassShift = 22 // 4 MiB
+	numClasses    = maxClassShift - minClassShift + 1
+)
+
+// buffer wraps a slice so that the pools hold pointers (a slice header in an
+// interface would allocate on every Put).
+type buffer struct {
+	b []byte
+	// written returns the buffer to its pool; made once per buffer so that
+	// handing it to gnet's AsyncWrite allocates no closure.
+	written gnet.AsyncCallback
+}
+
+func (p *bufPool) newBuffer(size int) *buffer {
+	buf := &buffer{b: make([]byte, 0, size)}
+	buf.written = func(gnet.Conn, error) error {
+		p.put(buf)
+		return nil
+	}
+	return buf
+}
+
+type bufPool struct {
+	classes [numClasses]sync.Pool
+}
+
+func newBufPool() *bufPool {
+	p := &bufPool{}
+	for i := range p.classes {
+		size := 1 << (i + minClassShift)
+		p.classes[i].New = func() any { return p.newBuffer(size) }
+	}
+	return p
+}
+
+// classFor returns the smallest class holding n bytes, or -1 when n is larger
+// than the largest class.
+func classFor(n int) int {
+	if n <= 1<<minClassShift {
+		return 0
+	}
+	shift := bits.Len(uint(n - 1))
+	if shift > maxClassShift {
+		return -1
+	}
+	return shift - minClassShift
+}
+
+// get returns a buffer of length 0 and capacity at least n.
+func (p *bufPool) get(n int) *buffer {
+	c := classFor(n)
+	if c < 0 {
+		return p.newBuffer(n)
+	}
+	buf := p.classes[c].Get().(*buffer)
+	buf.b = buf.b[:0]
+	return buf
+}
+
+// put recycles buf by its capacity; the caller must not touch it afterwards.
+func (p *bufPool) put(buf *buffer) {
+	if buf == nil {
+		return
+	}
+	cp := cap(buf.b)
+	if cp < 1<<minClassShift {
+		return
+	}
+	// Largest class whose size the capacity covers, so get's promise holds.
+	c := bits.Len(uint(cp)) - 1 - minClassShift
+	if c >= numClasses {
+		return
+	}
+	buf.b = buf.b[:0]
+	p.classes[c].Put(buf)
+}

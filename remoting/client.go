@@ -1,0 +1,418 @@
+package remoting
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"rmqd/codec"
+)
+
+// ClientConfig configures a Client. Zero values take the defaults.
+type ClientConfig struct {
+	// DialTimeout bounds a connect when ctx has no earlier deadline. Default 3 s.
+	DialTimeout time.Duration
+	// MaxFrameLength bounds an incoming frame; default DefaultMaxFrameLength.
+	MaxFrameLength int
+	Logger         *slog.Logger
+}
+
+// Client keeps one connection per server address, dialed on first use and
+// redialed after it closed. Responses are matched to requests by opaque; the
+// server may also send requests, served by processors registered on the client.
+//
+// It uses plain net.Conn with a reader and a writer goroutine per connection
+// rather than gnet's client: a client holds a handful of connections, blocking
+// reads are simplest there, and the writer goroutine batches frames of
+// concurrent callers into one syscall.
+type Client struct {
+	cfg    ClientConfig
+	log    *slog.Logger
+	bufs   *bufPool
+	d      *dispatcher
+	opaque atomic.Int32
+	nextID atomic.Uint64
+
+	mu     sync.Mutex
+	conns  map[string]*clientSlot
+	closed bool
+}
+
+// clientSlot serializes dialing one address.
+type clientSlot struct {
+	mu   sync.Mutex
+	conn *clientConn
+}
+
+// NewClient makes a client; nothing is dialed until the first call.
+func NewClient(cfg ClientConfig) *Client {
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = 3 * time.Second
+	}
+	if cfg.MaxFrameLength <= 0 {
+		cfg.MaxFrameLength = DefaultMaxFrameLength
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	c := &Client{cfg: cfg, log: cfg.Logger, bufs: newBufPool(), conns: make(map[string]*clientSlot)}
+	// Responses handed to callers are never recycled; requests from the server
+	// are, like on the server side.
+	c.d = newDispatcher(c.log, c.bufs, false)
+	return c
+}
+
+// Register serves requests of code sent by servers to this client.
+func (c *Client) Register(code int32, p Processor, opts ...RegisterOption) {
+	c.d.register(code, p, opts)
+}
+
+// RegisterDefault serves server requests of codes without a registration.
+func (c *Client) RegisterDefault(p Processor, opts ...RegisterOption) {
+	c.d.registerDefault(p, opts)
+}
+
+// AddRPCHook adds a hook run around requests served by the client.
+func (c *Client) AddRPCHook(h RPCHook) { c.d.addHook(h) }
+
+// Conn returns the connection to addr, dialing it when there is none.
+func (c *Client) Conn(ctx context.Context, addr string) (Conn, error) {
+	cc, err := c.conn(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &cc.ep, nil
+}
+
+func (c *Client) conn(ctx context.Context, addr string) (*clientConn, error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("remoting: dial %s: client closed", addr)
+	}
+	slot := c.conns[addr]
+	if slot == nil {
+		slot = &clientSlot{}
+		c.conns[addr] = slot
+	}
+	c.mu.Unlock()
+
+	slot.mu.Lock()
+	defer slot.mu.Unlock()
+	if slot.conn != nil && !slot.conn.ep.Closed() {
+		return slot.conn, nil
+	}
+	dctx, cancel := context.WithTimeout(ctx, c.cfg.DialTimeout)
+	defer cancel()
+	var d net.Dialer
+	nc, err := d.DialContext(dctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("remoting: dial %s: %w", addr, err)
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
+	cc := c.newConn(nc)
+	// A Close racing the dial must not leave this connection behind.
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		cc.shut()
+		return nil, fmt.Errorf("remoting: dial %s: client closed", addr)
+	}
+	slot.conn = cc
+	return cc, nil
+}
+
+// InvokeSync sends req to addr and waits for its response until ctx ends.
+func (c *Client) InvokeSync(ctx context.Context, addr string, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	cc, err := c.conn(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	return cc.ep.Invoke(ctx, req)
+}
+
+// InvokeAsync sends req to addr; cb runs on its own goroutine with the response
+// or the error (ctx ended, connection closed). cb runs exactly once, also when
+// InvokeAsync returns an error.
+func (c *Client) InvokeAsync(ctx context.Context, addr string, req *codec.RemotingCommand, cb func(*codec.RemotingCommand, error)) error {
+	cc, err := c.conn(ctx, addr)
+	if err != nil {
+		go cb(nil, err)
+		return err
+	}
+	return cc.ep.InvokeAsync(ctx, req, cb)
+}
+
+// InvokeOneway sends req to addr with the oneway flag and returns once it is
+// queued for writing.
+func (c *Client) InvokeOneway(ctx context.Context, addr string, req *codec.RemotingCommand) error {
+	cc, err := c.conn(ctx, addr)
+	if err != nil {
+		return err
+	}
+	return cc.ep.InvokeOneway(req)
+}
+
+// CloseConn closes the connection to addr, if any; the next call redials.
+func (c *Client) CloseConn(addr string) {
+	c.mu.Lock()
+	slot := c.conns[addr]
+	c.mu.Unlock()
+	if slot == nil {
+		return
+	}
+	slot.mu.Lock()
+	cc := slot.conn
+	slot.conn = nil
+	slot.mu.Unlock()
+	if cc != nil {
+		cc.shut()
+	}
+}
+
+// Close closes every connection (failing their pending calls) and stops the
+// workers serving server requests.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	slots := c.conns
+	c.conns = map[string]*clientSlot{}
+	c.mu.Unlock()
+	var ccs []*clientConn
+	for _, slot := range slots {
+		slot.mu.Lock()
+		if slot.conn != nil {
+			ccs = append(ccs, slot.conn)
+			slot.conn = nil
+		}
+		slot.mu.Unlock()
+	}
+	for _, cc := range ccs {
+		cc.shut()
+		<-cc.readerDone
+	}
+	c.d.stop()
+	return nil
+}
+
+// clientConn is one dialed connection: a reader goroutine that frames, decodes
+// and dispatches, and a writer goroutine that drains the outgoing queue.
+type clientConn struct {
+	c  *Client
+	nc net.Conn
+	ep endpoint
+
+	out        chan outFrame
+	quit       chan struct{}
+	quitOnce   sync.Once
+	readerDone chan struct{}
+}
+
+// outFrame is one queued write: buf, then bodies (whose done runs once they are
+// written or dropped).
+type outFrame struct {
+	buf    *buffer
+	bodies [][]byte
+	done   func()
+}
+
+const clientQueue = 4096
+
+func (c *Client) newConn(nc net.Conn) *clientConn {
+	cc := &clientConn{
+		c:          c,
+		nc:         nc,
+		out:        make(chan outFrame, clientQueue),
+		quit:       make(chan struct{}),
+		readerDone: make(chan struct{}),
+	}
+	cc.ep = endpoint{
+		id:     c.nextID.Add(1),
+		local:  nc.LocalAddr(),
+		remote: nc.RemoteAddr(),
+		opaque: &c.opaque,
+		bufs:   c.bufs,
+		w:      cc,
+	}
+	go cc.writeLoop()
+	go cc.readLoop()
+	return cc
+}
+
+func (cc *clientConn) send(buf *buffer, _ bool) error {
+	return cc.enqueue(outFrame{buf: buf})
+}
+
+func (cc *clientConn) sendv(hdr *buffer, bodies [][]byte, done func()) error {
+	return cc.enqueue(outFrame{buf: hdr, bodies: bodies, done: done})
+}
+
+func (cc *clientConn) enqueue(f outFrame) error {
+	select {
+	case <-cc.quit:
+		cc.drop(f)
+		return ErrConnClosed
+	default:
+	}
+	select {
+	case cc.out <- f:
+		return nil
+	case <-cc.quit:
+		cc.drop(f)
+		return ErrConnClosed
+	}
+}
+
+func (cc *clientConn) drop(f outFrame) {
+	cc.c.bufs.put(f.buf)
+	if f.done != nil {
+		f.done()
+	}
+}
+
+// shut closes the socket; the reader notices and finishes the teardown.
+func (cc *clientConn) shut() error {
+	cc.quitOnce.Do(func() {
+		close(cc.quit)
+		_ = cc.nc.Close()
+	})
+	return nil
+}
+
+// writeLoop batches whatever is queued into one buffered write per wakeup.
+func (cc *clientConn) writeLoop() {
+	w := bufio.NewWriterSize(cc.nc, 64<<10)
+	var err error
+	for {
+		var f outFrame
+		select {
+		case f = <-cc.out:
+		case <-cc.quit:
+			cc.drain()
+			return
+		}
+		for {
+			if err == nil {
+				err = cc.writeFrame(w, f)
+			} else {
+				cc.drop(f)
+			}
+			if len(cc.out) == 0 {
+				break
+			}
+			f = <-cc.out
+		}
+		if err == nil {
+			err = w.Flush()
+		}
+		if err != nil {
+			cc.c.log.Debug("remoting: client write failed", "conn", &cc.ep, "err", err)
+			cc.shut()
+		}
+	}
+}
+
+func (cc *clientConn) writeFrame(w *bufio.Writer, f outFrame) error {
+	_, err := w.Write(f.buf.b)
+	cc.c.bufs.put(f.buf)
+	for _, b := range f.bodies {
+		if err == nil {
+			_, err = w.Write(b)
+		}
+	}
+	if f.done != nil {
+		f.done()
+	}
+	return err
+}
+
+// drain releases frames left in the queue after the connection closed.
+func (cc *clientConn) drain() {
+	for {
+		select {
+		case f := <-cc.out:
+			cc.drop(f)
+		default:
+			return
+		}
+	}
+}
+
+func (cc *clientConn) readLoop() {
+	defer close(cc.readerDone)
+	err := cc.read()
+	cc.shut()
+	cc.ep.markClosed()
+	if err != nil && !errors.Is(err, net.ErrClosed) && !errors.Is(err, io.EOF) {
+		cc.c.log.Warn("remoting: client connection closed", "conn", &cc.ep, "reason", err)
+	} else {
+		cc.c.log.Debug("remoting: client connection closed", "conn", &cc.ep)
+	}
+}
+
+func (cc *clientConn) read() error {
+	r := bufio.NewReaderSize(cc.nc, 64<<10)
+	var lenBuf [lengthFieldSize]byte
+	d := cc.c.d
+	for {
+		if _, err := io.ReadFull(r, lenBuf[:]); err != nil {
+			return err
+		}
+		length := int32(binary.BigEndian.Uint32(lenBuf[:]))
+		if err := checkLength(length, cc.c.cfg.MaxFrameLength); err != nil {
+			return err
+		}
+		buf := cc.c.bufs.get(min(int(length), initialFrameCap))
+		var err error
+		buf.b, err = readFrame(r, buf.b, int(length))
+		if err != nil {
+			cc.c.bufs.put(buf)
+			return err
+		}
+		if err := checkHeaderWord(buf.b[:headerWordSize], int(length)); err != nil {
+			cc.c.bufs.put(buf)
+			return err
+		}
+		in := d.getInbound()
+		in.buf = buf
+		if err := codec.DecodeCommand(buf.b, &in.cmd); err != nil {
+			d.release(in)
+			return fmt.Errorf("decode: %w", err)
+		}
+		d.dispatch(&cc.ep, in, false)
+	}
+}
+
+// readFrame reads length bytes into dst, growing it as bytes arrive so that an
+// announced length alone does not allocate it.
+func readFrame(r io.Reader, dst []byte, length int) ([]byte, error) {
+	for len(dst) < length {
+		if len(dst) == cap(dst) {
+			grown := make([]byte, len(dst), min(length, 2*cap(dst)+initialFrameCap))
+			copy(grown, dst)
+			dst = grown
+		}
+		end := min(length, cap(dst))
+		n, err := io.ReadFull(r, dst[len(dst):end])
+		dst = dst[:len(dst)+n]
+		if err != nil {
+			return dst, err
+		}
+	}
+	return dst, nil
+}

@@ -1,0 +1,263 @@
+package remoting
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"rmqd/codec"
+)
+
+// RegisterOption tunes how the requests of a registration run.
+type RegisterOption func(*registerConfig)
+
+type registerConfig struct {
+	workers int
+	queue   int
+	pool    *WorkerPool
+	inline  bool
+}
+
+// WithWorkers gives the registration its own pool of n goroutines.
+func WithWorkers(n int) RegisterOption { return func(c *registerConfig) { c.workers = n } }
+
+// WithQueue sets the queue length of the registration's own pool.
+func WithQueue(n int) RegisterOption { return func(c *registerConfig) { c.queue = n } }
+
+// WithPool runs the registration on a pool shared with other registrations.
+func WithPool(p *WorkerPool) RegisterOption { return func(c *registerConfig) { c.pool = p } }
+
+// Inline runs the processor on the network event loop itself: only for
+// processors that never block and finish in microseconds (heartbeat-like).
+func Inline() RegisterOption { return func(c *registerConfig) { c.inline = true } }
+
+type registration struct {
+	p      Processor
+	pool   *WorkerPool
+	inline bool
+}
+
+type procTable struct {
+	byCode map[int32]*registration
+	def    *registration
+}
+
+// inbound is a decoded request together with the frame its strings alias.
+type inbound struct {
+	buf *buffer
+	cmd codec.RemotingCommand
+}
+
+// dispatcher routes decoded frames: responses to the waiting call, requests to
+// their processor. Shared by Server and Client. Lookups are lock-free
+// (copy-on-write tables); mu only serializes changes.
+type dispatcher struct {
+	log      *slog.Logger
+	ctx      context.Context
+	cancel   context.CancelFunc
+	bufs     *bufPool
+	inbounds sync.Pool
+	keep     bool // never recycle request frames
+
+	mu    sync.Mutex
+	pools []*WorkerPool // every pool in use, stopped at shutdown
+	table atomic.Pointer[procTable]
+	hooks atomic.Pointer[[]RPCHook]
+}
+
+func newDispatcher(log *slog.Logger, bufs *bufPool, keep bool) *dispatcher {
+	d := &dispatcher{log: log, bufs: bufs, keep: keep}
+	d.ctx, d.cancel = context.WithCancel(context.Background())
+	d.inbounds.New = func() any { return new(inbound) }
+	d.table.Store(&procTable{byCode: map[int32]*registration{}})
+	d.hooks.Store(&[]RPCHook{})
+	return d
+}
+
+func (d *dispatcher) newRegistration(name string, p Processor, opts []RegisterOption) *registration {
+	var cfg registerConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	r := &registration{p: p, inline: cfg.inline}
+	if !cfg.inline {
+		r.pool = cfg.pool
+		if r.pool == nil {
+			r.pool = NewWorkerPool(name, cfg.workers, cfg.queue)
+		}
+	}
+	return r
+}
+
+func (d *dispatcher) register(code int32, p Processor, opts []RegisterOption) {
+	r := d.newRegistration(fmt.Sprintf("code-%d", code), p, opts)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	old := d.table.Load()
+	t := &procTable{byCode: make(map[int32]*registration, len(old.byCode)+1), def: old.def}
+	for k, v := range old.byCode {
+		t.byCode[k] = v
+	}
+	t.byCode[code] = r
+	d.addPoolLocked(r.pool)
+	d.table.Store(t)
+}
+
+func (d *dispatcher) registerDefault(p Processor, opts []RegisterOption) {
+	r := d.newRegistration("default", p, opts)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	old := d.table.Load()
+	d.addPoolLocked(r.pool)
+	d.table.Store(&procTable{byCode: old.byCode, def: r})
+}
+
+func (d *dispatcher) addPoolLocked(p *WorkerPool) {
+	if p == nil {
+		return
+	}
+	for _, q := range d.pools {
+		if q == p {
+			return
+		}
+	}
+	d.pools = append(d.pools, p)
+}
+
+func (d *dispatcher) addHook(h RPCHook) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	old := *d.hooks.Load()
+	hs := make([]RPCHook, len(old), len(old)+1)
+	copy(hs, old)
+	hs = append(hs, h)
+	d.hooks.Store(&hs)
+}
+
+// stop cancels the processors' context and stops the pools' workers.
+func (d *dispatcher) stop() {
+	d.cancel()
+	d.mu.Lock()
+	pools := d.pools
+	d.mu.Unlock()
+	for _, p := range pools {
+		p.stop()
+	}
+	for _, p := range pools {
+		p.wait()
+	}
+}
+
+func (d *dispatcher) getInbound() *inbound {
+	return d.inbounds.Get().(*inbound)
+}
+
+// release recycles a request whose processing finished.
+func (d *dispatcher) release(in *inbound) {
+	if d.keep {
+		return
+	}
+	d.bufs.put(in.buf)
+	in.buf = nil
+	in.cmd.Body = nil
+	in.cmd.Remark = ""
+	clear(in.cmd.Ext) // drop references into the old frame
+	in.cmd.Ext = in.cmd.Ext[:0]
+	d.inbounds.Put(in)
+}
+
+// dispatch takes a decoded frame. It never blocks: onLoop is true when called on
+// a gnet event loop.
+func (d *dispatcher) dispatch(ep *endpoint, in *inbound, onLoop bool) {
+	cmd := &in.cmd
+	if cmd.IsResponse() {
+		// The frame now belongs to whoever waited for it.
+		if !ep.onResponse(cmd) {
+			d.log.Debug("remoting: response without a waiting request", "conn", ep, "opaque", cmd.Opaque, "code", cmd.Code)
+			d.release(in)
+		}
+		return
+	}
+	t := d.table.Load()
+	reg := t.byCode[cmd.Code]
+	if reg == nil {
+		reg = t.def
+	}
+	if reg == nil {
+		d.log.Debug("remoting: request code not supported", "conn", ep, "code", cmd.Code)
+		if !cmd.IsOneway() {
+			resp := codec.NewResponse(cmd, codec.RespRequestCodeNotSupported, fmt.Sprintf(" request type %d not supported", cmd.Code))
+			d.reply(ep, cmd, resp, onLoop)
+		}
+		d.release(in)
+		return
+	}
+	if reg.inline {
+		d.run(ep, reg, in, onLoop)
+		return
+	}
+	if !reg.pool.submit(task{d: d, ep: ep, reg: reg, in: in}) {
+		d.log.Warn("remoting: worker pool full, rejecting request", "pool", reg.pool.name, "conn", ep, "code", cmd.Code)
+		if !cmd.IsOneway() {
+			resp := codec.NewResponse(cmd, codec.RespSystemBusy, "[OVERLOAD]system busy, start flow control for a while")
+			d.reply(ep, cmd, resp, onLoop)
+		}
+		d.release(in)
+	}
+}
+
+// run processes one request: hooks, processor, response. A panicking processor
+// is answered with SYSTEM_ERROR and its frame is left to the GC.
+func (d *dispatcher) run(ep *endpoint, reg *registration, in *inbound, onLoop bool) {
+	req := &in.cmd
+	defer func() {
+		if r := recover(); r != nil {
+			d.log.Error("remoting: processor panic", "conn", ep, "code", req.Code, "opaque", req.Opaque,
+				"panic", r, "stack", string(debug.Stack()))
+			if !req.IsOneway() {
+				d.reply(ep, req, codec.NewResponse(req, codec.RespSystemError, fmt.Sprintf("panic: %v", r)), onLoop)
+			}
+		}
+	}()
+	hooks := *d.hooks.Load()
+	var resp *codec.RemotingCommand
+	for _, h := range hooks {
+		if resp = h.Before(ep, req); resp != nil {
+			break
+		}
+	}
+	if resp == nil {
+		var err error
+		resp, err = reg.p.ProcessRequest(d.ctx, ep, req)
+		if err != nil {
+			d.log.Debug("remoting: processor error", "conn", ep, "code", req.Code, "err", err)
+			resp = codec.NewResponse(req, codec.RespSystemError, err.Error())
+		}
+	}
+	for _, h := range hooks {
+		h.After(ep, req, resp)
+	}
+	if resp == nil {
+		// Answered later through Conn.WriteResponse, or never: the request is
+		// owned by the processor from now on, so its frame is not recycled.
+		return
+	}
+	if !req.IsOneway() {
+		d.reply(ep, req, resp, onLoop)
+	}
+	d.release(in)
+}
+
+// reply stamps resp as the response to req and writes it. The response takes
+// the request's serialize type, which every client generation accepts.
+func (d *dispatcher) reply(ep *endpoint, req, resp *codec.RemotingCommand, onLoop bool) {
+	resp.Opaque = req.Opaque
+	resp.Flag |= codec.FlagResponse
+	resp.SerializeType = req.SerializeType
+	if err := ep.write(resp, onLoop); err != nil {
+		d.log.Debug("remoting: response not written", "conn", ep, "code", req.Code, "opaque", req.Opaque, "err", err)
+	}
+}

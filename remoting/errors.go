@@ -1,0 +1,11 @@
+package remoting
+
+import "errors"
+
+var (
+	// ErrConnClosed is returned for writes on, and calls pending on, a closed
+	// connection.
+	ErrConnClosed = errors.New("remoting: connection closed")
+	// ErrServerClosed is returned by Start after Shutdown and by writes racing it.
+	ErrServerClosed = errors.New("remoting: server closed")
+)

@@ -1,0 +1,375 @@
+package remoting
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+)
+
+// ServerConfig configures a Server. Zero values take the defaults.
+type ServerConfig struct {
+	// Addr is host:port to listen on, e.g. "127.0.0.1:0" or ":10911".
+	Addr string
+	// Multicore runs one event loop per CPU (or NumEventLoop loops).
+	Multicore    bool
+	NumEventLoop int
+	// MaxFrameLength bounds a frame including its length field; a peer sending
+	// a longer one is disconnected. Default DefaultMaxFrameLength (16 MiB).
+	MaxFrameLength int
+	// IdleTimeout closes connections that neither read nor wrote for that long.
+	// Default DefaultIdleTimeout (120 s); negative disables.
+	IdleTimeout time.Duration
+	Logger      *slog.Logger
+	// KeepRequestFrames disables recycling of request frames, for when a
+	// processor is suspected of keeping request strings past its return.
+	KeepRequestFrames bool
+}
+
+func (c *ServerConfig) withDefaults() {
+	if c.MaxFrameLength <= 0 {
+		c.MaxFrameLength = DefaultMaxFrameLength
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Server is the remoting server: gnet event loops frame and decode requests,
+// worker pools run the processors, responses go back through gnet's async
+// writes. Register processors and listeners before Start.
+//
+// Request ownership: a request's strings and body alias a pooled frame buffer
+// that is recycled once the processor returned a response or an error. A
+// processor that returns (nil, nil) owns the request from then on (long
+// polling keeps it and answers later through Conn.WriteResponse).
+type Server struct {
+	cfg    ServerConfig
+	log    *slog.Logger
+	bufs   *bufPool
+	d      *dispatcher
+	events *connEvents
+	opaque atomic.Int32  // server-initiated requests
+	nextID atomic.Uint64 // connection ids
+	clock  atomic.Int64  // coarse unix nanos, advanced by OnTick
+
+	// life guards the engine's lifetime: writes hold it shared so that no write
+	// reaches a stopped engine's poller.
+	life    sync.RWMutex
+	state   serverState
+	eng     gnet.Engine
+	addr    net.Addr
+	runDone chan error
+
+	connsMu sync.Mutex
+	conns   map[uint64]*serverConn
+}
+
+type serverState int
+
+const (
+	stateNew serverState = iota
+	stateStarting
+	stateRunning
+	stateStopped
+)
+
+// NewServer makes a server; nothing listens until Start.
+func NewServer(cfg ServerConfig) *Server {
+	cfg.withDefaults()
+	s := &Server{cfg: cfg, log: cfg.Logger, bufs: newBufPool(), conns: make(map[uint64]*serverConn)}
+	s.d = newDispatcher(s.log, s.bufs, cfg.KeepRequestFrames)
+	s.events = newConnEvents(s.log)
+	s.clock.Store(time.Now().UnixNano())
+	return s
+}
+
+// Register routes requests of code to p, on its own worker pool unless opts say
+// otherwise. A later registration of the same code replaces the earlier one.
+func (s *Server) Register(code int32, p Processor, opts ...RegisterOption) {
+	s.d.register(code, p, opts)
+}
+
+// RegisterDefault handles every code without a registration of its own. Without
+// it such codes are answered REQUEST_CODE_NOT_SUPPORTED.
+func (s *Server) RegisterDefault(p Processor, opts ...RegisterOption) {
+	s.d.registerDefault(p, opts)
+}
+
+// AddRPCHook adds a hook run around every request, in the order added.
+func (s *Server) AddRPCHook(h RPCHook) { s.d.addHook(h) }
+
+// AddConnListener adds a listener told of every connection opening and closing,
+// on a dedicated goroutine in event order.
+func (s *Server) AddConnListener(l ConnListener) { s.events.add(l) }
+
+// Start listens and serves until Shutdown; it returns once the listener is
+// bound (ctx bounds only that wait).
+func (s *Server) Start(ctx context.Context) error {
+	s.life.Lock()
+	if s.state != stateNew {
+		s.life.Unlock()
+		return fmt.Errorf("remoting: start %s: %w", s.cfg.Addr, ErrServerClosed)
+	}
+	s.state = stateStarting
+	s.life.Unlock()
+
+	h := &serverHandler{s: s, ready: make(chan struct{})}
+	opts := []gnet.Option{
+		gnet.WithMulticore(s.cfg.Multicore),
+		gnet.WithReuseAddr(true),
+		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
+		gnet.WithTicker(s.cfg.IdleTimeout > 0),
+		gnet.WithLogger(gnetLogger{s.log}),
+	}
+	if s.cfg.NumEventLoop > 0 {
+		opts = append(opts, gnet.WithNumEventLoop(s.cfg.NumEventLoop))
+	}
+	s.events.start()
+	s.runDone = make(chan error, 1)
+	go func() {
+		s.runDone <- gnet.Run(h, "tcp://"+s.cfg.Addr, opts...)
+	}()
+	select {
+	case <-h.ready:
+		s.life.Lock()
+		s.state = stateRunning
+		s.life.Unlock()
+		s.log.Info("remoting: server listening", "addr", s.addr.String())
+		return nil
+	case err := <-s.runDone:
+		s.runDone <- err
+		s.markStopped()
+		s.stopRest()
+		return fmt.Errorf("remoting: listen on %s: %w", s.cfg.Addr, err)
+	case <-ctx.Done():
+		go func() {
+			select {
+			case <-h.ready:
+				_ = s.Shutdown(context.Background())
+			case err := <-s.runDone:
+				s.runDone <- err
+			}
+		}()
+		return fmt.Errorf("remoting: listen on %s: %w", s.cfg.Addr, ctx.Err())
+	}
+}
+
+func (s *Server) markStopped() {
+	s.life.Lock()
+	s.state = stateStopped
+	s.life.Unlock()
+}
+
+func (s *Server) stopRest() {
+	s.d.stop()
+	s.events.stop()
+}
+
+// Addr is the bound address (the real port when configured with port 0), or nil
+// before Start.
+func (s *Server) Addr() net.Addr {
+	s.life.RLock()
+	defer s.life.RUnlock()
+	return s.addr
+}
+
+// Shutdown closes the listener and every connection, fails their pending calls,
+// delivers the remaining connection events and stops the workers (queued
+// requests are dropped). It waits at most until ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.life.Lock()
+	if s.state != stateRunning {
+		s.life.Unlock()
+		return nil
+	}
+	s.state = stateStopped
+	eng := s.eng
+	s.life.Unlock()
+
+	var errs []error
+	if err := eng.Stop(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("remoting: stop engine: %w", err))
+	}
+	select {
+	case err := <-s.runDone:
+		if err != nil {
+			errs = append(errs, fmt.Errorf("remoting: engine: %w", err))
+		}
+	case <-ctx.Done():
+		errs = append(errs, fmt.Errorf("remoting: wait for engine: %w", ctx.Err()))
+	}
+	// Connections the engine did not report closed (ctx ran out) still get
+	// their pending calls failed and their close event.
+	s.connsMu.Lock()
+	left := make([]*serverConn, 0, len(s.conns))
+	for _, sc := range s.conns {
+		left = append(left, sc)
+	}
+	clear(s.conns)
+	s.connsMu.Unlock()
+	for _, sc := range left {
+		if sc.ep.markClosed() {
+			s.events.post(&sc.ep, false)
+		}
+	}
+	s.stopRest()
+	s.log.Info("remoting: server stopped", "addr", fmt.Sprint(s.addr))
+	return errors.Join(errs...)
+}
+
+// ConnCount is the number of open connections.
+func (s *Server) ConnCount() int {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	return len(s.conns)
+}
+
+// boundAddr asks the kernel for the listener's address through a duplicate of
+// its descriptor (gnet does not expose the listener).
+func boundAddr(eng gnet.Engine) (net.Addr, error) {
+	fd, err := eng.Dup()
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), "listener")
+	defer f.Close()
+	ln, err := net.FileListener(f)
+	if err != nil {
+		return nil, err
+	}
+	defer ln.Close()
+	return ln.Addr(), nil
+}
+
+// idleSweep closes connections idle for longer than the timeout.
+func (s *Server) idleSweep(now int64) {
+	limit := now - int64(s.cfg.IdleTimeout)
+	var idle []*serverConn
+	s.connsMu.Lock()
+	for _, sc := range s.conns {
+		if sc.ep.lastUsed.Load() < limit {
+			idle = append(idle, sc)
+		}
+	}
+	s.connsMu.Unlock()
+	for _, sc := range idle {
+		s.log.Info("remoting: closing idle connection", "conn", &sc.ep, "idle", s.cfg.IdleTimeout)
+		_ = sc.shut()
+	}
+}
+
+// tickInterval is how often the clock advances and idle connections are swept.
+func (s *Server) tickInterval() time.Duration {
+	d := s.cfg.IdleTimeout / 8
+	return min(max(d, 5*time.Millisecond), time.Second)
+}
+
+// serverHandler is the gnet event handler.
+type serverHandler struct {
+	gnet.BuiltinEventEngine
+	s     *Server
+	ready chan struct{}
+}
+
+func (h *serverHandler) OnBoot(eng gnet.Engine) gnet.Action {
+	s := h.s
+	addr, err := boundAddr(eng)
+	if err != nil {
+		s.log.Warn("remoting: cannot read the bound address", "err", err)
+		addr, _ = net.ResolveTCPAddr("tcp", s.cfg.Addr)
+	}
+	s.life.Lock()
+	s.eng = eng
+	s.addr = addr
+	s.life.Unlock()
+	close(h.ready)
+	return gnet.None
+}
+
+func (h *serverHandler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
+	s := h.s
+	sc := &serverConn{s: s, gc: c}
+	sc.ep = endpoint{
+		id:     s.nextID.Add(1),
+		local:  c.LocalAddr(),
+		remote: c.RemoteAddr(),
+		opaque: &s.opaque,
+		bufs:   s.bufs,
+		w:      sc,
+		clock:  &s.clock,
+	}
+	sc.ep.touch()
+	c.SetContext(sc)
+	s.connsMu.Lock()
+	s.conns[sc.ep.id] = sc
+	s.connsMu.Unlock()
+	s.log.Debug("remoting: connection open", "conn", &sc.ep)
+	s.events.post(&sc.ep, true)
+	return nil, gnet.None
+}
+
+func (h *serverHandler) OnClose(c gnet.Conn, err error) gnet.Action {
+	sc, ok := c.Context().(*serverConn)
+	if !ok {
+		return gnet.None
+	}
+	s := h.s
+	sc.resetRead()
+	s.connsMu.Lock()
+	delete(s.conns, sc.ep.id)
+	s.connsMu.Unlock()
+	if sc.ep.markClosed() {
+		s.log.Debug("remoting: connection closed", "conn", &sc.ep, "err", err)
+		s.events.post(&sc.ep, false)
+	}
+	return gnet.None
+}
+
+func (h *serverHandler) OnTraffic(c gnet.Conn) gnet.Action {
+	sc, ok := c.Context().(*serverConn)
+	if !ok {
+		return gnet.Close
+	}
+	return sc.onTraffic()
+}
+
+func (h *serverHandler) OnTick() (time.Duration, gnet.Action) {
+	s := h.s
+	now := time.Now().UnixNano()
+	s.clock.Store(now)
+	if s.cfg.IdleTimeout > 0 {
+		s.idleSweep(now)
+	}
+	return s.tickInterval(), gnet.None
+}
+
+// gnetLogger sends gnet's own logs to slog.
+type gnetLogger struct{ l *slog.Logger }
+
+func (g gnetLogger) Debugf(format string, args ...any) {
+	g.l.Debug("gnet: " + fmt.Sprintf(format, args...))
+}
+func (g gnetLogger) Infof(format string, args ...any) {
+	g.l.Debug("gnet: " + fmt.Sprintf(format, args...))
+}
+func (g gnetLogger) Warnf(format string, args ...any) {
+	g.l.Warn("gnet: " + fmt.Sprintf(format, args...))
+}
+func (g gnetLogger) Errorf(format string, args ...any) {
+	g.l.Error("gnet: " + fmt.Sprintf(format, args...))
+}
+func (g gnetLogger) Fatalf(format string, args ...any) {
+	g.l.Error("gnet: " + strings.TrimSpace(fmt.Sprintf(format, args...)))
+}
