@@ -1,0 +1,149 @@
+package filter
+
+import (
+	"errors"
+	"fmt"
+
+	"rmqd/compat"
+)
+
+// Expression types (ExpressionType.java).
+const (
+	TypeTag   = "TAG"
+	TypeSQL92 = "SQL92"
+)
+
+// ErrUnsupportedType is returned by Compile for an expression type other than
+// TAG, "" or SQL92 (Java compares these case-sensitively).
+var ErrUnsupportedType = errors.New("unsupported filter expression type")
+
+// Expression is a compiled subscription. It is immutable and safe for concurrent
+// use; it implements store.MessageFilter.
+type Expression struct {
+	sql   bool
+	expr  string
+	all   bool
+	tags  []string
+	codes []int32
+	nodes []node
+	root  int32
+}
+
+// Compile builds a filter for a subscription. expressionType "" or "TAG" reads
+// expression as tags ("a || b", "*", "" = all); "SQL92" parses a selector. Errors
+// wrap ErrInvalidExpression or ErrUnsupportedType.
+func Compile(expressionType, expression string) (*Expression, error) {
+	switch expressionType {
+	case "", TypeTag:
+		if onlySeparators(expression) {
+			return nil, fmt.Errorf("%w: tag expression %q has no tags", ErrInvalidExpression, expression)
+		}
+		tags, codes, all := ParseTags(expression)
+		if all {
+			expression = SubAll
+		}
+		return &Expression{expr: expression, all: all, tags: tags, codes: codes}, nil
+	case TypeSQL92:
+		if expression == "" {
+			return nil, fmt.Errorf("%w: empty SQL92 expression", ErrInvalidExpression)
+		}
+		nodes, root, err := parseSQL92(expression)
+		if err != nil {
+			return nil, err
+		}
+		return &Expression{sql: true, expr: expression, nodes: nodes, root: root}, nil
+	}
+	return nil, fmt.Errorf("%w: %q", ErrUnsupportedType, expressionType)
+}
+
+// Type is TypeTag or TypeSQL92.
+func (e *Expression) Type() string {
+	if e.sql {
+		return TypeSQL92
+	}
+	return TypeTag
+}
+
+// String is the expression as compiled ("*" for an all-tags subscription).
+func (e *Expression) String() string { return e.expr }
+
+// All reports a tag subscription to every message.
+func (e *Expression) All() bool { return !e.sql && e.all }
+
+// Tags are the distinct tags of a tag subscription, in input order (nil for SQL92
+// and for "*"). The slice must not be modified.
+func (e *Expression) Tags() []string { return e.tags }
+
+// TagCodes are the distinct String.hashCode values of Tags. Must not be modified.
+func (e *Expression) TagCodes() []int32 { return e.codes }
+
+// MatchTagsCode is the consume-queue check (isMatchedByConsumeQueue): a tag
+// subscription matches "*" or a tags code in its code set, compared as Java's
+// tagsCode.intValue(); SQL92 always passes here (no bloom filter).
+func (e *Expression) MatchTagsCode(tagsCode int64) bool {
+	if e.sql || e.all {
+		return true
+	}
+	return containsCode(e.codes, int32(tagsCode))
+}
+
+// MatchRecord is the commitlog check (isMatchedByCommitLog) on a whole stored
+// record: a tag subscription passes without looking (the broker only filters tags
+// by hash, clients re-check the exact tag), SQL92 is evaluated on the record's
+// properties. A record too short to hold its properties does not match.
+func (e *Expression) MatchRecord(record []byte) bool {
+	if !e.sql {
+		return true
+	}
+	props, ok := recordProperties(record)
+	if !ok {
+		return false
+	}
+	return e.evalProps(props)
+}
+
+// MatchEncodedProperties is MatchRecord for an encoded properties string (name
+// 0x01 value 0x02 ...), as long polling gets it from the store's arrival notice.
+func (e *Expression) MatchEncodedProperties(props string) bool {
+	if !e.sql {
+		return true
+	}
+	return e.evalProps(props)
+}
+
+// MatchProperties evaluates the filter against properties read through get (nil
+// means no properties). A tag subscription checks the exact TAGS value against its
+// tag set, as the clients do after pulling; SQL92 is evaluated.
+func (e *Expression) MatchProperties(get func(name string) (string, bool)) bool {
+	if !e.sql {
+		if e.all {
+			return true
+		}
+		if get == nil {
+			return false
+		}
+		tag, ok := get("TAGS")
+		return ok && containsString(e.tags, tag)
+	}
+	if get == nil {
+		return e.evalProps("")
+	}
+	src := source{get: get}
+	v, ok := e.eval(e.root, &src)
+	return ok && v.kind == vBool && v.b
+}
+
+func (e *Expression) evalProps(props string) bool {
+	src := source{props: props}
+	v, ok := e.eval(e.root, &src)
+	return ok && v.kind == vBool && v.b
+}
+
+// TagsCode is the consume-queue tags code of a tag string: its Java
+// String.hashCode, 0 for no tag.
+func TagsCode(tags string) int64 {
+	if tags == "" {
+		return 0
+	}
+	return int64(compat.JavaStringHash(tags))
+}
