@@ -246,7 +246,7 @@ func exponentLen(s string) int {
 }
 
 // stringLiteralLen is the length of the longest prefix of s (which starts with a
-// quote) matching ' ( '' | [^'] )* ', or 0 if there is none. Every quote that is
+// quote) matching ' ( ” | [^'] )* ', or 0 if there is none. Every quote that is
 // the 1st, 3rd, 5th... of a run of quotes can close the literal; the longest match
 // closes at the last such quote before an odd run ends or the input runs out.
 func stringLiteralLen(s string) int {
@@ -270,7 +270,7 @@ func stringLiteralLen(s string) int {
 	return last
 }
 
-// decodeString strips the quotes of a STRING_LITERAL image and turns '' into '.
+// decodeString strips the quotes of a STRING_LITERAL image and turns ” into '.
 func decodeString(image string) string {
 	body := image[1 : len(image)-1]
 	out := make([]byte, 0, len(body))
