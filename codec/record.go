@@ -90,7 +90,6 @@ func EncodeRecord(dst []byte, m *Message) int {
 	}
 	b := dst[:size]
 	be := binary.BigEndian
-	be.PutUint32(b[0:], uint32(size))
 	be.PutUint32(b[4:], uint32(m.Magic))
 	be.PutUint32(b[8:], uint32(m.BodyCRC))
 	be.PutUint32(b[12:], uint32(m.QueueID))
@@ -122,6 +121,9 @@ func EncodeRecord(dst []byte, m *Message) int {
 	be.PutUint16(b[p:], uint16(len(m.Properties)))
 	p += 2
 	copy(b[p:], m.Properties)
+	// TOTALSIZE goes last: a writer killed mid-record into zeroed space leaves a
+	// record whose size field is still 0, which every reader rejects.
+	be.PutUint32(b[0:], uint32(size))
 	return size
 }
 

@@ -77,6 +77,8 @@ type GetResult struct {
 	Records         [][]byte
 	BufferTotalSize int
 	release         []func()
+	// files are the mapped commitlog files Records point into, each held once.
+	files []*mappedFile
 }
 
 // Release drops the references that keep Records valid. Safe to call twice.
@@ -84,6 +86,10 @@ func (r *GetResult) Release() {
 	for _, f := range r.release {
 		f()
 	}
+	for _, f := range r.files {
+		f.release()
+	}
+	r.files = nil
 	r.release = nil
 	r.Records = nil
 }

@@ -1,0 +1,79 @@
+package store
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// forciblyRatio is diskSpaceCleanForciblyRatio: above it files go regardless of age.
+const forciblyRatio = 0.85
+
+// runClean is CleanCommitLogService plus CleanConsumeQueueService.
+func (s *DefaultStore) runClean(ctx context.Context) {
+	interval := time.Duration(max(s.cfg.CleanResourceInterval, 10)) * time.Millisecond
+	first := time.NewTimer(min(time.Minute, interval))
+	defer first.Stop()
+	select {
+	case <-ctx.Done():
+		return
+	case <-first.C:
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		s.cleanOnce(ctx, false)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// isTimeToDelete says whether the local hour is one of deleteWhen ("04;05").
+func isTimeToDelete(deleteWhen string, now time.Time) bool {
+	for _, h := range strings.Split(deleteWhen, ";") {
+		if n, err := strconv.Atoi(strings.TrimSpace(h)); err == nil && n == now.Hour() {
+			return true
+		}
+	}
+	return false
+}
+
+// cleanOnce deletes expired commitlog files when it is time (or the disk is
+// filling up, or manual is set), then the consume-queue and index files below the
+// new minimum offset. It returns how many commitlog files went.
+func (s *DefaultStore) cleanOnce(ctx context.Context, manual bool) int {
+	ratio := diskRatio(s.cfg.commitLogDir())
+	spaceFull := ratio > float64(s.cfg.DiskMaxUsedSpaceRatio)/100
+	immediately := ratio > forciblyRatio
+	deleted := 0
+	if manual || spaceFull || isTimeToDelete(s.cfg.DeleteWhen, time.Now()) {
+		reserved := time.Duration(s.cfg.FileReservedTime) * time.Hour
+		deleted = s.commitLog.q.deleteExpiredByTime(reserved, immediately && s.cfg.CleanFileForciblyEnable, 10,
+			time.Duration(s.cfg.DeleteCommitLogFilesInterval)*time.Millisecond)
+		if deleted > 0 {
+			s.log.Info("commitlog files deleted", "count", deleted, "diskRatio", ratio)
+		}
+	}
+	s.cleanQueues(ctx)
+	return deleted
+}
+
+// cleanQueues removes consume-queue and index files wholly below the commitlog's min
+// offset and corrects each queue's min offset.
+func (s *DefaultStore) cleanQueues(ctx context.Context) {
+	minPhy := s.MinPhyOffset()
+	for _, cq := range s.allCQs() {
+		if ctx.Err() != nil {
+			return
+		}
+		if cq.deleteExpired(minPhy) > 0 && s.cfg.DeleteConsumeQueueFilesInterval > 0 {
+			time.Sleep(time.Duration(s.cfg.DeleteConsumeQueueFilesInterval) * time.Millisecond)
+		}
+		cq.correctMinOffset(minPhy)
+	}
+	s.index.deleteBelow(minPhy)
+}

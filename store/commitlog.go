@@ -1,0 +1,252 @@
+package store
+
+import (
+	"encoding/binary"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"rmqd/codec"
+)
+
+// endFileMinBlank is the room a blank end-of-file record needs (TOTALSIZE + MAGIC).
+const endFileMinBlank = 8
+
+// maxPropertiesLen is the int16 limit of the properties length field.
+const maxPropertiesLen = 32767
+
+// tqKey identifies a consume queue; a struct key lets the hot path look up the
+// topic-queue table without building "topic-queueId" strings.
+type tqKey struct {
+	topic string
+	qid   int32
+}
+
+// commitLog appends records under one lock, straight into the mapped tail file.
+type commitLog struct {
+	q          *mappedFileQueue
+	maxMsgSize int
+
+	mu sync.Mutex
+	// table is the next queue offset per topic-queue ("topic-queueId" in Java).
+	table map[tqKey]int64
+
+	// lastStoreTs is the store time of the last appended record (flush checkpoint).
+	lastStoreTs atomic.Int64
+	// batchScratch holds per-batch work (properties, sizes), guarded by mu.
+	batchProps []string
+	batchSizes []int
+	batchMsg   codec.Message
+	onAppend   func()
+}
+
+func newCommitLog(dir string, cfg *Config) *commitLog {
+	return &commitLog{
+		q:          newMappedFileQueue(dir, cfg.MappedFileSizeCommitLog),
+		maxMsgSize: cfg.MaxMessageSize,
+		table:      make(map[tqKey]int64),
+	}
+}
+
+func tranType(sysFlag int32) int32 { return sysFlag & codec.SysFlagTransMask }
+
+// assignsQueueOffset says whether a record takes a queue slot: PREPARED and
+// ROLLBACK records get offset 0 and no consume-queue unit.
+func assignsQueueOffset(sysFlag int32) bool {
+	t := tranType(sysFlag)
+	return t != codec.SysFlagTransPrepared && t != codec.SysFlagTransRollback
+}
+
+func (c *commitLog) checkMessage(m *codec.Message) (int, PutStatus) {
+	if len(m.Body) > c.maxMsgSize || len(m.Topic) > 32767 {
+		return 0, PutMessageIllegal
+	}
+	if len(m.Properties) > maxPropertiesLen {
+		return 0, PutPropertiesSizeExceeded
+	}
+	size := codec.RecordSize(m)
+	if size > c.maxMsgSize+64*1024 || size+endFileMinBlank > c.q.fileSize {
+		return 0, PutMessageIllegal
+	}
+	return size, PutOK
+}
+
+// fileFor returns the file that takes need more bytes, writing a blank record at the
+// end of the current one when they do not fit (no record spans two files).
+func (c *commitLog) fileFor(need int) (*mappedFile, PutStatus) {
+	f, err := c.q.lastForWrite(0)
+	if err != nil {
+		return nil, PutCreateMappedFileFailed
+	}
+	wrote := f.wrote.Load()
+	free := int64(f.size) - wrote
+	if int64(need+endFileMinBlank) <= free {
+		return f, PutOK
+	}
+	b := f.data[wrote:]
+	blank := codec.MagicBlank
+	binary.BigEndian.PutUint32(b[4:], uint32(blank))
+	binary.BigEndian.PutUint32(b[0:], uint32(free))
+	f.wrote.Store(int64(f.size))
+	f, err = c.q.lastForWrite(0)
+	if err != nil {
+		return nil, PutCreateMappedFileFailed
+	}
+	return f, PutOK
+}
+
+// put appends one record. m's store-assigned fields are overwritten.
+func (c *commitLog) put(m *codec.Message) PutResult {
+	size, st := c.checkMessage(m)
+	if st != PutOK {
+		return PutResult{Status: st}
+	}
+	c.mu.Lock()
+	f, st := c.fileFor(size)
+	if st != PutOK {
+		c.mu.Unlock()
+		return PutResult{Status: st}
+	}
+	now := time.Now().UnixMilli()
+	m.StoreTimestamp = now
+	key := tqKey{m.Topic, m.QueueID}
+	assign := assignsQueueOffset(m.SysFlag)
+	m.QueueOffset = 0
+	if assign {
+		m.QueueOffset = c.table[key]
+	}
+	wrote := f.wrote.Load()
+	m.CommitLogOffset = f.from + wrote
+	n := codec.EncodeRecord(f.data[wrote:], m)
+	f.wrote.Store(wrote + int64(n))
+	if assign {
+		c.bumpOffset(key, m.QueueOffset+1)
+	}
+	c.lastStoreTs.Store(now)
+	c.mu.Unlock()
+	if c.onAppend != nil {
+		c.onAppend()
+	}
+	return PutResult{Status: PutOK, WroteOffset: m.CommitLogOffset, WroteBytes: int32(n),
+		QueueOffset: m.QueueOffset, MsgNum: 1, StoreTimestamp: now}
+}
+
+// bumpOffset sets the next offset; a new key gets its own copy of the topic, which
+// may alias a request buffer.
+func (c *commitLog) bumpOffset(key tqKey, next int64) {
+	if _, ok := c.table[key]; !ok {
+		key.topic = strings.Clone(key.topic)
+	}
+	c.table[key] = next
+}
+
+// putBatch writes one record per message of a SEND_BATCH_MESSAGE body, with
+// consecutive queue offsets and one store time.
+func (c *commitLog) putBatch(tmpl *codec.Message, body []byte, fixProps func(string) string) PutResult {
+	if tranType(tmpl.SysFlag) != 0 {
+		return PutResult{Status: PutMessageIllegal}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := &c.batchMsg
+	*m = *tmpl
+	props := c.batchProps[:0]
+	sizes := c.batchSizes[:0]
+	defer func() {
+		clear(props)
+		c.batchProps, c.batchSizes = props[:0], sizes[:0]
+		c.batchMsg = codec.Message{}
+	}()
+	it := codec.NewBatchIterator(body)
+	var e codec.BatchEntry
+	total := 0
+	for it.Next(&e) {
+		p := e.Properties
+		if fixProps != nil {
+			p = fixProps(p)
+		}
+		m.Body, m.Properties = e.Body, p
+		size, st := c.checkMessage(m)
+		if st != PutOK {
+			return PutResult{Status: st}
+		}
+		props = append(props, p)
+		sizes = append(sizes, size)
+		total += size
+	}
+	if it.Err() != nil || len(props) == 0 {
+		return PutResult{Status: PutMessageIllegal}
+	}
+	if total+endFileMinBlank > c.q.fileSize {
+		return PutResult{Status: PutMessageIllegal}
+	}
+	f, st := c.fileFor(total)
+	if st != PutOK {
+		return PutResult{Status: st}
+	}
+	now := time.Now().UnixMilli()
+	key := tqKey{tmpl.Topic, tmpl.QueueID}
+	qoff := c.table[key]
+	res := PutResult{Status: PutOK, QueueOffset: qoff, MsgNum: int32(len(props)), StoreTimestamp: now,
+		RecordOffsets: make([]int64, 0, len(props))}
+	wrote := f.wrote.Load()
+	res.WroteOffset = f.from + wrote
+	it = codec.NewBatchIterator(body)
+	for i := 0; it.Next(&e); i++ {
+		m.Body, m.Properties, m.Flag = e.Body, props[i], e.Flag
+		m.StoreTimestamp = now
+		m.QueueOffset = qoff + int64(i)
+		m.CommitLogOffset = f.from + wrote
+		m.PreparedTransactionOffset = 0
+		n := codec.EncodeRecord(f.data[wrote:], m)
+		res.RecordOffsets = append(res.RecordOffsets, m.CommitLogOffset)
+		wrote += int64(n)
+	}
+	f.wrote.Store(wrote)
+	res.WroteBytes = int32(total)
+	c.bumpOffset(key, qoff+int64(len(props)))
+	c.lastStoreTs.Store(now)
+	if c.onAppend != nil {
+		c.onAppend()
+	}
+	return res
+}
+
+// readRecord returns the record bytes at offset with the file held, or nil.
+func (c *commitLog) readRecord(offset int64, size int) (*mappedFile, []byte) {
+	f := c.q.findHeld(offset)
+	if f == nil {
+		return nil, nil
+	}
+	pos := offset - f.from
+	wrote := f.wrote.Load()
+	if size <= 0 {
+		if pos+4 > wrote {
+			f.release()
+			return nil, nil
+		}
+		size = int(int32(binary.BigEndian.Uint32(f.data[pos:])))
+	}
+	if size <= 0 || pos+int64(size) > wrote {
+		f.release()
+		return nil, nil
+	}
+	return f, f.data[pos : pos+int64(size) : pos+int64(size)]
+}
+
+func (c *commitLog) setQueueOffsets(t map[tqKey]int64) {
+	c.mu.Lock()
+	c.table = t
+	c.mu.Unlock()
+}
+
+func (c *commitLog) removeTopic(topic string) {
+	c.mu.Lock()
+	for k := range c.table {
+		if k.topic == topic {
+			delete(c.table, k)
+		}
+	}
+	c.mu.Unlock()
+}

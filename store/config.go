@@ -1,0 +1,188 @@
+package store
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Flush disk types (FlushDiskType.java).
+const (
+	AsyncFlush = "ASYNC_FLUSH"
+	SyncFlush  = "SYNC_FLUSH"
+)
+
+// Config holds the MessageStoreConfig settings the store uses. The prop tag is the
+// Java field name, which is also the broker.conf key.
+type Config struct {
+	StorePathRootDir   string `prop:"storePathRootDir"`
+	StorePathCommitLog string `prop:"storePathCommitLog"` // empty: <root>/commitlog
+
+	MappedFileSizeCommitLog    int `prop:"mappedFileSizeCommitLog"`
+	MappedFileSizeConsumeQueue int `prop:"mappedFileSizeConsumeQueue"`
+
+	FlushDiskType                     string `prop:"flushDiskType"`
+	FlushIntervalCommitLog            int    `prop:"flushIntervalCommitLog"`
+	FlushCommitLogLeastPages          int    `prop:"flushCommitLogLeastPages"`
+	FlushCommitLogThoroughInterval    int    `prop:"flushCommitLogThoroughInterval"`
+	FlushIntervalConsumeQueue         int    `prop:"flushIntervalConsumeQueue"`
+	FlushConsumeQueueLeastPages       int    `prop:"flushConsumeQueueLeastPages"`
+	FlushConsumeQueueThoroughInterval int    `prop:"flushConsumeQueueThoroughInterval"`
+	SyncFlushTimeout                  int64  `prop:"syncFlushTimeout"`
+
+	FileReservedTime                 int    `prop:"fileReservedTime"`
+	DeleteWhen                       string `prop:"deleteWhen"`
+	DiskMaxUsedSpaceRatio            int    `prop:"diskMaxUsedSpaceRatio"`
+	CleanResourceInterval            int    `prop:"cleanResourceInterval"`
+	DeleteCommitLogFilesInterval     int    `prop:"deleteCommitLogFilesInterval"`
+	DeleteConsumeQueueFilesInterval  int    `prop:"deleteConsumeQueueFilesInterval"`
+	DestroyMapedFileIntervalForcibly int    `prop:"destroyMapedFileIntervalForcibly"`
+	CleanFileForciblyEnable          bool   `prop:"cleanFileForciblyEnable"`
+
+	MaxMessageSize    int  `prop:"maxMessageSize"`
+	CheckCRCOnRecover bool `prop:"checkCRCOnRecover"`
+
+	MessageIndexEnable bool `prop:"messageIndexEnable"`
+	MaxHashSlotNum     int  `prop:"maxHashSlotNum"`
+	MaxIndexNum        int  `prop:"maxIndexNum"`
+	MaxMsgsNumBatch    int  `prop:"maxMsgsNumBatch"`
+
+	MaxTransferBytesOnMessageInMemory int `prop:"maxTransferBytesOnMessageInMemory"`
+	MaxTransferCountOnMessageInMemory int `prop:"maxTransferCountOnMessageInMemory"`
+
+	// MessageDelayLevel gives the delay of each level of SCHEDULE_TOPIC_XXXX; the
+	// consume queue of that topic stores the deliver time as its tags code.
+	MessageDelayLevel string `prop:"messageDelayLevel"`
+	BrokerRole        string `prop:"brokerRole"`
+}
+
+// DefaultConfig returns the Java defaults, rooted at ~/store.
+func DefaultConfig() Config {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		home = "."
+	}
+	return Config{
+		StorePathRootDir:                  filepath.Join(home, "store"),
+		MappedFileSizeCommitLog:           1 << 30,
+		MappedFileSizeConsumeQueue:        300000 * cqUnitSize,
+		FlushDiskType:                     AsyncFlush,
+		FlushIntervalCommitLog:            500,
+		FlushCommitLogLeastPages:          4,
+		FlushCommitLogThoroughInterval:    10000,
+		FlushIntervalConsumeQueue:         1000,
+		FlushConsumeQueueLeastPages:       2,
+		FlushConsumeQueueThoroughInterval: 60000,
+		SyncFlushTimeout:                  5000,
+		FileReservedTime:                  72,
+		DeleteWhen:                        "04",
+		DiskMaxUsedSpaceRatio:             75,
+		CleanResourceInterval:             10000,
+		DeleteCommitLogFilesInterval:      100,
+		DeleteConsumeQueueFilesInterval:   100,
+		DestroyMapedFileIntervalForcibly:  120000,
+		CleanFileForciblyEnable:           true,
+		MaxMessageSize:                    4 << 20,
+		CheckCRCOnRecover:                 true,
+		MessageIndexEnable:                true,
+		MaxHashSlotNum:                    5000000,
+		MaxIndexNum:                       5000000 * 4,
+		MaxMsgsNumBatch:                   64,
+		MaxTransferBytesOnMessageInMemory: 256 * 1024,
+		MaxTransferCountOnMessageInMemory: 32,
+		MessageDelayLevel:                 "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h",
+		BrokerRole:                        "ASYNC_MASTER",
+	}
+}
+
+// ApplyProperties sets fields from broker.conf keys. Unknown keys are ignored (they
+// belong to other config classes); a value that does not parse is an error naming
+// the key.
+func (c *Config) ApplyProperties(props map[string]string) error {
+	v := reflect.ValueOf(c).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		key := t.Field(i).Tag.Get("prop")
+		raw, ok := props[key]
+		if !ok || key == "" {
+			continue
+		}
+		raw = strings.TrimSpace(raw)
+		f := v.Field(i)
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString(raw)
+		case reflect.Int, reflect.Int64:
+			n, err := strconv.ParseInt(raw, 10, 64)
+			if err != nil {
+				return fmt.Errorf("store config %s=%q: %w", key, raw, err)
+			}
+			f.SetInt(n)
+		case reflect.Bool:
+			b, err := strconv.ParseBool(raw)
+			if err != nil {
+				return fmt.Errorf("store config %s=%q: %w", key, raw, err)
+			}
+			f.SetBool(b)
+		}
+	}
+	return c.validate()
+}
+
+func (c *Config) validate() error {
+	switch c.FlushDiskType {
+	case AsyncFlush, SyncFlush:
+	default:
+		return fmt.Errorf("store config flushDiskType=%q: want ASYNC_FLUSH or SYNC_FLUSH", c.FlushDiskType)
+	}
+	if c.MappedFileSizeCommitLog < 4096 {
+		return fmt.Errorf("store config mappedFileSizeCommitLog=%d: too small", c.MappedFileSizeCommitLog)
+	}
+	if c.MappedFileSizeConsumeQueue < cqUnitSize {
+		return fmt.Errorf("store config mappedFileSizeConsumeQueue=%d: too small", c.MappedFileSizeConsumeQueue)
+	}
+	if c.MaxHashSlotNum <= 0 || c.MaxIndexNum <= 1 {
+		return fmt.Errorf("store config maxHashSlotNum/maxIndexNum must be positive")
+	}
+	if _, err := parseDelayLevels(c.MessageDelayLevel); err != nil {
+		return fmt.Errorf("store config messageDelayLevel=%q: %w", c.MessageDelayLevel, err)
+	}
+	return nil
+}
+
+// cqFileSize rounds the consume queue file size up to whole units, as Java does.
+func (c *Config) cqFileSize() int {
+	n := c.MappedFileSizeConsumeQueue
+	return (n + cqUnitSize - 1) / cqUnitSize * cqUnitSize
+}
+
+func (c *Config) commitLogDir() string {
+	if c.StorePathCommitLog != "" {
+		return c.StorePathCommitLog
+	}
+	return filepath.Join(c.StorePathRootDir, "commitlog")
+}
+
+// parseDelayLevels parses "1s 5s 1m 2h 1d" into durations in ms, level = index+1.
+func parseDelayLevels(s string) ([]int64, error) {
+	var out []int64
+	for _, tok := range strings.Split(s, " ") {
+		if tok == "" {
+			continue
+		}
+		unit := map[byte]time.Duration{'s': time.Second, 'm': time.Minute, 'h': time.Hour, 'd': 24 * time.Hour}[tok[len(tok)-1]]
+		if unit == 0 {
+			return nil, fmt.Errorf("delay level %q: unknown unit", tok)
+		}
+		n, err := strconv.ParseInt(tok[:len(tok)-1], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("delay level %q: %w", tok, err)
+		}
+		out = append(out, n*int64(unit/time.Millisecond))
+	}
+	return out, nil
+}

@@ -1,0 +1,119 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"rmqd/codec"
+	"rmqd/compat"
+)
+
+const scheduleTopic = "SCHEDULE_TOPIC_XXXX"
+
+// runReput is ReputMessageService: it turns new commitlog records into consume
+// queue units and index entries, then tells the arriving listener.
+func (s *DefaultStore) runReput(ctx context.Context) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.reputWake:
+		case <-t.C:
+		}
+		s.doReput()
+	}
+}
+
+// doReput dispatches everything between reputFrom and the commitlog's end.
+func (s *DefaultStore) doReput() {
+	s.dispatchMu.Lock()
+	defer s.dispatchMu.Unlock()
+	var m codec.Message
+	q := s.commitLog.q
+	for {
+		from := s.reputFrom.Load()
+		if from >= q.maxOffset() {
+			return
+		}
+		f := q.findHeld(from)
+		if f == nil {
+			if min := q.minOffset(); min > from {
+				s.reputFrom.Store(min) // retention went past us
+				continue
+			}
+			return
+		}
+		pos := from - f.from
+		wrote := f.wrote.Load()
+		stop := false
+		for pos < wrote {
+			if codec.RecordMagic(f.data[pos:wrote]) == codec.MagicBlank {
+				pos = int64(f.size)
+				break
+			}
+			n, err := codec.DecodeRecord(f.data[pos:wrote], &m)
+			if err != nil {
+				if !errors.Is(err, codec.ErrRecordTruncated) {
+					s.log.Error("dispatch: bad record", "offset", f.from+pos, "err", err)
+				}
+				stop = true
+				break
+			}
+			s.dispatch(&m, n)
+			pos += int64(n)
+			s.reputFrom.Store(f.from + pos)
+		}
+		if !stop && pos >= int64(f.size) {
+			s.reputFrom.Store(f.from + int64(f.size))
+		}
+		f.release()
+		if stop || pos < int64(f.size) {
+			return
+		}
+	}
+}
+
+// dispatch builds the consume-queue unit and index entries of one record. m
+// aliases the mapping; nothing here keeps it.
+func (s *DefaultStore) dispatch(m *codec.Message, size int) {
+	if assignsQueueOffset(m.SysFlag) {
+		tags := s.tagsCode(m)
+		cq := s.findOrCreateCQ(m.Topic, m.QueueID)
+		if err := cq.put(m.CommitLogOffset, int32(size), tags, m.QueueOffset); err != nil {
+			s.log.Error("dispatch: consume queue write failed", "topic", m.Topic, "queue", m.QueueID, "err", err)
+		} else {
+			s.checkpoint.logicsMsgTimestamp.Store(m.StoreTimestamp)
+		}
+		if l := s.listener.Load(); l != nil {
+			(*l)(m.Topic, m.QueueID, m.QueueOffset+1, tags, m.StoreTimestamp, m.Properties)
+		}
+	}
+	if s.cfg.MessageIndexEnable {
+		s.index.build(m)
+	}
+}
+
+// tagsCode is the consume-queue tags field: the TAGS hash, or for the schedule
+// topic the time the delayed message is due.
+func (s *DefaultStore) tagsCode(m *codec.Message) int64 {
+	if m.Topic == scheduleTopic {
+		if d, ok := codec.PropertyValue(m.Properties, codec.PropDelay); ok {
+			level, err := strconv.Atoi(d)
+			if err == nil {
+				level = min(level, len(s.delayLevels))
+				if level > 0 {
+					return m.StoreTimestamp + s.delayLevels[level-1]
+				}
+			}
+		}
+	}
+	tags, ok := codec.PropertyValue(m.Properties, codec.PropTags)
+	if !ok || tags == "" {
+		return 0
+	}
+	return int64(compat.JavaStringHash(tags))
+}

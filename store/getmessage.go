@@ -1,0 +1,276 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"rmqd/codec"
+)
+
+// GetMessage reads a queue as DefaultMessageStore.getMessage does. Records alias
+// the mapped commitlog; the caller must Release the result.
+func (s *DefaultStore) GetMessage(group, topic string, queueID int32, offset int64, maxMsgNums int32, maxTotalBytes int32, filter MessageFilter) *GetResult {
+	r := &GetResult{Status: GetNoMessageInQueue, NextBeginOffset: offset}
+	if s.closed.Load() {
+		r.Status = GetNoMatchedLogicQueue
+		return r
+	}
+	cq := s.findCQ(topic, queueID)
+	if cq == nil {
+		r.Status = GetNoMatchedLogicQueue
+		r.NextBeginOffset = 0
+		return r
+	}
+	minOff, maxOff := cq.minOffset(), cq.maxOffset()
+	r.MinOffset, r.MaxOffset = minOff, maxOff
+	switch {
+	case maxOff == 0:
+		r.Status, r.NextBeginOffset = GetNoMessageInQueue, 0
+		return r
+	case offset < minOff:
+		r.Status, r.NextBeginOffset = GetOffsetTooSmall, minOff
+		return r
+	case offset == maxOff:
+		r.Status, r.NextBeginOffset = GetOffsetOverflowOne, offset
+		return r
+	case offset > maxOff:
+		r.Status, r.NextBeginOffset = GetOffsetOverflowBadly, maxOff
+		return r
+	}
+	cqFile, units := cq.unitsHeld(offset)
+	if cqFile == nil {
+		r.Status = GetOffsetFoundNull
+		r.NextBeginOffset = rollNext(offset*cqUnitSize, int64(cq.q.fileSize)) / cqUnitSize
+		return r
+	}
+	defer cqFile.release()
+	if maxMsgNums <= 0 {
+		maxMsgNums = 1
+	}
+	if maxTotalBytes <= 0 {
+		maxTotalBytes = int32(s.cfg.MaxTransferBytesOnMessageInMemory)
+	}
+	r.Status = GetNoMatchedMessage
+	r.Records = make([][]byte, 0, min(int(maxMsgNums), 64))
+	maxFilter := max(16000, int(maxMsgNums)*cqUnitSize)
+	nextPhyFileStart := int64(math.MinInt64)
+	var cur *mappedFile // commitlog file held for the records taken from it
+	i := 0
+	for ; i+cqUnitSize <= len(units) && i < maxFilter; i += cqUnitSize {
+		phy, size, tags := readUnit(units[i:])
+		if nextPhyFileStart != math.MinInt64 && phy < nextPhyFileStart {
+			continue
+		}
+		if r.BufferTotalSize > 0 && (len(r.Records) >= int(maxMsgNums) || r.BufferTotalSize+int(size) > int(maxTotalBytes)) {
+			break
+		}
+		if filter != nil && !filter.MatchTagsCode(tags) {
+			continue
+		}
+		var rec []byte
+		if cur != nil && phy >= cur.from && phy+int64(size) <= cur.from+cur.wrote.Load() {
+			rec = cur.data[phy-cur.from : phy-cur.from+int64(size) : phy-cur.from+int64(size)]
+		} else {
+			f, b := s.commitLog.readRecord(phy, int(size))
+			if f == nil {
+				if r.BufferTotalSize == 0 {
+					r.Status = GetMessageWasRemoving
+				}
+				nextPhyFileStart = rollNext(phy, int64(s.cfg.MappedFileSizeCommitLog))
+				continue
+			}
+			if f == cur {
+				f.release()
+			} else {
+				r.files = append(r.files, f)
+				cur = f
+			}
+			rec = b
+		}
+		if filter != nil && !filter.MatchRecord(rec) {
+			if r.BufferTotalSize == 0 {
+				r.Status = GetNoMatchedMessage
+			}
+			continue
+		}
+		r.Records = append(r.Records, rec)
+		r.BufferTotalSize += len(rec)
+		r.Status = GetFound
+		nextPhyFileStart = math.MinInt64
+	}
+	r.NextBeginOffset = offset + int64(i/cqUnitSize)
+	return r
+}
+
+func rollNext(offset, fileSize int64) int64 { return offset + fileSize - offset%fileSize }
+
+// MaxOffsetInQueue is the next queue offset to be written, 0 for an unknown queue.
+func (s *DefaultStore) MaxOffsetInQueue(topic string, queueID int32) int64 {
+	if cq := s.findCQ(topic, queueID); cq != nil {
+		return cq.maxOffset()
+	}
+	return 0
+}
+
+// MinOffsetInQueue is the first live queue offset, 0 for an unknown queue.
+func (s *DefaultStore) MinOffsetInQueue(topic string, queueID int32) int64 {
+	if cq := s.findCQ(topic, queueID); cq != nil {
+		return cq.minOffset()
+	}
+	return 0
+}
+
+// storeTimeAt reads the STORETIMESTAMP of the record at phy, -1 if it is gone.
+func (s *DefaultStore) storeTimeAt(phy int64, size int32) int64 {
+	f, b := s.commitLog.readRecord(phy, int(size))
+	if f == nil {
+		return -1
+	}
+	defer f.release()
+	if len(b) < 64 {
+		return -1
+	}
+	pos := 48 + 8
+	if int32(binary.BigEndian.Uint32(b[36:]))&codec.SysFlagBornHostV6 != 0 {
+		pos = 48 + 20
+	}
+	if len(b) < pos+8 {
+		return -1
+	}
+	return int64(binary.BigEndian.Uint64(b[pos:]))
+}
+
+// OffsetInQueueByTime finds the queue offset whose store time is nearest to
+// timestamp (exact match first), as the 4.9 ConsumeQueue.getOffsetInQueueByTime.
+func (s *DefaultStore) OffsetInQueueByTime(topic string, queueID int32, timestamp int64) int64 {
+	cq := s.findCQ(topic, queueID)
+	if cq == nil {
+		return 0
+	}
+	lo, hi := cq.minOffset(), cq.maxOffset()-1
+	minPhy := s.MinPhyOffset()
+	left, right := int64(-1), int64(-1)
+	leftVal, rightVal := int64(-1), int64(-1)
+	for lo <= hi {
+		mid := (lo + hi) / 2
+		phy, size, _, ok := cq.unitAt(mid)
+		if !ok {
+			return 0
+		}
+		if phy < minPhy || size == math.MaxInt32 {
+			lo, left = mid+1, mid
+			continue
+		}
+		t := s.storeTimeAt(phy, size)
+		switch {
+		case t < 0:
+			return 0
+		case t == timestamp:
+			return mid
+		case t > timestamp:
+			hi, right, rightVal = mid-1, mid, t
+		default:
+			lo, left, leftVal = mid+1, mid, t
+		}
+	}
+	switch {
+	case leftVal == -1 && right >= 0:
+		return right
+	case rightVal == -1 && left >= 0:
+		return left
+	case left < 0:
+		return 0
+	case timestamp-leftVal > rightVal-timestamp:
+		return right
+	default:
+		return left
+	}
+}
+
+// MessageStoreTimestamp is the store time of one queue entry, -1 if it is gone.
+func (s *DefaultStore) MessageStoreTimestamp(topic string, queueID int32, queueOffset int64) int64 {
+	cq := s.findCQ(topic, queueID)
+	if cq == nil {
+		return -1
+	}
+	phy, size, _, ok := cq.unitAt(queueOffset)
+	if !ok {
+		return -1
+	}
+	return s.storeTimeAt(phy, size)
+}
+
+// EarliestMessageTime is the store time of the queue's first live entry, -1 if none.
+func (s *DefaultStore) EarliestMessageTime(topic string, queueID int32) int64 {
+	cq := s.findCQ(topic, queueID)
+	if cq == nil {
+		return -1
+	}
+	return s.MessageStoreTimestamp(topic, queueID, cq.minOffset())
+}
+
+// ErrNoRecord means no valid record lies at the requested commitlog offset.
+var ErrNoRecord = errors.New("store: no record at offset")
+
+// ReadRecordByOffset copies the record at a commitlog offset.
+func (s *DefaultStore) ReadRecordByOffset(commitLogOffset int64) ([]byte, error) {
+	f, b := s.commitLog.readRecord(commitLogOffset, 0)
+	if f == nil {
+		return nil, fmt.Errorf("%w %d", ErrNoRecord, commitLogOffset)
+	}
+	defer f.release()
+	return append([]byte(nil), b...), nil
+}
+
+// LookMessageByOffset decodes the record at a commitlog offset into an owned copy.
+func (s *DefaultStore) LookMessageByOffset(commitLogOffset int64) (*codec.Message, error) {
+	f, b := s.commitLog.readRecord(commitLogOffset, 0)
+	if f == nil {
+		return nil, fmt.Errorf("%w %d", ErrNoRecord, commitLogOffset)
+	}
+	defer f.release()
+	var m codec.Message
+	if _, err := codec.DecodeRecord(b, &m); err != nil {
+		return nil, fmt.Errorf("record at %d: %w", commitLogOffset, err)
+	}
+	return codec.CloneMessage(&m), nil
+}
+
+// QueryMessage finds records of topic whose UNIQ_KEY or a KEYS token equals key,
+// stored within [begin, end] ms. Records are copies.
+func (s *DefaultStore) QueryMessage(topic, key string, maxNum int32, begin, end int64) (records [][]byte, lastUpdateTimestamp, lastUpdatePhyOffset int64) {
+	n := int(maxNum)
+	if n <= 0 || n > s.cfg.MaxMsgsNumBatch {
+		n = s.cfg.MaxMsgsNumBatch
+	}
+	offs, lastTs, lastPhy := s.index.query(topic, key, n, begin, end)
+	var m codec.Message
+	for _, off := range offs {
+		f, b := s.commitLog.readRecord(off, 0)
+		if f == nil {
+			continue
+		}
+		if _, err := codec.DecodeRecord(b, &m); err == nil && m.Topic == topic && hasKey(&m, key) {
+			records = append(records, append([]byte(nil), b...))
+		}
+		f.release()
+	}
+	return records, lastTs, lastPhy
+}
+
+// hasKey compares the real keys: index hashes collide.
+func hasKey(m *codec.Message, key string) bool {
+	if u, ok := codec.PropertyValue(m.Properties, codec.PropUniqKey); ok && u == key {
+		return true
+	}
+	keys, _ := codec.PropertyValue(m.Properties, codec.PropKeys)
+	for _, k := range strings.Split(keys, " ") {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,382 @@
+package store
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"rmqd/codec"
+	"rmqd/compat"
+)
+
+const indexHeaderSize = 40
+
+// indexFile is one IndexFile: a 40-byte header, a hash slot table and chained
+// 20-byte entries, all big-endian in one mapping. The header is written through.
+type indexFile struct {
+	mf       *mappedFile
+	slotNum  int
+	indexNum int
+}
+
+func (x *indexFile) i64(off int) int64 { return int64(binary.BigEndian.Uint64(x.mf.data[off:])) }
+func (x *indexFile) i32(off int) int32 { return int32(binary.BigEndian.Uint32(x.mf.data[off:])) }
+func (x *indexFile) put64(off int, v int64) {
+	binary.BigEndian.PutUint64(x.mf.data[off:], uint64(v))
+}
+func (x *indexFile) put32(off int, v int32) {
+	binary.BigEndian.PutUint32(x.mf.data[off:], uint32(v))
+}
+
+func (x *indexFile) beginTimestamp() int64 { return x.i64(0) }
+func (x *indexFile) endTimestamp() int64   { return x.i64(8) }
+func (x *indexFile) beginPhyOffset() int64 { return x.i64(16) }
+func (x *indexFile) endPhyOffset() int64   { return x.i64(24) }
+
+// indexCount is the next entry number; a stored value <= 0 means 1.
+func (x *indexFile) indexCount() int32 { return max(x.i32(36), 1) }
+
+func (x *indexFile) isFull() bool { return int(x.indexCount()) >= x.indexNum }
+
+// keyHash is abs(String.hashCode()) of "topic#key", with MIN_VALUE mapped to 0.
+func keyHash(topic, key string) int32 {
+	h := javaHashConcat(javaHashConcat(compat.JavaStringHash(topic), "#"), key)
+	if h < 0 {
+		h = -h
+	}
+	if h < 0 {
+		return 0
+	}
+	return h
+}
+
+// javaHashConcat extends the Java hash h of a string by s, without building the
+// concatenation: h*31^len16(s) + hash(s).
+func javaHashConcat(h int32, s string) int32 {
+	n := 0
+	for _, r := range s {
+		n++
+		if r >= 0x10000 {
+			n++
+		}
+	}
+	p := int32(1)
+	for i := 0; i < n; i++ {
+		p *= 31
+	}
+	return h*p + compat.JavaStringHash(s)
+}
+
+func (x *indexFile) putKey(hash int32, phy, storeTs int64) bool {
+	count := x.indexCount()
+	if int(count) >= x.indexNum {
+		return false
+	}
+	slotPos := indexHeaderSize + int(hash%int32(x.slotNum))*4
+	slotValue := x.i32(slotPos)
+	if slotValue <= 0 || slotValue > count {
+		slotValue = 0
+	}
+	begin := x.beginTimestamp()
+	diff := (storeTs - begin) / 1000
+	switch {
+	case begin <= 0:
+		diff = 0
+	case diff > 0x7FFFFFFF:
+		diff = 0x7FFFFFFF
+	case diff < 0:
+		diff = 0
+	}
+	pos := indexHeaderSize + x.slotNum*4 + int(count)*20
+	x.put32(pos, hash)
+	x.put64(pos+4, phy)
+	x.put32(pos+12, int32(diff))
+	x.put32(pos+16, slotValue)
+	x.put32(slotPos, count)
+	if count <= 1 {
+		x.put64(16, phy)
+		x.put64(0, storeTs)
+	}
+	if slotValue == 0 {
+		x.put32(32, x.i32(32)+1)
+	}
+	x.put32(36, count+1)
+	x.put64(24, phy)
+	x.put64(8, storeTs)
+	return true
+}
+
+func (x *indexFile) timeMatched(begin, end int64) bool {
+	b, e := x.beginTimestamp(), x.endTimestamp()
+	return (begin < b && end > e) || (begin >= b && begin <= e) || (end >= b && end <= e)
+}
+
+// selectPhyOffsets walks the slot's chain (IndexFile.selectPhyOffset).
+func (x *indexFile) selectPhyOffsets(out []int64, hash int32, maxNum int, begin, end int64) []int64 {
+	count := x.indexCount()
+	slotValue := x.i32(indexHeaderSize + int(hash%int32(x.slotNum))*4)
+	if slotValue <= 0 || slotValue > count || count <= 1 {
+		return out
+	}
+	fileBegin := x.beginTimestamp()
+	for next := slotValue; len(out) < maxNum; {
+		pos := indexHeaderSize + x.slotNum*4 + int(next)*20
+		h := x.i32(pos)
+		phy := x.i64(pos + 4)
+		diff := int64(x.i32(pos + 12))
+		prev := x.i32(pos + 16)
+		if diff < 0 {
+			break
+		}
+		t := fileBegin + diff*1000
+		if h == hash && t >= begin && t <= end {
+			out = append(out, phy)
+		}
+		if prev <= 0 || prev > count || prev == next || t < begin {
+			break
+		}
+		next = prev
+	}
+	return out
+}
+
+// indexService keeps the index files (IndexService).
+type indexService struct {
+	s        *DefaultStore
+	dir      string
+	slotNum  int
+	indexNum int
+	size     int
+
+	mu    sync.RWMutex
+	files []*indexFile
+}
+
+func newIndexService(s *DefaultStore) *indexService {
+	return &indexService{
+		s:        s,
+		dir:      filepath.Join(s.cfg.StorePathRootDir, "index"),
+		slotNum:  s.cfg.MaxHashSlotNum,
+		indexNum: s.cfg.MaxIndexNum,
+		size:     indexHeaderSize + s.cfg.MaxHashSlotNum*4 + s.cfg.MaxIndexNum*20,
+	}
+}
+
+func (ix *indexService) open(path string, create bool) (*indexFile, error) {
+	mf, err := newMappedFile(path, 0, ix.size, create)
+	if err != nil {
+		return nil, err
+	}
+	return &indexFile{mf: mf, slotNum: ix.slotNum, indexNum: ix.indexNum}, nil
+}
+
+// load maps the index files in name order. After a crash, files newer than the
+// checkpoint's index time are deleted; recovery rebuilds them.
+func (ix *indexService) load(lastExitOK bool) error {
+	entries, err := os.ReadDir(ix.dir)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil
+		}
+		return fmt.Errorf("read index dir: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.Type().IsRegular() {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		x, err := ix.open(filepath.Join(ix.dir, name), false)
+		if err != nil {
+			return fmt.Errorf("load index: %w", err)
+		}
+		if !lastExitOK && x.endTimestamp() > ix.s.checkpoint.indexMsgTimestamp.Load() {
+			_ = x.mf.destroy()
+			continue
+		}
+		ix.files = append(ix.files, x)
+	}
+	return nil
+}
+
+// truncateAbove drops index files that reach past the end of the commitlog, so the
+// endPhyOffset guard does not skip the records written there next.
+func (ix *indexService) truncateAbove(phy int64) error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	for len(ix.files) > 0 {
+		last := ix.files[len(ix.files)-1]
+		if last.endPhyOffset() < phy {
+			break
+		}
+		ix.files = ix.files[:len(ix.files)-1]
+		if err := last.mf.destroy(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writable returns the last file, rolling to a new one when it is full.
+func (ix *indexService) writable() (*indexFile, error) {
+	ix.mu.RLock()
+	var last *indexFile
+	if n := len(ix.files); n > 0 {
+		last = ix.files[n-1]
+	}
+	ix.mu.RUnlock()
+	if last != nil && !last.isFull() {
+		return last, nil
+	}
+	if err := os.MkdirAll(ix.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create index dir: %w", err)
+	}
+	now := time.Now()
+	var path string
+	for {
+		path = filepath.Join(ix.dir, strings.Replace(now.Format("20060102150405.000"), ".", "", 1))
+		if _, err := os.Stat(path); os.IsNotExist(err) {
+			break
+		}
+		now = now.Add(time.Millisecond)
+	}
+	x, err := ix.open(path, true)
+	if err != nil {
+		return nil, err
+	}
+	if last != nil {
+		if t := last.endTimestamp(); t > 0 {
+			x.put64(0, t)
+			x.put64(8, t)
+		}
+		if p := last.endPhyOffset(); p > 0 {
+			x.put64(16, p)
+			x.put64(24, p)
+		}
+		_ = unix.Msync(last.mf.data, unix.MS_SYNC)
+		ix.s.checkpoint.indexMsgTimestamp.Store(last.endTimestamp())
+		_ = ix.s.checkpoint.flush()
+	}
+	ix.mu.Lock()
+	ix.files = append(ix.files, x)
+	ix.mu.Unlock()
+	return x, nil
+}
+
+// build indexes UNIQ_KEY and each KEYS token of a dispatched record.
+func (ix *indexService) build(m *codec.Message) {
+	if tranType(m.SysFlag) == codec.SysFlagTransRollback {
+		return
+	}
+	x, err := ix.writable()
+	if err != nil {
+		ix.s.log.Error("index file", "err", err)
+		return
+	}
+	if m.CommitLogOffset < x.endPhyOffset() {
+		return // indexed before the restart
+	}
+	if u, ok := codec.PropertyValue(m.Properties, codec.PropUniqKey); ok && u != "" {
+		ix.put(x, m, u)
+	}
+	if keys, ok := codec.PropertyValue(m.Properties, codec.PropKeys); ok {
+		for keys != "" {
+			k := keys
+			if i := strings.IndexByte(keys, ' '); i >= 0 {
+				k, keys = keys[:i], keys[i+1:]
+			} else {
+				keys = ""
+			}
+			if k != "" {
+				ix.put(x, m, k)
+			}
+		}
+	}
+}
+
+func (ix *indexService) put(x *indexFile, m *codec.Message, key string) {
+	h := keyHash(m.Topic, key)
+	for i := 0; i < 3; i++ {
+		if x.putKey(h, m.CommitLogOffset, m.StoreTimestamp) {
+			return
+		}
+		var err error
+		if x, err = ix.writable(); err != nil {
+			ix.s.log.Error("index file", "err", err)
+			return
+		}
+	}
+}
+
+// query returns commitlog offsets whose key hash matches, newest files first.
+func (ix *indexService) query(topic, key string, maxNum int, begin, end int64) (offs []int64, lastTs, lastPhy int64) {
+	ix.mu.RLock()
+	files := make([]*indexFile, 0, len(ix.files))
+	for _, f := range ix.files {
+		if f.mf.hold() {
+			files = append(files, f)
+		}
+	}
+	ix.mu.RUnlock()
+	defer func() {
+		for _, f := range files {
+			f.mf.release()
+		}
+	}()
+	h := keyHash(topic, key)
+	for i := len(files) - 1; i >= 0; i-- {
+		f := files[i]
+		if i == len(files)-1 {
+			lastTs, lastPhy = f.endTimestamp(), f.endPhyOffset()
+		}
+		if f.timeMatched(begin, end) {
+			offs = f.selectPhyOffsets(offs, h, maxNum, begin, end)
+		}
+		if f.beginTimestamp() < begin || len(offs) >= maxNum {
+			break
+		}
+	}
+	return offs, lastTs, lastPhy
+}
+
+// deleteBelow removes files (not the last) whose entries all point below minPhy.
+func (ix *indexService) deleteBelow(minPhy int64) {
+	ix.mu.Lock()
+	var drop []*indexFile
+	for len(ix.files) > 1 && ix.files[0].endPhyOffset() < minPhy {
+		drop = append(drop, ix.files[0])
+		ix.files = ix.files[1:]
+	}
+	ix.mu.Unlock()
+	for _, f := range drop {
+		_ = f.mf.destroy()
+	}
+}
+
+func (ix *indexService) flush() {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	for _, f := range ix.files {
+		_ = unix.Msync(f.mf.data, unix.MS_SYNC)
+	}
+}
+
+func (ix *indexService) close() {
+	ix.mu.Lock()
+	files := ix.files
+	ix.files = nil
+	ix.mu.Unlock()
+	for _, f := range files {
+		_ = unix.Msync(f.mf.data, unix.MS_SYNC)
+		f.mf.close()
+	}
+}

@@ -1,0 +1,196 @@
+package store
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+const osPageSize = 4096
+
+// mappedFile is one fixed-size segment of a queue, mapped shared read-write. Bytes
+// below wrote are immutable records; readers hold a reference while they look at
+// them so the mapping outlives every reader (a deleted file is unmapped by the last
+// release).
+type mappedFile struct {
+	path string
+	from int64 // offset of byte 0 in the queue's logical stream
+	size int
+	f    *os.File
+	data []byte
+
+	wrote   atomic.Int64 // bytes written (readers see only what is below)
+	flushed atomic.Int64 // bytes known to be on disk
+
+	refs      atomic.Int64 // 1 for the queue itself plus one per reader
+	destroyed atomic.Bool
+	// firstCreate marks a consume-queue file created empty as the queue's first file.
+	firstCreate bool
+}
+
+func fileName(offset int64) string {
+	return fmt.Sprintf("%020d", offset)
+}
+
+// newMappedFile opens or creates path at exactly size bytes and maps it.
+func newMappedFile(path string, from int64, size int, create bool) (*mappedFile, error) {
+	flag := os.O_RDWR
+	if create {
+		flag |= os.O_CREATE
+	}
+	f, err := os.OpenFile(path, flag, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open mapped file: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("stat %s: %w", path, err)
+	}
+	if st.Size() != int64(size) {
+		if !create || st.Size() != 0 {
+			f.Close()
+			return nil, fmt.Errorf("mapped file %s is %d bytes, want %d", path, st.Size(), size)
+		}
+		// Sparse, like FileChannel.map extending the file: new bytes read as zero.
+		if err := f.Truncate(int64(size)); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("size %s: %w", path, err)
+		}
+	}
+	data, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("mmap %s: %w", path, err)
+	}
+	mf := &mappedFile{path: path, from: from, size: size, f: f, data: data}
+	mf.refs.Store(1)
+	return mf, nil
+}
+
+func parseFileName(name string) (int64, bool) {
+	if len(name) != 20 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(name, 10, 64)
+	return n, err == nil
+}
+
+func (m *mappedFile) isFull() bool { return m.wrote.Load() >= int64(m.size) }
+
+// hold takes a reader reference; false once the file is being destroyed.
+func (m *mappedFile) hold() bool {
+	for {
+		r := m.refs.Load()
+		if r <= 0 || m.destroyed.Load() {
+			return false
+		}
+		if m.refs.CompareAndSwap(r, r+1) {
+			return true
+		}
+	}
+}
+
+// release drops a reference; the last one unmaps and closes the file.
+func (m *mappedFile) release() {
+	if m.refs.Add(-1) == 0 {
+		_ = unix.Munmap(m.data)
+		m.data = nil
+		_ = m.f.Close()
+	}
+}
+
+// destroy removes the file from disk and drops the queue's reference; the mapping
+// stays until the last reader lets go.
+func (m *mappedFile) destroy() error {
+	if !m.destroyed.CompareAndSwap(false, true) {
+		return nil
+	}
+	err := os.Remove(m.path)
+	m.release()
+	if err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("delete %s: %w", m.path, err)
+	}
+	return nil
+}
+
+// close unmaps without deleting (shutdown).
+func (m *mappedFile) close() {
+	if m.destroyed.CompareAndSwap(false, true) {
+		m.release()
+	}
+}
+
+// flush msyncs the dirty pages [flushed, wrote) when at least leastPages pages are
+// dirty (any dirty byte when leastPages is 0). It returns the new flushed position.
+func (m *mappedFile) flush(leastPages int) (int64, error) {
+	wrote := m.wrote.Load()
+	flushed := m.flushed.Load()
+	if wrote <= flushed {
+		return flushed, nil
+	}
+	if leastPages > 0 && wrote/osPageSize-flushed/osPageSize < int64(leastPages) && wrote < int64(m.size) {
+		return flushed, nil
+	}
+	if !m.hold() {
+		return flushed, nil
+	}
+	defer m.release()
+	start := flushed &^ (osPageSize - 1)
+	if err := unix.Msync(m.data[start:wrote], unix.MS_SYNC); err != nil {
+		return flushed, fmt.Errorf("msync %s: %w", m.path, err)
+	}
+	m.flushed.Store(wrote)
+	return wrote, nil
+}
+
+// zeroFrom makes [pos, size) read as zero: the partial page is cleared by hand and
+// whole pages are punched out so a 1 GiB tail costs nothing.
+func (m *mappedFile) zeroFrom(pos int64) {
+	if pos >= int64(m.size) {
+		return
+	}
+	pageEnd := (pos + osPageSize - 1) &^ (osPageSize - 1)
+	if pageEnd > int64(m.size) {
+		pageEnd = int64(m.size)
+	}
+	clear(m.data[pos:pageEnd])
+	if pageEnd < int64(m.size) {
+		err := unix.Fallocate(int(m.f.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, pageEnd, int64(m.size)-pageEnd)
+		if err != nil {
+			// No hole punching on this file system: clear up to the first zero page.
+			for p := pageEnd; p < int64(m.size); p += osPageSize {
+				page := m.data[p:min(p+osPageSize, int64(m.size))]
+				if allZero(page) {
+					break
+				}
+				clear(page)
+			}
+		}
+	}
+	_ = unix.Msync(m.data[pos&^(osPageSize-1):pageEnd], unix.MS_SYNC)
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (m *mappedFile) modTime() time.Time {
+	st, err := os.Stat(m.path)
+	if err != nil {
+		return time.Now()
+	}
+	return st.ModTime()
+}
+
+func (m *mappedFile) name() string { return filepath.Base(m.path) }

@@ -1,0 +1,291 @@
+package store
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// mappedFileQueue is a directory of equal-size segments forming one byte stream.
+type mappedFileQueue struct {
+	dir      string
+	fileSize int
+
+	mu    sync.RWMutex
+	files []*mappedFile
+
+	flushedWhere atomic.Int64
+}
+
+func newMappedFileQueue(dir string, fileSize int) *mappedFileQueue {
+	return &mappedFileQueue{dir: dir, fileSize: fileSize}
+}
+
+// load maps every segment of the directory. Each must be exactly fileSize bytes,
+// except that an empty last file is deleted (MappedFileQueue.doLoad). Loaded files
+// count as full; recovery sets the tail.
+func (q *mappedFileQueue) load() error {
+	entries, err := os.ReadDir(q.dir)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil
+		}
+		return fmt.Errorf("read %s: %w", q.dir, err)
+	}
+	var names []string
+	for _, e := range entries {
+		if _, ok := parseFileName(e.Name()); ok && e.Type().IsRegular() {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	for i, name := range names {
+		path := filepath.Join(q.dir, name)
+		st, err := os.Stat(path)
+		if err != nil {
+			return fmt.Errorf("stat %s: %w", path, err)
+		}
+		if st.Size() == 0 && i == len(names)-1 {
+			if err := os.Remove(path); err != nil {
+				return fmt.Errorf("remove empty %s: %w", path, err)
+			}
+			continue
+		}
+		from, _ := parseFileName(name)
+		mf, err := newMappedFile(path, from, q.fileSize, false)
+		if err != nil {
+			return err
+		}
+		mf.wrote.Store(int64(q.fileSize))
+		mf.flushed.Store(int64(q.fileSize))
+		q.files = append(q.files, mf)
+	}
+	return nil
+}
+
+func (q *mappedFileQueue) snapshot() []*mappedFile {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	return append([]*mappedFile(nil), q.files...)
+}
+
+func (q *mappedFileQueue) first() *mappedFile {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	if len(q.files) == 0 {
+		return nil
+	}
+	return q.files[0]
+}
+
+func (q *mappedFileQueue) last() *mappedFile {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	if len(q.files) == 0 {
+		return nil
+	}
+	return q.files[len(q.files)-1]
+}
+
+// lastForWrite returns the file to append to, creating the next one when the queue
+// is empty or the last file is full. startOffset places the first file of an empty
+// queue.
+func (q *mappedFileQueue) lastForWrite(startOffset int64) (*mappedFile, error) {
+	last := q.last()
+	if last != nil && !last.isFull() {
+		return last, nil
+	}
+	var from int64
+	if last == nil {
+		from = startOffset - startOffset%int64(q.fileSize)
+	} else {
+		from = last.from + int64(q.fileSize)
+	}
+	if err := os.MkdirAll(q.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", q.dir, err)
+	}
+	mf, err := newMappedFile(filepath.Join(q.dir, fileName(from)), from, q.fileSize, true)
+	if err != nil {
+		return nil, err
+	}
+	mf.firstCreate = last == nil
+	q.mu.Lock()
+	if last == nil {
+		q.flushedWhere.Store(from)
+	}
+	q.files = append(q.files, mf)
+	q.mu.Unlock()
+	return mf, nil
+}
+
+// findHeld returns the file containing offset with a reader reference taken, or nil.
+func (q *mappedFileQueue) findHeld(offset int64) *mappedFile {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	if len(q.files) == 0 {
+		return nil
+	}
+	first := q.files[0]
+	if offset < first.from {
+		return nil
+	}
+	i := int((offset - first.from) / int64(q.fileSize))
+	if i >= len(q.files) || q.files[i].from > offset || offset >= q.files[i].from+int64(q.fileSize) {
+		// Files are contiguous; fall back to a search if they ever are not.
+		i = sort.Search(len(q.files), func(j int) bool { return q.files[j].from+int64(q.fileSize) > offset })
+		if i >= len(q.files) || q.files[i].from > offset {
+			return nil
+		}
+	}
+	if !q.files[i].hold() {
+		return nil
+	}
+	return q.files[i]
+}
+
+func (q *mappedFileQueue) minOffset() int64 {
+	f := q.first()
+	if f == nil {
+		return -1
+	}
+	return f.from
+}
+
+// maxOffset is the end of written data.
+func (q *mappedFileQueue) maxOffset() int64 {
+	f := q.last()
+	if f == nil {
+		return 0
+	}
+	return f.from + f.wrote.Load()
+}
+
+// flush flushes from flushedWhere on. With leastPages 0 it flushes everything
+// written, across files; otherwise only the file holding flushedWhere, as Java does.
+func (q *mappedFileQueue) flush(leastPages int) error {
+	for {
+		where := q.flushedWhere.Load()
+		f := q.findHeld(where)
+		if f == nil {
+			// flushedWhere sits at the start of a file not yet created, or the
+			// queue is empty.
+			return nil
+		}
+		pos, err := f.flush(leastPages)
+		full := pos >= int64(f.size)
+		end := f.from + pos
+		f.release()
+		if err != nil {
+			return err
+		}
+		if end > where {
+			q.flushedWhere.Store(end)
+		}
+		if leastPages > 0 || !full {
+			return nil
+		}
+	}
+}
+
+// truncateDirty sets the end of the stream to offset: files starting at or after it
+// are deleted, the file holding it is cut there and zeroed above.
+func (q *mappedFileQueue) truncateDirty(offset int64) error {
+	q.mu.Lock()
+	var keep []*mappedFile
+	var drop []*mappedFile
+	for _, f := range q.files {
+		end := f.from + int64(q.fileSize)
+		switch {
+		case end <= offset:
+			keep = append(keep, f)
+		case f.from >= offset:
+			drop = append(drop, f)
+		default:
+			pos := offset - f.from
+			f.wrote.Store(pos)
+			f.flushed.Store(pos)
+			f.zeroFrom(pos)
+			keep = append(keep, f)
+		}
+	}
+	q.files = keep
+	q.mu.Unlock()
+	q.flushedWhere.Store(offset)
+	for _, f := range drop {
+		if err := f.destroy(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeFiles takes files out of the queue and deletes them.
+func (q *mappedFileQueue) removeFiles(drop []*mappedFile) {
+	if len(drop) == 0 {
+		return
+	}
+	set := make(map[*mappedFile]bool, len(drop))
+	for _, f := range drop {
+		set[f] = true
+	}
+	q.mu.Lock()
+	keep := q.files[:0:0]
+	for _, f := range q.files {
+		if !set[f] {
+			keep = append(keep, f)
+		}
+	}
+	q.files = keep
+	q.mu.Unlock()
+	for _, f := range drop {
+		_ = f.destroy()
+	}
+}
+
+// deleteExpiredByTime deletes files, oldest first and never the last, whose
+// modification time is older than reserved (or all but the last when force). It
+// stops at the first file it keeps and deletes at most maxFiles.
+func (q *mappedFileQueue) deleteExpiredByTime(reserved time.Duration, force bool, maxFiles int, interval time.Duration) int {
+	files := q.snapshot()
+	var drop []*mappedFile
+	now := time.Now()
+	for i := 0; i < len(files)-1 && len(drop) < maxFiles; i++ {
+		if force || !files[i].modTime().Add(reserved).After(now) {
+			drop = append(drop, files[i])
+			continue
+		}
+		break
+	}
+	for _, f := range drop {
+		q.removeFiles([]*mappedFile{f})
+		if interval > 0 {
+			time.Sleep(interval)
+		}
+	}
+	return len(drop)
+}
+
+func (q *mappedFileQueue) closeAll() {
+	q.mu.Lock()
+	files := q.files
+	q.files = nil
+	q.mu.Unlock()
+	for _, f := range files {
+		f.close()
+	}
+}
+
+func (q *mappedFileQueue) destroyAll() {
+	q.mu.Lock()
+	files := q.files
+	q.files = nil
+	q.mu.Unlock()
+	for _, f := range files {
+		_ = f.destroy()
+	}
+	_ = os.Remove(q.dir)
+}

@@ -1,0 +1,136 @@
+package store
+
+import (
+	"errors"
+
+	"rmqd/codec"
+)
+
+// checkRecord validates the record at the start of b as
+// CommitLog.checkMessageAndReturnSize does: size > 0 for a good record, 0 for a
+// blank end-of-file record, -1 for anything else (the end of the valid log).
+func checkRecord(b []byte, m *codec.Message, checkCRC bool) int {
+	if codec.RecordMagic(b) == codec.MagicBlank {
+		return 0
+	}
+	n, err := codec.DecodeRecord(b, m)
+	if err != nil {
+		return -1
+	}
+	if checkCRC && len(m.Body) > 0 && codec.BodyCRC(m.Body) != m.BodyCRC {
+		return -1
+	}
+	return n
+}
+
+// recover restores a consistent store after load: consume queues first, then the
+// commitlog tail, then dispatch of whatever the queues miss, then the offset table.
+func (s *DefaultStore) recover() error {
+	var maxPhyInCQ int64 = -1
+	for _, cq := range s.allCQs() {
+		if err := cq.recover(); err != nil {
+			return err
+		}
+		maxPhyInCQ = max(maxPhyInCQ, cq.maxPhysicOffset.Load())
+	}
+	files := s.commitLog.q.snapshot()
+	if len(files) == 0 {
+		// Nothing in the commitlog: the queues point at nothing.
+		for _, cq := range s.allCQs() {
+			cq.q.destroyAll()
+		}
+		s.cqMu.Lock()
+		clear(s.cqs)
+		s.cqMu.Unlock()
+		s.reputFrom.Store(0)
+		return nil
+	}
+	var m codec.Message
+	start := 0
+	for i := len(files) - 1; i >= 0; i-- {
+		f := files[i]
+		if checkRecord(f.data, &m, true) <= 0 || m.StoreTimestamp == 0 {
+			continue
+		}
+		var ok bool
+		if s.lastExitOK {
+			ok = m.CommitLogOffset <= maxPhyInCQ
+		} else {
+			limit := s.checkpoint.minTimestamp()
+			if s.cfg.MessageIndexEnable {
+				limit = s.checkpoint.minTimestampIndex()
+			}
+			ok = m.StoreTimestamp <= limit
+		}
+		if ok {
+			start = i
+			break
+		}
+	}
+	process := files[start].from
+scan:
+	for i := start; i < len(files); i++ {
+		f := files[i]
+		pos := 0
+		for pos < f.size {
+			n := checkRecord(f.data[pos:], &m, s.cfg.CheckCRCOnRecover)
+			switch {
+			case n > 0:
+				pos += n
+				process = f.from + int64(pos)
+			case n == 0:
+				if i == len(files)-1 {
+					// A blank in the last file ends the log at the blank.
+					break scan
+				}
+				process = f.from + int64(f.size)
+				continue scan
+			default:
+				break scan
+			}
+		}
+	}
+	s.log.Info("commitlog recovered", "clean", s.lastExitOK, "fromFile", files[start].name(), "end", process)
+	for _, cq := range s.allCQs() {
+		if cq.maxPhysicOffset.Load() >= process {
+			if err := cq.truncateAbove(process); err != nil {
+				return err
+			}
+		}
+	}
+	if err := s.commitLog.q.truncateDirty(process); err != nil {
+		return err
+	}
+	if err := s.index.truncateAbove(process); err != nil {
+		return err
+	}
+	// Dispatch what the consume queues miss. After a crash everything from the
+	// checkpoint file on is re-dispatched; the duplicate guards skip what is there.
+	from := files[start].from
+	if s.lastExitOK {
+		from = 0
+		for _, cq := range s.allCQs() {
+			from = max(from, cq.maxPhysicOffset.Load())
+		}
+		from = max(from, s.commitLog.q.minOffset())
+	}
+	s.reputFrom.Store(min(from, process))
+	s.doReput()
+	if s.reputFrom.Load() < process {
+		return errors.New("dispatch stopped before the end of the commitlog")
+	}
+	s.rebuildOffsets()
+	return nil
+}
+
+// rebuildOffsets sets the topic-queue table from the consume queues and corrects
+// each queue's min offset against the commitlog.
+func (s *DefaultStore) rebuildOffsets() {
+	minPhy := s.MinPhyOffset()
+	t := make(map[tqKey]int64)
+	for _, cq := range s.allCQs() {
+		t[tqKey{cq.topic, cq.qid}] = cq.maxOffset()
+		cq.correctMinOffset(minPhy)
+	}
+	s.commitLog.setQueueOffsets(t)
+}

@@ -1,0 +1,395 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"rmqd/codec"
+)
+
+// DefaultStore is the byte-compatible message store (DefaultMessageStore).
+type DefaultStore struct {
+	cfg         Config
+	log         *slog.Logger
+	delayLevels []int64
+
+	commitLog  *commitLog
+	checkpoint *checkpoint
+	index      *indexService
+
+	cqMu sync.RWMutex
+	cqs  map[tqKey]*consumeQueue
+
+	listener atomic.Pointer[ArrivingListener]
+
+	// reputFrom is the next commitlog offset to dispatch; only the dispatcher
+	// goroutine (or recovery, before it starts) moves it.
+	reputFrom  atomic.Int64
+	reputWake  chan struct{}
+	dispatchMu sync.Mutex // one dispatcher at a time
+	group      *groupCommit
+
+	lockFile   *os.File
+	lastExitOK bool
+
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	started atomic.Bool
+	closed  atomic.Bool
+	closeMu sync.Mutex
+}
+
+// ErrLocked means another process holds the store's lock file.
+var ErrLocked = errors.New("store: lock failed, MQ already started")
+
+// Open loads and recovers the store under cfg.StorePathRootDir. Start begins the
+// background services; Shutdown closes it.
+func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	levels, _ := parseDelayLevels(cfg.MessageDelayLevel)
+	s := &DefaultStore{
+		cfg:         cfg,
+		log:         logger.With("component", "store"),
+		delayLevels: levels,
+		cqs:         make(map[tqKey]*consumeQueue),
+		reputWake:   make(chan struct{}, 1),
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if err := os.MkdirAll(cfg.StorePathRootDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create store root: %w", err)
+	}
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			s.closeFiles()
+		}
+	}()
+	_, err := os.Stat(s.abortPath())
+	s.lastExitOK = os.IsNotExist(err)
+	s.commitLog = newCommitLog(cfg.commitLogDir(), &s.cfg)
+	s.commitLog.onAppend = s.wakeReput
+	if err := s.commitLog.q.load(); err != nil {
+		return nil, fmt.Errorf("load commitlog: %w", err)
+	}
+	if err := s.loadConsumeQueues(); err != nil {
+		return nil, err
+	}
+	if s.checkpoint, err = openCheckpoint(filepath.Join(cfg.StorePathRootDir, "checkpoint")); err != nil {
+		return nil, fmt.Errorf("load checkpoint: %w", err)
+	}
+	s.index = newIndexService(s)
+	if err := s.index.load(s.lastExitOK); err != nil {
+		return nil, err
+	}
+	s.group = newGroupCommit(s)
+	if err := s.recover(); err != nil {
+		return nil, fmt.Errorf("recover store: %w", err)
+	}
+	ok = true
+	return s, nil
+}
+
+func (s *DefaultStore) abortPath() string { return filepath.Join(s.cfg.StorePathRootDir, "abort") }
+
+// lock takes the POSIX record lock Java's FileChannel.tryLock takes on byte 0, so
+// a Java broker and rmqd exclude each other too.
+func (s *DefaultStore) lock() error {
+	f, err := os.OpenFile(filepath.Join(s.cfg.StorePathRootDir, "lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("open lock file: %w", err)
+	}
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: 0, Len: 1}
+	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &lk); err != nil {
+		f.Close()
+		return fmt.Errorf("%w: %s: %v", ErrLocked, s.cfg.StorePathRootDir, err)
+	}
+	if _, err := f.WriteAt([]byte("lock"), 0); err != nil {
+		f.Close()
+		return fmt.Errorf("write lock file: %w", err)
+	}
+	s.lockFile = f
+	return nil
+}
+
+func (s *DefaultStore) loadConsumeQueues() error {
+	root := filepath.Join(s.cfg.StorePathRootDir, "consumequeue")
+	topics, err := os.ReadDir(root)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil
+		}
+		return fmt.Errorf("read consume queues: %w", err)
+	}
+	for _, t := range topics {
+		if !t.IsDir() {
+			continue
+		}
+		qdirs, err := os.ReadDir(filepath.Join(root, t.Name()))
+		if err != nil {
+			return fmt.Errorf("read consume queues of %s: %w", t.Name(), err)
+		}
+		for _, q := range qdirs {
+			qid, err := strconv.ParseInt(q.Name(), 10, 32)
+			if err != nil || !q.IsDir() {
+				continue
+			}
+			cq := newConsumeQueue(t.Name(), int32(qid), filepath.Join(root, t.Name(), q.Name()), s.cfg.cqFileSize(), s.log)
+			if err := cq.q.load(); err != nil {
+				return fmt.Errorf("load consume queue %s/%d: %w", t.Name(), qid, err)
+			}
+			s.cqs[tqKey{cq.topic, cq.qid}] = cq
+		}
+	}
+	return nil
+}
+
+func (s *DefaultStore) findCQ(topic string, qid int32) *consumeQueue {
+	s.cqMu.RLock()
+	cq := s.cqs[tqKey{topic, qid}]
+	s.cqMu.RUnlock()
+	return cq
+}
+
+func (s *DefaultStore) findOrCreateCQ(topic string, qid int32) *consumeQueue {
+	if cq := s.findCQ(topic, qid); cq != nil {
+		return cq
+	}
+	s.cqMu.Lock()
+	defer s.cqMu.Unlock()
+	if cq := s.cqs[tqKey{topic, qid}]; cq != nil {
+		return cq
+	}
+	topic = strings.Clone(topic)
+	dir := filepath.Join(s.cfg.StorePathRootDir, "consumequeue", topic, strconv.Itoa(int(qid)))
+	cq := newConsumeQueue(topic, qid, dir, s.cfg.cqFileSize(), s.log)
+	s.cqs[tqKey{topic, qid}] = cq
+	return cq
+}
+
+func (s *DefaultStore) allCQs() []*consumeQueue {
+	s.cqMu.RLock()
+	defer s.cqMu.RUnlock()
+	out := make([]*consumeQueue, 0, len(s.cqs))
+	for _, cq := range s.cqs {
+		out = append(out, cq)
+	}
+	return out
+}
+
+// Start runs the dispatcher, flush and cleanup services and creates the abort file.
+func (s *DefaultStore) Start() error {
+	if !s.started.CompareAndSwap(false, true) {
+		return nil
+	}
+	if err := os.WriteFile(s.abortPath(), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		return fmt.Errorf("create abort file: %w", err)
+	}
+	s.goService(s.runReput)
+	if s.cfg.FlushDiskType == SyncFlush {
+		s.goService(s.group.run)
+	} else {
+		s.goService(s.runFlushCommitLog)
+	}
+	s.goService(s.runFlushConsumeQueue)
+	s.goService(s.runClean)
+	return nil
+}
+
+func (s *DefaultStore) goService(f func(ctx context.Context)) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f(s.ctx)
+	}()
+}
+
+// Shutdown stops the services, dispatches what is left, flushes everything and
+// removes the abort file (a clean exit).
+func (s *DefaultStore) Shutdown() error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.closed.Load() {
+		return nil
+	}
+	s.cancel()
+	s.wg.Wait()
+	s.doReput()
+	var errs []error
+	if err := s.commitLog.q.flush(0); err != nil {
+		errs = append(errs, err)
+	}
+	for _, cq := range s.allCQs() {
+		if err := cq.q.flush(0); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.index.flush()
+	if s.commitLog.lastStoreTs.Load() > 0 {
+		s.checkpoint.physicMsgTimestamp.Store(s.commitLog.lastStoreTs.Load())
+	}
+	if err := s.checkpoint.flush(); err != nil {
+		errs = append(errs, err)
+	}
+	caughtUp := s.reputFrom.Load() >= s.commitLog.q.maxOffset()
+	s.closed.Store(true)
+	s.closeFiles()
+	if caughtUp && len(errs) == 0 {
+		if err := os.Remove(s.abortPath()); err != nil && !os.IsNotExist(err) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *DefaultStore) closeFiles() {
+	if s.commitLog != nil {
+		s.commitLog.q.closeAll()
+	}
+	for _, cq := range s.allCQs() {
+		cq.q.closeAll()
+	}
+	if s.index != nil {
+		s.index.close()
+	}
+	if s.checkpoint != nil {
+		s.checkpoint.close()
+	}
+	if s.lockFile != nil {
+		_ = s.lockFile.Close() // closing drops the fcntl lock
+		s.lockFile = nil
+	}
+}
+
+// SetArrivingListener installs the listener told of every dispatched message.
+// Its properties argument aliases the mapped file: valid only during the call.
+func (s *DefaultStore) SetArrivingListener(l ArrivingListener) {
+	if l == nil {
+		s.listener.Store(nil)
+		return
+	}
+	s.listener.Store(&l)
+}
+
+// PutMessage appends one message (see processor.MessageStore).
+func (s *DefaultStore) PutMessage(ctx context.Context, msg *codec.Message) PutResult {
+	if s.closed.Load() {
+		return PutResult{Status: PutServiceNotAvailable}
+	}
+	res := s.commitLog.put(msg)
+	if res.Status != PutOK {
+		return res
+	}
+	res.Status = s.afterPut(ctx, res.WroteOffset+int64(res.WroteBytes), msg.Properties)
+	return res
+}
+
+// PutMessages appends a client batch, one record per inner message.
+func (s *DefaultStore) PutMessages(ctx context.Context, tmpl *codec.Message, batchBody []byte, fixProps func(props string) string) PutResult {
+	if s.closed.Load() {
+		return PutResult{Status: PutServiceNotAvailable}
+	}
+	res := s.commitLog.putBatch(tmpl, batchBody, fixProps)
+	if res.Status != PutOK {
+		return res
+	}
+	res.Status = s.afterPut(ctx, res.WroteOffset+int64(res.WroteBytes), tmpl.Properties)
+	return res
+}
+
+// afterPut waits for the flush under SYNC_FLUSH when the message asks to wait
+// (WAIT absent or "true").
+func (s *DefaultStore) afterPut(ctx context.Context, end int64, props string) PutStatus {
+	if s.cfg.FlushDiskType != SyncFlush {
+		return PutOK
+	}
+	if w, ok := codec.PropertyValue(props, codec.PropWait); ok && !strings.EqualFold(w, "true") {
+		s.group.wakeup()
+		return PutOK
+	}
+	if !s.started.Load() {
+		// No flush service yet: flush inline.
+		if err := s.commitLog.q.flush(0); err != nil {
+			return PutFlushDiskTimeout
+		}
+		return PutOK
+	}
+	return s.group.wait(ctx, end, time.Duration(s.cfg.SyncFlushTimeout)*time.Millisecond)
+}
+
+func (s *DefaultStore) wakeReput() {
+	select {
+	case s.reputWake <- struct{}{}:
+	default:
+	}
+}
+
+// MinPhyOffset is the first commitlog offset still on disk.
+func (s *DefaultStore) MinPhyOffset() int64 {
+	m := s.commitLog.q.minOffset()
+	if m < 0 {
+		return 0
+	}
+	return m
+}
+
+// MaxPhyOffset is the end of the commitlog.
+func (s *DefaultStore) MaxPhyOffset() int64 { return s.commitLog.q.maxOffset() }
+
+// CommitLogDiskRatio is the used fraction of the commitlog's file system.
+func (s *DefaultStore) CommitLogDiskRatio() float64 {
+	return diskRatio(s.cfg.commitLogDir())
+}
+
+func diskRatio(path string) float64 {
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil || st.Blocks == 0 {
+		return -1
+	}
+	total := float64(st.Blocks)
+	free := float64(st.Bfree)
+	return (total - free) / total
+}
+
+// DeleteTopics removes the consume queues (and queue offsets) of topics. Their
+// records stay in the commitlog until retention removes them.
+func (s *DefaultStore) DeleteTopics(topics []string) {
+	// The dispatcher writes queue files without holding them; keep it out.
+	s.dispatchMu.Lock()
+	defer s.dispatchMu.Unlock()
+	for _, t := range topics {
+		s.cqMu.Lock()
+		var drop []*consumeQueue
+		for k, cq := range s.cqs {
+			if k.topic == t {
+				drop = append(drop, cq)
+				delete(s.cqs, k)
+			}
+		}
+		s.cqMu.Unlock()
+		for _, cq := range drop {
+			cq.q.destroyAll()
+		}
+		_ = os.Remove(filepath.Join(s.cfg.StorePathRootDir, "consumequeue", t))
+		s.commitLog.removeTopic(t)
+	}
+}
