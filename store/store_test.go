@@ -203,7 +203,7 @@ func TestGetMessageStatuses(t *testing.T) {
 type tagFilter struct{ code int64 }
 
 func (f tagFilter) MatchTagsCode(c int64) bool { return c == f.code }
-func (f tagFilter) MatchRecord([]byte) bool     { return true }
+func (f tagFilter) MatchRecord([]byte) bool    { return true }
 
 func TestGetMessageFilter(t *testing.T) {
 	s := openStore(t, testConfig(t.TempDir()))
