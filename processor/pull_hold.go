@@ -52,16 +52,17 @@ func (s *pullHoldService) suspend(p *heldPull) {
 	}
 }
 
-// arriving is the store's ArrivingListener: logicOffset is the new message's
-// consume-queue offset.
-func (s *pullHoldService) arriving(topic string, queueID int32, logicOffset int64, tagsCode int64, _ int64, _ string) {
+// arriving is the store's ArrivingListener. As in Java's
+// NotifyMessageArrivingListener, maxOffset is the queue's new max offset (the
+// arrived message's offset + 1).
+func (s *pullHoldService) arriving(topic string, queueID int32, maxOffset int64, tagsCode int64, _ int64, _ string) {
 	s.mu.Lock()
 	empty := s.count == 0
 	s.mu.Unlock()
 	if empty {
 		return
 	}
-	s.notify(topic, queueID, logicOffset+1, tagsCode, true)
+	s.notify(topic, queueID, maxOffset, tagsCode, true)
 }
 
 // notify wakes the held pulls of a queue that can now see a message (newest is

@@ -246,9 +246,10 @@ func exponentLen(s string) int {
 }
 
 // stringLiteralLen is the length of the longest prefix of s (which starts with a
-// quote) matching ' ( ” | [^'] )* ', or 0 if there is none. Every quote that is
-// the 1st, 3rd, 5th... of a run of quotes can close the literal; the longest match
-// closes at the last such quote before an odd run ends or the input runs out.
+// quote) that is a STRING_LITERAL: a quote, then doubled quotes or other
+// characters, then a quote; 0 if there is none. Every quote that is the 1st, 3rd,
+// 5th... of a run of quotes can close the literal; the longest match closes at the
+// last such quote before an odd run ends or the input runs out.
 func stringLiteralLen(s string) int {
 	last := 0
 	i := 1

@@ -3,6 +3,8 @@ package filter
 import (
 	"encoding/binary"
 	"unsafe"
+
+	"rmqd/codec"
 )
 
 // Commitlog record layout (store.md §2.1), enough to find the properties.
@@ -11,9 +13,6 @@ const (
 	recSysFlagPos = 36
 	// Offset of BODY length with 0-byte host fields: 4+4+4+4+4+8+8+4+8 + 8 + 4+8.
 	recBodyLenBase = 68
-
-	magicV1 = -626843481 // 0xDAA320A7: 1-byte topic length
-	magicV2 = -626843477 // 0xDAA320AB: 2-byte topic length
 
 	bornHostV6Flag  = 0x10
 	storeHostV6Flag = 0x20
@@ -28,9 +27,9 @@ func recordProperties(rec []byte) (string, bool) {
 	}
 	topicLenSize := 0
 	switch int32(binary.BigEndian.Uint32(rec[recMagicPos:])) {
-	case magicV1:
+	case codec.MagicV1:
 		topicLenSize = 1
-	case magicV2:
+	case codec.MagicV2:
 		topicLenSize = 2
 	default:
 		return "", false

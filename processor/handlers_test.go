@@ -1,0 +1,483 @@
+package processor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"rmqd/codec"
+	"rmqd/store"
+)
+
+type testBroker struct {
+	*Broker
+	st *store.DefaultStore
+}
+
+func newTestBroker(t *testing.T, mod func(*BrokerConfig)) *testBroker {
+	t.Helper()
+	cfg := testConfig(t)
+	if mod != nil {
+		mod(&cfg)
+	}
+	scfg := store.DefaultConfig()
+	scfg.StorePathRootDir = cfg.StorePathRootDir
+	scfg.MappedFileSizeCommitLog = 1 << 20
+	scfg.MappedFileSizeConsumeQueue = 20 * 1000
+	st, err := store.Open(scfg, quietLog())
+	require.NoError(t, err)
+	require.NoError(t, st.Start())
+	b, err := NewBroker(cfg, st, quietLog())
+	require.NoError(t, err)
+	require.NoError(t, b.Start(context.Background()))
+	t.Cleanup(func() {
+		require.NoError(t, b.Shutdown())
+		require.NoError(t, st.Shutdown())
+	})
+	return &testBroker{Broker: b, st: st}
+}
+
+func sendReq(topic string, queueID int32, body []byte, props string) *codec.RemotingCommand {
+	req := codec.NewRequest(codec.ReqSendMessage)
+	req.Opaque = 7
+	for _, kv := range [][2]string{{"producerGroup", "PG"}, {"topic", topic}, {"defaultTopic", TopicAutoCreate},
+		{"defaultTopicQueueNums", "4"}, {"queueId", fmt.Sprint(queueID)}, {"sysFlag", "0"},
+		{"bornTimestamp", fmt.Sprint(time.Now().UnixMilli())}, {"flag", "0"}, {"properties", props},
+		{"reconsumeTimes", "0"}, {"unitMode", "false"}, {"batch", "false"}} {
+		req.Ext.Set(kv[0], kv[1])
+	}
+	req.Body = body
+	return req
+}
+
+func pullReq(group, topic string, queueID int32, offset int64, sysFlag int32, suspendMs int64) *codec.RemotingCommand {
+	req := codec.NewRequest(codec.ReqPullMessage)
+	req.Opaque = 9
+	for _, kv := range [][2]string{{"consumerGroup", group}, {"topic", topic}, {"queueId", fmt.Sprint(queueID)},
+		{"queueOffset", fmt.Sprint(offset)}, {"maxMsgNums", "32"}, {"sysFlag", fmt.Sprint(sysFlag)},
+		{"commitOffset", "0"}, {"suspendTimeoutMillis", fmt.Sprint(suspendMs)}, {"subscription", "*"},
+		{"subVersion", "0"}, {"expressionType", "TAG"}} {
+		req.Ext.Set(kv[0], kv[1])
+	}
+	return req
+}
+
+func ext(t *testing.T, c *codec.RemotingCommand, k string) string {
+	t.Helper()
+	v, ok := c.Ext.Get(k)
+	require.True(t, ok, "ext field %s missing in %+v", k, c.Ext)
+	return v
+}
+
+// decodeBody splits a pull body into records.
+func decodeBody(t *testing.T, body []byte) []codec.Message {
+	t.Helper()
+	var out []codec.Message
+	for len(body) > 0 {
+		var m codec.Message
+		n, err := codec.DecodeRecord(body, &m)
+		require.NoError(t, err)
+		out = append(out, *codec.CloneMessage(&m))
+		body = body[n:]
+	}
+	return out
+}
+
+// waitResponse waits for the n-th response written to c.
+func waitResponse(t *testing.T, c *testConn, n int) *codec.RemotingCommand {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		if rs := c.responses(); len(rs) >= n {
+			return rs[n-1]
+		}
+		select {
+		case <-c.wrote:
+		case <-deadline:
+			t.Fatalf("no response %d", n)
+		}
+	}
+}
+
+func TestSendThenPull(t *testing.T) {
+	b := newTestBroker(t, nil)
+	c := newTestConn(40000)
+	ctx := context.Background()
+	props := "TAGS\x01tagA\x02KEYS\x01k1\x02color\x01red\x02"
+	resp, err := b.handleSendMessage(ctx, c, sendReq("TopicA", 1, []byte("hello"), props))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.EqualValues(t, 7, resp.Opaque)
+	require.Equal(t, "1", ext(t, resp, "queueId"))
+	require.Equal(t, "0", ext(t, resp, "queueOffset"))
+	require.Equal(t, "DefaultRegion", ext(t, resp, PropMsgRegion))
+	require.Equal(t, "true", ext(t, resp, PropTraceSwitch))
+	msgID := ext(t, resp, "msgId")
+	require.Len(t, msgID, 32)
+	tc, ok := b.topics.Select("TopicA")
+	require.True(t, ok, "auto-created from TBW102")
+	require.EqualValues(t, 4, tc.WriteQueueNums)
+
+	resp2, err := b.handleSendMessage(ctx, c, sendReq("TopicA", 1, []byte("world"), "TAGS\x01tagB\x02"))
+	require.NoError(t, err)
+	require.Equal(t, "1", ext(t, resp2, "queueOffset"))
+
+	// The dispatch to the consume queue is asynchronous.
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("TopicA", 1) == 2 }, 5*time.Second, 5*time.Millisecond)
+
+	// Pull with an explicit subscription (sysFlag bit 2).
+	r, err := b.handlePullMessage(ctx, c, pullReq("G1", "TopicA", 1, 0, pullFlagSubscription, 0))
+	require.NoError(t, err)
+	require.Nil(t, r, "found messages are written directly")
+	pr := waitResponse(t, c, 1)
+	require.EqualValues(t, codec.RespSuccess, pr.Code)
+	require.EqualValues(t, 9, pr.Opaque)
+	require.Equal(t, "2", ext(t, pr, "nextBeginOffset"))
+	require.Equal(t, "0", ext(t, pr, "minOffset"))
+	require.Equal(t, "2", ext(t, pr, "maxOffset"))
+	require.Equal(t, "0", ext(t, pr, "suggestWhichBrokerId"))
+	msgs := decodeBody(t, pr.Body)
+	require.Len(t, msgs, 2)
+	require.Equal(t, "hello", string(msgs[0].Body))
+	require.Equal(t, "world", string(msgs[1].Body))
+	require.EqualValues(t, 1, msgs[1].QueueOffset)
+	require.Equal(t, "127.0.0.1:40000", msgs[0].BornHost.String())
+	require.Equal(t, "127.0.0.1:10911", msgs[0].StoreHost.String())
+	for _, k := range []string{PropTags, PropKeys, "color", PropUniqKey, PropCluster} {
+		_, ok := propGet(msgs[0].Properties, k)
+		require.True(t, ok, k)
+	}
+
+	// A tag subscription filters by tag hash.
+	req := pullReq("G1", "TopicA", 1, 0, pullFlagSubscription, 0)
+	req.Ext.Set("subscription", "tagB")
+	_, err = b.handlePullMessage(ctx, c, req)
+	require.NoError(t, err)
+	pr = waitResponse(t, c, 2)
+	require.EqualValues(t, codec.RespSuccess, pr.Code)
+	msgs = decodeBody(t, pr.Body)
+	require.Len(t, msgs, 1)
+	require.Equal(t, "world", string(msgs[0].Body))
+
+	// Offset statuses (remoting.md §4.4).
+	for _, tc := range []struct {
+		offset int64
+		code   int32
+		next   string
+	}{{2, codec.RespPullNotFound, "2"}, {5, codec.RespPullOffsetMoved, "2"}} {
+		r, err := b.handlePullMessage(ctx, c, pullReq("G1", "TopicA", 1, tc.offset, pullFlagSubscription, 0))
+		require.NoError(t, err)
+		require.EqualValues(t, tc.code, r.Code, "offset %d", tc.offset)
+		require.Equal(t, tc.next, ext(t, r, "nextBeginOffset"))
+		ext(t, r, "minOffset")
+		ext(t, r, "maxOffset")
+		ext(t, r, "suggestWhichBrokerId")
+	}
+	// Empty queue of an existing topic, offset 0 → 19; unknown topic → 17.
+	r, err = b.handlePullMessage(ctx, c, pullReq("G1", "TopicA", 0, 0, pullFlagSubscription, 0))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespPullNotFound, r.Code)
+	r, err = b.handlePullMessage(ctx, c, pullReq("G1", "NoSuchTopic", 0, 0, pullFlagSubscription, 0))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespTopicNotExist, r.Code)
+	// Without a subscription flag and without heartbeat → 24.
+	r, err = b.handlePullMessage(ctx, c, pullReq("G1", "TopicA", 1, 0, 0, 0))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSubscriptionNotExist, r.Code)
+}
+
+func TestSendChecks(t *testing.T) {
+	b := newTestBroker(t, func(c *BrokerConfig) { c.MaxMessageSize = 1024 })
+	c := newTestConn(1)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		req  *codec.RemotingCommand
+		code int32
+	}{
+		{"too large", sendReq("T", 0, make([]byte, 2048), ""), codec.RespMessageIllegal},
+		{"bad topic name", sendReq("bad topic", 0, []byte("x"), ""), codec.RespInvalidParameter},
+		{"system topic", sendReq(TopicSchedule, 0, []byte("x"), ""), codec.RespNoPermission},
+		{"queue out of range", sendReq("T", 99, []byte("x"), ""), codec.RespInvalidParameter},
+	} {
+		resp, err := b.handleSendMessage(ctx, c, tc.req)
+		require.NoError(t, err)
+		require.EqualValues(t, tc.code, resp.Code, tc.name)
+		ext(t, resp, PropMsgRegion)
+	}
+	// Missing required header field.
+	req := sendReq("T", 0, []byte("x"), "")
+	req.Ext.Del("bornTimestamp")
+	resp, err := b.handleSendMessage(ctx, c, req)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSystemError, resp.Code)
+
+	// queueId -1 picks a writable queue.
+	resp, err = b.handleSendMessage(ctx, c, sendReq("T", -1, []byte("x"), ""))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	q := ext(t, resp, "queueId")
+	require.Contains(t, []string{"0", "1", "2", "3"}, q)
+
+	// Without autoCreateTopicEnable an unknown topic is refused.
+	b2 := newTestBroker(t, func(c *BrokerConfig) { c.AutoCreateTopicEnable = false })
+	resp, err = b2.handleSendMessage(ctx, c, sendReq("T", 0, []byte("x"), ""))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespTopicNotExist, resp.Code)
+}
+
+func TestSendBatch(t *testing.T) {
+	b := newTestBroker(t, nil)
+	c := newTestConn(2)
+	ctx := context.Background()
+	var body []byte
+	for i := 0; i < 3; i++ {
+		body = codec.AppendBatchEntry(body, 0, []byte(fmt.Sprintf("m%d", i)), "TAGS\x01t\x02")
+	}
+	req := codec.NewRequest(codec.ReqSendBatchMessage)
+	for _, kv := range [][2]string{{"a", "PG"}, {"b", "BatchT"}, {"c", TopicAutoCreate}, {"d", "4"}, {"e", "2"},
+		{"f", "0"}, {"g", "1"}, {"h", "0"}, {"i", ""}, {"j", "0"}, {"k", "false"}, {"l", "16"}, {"m", "true"}} {
+		req.Ext.Set(kv[0], kv[1])
+	}
+	req.Body = body
+	resp, err := b.handleSendMessage(ctx, c, req)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	ids := ext(t, resp, "msgId")
+	require.Len(t, ids, 3*32+2)
+	require.Equal(t, "2", ext(t, resp, "queueId"))
+	require.Equal(t, "0", ext(t, resp, "queueOffset"))
+
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("BatchT", 2) == 3 }, 5*time.Second, 5*time.Millisecond)
+	_, err = b.handlePullMessage(ctx, c, pullReq("G", "BatchT", 2, 0, pullFlagSubscription, 0))
+	require.NoError(t, err)
+	msgs := decodeBody(t, waitResponse(t, c, 1).Body)
+	require.Len(t, msgs, 3)
+	seen := map[string]bool{}
+	for i, m := range msgs {
+		require.Equal(t, fmt.Sprintf("m%d", i), string(m.Body))
+		u, ok := propGet(m.Properties, PropUniqKey)
+		require.True(t, ok, "inner messages get a UNIQ_KEY")
+		seen[u] = true
+		cl, _ := propGet(m.Properties, PropCluster)
+		require.Equal(t, "DefaultCluster", cl)
+	}
+	require.Len(t, seen, 3)
+}
+
+func TestPullLongPolling(t *testing.T) {
+	b := newTestBroker(t, nil)
+	c := newTestConn(3)
+	ctx := context.Background()
+	b.topics.Update(func() TopicConfig { tc := NewTopicConfig("LP"); tc.ReadQueueNums, tc.WriteQueueNums = 1, 1; return tc }())
+
+	// Held, then answered when a message arrives.
+	r, err := b.handlePullMessage(ctx, c, pullReq("G", "LP", 0, 0, pullFlagSubscription|pullFlagSuspend, 20000))
+	require.NoError(t, err)
+	require.Nil(t, r)
+	time.Sleep(50 * time.Millisecond)
+	require.Empty(t, c.responses())
+	resp, err := b.handleSendMessage(ctx, newTestConn(4), sendReq("LP", 0, []byte("wake"), ""))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code)
+	pr := waitResponse(t, c, 1)
+	require.EqualValues(t, codec.RespSuccess, pr.Code)
+	require.EqualValues(t, 9, pr.Opaque)
+	require.Equal(t, "wake", string(decodeBody(t, pr.Body)[0].Body))
+
+	// Held and answered PULL_NOT_FOUND when the hold expires.
+	r, err = b.handlePullMessage(ctx, c, pullReq("G", "LP", 0, 1, pullFlagSubscription|pullFlagSuspend, 300))
+	require.NoError(t, err)
+	require.Nil(t, r)
+	pr = waitResponse(t, c, 2)
+	require.EqualValues(t, codec.RespPullNotFound, pr.Code)
+	require.Equal(t, "1", ext(t, pr, "nextBeginOffset"))
+
+	// A message with a tag the subscription does not want does not wake the pull.
+	req := pullReq("G", "LP", 0, 1, pullFlagSubscription|pullFlagSuspend, 1500)
+	req.Ext.Set("subscription", "wanted")
+	_, err = b.handlePullMessage(ctx, c, req)
+	require.NoError(t, err)
+	_, err = b.handleSendMessage(ctx, newTestConn(4), sendReq("LP", 0, []byte("other"), "TAGS\x01other\x02"))
+	require.NoError(t, err)
+	time.Sleep(200 * time.Millisecond)
+	require.Len(t, c.responses(), 2)
+	_, err = b.handleSendMessage(ctx, newTestConn(4), sendReq("LP", 0, []byte("yes"), "TAGS\x01wanted\x02"))
+	require.NoError(t, err)
+	pr = waitResponse(t, c, 3)
+	require.EqualValues(t, codec.RespSuccess, pr.Code)
+	msgs := decodeBody(t, pr.Body)
+	require.Len(t, msgs, 1)
+	require.Equal(t, "yes", string(msgs[0].Body))
+}
+
+func heartbeatReq(t *testing.T, clientID, group string, topics ...string) *codec.RemotingCommand {
+	hb := codec.HeartbeatData{ClientID: clientID, ProducerDataSet: []codec.ProducerData{{GroupName: "PG"}}}
+	cd := codec.ConsumerData{GroupName: group, ConsumeType: "CONSUME_PASSIVELY", MessageModel: "CLUSTERING",
+		ConsumeFromWhere: "CONSUME_FROM_FIRST_OFFSET"}
+	for _, tp := range topics {
+		cd.SubscriptionDataSet = append(cd.SubscriptionDataSet, codec.SubscriptionData{Topic: tp, SubString: "*",
+			ExpressionType: "TAG", SubVersion: 1, CodeSet: codec.CodeSet{}, TagsSet: []string{}})
+	}
+	hb.ConsumerDataSet = []codec.ConsumerData{cd}
+	body, err := json.Marshal(hb)
+	require.NoError(t, err)
+	req := codec.NewRequest(codec.ReqHeartBeat)
+	req.Body = body
+	return req
+}
+
+func TestHeartbeatConsumerListAndOffsets(t *testing.T) {
+	b := newTestBroker(t, nil)
+	ctx := context.Background()
+	c1, c2 := newTestConn(10), newTestConn(11)
+	resp, err := b.handleHeartBeat(ctx, c1, heartbeatReq(t, "10.0.0.1@1", "CG", "TopicH"))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code)
+	require.GreaterOrEqual(t, resp.Version, int32(401))
+	_, ok := b.topics.Select("%RETRY%CG")
+	require.True(t, ok, "retry topic created")
+	_, err = b.handleHeartBeat(ctx, c2, heartbeatReq(t, "10.0.0.1@2", "CG", "TopicH"))
+	require.NoError(t, err)
+	require.Equal(t, 2, c1.onewayCount(), "told of its own arrival and of the new member")
+
+	req := codec.NewRequest(codec.ReqGetConsumerListByGroup)
+	req.Ext.Set("consumerGroup", "CG")
+	resp, err = b.handleGetConsumerListByGroup(ctx, c1, req)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code)
+	require.JSONEq(t, `{"consumerIdList":["10.0.0.1@1","10.0.0.1@2"]}`, string(resp.Body))
+
+	b.OnClose(c2)
+	resp, _ = b.handleGetConsumerListByGroup(ctx, c1, req)
+	require.JSONEq(t, `{"consumerIdList":["10.0.0.1@1"]}`, string(resp.Body))
+	req2 := codec.NewRequest(codec.ReqGetConsumerListByGroup)
+	req2.Ext.Set("consumerGroup", "nobody")
+	resp, _ = b.handleGetConsumerListByGroup(ctx, c1, req2)
+	require.EqualValues(t, codec.RespSystemError, resp.Code)
+
+	// Pull without subscription flag uses the heartbeat's subscription.
+	b.topics.Update(func() TopicConfig {
+		tc := NewTopicConfig("TopicH")
+		tc.ReadQueueNums, tc.WriteQueueNums = 2, 2
+		return tc
+	}())
+	r, err := b.handlePullMessage(ctx, c1, pullReq("CG", "TopicH", 0, 0, 0, 0))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespPullNotFound, r.Code)
+
+	// Offsets: none stored on an empty queue → 0 (Java's min-offset rule);
+	// stored → that; committed through pull sysFlag bit 0.
+	q := codec.NewRequest(codec.ReqQueryConsumerOffset)
+	q.Ext.Set("consumerGroup", "CG")
+	q.Ext.Set("topic", "TopicH")
+	q.Ext.Set("queueId", "1")
+	resp, _ = b.handleQueryConsumerOffset(ctx, c1, q)
+	require.EqualValues(t, codec.RespSuccess, resp.Code)
+	require.Equal(t, "0", ext(t, resp, "offset"))
+	q.Ext.Set("setZeroIfNotFound", "false")
+	resp, _ = b.handleQueryConsumerOffset(ctx, c1, q)
+	require.EqualValues(t, codec.RespQueryNotFound, resp.Code)
+
+	u := codec.NewRequest(codec.ReqUpdateConsumerOffset)
+	for _, kv := range [][2]string{{"consumerGroup", "CG"}, {"topic", "TopicH"}, {"queueId", "1"}, {"commitOffset", "42"}} {
+		u.Ext.Set(kv[0], kv[1])
+	}
+	resp, _ = b.handleUpdateConsumerOffset(ctx, c1, u)
+	require.EqualValues(t, codec.RespSuccess, resp.Code)
+	resp, _ = b.handleQueryConsumerOffset(ctx, c1, q)
+	require.Equal(t, "42", ext(t, resp, "offset"))
+
+	p := pullReq("CG", "TopicH", 0, 0, pullFlagCommitOffset, 0)
+	p.Ext.Set("commitOffset", "5")
+	_, err = b.handlePullMessage(ctx, c1, p)
+	require.NoError(t, err)
+	require.EqualValues(t, 5, b.offsets.Query("CG", "TopicH", 0))
+
+	// Lock / unlock.
+	lb, _ := json.Marshal(codec.LockBatchRequestBody{ClientID: "10.0.0.1@1", ConsumerGroup: "CG",
+		MQSet: []codec.MessageQueue{{BrokerName: "broker-a", QueueID: 0, Topic: "TopicH"}}})
+	lr := codec.NewRequest(codec.ReqLockBatchMq)
+	lr.Body = lb
+	resp, _ = b.handleLockBatchMQ(ctx, c1, lr)
+	require.JSONEq(t, `{"lockOKMQSet":[{"brokerName":"broker-a","queueId":0,"topic":"TopicH"}]}`, string(resp.Body))
+	lb2, _ := json.Marshal(codec.LockBatchRequestBody{ClientID: "other", ConsumerGroup: "CG",
+		MQSet: []codec.MessageQueue{{BrokerName: "broker-a", QueueID: 0, Topic: "TopicH"}}})
+	lr.Body = lb2
+	resp, _ = b.handleLockBatchMQ(ctx, c1, lr)
+	require.JSONEq(t, `{"lockOKMQSet":[]}`, string(resp.Body))
+}
+
+func TestOffsetsPersistAcrossRestart(t *testing.T) {
+	cfg := testConfig(t)
+	scfg := store.DefaultConfig()
+	scfg.StorePathRootDir = cfg.StorePathRootDir
+	scfg.MappedFileSizeCommitLog = 1 << 20
+	scfg.MappedFileSizeConsumeQueue = 20 * 1000
+	for round := 0; round < 2; round++ {
+		st, err := store.Open(scfg, quietLog())
+		require.NoError(t, err)
+		require.NoError(t, st.Start())
+		b, err := NewBroker(cfg, st, quietLog())
+		require.NoError(t, err)
+		require.NoError(t, b.Start(context.Background()))
+		if round == 0 {
+			b.offsets.Commit("g", "t", 3, 99)
+			b.topics.Update(NewTopicConfig("Kept"))
+		} else {
+			require.EqualValues(t, 99, b.offsets.Query("g", "t", 3))
+			_, ok := b.topics.Select("Kept")
+			require.True(t, ok)
+		}
+		require.NoError(t, b.Shutdown())
+		require.NoError(t, st.Shutdown())
+	}
+}
+
+func TestAdminHandlers(t *testing.T) {
+	b := newTestBroker(t, nil)
+	ctx := context.Background()
+	c := newTestConn(5)
+	req := codec.NewRequest(codec.ReqUpdateAndCreateTopic)
+	for _, kv := range [][2]string{{"topic", "AdminT"}, {"defaultTopic", TopicAutoCreate}, {"readQueueNums", "3"},
+		{"writeQueueNums", "3"}, {"perm", "6"}, {"topicFilterType", "SINGLE_TAG"}, {"topicSysFlag", "0"}, {"order", "false"},
+		{"attributes", "+queue.type=SimpleCQ"}} {
+		req.Ext.Set(kv[0], kv[1])
+	}
+	resp, _ := b.handleUpdateAndCreateTopic(ctx, c, req)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	tc, ok := b.topics.Select("AdminT")
+	require.True(t, ok)
+	require.EqualValues(t, 3, tc.ReadQueueNums)
+	require.Equal(t, "SimpleCQ", tc.Attributes["queue.type"])
+
+	g := codec.NewRequest(codec.ReqGetTopicConfig)
+	g.Ext.Set("topic", "AdminT")
+	resp, _ = b.handleGetTopicConfig(ctx, c, g)
+	require.EqualValues(t, codec.RespSuccess, resp.Code)
+	require.Contains(t, string(resp.Body), `"readQueueNums":3`)
+
+	resp, _ = b.handleGetAllTopicConfig(ctx, c, codec.NewRequest(codec.ReqGetAllTopicConfig))
+	var all TopicConfigTable
+	require.NoError(t, json.Unmarshal(resp.Body, &all))
+	require.Contains(t, all.TopicConfigTable, "AdminT")
+	require.Contains(t, all.TopicConfigTable, TopicAutoCreate)
+
+	resp, _ = b.handleGetBrokerRuntimeInfo(ctx, c, codec.NewRequest(codec.ReqGetBrokerRuntimeInfo))
+	var kv kvTable
+	require.NoError(t, json.Unmarshal(resp.Body, &kv))
+	require.Equal(t, "true", kv.Table["brokerActive"])
+
+	d := codec.NewRequest(codec.ReqDeleteTopicInBroker)
+	d.Ext.Set("topic", "AdminT")
+	resp, _ = b.handleDeleteTopicInBroker(ctx, c, d)
+	require.EqualValues(t, codec.RespSuccess, resp.Code)
+	_, ok = b.topics.Select("AdminT")
+	require.False(t, ok)
+	resp, _ = b.handleGetTopicConfig(ctx, c, g)
+	require.EqualValues(t, codec.RespTopicNotExist, resp.Code)
+}

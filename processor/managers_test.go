@@ -1,0 +1,239 @@
+package processor
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"rmqd/codec"
+)
+
+func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func testConfig(t *testing.T) BrokerConfig {
+	cfg := DefaultBrokerConfig()
+	cfg.BrokerIP1, cfg.BrokerIP2 = "127.0.0.1", "127.0.0.1"
+	cfg.StorePathRootDir = t.TempDir()
+	cfg.NamesrvAddr = ""
+	return cfg
+}
+
+func TestApplyProperties(t *testing.T) {
+	cfg := DefaultBrokerConfig()
+	require.NoError(t, cfg.ApplyProperties(map[string]string{
+		"brokerName": "broker-x", "brokerId": "1", "listenPort": "20911", "autoCreateTopicEnable": "FALSE",
+		"defaultTopicQueueNums": "4", "namesrvAddr": "127.0.0.1:9876;127.0.0.1:9877", "unknownKey": "x",
+		"longPollingEnable": "yes",
+	}))
+	require.Equal(t, "broker-x", cfg.BrokerName)
+	require.EqualValues(t, 1, cfg.BrokerID)
+	require.Equal(t, 20911, cfg.ListenPort)
+	require.False(t, cfg.AutoCreateTopicEnable)
+	require.False(t, cfg.LongPollingEnable, "Boolean.parseBoolean: only true is true")
+	require.EqualValues(t, 4, cfg.DefaultTopicQueueNums)
+	require.Equal(t, []string{"127.0.0.1:9876", "127.0.0.1:9877"}, cfg.nameServers())
+	require.Error(t, cfg.ApplyProperties(map[string]string{"listenPort": "abc"}))
+	require.Equal(t, "DefaultCluster", cfg.BrokerClusterName)
+	require.EqualValues(t, 6, cfg.BrokerPermission)
+}
+
+func TestQuoteNumericKeys(t *testing.T) {
+	in := `{"offsetTable":{"T@g":{0:250,-1:3, 12 :7
+	},"x":"{1:2}"}}`
+	out := string(quoteNumericKeys([]byte(in)))
+	require.Equal(t, `{"offsetTable":{"T@g":{"0":250,"-1":3, "12" :7
+	},"x":"{1:2}"}}`, out)
+}
+
+func TestConsumerOffsetPersistAndLoadJavaFile(t *testing.T) {
+	cfg := testConfig(t)
+	m := NewConsumerOffsetManager(&cfg, quietLog())
+	m.Commit("g1", "TopicTest", 0, 12)
+	m.Commit("g1", "TopicTest", 3, 7)
+	m.Commit("g2", "%RETRY%g2", 0, 0)
+	require.NoError(t, m.Persist())
+	data, err := os.ReadFile(filepath.Join(cfg.ConfigDir(), "consumerOffset.json"))
+	require.NoError(t, err)
+	require.Contains(t, string(data), `"TopicTest@g1":{0:12,3:7}`)
+
+	m2 := NewConsumerOffsetManager(&cfg, quietLog())
+	require.NoError(t, m2.Load())
+	require.EqualValues(t, 12, m2.Query("g1", "TopicTest", 0))
+	require.EqualValues(t, 7, m2.Query("g1", "TopicTest", 3))
+	require.EqualValues(t, -1, m2.Query("g1", "TopicTest", 1))
+
+	// A file as a 4.9 Java broker writes it, and a broken main file with a good .bak.
+	java := "{\n\t\"offsetTable\":{\n\t\t\"TopicTest@g\":{0:250,1:250,2:250,3:250\n\t\t}\n\t}\n}"
+	path := filepath.Join(cfg.ConfigDir(), "consumerOffset.json")
+	require.NoError(t, os.WriteFile(path+".bak", []byte(java), 0o644))
+	require.NoError(t, os.WriteFile(path, []byte("{broken"), 0o644))
+	m3 := NewConsumerOffsetManager(&cfg, quietLog())
+	require.NoError(t, m3.Load())
+	require.EqualValues(t, 250, m3.Query("g", "TopicTest", 3))
+}
+
+func TestTopicConfigManager(t *testing.T) {
+	cfg := testConfig(t)
+	m := NewTopicConfigManager(&cfg, quietLog())
+	tbw, ok := m.Select(TopicAutoCreate)
+	require.True(t, ok)
+	require.EqualValues(t, 7, tbw.Perm)
+	require.EqualValues(t, 8, tbw.WriteQueueNums)
+	for _, name := range []string{TopicSelfTest, TopicSchedule, TopicTransHalf, TopicTransOpHalf, TopicOffsetMovedEvent,
+		TopicBenchmark, "DefaultCluster", "broker-a", "DefaultCluster_REPLY_TOPIC"} {
+		_, ok := m.Select(name)
+		require.True(t, ok, name)
+	}
+	sched, _ := m.Select(TopicSchedule)
+	require.EqualValues(t, 18, sched.ReadQueueNums)
+
+	var changed int
+	m.onChange = func([]TopicConfig) { changed++ }
+	tc, ok := m.CreateInSendMessage("NewTopic", TopicAutoCreate, 4, 0)
+	require.True(t, ok)
+	require.EqualValues(t, 4, tc.WriteQueueNums)
+	require.EqualValues(t, 6, tc.Perm, "INHERIT is dropped")
+	require.Equal(t, 1, changed)
+	_, ok = m.CreateInSendMessage("Other", "NoSuchDefault", 4, 0)
+	require.False(t, ok)
+
+	// Persisted in Java's layout and read back.
+	data, err := os.ReadFile(filepath.Join(cfg.ConfigDir(), "topics.json"))
+	require.NoError(t, err)
+	require.Contains(t, string(data), `"topicFilterType": "SINGLE_TAG"`)
+	m2 := NewTopicConfigManager(&cfg, quietLog())
+	require.NoError(t, m2.Load())
+	tc2, ok := m2.Select("NewTopic")
+	require.True(t, ok)
+	require.Equal(t, tc, tc2)
+	require.Equal(t, m.DataVersion(), m2.DataVersion())
+
+	cfg2 := testConfig(t)
+	cfg2.AutoCreateTopicEnable = false
+	m3 := NewTopicConfigManager(&cfg2, quietLog())
+	_, ok = m3.Select(TopicAutoCreate)
+	require.False(t, ok)
+}
+
+func TestValidateTopic(t *testing.T) {
+	_, ok := validateTopic("Topic_A-1%|x")
+	require.True(t, ok)
+	_, ok = validateTopic("bad topic")
+	require.False(t, ok)
+	_, ok = validateTopic(strings.Repeat("a", 128))
+	require.False(t, ok)
+	_, ok = validateTopic("%RETRY%" + strings.Repeat("a", 200))
+	require.True(t, ok)
+}
+
+func TestSubscriptionGroupManager(t *testing.T) {
+	cfg := testConfig(t)
+	m := NewSubscriptionGroupManager(&cfg, quietLog())
+	g, ok := m.Find("GID_test")
+	require.True(t, ok)
+	require.EqualValues(t, 16, g.RetryMaxTimes)
+	require.EqualValues(t, 1, g.RetryQueueNums)
+	require.True(t, g.NotifyConsumerIdsChangedEnable)
+	m2 := NewSubscriptionGroupManager(&cfg, quietLog())
+	require.NoError(t, m2.Load())
+	_, ok = m2.Get("GID_test")
+	require.True(t, ok)
+
+	cfg.AutoCreateSubscriptionGroup = false
+	m3 := NewSubscriptionGroupManager(&cfg, quietLog())
+	_, ok = m3.Find("GID_other")
+	require.False(t, ok)
+	_, ok = m3.Find("TOOLS_CONSUMER")
+	require.True(t, ok)
+}
+
+func TestRebalanceLockManager(t *testing.T) {
+	m := NewRebalanceLockManager(time.Minute)
+	now := time.Unix(1000, 0)
+	m.now = func() time.Time { return now }
+	mq := []codec.MessageQueue{{Topic: "T", BrokerName: "b", QueueID: 0}, {Topic: "T", BrokerName: "b", QueueID: 1}}
+	require.Len(t, m.TryLockBatch("g", mq, "c1"), 2)
+	require.Empty(t, m.TryLockBatch("g", mq, "c2"))
+	require.Len(t, m.TryLockBatch("g", mq[:1], "c1"), 1, "renewal by the owner")
+	now = now.Add(61 * time.Second)
+	require.Len(t, m.TryLockBatch("g", mq, "c2"), 2, "expired locks are taken over")
+	m.UnlockBatch("g", mq, "c1") // not the owner: no effect
+	require.True(t, m.IsLocked("g", mq[0], "c2"))
+	m.UnlockBatch("g", mq, "c2")
+	require.False(t, m.IsLocked("g", mq[0], "c2"))
+}
+
+func TestConsumerManagerNotifiesGroup(t *testing.T) {
+	m := NewConsumerManager(quietLog())
+	c1, c2 := newTestConn(1), newTestConn(2)
+	subs := []codec.SubscriptionData{{Topic: "T", SubString: "*", SubVersion: 1}}
+	require.True(t, m.Register("g", ClientChannel{Conn: c1, ClientID: "a"}, "CONSUME_PASSIVELY", "CLUSTERING", "CONSUME_FROM_LAST_OFFSET", subs, true))
+	require.False(t, m.Register("g", ClientChannel{Conn: c1, ClientID: "a"}, "CONSUME_PASSIVELY", "CLUSTERING", "CONSUME_FROM_LAST_OFFSET", subs, true))
+	require.True(t, m.Register("g", ClientChannel{Conn: c2, ClientID: "b"}, "CONSUME_PASSIVELY", "CLUSTERING", "CONSUME_FROM_LAST_OFFSET", subs, true))
+	require.Equal(t, []string{"a", "b"}, m.ClientIDs("g"))
+	require.Equal(t, 2, c1.onewayCount())
+	require.Equal(t, 1, c2.onewayCount())
+	require.Equal(t, codec.ReqNotifyConsumerIdsChanged, c1.oneway[0].Code)
+	v, _ := c1.oneway[0].Ext.Get("consumerGroup")
+	require.Equal(t, "g", v)
+
+	m.RemoveConn(c2)
+	require.Equal(t, []string{"a"}, m.ClientIDs("g"))
+	require.Equal(t, 3, c1.onewayCount())
+	m.RemoveConn(c1)
+	require.Empty(t, m.ClientIDs("g"))
+	_, ok := m.Group("g")
+	require.False(t, ok)
+}
+
+func TestFixStoredProps(t *testing.T) {
+	ids := newUniqIDGen("10.0.0.1")
+	p := fixStoredProps("TAGS\x01a\x02", "DefaultCluster", ids)
+	u, ok := propGet(p, PropUniqKey)
+	require.True(t, ok)
+	require.Len(t, u, 32)
+	require.True(t, strings.HasPrefix(u, "0A000001"))
+	c, _ := propGet(p, PropCluster)
+	require.Equal(t, "DefaultCluster", c)
+	tag, _ := propGet(p, PropTags)
+	require.Equal(t, "a", tag)
+
+	p2 := fixStoredProps("UNIQ_KEY\x01ABC\x02CLUSTER\x01old", "C", ids)
+	u, _ = propGet(p2, PropUniqKey)
+	require.Equal(t, "ABC", u)
+	c, _ = propGet(p2, PropCluster)
+	require.Equal(t, "C", c)
+	require.Equal(t, 1, strings.Count(p2, "CLUSTER"))
+	require.NotEqual(t, ids.next(), ids.next())
+}
+
+func TestTagFilter(t *testing.T) {
+	sd := parseTagSubscription("T", "a || b")
+	require.Equal(t, []string{"a", "b"}, sd.TagsSet)
+	f, err := newMessageFilter(&sd, false)
+	require.NoError(t, err)
+	require.True(t, f.MatchTagsCode(tagsCodeOf("a")))
+	require.True(t, f.MatchTagsCode(tagsCodeOf("b")))
+	require.False(t, f.MatchTagsCode(tagsCodeOf("c")))
+	all := parseTagSubscription("T", "*")
+	f, _ = newMessageFilter(&all, false)
+	require.True(t, f.MatchTagsCode(12345))
+	_, err = newMessageFilter(&codec.SubscriptionData{ExpressionType: "SQL92", SubString: "a > 1"}, true)
+	require.Error(t, err)
+}
+
+func TestHeartbeatBodyCodeSetForms(t *testing.T) {
+	var hb codec.HeartbeatData
+	body := `{"clientID":"1.2.3.4@1","consumerDataSet":[{"groupName":"g","subscriptionDataSet":[` +
+		`{"topic":"T","subString":"a||b","codeSet":["97","98"],"tagsSet":["a","b"],"subVersion":1700000000000000000},` +
+		`{"topic":"U","subString":"c","codeSet":[99]}]}],"producerDataSet":[{"groupName":"p"}]}`
+	require.NoError(t, jsonUnmarshal([]byte(body), &hb))
+	require.Equal(t, codec.CodeSet{97, 98}, hb.ConsumerDataSet[0].SubscriptionDataSet[0].CodeSet)
+	require.Equal(t, codec.CodeSet{99}, hb.ConsumerDataSet[0].SubscriptionDataSet[1].CodeSet)
+}
