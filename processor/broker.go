@@ -33,6 +33,7 @@ type Broker struct {
 	locks     *RebalanceLockManager
 	hold      *pullHoldService
 	ids       *uniqIDGen
+	filters   filterCache
 
 	ns            NameServerInvoker
 	nsClose       func() error

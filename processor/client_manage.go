@@ -93,7 +93,7 @@ func (b *Broker) handleCheckClientConfig(ctx context.Context, c remoting.Conn, r
 		return codec.NewResponse(req, codec.RespSystemError,
 			"The broker does not support consumer to filter message by "+body.SubscriptionData.ExpressionType), nil
 	}
-	if _, err := newMessageFilter(body.SubscriptionData, true); err != nil {
+	if _, err := b.newMessageFilter(body.SubscriptionData); err != nil {
 		return codec.NewResponse(req, codec.RespSubscriptionParseFailed, err.Error()), nil
 	}
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil

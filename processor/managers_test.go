@@ -216,15 +216,20 @@ func TestFixStoredProps(t *testing.T) {
 func TestTagFilter(t *testing.T) {
 	sd := parseTagSubscription("T", "a || b")
 	require.Equal(t, []string{"a", "b"}, sd.TagsSet)
-	f, err := newMessageFilter(&sd, false)
+	b := &Broker{}
+	f, err := b.newMessageFilter(&sd)
 	require.NoError(t, err)
 	require.True(t, f.MatchTagsCode(tagsCodeOf("a")))
 	require.True(t, f.MatchTagsCode(tagsCodeOf("b")))
 	require.False(t, f.MatchTagsCode(tagsCodeOf("c")))
 	all := parseTagSubscription("T", "*")
-	f, _ = newMessageFilter(&all, false)
+	f, _ = b.newMessageFilter(&all)
 	require.True(t, f.MatchTagsCode(12345))
-	_, err = newMessageFilter(&codec.SubscriptionData{ExpressionType: "SQL92", SubString: "a > 1"}, true)
+	sql, err := b.newMessageFilter(&codec.SubscriptionData{ExpressionType: "SQL92", SubString: "a > 1"})
+	require.NoError(t, err)
+	require.True(t, sql.(propsMatcher).MatchEncodedProperties("a\x012\x02"))
+	require.False(t, sql.(propsMatcher).MatchEncodedProperties("a\x010\x02"))
+	_, err = b.newMessageFilter(&codec.SubscriptionData{ExpressionType: "SQL92", SubString: "a >"})
 	require.Error(t, err)
 }
 

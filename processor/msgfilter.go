@@ -1,80 +1,88 @@
 package processor
 
 import (
-	"errors"
 	"strings"
+	"sync"
 
 	"rmqd/codec"
 	"rmqd/compat"
+	"rmqd/processor/filter"
 	"rmqd/store"
 )
 
-// This file is the adapter between pull subscriptions and message filtering.
-// TAG filtering is done here; SQL92 is delegated to processor/filter once that
-// package lands (newMessageFilter is the single place to point at it).
-
-// errSQL92Unsupported is returned until the SQL92 filter is wired.
-var errSQL92Unsupported = errors.New("the broker does not support consumer to filter message by SQL92")
+// This file adapts subscriptions to the store's MessageFilter through
+// processor/filter (tags by hash, SQL92 on properties).
 
 const (
-	exprTag   = "TAG"
-	exprSQL92 = "SQL92"
+	exprTag   = filter.TypeTag
+	exprSQL92 = filter.TypeSQL92
 	subAll    = "*"
 )
 
 // isTagType reports whether an expression type means tag filtering (empty is TAG).
-func isTagType(t string) bool { return t == "" || strings.EqualFold(t, exprTag) }
+func isTagType(t string) bool { return t == "" || t == exprTag }
 
-// tagFilter matches consume-queue tag hashes against a subscription's code set.
-// Java's ExpressionMessageFilter does the same; the client re-checks the exact
-// tag string.
-type tagFilter struct {
-	all   bool
-	codes []int32
+// filterCache keeps compiled expressions: a consumer pulls the same
+// subscription over and over, and SQL92 parsing is not free.
+type filterCache struct {
+	mu sync.RWMutex
+	m  map[[2]string]*filter.Expression
 }
 
-func (f *tagFilter) MatchTagsCode(tagsCode int64) bool {
-	if f.all {
-		return true
+const filterCacheMax = 4096
+
+func (c *filterCache) compile(typ, expr string) (*filter.Expression, error) {
+	k := [2]string{typ, expr}
+	c.mu.RLock()
+	e, ok := c.m[k]
+	c.mu.RUnlock()
+	if ok {
+		return e, nil
 	}
-	c := int32(tagsCode)
-	for _, x := range f.codes {
-		if x == c {
-			return true
-		}
+	e, err := filter.Compile(typ, expr)
+	if err != nil {
+		return nil, err
 	}
-	return false
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= filterCacheMax {
+		c.m = map[[2]string]*filter.Expression{}
+	}
+	c.m[[2]string{strings.Clone(typ), strings.Clone(expr)}] = e
+	c.mu.Unlock()
+	return e, nil
 }
 
-func (f *tagFilter) MatchRecord([]byte) bool { return true }
+// newMessageFilter builds the store filter for a subscription. SQL92 needs
+// enablePropertyFilter.
+func (b *Broker) newMessageFilter(sub *codec.SubscriptionData) (store.MessageFilter, error) {
+	typ := sub.ExpressionType
+	if typ == "" {
+		typ = exprTag
+	}
+	expr := sub.SubString
+	if typ == exprTag && expr == "" {
+		expr = subAll
+	}
+	return b.filters.compile(typ, expr)
+}
 
-// newMessageFilter builds the store filter for a subscription.
-func newMessageFilter(sub *codec.SubscriptionData, enablePropertyFilter bool) (store.MessageFilter, error) {
-	if !isTagType(sub.ExpressionType) {
-		return nil, errSQL92Unsupported
-	}
-	if sub.SubString == "" || sub.SubString == subAll || len(sub.CodeSet) == 0 {
-		return &tagFilter{all: true}, nil
-	}
-	return &tagFilter{codes: sub.CodeSet}, nil
+// propsMatcher is implemented by filters that can judge a message by its
+// encoded properties (SQL92); long polling uses it on arrival notices.
+type propsMatcher interface {
+	MatchEncodedProperties(props string) bool
 }
 
 // parseTagSubscription is FilterAPI.buildSubscriptionData for TAG expressions:
 // tags split on "||", trimmed, hashed with String.hashCode.
 func parseTagSubscription(topic, expr string) codec.SubscriptionData {
 	sd := codec.SubscriptionData{Topic: topic, SubString: expr, ExpressionType: exprTag, TagsSet: []string{}, CodeSet: codec.CodeSet{}}
-	if expr == "" || strings.TrimSpace(expr) == subAll {
+	tags, codes, all := filter.ParseTags(expr)
+	if all {
 		sd.SubString = subAll
 		return sd
 	}
-	for _, t := range strings.Split(expr, "||") {
-		t = strings.TrimSpace(t)
-		if t == "" {
-			continue
-		}
-		sd.TagsSet = append(sd.TagsSet, t)
-		sd.CodeSet = append(sd.CodeSet, compat.JavaStringHash(t))
-	}
+	sd.TagsSet = append(sd.TagsSet, tags...)
+	sd.CodeSet = append(sd.CodeSet, codes...)
 	return sd
 }
 

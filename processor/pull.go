@@ -145,7 +145,7 @@ func (b *Broker) pullFilter(h *pullHeader, sgc SubscriptionGroupConfig, reply pu
 		return nil, reply.response(codec.RespSystemError,
 			"The broker does not support consumer to filter message by "+sub.ExpressionType)
 	}
-	f, err := newMessageFilter(&sub, b.cfg.EnablePropertyFilter)
+	f, err := b.newMessageFilter(&sub)
 	if err != nil {
 		return nil, reply.response(codec.RespSubscriptionParseFailed, err.Error())
 	}

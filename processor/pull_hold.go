@@ -48,26 +48,26 @@ func (s *pullHoldService) suspend(p *heldPull) {
 	s.count++
 	s.mu.Unlock()
 	if s.b.store.MaxOffsetInQueue(k.topic, k.queue) > p.header.queueOffset {
-		s.notify(k.topic, k.queue, -1, 0, false)
+		s.notify(k.topic, k.queue, -1, 0, "", false)
 	}
 }
 
 // arriving is the store's ArrivingListener. As in Java's
 // NotifyMessageArrivingListener, maxOffset is the queue's new max offset (the
 // arrived message's offset + 1).
-func (s *pullHoldService) arriving(topic string, queueID int32, maxOffset int64, tagsCode int64, _ int64, _ string) {
+func (s *pullHoldService) arriving(topic string, queueID int32, maxOffset int64, tagsCode int64, _ int64, props string) {
 	s.mu.Lock()
 	empty := s.count == 0
 	s.mu.Unlock()
 	if empty {
 		return
 	}
-	s.notify(topic, queueID, maxOffset, tagsCode, true)
+	s.notify(topic, queueID, maxOffset, tagsCode, props, true)
 }
 
 // notify wakes the held pulls of a queue that can now see a message (newest is
 // the queue's max offset, -1 to ask the store) and those past their deadline.
-func (s *pullHoldService) notify(topic string, queueID int32, newest int64, tagsCode int64, haveTags bool) {
+func (s *pullHoldService) notify(topic string, queueID int32, newest int64, tagsCode int64, props string, haveTags bool) {
 	k := topicQueue{topic, queueID}
 	now := time.Now()
 	var wake []*heldPull
@@ -86,6 +86,9 @@ func (s *pullHoldService) notify(topic string, queueID int32, newest int64, tags
 		ready := n > p.header.queueOffset
 		if ready && haveTags && newest > p.header.queueOffset && p.filter != nil {
 			ready = p.filter.MatchTagsCode(tagsCode)
+			if pm, ok := p.filter.(propsMatcher); ok && ready {
+				ready = pm.MatchEncodedProperties(props)
+			}
 		}
 		if ready || !now.Before(p.deadline) || p.conn.Closed() {
 			wake = append(wake, p)
@@ -142,7 +145,7 @@ func (s *pullHoldService) run(ctx context.Context) {
 			}
 			s.mu.Unlock()
 			for _, k := range keys {
-				s.notify(k.topic, k.queue, -1, 0, false)
+				s.notify(k.topic, k.queue, -1, 0, "", false)
 			}
 		}
 	}
