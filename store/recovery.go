@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"strings"
 
 	"rmqd/codec"
 )
@@ -18,6 +19,13 @@ func checkRecord(b []byte, m *codec.Message, checkCRC bool) int {
 		return -1
 	}
 	if checkCRC && len(m.Body) > 0 && codec.BodyCRC(m.Body) != m.BodyCRC {
+		return -1
+	}
+	// The body CRC says nothing about the bytes after the body. A record cut
+	// short on disk reads zeros there: topics never hold NUL and a properties
+	// string always ends with its 0x02 separator.
+	if m.Topic == "" || strings.IndexByte(m.Topic, 0) >= 0 ||
+		(len(m.Properties) > 0 && m.Properties[len(m.Properties)-1] == 0) {
 		return -1
 	}
 	return n
