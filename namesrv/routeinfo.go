@@ -1,0 +1,706 @@
+package namesrv
+
+import (
+	"encoding/json"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"rmqd/codec"
+	"rmqd/compat"
+	"rmqd/remoting"
+)
+
+// DefaultBrokerChannelExpiredMillis is how long a broker may stay silent before
+// the liveness scan drops it (RouteInfoManager.DEFAULT_BROKER_CHANNEL_EXPIRED_TIME),
+// unless it registered with its own heartbeatTimeoutMillis.
+const DefaultBrokerChannelExpiredMillis = 120_000
+
+// brokerAddrKey identifies a live broker instance (Java's BrokerAddrInfo).
+type brokerAddrKey struct {
+	cluster string
+	addr    string
+}
+
+// brokerLive is a broker instance's liveness record (Java's BrokerLiveInfo).
+type brokerLive struct {
+	lastUpdate   atomic.Int64 // unix ms; refreshed under the read lock by heartbeats
+	timeout      int64        // ms
+	dataVersion  codec.DataVersion
+	conn         remoting.Conn // may be nil (tests, or a registration without a connection)
+	haServerAddr string
+}
+
+func (l *brokerLive) connID() (uint64, bool) {
+	if l.conn == nil {
+		return 0, false
+	}
+	return l.conn.ID(), true
+}
+
+// RouteInfoManager is the route table.
+//
+// Lock discipline: one sync.RWMutex guards every table below. Readers (route
+// lookups, topic lists, cluster info) hold the read lock while they copy or
+// serialize what they return, so nothing they hand out aliases the tables.
+// Writers (register, unregister, topic and permission changes) hold the write
+// lock for the whole operation, which keeps the tables consistent with each
+// other. Heartbeats only bump brokerLive.lastUpdate, an atomic, under the read
+// lock. Nothing blocks under the lock: connections are closed, and logs that
+// need no table state are written, after it is released. Strings stored in the
+// tables are cloned from requests (request strings alias recycled frames).
+type RouteInfoManager struct {
+	log *slog.Logger
+	cfg func() *Config
+
+	mu                sync.RWMutex
+	topicQueueTable   map[string][]codec.QueueData          // topic → queue data, sorted by broker name
+	brokerAddrTable   map[string]*codec.BrokerData          // broker name → ids and addresses
+	clusterAddrTable  map[string]map[string]struct{}        // cluster → broker names
+	brokerLiveTable   map[brokerAddrKey]*brokerLive         // (cluster, addr) → liveness
+	filterServerTable map[brokerAddrKey][]string            // (cluster, addr) → filter servers
+	mappingInfoTable  map[string]map[string]json.RawMessage // topic → broker name → static-topic mapping
+}
+
+// NewRouteInfoManager makes an empty table. cfg returns the current config (it
+// may change at run time through UPDATE_NAMESRV_CONFIG).
+func NewRouteInfoManager(cfg func() *Config, logger *slog.Logger) *RouteInfoManager {
+	return &RouteInfoManager{
+		log:               logger,
+		cfg:               cfg,
+		topicQueueTable:   make(map[string][]codec.QueueData, 1024),
+		brokerAddrTable:   make(map[string]*codec.BrokerData, 128),
+		clusterAddrTable:  make(map[string]map[string]struct{}, 32),
+		brokerLiveTable:   make(map[brokerAddrKey]*brokerLive, 256),
+		filterServerTable: make(map[brokerAddrKey][]string),
+		mappingInfoTable:  make(map[string]map[string]json.RawMessage),
+	}
+}
+
+// BrokerRegistration is what REGISTER_BROKER carries.
+type BrokerRegistration struct {
+	ClusterName  string
+	BrokerAddr   string
+	BrokerName   string
+	BrokerID     int64
+	HaServerAddr string
+	ZoneName     string
+	// HeartbeatTimeoutMillis overrides DefaultBrokerChannelExpiredMillis when > 0.
+	HeartbeatTimeoutMillis int64
+	// EnableActingMaster is nil for brokers older than 5.0 (no header field).
+	EnableActingMaster *bool
+	Topics             *codec.TopicConfigSerializeWrapper
+	// FilterServerList nil leaves the recorded list alone; empty clears it.
+	FilterServerList []string
+	Conn             remoting.Conn
+}
+
+// RegisterResult is what REGISTER_BROKER answers: the master's addresses for a slave.
+type RegisterResult struct {
+	HaServerAddr string
+	MasterAddr   string
+}
+
+// RegisterBroker records a broker instance and, when it is the master (or, for
+// 5.x brokers, the lowest-id slave standing in for an absent master), its topics.
+// A topic's queue data is (re)written when the broker registers for the first
+// time, when its DataVersion differs from the one recorded, or when the topic has
+// no queue data for this broker name. ok is false when Java's name server refuses
+// the registration: a single-topic table from a broker id not yet registered.
+func (m *RouteInfoManager) RegisterBroker(r *BrokerRegistration) (res RegisterResult, ok bool) {
+	cluster, brokerName, addr := strings.Clone(r.ClusterName), strings.Clone(r.BrokerName), strings.Clone(r.BrokerAddr)
+	topics := r.Topics
+	if topics == nil {
+		topics = &codec.TopicConfigSerializeWrapper{}
+	}
+	now := m.cfg().now().UnixMilli()
+	cfg := m.cfg()
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+
+	names := m.clusterAddrTable[cluster]
+	if names == nil {
+		names = make(map[string]struct{})
+		m.clusterAddrTable[cluster] = names
+	}
+	names[brokerName] = struct{}{}
+
+	registerFirst := false
+	bd := m.brokerAddrTable[brokerName]
+	if bd == nil {
+		registerFirst = true
+		bd = &codec.BrokerData{Cluster: cluster, BrokerName: brokerName, BrokerAddrs: make(map[int64]string)}
+		m.brokerAddrTable[brokerName] = bd
+	}
+	oldVersionBroker := r.EnableActingMaster == nil
+	bd.EnableActingMaster = !oldVersionBroker && *r.EnableActingMaster
+	bd.ZoneName = strings.Clone(r.ZoneName)
+
+	// Slave switched to master (or the reverse): one address, one id.
+	for id, a := range bd.BrokerAddrs {
+		if a == addr && id != r.BrokerID {
+			delete(bd.BrokerAddrs, id)
+		}
+	}
+
+	// Another address already holds this id: the one with the newer state
+	// version wins.
+	if oldAddr, exists := bd.BrokerAddrs[r.BrokerID]; exists && oldAddr != addr {
+		if old := m.brokerLiveTable[brokerAddrKey{cluster, oldAddr}]; old != nil &&
+			old.dataVersion.StateVersion > topics.DataVersion.StateVersion {
+			m.log.Warn("registering broker conflicts with a newer one, ignored",
+				"cluster", cluster, "brokerName", brokerName, "brokerId", r.BrokerID,
+				"oldAddr", oldAddr, "newAddr", addr)
+			delete(m.brokerLiveTable, brokerAddrKey{cluster, addr})
+			return RegisterResult{}, true
+		}
+	}
+
+	if _, exists := bd.BrokerAddrs[r.BrokerID]; !exists && len(topics.TopicConfigTable) == 1 {
+		m.log.Warn("single-topic registration before the broker registered", "brokerName", brokerName,
+			"brokerId", r.BrokerID, "brokerAddr", addr)
+		return RegisterResult{}, false
+	}
+
+	oldAddr := bd.BrokerAddrs[r.BrokerID]
+	bd.BrokerAddrs[r.BrokerID] = addr
+	registerFirst = registerFirst || oldAddr == ""
+
+	key := brokerAddrKey{cluster, addr}
+	isMaster := r.BrokerID == codec.MasterID
+	isPrimeSlave := !oldVersionBroker && !isMaster && r.BrokerID == minBrokerID(bd.BrokerAddrs)
+	if isMaster || isPrimeSlave {
+		prev := m.brokerLiveTable[key]
+		brokerChanged := prev == nil || prev.dataVersion != topics.DataVersion
+		if cfg.DeleteTopicWithBrokerRegistration && len(topics.TopicQueueMappingInfoMap) == 0 {
+			for topic := range m.topicQueueTable {
+				if _, keep := topics.TopicConfigTable[topic]; !keep {
+					m.removeQueueData(topic, brokerName)
+				}
+			}
+		}
+		for name, tc := range topics.TopicConfigTable {
+			if !registerFirst && !brokerChanged && m.hasQueueData(name, brokerName) {
+				continue
+			}
+			perm := tc.Perm
+			if isPrimeSlave && bd.EnableActingMaster {
+				perm &^= codec.PermWrite
+			}
+			m.upsertQueueData(name, codec.QueueData{BrokerName: brokerName, ReadQueueNums: tc.ReadQueueNums,
+				WriteQueueNums: tc.WriteQueueNums, Perm: perm, TopicSysFlag: tc.TopicSysFlag})
+		}
+		if brokerChanged || registerFirst {
+			for topic, info := range topics.TopicQueueMappingInfoMap {
+				byBroker := m.mappingInfoTable[topic]
+				if byBroker == nil {
+					byBroker = make(map[string]json.RawMessage)
+					m.mappingInfoTable[topic] = byBroker
+				}
+				byBroker[brokerName] = info
+			}
+		}
+	}
+
+	live := &brokerLive{timeout: DefaultBrokerChannelExpiredMillis, dataVersion: topics.DataVersion,
+		conn: r.Conn, haServerAddr: strings.Clone(r.HaServerAddr)}
+	if r.HeartbeatTimeoutMillis > 0 {
+		live.timeout = r.HeartbeatTimeoutMillis
+	}
+	live.lastUpdate.Store(now)
+	if _, existed := m.brokerLiveTable[key]; !existed {
+		m.log.Info("new broker registered", "cluster", cluster, "brokerAddr", addr, "brokerName", brokerName,
+			"brokerId", r.BrokerID, "haServerAddr", live.haServerAddr)
+	}
+	m.brokerLiveTable[key] = live
+
+	if r.FilterServerList != nil {
+		if len(r.FilterServerList) == 0 {
+			delete(m.filterServerTable, key)
+		} else {
+			m.filterServerTable[key] = slices.Clone(r.FilterServerList)
+		}
+	}
+
+	if !isMaster {
+		if masterAddr, ok := bd.BrokerAddrs[codec.MasterID]; ok {
+			if ml := m.brokerLiveTable[brokerAddrKey{cluster, masterAddr}]; ml != nil {
+				res = RegisterResult{HaServerAddr: ml.haServerAddr, MasterAddr: masterAddr}
+			}
+		}
+	}
+	return res, true
+}
+
+func minBrokerID(addrs map[int64]string) int64 {
+	first := true
+	var lowest int64
+	for id := range addrs {
+		if first || id < lowest {
+			lowest, first = id, false
+		}
+	}
+	return lowest
+}
+
+func (m *RouteInfoManager) hasQueueData(topic, brokerName string) bool {
+	_, ok := findQueueData(m.topicQueueTable[topic], brokerName)
+	return ok
+}
+
+func findQueueData(qds []codec.QueueData, brokerName string) (int, bool) {
+	return slices.BinarySearchFunc(qds, brokerName, func(q codec.QueueData, name string) int {
+		return strings.Compare(q.BrokerName, name)
+	})
+}
+
+// upsertQueueData sets the queue data of qd.BrokerName for topic. Callers hold
+// the write lock. A new topic name is cloned: it may alias a request.
+func (m *RouteInfoManager) upsertQueueData(topic string, qd codec.QueueData) {
+	qds, exists := m.topicQueueTable[topic]
+	i, found := findQueueData(qds, qd.BrokerName)
+	if found {
+		if qds[i] != qd {
+			m.log.Info("topic changed", "topic", topic, "old", qds[i], "new", qd)
+			qds[i] = qd
+		}
+		return
+	}
+	if !exists {
+		topic = strings.Clone(topic)
+		m.log.Info("new topic registered", "topic", topic, "queueData", qd)
+	}
+	m.topicQueueTable[topic] = slices.Insert(qds, i, qd)
+}
+
+// removeQueueData drops brokerName's queues of topic, and the topic when none
+// are left. Callers hold the write lock.
+func (m *RouteInfoManager) removeQueueData(topic, brokerName string) bool {
+	qds := m.topicQueueTable[topic]
+	i, found := findQueueData(qds, brokerName)
+	if !found {
+		return false
+	}
+	qds = slices.Delete(qds, i, i+1)
+	if len(qds) == 0 {
+		delete(m.topicQueueTable, topic)
+		delete(m.mappingInfoTable, topic)
+	} else {
+		m.topicQueueTable[topic] = qds
+	}
+	return true
+}
+
+// UnregisterRequest names a broker instance to remove (UNREGISTER_BROKER's header).
+type UnregisterRequest struct {
+	ClusterName string
+	BrokerAddr  string
+	BrokerName  string
+	BrokerID    int64
+}
+
+// UnregisterBrokers removes broker instances. A broker name left without
+// addresses leaves its cluster (and an empty cluster goes), and its queues leave
+// every topic (topics left without queues go).
+func (m *RouteInfoManager) UnregisterBrokers(reqs ...UnregisterRequest) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.unregisterLocked(reqs)
+}
+
+func (m *RouteInfoManager) unregisterLocked(reqs []UnregisterRequest) {
+	removed := make(map[string]struct{})
+	reduced := make(map[string]struct{})
+	for _, r := range reqs {
+		key := brokerAddrKey{r.ClusterName, r.BrokerAddr}
+		_, wasLive := m.brokerLiveTable[key]
+		delete(m.brokerLiveTable, key)
+		delete(m.filterServerTable, key)
+		m.log.Info("unregister broker", "cluster", r.ClusterName, "brokerAddr", r.BrokerAddr,
+			"brokerName", r.BrokerName, "brokerId", r.BrokerID, "wasLive", wasLive)
+
+		removeName := false
+		if bd := m.brokerAddrTable[r.BrokerName]; bd != nil {
+			for id, a := range bd.BrokerAddrs {
+				if a == r.BrokerAddr {
+					delete(bd.BrokerAddrs, id)
+				}
+			}
+			if len(bd.BrokerAddrs) == 0 {
+				delete(m.brokerAddrTable, r.BrokerName)
+				removeName = true
+			}
+		}
+		if !removeName {
+			reduced[r.BrokerName] = struct{}{}
+			continue
+		}
+		if names := m.clusterAddrTable[r.ClusterName]; names != nil {
+			delete(names, r.BrokerName)
+			if len(names) == 0 {
+				delete(m.clusterAddrTable, r.ClusterName)
+			}
+		}
+		removed[r.BrokerName] = struct{}{}
+	}
+	if len(removed) == 0 && len(reduced) == 0 {
+		return
+	}
+	for topic := range m.topicQueueTable {
+		for name := range removed {
+			m.removeQueueData(topic, name)
+		}
+		// A broker name whose master left, in acting-master mode: readable only.
+		for name := range reduced {
+			bd := m.brokerAddrTable[name]
+			if bd == nil || !bd.EnableActingMaster || minBrokerID(bd.BrokerAddrs) == codec.MasterID {
+				continue
+			}
+			qds := m.topicQueueTable[topic]
+			if i, ok := findQueueData(qds, name); ok {
+				qds[i].Perm &^= codec.PermWrite
+			}
+		}
+	}
+}
+
+// unregisterRequestFor finds broker name and id of a live instance (Java's
+// setupUnRegisterRequest). Callers hold a lock.
+func (m *RouteInfoManager) unregisterRequestFor(key brokerAddrKey) (UnregisterRequest, bool) {
+	for _, bd := range m.brokerAddrTable {
+		if bd.Cluster != key.cluster {
+			continue
+		}
+		for id, a := range bd.BrokerAddrs {
+			if a == key.addr {
+				return UnregisterRequest{ClusterName: key.cluster, BrokerAddr: key.addr,
+					BrokerName: bd.BrokerName, BrokerID: id}, true
+			}
+		}
+	}
+	return UnregisterRequest{}, false
+}
+
+// OnConnClosed unregisters every broker instance registered over connection id.
+func (m *RouteInfoManager) OnConnClosed(id uint64) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var reqs []UnregisterRequest
+	for key, live := range m.brokerLiveTable {
+		if cid, ok := live.connID(); ok && cid == id {
+			if r, ok := m.unregisterRequestFor(key); ok {
+				reqs = append(reqs, r)
+			} else {
+				delete(m.brokerLiveTable, key)
+			}
+		}
+	}
+	if len(reqs) > 0 {
+		m.unregisterLocked(reqs)
+	}
+	return len(reqs)
+}
+
+// ScanNotActiveBrokers drops every broker instance whose last registration or
+// heartbeat is older than its timeout, closes its connection, and returns how many
+// it dropped.
+func (m *RouteInfoManager) ScanNotActiveBrokers() int {
+	now := m.cfg().now().UnixMilli()
+	var (
+		reqs    []UnregisterRequest
+		toClose []remoting.Conn
+	)
+	m.mu.Lock()
+	for key, live := range m.brokerLiveTable {
+		if live.lastUpdate.Load()+live.timeout >= now {
+			continue
+		}
+		m.log.Warn("broker channel expired", "cluster", key.cluster, "brokerAddr", key.addr, "timeoutMillis", live.timeout)
+		if live.conn != nil {
+			toClose = append(toClose, live.conn)
+		}
+		if r, ok := m.unregisterRequestFor(key); ok {
+			reqs = append(reqs, r)
+		} else {
+			delete(m.brokerLiveTable, key)
+			delete(m.filterServerTable, key)
+		}
+	}
+	if len(reqs) > 0 {
+		m.unregisterLocked(reqs)
+	}
+	m.mu.Unlock()
+	for _, c := range toClose {
+		_ = c.Close()
+	}
+	return len(reqs)
+}
+
+// UpdateBrokerInfoUpdateTimestamp refreshes a live instance (BROKER_HEARTBEAT,
+// QUERY_DATA_VERSION).
+func (m *RouteInfoManager) UpdateBrokerInfoUpdateTimestamp(cluster, addr string) {
+	now := m.cfg().now().UnixMilli()
+	m.mu.RLock()
+	if live := m.brokerLiveTable[brokerAddrKey{cluster, addr}]; live != nil {
+		live.lastUpdate.Store(now)
+	}
+	m.mu.RUnlock()
+}
+
+// QueryBrokerTopicConfig returns the DataVersion recorded for a live instance.
+func (m *RouteInfoManager) QueryBrokerTopicConfig(cluster, addr string) (codec.DataVersion, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if live := m.brokerLiveTable[brokerAddrKey{cluster, addr}]; live != nil {
+		return live.dataVersion, true
+	}
+	return codec.DataVersion{}, false
+}
+
+// AppendTopicRouteJSON appends the route of topic as GET_ROUTEINFO_BY_TOPIC's body
+// (codec.TopicRouteData.AppendJSON's format, queue and broker data sorted by
+// broker name) and reports whether the topic has a route: queue data and at least
+// one of its brokers registered. orderTopicConf, when set, is included.
+func (m *RouteInfoManager) AppendTopicRouteJSON(dst []byte, topic, orderTopicConf string) ([]byte, bool) {
+	supportActingMaster := m.cfg().SupportActingMaster
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	qds := m.topicQueueTable[topic]
+	if len(qds) == 0 {
+		return dst, false
+	}
+	found := false
+	for i := range qds {
+		if _, ok := m.brokerAddrTable[qds[i].BrokerName]; ok {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return dst, false
+	}
+	dst = append(dst, `{"brokerDatas":[`...)
+	n := 0
+	for i := range qds {
+		bd := m.brokerAddrTable[qds[i].BrokerName]
+		if bd == nil {
+			continue
+		}
+		if n > 0 {
+			dst = append(dst, ',')
+		}
+		n++
+		if supportActingMaster && bd.EnableActingMaster && len(bd.BrokerAddrs) > 0 &&
+			!strings.HasPrefix(topic, syncBrokerMemberGroupPrefix) && qds[i].Perm&codec.PermWrite == 0 {
+			if _, hasMaster := bd.BrokerAddrs[codec.MasterID]; !hasMaster {
+				// Acting master: the lowest id answers as id 0 in the returned copy.
+				acting := bd.Clone()
+				lowest := minBrokerID(acting.BrokerAddrs)
+				acting.BrokerAddrs[codec.MasterID] = acting.BrokerAddrs[lowest]
+				delete(acting.BrokerAddrs, lowest)
+				dst = acting.AppendJSON(dst)
+				continue
+			}
+		}
+		dst = bd.AppendJSON(dst)
+	}
+	dst = append(dst, `],"filterServerTable":{`...)
+	if len(m.filterServerTable) > 0 {
+		dst = m.appendFilterServers(dst, qds)
+	}
+	dst = append(dst, '}')
+	if orderTopicConf != "" {
+		dst = append(dst, `,"orderTopicConf":`...)
+		dst = compat.AppendJSONString(dst, orderTopicConf)
+	}
+	dst = append(dst, `,"queueDatas":[`...)
+	for i := range qds {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = qds[i].AppendJSON(dst)
+	}
+	return append(dst, "]}"...), true
+}
+
+// syncBrokerMemberGroupPrefix is TopicValidator.SYNC_BROKER_MEMBER_GROUP_PREFIX.
+const syncBrokerMemberGroupPrefix = "rmq_sys_SYNC_BROKER_MEMBER_"
+
+func (m *RouteInfoManager) appendFilterServers(dst []byte, qds []codec.QueueData) []byte {
+	table := make(map[string][]string)
+	for i := range qds {
+		bd := m.brokerAddrTable[qds[i].BrokerName]
+		if bd == nil {
+			continue
+		}
+		for _, addr := range bd.BrokerAddrs {
+			table[addr] = m.filterServerTable[brokerAddrKey{bd.Cluster, addr}]
+		}
+	}
+	for i, addr := range compat.SortedKeys(table) {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = compat.AppendJSONString(dst, addr)
+		dst = append(dst, ':')
+		dst = compat.AppendJSONStringSlice(dst, table[addr])
+	}
+	return dst
+}
+
+// TopicRouteData returns the route of topic as a value (tests, and callers that
+// want the structure rather than its JSON).
+func (m *RouteInfoManager) TopicRouteData(topic string) (*codec.TopicRouteData, bool) {
+	b, ok := m.AppendTopicRouteJSON(nil, topic, "")
+	if !ok {
+		return nil, false
+	}
+	r, err := codec.DecodeTopicRouteData(b)
+	if err != nil {
+		return nil, false
+	}
+	return r, true
+}
+
+// ClusterInfo returns a copy of the broker and cluster tables.
+func (m *RouteInfoManager) ClusterInfo() *codec.ClusterInfo {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	ci := &codec.ClusterInfo{
+		BrokerAddrTable:  make(map[string]*codec.BrokerData, len(m.brokerAddrTable)),
+		ClusterAddrTable: make(map[string][]string, len(m.clusterAddrTable)),
+	}
+	for name, bd := range m.brokerAddrTable {
+		ci.BrokerAddrTable[name] = bd.Clone()
+	}
+	for cluster, names := range m.clusterAddrTable {
+		ci.ClusterAddrTable[cluster] = compat.SortedKeys(names)
+	}
+	return ci
+}
+
+// AllTopics returns every topic name, sorted.
+func (m *RouteInfoManager) AllTopics() []string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return compat.SortedKeys(m.topicQueueTable)
+}
+
+// TopicsByCluster returns the topics with queues on a broker of cluster, sorted;
+// empty for an unknown cluster.
+func (m *RouteInfoManager) TopicsByCluster(cluster string) []string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	names := m.clusterAddrTable[cluster]
+	topics := []string{}
+	for topic, qds := range m.topicQueueTable {
+		for i := range qds {
+			if _, ok := names[qds[i].BrokerName]; ok {
+				topics = append(topics, topic)
+				break
+			}
+		}
+	}
+	slices.Sort(topics)
+	return topics
+}
+
+// SystemTopicList returns GET_SYSTEM_TOPIC_LIST_FROM_NS's list: every cluster
+// name followed by its broker names, and one broker address to ask for more.
+func (m *RouteInfoManager) SystemTopicList() *codec.TopicList {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	l := &codec.TopicList{TopicList: []string{}}
+	for _, cluster := range compat.SortedKeys(m.clusterAddrTable) {
+		l.TopicList = append(l.TopicList, cluster)
+		l.TopicList = append(l.TopicList, compat.SortedKeys(m.clusterAddrTable[cluster])...)
+	}
+	for _, name := range compat.SortedKeys(m.brokerAddrTable) {
+		if addrs := m.brokerAddrTable[name].BrokerAddrs; len(addrs) > 0 {
+			l.BrokerAddr = addrs[minBrokerID(addrs)]
+			break
+		}
+	}
+	return l
+}
+
+// TopicsWithSysFlag returns the topics whose first queue data matches: unit
+// topics (GET_UNIT_TOPIC_LIST), topics with unit subscriptions
+// (GET_HAS_UNIT_SUB_TOPIC_LIST), and those of them that are not unit topics
+// (GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST).
+func (m *RouteInfoManager) TopicsWithSysFlag(match func(sysFlag int32) bool) []string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	topics := []string{}
+	for topic, qds := range m.topicQueueTable {
+		if len(qds) > 0 && match(qds[0].TopicSysFlag) {
+			topics = append(topics, topic)
+		}
+	}
+	slices.Sort(topics)
+	return topics
+}
+
+// RegisterTopic adds or replaces queue data of topic (REGISTER_TOPIC_IN_NAMESRV).
+// Nothing changes when a queue data names an unknown broker.
+func (m *RouteInfoManager) RegisterTopic(topic string, qds []codec.QueueData) bool {
+	if len(qds) == 0 {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, qd := range qds {
+		if _, ok := m.brokerAddrTable[qd.BrokerName]; !ok {
+			m.log.Warn("register topic names an unknown broker", "topic", topic, "brokerName", qd.BrokerName)
+			return false
+		}
+	}
+	for _, qd := range qds {
+		qd.BrokerName = strings.Clone(qd.BrokerName)
+		m.upsertQueueData(topic, qd)
+	}
+	return true
+}
+
+// DeleteTopic removes topic; with a cluster, only the queues of that cluster's
+// brokers.
+func (m *RouteInfoManager) DeleteTopic(topic, cluster string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if cluster == "" {
+		delete(m.topicQueueTable, topic)
+		delete(m.mappingInfoTable, topic)
+		return
+	}
+	for name := range m.clusterAddrTable[cluster] {
+		m.removeQueueData(topic, name)
+	}
+}
+
+// WipeWritePermOfBroker removes the write permission of brokerName's queues on
+// every topic; AddWritePermOfBroker sets them to read|write. Both return the
+// number of topics touched.
+func (m *RouteInfoManager) WipeWritePermOfBroker(brokerName string) int {
+	return m.operateWritePerm(brokerName, func(perm int32) int32 { return perm &^ codec.PermWrite })
+}
+
+// AddWritePermOfBroker: see WipeWritePermOfBroker.
+func (m *RouteInfoManager) AddWritePermOfBroker(brokerName string) int {
+	return m.operateWritePerm(brokerName, func(int32) int32 { return codec.PermRead | codec.PermWrite })
+}
+
+func (m *RouteInfoManager) operateWritePerm(brokerName string, op func(int32) int32) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, qds := range m.topicQueueTable {
+		if i, ok := findQueueData(qds, brokerName); ok {
+			qds[i].Perm = op(qds[i].Perm)
+			n++
+		}
+	}
+	return n
+}
