@@ -27,6 +27,8 @@ type Expression struct {
 	codes []int32
 	nodes []node
 	root  int32
+	// tooDeep: Java would overflow its stack evaluating this tree, so nothing matches.
+	tooDeep bool
 }
 
 // Compile builds a filter for a subscription. expressionType "" or "TAG" reads
@@ -47,11 +49,11 @@ func Compile(expressionType, expression string) (*Expression, error) {
 		if expression == "" {
 			return nil, fmt.Errorf("%w: empty SQL92 expression", ErrInvalidExpression)
 		}
-		nodes, root, err := parseSQL92(expression)
+		p, root, err := parseSQL92(expression)
 		if err != nil {
 			return nil, err
 		}
-		return &Expression{sql: true, expr: expression, nodes: nodes, root: root}, nil
+		return &Expression{sql: true, expr: expression, nodes: p.nodes, root: root, tooDeep: p.tooDeep}, nil
 	}
 	return nil, fmt.Errorf("%w: %q", ErrUnsupportedType, expressionType)
 }
@@ -128,12 +130,18 @@ func (e *Expression) MatchProperties(get func(name string) (string, bool)) bool 
 	if get == nil {
 		return e.evalProps("")
 	}
+	if e.tooDeep {
+		return false
+	}
 	src := source{get: get}
 	v, ok := e.eval(e.root, &src)
 	return ok && v.kind == vBool && v.b
 }
 
 func (e *Expression) evalProps(props string) bool {
+	if e.tooDeep {
+		return false
+	}
 	src := source{props: props}
 	v, ok := e.eval(e.root, &src)
 	return ok && v.kind == vBool && v.b

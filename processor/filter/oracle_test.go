@@ -175,3 +175,46 @@ func genBool(r *rand.Rand, depth int) string {
 		return "NOT (" + genBool(r, depth+1) + ")"
 	}
 }
+
+// TestJavaOracleTables runs this package's own tables through the Java filter.
+func TestJavaOracleTables(t *testing.T) {
+	cmdline := os.Getenv("RMQD_FILTER_ORACLE")
+	if cmdline == "" {
+		t.Skip("RMQD_FILTER_ORACLE not set")
+	}
+	type item struct{ expr, props, want string }
+	var items []item
+	for _, c := range evalCases {
+		items = append(items, item{c.expr, c.props, c.want})
+	}
+	for _, s := range validExprs {
+		items = append(items, item{s, "", "valid"})
+	}
+	for _, s := range invalidExprs {
+		items = append(items, item{s, "", "PARSE"})
+	}
+	var in bytes.Buffer
+	for _, it := range items {
+		fmt.Fprintf(&in, "%s\t%s\n", hex.EncodeToString([]byte(it.expr)), hex.EncodeToString([]byte(it.props)))
+	}
+	cmd := exec.Command("sh", "-c", cmdline)
+	cmd.Stdin = &in
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("oracle: %v", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(items) {
+		t.Fatalf("oracle answered %d of %d", len(lines), len(items))
+	}
+	for i, it := range items {
+		got := lines[i]
+		if it.want == "valid" {
+			if got == "PARSE" {
+				t.Errorf("java rejects %q", it.expr)
+			}
+		} else if got != it.want {
+			t.Errorf("java: %q on %q = %s, table says %s", it.expr, it.props, got, it.want)
+		}
+	}
+}
