@@ -61,6 +61,7 @@ func decodeBinaryHeader(h []byte, cmd *RemotingCommand, lim Limits) error {
 	}
 	end := p + int(el)
 	n := 0
+	var seen uint64
 	for p < end {
 		if end-p < 2 {
 			return fmt.Errorf("%w: truncated ext key length at %d", ErrBadHeader, p)
@@ -88,7 +89,7 @@ func decodeBinaryHeader(h []byte, cmd *RemotingCommand, lim Limits) error {
 		if kl == 0 { // a null key: Java stores it, nobody can look it up
 			continue
 		}
-		cmd.putExt(key, val, vl == 0)
+		cmd.putExt(key, val, vl == 0, &seen)
 	}
 	return nil
 }

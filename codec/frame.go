@@ -84,21 +84,36 @@ func (c *RemotingCommand) reset() {
 }
 
 // putExt stores a decoded entry with Java HashMap semantics: a repeated key
-// replaces the earlier value, and a null value removes the key.
-func (c *RemotingCommand) putExt(key, val string, null bool) {
-	for i := range c.Ext {
-		if c.Ext[i].Key == key {
-			if null {
-				c.Ext.Del(key)
-			} else {
-				c.Ext[i].Value = val
+// replaces the earlier value, and a null value removes the key. seen is a 64-bit
+// filter of the keys stored so far in this decode: the linear search for a
+// duplicate runs only when the key's bit is already set, which for real headers
+// (distinct keys) is almost never.
+func (c *RemotingCommand) putExt(key, val string, null bool, seen *uint64) {
+	bit := extKeyBit(key)
+	if *seen&bit != 0 {
+		for i := range c.Ext {
+			if c.Ext[i].Key == key {
+				if null {
+					c.Ext.Del(key)
+				} else {
+					c.Ext[i].Value = val
+				}
+				return
 			}
-			return
 		}
 	}
+	*seen |= bit
 	if !null {
 		c.Ext = append(c.Ext, ExtField{Key: key, Value: val})
 	}
+}
+
+func extKeyBit(k string) uint64 {
+	if k == "" {
+		return 1
+	}
+	h := uint(k[0])*31 + uint(k[len(k)-1])*7 + uint(len(k))
+	return 1 << (h & 63)
 }
 
 func (c *RemotingCommand) encode(dst []byte, bodyLen int, withBody bool) []byte {

@@ -547,6 +547,7 @@ func (s *jsonScanner) extFields(cmd *RemotingCommand, lim Limits) error {
 		return nil
 	}
 	n := 0
+	var seen uint64
 	for {
 		s.ws()
 		key, err := s.str()
@@ -563,7 +564,7 @@ func (s *jsonScanner) extFields(cmd *RemotingCommand, lim Limits) error {
 		if n++; n > lim.maxExtFields() {
 			return fmt.Errorf("%w: more than %d ext fields", ErrLimit, lim.maxExtFields())
 		}
-		cmd.putExt(key, val, null)
+		cmd.putExt(key, val, null, &seen)
 		switch s.next() {
 		case ',':
 			s.pos++
