@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"rmqd/codec"
@@ -248,7 +249,11 @@ func (s *DefaultStore) QueryMessage(topic, key string, maxNum int32, begin, end 
 	}
 	offs, lastTs, lastPhy := s.index.query(topic, key, n, begin, end)
 	var m codec.Message
-	for _, off := range offs {
+	for i, off := range offs {
+		if slices.Contains(offs[:i], off) {
+			// Re-dispatch after a crash indexes the boundary record twice.
+			continue
+		}
 		f, b := s.commitLog.readRecord(off, 0)
 		if f == nil {
 			continue

@@ -1,0 +1,119 @@
+package store
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"rmqd/codec"
+	"rmqd/compat"
+)
+
+func TestKeyHashMatchesJava(t *testing.T) {
+	for _, c := range []struct{ topic, key string }{{"TopicTest", "k1"}, {"T", "ключ"}, {"%RETRY%g", "😀x"}, {"", ""}} {
+		want := compat.JavaStringHash(c.topic + "#" + c.key)
+		if want < 0 {
+			want = -want
+		}
+		if want < 0 {
+			want = 0
+		}
+		require.Equal(t, want, keyHash(c.topic, c.key), "%q", c)
+	}
+}
+
+func TestIndexQueryAndRoll(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.MaxHashSlotNum = 10
+	cfg.MaxIndexNum = 50 // rolls every 49 entries
+	s := openStore(t, cfg)
+	for i := 0; i < 100; i++ {
+		m := newMsg("IdxTopic", 0, fmt.Sprint(i), map[string]string{
+			"UNIQ_KEY": fmt.Sprintf("U%03d", i), "KEYS": fmt.Sprintf("k%d  shared", i%10)})
+		require.Equal(t, PutOK, s.PutMessage(context.Background(), m).Status)
+	}
+	waitDispatched(t, s, "IdxTopic", 0, 100)
+	s.doReput()
+	now := time.Now().UnixMilli()
+	recs, lastTs, lastPhy := s.QueryMessage("IdxTopic", "U042", 32, 0, now+1000)
+	require.Len(t, recs, 1)
+	var m codec.Message
+	_, err := codec.DecodeRecord(recs[0], &m)
+	require.NoError(t, err)
+	require.Equal(t, "42", string(m.Body))
+	require.Greater(t, lastTs, int64(0))
+	require.Greater(t, lastPhy, int64(0))
+	recs, _, _ = s.QueryMessage("IdxTopic", "k3", 32, 0, now+1000)
+	require.Len(t, recs, 10)
+	recs, _, _ = s.QueryMessage("IdxTopic", "shared", 5, 0, now+1000)
+	require.Len(t, recs, 5)
+	recs, _, _ = s.QueryMessage("Other", "k3", 32, 0, now+1000)
+	require.Empty(t, recs)
+	recs, _, _ = s.QueryMessage("IdxTopic", "k3", 32, now+60_000, now+120_000)
+	require.Empty(t, recs)
+
+	// 300 keys at 49 per file: seven files named by local time, each of the Java size.
+	names, err := os.ReadDir(filepath.Join(cfg.StorePathRootDir, "index"))
+	require.NoError(t, err)
+	require.Len(t, names, 7)
+	re := regexp.MustCompile(`^\d{17}$`)
+	for _, n := range names {
+		require.Regexp(t, re, n.Name())
+		st, err := os.Stat(filepath.Join(cfg.StorePathRootDir, "index", n.Name()))
+		require.NoError(t, err)
+		require.Equal(t, int64(40+10*4+50*20), st.Size())
+	}
+	// Header of the first file: 49 entries used, indexCount 50.
+	b, err := os.ReadFile(filepath.Join(cfg.StorePathRootDir, "index", names[0].Name()))
+	require.NoError(t, err)
+	require.Equal(t, int32(50), int32(binary.BigEndian.Uint32(b[36:])))
+	require.Equal(t, int64(0), int64(binary.BigEndian.Uint64(b[16:]))) // beginPhyOffset
+	require.Greater(t, s.checkpoint.indexMsgTimestamp.Load(), int64(0))
+	require.NoError(t, s.Shutdown())
+
+	// The index survives a restart, clean or not.
+	markCrashed(t, cfg)
+	s = openStore(t, cfg)
+	defer s.Shutdown()
+	recs, _, _ = s.QueryMessage("IdxTopic", "k3", 32, 0, now+1000)
+	require.Len(t, recs, 10)
+	recs, _, _ = s.QueryMessage("IdxTopic", "U099", 32, 0, now+1000)
+	require.Len(t, recs, 1)
+}
+
+func TestQueueTimeLookups(t *testing.T) {
+	s := openStore(t, testConfig(t.TempDir()))
+	defer s.Shutdown()
+	var times []int64
+	for i := 0; i < 5; i++ {
+		r := s.PutMessage(context.Background(), newMsg("Time", 0, "x", nil))
+		times = append(times, r.StoreTimestamp)
+		time.Sleep(3 * time.Millisecond)
+	}
+	waitDispatched(t, s, "Time", 0, 5)
+	require.Equal(t, times[0], s.EarliestMessageTime("Time", 0))
+	require.Equal(t, times[3], s.MessageStoreTimestamp("Time", 0, 3))
+	require.Equal(t, int64(-1), s.MessageStoreTimestamp("Time", 0, 9))
+	require.Equal(t, int64(-1), s.EarliestMessageTime("None", 0))
+	require.Equal(t, int64(2), s.OffsetInQueueByTime("Time", 0, times[2]))
+	require.Equal(t, int64(0), s.OffsetInQueueByTime("Time", 0, times[0]-100000))
+	require.Equal(t, int64(4), s.OffsetInQueueByTime("Time", 0, times[4]+100000))
+	require.Equal(t, int64(0), s.OffsetInQueueByTime("None", 0, times[0]))
+}
+
+func TestScheduleTopicTagsCodeIsDeliverTime(t *testing.T) {
+	s := openStore(t, testConfig(t.TempDir()))
+	defer s.Shutdown()
+	r := s.PutMessage(context.Background(), newMsg(scheduleTopic, 2, "d", map[string]string{"DELAY": "3", "TAGS": "x"}))
+	waitDispatched(t, s, scheduleTopic, 2, 1)
+	_, _, tags, ok := s.findCQ(scheduleTopic, 2).unitAt(0)
+	require.True(t, ok)
+	require.Equal(t, r.StoreTimestamp+10_000, tags)
+}
