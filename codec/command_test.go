@@ -279,3 +279,45 @@ func TestEncodeRemarkWithoutHasRemark(t *testing.T) {
 		t.Fatalf("%v %+v", err, d)
 	}
 }
+
+func TestOwnDetachesFromFrame(t *testing.T) {
+	for _, st := range []SerializeType{SerializeJSON, SerializeRocketMQ} {
+		frame := append([]byte(nil), readGolden(t, "send_v2_request", st)[4:]...)
+		var c RemotingCommand
+		if err := DecodeCommand(frame, &c); err != nil {
+			t.Fatal(err)
+		}
+		c.Own()
+		var want RemotingCommand
+		if err := DecodeCommand(readGolden(t, "send_v2_request", st)[4:], &want); err != nil {
+			t.Fatal(err)
+		}
+		clear(frame)
+		// reusing the scratch of another command must not matter either
+		equalDecoded(t, &want, &c)
+	}
+}
+
+func TestConcurrentEncodeOfOneCommand(t *testing.T) {
+	// A broadcast may encode the same command on several connections at once.
+	h := goldenSendResponse()
+	c := NewResponse(&RemotingCommand{Opaque: 1}, RespSuccess, "")
+	c.CustomHeader = &h
+	c.Ext.Set("x", "y")
+	want := string(c.Encode(nil))
+	done := make(chan string, 8)
+	for g := 0; g < 8; g++ {
+		go func() {
+			var out []byte
+			for i := 0; i < 200; i++ {
+				out = c.Encode(out[:0])
+			}
+			done <- string(out)
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		if got := <-done; got != want {
+			t.Fatalf("concurrent encode differs")
+		}
+	}
+}

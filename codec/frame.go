@@ -134,3 +134,32 @@ func (c *RemotingCommand) encode(dst []byte, bodyLen int, withBody bool) []byte 
 	}
 	return dst
 }
+
+// Own copies everything cmd references in the decoded frame (remark, ext keys
+// and values, body) into one new buffer, so cmd stays valid after the frame is
+// released or cmd's scratch is reused. For requests a processor keeps past its
+// return (long polling). Two allocations (bytes and the Ext slice).
+func (c *RemotingCommand) Own() {
+	n := len(c.Remark) + len(c.Body)
+	for i := range c.Ext {
+		n += len(c.Ext[i].Key) + len(c.Ext[i].Value)
+	}
+	buf := make([]byte, 0, n)
+	take := func(s string) string {
+		at := len(buf)
+		buf = append(buf, s...)
+		return alias(buf, at, len(buf))
+	}
+	c.Remark = take(c.Remark)
+	ext := make(ExtFields, len(c.Ext))
+	for i := range c.Ext {
+		ext[i] = ExtField{Key: take(c.Ext[i].Key), Value: take(c.Ext[i].Value)}
+	}
+	c.Ext = ext
+	if c.Body != nil {
+		at := len(buf)
+		buf = append(buf, c.Body...)
+		c.Body = buf[at:len(buf):len(buf)]
+	}
+	c.scratch = nil
+}
