@@ -62,9 +62,11 @@ var fakeConnIDs atomic.Uint64
 
 func newFakeConn() *fakeConn { return &fakeConn{id: fakeConnIDs.Add(1)} }
 
-func (c *fakeConn) ID() uint64           { return c.id }
-func (c *fakeConn) RemoteAddr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000} }
-func (c *fakeConn) LocalAddr() net.Addr  { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9876} }
+func (c *fakeConn) ID() uint64 { return c.id }
+func (c *fakeConn) RemoteAddr() net.Addr {
+	return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}
+}
+func (c *fakeConn) LocalAddr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9876} }
 func (c *fakeConn) WriteResponse(*codec.RemotingCommand) error {
 	return nil
 }
