@@ -122,6 +122,19 @@ func javaParseDouble(s string) (float64, bool) {
 	if !validJavaFloat(body[i:]) {
 		return 0, false
 	}
+	// Settle far-out magnitudes here: ParseFloat allocates its range error.
+	switch e := decimalMagnitude(body[i:]); {
+	case e > 309:
+		if neg {
+			return math.Inf(-1), true
+		}
+		return math.Inf(1), true
+	case e < -324:
+		if neg {
+			return math.Copysign(0, -1), true
+		}
+		return 0, true
+	}
 	f, err := strconv.ParseFloat(body, 64)
 	if err != nil {
 		// Only range errors get here (syntax was checked): Java yields ±Infinity
@@ -163,6 +176,52 @@ func validJavaFloat(s string) bool {
 		i += n
 	}
 	return i == len(s)
+}
+
+// decimalMagnitude is, for a valid decimal literal 0.d1d2...×10^e with d1 != 0,
+// the e (so the value lies in [10^(e-1), 10^e)); 0 for zero values and hex.
+// The exponent saturates, so absurd exponents stay absurd.
+func decimalMagnitude(s string) int {
+	if len(s) > 1 && (s[1] == 'x' || s[1] == 'X') {
+		return 0
+	}
+	i, point, first := 0, -1, -1
+	for ; i < len(s) && (isDigit(s[i]) || s[i] == '.'); i++ {
+		if s[i] == '.' {
+			point = i
+		} else if first < 0 && s[i] != '0' {
+			first = i
+		}
+	}
+	if first < 0 {
+		return 0
+	}
+	if point < 0 {
+		point = i
+	}
+	e := point - first
+	if first > point {
+		e++ // digits after the point: 0.001 has its first digit at 10^-3
+	}
+	if i < len(s) { // exponent
+		i++
+		neg := false
+		if s[i] == '+' || s[i] == '-' {
+			neg = s[i] == '-'
+			i++
+		}
+		x := 0
+		for ; i < len(s); i++ {
+			if x < 1_000_000 {
+				x = x*10 + int(s[i]-'0')
+			}
+		}
+		if neg {
+			x = -x
+		}
+		e += x
+	}
+	return e
 }
 
 func isHexDigit(c byte) bool {

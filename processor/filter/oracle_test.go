@@ -97,7 +97,8 @@ func goOracle(expr string, propSets []string) string {
 
 var oracleValues = []string{"3", "5", "-5", "abc", "true", "TRUE", "false", "3.5", "-1", "NaN", "Infinity",
 	"-Infinity", " 7 ", "１２", "٣", "2147483648", "-2147483648", "9223372036854775807", "1e3", "0x1p3",
-	"+4", "1.5f", "1.5d", "axb", "x", "3.0", "-0.0", "0", "1L", ".5", "5.", "1e", "hello", "'", "a\x01b"}
+	"+4", "1.5f", "1.5d", "axb", "x", "3.0", "-0.0", "0", "1L", ".5", "5.", "1e", "hello", "'", "a\x01b",
+	"1e400", "-1e99999999999", "1e-400", "4.9e-324", "1.8e308", "0x1.8p1", "٣", "00", "2", "10", "3.14", "99.5"}
 
 func oracleProps(r *rand.Rand, n int) []string {
 	sets := []string{""}
