@@ -29,6 +29,8 @@ type commitLog struct {
 	maxMsgSize int
 
 	mu sync.Mutex
+	// closed is set under mu at shutdown so no append writes into an unmapped file.
+	closed bool
 	// table is the next queue offset per topic-queue ("topic-queueId" in Java).
 	table map[tqKey]int64
 
@@ -103,6 +105,10 @@ func (c *commitLog) put(m *codec.Message) PutResult {
 		return PutResult{Status: st}
 	}
 	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return PutResult{Status: PutServiceNotAvailable}
+	}
 	f, st := c.fileFor(size)
 	if st != PutOK {
 		c.mu.Unlock()
@@ -149,6 +155,9 @@ func (c *commitLog) putBatch(tmpl *codec.Message, body []byte, fixProps func(str
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.closed {
+		return PutResult{Status: PutServiceNotAvailable}
+	}
 	m := &c.batchMsg
 	*m = *tmpl
 	props := c.batchProps[:0]
@@ -233,6 +242,12 @@ func (c *commitLog) readRecord(offset int64, size int) (*mappedFile, []byte) {
 		return nil, nil
 	}
 	return f, f.data[pos : pos+int64(size) : pos+int64(size)]
+}
+
+func (c *commitLog) close() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
 }
 
 func (c *commitLog) setQueueOffsets(t map[tqKey]int64) {

@@ -231,6 +231,7 @@ func (s *DefaultStore) Shutdown() error {
 	if s.closed.Load() {
 		return nil
 	}
+	s.commitLog.close()
 	s.cancel()
 	s.wg.Wait()
 	s.doReput()
