@@ -119,16 +119,17 @@ func AppendJSONStringMap(dst []byte, m map[string]string) []byte {
 // writes each value with appendValue; nil is written as {}.
 func AppendJSONLongKeyMap[V any](dst []byte, m map[int64]V, appendValue func([]byte, V) []byte) []byte {
 	dst = append(dst, '{')
-	if len(m) == 1 { // the common case (one master) without sorting
-		for k, v := range m {
-			dst = append(dst, '"')
-			dst = strconv.AppendInt(dst, k, 10)
-			dst = append(dst, '"', ':')
-			dst = appendValue(dst, v)
-		}
-		return append(dst, '}')
+	// Broker id maps hold a master and a few slaves: sort those keys on the stack.
+	var small [8]int64
+	keys := small[:0]
+	if len(m) > len(small) {
+		keys = make([]int64, 0, len(m))
 	}
-	for i, k := range SortedKeys(m) {
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
