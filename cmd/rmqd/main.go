@@ -1,0 +1,89 @@
+// Command rmqd runs a RocketMQ name server and broker that the official clients,
+// mqadmin and the dashboard use unchanged.
+//
+//	rmqd [-c broker.conf]                    standalone: name server + broker
+//	rmqd namesrv [-c namesrv.conf]           name server only
+//	rmqd broker -c broker.conf -n host:9876  broker only
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `rmqd: a RocketMQ name server and broker.
+
+Usage:
+  rmqd [standalone] [-c broker.conf] [-n addr] [-p]   name server and broker in one process (default)
+  rmqd namesrv [-c namesrv.conf] [-p]                name server only
+  rmqd broker -c broker.conf [-n addr] [-p]          broker only
+
+Flags:
+  -c file   configuration file in the Java broker.conf / namesrv.conf format (key=value)
+  -n addrs  name server list host:port;host:port (overrides namesrvAddr)
+  -p        print the effective configuration and exit
+  -h        this help
+
+Standalone listens on namesrvListenPort (9876) and listenPort (10911), advertises
+127.0.0.1 unless brokerIP1 is set, and keeps its store under ./store.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+type options struct {
+	mode       string
+	configFile string
+	namesrv    string
+	print      bool
+}
+
+func parseArgs(args []string, stderr io.Writer) (options, error) {
+	opts := options{mode: "standalone"}
+	if len(args) > 0 && (args[0] == "namesrv" || args[0] == "broker" || args[0] == "standalone") {
+		opts.mode, args = args[0], args[1:]
+	}
+	fs := flag.NewFlagSet("rmqd "+opts.mode, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	fs.StringVar(&opts.configFile, "c", "", "configuration file")
+	fs.StringVar(&opts.namesrv, "n", "", "name server addresses")
+	fs.BoolVar(&opts.print, "p", false, "print effective configuration")
+	if err := fs.Parse(args); err != nil {
+		return opts, err
+	}
+	if fs.NArg() > 0 {
+		return opts, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if opts.mode == "broker" && opts.configFile == "" && opts.namesrv == "" {
+		return opts, errors.New("broker mode needs -c broker.conf or -n namesrvAddr")
+	}
+	return opts, nil
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	opts, err := parseArgs(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "rmqd: %v\n", err)
+		return 2
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := serve(ctx, opts, stdout, logger); err != nil {
+		logger.Error("rmqd stopped", "err", err)
+		return 1
+	}
+	return 0
+}
