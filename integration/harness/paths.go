@@ -1,0 +1,100 @@
+package harness
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+)
+
+// DepsCommand is what a developer runs to get the Java side; tests that need it skip naming it.
+const DepsCommand = "make integration-deps"
+
+var rootOnce = sync.OnceValues(func() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("harness: working directory: %w", err)
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			if _, err := os.Stat(filepath.Join(d, "integration")); err == nil {
+				return d, nil
+			}
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("harness: no go.mod with an integration/ folder above %s", dir)
+		}
+	}
+})
+
+// RepoRoot is the module root (the folder holding go.mod and integration/).
+func RepoRoot(tb TB) string {
+	tb.Helper()
+	root, err := rootOnce()
+	if err != nil {
+		tb.Fatalf("%v", err)
+	}
+	return root
+}
+
+// LibDir is integration/java/target/lib/<name>, the classpath folder Maven fills:
+// "apache" (namesrv + broker), "mqadmin", "client5", "client4".
+func LibDir(tb TB, name string) string {
+	tb.Helper()
+	return filepath.Join(RepoRoot(tb), "integration", "java", "target", "lib", name)
+}
+
+// RequireJars skips the test, naming DepsCommand, unless the Java classpath folders exist.
+// It is the only skip the integration tests allow themselves.
+func RequireJars(tb TB, names ...string) {
+	tb.Helper()
+	for _, n := range names {
+		if _, err := os.Stat(filepath.Join(LibDir(tb, n), marker(n))); err != nil {
+			tb.Skipf("Java side missing (%s: %v); run `%s` first (needs Maven Central once, offline after)",
+				LibDir(tb, n), err, DepsCommand)
+		}
+	}
+}
+
+// marker is one jar that must be in a lib folder for it to be usable.
+func marker(lib string) string {
+	switch lib {
+	case "apache":
+		return "rmqd-it-apache.jar"
+	case "client4", "client5":
+		return "rmqd-runner.jar"
+	case "mqadmin":
+		return "rocketmq-tools-5.3.3.jar"
+	}
+	return "."
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._=/-]+`)
+
+// LogDir is integration/.logs/<test name>/ (subtests nest as folders). The first time a top-level test asks in
+// this process, its whole folder is emptied, so what is there belongs to the latest run of that test.
+// The folder is git-ignored and kept after the run.
+func LogDir(tb TB) string {
+	tb.Helper()
+	name := unsafeChars.ReplaceAllString(tb.Name(), "_")
+	base := filepath.Join(RepoRoot(tb), "integration", ".logs")
+	top, _, _ := strings.Cut(name, "/")
+	logDirsMu.Lock()
+	if !logDirsSeen[top] {
+		logDirsSeen[top] = true
+		_ = os.RemoveAll(filepath.Join(base, top))
+	}
+	logDirsMu.Unlock()
+	dir := filepath.Join(base, filepath.FromSlash(name))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tb.Fatalf("harness: log dir: %v", err)
+	}
+	return dir
+}
+
+var (
+	logDirsMu   sync.Mutex
+	logDirsSeen = map[string]bool{}
+)

@@ -1,0 +1,208 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Kinds of target.
+const (
+	KindApache = "apache" // Apache RocketMQ 5.3.3 name server + broker from the Maven jars: the reference
+	KindRmqd   = "rmqd"   // our binary, built from ./cmd/rmqd
+)
+
+// Target is a running name server + broker pair that clients are pointed at.
+type Target struct {
+	Kind        string
+	NamesrvAddr string // "127.0.0.1:port"
+	BrokerAddr  string // "127.0.0.1:port" (listenPort)
+	ClusterName string
+	BrokerName  string
+	LogDir      string // this target's logs (and, for Apache, the JVMs' user.home with their own log files)
+	StoreDir    string // storePathRootDir
+	Procs       []*Proc
+	ports       []int
+}
+
+// Options tune a target. The zero value is a standalone broker "broker-a" in "DefaultCluster".
+type Options struct {
+	ClusterName  string            // default "DefaultCluster"
+	BrokerName   string            // default "broker-a"
+	BrokerConf   map[string]string // extra or overriding broker.conf keys (Java names)
+	NamesrvConf  map[string]string // extra or overriding namesrv.conf keys
+	StartTimeout time.Duration     // default 90s: both processes up and the broker's route served
+	// Split runs rmqd as two processes (`rmqd namesrv` and `rmqd broker`) instead of the standalone default.
+	// Apache always runs as two processes.
+	Split bool
+}
+
+func (o *Options) defaults() {
+	if o.ClusterName == "" {
+		o.ClusterName = "DefaultCluster"
+	}
+	if o.BrokerName == "" {
+		o.BrokerName = "broker-a"
+	}
+	if o.StartTimeout == 0 {
+		o.StartTimeout = 90 * time.Second
+	}
+}
+
+// Start starts a target of the given kind (KindApache or KindRmqd).
+func Start(tb TB, kind string, opts Options) *Target {
+	tb.Helper()
+	switch kind {
+	case KindApache:
+		return StartApache(tb, opts)
+	case KindRmqd:
+		return StartRmqd(tb, opts)
+	}
+	tb.Fatalf("harness: unknown target kind %q", kind)
+	return nil
+}
+
+// newTarget reserves ports and folders for a target.
+func newTarget(tb TB, kind string, opts Options) *Target {
+	tb.Helper()
+	nsPort := FreePort(tb)
+	base := FreePortBlock(tb, 4) // VIP = listen-2, listen, HA = listen+1
+	t := &Target{
+		Kind:        kind,
+		NamesrvAddr: Addr(nsPort),
+		BrokerAddr:  Addr(base + 2),
+		ClusterName: opts.ClusterName,
+		BrokerName:  opts.BrokerName,
+		LogDir:      filepath.Join(LogDir(tb), kind),
+		StoreDir:    filepath.Join(tb.TempDir(), "store"),
+		ports:       []int{nsPort, base, base + 1, base + 2, base + 3},
+	}
+	if err := os.MkdirAll(t.LogDir, 0o755); err != nil {
+		tb.Fatalf("harness: %v", err)
+	}
+	// Registered before any process: cleanups run last-in first-out, so this runs after every process stop.
+	tb.Cleanup(func() { t.checkPortsReleased(tb) })
+	return t
+}
+
+// brokerConf is the broker.conf both kinds get (Java key names), plus opts.BrokerConf.
+func (t *Target) brokerConf(opts Options) map[string]string {
+	listen := t.ports[3]
+	c := map[string]string{
+		"brokerClusterName":     t.ClusterName,
+		"brokerName":            t.BrokerName,
+		"brokerId":              "0",
+		"listenPort":            fmt.Sprint(listen),
+		"haListenPort":          fmt.Sprint(listen + 1),
+		"bindAddress":           "127.0.0.1",
+		"brokerIP1":             "127.0.0.1",
+		"brokerIP2":             "127.0.0.1",
+		"namesrvAddr":           t.NamesrvAddr,
+		"storePathRootDir":      t.StoreDir,
+		"storePathCommitLog":    filepath.Join(t.StoreDir, "commitlog"),
+		"autoCreateTopicEnable": "true",
+		"enablePropertyFilter":  "true",
+		"flushDiskType":         "ASYNC_FLUSH",
+	}
+	for k, v := range opts.BrokerConf {
+		c[k] = v
+	}
+	return c
+}
+
+func (t *Target) namesrvConf(opts Options) map[string]string {
+	c := map[string]string{
+		"listenPort":  fmt.Sprint(t.ports[0]),
+		"bindAddress": "127.0.0.1",
+	}
+	for k, v := range opts.NamesrvConf {
+		c[k] = v
+	}
+	return c
+}
+
+// writeConf writes a Java properties file (keys sorted; values here never need escaping beyond '\').
+func writeConf(tb TB, path string, kv map[string]string) string {
+	tb.Helper()
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%s\n", k, strings.ReplaceAll(kv[k], `\`, `\\`))
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		tb.Fatalf("harness: write %s: %v", path, err)
+	}
+	return path
+}
+
+// waitReady waits, within timeout, until the name server port accepts, the broker port accepts and the name
+// server serves the broker as master of TBW102 (the broker registered with autoCreateTopicEnable).
+// A process that exits meanwhile fails at once with its log tail.
+func (t *Target) waitReady(tb TB, timeout time.Duration) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(tb.Context(), timeout)
+	defer cancel()
+	start := time.Now()
+	stage, last := "name server port", ""
+	for {
+		for _, p := range t.Procs {
+			if exited, err := p.Exited(); exited {
+				tb.Fatalf("harness: %s %s exited during start-up (%v) while waiting for %s; log %s:\n%s",
+					t.Kind, p.Name, err, stage, p.LogPath, Tail(p.LogPath, tailLines))
+			}
+		}
+		switch stage {
+		case "name server port":
+			if portOpen(ctx, t.NamesrvAddr) {
+				stage = "broker port"
+				continue
+			}
+		case "broker port":
+			if portOpen(ctx, t.BrokerAddr) {
+				stage = "TBW102 route"
+				continue
+			}
+		case "TBW102 route":
+			ok, why, err := routeHasBroker(ctx, t.NamesrvAddr, "TBW102", t.BrokerAddr)
+			if ok {
+				tb.Logf("harness: %s ready in %v (namesrv %s, broker %s, logs %s)",
+					t.Kind, time.Since(start).Round(time.Millisecond), t.NamesrvAddr, t.BrokerAddr, t.LogDir)
+				return
+			}
+			if err != nil {
+				last = err.Error()
+			} else {
+				last = why
+			}
+		}
+		select {
+		case <-ctx.Done():
+			tb.Fatalf("harness: %s not ready after %v: still waiting for %s (last: %s); logs in %s",
+				t.Kind, timeout, stage, last, t.LogDir)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// checkPortsReleased fails the test if anything still listens on the target's ports after its processes
+// were stopped (a leaked child, or a server that ignored its process group).
+func (t *Target) checkPortsReleased(tb TB) {
+	deadline := time.Now().Add(5 * time.Second)
+	for _, p := range t.ports {
+		for !portFree(p) {
+			if time.Now().After(deadline) {
+				tb.Errorf("harness: port %d of %s target still bound after stop", p, t.Kind)
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TB is the part of testing.TB the harness needs. *testing.T satisfies it, and so does the recorder Soft
+// passes to a scenario that is expected to fail, so one scenario body serves both cases.
+type TB interface {
+	Helper()
+	Name() string
+	Logf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+	Skipf(format string, args ...any)
+	Failed() bool
+	Cleanup(func())
+	TempDir() string
+	Context() context.Context
+}
+
+// SoftResult is what a scenario run under Soft did.
+type SoftResult struct {
+	Failed   bool
+	Skipped  bool
+	Messages []string // Errorf/Fatalf/Skipf texts, in order
+}
+
+// Soft runs body with a TB that records failures instead of failing t: Errorf and Fatalf are logged to t
+// (prefixed "soft:") and remembered; Fatalf and Skipf end body like they would end a test. Cleanups and
+// TempDir go to t. Use it for (target, scenario) pairs listed as expected failures.
+func Soft(t *testing.T, body func(TB)) SoftResult {
+	t.Helper()
+	s := &softTB{t: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() {
+			// A panic in the scenario is a failure of the scenario, not of the test binary.
+			if r := recover(); r != nil {
+				s.record(false, fmt.Sprintf("panic: %v", r))
+			}
+		}()
+		body(s)
+	}()
+	<-done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return SoftResult{Failed: s.failed, Skipped: s.skipped, Messages: append([]string(nil), s.msgs...)}
+}
+
+type softTB struct {
+	t       *testing.T
+	mu      sync.Mutex
+	failed  bool
+	skipped bool
+	msgs    []string
+}
+
+func (s *softTB) record(skip bool, msg string) {
+	s.mu.Lock()
+	if skip {
+		s.skipped = true
+	} else {
+		s.failed = true
+	}
+	s.msgs = append(s.msgs, msg)
+	s.mu.Unlock()
+	s.t.Logf("soft: %s", msg)
+}
+
+func (s *softTB) Helper()                           {}
+func (s *softTB) Name() string                      { return s.t.Name() }
+func (s *softTB) Logf(format string, args ...any)   { s.t.Logf(format, args...) }
+func (s *softTB) Errorf(format string, args ...any) { s.record(false, fmt.Sprintf(format, args...)) }
+func (s *softTB) Fatalf(format string, args ...any) {
+	s.record(false, fmt.Sprintf(format, args...))
+	runtime.Goexit()
+}
+func (s *softTB) Skipf(format string, args ...any) {
+	s.record(true, fmt.Sprintf(format, args...))
+	runtime.Goexit()
+}
+func (s *softTB) Failed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failed
+}
+func (s *softTB) Cleanup(f func())         { s.t.Cleanup(f) }
+func (s *softTB) TempDir() string          { return s.t.TempDir() }
+func (s *softTB) Context() context.Context { return s.t.Context() }
+
+// Summary is the recorded messages on one line, shortened for a log.
+func (r SoftResult) Summary() string {
+	s := strings.Join(r.Messages, " | ")
+	if len(s) > 600 {
+		s = s[:600] + "..."
+	}
+	return s
+}

@@ -1,0 +1,135 @@
+package rmqd.it;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.MessageSelector;
+import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
+import org.apache.rocketmq.client.consumer.listener.ConsumeOrderlyStatus;
+import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
+import org.apache.rocketmq.client.consumer.listener.MessageListenerOrderly;
+import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
+import org.apache.rocketmq.common.message.MessageExt;
+
+/**
+ * consume: subscribes and records every delivery until --count distinct message ids arrived or --timeout passed.
+ *
+ * Flags: --namesrv, --topic, [--group], [--mode push|litepull], [--model clustering|broadcasting], [--orderly],
+ * [--filter tag|sql], [--expr *], [--count 1], [--timeout 30000], [--from first|last],
+ * [--linger 0 (ms to keep listening after --count, to catch duplicates or extra messages)].
+ * Reaching the timeout before --count is a failure (ok=false) but the deliveries seen so far are still reported.
+ */
+final class Consume implements Scenario {
+    private final Object lock = new Object();
+    private final List<Map<String, Object>> received = new ArrayList<>();
+    private final Set<String> distinct = new LinkedHashSet<>();
+    private CountDownLatch enough;
+    private int want;
+
+    @Override
+    public void run(Flags f, Map<String, Object> out) throws Exception {
+        String namesrv = f.required("namesrv");
+        String topic = f.required("topic");
+        String group = f.str("group", "rmqd-it-consumer");
+        String mode = f.choice("mode", "push", "push", "litepull");
+        boolean broadcasting = f.choice("model", "clustering", "clustering", "broadcasting").equals("broadcasting");
+        boolean orderly = f.bool("orderly");
+        boolean sql = f.choice("filter", "tag", "tag", "sql").equals("sql");
+        String expr = f.str("expr", "*");
+        want = f.integer("count", 1);
+        long timeout = f.longValue("timeout", 30000);
+        boolean fromLast = f.choice("from", "first", "first", "last").equals("last");
+        long linger = f.longValue("linger", 0);
+        f.checkAllUsed();
+
+        enough = new CountDownLatch(1);
+        if (want <= 0) {
+            enough.countDown();
+        }
+        ConsumeFromWhere from = fromLast ? ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET : ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET;
+        MessageSelector selector = sql ? MessageSelector.bySql(expr) : MessageSelector.byTag(expr);
+        String instance = "rmqd-it-" + ProcessHandle.current().pid();
+        boolean reached;
+        if (mode.equals("push")) {
+            DefaultMQPushConsumer c = new DefaultMQPushConsumer(group);
+            c.setNamesrvAddr(namesrv);
+            c.setInstanceName(instance);
+            Compat.setMessageModel(c, broadcasting ? "BROADCASTING" : "CLUSTERING");
+            c.setConsumeFromWhere(from);
+            c.subscribe(topic, selector);
+            if (orderly) {
+                c.registerMessageListener((MessageListenerOrderly) (msgs, ctx) -> {
+                    record(msgs);
+                    return ConsumeOrderlyStatus.SUCCESS;
+                });
+            } else {
+                c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+                    record(msgs);
+                    return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+                });
+            }
+            c.start();
+            try {
+                reached = enough.await(timeout, TimeUnit.MILLISECONDS);
+                if (linger > 0) {
+                    Thread.sleep(linger);
+                }
+            } finally {
+                c.shutdown();
+            }
+        } else {
+            DefaultLitePullConsumer c = new DefaultLitePullConsumer(group);
+            c.setNamesrvAddr(namesrv);
+            c.setInstanceName(instance);
+            Compat.setMessageModel(c, broadcasting ? "BROADCASTING" : "CLUSTERING");
+            c.setConsumeFromWhere(from);
+            c.setAutoCommit(true);
+            c.subscribe(topic, selector);
+            c.start();
+            try {
+                long deadline = System.currentTimeMillis() + timeout;
+                while (enough.getCount() > 0 && System.currentTimeMillis() < deadline) {
+                    record(c.poll(Math.max(1, Math.min(1000, deadline - System.currentTimeMillis()))));
+                }
+                reached = enough.getCount() == 0;
+                long lingerEnd = System.currentTimeMillis() + linger;
+                while (System.currentTimeMillis() < lingerEnd) {
+                    record(c.poll(Math.max(1, Math.min(500, lingerEnd - System.currentTimeMillis()))));
+                }
+                c.commitSync();
+            } finally {
+                c.shutdown();
+            }
+        }
+        synchronized (lock) {
+            out.put("received", new ArrayList<>(received));
+            out.put("distinct", distinct.size());
+            out.put("duplicates", received.size() - distinct.size());
+        }
+        out.put("timedOut", !reached);
+        if (!reached) {
+            throw new ScenarioFailure("timed out after " + timeout + " ms with " + distinct.size() + " of " + want + " messages");
+        }
+    }
+
+    private void record(List<MessageExt> msgs) {
+        if (msgs == null) {
+            return;
+        }
+        synchronized (lock) {
+            for (MessageExt m : msgs) {
+                received.add(Views.received(m));
+                distinct.add(m.getMsgId());
+            }
+            if (distinct.size() >= want) {
+                enough.countDown();
+            }
+        }
+    }
+}

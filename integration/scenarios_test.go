@@ -1,0 +1,132 @@
+package integration
+
+import (
+	"strings"
+
+	"rmqd/integration/harness"
+)
+
+// scenario is one black-box check, written once and run against every target by TestMatrix.
+// Run gets a fresh-enough target (shared by the scenarios of one target, so use your own topic and group
+// names) and fails through tb like a test. Needs lists the Java lib folders it uses (see harness.LibDir).
+type scenario struct {
+	Name  string
+	Needs []string
+	Run   func(tb harness.TB, tg *harness.Target)
+}
+
+// Properties set on every message by the produce steps: a space, '=' and ':' in values, a trailing space and
+// non-ASCII UTF-8, all of which must round-trip byte for byte. (Blank values are refused by the Java client.)
+const userPropsFlag = "color=red,spaced=a b=c:d,utf8=h\u00e9llo \u2713,trailing=x "
+
+var userPropKeys = []string{"color", "spaced", "utf8", "trailing"}
+
+var scenarios = []scenario{
+	{
+		Name:  "mqadmin-clusterList",
+		Needs: []string{"mqadmin"},
+		Run: func(tb harness.TB, tg *harness.Target) {
+			out := harness.Mqadmin(tb, tg, "clusterList")
+			for _, want := range []string{tg.ClusterName, tg.BrokerName, tg.BrokerAddr} {
+				if !strings.Contains(out, want) {
+					tb.Fatalf("clusterList output lacks %q:\n%s", want, out)
+				}
+			}
+		},
+	},
+	{
+		// Java 5.x producer (sync small bodies, then async bodies above the 4 KiB compression threshold) and a
+		// push consumer in clustering mode on the same topic.
+		Name:  "java5-push-clustering",
+		Needs: []string{"client5"},
+		Run: func(tb harness.TB, tg *harness.Target) {
+			const topic = "IT_java5_push"
+			a := harness.RunJava(tb, tg, "5", "produce", "--topic", topic, "--mode", "sync", "--count", "10",
+				"--size", "200", "--tags", "TagA,TagB", "--keys", "k-sync", "--props", userPropsFlag, "--body-prefix", "sync")
+			b := harness.RunJava(tb, tg, "5", "produce", "--topic", topic, "--mode", "async", "--count", "5",
+				"--size", "5000", "--tags", "TagC", "--keys", "k-async", "--props", userPropsFlag, "--body-prefix", "async")
+			sent := append(a.Sent, b.Sent...)
+			onlyOK(tb, sent)
+			c := harness.RunJava(tb, tg, "5", "consume", "--topic", topic, "--group", "IT_java5_push_cg",
+				"--mode", "push", "--model", "clustering", "--count", "15", "--timeout", "45000")
+			expectDelivered(tb, sent, c.Received, userPropKeys)
+		},
+	},
+	{
+		// A 4.9.7 producer sends one batch (SEND_BATCH_MESSAGE); a 5.x lite pull consumer reads it.
+		Name:  "java4-batch-java5-litepull",
+		Needs: []string{"client4", "client5"},
+		Run: func(tb harness.TB, tg *harness.Target) {
+			const topic = "IT_java4_batch"
+			p := harness.RunJava(tb, tg, "4", "produce", "--topic", topic, "--mode", "batch", "--batch", "8",
+				"--count", "8", "--size", "300", "--tags", "B", "--keys", "k-batch", "--props", userPropsFlag)
+			onlyOK(tb, p.Sent)
+			c := harness.RunJava(tb, tg, "5", "consume", "--topic", topic, "--group", "IT_java4_batch_cg",
+				"--mode", "litepull", "--count", "8", "--timeout", "45000")
+			expectDelivered(tb, p.Sent, c.Received, userPropKeys)
+		},
+	},
+	{
+		// SQL92 property filter (broker enablePropertyFilter=true): only the red messages may arrive.
+		Name:  "java5-sql92-filter",
+		Needs: []string{"client5"},
+		Run: func(tb harness.TB, tg *harness.Target) {
+			const topic = "IT_java5_sql"
+			red := harness.RunJava(tb, tg, "5", "produce", "--topic", topic, "--count", "4", "--tags", "T",
+				"--props", "color=red,n=1", "--body-prefix", "red")
+			blue := harness.RunJava(tb, tg, "5", "produce", "--topic", topic, "--count", "6", "--tags", "T",
+				"--props", "color=blue,n=2", "--body-prefix", "blue")
+			onlyOK(tb, append(red.Sent, blue.Sent...))
+			c := harness.RunJava(tb, tg, "5", "consume", "--topic", topic, "--group", "IT_java5_sql_cg",
+				"--filter", "sql", "--expr", "color = 'red' AND n = 1", "--count", "4", "--timeout", "45000",
+				"--linger", "2000")
+			expectDelivered(tb, red.Sent, c.Received, []string{"color", "n"})
+		},
+	},
+	{
+		// The Go client v2.1.2 alone: single sends and one batch, then a push consumer.
+		Name: "go-produce-consume",
+		Run: func(tb harness.TB, tg *harness.Target) {
+			const topic = "IT_go"
+			props := map[string]string{"color": "green", "utf8": "h\u00e9llo \u2713"}
+			single := harness.RunGoProduce(tb, tg, harness.GoProduce{Topic: topic, Count: 10, Size: 150,
+				Tags: []string{"G1", "G2"}, KeyPrefix: "k-go", Props: props, BodyPrefix: "go-single"})
+			batch := harness.RunGoProduce(tb, tg, harness.GoProduce{Topic: topic, Count: 5, Size: 100,
+				Tags: []string{"G3"}, KeyPrefix: "k-gobatch", Props: props, Batch: true, BodyPrefix: "go-batch"})
+			sent := append(single, batch...)
+			onlyOK(tb, sent)
+			got := harness.RunGoConsume(tb, tg, harness.GoConsume{Topic: topic, Group: "IT_go_cg", Count: len(sent)})
+			expectDelivered(tb, sent, got, []string{"color", "utf8"})
+		},
+	},
+	{
+		// Java 5.x sends (compressed and plain bodies), the Go client consumes.
+		Name:  "java5-to-go",
+		Needs: []string{"client5"},
+		Run: func(tb harness.TB, tg *harness.Target) {
+			const topic = "IT_java5_to_go"
+			a := harness.RunJava(tb, tg, "5", "produce", "--topic", topic, "--count", "4", "--size", "6000",
+				"--tags", "J", "--keys", "k-j", "--props", userPropsFlag, "--body-prefix", "big")
+			b := harness.RunJava(tb, tg, "5", "produce", "--topic", topic, "--count", "4", "--size", "10",
+				"--tags", "J", "--keys", "k-j2", "--props", userPropsFlag, "--body-prefix", "small")
+			sent := append(a.Sent, b.Sent...)
+			onlyOK(tb, sent)
+			got := harness.RunGoConsume(tb, tg, harness.GoConsume{Topic: topic, Group: "IT_java5_to_go_cg", Count: len(sent)})
+			expectDelivered(tb, sent, got, userPropKeys)
+		},
+	},
+	{
+		// The Go client sends; a 4.9.7 orderly push consumer (LOCK_BATCH_MQ) reads.
+		Name:  "go-to-java4-orderly",
+		Needs: []string{"client4"},
+		Run: func(tb harness.TB, tg *harness.Target) {
+			const topic = "IT_go_to_java4"
+			sent := harness.RunGoProduce(tb, tg, harness.GoProduce{Topic: topic, Count: 8, Size: 120,
+				Tags: []string{"O"}, KeyPrefix: "k-o", Props: map[string]string{"color": "red"}})
+			onlyOK(tb, sent)
+			c := harness.RunJava(tb, tg, "4", "consume", "--topic", topic, "--group", "IT_go_to_java4_cg",
+				"--orderly", "--count", "8", "--timeout", "45000")
+			expectDelivered(tb, sent, c.Received, []string{"color"})
+		},
+	},
+}
