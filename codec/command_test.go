@@ -321,3 +321,16 @@ func TestConcurrentEncodeOfOneCommand(t *testing.T) {
 		}
 	}
 }
+
+func TestJSONRepeatedExtFieldsReplaces(t *testing.T) {
+	var cmd RemotingCommand
+	if err := DecodeCommand(jsonFrame(`{"extFields":{"a":"1"},"extFields":{"b":"2"}}`, ""), &cmd); err != nil {
+		t.Fatal(err)
+	}
+	if len(cmd.Ext) != 1 || cmd.Ext[0] != (ExtField{"b", "2"}) {
+		t.Fatalf("%q", cmd.Ext)
+	}
+	if err := DecodeCommand(jsonFrame(`{"extFields":{"a":"1"},"extFields":null}`, ""), &cmd); err != nil || len(cmd.Ext) != 0 {
+		t.Fatalf("%v %q", err, cmd.Ext)
+	}
+}

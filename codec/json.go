@@ -534,6 +534,7 @@ func (s *jsonScanner) language(cmd *RemotingCommand) error {
 }
 
 func (s *jsonScanner) extFields(cmd *RemotingCommand, lim Limits) error {
+	cmd.Ext.Reset() // a repeated "extFields" key replaces the map, as in fastjson
 	switch s.next() {
 	case 'n':
 		return s.literal("null")
