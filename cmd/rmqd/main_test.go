@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"rmqd/codec"
+)
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func TestParseArgs(t *testing.T) {
+	var errBuf bytes.Buffer
+	o, err := parseArgs(nil, &errBuf)
+	require.NoError(t, err)
+	require.Equal(t, "standalone", o.mode)
+
+	o, err = parseArgs([]string{"broker", "-c", "b.conf", "-n", "h:9876"}, &errBuf)
+	require.NoError(t, err)
+	require.Equal(t, options{mode: "broker", configFile: "b.conf", namesrv: "h:9876"}, o)
+
+	_, err = parseArgs([]string{"broker"}, &errBuf)
+	require.Error(t, err, "broker mode without config or name server")
+	_, err = parseArgs([]string{"namesrv", "extra"}, &errBuf)
+	require.Error(t, err)
+}
+
+func TestPrintConfig(t *testing.T) {
+	var out, errBuf bytes.Buffer
+	require.Equal(t, 0, run([]string{"-p"}, &out, &errBuf), errBuf.String())
+	require.Contains(t, out.String(), "brokerIP1=127.0.0.1\n")
+	require.Contains(t, out.String(), "autoCreateTopicEnable=true\n")
+	require.Contains(t, out.String(), "listenPort=9876\n", "standalone name server port")
+	require.Contains(t, out.String(), "listenPort=10911\n", "standalone broker port")
+}
+
+// startStandalone runs rmqd standalone in-process on free loopback ports and
+// stops it when the test ends.
+func startStandalone(t *testing.T) (namesrvAddr, brokerAddr string) {
+	t.Helper()
+	dir := t.TempDir()
+	nsPort, brokerPort := freePort(t), freePort(t)
+	conf := fmt.Sprintf("bindAddress=127.0.0.1\nlistenPort=%d\nnamesrvListenPort=%d\nstorePathRootDir=%s\nmappedFileSizeCommitLog=4194304\n",
+		brokerPort, nsPort, filepath.Join(dir, "store"))
+	confPath := filepath.Join(dir, "broker.conf")
+	require.NoError(t, os.WriteFile(confPath, []byte(conf), 0o644))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	go func() { done <- serve(ctx, options{mode: "standalone", configFile: confPath}, io.Discard, logger) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(15 * time.Second):
+			t.Error("rmqd did not stop within 15 s")
+		}
+		_, err := os.Stat(filepath.Join(dir, "store", "abort"))
+		require.True(t, os.IsNotExist(err), "a clean stop removes the abort file")
+	})
+	brokerAddr = fmt.Sprintf("127.0.0.1:%d", brokerPort)
+	namesrvAddr = fmt.Sprintf("127.0.0.1:%d", nsPort)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", brokerAddr, time.Second)
+		if err == nil {
+			c.Close()
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "broker not listening: %v", err)
+		time.Sleep(20 * time.Millisecond)
+	}
+	return namesrvAddr, brokerAddr
+}
+
+func readFrame(t *testing.T, c net.Conn) *codec.RemotingCommand {
+	t.Helper()
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+	var lenBuf [4]byte
+	_, err := io.ReadFull(c, lenBuf[:])
+	require.NoError(t, err)
+	frame := make([]byte, binary.BigEndian.Uint32(lenBuf[:]))
+	_, err = io.ReadFull(c, frame)
+	require.NoError(t, err)
+	var cmd codec.RemotingCommand
+	require.NoError(t, codec.DecodeCommand(frame, &cmd))
+	return &cmd
+}
+
+// An unknown request code on a raw connection gets REQUEST_CODE_NOT_SUPPORTED in
+// the serialize type it was asked in, from both the broker and the name server.
+func TestStandaloneAnswersUnknownCode(t *testing.T) {
+	nsAddr, brokerAddr := startStandalone(t)
+	for _, addr := range []string{brokerAddr, nsAddr} {
+		for _, st := range []codec.SerializeType{codec.SerializeJSON, codec.SerializeRocketMQ} {
+			c, err := net.Dial("tcp", addr)
+			require.NoError(t, err)
+			req := codec.NewRequest(9999)
+			req.Opaque = 77
+			req.SerializeType = st
+			_, err = c.Write(req.Encode(nil))
+			require.NoError(t, err)
+			resp := readFrame(t, c)
+			c.Close()
+			require.Equal(t, codec.RespRequestCodeNotSupported, resp.Code, "addr %s type %d", addr, st)
+			require.Equal(t, int32(77), resp.Opaque)
+			require.True(t, resp.IsResponse())
+			require.Equal(t, st, resp.SerializeType)
+			require.Contains(t, resp.Remark, "9999")
+		}
+	}
+}
