@@ -5,6 +5,8 @@ FUZZTIME ?= 10s
 
 .PHONY: all build run test unit vet fuzz bench clean tools
 
+include integration/integration.mk
+
 all: build
 
 build:
@@ -14,7 +16,7 @@ build:
 run: build
 	mkdir -p .run && cd .run && ../$(BIN)
 
-test: vet unit fuzz integration
+test: vet unit fuzz integration-test
 
 vet:
 	$(GO) vet ./...
