@@ -77,8 +77,13 @@ type RemotingCommand struct {
 }
 
 // The functions below are the codec's contract with remoting and the processors.
-// Their bodies are being written in codec (see the codec work item); signatures are
-// fixed so other packages can build against them.
+//
+// Responses and extFields: Java writes "extFields" only when the map is non-null,
+// and the Java client throws on a send response without it. Ext == nil (and no
+// CustomHeader) therefore means "no extFields", as in Java; a send success
+// response must carry a *SendMessageResponseHeader as CustomHeader, which always
+// writes msgId, queueId, queueOffset and TRACE_ON (and MSG_REGION when set), and a
+// pull response a *PullMessageResponseHeader, which always writes its four offsets.
 
 // DecodeCommand decodes one frame into cmd. frame is everything after the 4-byte
 // total-length field: the header-length word, the header and the body. cmd.Body and
