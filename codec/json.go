@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"unicode/utf8"
@@ -139,17 +140,20 @@ func (s *jsonScanner) str() (string, error) {
 		return "", s.errorf("expected string")
 	}
 	start := s.pos + 1
-	for i := start; i < len(s.b); i++ {
-		switch s.b[i] {
-		case '"':
-			s.pos = i + 1
-			return alias(s.b, start, i), nil
-		case '\\':
-			return s.unescape(start, i)
-		}
+	rest := s.b[start:]
+	q := bytes.IndexByte(rest, '"')
+	if q < 0 {
+		q = len(rest) // unterminated: unescape (if any escape) or the check below reports it
 	}
-	s.pos = len(s.b)
-	return "", s.errorf("unterminated string")
+	if e := bytes.IndexByte(rest[:q], '\\'); e >= 0 {
+		return s.unescape(start, start+e)
+	}
+	if q == len(rest) {
+		s.pos = len(s.b)
+		return "", s.errorf("unterminated string")
+	}
+	s.pos = start + q + 1
+	return alias(s.b, start, start+q), nil
 }
 
 func hexVal(c byte) rune {
