@@ -81,4 +81,5 @@ type node struct {
 	list     []string
 	set      map[string]struct{} // nIn with many elements
 	depth    int32
+	slot     int32 // nProp: index into Expression.names, or -1 past maxSlots
 }

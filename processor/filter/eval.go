@@ -11,7 +11,7 @@ func (e *Expression) eval(x int32, src *source) (value, bool) {
 	case nConst:
 		return n.val, true
 	case nProp:
-		if s, found := src.lookup(n.name); found {
+		if s, found := src.lookup(e, n); found {
 			return value{kind: vString, s: s}, true
 		}
 		return nullValue, true

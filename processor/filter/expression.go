@@ -27,6 +27,7 @@ type Expression struct {
 	codes []int32
 	nodes []node
 	root  int32
+	names []string // distinct property names, by node slot
 	// tooDeep: Java would overflow its stack evaluating this tree, so nothing matches.
 	tooDeep bool
 }
@@ -53,9 +54,32 @@ func Compile(expressionType, expression string) (*Expression, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Expression{sql: true, expr: expression, nodes: p.nodes, root: root, tooDeep: p.tooDeep}, nil
+		e := &Expression{sql: true, expr: expression, nodes: p.nodes, root: root, tooDeep: p.tooDeep}
+		e.assignSlots()
+		return e, nil
 	}
 	return nil, fmt.Errorf("%w: %q", ErrUnsupportedType, expressionType)
+}
+
+// assignSlots numbers the distinct property names so that one pass over a
+// message's properties finds them all.
+func (e *Expression) assignSlots() {
+	for i := range e.nodes {
+		n := &e.nodes[i]
+		if n.kind != nProp {
+			continue
+		}
+		n.slot = -1
+		for j, name := range e.names {
+			if name == n.name {
+				n.slot = int32(j)
+			}
+		}
+		if n.slot < 0 && len(e.names) < maxSlots {
+			n.slot = int32(len(e.names))
+			e.names = append(e.names, n.name)
+		}
+	}
 }
 
 // Type is TypeTag or TypeSQL92.

@@ -8,8 +8,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestJavaOracle compares compile results and tri-state evaluations with the real
@@ -218,4 +220,72 @@ func TestJavaOracleTables(t *testing.T) {
 			t.Errorf("java: %q on %q = %s, table says %s", it.expr, it.props, got, it.want)
 		}
 	}
+}
+
+// TestJavaOracleCorpus replays the fuzz corpora (testdata/fuzz plus the
+// directories in RMQD_FILTER_CORPUS, e.g. the fuzz cache) through the Java filter.
+func TestJavaOracleCorpus(t *testing.T) {
+	cmdline := os.Getenv("RMQD_FILTER_ORACLE")
+	if cmdline == "" {
+		t.Skip("RMQD_FILTER_ORACLE not set")
+	}
+	dirs := []string{"testdata/fuzz/FuzzCompile", "testdata/fuzz/FuzzEvaluate"}
+	if extra := os.Getenv("RMQD_FILTER_CORPUS"); extra != "" {
+		dirs = append(dirs, strings.Split(extra, ":")...)
+	}
+	type item struct{ expr, props string }
+	var items []item
+	for _, dir := range dirs {
+		entries, _ := os.ReadDir(dir)
+		for _, ent := range entries {
+			data, err := os.ReadFile(dir + "/" + ent.Name())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var args []string
+			for _, line := range strings.Split(string(data), "\n") {
+				if v, ok := strings.CutPrefix(line, "string("); ok {
+					s, err := strconv.Unquote(strings.TrimSuffix(v, ")"))
+					if err == nil {
+						args = append(args, s)
+					}
+				}
+			}
+			switch len(args) {
+			case 1:
+				items = append(items, item{args[0], kv("a", "1", "b", "x", "c", "1.5")})
+			case 2:
+				items = append(items, item{args[0], args[1]})
+			}
+		}
+	}
+	var in bytes.Buffer
+	for _, it := range items {
+		fmt.Fprintf(&in, "%s\t%s\t\n", hex.EncodeToString([]byte(it.expr)), hex.EncodeToString([]byte(it.props)))
+	}
+	cmd := exec.Command("sh", "-c", cmdline)
+	cmd.Stdin = &in
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("oracle: %v", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(items) {
+		t.Fatalf("oracle answered %d of %d", len(lines), len(items))
+	}
+	bad := 0
+	for i, it := range items {
+		// Java decodes both strings from UTF-8 with replacement; compare only
+		// inputs that survive that unchanged.
+		if !utf8.ValidString(it.expr) || !utf8.ValidString(it.props) {
+			continue
+		}
+		if got := goOracle(it.expr, []string{it.props, ""}); got != lines[i] {
+			bad++
+			if bad < 30 {
+				t.Errorf("%q on %q: java %s, go %s", it.expr, it.props, lines[i], got)
+			}
+		}
+	}
+	t.Logf("%d corpus entries, %d mismatches", len(items), bad)
 }

@@ -304,3 +304,32 @@ func TestInListOrderIrrelevant(t *testing.T) {
 		}
 	}
 }
+
+func TestManyPropertyNames(t *testing.T) {
+	// More distinct names than one-pass slots: the rest are looked up one by one.
+	var terms, pairs []string
+	for i := range maxSlots + 5 {
+		name := "p" + string(rune('a'+i))
+		terms = append(terms, name+" = '"+name+"'")
+		pairs = append(pairs, name, name)
+	}
+	e, err := Compile(TypeSQL92, strings.Join(terms, " AND "))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.names) != maxSlots {
+		t.Fatalf("%d slots", len(e.names))
+	}
+	props := kv(pairs...)
+	if !e.MatchEncodedProperties(props) {
+		t.Error("all properties present but no match")
+	}
+	last := pairs[len(pairs)-2]
+	if e.MatchEncodedProperties(props + kv(last, "other")) {
+		t.Error("a later duplicate of an unslotted name must win")
+	}
+	first := pairs[0]
+	if e.MatchEncodedProperties(props + kv(first, "other")) {
+		t.Error("a later duplicate of a slotted name must win")
+	}
+}
