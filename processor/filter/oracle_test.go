@@ -17,8 +17,14 @@ import (
 // TestJavaOracle compares compile results and tri-state evaluations with the real
 // Java filter on random selectors. It runs only when RMQD_FILTER_ORACLE names a
 // command that reads "hex(expr) TAB hex(props)..." lines and answers PARSE or one
-// letter per properties string: T, F, N (null) or X (exception). The harness is
-// a few lines of Java around rocketmq-filter's FilterFactory; it is not committed.
+// letter per properties string: T, F, N (null) or X (exception).
+// testdata/oracle/Oracle.java is such a command around rocketmq-filter 5.3.x:
+//
+//	mvn dependency:build-classpath -Dmdep.outputFile=cp.txt  # any pom depending on rocketmq-filter
+//	javac -cp $(cat cp.txt) -d /tmp/oracle testdata/oracle/Oracle.java
+//	RMQD_FILTER_ORACLE="java -cp $(cat cp.txt):/tmp/oracle Oracle" go test -run JavaOracle
+//
+// RMQD_FILTER_ORACLE_SEED picks another random sequence.
 func TestJavaOracle(t *testing.T) {
 	cmdline := os.Getenv("RMQD_FILTER_ORACLE")
 	if cmdline == "" {

@@ -333,3 +333,31 @@ func TestManyPropertyNames(t *testing.T) {
 		t.Error("a later duplicate of a slotted name must win")
 	}
 }
+
+func TestConcurrentUse(t *testing.T) {
+	e, err := Compile(TypeSQL92, benchSQL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan bool)
+	for g := range 4 {
+		go func() {
+			ok := true
+			for i := range 500 {
+				props := benchProps
+				if (i+g)%2 == 1 {
+					props = kv("a", "50", "region", "hangzhou", "TAGS", "TagA")
+				}
+				if e.MatchEncodedProperties(props) != ((i+g)%2 == 0) {
+					ok = false
+				}
+			}
+			done <- ok
+		}()
+	}
+	for range 4 {
+		if !<-done {
+			t.Error("concurrent evaluation disagreed")
+		}
+	}
+}
