@@ -107,8 +107,12 @@ func (c *Client) conn(ctx context.Context, addr string) (*clientConn, error) {
 
 	slot.mu.Lock()
 	defer slot.mu.Unlock()
-	if slot.conn != nil && !slot.conn.ep.Closed() {
-		return slot.conn, nil
+	if cc := slot.conn; cc != nil && !cc.ep.Closed() {
+		select {
+		case <-cc.quit: // closing: dial a new one
+		default:
+			return cc, nil
+		}
 	}
 	dctx, cancel := context.WithTimeout(ctx, c.cfg.DialTimeout)
 	defer cancel()
@@ -182,7 +186,7 @@ func (c *Client) CloseConn(addr string) {
 }
 
 // Close closes every connection (failing their pending calls) and stops the
-// workers serving server requests.
+// workers serving server requests without waiting for running processors.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -206,7 +210,10 @@ func (c *Client) Close() error {
 		cc.shut()
 		<-cc.readerDone
 	}
-	c.d.stop()
+	// Processors see their context cancelled; Close does not wait for them.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = c.d.stop(ctx)
 	return nil
 }
 
@@ -217,7 +224,14 @@ type clientConn struct {
 	nc net.Conn
 	ep endpoint
 
-	out        chan outFrame
+	// The outgoing queue is a slice swapped out whole by the writer, so callers
+	// never block on a slow network and the writer flushes everything queued
+	// with one syscall.
+	outMu    sync.Mutex
+	out      []outFrame
+	shutDown bool
+	wake     chan struct{}
+
 	quit       chan struct{}
 	quitOnce   sync.Once
 	readerDone chan struct{}
@@ -231,13 +245,11 @@ type outFrame struct {
 	done   func()
 }
 
-const clientQueue = 4096
-
 func (c *Client) newConn(nc net.Conn) *clientConn {
 	cc := &clientConn{
 		c:          c,
 		nc:         nc,
-		out:        make(chan outFrame, clientQueue),
+		wake:       make(chan struct{}, 1),
 		quit:       make(chan struct{}),
 		readerDone: make(chan struct{}),
 	}
@@ -263,19 +275,19 @@ func (cc *clientConn) sendv(hdr *buffer, bodies [][]byte, done func()) error {
 }
 
 func (cc *clientConn) enqueue(f outFrame) error {
-	select {
-	case <-cc.quit:
+	cc.outMu.Lock()
+	if cc.shutDown {
+		cc.outMu.Unlock()
 		cc.drop(f)
 		return ErrConnClosed
+	}
+	cc.out = append(cc.out, f)
+	cc.outMu.Unlock()
+	select {
+	case cc.wake <- struct{}{}:
 	default:
 	}
-	select {
-	case cc.out <- f:
-		return nil
-	case <-cc.quit:
-		cc.drop(f)
-		return ErrConnClosed
-	}
+	return nil
 }
 
 func (cc *clientConn) drop(f outFrame) {
@@ -294,29 +306,35 @@ func (cc *clientConn) shut() error {
 	return nil
 }
 
-// writeLoop batches whatever is queued into one buffered write per wakeup.
+// writeLoop writes whatever is queued with one flush per wakeup.
 func (cc *clientConn) writeLoop() {
 	w := bufio.NewWriterSize(cc.nc, 64<<10)
+	var batch []outFrame
 	var err error
 	for {
-		var f outFrame
 		select {
-		case f = <-cc.out:
+		case <-cc.wake:
 		case <-cc.quit:
-			cc.drain()
+			cc.outMu.Lock()
+			cc.shutDown = true
+			batch, cc.out = cc.out, nil
+			cc.outMu.Unlock()
+			for _, f := range batch {
+				cc.drop(f)
+			}
 			return
 		}
-		for {
+		cc.outMu.Lock()
+		batch, cc.out = cc.out, batch[:0]
+		cc.outMu.Unlock()
+		for _, f := range batch {
 			if err == nil {
 				err = cc.writeFrame(w, f)
 			} else {
 				cc.drop(f)
 			}
-			if len(cc.out) == 0 {
-				break
-			}
-			f = <-cc.out
 		}
+		clear(batch)
 		if err == nil {
 			err = w.Flush()
 		}
@@ -339,18 +357,6 @@ func (cc *clientConn) writeFrame(w *bufio.Writer, f outFrame) error {
 		f.done()
 	}
 	return err
-}
-
-// drain releases frames left in the queue after the connection closed.
-func (cc *clientConn) drain() {
-	for {
-		select {
-		case f := <-cc.out:
-			cc.drop(f)
-		default:
-			return
-		}
-	}
 }
 
 func (cc *clientConn) readLoop() {

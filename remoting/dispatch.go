@@ -137,8 +137,9 @@ func (d *dispatcher) addHook(h RPCHook) {
 	d.hooks.Store(&hs)
 }
 
-// stop cancels the processors' context and stops the pools' workers.
-func (d *dispatcher) stop() {
+// stop cancels the processors' context, stops the pools' workers and waits for
+// them to finish their current request until ctx ends.
+func (d *dispatcher) stop(ctx context.Context) error {
 	d.cancel()
 	d.mu.Lock()
 	pools := d.pools
@@ -146,8 +147,18 @@ func (d *dispatcher) stop() {
 	for _, p := range pools {
 		p.stop()
 	}
-	for _, p := range pools {
-		p.wait()
+	done := make(chan struct{})
+	go func() {
+		for _, p := range pools {
+			p.wait()
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("remoting: processors still running: %w", ctx.Err())
 	}
 }
 

@@ -198,3 +198,5 @@ func expectClosedByPeer(t testing.TB, c net.Conn) {
 		t.Fatalf("expected the server to close the connection, got %v", err)
 	}
 }
+
+func asNetError(err error, ne *net.Error) bool { return errors.As(err, ne) }

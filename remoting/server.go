@@ -151,7 +151,7 @@ func (s *Server) Start(ctx context.Context) error {
 	case err := <-s.runDone:
 		s.runDone <- err
 		s.markStopped()
-		s.stopRest()
+		_ = s.stopRest(context.Background())
 		return fmt.Errorf("remoting: listen on %s: %w", s.cfg.Addr, err)
 	case <-ctx.Done():
 		go func() {
@@ -172,9 +172,10 @@ func (s *Server) markStopped() {
 	s.life.Unlock()
 }
 
-func (s *Server) stopRest() {
-	s.d.stop()
+func (s *Server) stopRest(ctx context.Context) error {
+	err := s.d.stop(ctx)
 	s.events.stop()
+	return err
 }
 
 // Addr is the bound address (the real port when configured with port 0), or nil
@@ -199,9 +200,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.life.Unlock()
 
 	var errs []error
-	if err := eng.Stop(ctx); err != nil {
-		errs = append(errs, fmt.Errorf("remoting: stop engine: %w", err))
-	}
+	// Engine.Stop polls for the end every 500 ms; Run returns as soon as the
+	// engine is down, so wait for that instead.
+	go func() {
+		if err := eng.Stop(ctx); err != nil && ctx.Err() == nil {
+			s.log.Debug("remoting: stop engine", "err", err)
+		}
+	}()
 	select {
 	case err := <-s.runDone:
 		if err != nil {
@@ -224,7 +229,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			s.events.post(&sc.ep, false)
 		}
 	}
-	s.stopRest()
+	if err := s.stopRest(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	s.log.Info("remoting: server stopped", "addr", fmt.Sprint(s.addr))
 	return errors.Join(errs...)
 }
