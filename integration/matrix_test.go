@@ -37,7 +37,7 @@ func TestMatrix(t *testing.T) {
 				r := harness.Soft(t, start)
 				report(t, kind, "start", reason, r)
 				if r.Failed || r.Skipped {
-					startErr = r.Summary()
+					startErr, _, _ = strings.Cut(r.Summary(), "\n")
 				}
 			} else {
 				start(t)

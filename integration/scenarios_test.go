@@ -84,6 +84,29 @@ var scenarios = []scenario{
 		},
 	},
 	{
+		// 4.9.7 oneway sends with two tags; a 4.9.7 broadcasting consumer (local offset store) subscribed
+		// to one tag must get exactly those.
+		Name:  "java4-oneway-broadcast-tag",
+		Needs: []string{"client4"},
+		Run: func(tb harness.TB, tg *harness.Target) {
+			const topic = "IT_java4_bcast"
+			p := harness.RunJava(tb, tg, "4", "produce", "--topic", topic, "--mode", "oneway", "--count", "6",
+				"--tags", "X,Y", "--keys", "k-ow", "--props", userPropsFlag)
+			var wantX []harness.Msg
+			for _, m := range p.Sent {
+				if m.Status != "ONEWAY" {
+					tb.Fatalf("oneway send #%d: status %q error %q", m.Index, m.Status, m.Error)
+				}
+				if m.Tags == "X" {
+					wantX = append(wantX, m)
+				}
+			}
+			c := harness.RunJava(tb, tg, "4", "consume", "--topic", topic, "--group", "IT_java4_bcast_cg",
+				"--model", "broadcasting", "--expr", "X", "--count", "3", "--timeout", "45000", "--linger", "1500")
+			expectDelivered(tb, wantX, c.Received, userPropKeys)
+		},
+	},
+	{
 		// The Go client v2.1.2 alone: single sends and one batch, then a push consumer.
 		Name: "go-produce-consume",
 		Run: func(tb harness.TB, tg *harness.Target) {

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"path/filepath"
+	"time"
 )
 
 // jvmServerOpts keep a JVM small and quick to start on a 2-core machine: fixed small heap, serial GC,
@@ -45,6 +46,8 @@ func StartApache(tb TB, opts Options) *Target {
 	b := startProc(tb, "apache broker", filepath.Join(t.LogDir, "broker.log"), t.LogDir, env,
 		append(cloneArgs(jvm), "org.apache.rocketmq.broker.BrokerStartup", "-c", bConf)...)
 	t.Procs = append(t.Procs, b)
+	// The Apache broker's graceful stop takes 10 s and more; nothing of it is under test.
+	ns.TermGrace, b.TermGrace = 2*time.Second, 2*time.Second
 
 	t.waitReady(tb, opts.StartTimeout)
 	return t

@@ -16,14 +16,16 @@ import (
 type Proc struct {
 	Name    string
 	LogPath string
-	cmd     *exec.Cmd
-	done    chan struct{}
-	waitErr error
-	logFile *os.File
+	// TermGrace is how long Stop waits after SIGTERM before SIGKILL.
+	TermGrace time.Duration
+	cmd       *exec.Cmd
+	done      chan struct{}
+	waitErr   error
+	logFile   *os.File
 }
 
 const (
-	termGrace = 10 * time.Second // SIGTERM → SIGKILL
+	termGrace = 10 * time.Second // SIGTERM → SIGKILL, for servers whose graceful stop we test (rmqd)
 	killGrace = 5 * time.Second  // SIGKILL → give up
 	tailLines = 40
 )
@@ -48,7 +50,7 @@ func startProc(tb TB, name, logPath, dir string, env []string, argv ...string) *
 		_ = f.Close()
 		tb.Fatalf("harness: start %s (%s): %v", name, argv[0], err)
 	}
-	p := &Proc{Name: name, LogPath: logPath, cmd: cmd, done: make(chan struct{}), logFile: f}
+	p := &Proc{Name: name, LogPath: logPath, TermGrace: termGrace, cmd: cmd, done: make(chan struct{}), logFile: f}
 	go func() {
 		p.waitErr = cmd.Wait()
 		close(p.done)
@@ -83,8 +85,8 @@ func (p *Proc) Stop(tb TB) {
 		_ = syscall.Kill(pg, syscall.SIGTERM)
 		select {
 		case <-p.done:
-		case <-time.After(termGrace):
-			tb.Logf("harness: %s ignored SIGTERM for %v; killing", p.Name, termGrace)
+		case <-time.After(p.TermGrace):
+			tb.Logf("harness: %s still running %v after SIGTERM; killing", p.Name, p.TermGrace)
 		}
 	}
 	// The leader may be gone while children of the group live on: kill the group regardless.

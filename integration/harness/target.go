@@ -35,7 +35,7 @@ type Options struct {
 	BrokerName   string            // default "broker-a"
 	BrokerConf   map[string]string // extra or overriding broker.conf keys (Java names)
 	NamesrvConf  map[string]string // extra or overriding namesrv.conf keys
-	StartTimeout time.Duration     // default 90s: both processes up and the broker's route served
+	StartTimeout time.Duration     // default 120s: both processes up and the broker's route served
 	// Split runs rmqd as two processes (`rmqd namesrv` and `rmqd broker`) instead of the standalone default.
 	// Apache always runs as two processes.
 	Split bool
@@ -49,7 +49,8 @@ func (o *Options) defaults() {
 		o.BrokerName = "broker-a"
 	}
 	if o.StartTimeout == 0 {
-		o.StartTimeout = 90 * time.Second
+		// Apache needs ~10 s on an idle 2-core machine, over a minute when the machine is busy.
+		o.StartTimeout = 120 * time.Second
 	}
 }
 

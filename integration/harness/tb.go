@@ -63,6 +63,7 @@ type softTB struct {
 }
 
 func (s *softTB) record(skip bool, msg string) {
+	s.t.Helper()
 	s.mu.Lock()
 	if skip {
 		s.skipped = true
@@ -74,15 +75,23 @@ func (s *softTB) record(skip bool, msg string) {
 	s.t.Logf("soft: %s", msg)
 }
 
-func (s *softTB) Helper()                           {}
-func (s *softTB) Name() string                      { return s.t.Name() }
-func (s *softTB) Logf(format string, args ...any)   { s.t.Logf(format, args...) }
-func (s *softTB) Errorf(format string, args ...any) { s.record(false, fmt.Sprintf(format, args...)) }
+func (s *softTB) Helper()      {}
+func (s *softTB) Name() string { return s.t.Name() }
+func (s *softTB) Logf(format string, args ...any) {
+	s.t.Helper()
+	s.t.Logf(format, args...)
+}
+func (s *softTB) Errorf(format string, args ...any) {
+	s.t.Helper()
+	s.record(false, fmt.Sprintf(format, args...))
+}
 func (s *softTB) Fatalf(format string, args ...any) {
+	s.t.Helper()
 	s.record(false, fmt.Sprintf(format, args...))
 	runtime.Goexit()
 }
 func (s *softTB) Skipf(format string, args ...any) {
+	s.t.Helper()
 	s.record(true, fmt.Sprintf(format, args...))
 	runtime.Goexit()
 }

@@ -1,0 +1,7 @@
+package harness
+
+import "syscall"
+
+func processGroupAlive(pgid int) bool {
+	return syscall.Kill(-pgid, 0) == nil
+}
