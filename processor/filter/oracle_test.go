@@ -58,8 +58,12 @@ func TestJavaOracle(t *testing.T) {
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	i, bad, parsed := 0, 0, 0
+	letters := map[rune]int{}
 	for sc.Scan() {
 		want := sc.Text()
+		for _, c := range want {
+			letters[c]++
+		}
 		got := goOracle(exprs[i], propSets)
 		if want != "PARSE" {
 			parsed++
@@ -75,7 +79,8 @@ func TestJavaOracle(t *testing.T) {
 	if i != len(exprs) {
 		t.Fatalf("oracle answered %d of %d", i, len(exprs))
 	}
-	t.Logf("%d selectors (%d valid) x %d property sets, %d mismatches", len(exprs), parsed, len(propSets), bad)
+	t.Logf("%d selectors (%d valid) x %d property sets, %d mismatches; outcomes T %d F %d N %d X %d",
+		len(exprs), parsed, len(propSets), bad, letters['T'], letters['F'], letters['N'], letters['X'])
 }
 
 func goOracle(expr string, propSets []string) string {
@@ -194,7 +199,7 @@ func TestJavaOracleTables(t *testing.T) {
 	type item struct{ expr, props, want string }
 	var items []item
 	for _, c := range evalCases {
-		items = append(items, item{c.expr, c.props, c.want})
+		items = append(items, item(c))
 	}
 	for _, s := range validExprs {
 		items = append(items, item{s, "", "valid"})
