@@ -7,6 +7,10 @@
 #   make integration-test RMQD_TARGET=apache    one target (apache | rmqd | all)
 #   make integration-test IT_RUN='TestMatrix/apache/java5-push-clustering'
 
+# Keep the including Makefile's default goal: save it here, restore it at the end (an empty value lets the
+# next target defined after the include, e.g. `all`, become the default as if this file were not there).
+_it_default_goal := $(.DEFAULT_GOAL)
+
 GO          ?= go
 MVN         ?= mvn
 IT_JAVA     := integration/java
@@ -30,3 +34,5 @@ integration-deps:
 # -count=1: results depend on the servers and jars, which go test's cache does not see.
 integration-test: integration-deps
 	RMQD_TARGET=$(RMQD_TARGET) $(GO) test -count=1 -timeout $(IT_TIMEOUT) -run '$(IT_RUN)' ./integration/...
+
+.DEFAULT_GOAL := $(_it_default_goal)
