@@ -53,7 +53,10 @@ func (s *DefaultStore) cleanOnce(ctx context.Context, manual bool) int {
 	if manual || spaceFull || isTimeToDelete(s.cfg.DeleteWhen, time.Now()) {
 		reserved := time.Duration(s.cfg.FileReservedTime) * time.Hour
 		deleted = s.commitLog.q.deleteExpiredByTime(reserved, immediately && s.cfg.CleanFileForciblyEnable, 10,
-			time.Duration(s.cfg.DeleteCommitLogFilesInterval)*time.Millisecond)
+			time.Duration(s.cfg.DeleteCommitLogFilesInterval)*time.Millisecond,
+			// Unlike Java, never delete what the consume queues have not seen yet:
+			// that would leave holes in them.
+			s.reputFrom.Load())
 		if deleted > 0 {
 			s.log.Info("commitlog files deleted", "count", deleted, "diskRatio", ratio)
 		}

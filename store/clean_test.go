@@ -4,10 +4,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"rmqd/codec"
 )
 
 func TestRetentionDeletesOldFilesAndQueues(t *testing.T) {
@@ -120,3 +123,69 @@ func TestIsTimeToDelete(t *testing.T) {
 	require.True(t, isTimeToDelete("03;04", at))
 	require.False(t, isTimeToDelete("05", at))
 }
+
+// TestConcurrentPutGetCleanDelete runs producers, pulls, retention and topic
+// deletion together for the race detector.
+func TestConcurrentPutGetCleanDelete(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.MappedFileSizeCommitLog = 16 * 1024
+	cfg.MappedFileSizeConsumeQueue = 20 * 20
+	cfg.DeleteCommitLogFilesInterval = 0
+	cfg.DeleteConsumeQueueFilesInterval = 0
+	s := openStore(t, cfg)
+	defer s.Shutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer cancel()
+	done := make(chan struct{})
+	var puts atomicCounter
+	for g := 0; g < 3; g++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := 0; ctx.Err() == nil; i++ {
+				topic := "Busy"
+				if i%5 == 0 {
+					topic = "Churn"
+				}
+				if s.PutMessage(ctx, newMsg(topic, int32(g), string(make([]byte, 500)), map[string]string{"KEYS": "k"})).Status == PutOK {
+					puts.add()
+				}
+			}
+		}()
+	}
+	go func() {
+		defer func() { done <- struct{}{} }()
+		off := int64(0)
+		for ctx.Err() == nil {
+			r := s.GetMessage("g", "Busy", 0, off, 32, 1<<20, nil)
+			for _, rec := range r.Records {
+				var m codec.Message
+				if _, err := codec.DecodeRecord(rec, &m); err != nil {
+					t.Errorf("bad record: %v", err)
+				}
+			}
+			off = r.NextBeginOffset
+			r.Release()
+		}
+	}()
+	go func() {
+		defer func() { done <- struct{}{} }()
+		for ctx.Err() == nil {
+			old := time.Now().Add(-100 * time.Hour)
+			for _, f := range s.commitLog.q.snapshot() {
+				_ = os.Chtimes(f.path, old, old)
+			}
+			s.cleanOnce(ctx, true)
+			s.DeleteTopics([]string{"Churn"})
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	for i := 0; i < 5; i++ {
+		<-done
+	}
+	require.Greater(t, puts.load(), int64(10))
+}
+
+type atomicCounter struct{ n atomic.Int64 }
+
+func (c *atomicCounter) add()        { c.n.Add(1) }
+func (c *atomicCounter) load() int64 { return c.n.Load() }

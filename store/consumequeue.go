@@ -157,31 +157,42 @@ func (c *consumeQueue) truncateAbove(phyOffset int64) error {
 // correctMinOffset sets minLogicOffset to the first unit pointing at or above the
 // commitlog's min offset.
 func (c *consumeQueue) correctMinOffset(minPhy int64) {
-	files := c.q.snapshot()
-	for _, f := range files {
-		wrote := f.wrote.Load()
-		n := int(wrote / cqUnitSize)
-		if n == 0 {
-			continue
+	for _, f := range c.q.snapshot() {
+		if !f.hold() {
+			continue // deleted under us (topic deletion)
 		}
-		phy, size, _ := readUnit(f.data[(n-1)*cqUnitSize:])
-		if size != math.MaxInt32 && phy < minPhy {
-			continue
+		pos, found := firstUnitAtOrAbove(f, minPhy)
+		f.release()
+		if found {
+			c.minLogicOffset.Store(f.from + pos)
+			return
 		}
-		lo, hi := 0, n-1
-		for lo < hi {
-			mid := (lo + hi) / 2
-			p, s, _ := readUnit(f.data[mid*cqUnitSize:])
-			if s != math.MaxInt32 && p >= minPhy {
-				hi = mid
-			} else {
-				lo = mid + 1
-			}
-		}
-		c.minLogicOffset.Store(f.from + int64(lo*cqUnitSize))
-		return
 	}
 	c.minLogicOffset.Store(c.q.maxOffset())
+}
+
+// firstUnitAtOrAbove binary-searches a held file for the first unit pointing at or
+// above minPhy.
+func firstUnitAtOrAbove(f *mappedFile, minPhy int64) (int64, bool) {
+	n := int(f.wrote.Load() / cqUnitSize)
+	if n == 0 {
+		return 0, false
+	}
+	phy, size, _ := readUnit(f.data[(n-1)*cqUnitSize:])
+	if size != math.MaxInt32 && phy < minPhy {
+		return 0, false
+	}
+	lo, hi := 0, n-1
+	for lo < hi {
+		mid := (lo + hi) / 2
+		p, s, _ := readUnit(f.data[mid*cqUnitSize:])
+		if s != math.MaxInt32 && p >= minPhy {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return int64(lo * cqUnitSize), true
 }
 
 // unitsHeld returns the units from logical offset to the end of written data in
@@ -222,10 +233,11 @@ func (c *consumeQueue) deleteExpired(minPhy int64) int {
 	for i := 0; i < len(files)-1; i++ {
 		f := files[i]
 		wrote := f.wrote.Load()
-		if wrote < cqUnitSize {
+		if wrote < cqUnitSize || !f.hold() {
 			break
 		}
 		phy, _, _ := readUnit(f.data[wrote-cqUnitSize:])
+		f.release()
 		if phy >= minPhy {
 			break
 		}

@@ -248,12 +248,16 @@ func (q *mappedFileQueue) removeFiles(drop []*mappedFile) {
 
 // deleteExpiredByTime deletes files, oldest first and never the last, whose
 // modification time is older than reserved (or all but the last when force). It
-// stops at the first file it keeps and deletes at most maxFiles.
-func (q *mappedFileQueue) deleteExpiredByTime(reserved time.Duration, force bool, maxFiles int, interval time.Duration) int {
+// stops at the first file it keeps and deletes at most maxFiles. Files reaching
+// past limit are kept.
+func (q *mappedFileQueue) deleteExpiredByTime(reserved time.Duration, force bool, maxFiles int, interval time.Duration, limit int64) int {
 	files := q.snapshot()
 	var drop []*mappedFile
 	now := time.Now()
 	for i := 0; i < len(files)-1 && len(drop) < maxFiles; i++ {
+		if files[i].from+int64(q.fileSize) > limit {
+			break
+		}
 		if force || !files[i].modTime().Add(reserved).After(now) {
 			drop = append(drop, files[i])
 			continue
