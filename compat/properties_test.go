@@ -90,3 +90,24 @@ func TestFormatPropertiesMatchesJavaAndRoundTrips(t *testing.T) {
 	require.Equal(t, odd, back)
 	require.Equal(t, string(FormatProperties(odd)), string(out), "stable")
 }
+
+func FuzzParseProperties(f *testing.F) {
+	f.Add("a=b\n# c\nd:e\\\n  f\ng h\\u0041\n")
+	f.Add("k\\ e\\=y = v\\\\\r\nx\\u12")
+	f.Fuzz(func(t *testing.T, src string) {
+		m, err := ParseProperties(strings.NewReader(src))
+		if err != nil {
+			return
+		}
+		// What parses formats into something that parses back to the same map.
+		back, err := ParseProperties(strings.NewReader(string(FormatProperties(m))))
+		if err != nil {
+			t.Fatalf("reparse: %v", err)
+		}
+		for k, v := range m {
+			if back[k] != v {
+				t.Fatalf("key %q: %q became %q", k, v, back[k])
+			}
+		}
+	})
+}
