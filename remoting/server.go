@@ -349,7 +349,7 @@ func (h *serverHandler) OnTraffic(c gnet.Conn) gnet.Action {
 	if !ok {
 		return gnet.Close
 	}
-	return sc.onTraffic()
+	return sc.onTraffic(c)
 }
 
 func (h *serverHandler) OnTick() (time.Duration, gnet.Action) {

@@ -30,11 +30,16 @@ type serverConn struct {
 	checked bool    // header-length word validated
 }
 
+// inboundReader is the part of gnet.Conn the framing reads through.
+type inboundReader interface {
+	InboundBuffered() int
+	Read(p []byte) (int, error)
+}
+
 // onTraffic consumes everything gnet has buffered: whole frames are decoded and
 // dispatched, a partial frame is copied into its own buffer to be completed by
 // the next traffic. A malformed frame closes the connection.
-func (sc *serverConn) onTraffic() gnet.Action {
-	c := sc.gc
+func (sc *serverConn) onTraffic(c inboundReader) gnet.Action {
 	sc.ep.touch()
 	for {
 		if sc.frame == nil {
