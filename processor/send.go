@@ -56,8 +56,14 @@ func (b *Broker) handleSendMessage(ctx context.Context, c remoting.Conn, req *co
 			fmt.Sprintf("the batch message body size over max value, MAX: %d", b.cfg.MaxMessageSize)), nil
 	}
 
+	topic := tc.TopicName
+	if topic != h.topic {
+		topic = strings.Clone(h.topic)
+	}
 	msg := codec.Message{
-		Topic:          h.topic,
+		// The table's copy of the name, not the request's: the store keeps topic
+		// strings as map keys, and request strings alias a recycled frame.
+		Topic:          topic,
 		QueueID:        queueID,
 		Flag:           h.flag,
 		SysFlag:        h.sysFlag,

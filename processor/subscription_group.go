@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 )
 
@@ -150,6 +151,7 @@ func (m *SubscriptionGroupManager) Find(group string) (SubscriptionGroupConfig, 
 	if _, ok := validateTopic(group); !ok { // TopicValidator.validateGroup has the same charset
 		return SubscriptionGroupConfig{}, false
 	}
+	group = strings.Clone(group) // may alias a request frame; it becomes a map key
 	m.mu.Lock()
 	c, ok := m.table[group]
 	if !ok {

@@ -25,9 +25,12 @@ type Expression struct {
 	all   bool
 	tags  []string
 	codes []int32
-	nodes []node
-	root  int32
-	names []string // distinct property names, by node slot
+	// Sets for subscriptions with more than smallSet tags.
+	tagSet  map[string]struct{}
+	codeSet map[int32]struct{}
+	nodes   []node
+	root    int32
+	names   []string // distinct property names, by node slot
 	// tooDeep: Java would overflow its stack evaluating this tree, so nothing matches.
 	tooDeep bool
 }
@@ -45,7 +48,18 @@ func Compile(expressionType, expression string) (*Expression, error) {
 		if all {
 			expression = SubAll
 		}
-		return &Expression{expr: expression, all: all, tags: tags, codes: codes}, nil
+		e := &Expression{expr: expression, all: all, tags: tags, codes: codes}
+		if len(tags) > smallSet {
+			e.tagSet = make(map[string]struct{}, len(tags))
+			for _, t := range tags {
+				e.tagSet[t] = struct{}{}
+			}
+			e.codeSet = make(map[int32]struct{}, len(codes))
+			for _, c := range codes {
+				e.codeSet[c] = struct{}{}
+			}
+		}
+		return e, nil
 	case TypeSQL92:
 		if expression == "" {
 			return nil, fmt.Errorf("%w: empty SQL92 expression", ErrInvalidExpression)
@@ -110,6 +124,10 @@ func (e *Expression) MatchTagsCode(tagsCode int64) bool {
 	if e.sql || e.all {
 		return true
 	}
+	if e.codeSet != nil {
+		_, ok := e.codeSet[int32(tagsCode)]
+		return ok
+	}
 	return containsCode(e.codes, int32(tagsCode))
 }
 
@@ -149,7 +167,14 @@ func (e *Expression) MatchProperties(get func(name string) (string, bool)) bool 
 			return false
 		}
 		tag, ok := get("TAGS")
-		return ok && containsString(e.tags, tag)
+		if !ok {
+			return false
+		}
+		if e.tagSet != nil {
+			_, ok = e.tagSet[tag]
+			return ok
+		}
+		return containsString(e.tags, tag)
 	}
 	if get == nil {
 		return e.evalProps("")

@@ -19,13 +19,37 @@ func ParseTags(subString string) (tags []string, codes []int32, all bool) {
 	if subString == "" || subString == SubAll {
 		return nil, nil, true
 	}
+	// Maps keep de-duplication linear for absurdly long subscriptions.
+	var seenTags map[string]struct{}
+	var seenCodes map[int32]struct{}
 	rest := subString
 	for {
 		piece, tail, found := strings.Cut(rest, "||")
-		if t := javaTrim(piece); t != "" && !containsString(tags, t) {
-			tags = append(tags, t)
-			if c := compat.JavaStringHash(t); !containsCode(codes, c) {
-				codes = append(codes, c)
+		if t := javaTrim(piece); t != "" {
+			if seenTags == nil && len(tags) >= smallSet {
+				seenTags, seenCodes = make(map[string]struct{}), make(map[int32]struct{})
+				for _, v := range tags {
+					seenTags[v] = struct{}{}
+				}
+				for _, c := range codes {
+					seenCodes[c] = struct{}{}
+				}
+			}
+			c := compat.JavaStringHash(t)
+			if seenTags != nil {
+				if _, dup := seenTags[t]; !dup {
+					seenTags[t] = struct{}{}
+					tags = append(tags, t)
+					if _, dup := seenCodes[c]; !dup {
+						seenCodes[c] = struct{}{}
+						codes = append(codes, c)
+					}
+				}
+			} else if !containsString(tags, t) {
+				tags = append(tags, t)
+				if !containsCode(codes, c) {
+					codes = append(codes, c)
+				}
 			}
 		}
 		if !found {
@@ -35,6 +59,9 @@ func ParseTags(subString string) (tags []string, codes []int32, all bool) {
 	}
 	return tags, codes, false
 }
+
+// smallSet is the size up to which tag and code sets are searched linearly.
+const smallSet = 8
 
 // onlySeparators reports whether Java's subString.split("\\|\\|") yields an empty
 // array, which FilterAPI rejects with "subString split error": a non-empty string

@@ -2,7 +2,9 @@ package filter
 
 import (
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"rmqd/compat"
@@ -130,5 +132,31 @@ func TestMatchTags(t *testing.T) {
 func TestTagsCode(t *testing.T) {
 	if TagsCode("") != 0 || TagsCode("TagA") != int64(compat.JavaStringHash("TagA")) || TagsCode("Aa") != 2112 {
 		t.Error("TagsCode")
+	}
+}
+
+func TestManyTags(t *testing.T) {
+	var parts []string
+	for i := range 20000 {
+		parts = append(parts, fmt.Sprintf(" t%d ", i%5000))
+	}
+	parts = append(parts, "Aa", "BB")
+	e, err := Compile(TypeTag, strings.Join(parts, "||"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Tags()) != 5002 || len(e.TagCodes()) != 5001 {
+		t.Fatalf("%d tags, %d codes", len(e.Tags()), len(e.TagCodes()))
+	}
+	if e.Tags()[0] != "t0" || e.Tags()[5001] != "BB" {
+		t.Errorf("order: %q %q", e.Tags()[0], e.Tags()[5001])
+	}
+	if !e.MatchTagsCode(int64(compat.JavaStringHash("t4999"))) || e.MatchTagsCode(int64(compat.JavaStringHash("t5000"))) {
+		t.Error("MatchTagsCode on a large set")
+	}
+	get := func(string) (string, bool) { return "t123", true }
+	miss := func(string) (string, bool) { return "t5000", true }
+	if !e.MatchProperties(get) || e.MatchProperties(miss) {
+		t.Error("MatchProperties on a large set")
 	}
 }
