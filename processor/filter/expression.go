@@ -3,6 +3,7 @@ package filter
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"rmqd/compat"
 )
@@ -37,8 +38,10 @@ type Expression struct {
 
 // Compile builds a filter for a subscription. expressionType "" or "TAG" reads
 // expression as tags ("a || b", "*", "" = all); "SQL92" parses a selector. Errors
-// wrap ErrInvalidExpression or ErrUnsupportedType.
+// wrap ErrInvalidExpression or ErrUnsupportedType. The result keeps no reference
+// to the argument strings, which may live in a reused network buffer.
 func Compile(expressionType, expression string) (*Expression, error) {
+	expression = strings.Clone(expression)
 	switch expressionType {
 	case "", TypeTag:
 		if onlySeparators(expression) {

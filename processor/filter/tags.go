@@ -14,11 +14,13 @@ const SubAll = "*"
 // trimmed (Java String.trim: code points <= ' '), empty pieces skipped, duplicates
 // dropped. codes[i] is the Java String.hashCode of tags[i] (codes are de-duplicated
 // separately, as Java's codeSet is a HashSet<Integer>, so len(codes) may be smaller
-// when two tags collide).
+// when two tags collide). The tags never alias subString, which may live in a
+// reused network buffer.
 func ParseTags(subString string) (tags []string, codes []int32, all bool) {
 	if subString == "" || subString == SubAll {
 		return nil, nil, true
 	}
+	subString = strings.Clone(subString)
 	// Maps keep de-duplication linear for absurdly long subscriptions.
 	var seenTags map[string]struct{}
 	var seenCodes map[int32]struct{}

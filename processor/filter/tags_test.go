@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"rmqd/compat"
 )
@@ -158,5 +159,26 @@ func TestManyTags(t *testing.T) {
 	miss := func(string) (string, bool) { return "t5000", true }
 	if !e.MatchProperties(get) || e.MatchProperties(miss) {
 		t.Error("MatchProperties on a large set")
+	}
+}
+
+func TestNoAliasing(t *testing.T) {
+	buf := []byte("TagA||TagB")
+	s := unsafe.String(&buf[0], len(buf))
+	tags, _, _ := ParseTags(s)
+	e, _ := Compile(TypeTag, s)
+	sqlBuf := []byte("abc = 'x' AND TAGS IN ('TagA')")
+	sql, _ := Compile(TypeSQL92, unsafe.String(&sqlBuf[0], len(sqlBuf)))
+	for i := range buf {
+		buf[i] = 'z'
+	}
+	for i := range sqlBuf {
+		sqlBuf[i] = 'z'
+	}
+	if tags[0] != "TagA" || e.Tags()[1] != "TagB" || e.String() != "TagA||TagB" {
+		t.Errorf("tags alias their input: %q %q %q", tags, e.Tags(), e.String())
+	}
+	if !sql.MatchEncodedProperties(kv("abc", "x", "TAGS", "TagA")) || sql.String() != "abc = 'x' AND TAGS IN ('TagA')" {
+		t.Error("SQL92 expression aliases its input")
 	}
 }
