@@ -76,7 +76,7 @@ func success(req *codec.RemotingCommand) *codec.RemotingCommand {
 // faqSuffix is FAQUrl.suggestTodo(FAQUrl.APPLY_TOPIC_URL) as 5.3.3 appends it.
 const faqSuffix = "\nSee https://rocketmq.apache.org/docs/bestPractice/06FAQ for further details."
 
-// getRouteInfoByTopic is GET_ROUTEINFO_BY_TOPIC: the topic's route, or
+// GET_ROUTEINFO_BY_TOPIC: the topic's route, or
 // TOPIC_NOT_EXIST. Every client gets the standard-JSON form Java sends to
 // clients >= V4_9_4 (quoted broker ids), which the older ones parse too.
 func (ns *NameServer) getRouteInfoByTopic(req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
@@ -108,7 +108,7 @@ func (ns *NameServer) getRouteInfoByTopic(req *codec.RemotingCommand) (*codec.Re
 	return resp, nil
 }
 
-// registerBroker is REGISTER_BROKER: check the body CRC, decode the body (plain
+// REGISTER_BROKER: check the body CRC, decode the body (plain
 // or compressed; a bare TopicConfigSerializeWrapper from brokers older than
 // V3_0_11), record the broker, answer the master's addresses to a slave and, if
 // configured, the ORDER_TOPIC_CONFIG namespace as body.
@@ -163,7 +163,7 @@ func remoteAddr(c remoting.Conn) string {
 	return c.RemoteAddr().String()
 }
 
-// unregisterBroker is UNREGISTER_BROKER: remove one broker instance now (Java
+// UNREGISTER_BROKER: remove one broker instance now (Java
 // queues it to a batch service and answers at once; the outcome is the same).
 func (ns *NameServer) unregisterBroker(req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	var h codec.BrokerIdentityHeader
@@ -175,7 +175,7 @@ func (ns *NameServer) unregisterBroker(req *codec.RemotingCommand) (*codec.Remot
 	return success(req), nil
 }
 
-// queryDataVersion is QUERY_DATA_VERSION: tell a broker whether its DataVersion
+// QUERY_DATA_VERSION: tell a broker whether its DataVersion
 // differs from the one recorded (it re-registers then), refresh its liveness and
 // return the recorded version.
 func (ns *NameServer) queryDataVersion(req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
@@ -206,7 +206,7 @@ func (ns *NameServer) queryDataVersion(req *codec.RemotingCommand) (*codec.Remot
 	return resp, nil
 }
 
-// brokerHeartbeat is BROKER_HEARTBEAT (5.x): refresh liveness only.
+// BROKER_HEARTBEAT (5.x): refresh liveness only.
 func (ns *NameServer) brokerHeartbeat(req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	var h codec.BrokerHeartbeatRequestHeader
 	if err := h.Decode(req.Ext); err != nil {
@@ -216,7 +216,7 @@ func (ns *NameServer) brokerHeartbeat(req *codec.RemotingCommand) (*codec.Remoti
 	return success(req), nil
 }
 
-// getBrokerMemberGroup is GET_BROKER_MEMBER_GROUP (5.x acting-master brokers):
+// GET_BROKER_MEMBER_GROUP (5.x acting-master brokers):
 // the ids and addresses registered under a broker name.
 func (ns *NameServer) getBrokerMemberGroup(req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	cluster, err := req.Ext.Require("clusterName")
@@ -243,7 +243,7 @@ func (ns *NameServer) getBrokerMemberGroup(req *codec.RemotingCommand) (*codec.R
 	return resp, nil
 }
 
-// getBrokerClusterInfo is GET_BROKER_CLUSTER_INFO: the broker and cluster tables.
+// GET_BROKER_CLUSTER_INFO: the broker and cluster tables.
 func (ns *NameServer) getBrokerClusterInfo(req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	resp := success(req)
 	resp.Body = ns.routes.ClusterInfo().AppendJSON(nil)
@@ -260,7 +260,7 @@ func disabled(req *codec.RemotingCommand) *codec.RemotingCommand {
 	return codec.NewResponse(req, codec.RespSystemError, "disable")
 }
 
-// getAllTopicListFromNameserver is GET_ALL_TOPIC_LIST_FROM_NAMESERVER, refused
+// GET_ALL_TOPIC_LIST_FROM_NAMESERVER: refused
 // when enableAllTopicList is off.
 func (ns *NameServer) getAllTopicListFromNameserver(req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	if !ns.cfg.Load().EnableAllTopicList {
@@ -269,7 +269,7 @@ func (ns *NameServer) getAllTopicListFromNameserver(req *codec.RemotingCommand) 
 	return topicListResponse(req, &codec.TopicList{TopicList: ns.routes.AllTopics()}), nil
 }
 
-// getTopicsByCluster is GET_TOPICS_BY_CLUSTER, refused when enableTopicList is off.
+// GET_TOPICS_BY_CLUSTER: refused when enableTopicList is off.
 func (ns *NameServer) getTopicsByCluster(req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	if !ns.cfg.Load().EnableTopicList {
 		return disabled(req), nil
@@ -281,7 +281,7 @@ func (ns *NameServer) getTopicsByCluster(req *codec.RemotingCommand) (*codec.Rem
 	return topicListResponse(req, &codec.TopicList{TopicList: ns.routes.TopicsByCluster(h.Cluster)}), nil
 }
 
-// getSystemTopicListFromNs is GET_SYSTEM_TOPIC_LIST_FROM_NS: cluster and broker
+// GET_SYSTEM_TOPIC_LIST_FROM_NS: cluster and broker
 // names (each is a system topic) and one broker address.
 func (ns *NameServer) getSystemTopicListFromNs(req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	return topicListResponse(req, ns.routes.SystemTopicList()), nil
@@ -290,17 +290,18 @@ func (ns *NameServer) getSystemTopicListFromNs(req *codec.RemotingCommand) (*cod
 func hasUnit(f int32) bool    { return f&codec.TopicSysFlagUnit != 0 }
 func hasUnitSub(f int32) bool { return f&codec.TopicSysFlagUnitSub != 0 }
 
-// getUnitTopicList is GET_UNIT_TOPIC_LIST.
+// GET_UNIT_TOPIC_LIST: topics with the unit flag.
 func (ns *NameServer) getUnitTopicList(req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	return ns.sysFlagTopicList(req, hasUnit)
 }
 
-// getHasUnitSubTopicList is GET_HAS_UNIT_SUB_TOPIC_LIST.
+// GET_HAS_UNIT_SUB_TOPIC_LIST: topics with the unit-subscription flag.
 func (ns *NameServer) getHasUnitSubTopicList(req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	return ns.sysFlagTopicList(req, hasUnitSub)
 }
 
-// getHasUnitSubUnUnitTopicList is GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST.
+// GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST: topics with the unit-subscription flag
+// but not the unit flag.
 func (ns *NameServer) getHasUnitSubUnUnitTopicList(req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	return ns.sysFlagTopicList(req, func(f int32) bool { return !hasUnit(f) && hasUnitSub(f) })
 }
@@ -312,7 +313,7 @@ func (ns *NameServer) sysFlagTopicList(req *codec.RemotingCommand, match func(in
 	return topicListResponse(req, &codec.TopicList{TopicList: ns.routes.TopicsWithSysFlag(match)}), nil
 }
 
-// deleteTopicInNamesrv is DELETE_TOPIC_IN_NAMESRV: drop the topic, or only its
+// DELETE_TOPIC_IN_NAMESRV: drop the topic, or only its
 // queues on the named cluster's brokers.
 func (ns *NameServer) deleteTopicInNamesrv(req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	var h codec.TopicHeader
@@ -323,7 +324,7 @@ func (ns *NameServer) deleteTopicInNamesrv(req *codec.RemotingCommand) (*codec.R
 	return success(req), nil
 }
 
-// registerTopicInNamesrv is REGISTER_TOPIC_IN_NAMESRV (5.x): the body is route
+// REGISTER_TOPIC_IN_NAMESRV (5.x): the body is route
 // data whose queue data is added to the topic.
 func (ns *NameServer) registerTopicInNamesrv(req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	var h codec.TopicHeader
@@ -340,7 +341,7 @@ func (ns *NameServer) registerTopicInNamesrv(req *codec.RemotingCommand) (*codec
 	return success(req), nil
 }
 
-// wipeWritePermOfBroker is WIPE_WRITE_PERM_OF_BROKER: make a broker's queues
+// WIPE_WRITE_PERM_OF_BROKER: make a broker's queues
 // read-only on every topic (before taking it down).
 func (ns *NameServer) wipeWritePermOfBroker(req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	var h codec.BrokerNameHeader
@@ -354,7 +355,7 @@ func (ns *NameServer) wipeWritePermOfBroker(req *codec.RemotingCommand) (*codec.
 	return resp, nil
 }
 
-// addWritePermOfBroker is ADD_WRITE_PERM_OF_BROKER: make a broker's queues
+// ADD_WRITE_PERM_OF_BROKER: make a broker's queues
 // readable and writable again.
 func (ns *NameServer) addWritePermOfBroker(req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	var h codec.BrokerNameHeader
@@ -368,7 +369,7 @@ func (ns *NameServer) addWritePermOfBroker(req *codec.RemotingCommand) (*codec.R
 	return resp, nil
 }
 
-// putKVConfig is PUT_KV_CONFIG. A failed persist is logged; the value is set
+// PUT_KV_CONFIG: set a value. A failed persist is logged; the value is set
 // (Java answers SUCCESS too).
 func (ns *NameServer) putKVConfig(req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	var h codec.KVConfigHeader
@@ -381,7 +382,7 @@ func (ns *NameServer) putKVConfig(req *codec.RemotingCommand) (*codec.RemotingCo
 	return success(req), nil
 }
 
-// getKVConfig is GET_KV_CONFIG: the value, or QUERY_NOT_FOUND.
+// GET_KV_CONFIG: the value, or QUERY_NOT_FOUND.
 func (ns *NameServer) getKVConfig(req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	var h codec.KVConfigHeader
 	if err := h.DecodeKey(req.Ext); err != nil {
@@ -397,7 +398,7 @@ func (ns *NameServer) getKVConfig(req *codec.RemotingCommand) (*codec.RemotingCo
 	return resp, nil
 }
 
-// deleteKVConfig is DELETE_KV_CONFIG.
+// DELETE_KV_CONFIG: remove a key.
 func (ns *NameServer) deleteKVConfig(req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	var h codec.KVConfigHeader
 	if err := h.DecodeKey(req.Ext); err != nil {
@@ -409,7 +410,7 @@ func (ns *NameServer) deleteKVConfig(req *codec.RemotingCommand) (*codec.Remotin
 	return success(req), nil
 }
 
-// getKVListByNamespace is GET_KVLIST_BY_NAMESPACE: a KVTable, or QUERY_NOT_FOUND.
+// GET_KVLIST_BY_NAMESPACE: a KVTable, or QUERY_NOT_FOUND.
 func (ns *NameServer) getKVListByNamespace(req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	var h codec.KVConfigHeader
 	if err := h.DecodeNamespace(req.Ext); err != nil {
@@ -424,14 +425,14 @@ func (ns *NameServer) getKVListByNamespace(req *codec.RemotingCommand) (*codec.R
 	return resp, nil
 }
 
-// getNamesrvConfig is GET_NAMESRV_CONFIG: every property as sorted key=value lines.
+// GET_NAMESRV_CONFIG: every property as sorted key=value lines.
 func (ns *NameServer) getNamesrvConfig(req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	resp := success(req)
 	resp.Body = compat.FormatProperties(ns.cfg.Load().Properties())
 	return resp, nil
 }
 
-// updateNamesrvConfig is UPDATE_NAMESRV_CONFIG: apply the properties in the body
+// UPDATE_NAMESRV_CONFIG: apply the properties in the body
 // (refusing black-listed keys with NO_PERMISSION) and persist the whole
 // configuration to configStorePath.
 func (ns *NameServer) updateNamesrvConfig(req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
