@@ -3,6 +3,7 @@ package integration
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -83,4 +84,31 @@ func report(t *testing.T, kind, name, reason string, r harness.SoftResult) {
 			t.Log(msg)
 		}
 	}
+}
+
+// TestRmqdSplit runs rmqd as two processes (`rmqd namesrv` and `rmqd broker -n`), the deployment Apache
+// always uses, and checks that mqadmin and a Java client see one working cluster. Runs when RMQD_TARGET
+// selects rmqd; its expected-failure key is ("rmqd-split", "cluster").
+func TestRmqdSplit(t *testing.T) {
+	if !slices.Contains(targetsFromEnv(t), harness.KindRmqd) {
+		t.Logf("RMQD_TARGET=%s: rmqd not selected, nothing to do", os.Getenv("RMQD_TARGET"))
+		return
+	}
+	harness.RequireJars(t, "client5", "mqadmin")
+	body := func(tb harness.TB) {
+		tg := harness.StartRmqd(tb, harness.Options{Split: true, BrokerName: "broker-split"})
+		out := harness.Mqadmin(tb, tg, "clusterList")
+		if !strings.Contains(out, "broker-split") || !strings.Contains(out, tg.BrokerAddr) {
+			tb.Fatalf("clusterList does not show the split broker:\n%s", out)
+		}
+		p := harness.RunJava(tb, tg, "5", "produce", "--topic", "IT_split", "--count", "5", "--tags", "S", "--keys", "k")
+		onlyOK(tb, p.Sent)
+		c := harness.RunJava(tb, tg, "5", "consume", "--topic", "IT_split", "--group", "IT_split_cg", "--count", "5", "--timeout", "45000")
+		expectDelivered(tb, p.Sent, c.Received, nil)
+	}
+	if reason, ok := expectedFailures[caseKey{"rmqd-split", "cluster"}]; ok {
+		report(t, "rmqd-split", "cluster", reason, harness.Soft(t, body))
+		return
+	}
+	body(t)
 }
