@@ -1,7 +1,12 @@
 package remoting
 
 import (
+	"bufio"
 	"context"
+	"encoding/binary"
+	"io"
+	"net"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -80,5 +85,61 @@ func BenchmarkPipelined(b *testing.B) {
 			}
 			wg.Wait()
 		})
+	}
+}
+
+// BenchmarkBaselineNetConn is the same round trip against a minimal
+// goroutine-per-connection server on the standard library, to tell what gnet
+// and the worker hop cost on this machine.
+func BenchmarkBaselineNetConn(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go serveBaseline(nc)
+		}
+	}()
+	c := newClient(b)
+	addr := ln.Addr().String()
+	req := benchRequest()
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := c.InvokeSync(ctx, addr, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func serveBaseline(nc net.Conn) {
+	defer nc.Close()
+	r := bufio.NewReader(nc)
+	var lb [4]byte
+	var frame, out []byte
+	var cmd codec.RemotingCommand
+	for {
+		if _, err := io.ReadFull(r, lb[:]); err != nil {
+			return
+		}
+		n := int(binary.BigEndian.Uint32(lb[:]))
+		frame = slices.Grow(frame[:0], n)[:n]
+		if _, err := io.ReadFull(r, frame); err != nil {
+			return
+		}
+		if codec.DecodeCommand(frame, &cmd) != nil {
+			return
+		}
+		out = codec.NewResponse(&cmd, 0, "").Encode(out[:0])
+		if _, err := nc.Write(out); err != nil {
+			return
+		}
 	}
 }

@@ -308,6 +308,7 @@ func (h *serverHandler) OnBoot(eng gnet.Engine) gnet.Action {
 func (h *serverHandler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	s := h.s
 	sc := &serverConn{s: s, gc: c}
+	sc.flushTask = gnet.RunnableFunc(sc.flush)
 	sc.ep = endpoint{
 		id:     s.nextID.Add(1),
 		local:  c.LocalAddr(),

@@ -1,8 +1,10 @@
 package remoting
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
+	"sync"
 
 	"github.com/panjf2000/gnet/v2"
 
@@ -22,6 +24,14 @@ type serverConn struct {
 	s  *Server
 	gc gnet.Conn
 	ep endpoint
+
+	// Write queue for frames from other goroutines (see enqueue).
+	outMu       sync.Mutex
+	outQ        []outFrame
+	flushQueued bool
+	flushTask   gnet.Runnable
+	spare       []outFrame // event loop only
+	iov         [][]byte   // event loop only
 
 	// Read state, event loop only.
 	lenBuf  [lengthFieldSize]byte
@@ -133,49 +143,95 @@ func (sc *serverConn) send(buf *buffer, onLoop bool) error {
 		sc.s.bufs.put(buf)
 		return err
 	}
-	s := sc.s
-	s.life.RLock()
-	defer s.life.RUnlock()
-	if s.state != stateRunning {
-		s.bufs.put(buf)
-		return ErrServerClosed
-	}
-	if err := sc.gc.AsyncWrite(buf.b, buf.written); err != nil {
-		s.bufs.put(buf)
-		return fmt.Errorf("remoting: async write: %w", err)
-	}
-	return nil
+	return sc.enqueue(outFrame{buf: buf})
 }
 
 func (sc *serverConn) sendv(hdr *buffer, bodies [][]byte, done func()) error {
-	s := sc.s
 	if len(bodies)+1 > iovLimit {
 		// Too many pieces for one writev: copy them after the header instead.
 		for _, b := range bodies {
 			hdr.b = append(hdr.b, b...)
 		}
 		done()
-		return sc.send(hdr, false)
+		return sc.enqueue(outFrame{buf: hdr})
 	}
-	iov := make([][]byte, 0, len(bodies)+1)
-	iov = append(iov, hdr.b)
-	iov = append(iov, bodies...)
-	cb := func(gnet.Conn, error) error {
-		s.bufs.put(hdr)
-		done()
+	return sc.enqueue(outFrame{buf: hdr, bodies: bodies, done: done})
+}
+
+// enqueue queues a frame written by another goroutine. The first frame queued
+// schedules a flush on the connection's event loop; frames queued before it runs
+// go out with it in one writev, so a busy connection costs one syscall per
+// batch instead of one per response.
+func (sc *serverConn) enqueue(f outFrame) error {
+	sc.outMu.Lock()
+	sc.outQ = append(sc.outQ, f)
+	schedule := !sc.flushQueued
+	sc.flushQueued = true
+	sc.outMu.Unlock()
+	if !schedule {
 		return nil
 	}
+	s := sc.s
 	s.life.RLock()
-	defer s.life.RUnlock()
+	var err error
 	if s.state != stateRunning {
-		_ = cb(nil, nil)
-		return ErrServerClosed
+		err = ErrServerClosed
+	} else if err = sc.gc.EventLoop().Execute(context.Background(), sc.flushTask); err != nil {
+		err = fmt.Errorf("remoting: schedule write: %w", err)
 	}
-	if err := sc.gc.AsyncWritev(iov, cb); err != nil {
-		_ = cb(nil, nil)
-		return fmt.Errorf("remoting: async writev: %w", err)
+	s.life.RUnlock()
+	if err != nil {
+		sc.outMu.Lock()
+		q := sc.outQ
+		sc.outQ = nil
+		sc.flushQueued = false
+		sc.outMu.Unlock()
+		sc.dropFrames(q)
 	}
+	return err
+}
+
+// flush writes the queued frames (event loop only).
+func (sc *serverConn) flush(context.Context) error {
+	sc.outMu.Lock()
+	q := sc.outQ
+	sc.outQ = sc.spare[:0]
+	sc.flushQueued = false
+	sc.outMu.Unlock()
+
+	for start := 0; start < len(q); {
+		if sc.ep.closed.Load() {
+			// OnClose already ran on this loop; gnet must not write to the fd.
+			sc.dropFrames(q[start:])
+			break
+		}
+		iov := sc.iov[:0]
+		end := start
+		for ; end < len(q) && len(iov)+1+len(q[end].bodies) <= iovLimit; end++ {
+			iov = append(iov, q[end].buf.b)
+			iov = append(iov, q[end].bodies...)
+		}
+		// gnet copies what the socket does not take, so everything is released
+		// once Writev returns; on an error gnet closes the connection itself.
+		_, _ = sc.gc.Writev(iov)
+		clear(iov)
+		sc.iov = iov
+		sc.dropFrames(q[start:end])
+		start = end
+	}
+	clear(q)
+	sc.spare = q
 	return nil
+}
+
+// dropFrames releases frames that were written or will never be.
+func (sc *serverConn) dropFrames(q []outFrame) {
+	for _, f := range q {
+		sc.s.bufs.put(f.buf)
+		if f.done != nil {
+			f.done()
+		}
+	}
 }
 
 func (sc *serverConn) shut() error {
