@@ -7,8 +7,9 @@ import (
 	"strconv"
 )
 
-// ErrInvalidExpression wraps every SQL92 compile failure (the broker answers
-// SUBSCRIPTION_PARSE_FAILED).
+// ErrInvalidExpression wraps every failure to compile an expression: a bad SQL92
+// selector, or a tag string that Java's split leaves empty, such as "||" (the
+// broker answers SUBSCRIPTION_PARSE_FAILED).
 var ErrInvalidExpression = errors.New("invalid filter expression")
 
 // Limits that stand in for the JVM stack (1 MiB per thread by default). Java turns
