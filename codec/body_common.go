@@ -47,7 +47,7 @@ type dataVersionJSON struct {
 }
 
 func (j dataVersionJSON) value() DataVersion {
-	return DataVersion{StateVersion: j.StateVersion, Timestamp: j.Timestamp, Counter: j.Counter}
+	return DataVersion(j)
 }
 
 // DecodeDataVersion parses a DataVersion body (QUERY_DATA_VERSION).
