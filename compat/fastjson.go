@@ -165,3 +165,28 @@ func SortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
 	slices.Sort(keys)
 	return keys
 }
+
+// AppendJSONObjectKeyMap appends a map whose keys are beans, in fastjson's
+// object-key form: {<key object>:<value>,…} (ConsumeStats.offsetTable,
+// TopicStatsTable.offsetTable, ResetOffsetBody.offsetTable, …). appendKey writes a
+// key object (AppendMessageQueueKey for MessageQueue), cmpKey orders the entries
+// (Java's HashMap order is arbitrary; sorted output is stable), appendValue writes
+// a value. nil is written as {}.
+func AppendJSONObjectKeyMap[K comparable, V any](dst []byte, m map[K]V, cmpKey func(a, b K) int,
+	appendKey func([]byte, K) []byte, appendValue func([]byte, V) []byte) []byte {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, cmpKey)
+	dst = append(dst, '{')
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendKey(dst, k)
+		dst = append(dst, ':')
+		dst = appendValue(dst, m[k])
+	}
+	return append(dst, '}')
+}

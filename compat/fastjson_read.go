@@ -271,3 +271,21 @@ func (p *lenientParser) literal() error {
 	p.dst = append(p.dst, lit...)
 	return nil
 }
+
+// ParseMessageQueueKey parses a MessageQueue written as a map key, as StrictJSON
+// leaves it: the key string holding {"brokerName":…,"queueId":…,"topic":…}.
+func ParseMessageQueueKey(key string) (brokerName string, queueID int32, topic string, err error) {
+	strict, err := StrictJSON([]byte(key))
+	if err != nil {
+		return "", 0, "", fmt.Errorf("message queue key: %w", err)
+	}
+	var mq struct {
+		BrokerName string `json:"brokerName"`
+		QueueID    int32  `json:"queueId"`
+		Topic      string `json:"topic"`
+	}
+	if err := json.Unmarshal(strict, &mq); err != nil {
+		return "", 0, "", fmt.Errorf("message queue key: %w", err)
+	}
+	return mq.BrokerName, mq.QueueID, mq.Topic, nil
+}

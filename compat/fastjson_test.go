@@ -2,6 +2,8 @@ package compat
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -91,4 +93,41 @@ func FuzzStrictJSON(f *testing.F) {
 			t.Fatalf("StrictJSON(%q) = %q, not valid JSON", in, out)
 		}
 	})
+}
+
+func TestObjectKeyMapRoundTrip(t *testing.T) {
+	type mq struct {
+		broker string
+		qid    int32
+		topic  string
+	}
+	m := map[mq]int64{{"b", 1, "t"}: 13, {"b", 0, "t"}: 12}
+	out := AppendJSONObjectKeyMap(nil, m,
+		func(a, b mq) int {
+			if a.topic != b.topic {
+				return strings.Compare(a.topic, b.topic)
+			}
+			if a.broker != b.broker {
+				return strings.Compare(a.broker, b.broker)
+			}
+			return int(a.qid - b.qid)
+		},
+		func(d []byte, k mq) []byte { return AppendMessageQueueKey(d, k.broker, k.qid, k.topic) },
+		func(d []byte, v int64) []byte { return strconv.AppendInt(d, v, 10) })
+	require.Equal(t, `{{"brokerName":"b","queueId":0,"topic":"t"}:12,{"brokerName":"b","queueId":1,"topic":"t"}:13}`, string(out))
+	require.Equal(t, `{}`, string(AppendJSONObjectKeyMap[mq, int64](nil, nil, nil, nil, nil)))
+
+	strict, err := StrictJSON(out)
+	require.NoError(t, err)
+	var back map[string]int64
+	require.NoError(t, json.Unmarshal(strict, &back))
+	got := map[mq]int64{}
+	for k, v := range back {
+		b, q, topic, err := ParseMessageQueueKey(k)
+		require.NoError(t, err)
+		got[mq{b, q, topic}] = v
+	}
+	require.Equal(t, m, got)
+	_, _, _, err = ParseMessageQueueKey("{")
+	require.Error(t, err)
 }
