@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,28 @@ import (
 
 	"rmqd/codec"
 )
+
+func TestConnAddresses(t *testing.T) {
+	type addrs struct{ local, remote string }
+	got := make(chan addrs, 1)
+	s := startServer(t, ServerConfig{Addr: ":0"}, func(s *Server) {
+		s.Register(10, ProcessorFunc(func(_ context.Context, c Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+			got <- addrs{c.LocalAddr().String(), c.RemoteAddr().String()}
+			return codec.NewResponse(req, 0, ""), nil
+		}))
+	})
+	port := s.Addr().(*net.TCPAddr).Port
+	require.NotZero(t, port)
+	c := newClient(t)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	_, err := c.InvokeSync(tctx(t, 5*time.Second), addr, codec.NewRequest(10))
+	require.NoError(t, err)
+	cc, err := c.Conn(context.Background(), addr)
+	require.NoError(t, err)
+	a := <-got
+	assert.Equal(t, addr, a.local)
+	assert.Equal(t, cc.LocalAddr().String(), a.remote)
+}
 
 func TestInvokeSync(t *testing.T) {
 	for _, st := range []codec.SerializeType{codec.SerializeJSON, codec.SerializeRocketMQ} {

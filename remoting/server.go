@@ -311,7 +311,7 @@ func (h *serverHandler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	sc.flushTask = gnet.RunnableFunc(sc.flush)
 	sc.ep = endpoint{
 		id:     s.nextID.Add(1),
-		local:  c.LocalAddr(),
+		local:  localAddrOf(c.Fd(), c.LocalAddr()),
 		remote: c.RemoteAddr(),
 		opaque: &s.opaque,
 		bufs:   s.bufs,
