@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,6 +24,7 @@ import (
 //	mvn dependency:build-classpath -Dmdep.outputFile=cp.txt  # any pom depending on rocketmq-filter
 //	javac -cp $(cat cp.txt) -d /tmp/oracle testdata/oracle/Oracle.java
 //	RMQD_FILTER_ORACLE="java -cp $(cat cp.txt):/tmp/oracle Oracle" go test -run JavaOracle
+//	RMQD_FILTER_TAG_ORACLE="java -cp <rocketmq-remoting jar>:$(cat cp.txt):/tmp/oracle TagOracle" go test -run JavaTagOracle
 //
 // RMQD_FILTER_ORACLE_SEED picks another random sequence.
 func TestJavaOracle(t *testing.T) {
@@ -299,4 +301,60 @@ func TestJavaOracleCorpus(t *testing.T) {
 		}
 	}
 	t.Logf("%d corpus entries, %d mismatches", len(items), bad)
+}
+
+// TestJavaTagOracle compares Compile(TAG, ...) with FilterAPI.buildSubscriptionData
+// on random subscription strings. RMQD_FILTER_TAG_ORACLE names a command like
+// testdata/oracle/TagOracle.java (classpath: rocketmq-remoting and its deps).
+func TestJavaTagOracle(t *testing.T) {
+	cmdline := os.Getenv("RMQD_FILTER_TAG_ORACLE")
+	if cmdline == "" {
+		t.Skip("RMQD_FILTER_TAG_ORACLE not set")
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	alphabet := []string{"|", "|", "|", " ", "\t", "\x01", "a", "b", "*", "Aa", "BB", "é", "\u00a0", "\u3000", "标", "\x7f"}
+	cases := []string{"", "*", " * ", "||", "||||", "|||", "|| ||", "a||", "||a", "a | b", "*||*"}
+	for range 5000 {
+		var sb strings.Builder
+		for range r.IntN(11) {
+			sb.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		cases = append(cases, sb.String())
+	}
+	var in bytes.Buffer
+	for _, c := range cases {
+		in.WriteString(hex.EncodeToString([]byte(c)) + "\n")
+	}
+	cmd := exec.Command("sh", "-c", cmdline)
+	cmd.Stdin = &in
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("oracle: %v", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(cases) {
+		t.Fatalf("oracle answered %d of %d", len(lines), len(cases))
+	}
+	for i, s := range cases {
+		got := "ERR"
+		if e, err := Compile(TypeTag, s); err == nil {
+			tags := slices.Clone(e.Tags())
+			slices.Sort(tags)
+			codes := slices.Clone(e.TagCodes())
+			slices.Sort(codes)
+			var sb strings.Builder
+			sb.WriteString(map[bool]string{true: "ALL", false: "SOME"}[e.All()])
+			for _, tag := range tags {
+				sb.WriteString(" " + hex.EncodeToString([]byte(tag)))
+			}
+			sb.WriteString(" |")
+			for _, c := range codes {
+				fmt.Fprintf(&sb, " %d", c)
+			}
+			got = sb.String()
+		}
+		if got != lines[i] {
+			t.Errorf("%q: java %s, go %s", s, lines[i], got)
+		}
+	}
 }
