@@ -7,8 +7,12 @@ import (
 	"time"
 )
 
-// forciblyRatio is diskSpaceCleanForciblyRatio: above it files go regardless of age.
-const forciblyRatio = 0.85
+// forciblyRatio is diskSpaceCleanForciblyRatio: above it files go regardless of
+// age. warningRatio is diskSpaceWarningLevelRatio: above it puts are refused.
+const (
+	forciblyRatio = 0.85
+	warningRatio  = 0.90
+)
 
 // runClean is CleanCommitLogService plus CleanConsumeQueueService.
 func (s *DefaultStore) runClean(ctx context.Context) {
@@ -47,8 +51,13 @@ func isTimeToDelete(deleteWhen string, now time.Time) bool {
 // new minimum offset. It returns how many commitlog files went.
 func (s *DefaultStore) cleanOnce(ctx context.Context, manual bool) int {
 	ratio := diskRatio(s.cfg.commitLogDir())
-	spaceFull := ratio > float64(s.cfg.DiskMaxUsedSpaceRatio)/100
+	maxRatio := float64(min(max(s.cfg.DiskMaxUsedSpaceRatio, 10), 95)) / 100
+	spaceFull := ratio > maxRatio
 	immediately := ratio > forciblyRatio
+	if full := ratio > warningRatio; full != s.diskFull.Load() {
+		s.diskFull.Store(full)
+		s.log.Warn("commitlog disk usage", "ratio", ratio, "refusingPuts", full)
+	}
 	deleted := 0
 	if manual || spaceFull || isTimeToDelete(s.cfg.DeleteWhen, time.Now()) {
 		reserved := time.Duration(s.cfg.FileReservedTime) * time.Hour

@@ -86,7 +86,7 @@ func (s *DefaultStore) dispatch(m *codec.Message, size int) {
 		if err := cq.put(m.CommitLogOffset, int32(size), tags, m.QueueOffset); err != nil {
 			s.log.Error("dispatch: consume queue write failed", "topic", m.Topic, "queue", m.QueueID, "err", err)
 		} else {
-			s.checkpoint.logicsMsgTimestamp.Store(m.StoreTimestamp)
+			s.lastLogicTs.Store(m.StoreTimestamp)
 		}
 		if l := s.listener.Load(); l != nil {
 			(*l)(m.Topic, m.QueueID, m.QueueOffset+1, tags, m.StoreTimestamp, m.Properties)

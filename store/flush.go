@@ -63,10 +63,17 @@ func (s *DefaultStore) runFlushConsumeQueue(ctx context.Context) {
 			least = 0
 			last = time.Now()
 		}
+		// Captured first: after a full flush every unit up to this time is on disk.
+		logicTs := s.lastLogicTs.Load()
+		ok := true
 		for _, cq := range s.allCQs() {
 			if err := cq.q.flush(least); err != nil {
+				ok = false
 				s.log.Error("consume queue flush failed", "topic", cq.topic, "queue", cq.qid, "err", err)
 			}
+		}
+		if least == 0 && ok && logicTs > 0 {
+			s.checkpoint.logicsMsgTimestamp.Store(logicTs)
 		}
 		if err := s.checkpoint.flush(); err != nil {
 			s.log.Error("checkpoint flush failed", "err", err)

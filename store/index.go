@@ -189,7 +189,7 @@ func (ix *indexService) load(lastExitOK bool) error {
 	}
 	var names []string
 	for _, e := range entries {
-		if e.Type().IsRegular() {
+		if e.Type().IsRegular() && isIndexName(e.Name()) {
 			names = append(names, e.Name())
 		}
 	}
@@ -206,6 +206,19 @@ func (ix *indexService) load(lastExitOK bool) error {
 		ix.files = append(ix.files, x)
 	}
 	return nil
+}
+
+// isIndexName accepts yyyyMMddHHmmssSSS.
+func isIndexName(name string) bool {
+	if len(name) != 17 {
+		return false
+	}
+	for _, c := range name {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // truncateAbove drops index files that reach past the end of the commitlog, so the

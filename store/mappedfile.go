@@ -39,11 +39,12 @@ func fileName(offset int64) string {
 
 // newMappedFile opens or creates path at exactly size bytes and maps it.
 func newMappedFile(path string, from int64, size int, create bool) (*mappedFile, error) {
-	flag := os.O_RDWR
 	if create {
-		flag |= os.O_CREATE
+		if err := createFull(path, size); err != nil {
+			return nil, err
+		}
 	}
-	f, err := os.OpenFile(path, flag, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open mapped file: %w", err)
 	}
@@ -53,15 +54,8 @@ func newMappedFile(path string, from int64, size int, create bool) (*mappedFile,
 		return nil, fmt.Errorf("stat %s: %w", path, err)
 	}
 	if st.Size() != int64(size) {
-		if !create || st.Size() != 0 {
-			f.Close()
-			return nil, fmt.Errorf("mapped file %s is %d bytes, want %d", path, st.Size(), size)
-		}
-		// Sparse, like FileChannel.map extending the file: new bytes read as zero.
-		if err := f.Truncate(int64(size)); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("size %s: %w", path, err)
-		}
+		f.Close()
+		return nil, fmt.Errorf("mapped file %s is %d bytes, want %d", path, st.Size(), size)
 	}
 	data, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
@@ -71,6 +65,32 @@ func newMappedFile(path string, from int64, size int, create bool) (*mappedFile,
 	mf := &mappedFile{path: path, from: from, size: size, f: f, data: data}
 	mf.refs.Store(1)
 	return mf, nil
+}
+
+// createFull makes path exactly size bytes (sparse, reading as zero, like
+// FileChannel.map extending a file) unless it exists. The file is sized under a
+// temporary name and renamed, so a crash never leaves a short file behind.
+func createFull(path string, size int) error {
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("create mapped file: %w", err)
+	}
+	err = f.Truncate(int64(size))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	return nil
 }
 
 func parseFileName(name string) (int64, bool) {

@@ -40,6 +40,12 @@ type DefaultStore struct {
 	dispatchMu sync.Mutex // one dispatcher at a time
 	group      *groupCommit
 
+	// lastLogicTs is the store time of the last record put into a consume queue;
+	// it reaches the checkpoint only once the queues are flushed past it.
+	lastLogicTs atomic.Int64
+	// diskFull refuses puts while the commitlog disk is above the warning level.
+	diskFull atomic.Bool
+
 	lockFile   *os.File
 	lastExitOK bool
 
@@ -239,10 +245,14 @@ func (s *DefaultStore) Shutdown() error {
 	if err := s.commitLog.q.flush(0); err != nil {
 		errs = append(errs, err)
 	}
+	logicTs := s.lastLogicTs.Load()
 	for _, cq := range s.allCQs() {
 		if err := cq.q.flush(0); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if logicTs > 0 {
+		s.checkpoint.logicsMsgTimestamp.Store(logicTs)
 	}
 	s.index.flush()
 	if s.commitLog.lastStoreTs.Load() > 0 {
@@ -293,7 +303,7 @@ func (s *DefaultStore) SetArrivingListener(l ArrivingListener) {
 
 // PutMessage appends one message (see processor.MessageStore).
 func (s *DefaultStore) PutMessage(ctx context.Context, msg *codec.Message) PutResult {
-	if s.closed.Load() {
+	if s.closed.Load() || s.diskFull.Load() {
 		return PutResult{Status: PutServiceNotAvailable}
 	}
 	res := s.commitLog.put(msg)
@@ -306,7 +316,7 @@ func (s *DefaultStore) PutMessage(ctx context.Context, msg *codec.Message) PutRe
 
 // PutMessages appends a client batch, one record per inner message.
 func (s *DefaultStore) PutMessages(ctx context.Context, tmpl *codec.Message, batchBody []byte, fixProps func(props string) string) PutResult {
-	if s.closed.Load() {
+	if s.closed.Load() || s.diskFull.Load() {
 		return PutResult{Status: PutServiceNotAvailable}
 	}
 	res := s.commitLog.putBatch(tmpl, batchBody, fixProps)
