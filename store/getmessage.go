@@ -144,51 +144,32 @@ func (s *DefaultStore) storeTimeAt(phy int64, size int32) int64 {
 	return int64(binary.BigEndian.Uint64(b[pos:]))
 }
 
-// OffsetInQueueByTime finds the queue offset whose store time is nearest to
-// timestamp (exact match first), as the 4.9 ConsumeQueue.getOffsetInQueueByTime.
+// OffsetInQueueByTime is the first queue offset whose store time is at or after
+// timestamp, the queue's max offset when every message is older (5.x
+// getOffsetInQueueByTime with BoundaryType.LOWER, the SEARCH_OFFSET default).
 func (s *DefaultStore) OffsetInQueueByTime(topic string, queueID int32, timestamp int64) int64 {
 	cq := s.findCQ(topic, queueID)
 	if cq == nil {
 		return 0
 	}
-	lo, hi := cq.minOffset(), cq.maxOffset()-1
+	lo, hi := cq.minOffset(), cq.maxOffset()
 	minPhy := s.MinPhyOffset()
-	left, right := int64(-1), int64(-1)
-	leftVal, rightVal := int64(-1), int64(-1)
-	for lo <= hi {
-		mid := (lo + hi) / 2
+	for lo < hi {
+		mid := lo + (hi-lo)/2
 		phy, size, _, ok := cq.unitAt(mid)
-		if !ok {
-			return 0
+		before := true // blank, removed or older units count as before timestamp
+		if ok && phy >= minPhy && size != math.MaxInt32 {
+			if t := s.storeTimeAt(phy, size); t >= timestamp {
+				before = false
+			}
 		}
-		if phy < minPhy || size == math.MaxInt32 {
-			lo, left = mid+1, mid
-			continue
-		}
-		t := s.storeTimeAt(phy, size)
-		switch {
-		case t < 0:
-			return 0
-		case t == timestamp:
-			return mid
-		case t > timestamp:
-			hi, right, rightVal = mid-1, mid, t
-		default:
-			lo, left, leftVal = mid+1, mid, t
+		if before {
+			lo = mid + 1
+		} else {
+			hi = mid
 		}
 	}
-	switch {
-	case leftVal == -1 && right >= 0:
-		return right
-	case rightVal == -1 && left >= 0:
-		return left
-	case left < 0:
-		return 0
-	case timestamp-leftVal > rightVal-timestamp:
-		return right
-	default:
-		return left
-	}
+	return lo
 }
 
 // MessageStoreTimestamp is the store time of one queue entry, -1 if it is gone.

@@ -104,7 +104,8 @@ func TestQueueTimeLookups(t *testing.T) {
 	require.Equal(t, int64(-1), s.EarliestMessageTime("None", 0))
 	require.Equal(t, int64(2), s.OffsetInQueueByTime("Time", 0, times[2]))
 	require.Equal(t, int64(0), s.OffsetInQueueByTime("Time", 0, times[0]-100000))
-	require.Equal(t, int64(4), s.OffsetInQueueByTime("Time", 0, times[4]+100000))
+	require.Equal(t, int64(5), s.OffsetInQueueByTime("Time", 0, times[4]+100000))
+	require.Equal(t, int64(3), s.OffsetInQueueByTime("Time", 0, times[2]+1))
 	require.Equal(t, int64(0), s.OffsetInQueueByTime("None", 0, times[0]))
 }
 
