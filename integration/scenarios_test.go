@@ -107,6 +107,33 @@ var scenarios = []scenario{
 		},
 	},
 	{
+		// Consumer answers RECONSUME_LATER twice per message: the 5.x client sends each back
+		// (CONSUMER_SEND_MSG_BACK, delay level 1) and it must come back through %RETRY%<group> with
+		// reconsumeTimes 1, then 2, with body, keys, tags and properties intact.
+		Name:  "java5-sendback-retry",
+		Needs: []string{"client5"},
+		Run: func(tb harness.TB, tg *harness.Target) {
+			const topic = "IT_java5_retry"
+			p := harness.RunJava(tb, tg, "5", "produce", "--topic", topic, "--count", "3", "--tags", "R",
+				"--keys", "k-r", "--props", userPropsFlag)
+			onlyOK(tb, p.Sent)
+			c := harness.RunJava(tb, tg, "5", "consume", "--topic", topic, "--group", "IT_java5_retry_cg",
+				"--reconsume", "2", "--retry-delay-level", "1", "--count", "3", "--timeout", "90000")
+			expectDelivered(tb, p.Sent, c.Received, userPropKeys)
+			for _, s := range p.Sent {
+				seen := map[int]string{}
+				for _, r := range c.Received {
+					if r.MsgID == s.MsgID {
+						seen[r.ReconsumeTimes] = r.Outcome
+					}
+				}
+				if seen[0] != "RECONSUME_LATER" || seen[1] != "RECONSUME_LATER" || seen[2] != "SUCCESS" {
+					tb.Fatalf("message %s: outcomes by reconsumeTimes %v, want 0,1: RECONSUME_LATER, 2: SUCCESS", s.MsgID, seen)
+				}
+			}
+		},
+	},
+	{
 		// The Go client v2.1.2 alone: single sends and one batch, then a push consumer.
 		Name: "go-produce-consume",
 		Run: func(tb harness.TB, tg *harness.Target) {

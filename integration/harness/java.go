@@ -42,6 +42,7 @@ type Msg struct {
 	StoreHost       string            `json:"storeHost"`
 	BornTimestamp   int64             `json:"bornTimestamp"`
 	StoreTimestamp  int64             `json:"storeTimestamp"`
+	Outcome         string            `json:"outcome"` // received (Java push): SUCCESS or RECONSUME_LATER
 }
 
 // JavaResult is the runner's one JSON line. Fields of scenarios added later are in Raw.
@@ -56,6 +57,7 @@ type JavaResult struct {
 	Received   []Msg    `json:"received"`
 	Distinct   int      `json:"distinct"`
 	Duplicates int      `json:"duplicates"`
+	Succeeded  int      `json:"succeeded"` // consume: messages consumed with SUCCESS
 	TimedOut   bool     `json:"timedOut"`
 
 	Raw     map[string]json.RawMessage `json:"-"`

@@ -22,15 +22,23 @@ import org.apache.rocketmq.common.message.MessageExt;
  *
  * Flags: --namesrv, --topic, [--group], [--mode push|litepull], [--model clustering|broadcasting], [--orderly],
  * [--filter tag|sql], [--expr *], [--count 1], [--timeout 30000], [--from first|last],
- * [--linger 0 (ms to keep listening after --count, to catch duplicates or extra messages)].
+ * [--linger 0 (ms to keep listening after --count, to catch duplicates or extra messages)],
+ * [--reconsume 0 (push concurrently: answer RECONSUME_LATER to the first N deliveries of each message, so the
+ * client sends it back (CONSUMER_SEND_MSG_BACK) and it returns through %RETRY%group)],
+ * [--retry-delay-level 1 (delay level of those send-backs; 1 = 1 s instead of the broker's 10 s)].
+ * With --reconsume, --count counts messages consumed successfully. Each delivery has "outcome"
+ * (SUCCESS or RECONSUME_LATER).
  * Reaching the timeout before --count is a failure (ok=false) but the deliveries seen so far are still reported.
  */
 final class Consume implements Scenario {
     private final Object lock = new Object();
     private final List<Map<String, Object>> received = new ArrayList<>();
     private final Set<String> distinct = new LinkedHashSet<>();
+    private final Set<String> succeeded = new LinkedHashSet<>();
+    private final java.util.Map<String, Integer> attempts = new java.util.HashMap<>();
     private CountDownLatch enough;
     private int want;
+    private int reconsume;
 
     @Override
     public void run(Flags f, Map<String, Object> out) throws Exception {
@@ -46,7 +54,12 @@ final class Consume implements Scenario {
         long timeout = f.longValue("timeout", 30000);
         boolean fromLast = f.choice("from", "first", "first", "last").equals("last");
         long linger = f.longValue("linger", 0);
+        reconsume = f.integer("reconsume", 0);
+        int retryDelayLevel = f.integer("retry-delay-level", 1);
         f.checkAllUsed();
+        if (reconsume > 0 && (!mode.equals("push") || orderly)) {
+            throw new Flags.UsageException("--reconsume needs --mode push without --orderly");
+        }
 
         enough = new CountDownLatch(1);
         if (want <= 0) {
@@ -70,8 +83,10 @@ final class Consume implements Scenario {
                 });
             } else {
                 c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
-                    record(msgs);
-                    return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+                    if (reconsume > 0) {
+                        ctx.setDelayLevelWhenNextConsume(retryDelayLevel);
+                    }
+                    return record(msgs) ? ConsumeConcurrentlyStatus.CONSUME_SUCCESS : ConsumeConcurrentlyStatus.RECONSUME_LATER;
                 });
             }
             c.start();
@@ -111,6 +126,7 @@ final class Consume implements Scenario {
             out.put("received", new ArrayList<>(received));
             out.put("distinct", distinct.size());
             out.put("duplicates", received.size() - distinct.size());
+            out.put("succeeded", succeeded.size());
         }
         out.put("timedOut", !reached);
         if (!reached) {
@@ -118,18 +134,30 @@ final class Consume implements Scenario {
         }
     }
 
-    private void record(List<MessageExt> msgs) {
+    /** Records deliveries; false = the batch is to be consumed again later (--reconsume). */
+    private boolean record(List<MessageExt> msgs) {
         if (msgs == null) {
-            return;
+            return true;
         }
+        boolean ok = true;
         synchronized (lock) {
             for (MessageExt m : msgs) {
-                received.add(Views.received(m));
-                distinct.add(m.getMsgId());
+                int n = attempts.merge(m.getMsgId(), 1, Integer::sum);
+                ok &= n > reconsume;
             }
-            if (distinct.size() >= want) {
+            for (MessageExt m : msgs) {
+                Map<String, Object> v = Views.received(m);
+                v.put("outcome", ok ? "SUCCESS" : "RECONSUME_LATER");
+                received.add(v);
+                distinct.add(m.getMsgId());
+                if (ok) {
+                    succeeded.add(m.getMsgId());
+                }
+            }
+            if ((reconsume > 0 ? succeeded.size() : distinct.size()) >= want) {
                 enough.countDown();
             }
         }
+        return ok;
     }
 }
