@@ -235,7 +235,15 @@ func (c *commitLog) readRecord(offset int64, size int) (*mappedFile, []byte) {
 			f.release()
 			return nil, nil
 		}
+		if pos+8 > wrote {
+			f.release()
+			return nil, nil
+		}
 		size = int(int32(binary.BigEndian.Uint32(f.data[pos:])))
+		if magic := codec.RecordMagic(f.data[pos:]); magic != codec.MagicV1 && magic != codec.MagicV2 {
+			f.release()
+			return nil, nil // not the start of a record (a blank, or a bad offset)
+		}
 	}
 	if size <= 0 || pos+int64(size) > wrote {
 		f.release()

@@ -370,3 +370,18 @@ func TestLockExcludesSecondOpen(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(4096), st.Size())
 }
+
+func TestReadByOffsetRejectsNonRecords(t *testing.T) {
+	s := openStore(t, testConfig(t.TempDir()))
+	defer s.Shutdown()
+	r := s.PutMessage(context.Background(), newMsg("T", 0, "x", nil))
+	_, err := s.ReadRecordByOffset(r.WroteOffset + 4)
+	require.ErrorIs(t, err, ErrNoRecord)
+	_, err = s.LookMessageByOffset(r.WroteOffset + int64(r.WroteBytes))
+	require.ErrorIs(t, err, ErrNoRecord)
+	_, err = s.LookMessageByOffset(-5)
+	require.ErrorIs(t, err, ErrNoRecord)
+	m, err := s.LookMessageByOffset(r.WroteOffset)
+	require.NoError(t, err)
+	require.Equal(t, "x", string(m.Body))
+}
