@@ -34,6 +34,9 @@ type Broker struct {
 	hold      *pullHoldService
 	ids       *uniqIDGen
 	filters   filterCache
+	schedule  *scheduleService
+	// delayLevels[i] is the delay of level i+1 (messageDelayLevel).
+	delayLevels []time.Duration
 
 	ns            NameServerInvoker
 	nsClose       func() error
@@ -71,8 +74,12 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 	b.locks = NewRebalanceLockManager(DefaultLockMaxLiveTime)
 	b.hold = newPullHoldService(b)
 	b.ids = newUniqIDGen(cfg.BrokerIP1)
+	if b.delayLevels, err = parseDelayLevels(cfg.MessageDelayLevel); err != nil {
+		return nil, fmt.Errorf("new broker: messageDelayLevel: %w", err)
+	}
+	b.schedule = newScheduleService(b)
 	for name, load := range map[string]func() error{"topics": b.topics.Load, "subscription groups": b.groups.Load,
-		"consumer offsets": b.offsets.Load} {
+		"consumer offsets": b.offsets.Load, "delay offsets": b.schedule.load} {
 		if err := load(); err != nil {
 			return nil, fmt.Errorf("new broker: load %s: %w", name, err)
 		}
@@ -116,6 +123,7 @@ func (b *Broker) Handlers() map[int32]remoting.Processor {
 		codec.ReqSendBatchMessage:                 send,
 		codec.ReqPullMessage:                      pull,
 		codec.ReqLitePullMessage:                  pull,
+		codec.ReqConsumerSendMsgBack:              f(b.handleConsumerSendMsgBack),
 		codec.ReqHeartBeat:                        f(b.handleHeartBeat),
 		codec.ReqUnregisterClient:                 f(b.handleUnregisterClient),
 		codec.ReqGetConsumerListByGroup:           f(b.handleGetConsumerListByGroup),
@@ -181,6 +189,9 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.goLoop(func() { b.hold.run(runCtx) })
 	b.goLoop(func() { b.flushOffsetsLoop(runCtx) })
 	b.goLoop(func() { b.housekeepingLoop(runCtx) })
+	if b.cfg.BrokerID == 0 {
+		b.goLoop(func() { b.schedule.run(runCtx) })
+	}
 	if b.ns != nil && len(b.cfg.nameServers()) > 0 {
 		if err := b.RegisterAll(ctx); err != nil {
 			b.log.Warn("first broker registration failed; retrying every period", "err", err)
@@ -213,7 +224,7 @@ func (b *Broker) Shutdown() error {
 	b.unregisterAll(context.Background())
 	b.hold.wakeAll()
 	var errs []error
-	for _, persist := range []func() error{b.offsets.Persist, b.topics.Persist, b.groups.Persist} {
+	for _, persist := range []func() error{b.offsets.Persist, b.topics.Persist, b.groups.Persist, b.schedule.persist} {
 		if err := persist(); err != nil {
 			errs = append(errs, err)
 		}

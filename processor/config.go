@@ -44,6 +44,7 @@ type BrokerConfig struct {
 	ReviveQueueNum              int32  // reviveQueueNum
 	TimerWheelEnable            bool   // timerWheelEnable (MessageStoreConfig)
 	ChannelExpiredTimeout       int64  // channelExpiredTimeout: client heartbeat expiry (ms)
+	MessageDelayLevel           string // messageDelayLevel (MessageStoreConfig)
 }
 
 // DefaultBrokerConfig returns Java's defaults. BrokerIP1/2 default to the first
@@ -80,6 +81,7 @@ func DefaultBrokerConfig() BrokerConfig {
 		ReviveQueueNum:              8,
 		TimerWheelEnable:            true,
 		ChannelExpiredTimeout:       120000,
+		MessageDelayLevel:           DefaultMessageDelayLevel,
 	}
 }
 
@@ -164,6 +166,8 @@ func (c *BrokerConfig) ApplyProperties(props map[string]string) error {
 			err = parseInt32(v, &c.ReviveQueueNum)
 		case "timerWheelEnable":
 			c.TimerWheelEnable = parseJavaBool(v)
+		case "messageDelayLevel":
+			c.MessageDelayLevel = v
 		case "channelExpiredTimeout":
 			c.ChannelExpiredTimeout, err = strconv.ParseInt(v, 10, 64)
 		}
@@ -192,7 +196,7 @@ func (c *BrokerConfig) Properties() map[string]string {
 		"storePathRootDir": c.StorePathRootDir, "msgTraceTopicName": c.MsgTraceTopicName,
 		"traceTopicEnable": b(c.TraceTopicEnable), "traceOn": b(c.TraceOn), "regionId": c.RegionID,
 		"reviveQueueNum": i(int64(c.ReviveQueueNum)), "timerWheelEnable": b(c.TimerWheelEnable),
-		"channelExpiredTimeout": i(c.ChannelExpiredTimeout),
+		"channelExpiredTimeout": i(c.ChannelExpiredTimeout), "messageDelayLevel": c.MessageDelayLevel,
 	}
 }
 

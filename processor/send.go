@@ -109,6 +109,7 @@ func (b *Broker) handleSendMessage(ctx context.Context, c remoting.Conn, req *co
 			props = toHalfMessage(&msg, props)
 		}
 		msg.Properties = props
+		b.applyDelay(&msg)
 		res = b.store.PutMessage(ctx, &msg)
 	}
 	return b.sendResult(resp, &msg, queueID, res), nil

@@ -1,0 +1,243 @@
+package processor
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"rmqd/codec"
+	"rmqd/store"
+)
+
+// DefaultMessageDelayLevel is MessageStoreConfig.messageDelayLevel.
+const DefaultMessageDelayLevel = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
+
+// parseDelayLevels reads "1s 5s 1m 2h 1d" (ScheduleMessageService.parseDelayLevel).
+func parseDelayLevels(s string) ([]time.Duration, error) {
+	units := map[byte]time.Duration{'s': time.Second, 'm': time.Minute, 'h': time.Hour, 'd': 24 * time.Hour}
+	var out []time.Duration
+	for _, f := range strings.Fields(s) {
+		u, ok := units[f[len(f)-1]]
+		if !ok {
+			return nil, fmt.Errorf("delay level %q: unknown unit", f)
+		}
+		n, err := strconv.ParseInt(f[:len(f)-1], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("delay level %q: %w", f, err)
+		}
+		out = append(out, time.Duration(n)*u)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no delay levels in %q", s)
+	}
+	return out, nil
+}
+
+// delayLevelOf reads the DELAY property (0 when absent or malformed).
+func delayLevelOf(props string) int {
+	v, ok := propGet(props, PropDelay)
+	if !ok {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+// applyDelay is HookUtils.transformDelayLevelMessage: a message with DELAY > 0
+// (and not a prepared or rolled-back transaction) is stored in
+// SCHEDULE_TOPIC_XXXX queue level-1 with its real destination in REAL_TOPIC and
+// REAL_QID. The store's dispatch turns the level into the deliver time.
+func (b *Broker) applyDelay(msg *codec.Message) {
+	if t := msg.SysFlag & sysFlagTransactionMask; t != 0 && t != 0x8 {
+		return
+	}
+	level := delayLevelOf(msg.Properties)
+	if level <= 0 {
+		return
+	}
+	if max := len(b.delayLevels); level > max {
+		level = max
+		msg.Properties = propWithout(msg.Properties, PropDelay)
+		var sb strings.Builder
+		sb.WriteString(msg.Properties)
+		propAppend(&sb, PropDelay, strconv.Itoa(level))
+		msg.Properties = sb.String()
+	}
+	var sb strings.Builder
+	sb.WriteString(propWithout(propWithout(msg.Properties, "REAL_TOPIC"), "REAL_QID"))
+	propAppend(&sb, "REAL_TOPIC", msg.Topic)
+	propAppend(&sb, "REAL_QID", i32s(msg.QueueID))
+	msg.Properties = sb.String()
+	msg.Topic = TopicSchedule
+	msg.QueueID = int32(level - 1)
+}
+
+// scheduleService is ScheduleMessageService: it walks each delay level's queue
+// of SCHEDULE_TOPIC_XXXX and re-puts messages whose time has come to their real
+// topic. Progress is kept in delayOffset.json ({"offsetTable":{1:0,2:17}}).
+type scheduleService struct {
+	b       *Broker
+	log     *slog.Logger
+	path    string
+	mu      sync.Mutex
+	offsets map[int32]int64 // delay level (1-based) → next schedule-queue offset
+	version dataVersion
+	tick    time.Duration
+}
+
+func newScheduleService(b *Broker) *scheduleService {
+	return &scheduleService{b: b, log: b.log, path: filepath.Join(b.cfg.ConfigDir(), "delayOffset.json"),
+		offsets: map[int32]int64{}, tick: 100 * time.Millisecond}
+}
+
+func (s *scheduleService) load() error {
+	return loadConfigFile(s.path, func(data []byte) error {
+		var w struct {
+			DataVersion DataVersion     `json:"dataVersion"`
+			OffsetTable map[int32]int64 `json:"offsetTable"`
+		}
+		if err := json.Unmarshal(data, &w); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for k, v := range w.OffsetTable {
+			s.offsets[k] = v
+		}
+		s.version.set(w.DataVersion)
+		return nil
+	})
+}
+
+func (s *scheduleService) persist() error {
+	s.mu.Lock()
+	var b bytes.Buffer
+	dv, _ := json.Marshal(s.version.get())
+	b.WriteString("{\n\t\"dataVersion\":")
+	b.Write(dv)
+	b.WriteString(",\n\t\"offsetTable\":")
+	writeIntKeyedMap(&b, s.offsets)
+	b.WriteString("\n}")
+	s.mu.Unlock()
+	return writeConfigFile(s.path, b.Bytes())
+}
+
+func (s *scheduleService) run(ctx context.Context) {
+	t := time.NewTicker(s.tick)
+	defer t.Stop()
+	lastPersist := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for level := 1; level <= len(s.b.delayLevels); level++ {
+			s.deliverLevel(ctx, int32(level))
+		}
+		if time.Since(lastPersist) >= 10*time.Second {
+			lastPersist = time.Now()
+			if err := s.persist(); err != nil {
+				s.log.Error("persist delayOffset.json", "err", err)
+			}
+		}
+	}
+}
+
+// deliverLevel moves every due message of one level to its real topic.
+func (s *scheduleService) deliverLevel(ctx context.Context, level int32) {
+	qid := level - 1
+	if s.b.store.MaxOffsetInQueue(TopicSchedule, qid) <= 0 {
+		return
+	}
+	delay := s.b.delayLevels[level-1]
+	for round := 0; round < 64 && ctx.Err() == nil; round++ {
+		s.mu.Lock()
+		off := s.offsets[level]
+		s.mu.Unlock()
+		res := s.b.store.GetMessage("", TopicSchedule, qid, off, 32, 1<<20, nil)
+		switch res.Status {
+		case store.GetFound:
+		case store.GetOffsetTooSmall, store.GetOffsetOverflowBadly, store.GetOffsetFoundNull, store.GetNoMatchedMessage:
+			if res.NextBeginOffset != off {
+				s.setOffset(level, res.NextBeginOffset)
+				res.Release()
+				continue
+			}
+			res.Release()
+			return
+		default:
+			res.Release()
+			return
+		}
+		msgs := make([]*codec.Message, 0, len(res.Records))
+		for _, rec := range res.Records {
+			var m codec.Message
+			if _, err := codec.DecodeRecord(rec, &m); err != nil {
+				s.log.Error("schedule: undecodable record", "level", level, "err", err)
+				break
+			}
+			msgs = append(msgs, codec.CloneMessage(&m))
+		}
+		res.Release()
+		now := time.Now().UnixMilli()
+		for _, m := range msgs {
+			if m.StoreTimestamp+delay.Milliseconds() > now {
+				return
+			}
+			if !s.deliver(ctx, m) {
+				return // retried on the next tick
+			}
+			s.setOffset(level, m.QueueOffset+1)
+		}
+		if len(msgs) == 0 {
+			return
+		}
+	}
+}
+
+func (s *scheduleService) setOffset(level int32, off int64) {
+	s.mu.Lock()
+	s.offsets[level] = off
+	s.mu.Unlock()
+}
+
+// deliver is messageTimeup + put: the real topic and queue come back, DELAY
+// goes.
+func (s *scheduleService) deliver(ctx context.Context, m *codec.Message) bool {
+	topic, ok := propGet(m.Properties, "REAL_TOPIC")
+	if !ok || topic == "" {
+		s.log.Warn("schedule: message without REAL_TOPIC dropped", "offset", m.CommitLogOffset)
+		return true
+	}
+	qs, _ := propGet(m.Properties, "REAL_QID")
+	q, err := strconv.ParseInt(qs, 10, 32)
+	if err != nil {
+		s.log.Warn("schedule: message with bad REAL_QID dropped", "offset", m.CommitLogOffset, "REAL_QID", qs)
+		return true
+	}
+	out := &codec.Message{Topic: topic, QueueID: int32(q), Flag: m.Flag, SysFlag: m.SysFlag,
+		BornTimestamp: m.BornTimestamp, BornHost: m.BornHost, StoreHost: s.b.storeHost,
+		ReconsumeTimes: m.ReconsumeTimes, Body: m.Body, Properties: propWithout(m.Properties, PropDelay)}
+	out.SysFlag = hostFlags(out.SysFlag, out.BornHost, out.StoreHost)
+	res := s.b.store.PutMessage(ctx, out)
+	switch res.Status {
+	case store.PutOK, store.PutFlushDiskTimeout, store.PutFlushSlaveTimeout, store.PutSlaveNotAvailable:
+		return true
+	case store.PutMessageIllegal, store.PutPropertiesSizeExceeded:
+		s.log.Error("schedule: message refused by the store, dropped", "topic", topic, "status", res.Status)
+		return true
+	}
+	s.log.Warn("schedule: put failed, will retry", "topic", topic, "status", res.Status)
+	return false
+}

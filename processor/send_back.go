@@ -1,0 +1,106 @@
+package processor
+
+import (
+	"context"
+	"fmt"
+
+	"rmqd/codec"
+	"rmqd/compat"
+	"rmqd/remoting"
+	"rmqd/store"
+)
+
+// dlqQueueNums is DLQ_NUMS_PER_GROUP.
+const dlqQueueNums = 1
+
+// handleConsumerSendMsgBack is CONSUMER_SEND_MSG_BACK
+// (AbstractSendMessageProcessor.consumerSendMsgBack): a message the consumer
+// failed goes to %RETRY%<group> with a delay level, or to %DLQ%<group> once its
+// reconsume count is used up.
+func (b *Broker) handleConsumerSendMsgBack(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	h := headerReader{ext: req.Ext}
+	offset := h.reqInt64("offset")
+	group := h.reqStr("group")
+	delayLevel := h.reqInt32("delayLevel")
+	unitMode := h.optBool("unitMode")
+	_, hasMax := req.Ext.Get("maxReconsumeTimes")
+	maxTimesReq := h.optInt32("maxReconsumeTimes", 0)
+	if h.err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
+	}
+	sgc, ok := b.groups.Find(group)
+	if !ok {
+		return codec.NewResponse(req, codec.RespSubscriptionGroupNotExist, "subscription group not exist, "+group), nil
+	}
+	if !permWritable(b.cfg.BrokerPermission) {
+		return codec.NewResponse(req, codec.RespNoPermission, "the broker["+b.cfg.BrokerIP1+"] sending message is forbidden"), nil
+	}
+	if sgc.RetryQueueNums <= 0 {
+		return codec.NewResponse(req, codec.RespSuccess, ""), nil
+	}
+	var topicSysFlag int32
+	if unitMode {
+		topicSysFlag = 0x2
+	}
+	newTopic := RetryGroupTopicPrefix + sgc.GroupName
+	tc := b.topics.CreateInSendMessageBack(newTopic, sgc.RetryQueueNums, PermWrite|PermRead, topicSysFlag)
+	if !permWritable(tc.Perm) {
+		return codec.NewResponse(req, codec.RespNoPermission, fmt.Sprintf("the topic[%s] sending message is forbidden", newTopic)), nil
+	}
+	queueID := randomQueue(sgc.RetryQueueNums)
+
+	orig, err := b.store.LookMessageByOffset(offset)
+	if err != nil || orig == nil {
+		return codec.NewResponse(req, codec.RespSystemError, fmt.Sprintf("look message by offset failed, %d", offset)), nil
+	}
+	props := orig.Properties
+	if _, ok := propGet(props, PropRetryTopic); !ok {
+		props = appendProp(props, PropRetryTopic, orig.Topic)
+	}
+	maxTimes := sgc.RetryMaxTimes
+	if hasMax && req.Version >= versionV3_4_9 {
+		maxTimes = maxTimesReq
+	}
+	props = propWithout(props, PropDelay)
+	if orig.ReconsumeTimes >= maxTimes || delayLevel < 0 {
+		newTopic = DLQGroupTopicPrefix + sgc.GroupName
+		queueID = randomQueue(dlqQueueNums)
+		b.topics.CreateInSendMessageBack(newTopic, dlqQueueNums, PermWrite|PermRead, 0)
+	} else {
+		if delayLevel == 0 {
+			delayLevel = 3 + orig.ReconsumeTimes
+		}
+		props = appendProp(props, PropDelay, i32s(delayLevel))
+	}
+	if _, ok := propGet(props, "ORIGIN_MESSAGE_ID"); !ok {
+		props = appendProp(props, "ORIGIN_MESSAGE_ID", compat.OffsetMsgID(orig.StoreHost, orig.CommitLogOffset))
+	}
+	msg := &codec.Message{Topic: newTopic, QueueID: queueID, Flag: orig.Flag, SysFlag: orig.SysFlag,
+		BornTimestamp: orig.BornTimestamp, BornHost: orig.BornHost, StoreHost: b.storeHost,
+		ReconsumeTimes: orig.ReconsumeTimes + 1, Body: orig.Body, Properties: props}
+	msg.SysFlag = hostFlags(msg.SysFlag, msg.BornHost, msg.StoreHost)
+	b.applyDelay(msg)
+	res := b.store.PutMessage(ctx, msg)
+	if res.Status != store.PutOK {
+		return codec.NewResponse(req, codec.RespSystemError, putStatusName(res.Status)), nil
+	}
+	return codec.NewResponse(req, codec.RespSuccess, ""), nil
+}
+
+// versionV3_4_9 is MQVersion.Version.V3_4_9's ordinal: clients from there on
+// send maxReconsumeTimes.
+const versionV3_4_9 = 121
+
+func appendProp(props, key, value string) string {
+	return codec.AppendProperty(props, key, value)
+}
+
+func putStatusName(s store.PutStatus) string {
+	names := [...]string{"PUT_OK", "FLUSH_DISK_TIMEOUT", "FLUSH_SLAVE_TIMEOUT", "SLAVE_NOT_AVAILABLE",
+		"SERVICE_NOT_AVAILABLE", "CREATE_MAPEDFILE_FAILED", "MESSAGE_ILLEGAL", "PROPERTIES_SIZE_EXCEEDED",
+		"OS_PAGE_CACHE_BUSY", "UNKNOWN_ERROR"}
+	if int(s) >= 0 && int(s) < len(names) {
+		return names[s]
+	}
+	return "UNKNOWN_ERROR"
+}
