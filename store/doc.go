@@ -1,0 +1,30 @@
+package store
+
+// Design notes (the why; the formats are in /work/shared/spec/store.md).
+//
+// Append: commitLog.put takes one mutex, assigns the queue offset from the
+// topic-queue table (a map keyed by struct, no string building), and encodes the
+// record with codec.EncodeRecord straight into the mapped tail file. TOTALSIZE is
+// written last, so a process killed mid-record leaves a size of 0 that every
+// reader rejects. Nothing is allocated per message; a batch reuses scratch slices
+// held under the same lock.
+//
+// Dispatch: one goroutine (runReput) decodes new records in place and writes
+// 20-byte consume-queue units (size field last) and index entries, then calls the
+// ArrivingListener. Only the dispatcher writes queue and index files.
+//
+// Reads: readers take a reference on each mapped file they slice (findHeld /
+// mappedFile.hold). Deleting a file unlinks it at once but unmaps it only when
+// the last reference goes (GetResult.Release), so a record handed to the network
+// is never read after munmap.
+//
+// Durability: ASYNC_FLUSH msyncs periodically by pages; SYNC_FLUSH queues each
+// waiting put on groupCommit, whose one msync serves every put queued meanwhile.
+// Checkpoint timestamps move only once the data they vouch for is flushed.
+//
+// Recovery: consume queues are scanned first, then the commitlog from the file
+// the checkpoint (crash) or the queues (clean exit) point at; the first record
+// that fails magic, size, body CRC or the zero-tail checks ends the log. The rest
+// of that file is zeroed (hole-punched), later files go, queue units at or past
+// the end are dropped, and the dispatcher replays what the queues miss before
+// the topic-queue table is rebuilt from them.
