@@ -8,6 +8,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -44,11 +45,13 @@ func BenchmarkRoundTrip(b *testing.B) {
 			req := benchRequest()
 			b.ReportAllocs()
 			b.ResetTimer()
+			m := startCPU()
 			for range b.N {
 				if _, err := c.InvokeSync(ctx, addr, req); err != nil {
 					b.Fatal(err)
 				}
 			}
+			m.report(b)
 		})
 	}
 }
@@ -69,6 +72,7 @@ func BenchmarkPipelined(b *testing.B) {
 			defer cancel()
 			b.ReportAllocs()
 			b.ResetTimer()
+			m := startCPU()
 			for range b.N {
 				sem <- struct{}{}
 				wg.Add(1)
@@ -84,6 +88,7 @@ func BenchmarkPipelined(b *testing.B) {
 				}
 			}
 			wg.Wait()
+			m.report(b)
 		})
 	}
 }
@@ -112,11 +117,13 @@ func BenchmarkBaselineNetConn(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
+	m := startCPU()
 	for range b.N {
 		if _, err := c.InvokeSync(ctx, addr, req); err != nil {
 			b.Fatal(err)
 		}
 	}
+	m.report(b)
 }
 
 func serveBaseline(nc net.Conn) {
@@ -142,4 +149,23 @@ func serveBaseline(nc net.Conn) {
 			return
 		}
 	}
+}
+
+// cpuMeter reports the process CPU time (user+system, client and server
+// together) per operation: on a shared, loaded machine it is steadier than wall
+// time.
+type cpuMeter struct{ start time.Duration }
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func startCPU() cpuMeter { return cpuMeter{start: cpuTime()} }
+
+func (m cpuMeter) report(b *testing.B) {
+	b.ReportMetric(float64(cpuTime()-m.start)/float64(b.N), "cpu-ns/op")
 }

@@ -553,3 +553,15 @@ func TestShutdownFailsServerInvokeAndRefusesRestart(t *testing.T) {
 	require.ErrorIs(t, s.Start(tctx(t, time.Second)), ErrServerClosed)
 	require.Error(t, sc.WriteResponse(codec.NewRequest(1)))
 }
+
+func TestStartOnBusyPortFails(t *testing.T) {
+	s := startServer(t, ServerConfig{}, nil)
+	other := NewServer(ServerConfig{Addr: s.Addr().String(), Logger: testLogger()})
+	err := other.Start(tctx(t, 5*time.Second))
+	require.Error(t, err)
+	require.NoError(t, other.Shutdown(tctx(t, time.Second)))
+	// The first server is unaffected.
+	resp, err := newClient(t).InvokeSync(tctx(t, 5*time.Second), s.Addr().String(), codec.NewRequest(1))
+	require.NoError(t, err)
+	assert.Equal(t, codec.RespRequestCodeNotSupported, resp.Code)
+}

@@ -141,11 +141,14 @@ func (s *Server) Start(ctx context.Context) error {
 	go func() {
 		s.runDone <- gnet.Run(h, "tcp://"+s.cfg.Addr, opts...)
 	}()
-	select {
-	case <-h.ready:
+	running := func() {
 		s.life.Lock()
 		s.state = stateRunning
 		s.life.Unlock()
+	}
+	select {
+	case <-h.ready:
+		running()
 		s.log.Info("remoting: server listening", "addr", s.addr.String())
 		return nil
 	case err := <-s.runDone:
@@ -157,6 +160,7 @@ func (s *Server) Start(ctx context.Context) error {
 		go func() {
 			select {
 			case <-h.ready:
+				running()
 				_ = s.Shutdown(context.Background())
 			case err := <-s.runDone:
 				s.runDone <- err

@@ -32,6 +32,7 @@ type serverConn struct {
 	flushTask   gnet.Runnable
 	spare       []outFrame // event loop only
 	iov         [][]byte   // event loop only
+	loopOut     []*buffer  // answers produced on the event loop, event loop only
 
 	// Read state, event loop only.
 	lenBuf  [lengthFieldSize]byte
@@ -50,6 +51,12 @@ type inboundReader interface {
 // dispatched, a partial frame is copied into its own buffer to be completed by
 // the next traffic. A malformed frame closes the connection.
 func (sc *serverConn) onTraffic(c inboundReader) gnet.Action {
+	act := sc.readFrames(c)
+	sc.flushLoopOut()
+	return act
+}
+
+func (sc *serverConn) readFrames(c inboundReader) gnet.Action {
 	sc.ep.touch()
 	for {
 		if sc.frame == nil {
@@ -137,11 +144,10 @@ func (sc *serverConn) resetRead() {
 
 func (sc *serverConn) send(buf *buffer, onLoop bool) error {
 	if onLoop {
-		// On the connection's own loop gnet writes synchronously and copies what
-		// the socket did not take, so buf is free right after.
-		_, err := sc.gc.Write(buf.b)
-		sc.s.bufs.put(buf)
-		return err
+		// Answers given while reading a batch of frames go out together when
+		// the batch is done (flushLoopOut).
+		sc.loopOut = append(sc.loopOut, buf)
+		return nil
 	}
 	return sc.enqueue(outFrame{buf: buf})
 }
@@ -222,6 +228,35 @@ func (sc *serverConn) flush(context.Context) error {
 	clear(q)
 	sc.spare = q
 	return nil
+}
+
+// flushLoopOut writes the answers produced on the event loop while reading
+// (event loop only). gnet writes synchronously and copies what the socket did
+// not take, so the buffers are free right after.
+func (sc *serverConn) flushLoopOut() {
+	if len(sc.loopOut) == 0 {
+		return
+	}
+	if !sc.ep.closed.Load() {
+		iov := sc.iov[:0]
+		for i, b := range sc.loopOut {
+			iov = append(iov, b.b)
+			if len(iov) == iovLimit || i == len(sc.loopOut)-1 {
+				_, _ = sc.gc.Writev(iov)
+				clear(iov)
+				iov = iov[:0]
+				if sc.ep.closed.Load() {
+					break
+				}
+			}
+		}
+		sc.iov = iov
+	}
+	for _, b := range sc.loopOut {
+		sc.s.bufs.put(b)
+	}
+	clear(sc.loopOut)
+	sc.loopOut = sc.loopOut[:0]
 }
 
 // dropFrames releases frames that were written or will never be.
