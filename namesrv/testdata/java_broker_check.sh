@@ -10,7 +10,9 @@
 # Expected (last run 2026-11-30): clusterList shows broker-a V5_3_3 ACTIVATED; TBW102
 # routes with perm 7 and 8 queues; sendMessage to a new topic returns SEND_OK and
 # the topic gets a route (the broker's single-topic registration); after the
-# broker stops, the topic has no route (UNREGISTER_BROKER).
+# broker stops, the topic has no route (UNREGISTER_BROKER). The same setup with the
+# Go client v2.1.2 (producer.SendSync to TBW102 and to a new topic, admin
+# FetchAllTopicList) also worked: its hand-split brokerAddrs parser reads the quoted ids.
 set -u
 NAMESRV_CMD=${1:?command that starts rmqd name server on 127.0.0.1:9876}
 W=${WORKDIR:-/tmp/jb}
