@@ -146,6 +146,14 @@ func (b *Broker) Handlers() map[int32]remoting.Processor {
 		codec.ReqUpdateAndCreateSubscriptiongroup: f(b.handleUpdateAndCreateSubscriptionGroup),
 		codec.ReqDeleteSubscriptiongroup:          f(b.handleDeleteSubscriptionGroup),
 		codec.ReqGetAllConsumerOffset:             f(b.handleGetAllConsumerOffset),
+		codec.ReqQueryMessage:                     f(b.handleQueryMessage),
+		codec.ReqViewMessageById:                  f(b.handleViewMessageByID),
+		codec.ReqGetTopicStatsInfo:                f(b.handleGetTopicStatsInfo),
+		codec.ReqGetConsumeStats:                  f(b.handleGetConsumeStats),
+		codec.ReqGetConsumerConnectionList:        f(b.handleGetConsumerConnectionList),
+		codec.ReqGetProducerConnectionList:        f(b.handleGetProducerConnectionList),
+		codec.ReqQueryTopicConsumeByWho:           f(b.handleQueryTopicConsumeByWho),
+		codec.ReqGetSystemTopicListFromBroker:     f(b.handleGetSystemTopicListFromBroker),
 	}
 }
 

@@ -1,0 +1,295 @@
+package processor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"rmqd/codec"
+	"rmqd/compat"
+	"rmqd/remoting"
+)
+
+// defaultQueryMaxNum is MessageStoreConfig.defaultQueryMaxNum, used for
+// unique-key queries.
+const defaultQueryMaxNum = 32
+
+// handleQueryMessage is QUERY_MESSAGE: records found through the index by key
+// (or by UNIQ_KEY when _UNIQUE_KEY_QUERY=true).
+func (b *Broker) handleQueryMessage(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	h := headerReader{ext: req.Ext}
+	topic, key := h.reqStr("topic"), h.reqStr("key")
+	maxNum := h.reqInt32("maxNum")
+	begin, end := h.reqInt64("beginTimestamp"), h.reqInt64("endTimestamp")
+	if h.err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
+	}
+	if v, _ := req.Ext.Get("_UNIQUE_KEY_QUERY"); parseJavaBool(v) {
+		maxNum = defaultQueryMaxNum
+	}
+	recs, lastTs, lastPhy := b.store.QueryMessage(topic, key, maxNum, begin, end)
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Ext.Set("indexLastUpdateTimestamp", i64s(lastTs))
+	resp.Ext.Set("indexLastUpdatePhyoffset", i64s(lastPhy))
+	if len(recs) == 0 {
+		return setCode(resp, codec.RespQueryNotFound, "can not find message, maybe time range not correct"), nil
+	}
+	n := 0
+	for _, r := range recs {
+		n += len(r)
+	}
+	body := make([]byte, 0, n)
+	for _, r := range recs {
+		body = append(body, r...)
+	}
+	resp.Body = body
+	return resp, nil
+}
+
+// handleViewMessageByID is VIEW_MESSAGE_BY_ID: the record at a commitlog offset.
+func (b *Broker) handleViewMessageByID(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	h := headerReader{ext: req.Ext}
+	off := h.reqInt64("offset")
+	if h.err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
+	}
+	rec, err := b.store.ReadRecordByOffset(off)
+	if err != nil || len(rec) == 0 {
+		return codec.NewResponse(req, codec.RespSystemError, fmt.Sprintf("can not find message by the offset, %d", off)), nil
+	}
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = rec
+	return resp, nil
+}
+
+type mqKey struct {
+	topic string
+	queue int32
+}
+
+func cmpMQ(a, b mqKey) int {
+	if a.topic != b.topic {
+		return strings.Compare(a.topic, b.topic)
+	}
+	return int(a.queue) - int(b.queue)
+}
+
+func (b *Broker) appendMQ(dst []byte, k mqKey) []byte {
+	return compat.AppendMessageQueueKey(dst, b.cfg.BrokerName, k.queue, k.topic)
+}
+
+// handleGetTopicStatsInfo is GET_TOPIC_STATS_INFO: min/max offset and last
+// store time per queue, MessageQueue-keyed in fastjson's object-key form.
+func (b *Broker) handleGetTopicStatsInfo(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	topic, _ := req.Ext.Get("topic")
+	tc, ok := b.topics.Select(topic)
+	if !ok {
+		return codec.NewResponse(req, codec.RespTopicNotExist, "topic["+topic+"] not exist"), nil
+	}
+	type stat struct{ min, max, last int64 }
+	table := map[mqKey]stat{}
+	for q := int32(0); q < tc.WriteQueueNums; q++ {
+		s := stat{min: max(b.store.MinOffsetInQueue(topic, q), 0), max: max(b.store.MaxOffsetInQueue(topic, q), 0)}
+		if s.max > 0 {
+			s.last = b.store.MessageStoreTimestamp(topic, q, s.max-1)
+		}
+		table[mqKey{tc.TopicName, q}] = s
+	}
+	body := []byte(`{"offsetTable":`)
+	body = compat.AppendJSONObjectKeyMap(body, table, cmpMQ, b.appendMQ, func(dst []byte, s stat) []byte {
+		dst = append(dst, `{"lastUpdateTimestamp":`...)
+		dst = strconv.AppendInt(dst, s.last, 10)
+		dst = append(dst, `,"maxOffset":`...)
+		dst = strconv.AppendInt(dst, s.max, 10)
+		dst = append(dst, `,"minOffset":`...)
+		dst = strconv.AppendInt(dst, s.min, 10)
+		return append(dst, '}')
+	})
+	body = append(body, `,"topicPutTps":0.0}`...)
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = body
+	return resp, nil
+}
+
+// handleGetConsumeStats is GET_CONSUME_STATS: broker and consumer offsets of a
+// group per queue of one topic, or of every topic the group has offsets on.
+func (b *Broker) handleGetConsumeStats(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	group, _ := req.Ext.Get("consumerGroup")
+	var topics []string
+	if t, _ := req.Ext.Get("topic"); t != "" {
+		topics = []string{t}
+	} else if tl, _ := req.Ext.Get("topicList"); tl != "" {
+		topics = strings.Split(tl, ";")
+	} else {
+		topics = b.offsets.TopicsOfGroup(group)
+	}
+	type stat struct{ broker, consumer, last int64 }
+	table := map[mqKey]stat{}
+	for _, topic := range topics {
+		tc, ok := b.topics.Select(topic)
+		if !ok {
+			continue
+		}
+		for q := int32(0); q < tc.WriteQueueNums; q++ {
+			s := stat{broker: max(b.store.MaxOffsetInQueue(topic, q), 0), consumer: max(b.offsets.Query(group, topic, q), 0)}
+			if s.consumer > 0 {
+				s.last = b.store.MessageStoreTimestamp(topic, q, s.consumer-1)
+			}
+			table[mqKey{tc.TopicName, q}] = s
+		}
+	}
+	body := []byte(`{"consumeTps":0.0,"offsetTable":`)
+	body = compat.AppendJSONObjectKeyMap(body, table, cmpMQ, b.appendMQ, func(dst []byte, s stat) []byte {
+		dst = append(dst, `{"brokerOffset":`...)
+		dst = strconv.AppendInt(dst, s.broker, 10)
+		dst = append(dst, `,"consumerOffset":`...)
+		dst = strconv.AppendInt(dst, s.consumer, 10)
+		dst = append(dst, `,"lastTimestamp":`...)
+		dst = strconv.AppendInt(dst, s.last, 10)
+		dst = append(dst, `,"pullOffset":`...)
+		dst = strconv.AppendInt(dst, s.consumer, 10)
+		return append(dst, '}')
+	})
+	body = append(body, '}')
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = body
+	return resp, nil
+}
+
+// connectionJSON is Java's Connection.
+type connectionJSON struct {
+	ClientAddr string `json:"clientAddr"`
+	ClientID   string `json:"clientId"`
+	Language   string `json:"language"`
+	Version    int32  `json:"version"`
+}
+
+func connectionOf(ch *ClientChannel) connectionJSON {
+	addr := ""
+	if a := ch.Conn.RemoteAddr(); a != nil {
+		addr = a.String()
+	}
+	return connectionJSON{ClientAddr: addr, ClientID: ch.ClientID, Language: languageName(ch.Language), Version: ch.Version}
+}
+
+func languageName(l codec.LanguageCode) string {
+	names := [...]string{"JAVA", "CPP", "DOTNET", "PYTHON", "DELPHI", "ERLANG", "RUBY", "OTHER", "HTTP", "GO", "PHP", "OMS", "RUST", "NODE_JS"}
+	if int(l) < len(names) {
+		return names[l]
+	}
+	return "OTHER"
+}
+
+// handleGetConsumerConnectionList is GET_CONSUMER_CONNECTION_LIST.
+func (b *Broker) handleGetConsumerConnectionList(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	group, _ := req.Ext.Get("consumerGroup")
+	g, ok := b.consumers.Group(group)
+	if !ok {
+		return codec.NewResponse(req, codec.RespConsumerNotOnline, "the consumer group["+group+"] not online"), nil
+	}
+	conns := make([]connectionJSON, 0, len(g.Channels))
+	for _, ch := range g.Channels {
+		conns = append(conns, connectionOf(ch))
+	}
+	sort.Slice(conns, func(i, j int) bool { return conns[i].ClientID < conns[j].ClientID })
+	subs := g.Subscriptions
+	if subs == nil {
+		subs = map[string]codec.SubscriptionData{}
+	}
+	body, err := json.Marshal(struct {
+		ConnectionSet     []connectionJSON                  `json:"connectionSet"`
+		ConsumeFromWhere  string                            `json:"consumeFromWhere,omitempty"`
+		ConsumeType       string                            `json:"consumeType,omitempty"`
+		MessageModel      string                            `json:"messageModel,omitempty"`
+		SubscriptionTable map[string]codec.SubscriptionData `json:"subscriptionTable"`
+	}{conns, g.ConsumeFromWhere, g.ConsumeType, g.MessageModel, subs})
+	if err != nil {
+		return nil, err
+	}
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = body
+	return resp, nil
+}
+
+// handleGetProducerConnectionList is GET_PRODUCER_CONNECTION_LIST.
+func (b *Broker) handleGetProducerConnectionList(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	group, _ := req.Ext.Get("producerGroup")
+	chs := b.producers.Channels(group)
+	if len(chs) == 0 {
+		return codec.NewResponse(req, codec.RespSystemError, "the producer group["+group+"] not exist"), nil
+	}
+	conns := make([]connectionJSON, 0, len(chs))
+	for i := range chs {
+		conns = append(conns, connectionOf(&chs[i]))
+	}
+	sort.Slice(conns, func(i, j int) bool { return conns[i].ClientID < conns[j].ClientID })
+	body, err := json.Marshal(struct {
+		ConnectionSet []connectionJSON `json:"connectionSet"`
+	}{conns})
+	if err != nil {
+		return nil, err
+	}
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = body
+	return resp, nil
+}
+
+// handleQueryTopicConsumeByWho is QUERY_TOPIC_CONSUME_BY_WHO: online groups
+// subscribing the topic plus groups with offsets on it.
+func (b *Broker) handleQueryTopicConsumeByWho(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	topic, _ := req.Ext.Get("topic")
+	set := map[string]bool{}
+	for _, g := range b.consumers.GroupsOfTopic(topic) {
+		set[g] = true
+	}
+	for _, g := range b.offsets.GroupsOfTopic(topic) {
+		set[g] = true
+	}
+	groups := compat.SortedKeys(set)
+	body, err := json.Marshal(struct {
+		GroupList []string `json:"groupList"`
+	}{groups})
+	if err != nil {
+		return nil, err
+	}
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = body
+	return resp, nil
+}
+
+// handleGetSystemTopicListFromBroker is GET_SYSTEM_TOPIC_LIST_FROM_BROKER.
+func (b *Broker) handleGetSystemTopicListFromBroker(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	var sys []string
+	for _, t := range b.topics.TopicNames() {
+		if b.isSystemTopic(t) {
+			sys = append(sys, t)
+		}
+	}
+	if sys == nil {
+		sys = []string{}
+	}
+	body, err := json.Marshal(struct {
+		TopicList []string `json:"topicList"`
+	}{sys})
+	if err != nil {
+		return nil, err
+	}
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = body
+	return resp, nil
+}
+
+// isSystemTopic is TopicValidator.isSystemTopic over the topics this broker
+// creates for itself.
+func (b *Broker) isSystemTopic(t string) bool {
+	switch t {
+	case TopicAutoCreate, TopicSchedule, TopicTransHalf, TopicTransOpHalf, TopicTransCheckMax, TopicSelfTest,
+		TopicOffsetMovedEvent, TopicBenchmark, TopicTimer, b.cfg.BrokerClusterName, b.cfg.BrokerName,
+		b.cfg.MsgTraceTopicName, b.cfg.BrokerClusterName + "_REPLY_TOPIC":
+		return true
+	}
+	return strings.HasPrefix(t, "rmq_sys_")
+}

@@ -1,0 +1,80 @@
+package processor
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"rmqd/codec"
+	"rmqd/compat"
+)
+
+func TestQueryViewAndStats(t *testing.T) {
+	b := newTestBroker(t, nil)
+	ctx := context.Background()
+	c := newTestConn(7)
+	resp, err := b.handleSendMessage(ctx, c, sendReq("StatT", 0, []byte("find-me"), "KEYS\x01order-1\x02UNIQ_KEY\x01U1\x02"))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code)
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("StatT", 0) == 1 }, 5*time.Second, 10*time.Millisecond)
+
+	_, off, err := compat.DecodeOffsetMsgID(ext(t, resp, "msgId"))
+	require.NoError(t, err)
+	v := codec.NewRequest(codec.ReqViewMessageById)
+	v.Ext.Set("offset", i64s(off))
+	r, _ := b.handleViewMessageByID(ctx, c, v)
+	require.EqualValues(t, codec.RespSuccess, r.Code)
+	require.Equal(t, "find-me", string(decodeBody(t, r.Body)[0].Body))
+
+	q := codec.NewRequest(codec.ReqQueryMessage)
+	for _, kv := range [][2]string{{"topic", "StatT"}, {"key", "order-1"}, {"maxNum", "10"}, {"beginTimestamp", "0"},
+		{"endTimestamp", i64s(time.Now().Add(time.Hour).UnixMilli())}} {
+		q.Ext.Set(kv[0], kv[1])
+	}
+	require.Eventually(t, func() bool {
+		r, _ = b.handleQueryMessage(ctx, c, q)
+		return r.Code == codec.RespSuccess
+	}, 5*time.Second, 20*time.Millisecond)
+	require.Equal(t, "find-me", string(decodeBody(t, r.Body)[0].Body))
+	ext(t, r, "indexLastUpdateTimestamp")
+	q.Ext.Set("key", "nope")
+	r, _ = b.handleQueryMessage(ctx, c, q)
+	require.EqualValues(t, codec.RespQueryNotFound, r.Code)
+
+	s := codec.NewRequest(codec.ReqGetTopicStatsInfo)
+	s.Ext.Set("topic", "StatT")
+	r, _ = b.handleGetTopicStatsInfo(ctx, c, s)
+	require.EqualValues(t, codec.RespSuccess, r.Code)
+	require.Contains(t, string(r.Body), `{"brokerName":"broker-a","queueId":0,"topic":"StatT"}:{"lastUpdateTimestamp":`)
+	require.Contains(t, string(r.Body), `"maxOffset":1,"minOffset":0}`)
+
+	b.offsets.Commit("SG", "StatT", 0, 1)
+	cs := codec.NewRequest(codec.ReqGetConsumeStats)
+	cs.Ext.Set("consumerGroup", "SG")
+	r, _ = b.handleGetConsumeStats(ctx, c, cs)
+	require.Contains(t, string(r.Body), `{"brokerName":"broker-a","queueId":0,"topic":"StatT"}:{"brokerOffset":1,"consumerOffset":1,`)
+
+	cc := codec.NewRequest(codec.ReqGetConsumerConnectionList)
+	cc.Ext.Set("consumerGroup", "CG")
+	r, _ = b.handleGetConsumerConnectionList(ctx, c, cc)
+	require.EqualValues(t, codec.RespConsumerNotOnline, r.Code)
+	hb := heartbeatReq(t, "1.1.1.1@9", "CG", "StatT")
+	hb.Language = codec.LangGo
+	hb.Version = 317
+	_, err = b.handleHeartBeat(ctx, c, hb)
+	require.NoError(t, err)
+	r, _ = b.handleGetConsumerConnectionList(ctx, c, cc)
+	require.EqualValues(t, codec.RespSuccess, r.Code)
+	require.Contains(t, string(r.Body), `"clientId":"1.1.1.1@9","language":"GO","version":317`)
+	pc := codec.NewRequest(codec.ReqGetProducerConnectionList)
+	pc.Ext.Set("producerGroup", "PG")
+	r, _ = b.handleGetProducerConnectionList(ctx, c, pc)
+	require.EqualValues(t, codec.RespSuccess, r.Code)
+
+	w := codec.NewRequest(codec.ReqQueryTopicConsumeByWho)
+	w.Ext.Set("topic", "StatT")
+	r, _ = b.handleQueryTopicConsumeByWho(ctx, c, w)
+	require.JSONEq(t, `{"groupList":["CG","SG"]}`, string(r.Body))
+}
