@@ -227,13 +227,8 @@ func (ns *NameServer) getBrokerMemberGroup(req *codec.RemotingCommand) (*codec.R
 	if err != nil {
 		return nil, err
 	}
-	ci := ns.routes.ClusterInfo()
-	addrs := map[int64]string{}
-	if bd := ci.BrokerAddrTable[brokerName]; bd != nil {
-		addrs = bd.BrokerAddrs
-	}
 	b := []byte(`{"brokerMemberGroup":{"brokerAddrs":`)
-	b = compat.AppendJSONLongKeyMap(b, addrs, compat.AppendJSONString)
+	b = compat.AppendJSONLongKeyMap(b, ns.routes.BrokerAddrs(brokerName), compat.AppendJSONString)
 	b = append(b, `,"brokerName":`...)
 	b = compat.AppendJSONString(b, brokerName)
 	b = append(b, `,"cluster":`...)

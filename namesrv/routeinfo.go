@@ -115,8 +115,8 @@ func (m *RouteInfoManager) RegisterBroker(r *BrokerRegistration) (res RegisterRe
 	if topics == nil {
 		topics = &codec.TopicConfigSerializeWrapper{}
 	}
-	now := m.cfg().now().UnixMilli()
 	cfg := m.cfg()
+	now := cfg.now().UnixMilli()
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -523,7 +523,20 @@ func (m *RouteInfoManager) AppendTopicRouteJSON(dst []byte, topic, orderTopicCon
 		}
 		dst = qds[i].AppendJSON(dst)
 	}
-	return append(dst, "]}"...), true
+	dst = append(dst, ']')
+	if byBroker := m.mappingInfoTable[topic]; len(byBroker) > 0 {
+		// Static topics (5.x): each broker's TopicQueueMappingInfo as it registered it.
+		dst = append(dst, `,"topicQueueMappingByBroker":{`...)
+		for i, name := range compat.SortedKeys(byBroker) {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = compat.AppendJSONKey(dst, name)
+			dst = append(dst, byBroker[name]...)
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, '}'), true
 }
 
 // syncBrokerMemberGroupPrefix is TopicValidator.SYNC_BROKER_MEMBER_GROUP_PREFIX.
@@ -580,6 +593,20 @@ func (m *RouteInfoManager) ClusterInfo() *codec.ClusterInfo {
 		ci.ClusterAddrTable[cluster] = compat.SortedKeys(names)
 	}
 	return ci
+}
+
+// BrokerAddrs returns a copy of the ids and addresses of brokerName (empty when
+// unknown).
+func (m *RouteInfoManager) BrokerAddrs(brokerName string) map[int64]string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	addrs := map[int64]string{}
+	if bd := m.brokerAddrTable[brokerName]; bd != nil {
+		for id, a := range bd.BrokerAddrs {
+			addrs[id] = a
+		}
+	}
+	return addrs
 }
 
 // AllTopics returns every topic name, sorted.

@@ -1,6 +1,7 @@
 package namesrv
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -266,4 +267,21 @@ func TestUnitTopicLists(t *testing.T) {
 	require.Equal(t, []string{"Both", "Unit"}, m.TopicsWithSysFlag(hasUnit))
 	require.Equal(t, []string{"Both", "UnitSub"}, m.TopicsWithSysFlag(hasUnitSub))
 	require.Equal(t, []string{"UnitSub"}, m.TopicsWithSysFlag(func(f int32) bool { return !hasUnit(f) && hasUnitSub(f) }))
+}
+
+func TestStaticTopicMappingInRoute(t *testing.T) {
+	m := newTestManager(t, newFakeClock())
+	w := topicTable(codec.DataVersion{Counter: 1}, map[string]int32{"T": 2, "U": 1})
+	info := `{"bname":"b","currIdMap":{"0":0},"dirty":false,"epoch":1,"scope":"__global__","topic":"T","totalQueues":2}`
+	w.TopicQueueMappingInfoMap = map[string]json.RawMessage{"T": json.RawMessage(info)}
+	_, ok := m.RegisterBroker(registration("c", "b", 0, "a:1", w))
+	require.True(t, ok)
+	b, ok := m.AppendTopicRouteJSON(nil, "T", "")
+	require.True(t, ok)
+	require.Contains(t, string(b), `"queueDatas":[{"brokerName":"b","perm":6,"readQueueNums":2,"topicSysFlag":0,"writeQueueNums":2}],"topicQueueMappingByBroker":{"b":`+info+`}}`)
+	require.True(t, json.Valid(b))
+	b, _ = m.AppendTopicRouteJSON(nil, "U", "")
+	require.NotContains(t, string(b), "topicQueueMappingByBroker")
+	m.DeleteTopic("T", "")
+	require.Empty(t, m.mappingInfoTable)
 }
