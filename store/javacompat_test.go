@@ -86,21 +86,37 @@ func TestJavaStoreCompat(t *testing.T) {
 	require.Equal(t, 6, puts)
 	require.Equal(t, "DONE", lines[len(lines)-1])
 
-	// Java's appends continue our queue offsets and read back here.
+	// A second Java run appends and then dies without shutdown (abort file left).
+	java = exec.Command("java", "-cp", classes+string(os.PathListSeparator)+string(cp), "StoreCheck", dir, "JT", "2", "4", "halt", "crash-")
+	java.Env = append(os.Environ(), "HOME="+work)
+	out, err = java.Output()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "HALT")
+	_, err = os.Stat(filepath.Join(dir, "abort"))
+	require.NoError(t, err, "java left its abort file")
+
+	// Java's appends continue our queue offsets and read back here, the crashed
+	// run's through rmqd's abnormal recovery.
 	s = openStore(t, cfg)
 	defer s.Shutdown()
 	for q := int32(0); q < 2; q++ {
 		got := readAll(t, s, "JT", q)
-		require.Len(t, got, n/2+3)
+		require.Len(t, got, n/2+3+2)
 		for k, m := range got[n/2:] {
-			require.Equal(t, fmt.Sprintf("java-%d", k*2+int(q)), string(m.Body))
+			want := fmt.Sprintf("java-%d", k*2+int(q))
+			if k >= 3 {
+				want = fmt.Sprintf("crash-%d", (k-3)*2+int(q))
+			}
+			require.Equal(t, want, string(m.Body))
 			require.Equal(t, int64(n/2+k), m.QueueOffset)
 			tags, _ := codec.PropertyValue(m.Properties, "TAGS")
 			require.Equal(t, "JTag", tags)
 		}
 	}
-	recs, _, _ := s.QueryMessage("JT", "jkey4", 10, 0, 1<<62)
-	require.Len(t, recs, 1)
+	recs, _, _ := s.QueryMessage("JT", "jkey3", 10, 0, 1<<62)
+	require.Len(t, recs, 2) // one from each Java run
+	recs, _, _ = s.QueryMessage("JT", "jkey5", 10, 0, 1<<62)
+	require.Len(t, recs, 1) // only the first run had six
 	r := s.PutMessage(context.Background(), newMsg("JT", 0, "after-java", nil))
-	require.Equal(t, int64(n/2+3), r.QueueOffset)
+	require.Equal(t, int64(n/2+5), r.QueueOffset)
 }

@@ -17,7 +17,7 @@ import org.apache.rocketmq.store.config.MessageStoreConfig;
 import org.apache.rocketmq.store.stats.BrokerStatsManager;
 
 /**
- * Usage: StoreCheck <storeDir> <topic> <queues> <appendCount>
+ * Usage: StoreCheck <storeDir> <topic> <queues> <appendCount> [halt] [bodyPrefix]
  * Prints "MSG q offset body tags keys" for every message of each queue, "QUERY key n"
  * for an index lookup, then appends appendCount messages and prints "PUT status q offset".
  */
@@ -27,6 +27,8 @@ public class StoreCheck {
         String topic = args[1];
         int queues = Integer.parseInt(args[2]);
         int appends = Integer.parseInt(args[3]);
+        boolean halt = args.length > 4 && args[4].equals("halt");
+        String prefix = args.length > 5 ? args[5] : "java-";
         MessageStoreConfig c = new MessageStoreConfig();
         c.setStorePathRootDir(dir);
         c.setStorePathCommitLog(dir + "/commitlog");
@@ -66,7 +68,7 @@ public class StoreCheck {
             MessageExtBrokerInner m = new MessageExtBrokerInner();
             m.setTopic(topic);
             m.setQueueId(i % queues);
-            m.setBody(("java-" + i).getBytes(StandardCharsets.UTF_8));
+            m.setBody((prefix + i).getBytes(StandardCharsets.UTF_8));
             m.setTags("JTag");
             m.setKeys("jkey" + i);
             MessageAccessor.putProperty(m, MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, "JUNIQ" + i);
@@ -78,6 +80,12 @@ public class StoreCheck {
             PutMessageResult pr = s.putMessage(m);
             System.out.println("PUT " + pr.getPutMessageStatus() + " " + (i % queues) + " "
                 + pr.getAppendMessageResult().getLogicsOffset());
+        }
+        if (halt) {
+            // A crash: no shutdown, abort file left, checkpoint not flushed.
+            System.out.println("HALT");
+            System.out.flush();
+            Runtime.getRuntime().halt(0);
         }
         Thread.sleep(500); // let reput dispatch before shutdown
         s.shutdown();
