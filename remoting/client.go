@@ -364,13 +364,14 @@ func (cc *clientConn) readLoop() {
 	err := cc.read()
 	cc.shut()
 	cc.ep.markClosed()
-	if err != nil && !errors.Is(err, net.ErrClosed) && !errors.Is(err, io.EOF) {
+	if !errors.Is(err, net.ErrClosed) && !errors.Is(err, io.EOF) {
 		cc.c.log.Warn("remoting: client connection closed", "conn", &cc.ep, "reason", err)
 	} else {
 		cc.c.log.Debug("remoting: client connection closed", "conn", &cc.ep)
 	}
 }
 
+// read serves the connection until it fails; it never returns nil.
 func (cc *clientConn) read() error {
 	r := bufio.NewReaderSize(cc.nc, 64<<10)
 	var lenBuf [lengthFieldSize]byte
