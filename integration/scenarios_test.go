@@ -1,6 +1,9 @@
 package integration
 
 import (
+	"encoding/json"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"rmqd/integration/harness"
@@ -31,6 +34,64 @@ var scenarios = []scenario{
 				if !strings.Contains(out, want) {
 					tb.Fatalf("clusterList output lacks %q:\n%s", want, out)
 				}
+			}
+		},
+	},
+	{
+		// mqadmin's topic and consumer administration around a produce/consume round: updateTopic (17),
+		// topicRoute (105), topicList (206), topicStatus (202), consumerProgress (208, 351 on 5.x).
+		Name:  "mqadmin-topic-admin",
+		Needs: []string{"mqadmin", "client5"},
+		Run: func(tb harness.TB, tg *harness.Target) {
+			const topic, group = "IT_admin", "IT_admin_cg"
+			out := harness.Mqadmin(tb, tg, "updateTopic", "-b", tg.BrokerAddr, "-t", topic, "-r", "3", "-w", "3")
+			if !strings.Contains(out, "success") {
+				tb.Fatalf("updateTopic:\n%s", out)
+			}
+			var route struct {
+				QueueDatas []struct {
+					BrokerName     string `json:"brokerName"`
+					ReadQueueNums  int    `json:"readQueueNums"`
+					WriteQueueNums int    `json:"writeQueueNums"`
+					Perm           int    `json:"perm"`
+				} `json:"queueDatas"`
+				BrokerDatas []struct {
+					BrokerName  string            `json:"brokerName"`
+					BrokerAddrs map[string]string `json:"brokerAddrs"`
+				} `json:"brokerDatas"`
+			}
+			out = harness.Mqadmin(tb, tg, "topicRoute", "-t", topic)
+			if err := json.Unmarshal(fastjsonToJSON(out), &route); err != nil {
+				tb.Fatalf("topicRoute output is not a route: %v\n%s", err, out)
+			}
+			if len(route.QueueDatas) != 1 || route.QueueDatas[0].ReadQueueNums != 3 || route.QueueDatas[0].WriteQueueNums != 3 ||
+				route.QueueDatas[0].Perm != 6 || len(route.BrokerDatas) != 1 || route.BrokerDatas[0].BrokerAddrs["0"] != tg.BrokerAddr {
+				tb.Fatalf("topicRoute: want 3/3 queues, perm 6 on %s, got:\n%s", tg.BrokerAddr, out)
+			}
+			if out := harness.Mqadmin(tb, tg, "topicList"); !strings.Contains(out, topic) {
+				tb.Fatalf("topicList lacks %s:\n%s", topic, out)
+			}
+
+			p := harness.RunJava(tb, tg, "5", "produce", "--topic", topic, "--count", "6", "--tags", "A")
+			onlyOK(tb, p.Sent)
+			out = harness.Mqadmin(tb, tg, "topicStatus", "-t", topic)
+			rows := tableRows(out, tg.BrokerName)
+			total := int64(0)
+			for _, r := range rows {
+				if len(r) < 4 {
+					tb.Fatalf("topicStatus row %q", r)
+				}
+				total += atoi64(tb, r[3])
+			}
+			if len(rows) != 3 || total != 6 {
+				tb.Fatalf("topicStatus: want 3 queues with max offsets summing to 6, got %d rows, sum %d:\n%s", len(rows), total, out)
+			}
+
+			c := harness.RunJava(tb, tg, "5", "consume", "--topic", topic, "--group", group, "--count", "6", "--timeout", "45000")
+			expectDelivered(tb, p.Sent, c.Received, nil)
+			out = harness.Mqadmin(tb, tg, "consumerProgress", "-g", group)
+			if !strings.Contains(out, topic) || !regexp.MustCompile(`Diff Total:\s*0\b`).MatchString(out) {
+				tb.Fatalf("consumerProgress: want %s rows and Diff Total 0 once the consumer committed:\n%s", topic, out)
 			}
 		},
 	},
@@ -179,4 +240,36 @@ var scenarios = []scenario{
 			expectDelivered(tb, sent, c.Received, []string{"color"})
 		},
 	},
+}
+
+// tableRows returns the whitespace-split rows of an mqadmin table whose first column is first.
+func tableRows(out, first string) [][]string {
+	var rows [][]string
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) > 0 && f[0] == first {
+			rows = append(rows, f)
+		}
+	}
+	return rows
+}
+
+func atoi64(tb harness.TB, s string) int64 {
+	tb.Helper()
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		tb.Fatalf("not a number: %q", s)
+	}
+	return n
+}
+
+var bareIntKey = regexp.MustCompile(`([{,]\s*)(-?\d+):`)
+
+// fastjsonToJSON cuts mqadmin output to its JSON object and quotes the bare integer map keys fastjson
+// writes (brokerAddrs {0:"..."}), so encoding/json can read it.
+func fastjsonToJSON(out string) []byte {
+	if i := strings.Index(out, "{"); i >= 0 {
+		out = out[i:]
+	}
+	return []byte(bareIntKey.ReplaceAllString(out, `$1"$2":`))
 }

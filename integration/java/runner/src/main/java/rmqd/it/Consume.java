@@ -75,6 +75,9 @@ final class Consume implements Scenario {
             c.setInstanceName(instance);
             Compat.setMessageModel(c, broadcasting ? "BROADCASTING" : "CLUSTERING");
             c.setConsumeFromWhere(from);
+            // Let running listeners finish so their offsets are committed by shutdown (else the last
+            // messages stay uncommitted and admin tools see a lag).
+            c.setAwaitTerminationMillisWhenShutdown(5000);
             c.subscribe(topic, selector);
             if (orderly) {
                 c.registerMessageListener((MessageListenerOrderly) (msgs, ctx) -> {

@@ -1,0 +1,176 @@
+// Package lg is a lean pipelined RocketMQ remoting client for load generation, built on rmqd's codec:
+// many requests in flight per connection, one write per request, responses matched by opaque in one
+// reader goroutine that hands each decoded response to the waiting caller's callback.
+package lg
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"rmqd/codec"
+)
+
+// ErrClosed is returned for requests on a connection that failed or was closed.
+var ErrClosed = errors.New("lg: connection closed")
+
+const maxFrame = 64 << 20
+
+// Conn is one TCP connection with requests pipelined on it.
+type Conn struct {
+	nc     net.Conn
+	wmu    sync.Mutex
+	opaque atomic.Int32
+
+	mu      sync.Mutex
+	pending map[int32]*Call
+	err     error
+	done    chan struct{}
+}
+
+// Call is a reusable request slot: OnResponse runs in the reader goroutine with the decoded response (which
+// aliases the read buffer: copy what you keep), then Do returns.
+type Call struct {
+	OnResponse func(cmd *codec.RemotingCommand)
+	done       chan error
+}
+
+// NewCall makes a slot; reuse it for one request at a time.
+func NewCall(on func(cmd *codec.RemotingCommand)) *Call {
+	return &Call{OnResponse: on, done: make(chan error, 1)}
+}
+
+// Dial connects to addr.
+func Dial(ctx context.Context, addr string) (*Conn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("lg: dial %s: %w", addr, err)
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
+	c := &Conn{nc: nc, pending: make(map[int32]*Call), done: make(chan struct{})}
+	go c.readLoop()
+	return c, nil
+}
+
+// NextOpaque returns a fresh request id.
+func (c *Conn) NextOpaque() int32 { return c.opaque.Add(1) }
+
+// Close closes the connection; pending calls fail with ErrClosed.
+func (c *Conn) Close() error {
+	c.fail(ErrClosed)
+	<-c.done
+	return nil
+}
+
+func (c *Conn) fail(err error) {
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = err
+		_ = c.nc.Close()
+		for op, call := range c.pending {
+			delete(c.pending, op)
+			call.done <- err
+		}
+	}
+	c.mu.Unlock()
+}
+
+// Do sends frame (already encoded with opaque) and waits for its response, at most timeout. A timeout
+// closes the connection: a benchmark treats a lost response as a failure, not something to retry.
+func (c *Conn) Do(frame []byte, opaque int32, call *Call, timeout time.Duration) error {
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return err
+	}
+	c.pending[opaque] = call
+	c.mu.Unlock()
+
+	c.wmu.Lock()
+	_, err := c.nc.Write(frame)
+	c.wmu.Unlock()
+	if err != nil {
+		c.fail(fmt.Errorf("lg: write: %w", err))
+		return <-call.done
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case err := <-call.done:
+		return err
+	case <-t.C:
+		c.fail(fmt.Errorf("lg: no response to opaque %d within %v", opaque, timeout))
+		return <-call.done
+	}
+}
+
+// Request encodes req (setting its opaque) and runs Do with a fresh slot; convenient for control requests.
+func (c *Conn) Request(req *codec.RemotingCommand, timeout time.Duration) (code int32, remark string, ext map[string]string, body []byte, err error) {
+	req.Opaque = c.NextOpaque()
+	call := NewCall(func(cmd *codec.RemotingCommand) {
+		code, remark = cmd.Code, cmd.Remark
+		ext = make(map[string]string, len(cmd.Ext))
+		for _, f := range cmd.Ext {
+			ext[f.Key] = f.Value
+		}
+		body = append([]byte(nil), cmd.Body...)
+	})
+	err = c.Do(req.Encode(nil), req.Opaque, call, timeout)
+	return code, remark, ext, body, err
+}
+
+func (c *Conn) readLoop() {
+	defer close(c.done)
+	r := bufio.NewReaderSize(c.nc, 256<<10)
+	var lenBuf [4]byte
+	buf := make([]byte, 0, 64<<10)
+	var cmd codec.RemotingCommand
+	for {
+		if _, err := io.ReadFull(r, lenBuf[:]); err != nil {
+			c.fail(fmt.Errorf("lg: read: %w", err))
+			return
+		}
+		n := int(binary.BigEndian.Uint32(lenBuf[:]))
+		if n < 4 || n > maxFrame {
+			c.fail(fmt.Errorf("lg: bad frame length %d", n))
+			return
+		}
+		if cap(buf) < n {
+			buf = make([]byte, n)
+		}
+		buf = buf[:n]
+		if _, err := io.ReadFull(r, buf); err != nil {
+			c.fail(fmt.Errorf("lg: read: %w", err))
+			return
+		}
+		if err := codec.DecodeCommand(buf, &cmd); err != nil {
+			c.fail(fmt.Errorf("lg: decode: %w", err))
+			return
+		}
+		if !cmd.IsResponse() {
+			continue // broker-initiated requests (e.g. consumer id change notices) need no answer here
+		}
+		c.mu.Lock()
+		call := c.pending[cmd.Opaque]
+		delete(c.pending, cmd.Opaque)
+		c.mu.Unlock()
+		if call == nil {
+			continue
+		}
+		if call.OnResponse != nil {
+			call.OnResponse(&cmd)
+		}
+		call.done <- nil
+	}
+}
