@@ -1,6 +1,18 @@
 // Package remoting carries RemotingCommands over TCP: a gnet server that frames,
 // decodes and dispatches requests by code, and a client with opaque-matched
 // responses. It knows nothing of brokers or name servers.
+//
+// Threading: gnet event loops read and frame; each request then runs on its
+// registration's worker pool (Register's default, WithWorkers, WithPool) or, with
+// Inline, on the event loop itself, where a processor must never block (no
+// Invoke, no disk, no locks held for long). Listeners run on one goroutine of
+// their own; async callbacks each on a new goroutine.
+//
+// Ownership: a request's Body and strings alias a pooled frame buffer that is
+// recycled after the processor returned a response or an error (and after the
+// RPC hooks' After). Clone what must outlive that (strings.Clone, bytes.Clone).
+// A processor returning (nil, nil) owns the request for good. Responses handed
+// to callers of Invoke are never recycled.
 package remoting
 
 import (
