@@ -3,12 +3,14 @@ package store
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -20,23 +22,9 @@ import (
 // store, Java reads every message, queries the index and appends; rmqd then reads
 // Java's records. Needs java, javac and mvn; run with RMQD_JAVA_COMPAT=1.
 func TestJavaStoreCompat(t *testing.T) {
-	if os.Getenv("RMQD_JAVA_COMPAT") != "1" {
-		t.Skip("set RMQD_JAVA_COMPAT=1 (needs java, javac, mvn)")
-	}
-	src, err := filepath.Abs("testdata/javacompat")
-	require.NoError(t, err)
-	work := t.TempDir()
-	cpFile := filepath.Join(work, "cp.txt")
-	mvn := exec.Command("mvn", "-q", "dependency:build-classpath", "-Dmdep.outputFile="+cpFile)
-	mvn.Dir = src
-	out, err := mvn.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	cp, err := os.ReadFile(cpFile)
-	require.NoError(t, err)
-	classes := filepath.Join(work, "classes")
-	out, err = exec.Command("javac", "-d", classes, "-cp", string(cp), filepath.Join(src, "src/main/java/StoreCheck.java")).CombinedOutput()
-	require.NoError(t, err, "%s", out)
-
+	runJava, work := javaStoreCheck(t)
+	var out []byte
+	var err error
 	dir := filepath.Join(work, "store")
 	cfg := testConfig(dir)
 	cfg.MappedFileSizeCommitLog = 1 << 20 // must match StoreCheck
@@ -54,10 +42,7 @@ func TestJavaStoreCompat(t *testing.T) {
 	waitDispatched(t, s, "JT", 1, n/2)
 	require.NoError(t, s.Shutdown())
 
-	java := exec.Command("java", "-cp", classes+string(os.PathListSeparator)+string(cp), "StoreCheck", dir, "JT", "2", "6")
-	java.Env = append(os.Environ(), "HOME="+work) // Java logs under ~/logs
-	out, err = java.Output()
-	require.NoError(t, err, "%s", out)
+	out = runJava(dir, "JT", "2", "6")
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	var msgs, puts int
 	for _, l := range lines {
@@ -87,10 +72,7 @@ func TestJavaStoreCompat(t *testing.T) {
 	require.Equal(t, "DONE", lines[len(lines)-1])
 
 	// A second Java run appends and then dies without shutdown (abort file left).
-	java = exec.Command("java", "-cp", classes+string(os.PathListSeparator)+string(cp), "StoreCheck", dir, "JT", "2", "4", "halt", "crash-")
-	java.Env = append(os.Environ(), "HOME="+work)
-	out, err = java.Output()
-	require.NoError(t, err, "%s", out)
+	out = runJava(dir, "JT", "2", "4", "halt", "crash-")
 	require.Contains(t, string(out), "HALT")
 	_, err = os.Stat(filepath.Join(dir, "abort"))
 	require.NoError(t, err, "java left its abort file")
@@ -119,4 +101,71 @@ func TestJavaStoreCompat(t *testing.T) {
 	require.Len(t, recs, 1) // only the first run had six
 	r := s.PutMessage(context.Background(), newMsg("JT", 0, "after-java", nil))
 	require.Equal(t, int64(n/2+5), r.QueueOffset)
+}
+
+// javaStoreCheck compiles StoreCheck against rocketmq-store from Maven and returns
+// a runner and a scratch directory; it skips unless RMQD_JAVA_COMPAT=1.
+func javaStoreCheck(t *testing.T) (func(args ...string) []byte, string) {
+	t.Helper()
+	if os.Getenv("RMQD_JAVA_COMPAT") != "1" {
+		t.Skip("set RMQD_JAVA_COMPAT=1 (needs java, javac, mvn)")
+	}
+	src, err := filepath.Abs("testdata/javacompat")
+	require.NoError(t, err)
+	work := t.TempDir()
+	cpFile := filepath.Join(work, "cp.txt")
+	mvn := exec.Command("mvn", "-q", "dependency:build-classpath", "-Dmdep.outputFile="+cpFile)
+	mvn.Dir = src
+	out, err := mvn.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	cp, err := os.ReadFile(cpFile)
+	require.NoError(t, err)
+	classes := filepath.Join(work, "classes")
+	out, err = exec.Command("javac", "-d", classes, "-cp", string(cp), filepath.Join(src, "src/main/java/StoreCheck.java")).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return func(args ...string) []byte {
+		java := exec.Command("java", append([]string{"-cp", classes + string(os.PathListSeparator) + string(cp), "StoreCheck"}, args...)...)
+		java.Env = append(os.Environ(), "HOME="+work) // Java logs under ~/logs
+		out, err := java.Output()
+		require.NoError(t, err, "%s", out)
+		return out
+	}, work
+}
+
+// TestJavaOpensCrashedStore kills an rmqd SYNC_FLUSH writer with SIGKILL and lets
+// the Java store recover the directory: every acknowledged message must be there,
+// so the checkpoint rmqd leaves steers Java's abnormal recovery correctly.
+func TestJavaOpensCrashedStore(t *testing.T) {
+	runJava, work := javaStoreCheck(t)
+	dir := filepath.Join(work, "store")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), crashChildEnv+"="+dir, crashChildJavaSizes+"=1")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	time.Sleep(1500 * time.Millisecond)
+	require.NoError(t, cmd.Process.Kill())
+	raw, _ := io.ReadAll(stdout)
+	_ = cmd.Wait()
+	acked := map[string]string{} // "q offset" -> body prefix
+	for _, l := range strings.Split(string(raw), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 4 {
+			acked[f[0]+" "+f[1]] = f[3]
+		}
+	}
+	require.NotEmpty(t, acked)
+	out := runJava(dir, "Crash", "3", "0")
+	seen := 0
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 4 && f[0] == "MSG" {
+			if p, ok := acked[f[1]+" "+f[2]]; ok {
+				require.True(t, strings.HasPrefix(f[3], p), "java %s: %.40s vs %s", f[1]+" "+f[2], f[3], p)
+				seen++
+			}
+		}
+	}
+	require.Equal(t, len(acked), seen, "acknowledged messages Java recovered")
+	t.Logf("java recovered all %d acknowledged messages", seen)
 }

@@ -188,7 +188,10 @@ func TestSyncFlushPut(t *testing.T) {
 
 // The crash child appends under SYNC_FLUSH and prints every acknowledged message;
 // the parent kills it with SIGKILL at a random moment and checks what survived.
-const crashChildEnv = "RMQD_STORE_CRASH_CHILD"
+const (
+	crashChildEnv       = "RMQD_STORE_CRASH_CHILD"
+	crashChildJavaSizes = "RMQD_STORE_CRASH_CHILD_JAVA_SIZES"
+)
 
 func TestCrashChild(t *testing.T) {
 	dir := os.Getenv(crashChildEnv)
@@ -198,6 +201,10 @@ func TestCrashChild(t *testing.T) {
 	cfg := testConfig(dir)
 	cfg.MappedFileSizeCommitLog = 64 * 1024
 	cfg.MappedFileSizeConsumeQueue = 20 * 100
+	if os.Getenv(crashChildJavaSizes) != "" {
+		cfg.MappedFileSizeCommitLog = 1 << 20 // StoreCheck's sizes
+		cfg.MappedFileSizeConsumeQueue = 20 * 1000
+	}
 	cfg.FlushDiskType = SyncFlush
 	s, err := Open(cfg, testLogger())
 	if err != nil {
