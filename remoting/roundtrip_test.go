@@ -565,3 +565,20 @@ func TestStartOnBusyPortFails(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, codec.RespRequestCodeNotSupported, resp.Code)
 }
+
+func TestExtraAddrs(t *testing.T) {
+	s := startServer(t, ServerConfig{ExtraAddrs: []string{"127.0.0.2:0"}}, func(s *Server) { s.Register(10, echo()) })
+	addrs := s.Addrs()
+	require.Len(t, addrs, 2)
+	assert.Equal(t, addrs[0], s.Addr())
+	c := newClient(t)
+	for _, a := range addrs {
+		require.NotZero(t, a.(*net.TCPAddr).Port, a)
+		req := codec.NewRequest(10)
+		req.Body = []byte(a.String())
+		resp, err := c.InvokeSync(tctx(t, 5*time.Second), a.String(), req)
+		require.NoError(t, err)
+		assert.Equal(t, a.String(), string(resp.Body))
+	}
+	assert.NotEqual(t, addrs[0].String(), addrs[1].String())
+}

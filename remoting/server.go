@@ -19,6 +19,9 @@ import (
 type ServerConfig struct {
 	// Addr is host:port to listen on, e.g. "127.0.0.1:0" or ":10911".
 	Addr string
+	// ExtraAddrs are more addresses served by the same event loops, processors
+	// and listeners (the broker's VIP port, listen port - 2, for old clients).
+	ExtraAddrs []string
 	// Multicore runs one event loop per CPU (or NumEventLoop loops).
 	Multicore    bool
 	NumEventLoop int
@@ -69,7 +72,7 @@ type Server struct {
 	life    sync.RWMutex
 	state   serverState
 	eng     gnet.Engine
-	addr    net.Addr
+	addrs   []net.Addr // bound addresses: Addr, then ExtraAddrs
 	runDone chan error
 
 	connsMu sync.Mutex
@@ -138,8 +141,16 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	s.events.start()
 	s.runDone = make(chan error, 1)
+	protoAddrs := []string{"tcp://" + s.cfg.Addr}
+	for _, a := range s.cfg.ExtraAddrs {
+		protoAddrs = append(protoAddrs, "tcp://"+a)
+	}
 	go func() {
-		s.runDone <- gnet.Run(h, "tcp://"+s.cfg.Addr, opts...)
+		if len(protoAddrs) == 1 {
+			s.runDone <- gnet.Run(h, protoAddrs[0], opts...)
+		} else {
+			s.runDone <- gnet.Rotate(h, protoAddrs, opts...)
+		}
 	}()
 	running := func() {
 		s.life.Lock()
@@ -149,7 +160,7 @@ func (s *Server) Start(ctx context.Context) error {
 	select {
 	case <-h.ready:
 		running()
-		s.log.Info("remoting: server listening", "addr", s.addr.String())
+		s.log.Info("remoting: server listening", "addrs", fmt.Sprint(s.Addrs()))
 		return nil
 	case err := <-s.runDone:
 		s.runDone <- err
@@ -182,12 +193,22 @@ func (s *Server) stopRest(ctx context.Context) error {
 	return err
 }
 
-// Addr is the bound address (the real port when configured with port 0), or nil
-// before Start.
+// Addr is the bound address of ServerConfig.Addr (the real port when configured
+// with port 0), or nil before Start.
 func (s *Server) Addr() net.Addr {
 	s.life.RLock()
 	defer s.life.RUnlock()
-	return s.addr
+	if len(s.addrs) == 0 {
+		return nil
+	}
+	return s.addrs[0]
+}
+
+// Addrs are the bound addresses of Addr and ExtraAddrs, in that order.
+func (s *Server) Addrs() []net.Addr {
+	s.life.RLock()
+	defer s.life.RUnlock()
+	return append([]net.Addr(nil), s.addrs...)
 }
 
 // Shutdown closes the listener and every connection, fails their pending calls,
@@ -236,7 +257,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if err := s.stopRest(ctx); err != nil {
 		errs = append(errs, err)
 	}
-	s.log.Info("remoting: server stopped", "addr", fmt.Sprint(s.addr))
+	s.log.Info("remoting: server stopped", "addrs", fmt.Sprint(s.Addrs()))
 	return errors.Join(errs...)
 }
 
@@ -247,10 +268,16 @@ func (s *Server) ConnCount() int {
 	return len(s.conns)
 }
 
-// boundAddr asks the kernel for the listener's address through a duplicate of
+// boundAddr asks the kernel for a listener's address through a duplicate of
 // its descriptor (gnet does not expose the listener).
-func boundAddr(eng gnet.Engine) (net.Addr, error) {
-	fd, err := eng.Dup()
+func boundAddr(eng gnet.Engine, addr string, only bool) (net.Addr, error) {
+	var fd int
+	var err error
+	if only {
+		fd, err = eng.Dup()
+	} else {
+		fd, err = eng.DupListener("tcp", addr)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -296,14 +323,19 @@ type serverHandler struct {
 
 func (h *serverHandler) OnBoot(eng gnet.Engine) gnet.Action {
 	s := h.s
-	addr, err := boundAddr(eng)
-	if err != nil {
-		s.log.Warn("remoting: cannot read the bound address", "err", err)
-		addr, _ = net.ResolveTCPAddr("tcp", s.cfg.Addr)
+	cfgAddrs := append([]string{s.cfg.Addr}, s.cfg.ExtraAddrs...)
+	addrs := make([]net.Addr, 0, len(cfgAddrs))
+	for _, a := range cfgAddrs {
+		addr, err := boundAddr(eng, a, len(cfgAddrs) == 1)
+		if err != nil {
+			s.log.Warn("remoting: cannot read the bound address", "addr", a, "err", err)
+			addr, _ = net.ResolveTCPAddr("tcp", a)
+		}
+		addrs = append(addrs, addr)
 	}
 	s.life.Lock()
 	s.eng = eng
-	s.addr = addr
+	s.addrs = addrs
 	s.life.Unlock()
 	close(h.ready)
 	return gnet.None
