@@ -189,6 +189,10 @@ func (ix *indexService) load(lastExitOK bool) error {
 	}
 	var names []string
 	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".tmp") {
+			_ = os.Remove(filepath.Join(ix.dir, e.Name()))
+			continue
+		}
 		if e.Type().IsRegular() && isIndexName(e.Name()) {
 			names = append(names, e.Name())
 		}

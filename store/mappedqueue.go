@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,6 +39,11 @@ func (q *mappedFileQueue) load() error {
 	}
 	var names []string
 	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".tmp") {
+			// A file whose creation was cut short (createFull); Java would choke on it.
+			_ = os.Remove(filepath.Join(q.dir, e.Name()))
+			continue
+		}
 		if _, ok := parseFileName(e.Name()); ok && e.Type().IsRegular() {
 			names = append(names, e.Name())
 		}

@@ -242,6 +242,9 @@ func TestCrashRecovery(t *testing.T) {
 		t.Skip("spawns processes")
 	}
 	dir := t.TempDir()
+	// Leftovers of an interrupted file creation are removed at load.
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "commitlog"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "commitlog", fileName(0)+".tmp"), []byte("x"), 0o644))
 	type ack struct {
 		qid       int32
 		qoff, phy int64
@@ -266,6 +269,22 @@ func TestCrashRecovery(t *testing.T) {
 		}()
 		// Let it write a little, then kill it at a random moment.
 		time.Sleep(time.Duration(50+rand.IntN(250)) * time.Millisecond)
+		if round == 0 {
+			// The running child holds the store's fcntl lock.
+			first, ok := <-lines
+			require.True(t, ok, "child wrote nothing")
+			lines2 := make(chan string, 1024)
+			lines2 <- first
+			go func(src chan string) {
+				for l := range src {
+					lines2 <- l
+				}
+				close(lines2)
+			}(lines)
+			lines = lines2
+			_, err := Open(testConfig(dir), testLogger())
+			require.ErrorIs(t, err, ErrLocked)
+		}
 		require.NoError(t, cmd.Process.Kill())
 		for l := range lines {
 			f := strings.Fields(l)
