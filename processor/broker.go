@@ -35,6 +35,7 @@ type Broker struct {
 	ids       *uniqIDGen
 	filters   filterCache
 	schedule  *scheduleService
+	trans     *transactionService
 	// delayLevels[i] is the delay of level i+1 (messageDelayLevel).
 	delayLevels []time.Duration
 
@@ -78,6 +79,16 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 		return nil, fmt.Errorf("new broker: messageDelayLevel: %w", err)
 	}
 	b.schedule = newScheduleService(b)
+	b.trans = newTransactionService(b)
+	if cfg.TransactionCheckInterval > 0 {
+		b.trans.interval = time.Duration(cfg.TransactionCheckInterval) * time.Millisecond
+	}
+	if cfg.TransactionTimeOut > 0 {
+		b.trans.timeout = time.Duration(cfg.TransactionTimeOut) * time.Millisecond
+	}
+	if cfg.TransactionCheckMax > 0 {
+		b.trans.checkMax = int(cfg.TransactionCheckMax)
+	}
 	for name, load := range map[string]func() error{"topics": b.topics.Load, "subscription groups": b.groups.Load,
 		"consumer offsets": b.offsets.Load, "delay offsets": b.schedule.load} {
 		if err := load(); err != nil {
@@ -124,6 +135,7 @@ func (b *Broker) Handlers() map[int32]remoting.Processor {
 		codec.ReqPullMessage:                      pull,
 		codec.ReqLitePullMessage:                  pull,
 		codec.ReqConsumerSendMsgBack:              f(b.handleConsumerSendMsgBack),
+		codec.ReqEndTransaction:                   f(b.handleEndTransaction),
 		codec.ReqHeartBeat:                        f(b.handleHeartBeat),
 		codec.ReqUnregisterClient:                 f(b.handleUnregisterClient),
 		codec.ReqGetConsumerListByGroup:           f(b.handleGetConsumerListByGroup),
@@ -199,6 +211,7 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.goLoop(func() { b.housekeepingLoop(runCtx) })
 	if b.cfg.BrokerID == 0 {
 		b.goLoop(func() { b.schedule.run(runCtx) })
+		b.goLoop(func() { b.trans.run(runCtx) })
 	}
 	if b.ns != nil && len(b.cfg.nameServers()) > 0 {
 		if err := b.RegisterAll(ctx); err != nil {

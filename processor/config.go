@@ -45,6 +45,9 @@ type BrokerConfig struct {
 	TimerWheelEnable            bool   // timerWheelEnable (MessageStoreConfig)
 	ChannelExpiredTimeout       int64  // channelExpiredTimeout: client heartbeat expiry (ms)
 	MessageDelayLevel           string // messageDelayLevel (MessageStoreConfig)
+	TransactionCheckInterval    int64  // transactionCheckInterval (ms)
+	TransactionTimeOut          int64  // transactionTimeOut (ms)
+	TransactionCheckMax         int32  // transactionCheckMax
 }
 
 // DefaultBrokerConfig returns Java's defaults. BrokerIP1/2 default to the first
@@ -82,6 +85,9 @@ func DefaultBrokerConfig() BrokerConfig {
 		TimerWheelEnable:            true,
 		ChannelExpiredTimeout:       120000,
 		MessageDelayLevel:           DefaultMessageDelayLevel,
+		TransactionCheckInterval:    30000,
+		TransactionTimeOut:          6000,
+		TransactionCheckMax:         15,
 	}
 }
 
@@ -166,6 +172,12 @@ func (c *BrokerConfig) ApplyProperties(props map[string]string) error {
 			err = parseInt32(v, &c.ReviveQueueNum)
 		case "timerWheelEnable":
 			c.TimerWheelEnable = parseJavaBool(v)
+		case "transactionCheckInterval":
+			c.TransactionCheckInterval, err = strconv.ParseInt(v, 10, 64)
+		case "transactionTimeOut":
+			c.TransactionTimeOut, err = strconv.ParseInt(v, 10, 64)
+		case "transactionCheckMax":
+			err = parseInt32(v, &c.TransactionCheckMax)
 		case "messageDelayLevel":
 			c.MessageDelayLevel = v
 		case "channelExpiredTimeout":
@@ -197,6 +209,8 @@ func (c *BrokerConfig) Properties() map[string]string {
 		"traceTopicEnable": b(c.TraceTopicEnable), "traceOn": b(c.TraceOn), "regionId": c.RegionID,
 		"reviveQueueNum": i(int64(c.ReviveQueueNum)), "timerWheelEnable": b(c.TimerWheelEnable),
 		"channelExpiredTimeout": i(c.ChannelExpiredTimeout), "messageDelayLevel": c.MessageDelayLevel,
+		"transactionCheckInterval": i(c.TransactionCheckInterval), "transactionTimeOut": i(c.TransactionTimeOut),
+		"transactionCheckMax": i(int64(c.TransactionCheckMax)),
 	}
 }
 

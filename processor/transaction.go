@@ -1,0 +1,309 @@
+package processor
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"rmqd/codec"
+	"rmqd/compat"
+	"rmqd/remoting"
+	"rmqd/store"
+)
+
+// Transaction bookkeeping names (TransactionalMessageUtil, MessageConst).
+const (
+	transSysGroup        = "CID_RMQ_SYS_TRANS"
+	transRemoveTag       = "d"
+	propTranCheckTimes   = "TRANSACTION_CHECK_TIMES"
+	propCheckImmunity    = "CHECK_IMMUNITY_TIME_IN_SECONDS"
+	propProducerGroup    = "PGROUP"
+	propTransactionID    = "__transactionId__"
+	tranCommit           = 0x8
+	tranRollback         = 0xC
+	defaultTranTimeout   = 6 * time.Second
+	defaultTranCheckMax  = 15
+	defaultCheckInterval = 30 * time.Second
+)
+
+// handleEndTransaction is END_TRANSACTION (EndTransactionProcessor): commit
+// re-puts the half message to its real topic, both outcomes write an op message
+// so the checker stops asking.
+func (b *Broker) handleEndTransaction(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	h := headerReader{ext: req.Ext}
+	group := h.reqStr("producerGroup")
+	tranOffset := h.reqInt64("tranStateTableOffset")
+	clOffset := h.reqInt64("commitLogOffset")
+	kind := h.reqInt32("commitOrRollback")
+	if h.err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
+	}
+	if kind != tranCommit && kind != tranRollback {
+		return nil, nil // TRANSACTION_NOT_TYPE: nothing to do, nothing to answer
+	}
+	half, err := b.store.LookMessageByOffset(clOffset)
+	if err != nil || half == nil || half.Topic != TopicTransHalf {
+		return codec.NewResponse(req, codec.RespSystemError, "Find prepared transaction message failed"), nil
+	}
+	if pg, _ := propGet(half.Properties, propProducerGroup); pg != group {
+		return codec.NewResponse(req, codec.RespSystemError, "The producer group wrong"), nil
+	}
+	if half.QueueOffset != tranOffset {
+		return codec.NewResponse(req, codec.RespSystemError, "The transaction state table offset wrong"), nil
+	}
+	if half.CommitLogOffset != clOffset {
+		return codec.NewResponse(req, codec.RespSystemError, "The commit log offset wrong"), nil
+	}
+	if kind == tranCommit {
+		msg, ok := realMessageOf(half)
+		if !ok {
+			return codec.NewResponse(req, codec.RespSystemError, "half message without REAL_TOPIC/REAL_QID"), nil
+		}
+		msg.SysFlag = msg.SysFlag&^sysFlagTransactionMask | tranCommit
+		msg.PreparedTransactionOffset = half.CommitLogOffset
+		msg.StoreHost = b.storeHost
+		msg.SysFlag = hostFlags(msg.SysFlag, msg.BornHost, msg.StoreHost)
+		b.applyDelay(msg)
+		res := b.store.PutMessage(ctx, msg)
+		if res.Status != store.PutOK {
+			return codec.NewResponse(req, codec.RespSystemError, putStatusName(res.Status)), nil
+		}
+	}
+	if err := b.trans.writeOp(ctx, half.QueueID, half.QueueOffset); err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
+	}
+	return codec.NewResponse(req, codec.RespSuccess, ""), nil
+}
+
+// realMessageOf turns a stored half message back into the message the producer
+// sent: REAL_TOPIC / REAL_QID become topic and queue again.
+func realMessageOf(half *codec.Message) (*codec.Message, bool) {
+	topic, ok := propGet(half.Properties, "REAL_TOPIC")
+	qs, ok2 := propGet(half.Properties, "REAL_QID")
+	q, err := strconv.ParseInt(qs, 10, 32)
+	if !ok || !ok2 || err != nil || topic == "" {
+		return nil, false
+	}
+	props := propWithout(propWithout(half.Properties, "REAL_TOPIC"), "REAL_QID")
+	return &codec.Message{Topic: topic, QueueID: int32(q), Flag: half.Flag, SysFlag: half.SysFlag,
+		BornTimestamp: half.BornTimestamp, BornHost: half.BornHost, ReconsumeTimes: half.ReconsumeTimes,
+		Body: half.Body, Properties: props}, true
+}
+
+// transactionService is the half-message checker
+// (TransactionalMessageCheckService): half messages without an op record that
+// are older than the transaction timeout are re-queued and the producer group is
+// asked for their state with CHECK_TRANSACTION_STATE.
+type transactionService struct {
+	b        *Broker
+	mu       sync.Mutex
+	done     map[int64]int64 // half queue offset → op queue offset that settled it
+	opRead   int64           // next op queue offset to read
+	loaded   bool
+	interval time.Duration
+	timeout  time.Duration
+	checkMax int
+}
+
+func newTransactionService(b *Broker) *transactionService {
+	return &transactionService{b: b, done: map[int64]int64{}, interval: defaultCheckInterval,
+		timeout: defaultTranTimeout, checkMax: defaultTranCheckMax}
+}
+
+// writeOp records that the half message at halfOffset is settled (an op
+// message tagged "d" whose body is "offset,").
+func (t *transactionService) writeOp(ctx context.Context, queueID int32, halfOffset int64) error {
+	props := "TAGS\x01" + transRemoveTag + "\x02"
+	props = fixStoredProps(props, t.b.cfg.BrokerClusterName, t.b.ids)
+	msg := &codec.Message{Topic: TopicTransOpHalf, QueueID: queueID, BornTimestamp: time.Now().UnixMilli(),
+		BornHost: t.b.storeHost, StoreHost: t.b.storeHost, Body: []byte(strconv.FormatInt(halfOffset, 10) + ","),
+		Properties: props}
+	msg.SysFlag = hostFlags(0, msg.BornHost, msg.StoreHost)
+	res := t.b.store.PutMessage(ctx, msg)
+	if res.Status != store.PutOK {
+		return &putError{res.Status}
+	}
+	return nil
+}
+
+type putError struct{ s store.PutStatus }
+
+func (e *putError) Error() string { return "write transaction op message: " + putStatusName(e.s) }
+
+func (t *transactionService) run(ctx context.Context) {
+	tk := time.NewTicker(t.interval)
+	defer tk.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tk.C:
+			t.check(ctx)
+		}
+	}
+}
+
+// readOps loads op records written since the last read.
+func (t *transactionService) readOps() {
+	b := t.b
+	if !t.loaded {
+		t.opRead = max(b.offsets.Query(transSysGroup, TopicTransOpHalf, 0), 0)
+		t.loaded = true
+	}
+	for range 1000 {
+		res := b.store.GetMessage(transSysGroup, TopicTransOpHalf, 0, t.opRead, 32, 1<<20, nil)
+		if res.Status != store.GetFound {
+			if res.Status == store.GetOffsetTooSmall || res.Status == store.GetOffsetOverflowBadly {
+				t.opRead = res.NextBeginOffset
+			}
+			res.Release()
+			return
+		}
+		for _, rec := range res.Records {
+			var m codec.Message
+			if _, err := codec.DecodeRecord(rec, &m); err != nil {
+				break
+			}
+			for _, s := range strings.Split(string(m.Body), ",") {
+				if off, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil {
+					t.done[off] = m.QueueOffset
+				}
+			}
+			t.opRead = m.QueueOffset + 1
+		}
+		res.Release()
+	}
+}
+
+// check walks the half queue from the checker's offset.
+func (t *transactionService) check(ctx context.Context) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := t.b
+	if b.store.MaxOffsetInQueue(TopicTransHalf, 0) <= 0 {
+		return
+	}
+	t.readOps()
+	halfOff := max(b.offsets.Query(transSysGroup, TopicTransHalf, 0), 0)
+	now := time.Now()
+	// Copies re-queued by this round are left for the next one.
+	end := b.store.MaxOffsetInQueue(TopicTransHalf, 0)
+	for range 1000 {
+		if ctx.Err() != nil || halfOff >= end {
+			break
+		}
+		res := b.store.GetMessage(transSysGroup, TopicTransHalf, 0, halfOff, 1, 4<<20, nil)
+		if res.Status != store.GetFound {
+			if res.Status == store.GetOffsetTooSmall {
+				halfOff = res.NextBeginOffset
+				res.Release()
+				continue
+			}
+			res.Release()
+			break
+		}
+		var m codec.Message
+		_, err := codec.DecodeRecord(res.Records[0], &m)
+		half := codec.CloneMessage(&m)
+		res.Release()
+		if err != nil {
+			halfOff++
+			continue
+		}
+		if _, ok := t.done[half.QueueOffset]; ok {
+			delete(t.done, half.QueueOffset)
+			halfOff = half.QueueOffset + 1
+			continue
+		}
+		immunity := t.timeout
+		if v, ok := propGet(half.Properties, propCheckImmunity); ok {
+			if s, err := strconv.ParseInt(v, 10, 64); err == nil && s > 0 {
+				immunity = time.Duration(s) * time.Second
+			}
+		}
+		if now.Sub(time.UnixMilli(half.BornTimestamp)) < immunity {
+			break
+		}
+		times, _ := strconv.Atoi(func() string { v, _ := propGet(half.Properties, propTranCheckTimes); return v }())
+		if times >= t.checkMax {
+			t.discard(ctx, half)
+			halfOff = half.QueueOffset + 1
+			continue
+		}
+		if !t.requeueAndAsk(ctx, half, times+1) {
+			break
+		}
+		halfOff = half.QueueOffset + 1
+	}
+	b.offsets.Commit(transSysGroup, TopicTransHalf, 0, halfOff)
+	// Op records of half messages already passed are no longer needed.
+	minOp := t.opRead
+	for h, op := range t.done {
+		if h < halfOff {
+			delete(t.done, h)
+			continue
+		}
+		minOp = min(minOp, op)
+	}
+	b.offsets.Commit(transSysGroup, TopicTransOpHalf, 0, minOp)
+}
+
+// discard moves a half message checked too often to TRANS_CHECK_MAX_TIME_TOPIC.
+func (t *transactionService) discard(ctx context.Context, half *codec.Message) {
+	b := t.b
+	b.topics.CreateInSendMessageBack(TopicTransCheckMax, 1, PermRead|PermWrite, 0)
+	msg := *half
+	msg.Topic, msg.QueueID = TopicTransCheckMax, 0
+	msg.StoreHost = b.storeHost
+	if res := b.store.PutMessage(ctx, &msg); res.Status != store.PutOK {
+		b.log.Warn("transaction: discard half message failed", "offset", half.CommitLogOffset, "status", putStatusName(res.Status))
+	}
+}
+
+// requeueAndAsk appends the half message again with its check count raised
+// (putBackHalfMsgQueue) and asks one producer of its group about the copy.
+func (t *transactionService) requeueAndAsk(ctx context.Context, half *codec.Message, times int) bool {
+	b := t.b
+	cp := *half
+	cp.Properties = appendProp(propWithout(half.Properties, propTranCheckTimes), propTranCheckTimes, strconv.Itoa(times))
+	cp.StoreHost = b.storeHost
+	res := b.store.PutMessage(ctx, &cp)
+	if res.Status != store.PutOK {
+		b.log.Warn("transaction: re-queue half message failed", "status", putStatusName(res.Status))
+		return false
+	}
+	cp.QueueOffset, cp.CommitLogOffset, cp.StoreTimestamp = res.QueueOffset, res.WroteOffset, res.StoreTimestamp
+	group, _ := propGet(cp.Properties, propProducerGroup)
+	chs := b.producers.Channels(group)
+	if len(chs) == 0 {
+		b.log.Debug("transaction: no producer online to check", "group", group)
+		return true
+	}
+	ch := chs[int(cp.QueueOffset)%len(chs)]
+	real, ok := realMessageOf(&cp)
+	if !ok {
+		return true
+	}
+	real.QueueOffset, real.CommitLogOffset, real.StoreTimestamp = cp.QueueOffset, cp.CommitLogOffset, cp.StoreTimestamp
+	real.StoreHost = cp.StoreHost
+	real.Properties = cp.Properties // the client reads PGROUP, UNIQ_KEY, REAL_* from the body
+	real.SysFlag = hostFlags(real.SysFlag, real.BornHost, real.StoreHost)
+	body := make([]byte, codec.RecordSize(real))
+	codec.EncodeRecord(body, real)
+	uniq, _ := propGet(cp.Properties, PropUniqKey)
+	req := codec.NewRequest(codec.ReqCheckTransactionState)
+	req.Ext.Set("topic", real.Topic)
+	req.Ext.Set("tranStateTableOffset", i64s(cp.QueueOffset))
+	req.Ext.Set("commitLogOffset", i64s(cp.CommitLogOffset))
+	req.Ext.Set("msgId", uniq)
+	req.Ext.Set("transactionId", uniq)
+	req.Ext.Set("offsetMsgId", compat.OffsetMsgID(b.storeHost, cp.CommitLogOffset))
+	req.Ext.Set("bname", b.cfg.BrokerName)
+	req.Body = body
+	if err := ch.Conn.InvokeOneway(req); err != nil {
+		b.log.Debug("transaction: check request not sent", "group", group, "err", err)
+	}
+	return true
+}

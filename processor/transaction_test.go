@@ -1,0 +1,104 @@
+package processor
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"rmqd/codec"
+	"rmqd/compat"
+)
+
+func endTxReq(group string, tranOffset, clOffset int64, kind int32) *codec.RemotingCommand {
+	req := codec.NewRequest(codec.ReqEndTransaction)
+	req.Ext.Set("producerGroup", group)
+	req.Ext.Set("tranStateTableOffset", i64s(tranOffset))
+	req.Ext.Set("commitLogOffset", i64s(clOffset))
+	req.Ext.Set("commitOrRollback", i32s(kind))
+	req.Ext.Set("msgId", "x")
+	return req
+}
+
+func TestTransactions(t *testing.T) {
+	b := newTestBroker(t, func(c *BrokerConfig) { c.TransactionTimeOut = 1; c.TransactionCheckInterval = 3600000 })
+	ctx := context.Background()
+	c := newTestConn(21)
+	_, err := b.handleHeartBeat(ctx, c, heartbeatReq(t, "1.2.3.4@1", "CGX"))
+	require.NoError(t, err)
+
+	send := func(body string) (int64, int64) {
+		req := sendReq("TxT", 1, []byte(body), "TRAN_MSG\x01true\x02PGROUP\x01PG\x02")
+		req.Ext.Set("sysFlag", "4")
+		resp, err := b.handleSendMessage(ctx, c, req)
+		require.NoError(t, err)
+		require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+		require.Equal(t, "1", ext(t, resp, "queueId"))
+		_, off, err := compat.DecodeOffsetMsgID(ext(t, resp, "msgId"))
+		require.NoError(t, err)
+		qo := ext(t, resp, "queueOffset")
+		var q int64
+		for _, ch := range qo {
+			q = q*10 + int64(ch-'0')
+		}
+		return q, off
+	}
+	q1, o1 := send("commit-me")
+	q2, o2 := send("roll-me-back")
+	q3, o3 := send("ask-me")
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue(TopicTransHalf, 0) == 3 }, 5*time.Second, 10*time.Millisecond)
+	require.EqualValues(t, 0, b.st.MaxOffsetInQueue("TxT", 1), "half messages are invisible")
+
+	// Wrong group / offsets are refused.
+	r, _ := b.handleEndTransaction(ctx, c, endTxReq("OTHER", q1, o1, tranCommit))
+	require.EqualValues(t, codec.RespSystemError, r.Code)
+	r, _ = b.handleEndTransaction(ctx, c, endTxReq("PG", q1+5, o1, tranCommit))
+	require.EqualValues(t, codec.RespSystemError, r.Code)
+
+	r, _ = b.handleEndTransaction(ctx, c, endTxReq("PG", q1, o1, tranCommit))
+	require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
+	r, _ = b.handleEndTransaction(ctx, c, endTxReq("PG", q2, o2, tranRollback))
+	require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("TxT", 1) == 1 }, 5*time.Second, 10*time.Millisecond)
+	msgs := pullAll(t, b, "TxT", 1)
+	require.Len(t, msgs, 1)
+	require.Equal(t, "commit-me", string(msgs[0].Body))
+	require.EqualValues(t, tranCommit, msgs[0].SysFlag&sysFlagTransactionMask)
+	_, hasReal := propGet(msgs[0].Properties, "REAL_TOPIC")
+	require.False(t, hasReal)
+
+	// The checker asks the producer about the third one only.
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue(TopicTransOpHalf, 0) == 2 }, 5*time.Second, 10*time.Millisecond)
+	time.Sleep(5 * time.Millisecond)
+	n0 := c.onewayCount()
+	b.trans.check(ctx)
+	require.Equal(t, n0+1, c.onewayCount(), "one check request")
+	c.mu.Lock()
+	chk := c.oneway[len(c.oneway)-1]
+	c.mu.Unlock()
+	require.Equal(t, codec.ReqCheckTransactionState, chk.Code)
+	m := decodeBody(t, chk.Body)[0]
+	require.Equal(t, "ask-me", string(m.Body))
+	require.Equal(t, "TxT", m.Topic)
+	pg, _ := propGet(m.Properties, "PGROUP")
+	require.Equal(t, "PG", pg)
+	require.NotEqual(t, i64s(q3), ext(t, chk, "tranStateTableOffset"), "the check is about the re-queued copy")
+	_ = o3
+	// Answer the check: commit the copy.
+	var tq, tc int64
+	for _, ch := range ext(t, chk, "tranStateTableOffset") {
+		tq = tq*10 + int64(ch-'0')
+	}
+	for _, ch := range ext(t, chk, "commitLogOffset") {
+		tc = tc*10 + int64(ch-'0')
+	}
+	r, _ = b.handleEndTransaction(ctx, c, endTxReq("PG", tq, tc, tranCommit))
+	require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("TxT", 1) == 2 }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue(TopicTransOpHalf, 0) == 3 }, 5*time.Second, 10*time.Millisecond)
+	n := c.onewayCount()
+	b.trans.check(ctx)
+	require.Equal(t, n, c.onewayCount(), "nothing left to ask")
+	require.EqualValues(t, 4, b.offsets.Query(transSysGroup, TopicTransHalf, 0))
+}
