@@ -245,6 +245,7 @@ func (s *DefaultStore) Shutdown() error {
 	if err := s.commitLog.q.flush(0); err != nil {
 		errs = append(errs, err)
 	}
+	s.group.serve() // answer SYNC_FLUSH puts that queued after the service stopped
 	logicTs := s.lastLogicTs.Load()
 	for _, cq := range s.allCQs() {
 		if err := cq.q.flush(0); err != nil {
