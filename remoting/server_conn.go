@@ -19,7 +19,8 @@ const iovLimit = 1000
 const initialFrameCap = 64 << 10
 
 // serverConn is a gnet connection: the framing state, touched only on its event
-// loop, and the wire that writes through gnet's async writes.
+// loop, and the wire: frames written on the loop are batched per OnTraffic,
+// frames from other goroutines are queued and flushed by a task on the loop.
 type serverConn struct {
 	s  *Server
 	gc gnet.Conn
