@@ -46,6 +46,12 @@ func nextProperty(props string, i int) (name, value string, next int, ok bool) {
 	return "", "", len(props), false
 }
 
+// NextProperty iterates the well-formed pairs of props without allocating: start
+// with i = 0 and continue with the returned next while ok.
+func NextProperty(props string, i int) (name, value string, next int, ok bool) {
+	return nextProperty(props, i)
+}
+
 // PropertyValue finds name in an encoded properties string without allocating. When
 // a name repeats, the last value wins, as it does in Java's HashMap.
 func PropertyValue(props, name string) (string, bool) {

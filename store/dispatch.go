@@ -77,11 +77,39 @@ func (s *DefaultStore) doReput() {
 	}
 }
 
+// dispatchProps are the properties dispatch reads, found in one pass.
+type dispatchProps struct {
+	tags, keys, uniq, delay string
+	hasDelay                bool
+}
+
+func scanProps(props string) dispatchProps {
+	var d dispatchProps
+	for i := 0; ; {
+		name, value, next, ok := codec.NextProperty(props, i)
+		if !ok {
+			return d
+		}
+		switch name {
+		case codec.PropTags:
+			d.tags = value
+		case codec.PropKeys:
+			d.keys = value
+		case codec.PropUniqKey:
+			d.uniq = value
+		case codec.PropDelay:
+			d.delay, d.hasDelay = value, true
+		}
+		i = next
+	}
+}
+
 // dispatch builds the consume-queue unit and index entries of one record. m
 // aliases the mapping; nothing here keeps it.
 func (s *DefaultStore) dispatch(m *codec.Message, size int) {
+	p := scanProps(m.Properties)
 	if assignsQueueOffset(m.SysFlag) {
-		tags := s.tagsCode(m)
+		tags := s.tagsCode(m, &p)
 		cq := s.findOrCreateCQ(m.Topic, m.QueueID)
 		if err := cq.put(m.CommitLogOffset, int32(size), tags, m.QueueOffset); err != nil {
 			s.log.Error("dispatch: consume queue write failed", "topic", m.Topic, "queue", m.QueueID, "err", err)
@@ -93,27 +121,24 @@ func (s *DefaultStore) dispatch(m *codec.Message, size int) {
 		}
 	}
 	if s.cfg.MessageIndexEnable {
-		s.index.build(m)
+		s.index.build(m, p.uniq, p.keys)
 	}
 }
 
 // tagsCode is the consume-queue tags field: the TAGS hash, or for the schedule
 // topic the time the delayed message is due.
-func (s *DefaultStore) tagsCode(m *codec.Message) int64 {
-	if m.Topic == scheduleTopic {
-		if d, ok := codec.PropertyValue(m.Properties, codec.PropDelay); ok {
-			level, err := strconv.Atoi(d)
-			if err == nil {
-				level = min(level, len(s.delayLevels))
-				if level > 0 {
-					return m.StoreTimestamp + s.delayLevels[level-1]
-				}
+func (s *DefaultStore) tagsCode(m *codec.Message, p *dispatchProps) int64 {
+	if m.Topic == scheduleTopic && p.hasDelay {
+		level, err := strconv.Atoi(p.delay)
+		if err == nil {
+			level = min(level, len(s.delayLevels))
+			if level > 0 {
+				return m.StoreTimestamp + s.delayLevels[level-1]
 			}
 		}
 	}
-	tags, ok := codec.PropertyValue(m.Properties, codec.PropTags)
-	if !ok || tags == "" {
+	if p.tags == "" {
 		return 0
 	}
-	return int64(compat.JavaStringHash(tags))
+	return int64(compat.JavaStringHash(p.tags))
 }

@@ -290,7 +290,7 @@ func (ix *indexService) writable() (*indexFile, error) {
 }
 
 // build indexes UNIQ_KEY and each KEYS token of a dispatched record.
-func (ix *indexService) build(m *codec.Message) {
+func (ix *indexService) build(m *codec.Message, uniq, keys string) {
 	if tranType(m.SysFlag) == codec.SysFlagTransRollback {
 		return
 	}
@@ -302,20 +302,18 @@ func (ix *indexService) build(m *codec.Message) {
 	if m.CommitLogOffset < x.endPhyOffset() {
 		return // indexed before the restart
 	}
-	if u, ok := codec.PropertyValue(m.Properties, codec.PropUniqKey); ok && u != "" {
-		ix.put(x, m, u)
+	if uniq != "" {
+		ix.put(x, m, uniq)
 	}
-	if keys, ok := codec.PropertyValue(m.Properties, codec.PropKeys); ok {
-		for keys != "" {
-			k := keys
-			if i := strings.IndexByte(keys, ' '); i >= 0 {
-				k, keys = keys[:i], keys[i+1:]
-			} else {
-				keys = ""
-			}
-			if k != "" {
-				ix.put(x, m, k)
-			}
+	for keys != "" {
+		k := keys
+		if i := strings.IndexByte(keys, ' '); i >= 0 {
+			k, keys = keys[:i], keys[i+1:]
+		} else {
+			keys = ""
+		}
+		if k != "" {
+			ix.put(x, m, k)
 		}
 	}
 }
