@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -384,4 +385,26 @@ func TestReadByOffsetRejectsNonRecords(t *testing.T) {
 	m, err := s.LookMessageByOffset(r.WroteOffset)
 	require.NoError(t, err)
 	require.Equal(t, "x", string(m.Body))
+}
+
+func TestAsyncFlushAndCheckpoint(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.FlushCommitLogLeastPages = 0
+	cfg.FlushConsumeQueueThoroughInterval = 0 // every queue flush is thorough
+	s := openStore(t, cfg)
+	defer s.Shutdown()
+	r := s.PutMessage(context.Background(), newMsg("F", 0, "flush me", nil))
+	require.Eventually(t, func() bool {
+		return s.commitLog.q.flushedWhere.Load() >= r.WroteOffset+int64(r.WroteBytes)
+	}, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool {
+		return s.checkpoint.physicMsgTimestamp.Load() == r.StoreTimestamp &&
+			s.checkpoint.logicsMsgTimestamp.Load() == r.StoreTimestamp
+	}, 5*time.Second, 5*time.Millisecond)
+	// The checkpoint file carries them big-endian at offsets 0 and 8.
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(filepath.Join(cfg.StorePathRootDir, "checkpoint"))
+		return err == nil && int64(binary.BigEndian.Uint64(b[0:])) == r.StoreTimestamp &&
+			int64(binary.BigEndian.Uint64(b[8:])) == r.StoreTimestamp
+	}, 5*time.Second, 5*time.Millisecond)
 }
