@@ -37,7 +37,6 @@ func (x *indexFile) put32(off int, v int32) {
 
 func (x *indexFile) beginTimestamp() int64 { return x.i64(0) }
 func (x *indexFile) endTimestamp() int64   { return x.i64(8) }
-func (x *indexFile) beginPhyOffset() int64 { return x.i64(16) }
 func (x *indexFile) endPhyOffset() int64   { return x.i64(24) }
 
 // indexCount is the next entry number; a stored value <= 0 means 1.
