@@ -550,7 +550,11 @@ func (m *RouteInfoManager) appendFilterServers(dst []byte, qds []codec.QueueData
 			continue
 		}
 		for _, addr := range bd.BrokerAddrs {
-			table[addr] = m.filterServerTable[brokerAddrKey{bd.Cluster, addr}]
+			// Java puts null for an address without filter servers and fastjson
+			// leaves null map values out.
+			if fs := m.filterServerTable[brokerAddrKey{bd.Cluster, addr}]; fs != nil {
+				table[addr] = fs
+			}
 		}
 	}
 	for i, addr := range compat.SortedKeys(table) {

@@ -285,3 +285,16 @@ func TestStaticTopicMappingInRoute(t *testing.T) {
 	m.DeleteTopic("T", "")
 	require.Empty(t, m.mappingInfoTable)
 }
+
+func TestFilterServersInRoute(t *testing.T) {
+	m := newTestManager(t, newFakeClock())
+	dv := codec.DataVersion{Counter: 1}
+	a := registration("c", "a", 0, "a:1", topicTable(dv, map[string]int32{"T": 1, "X": 1}))
+	a.FilterServerList = []string{"f:1"}
+	_, _ = m.RegisterBroker(a)
+	_, _ = m.RegisterBroker(registration("c", "a", 1, "a:2", topicTable(dv, map[string]int32{"T": 1, "X": 1})))
+	require.Equal(t, map[string][]string{"a:1": {"f:1"}}, route(t, m, "T").FilterServerTable)
+	a.FilterServerList = []string{}
+	_, _ = m.RegisterBroker(a)
+	require.Empty(t, route(t, m, "T").FilterServerTable)
+}
