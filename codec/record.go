@@ -12,17 +12,17 @@ import (
 
 // SYSFLAG bits of a record (MessageSysFlag.java).
 const (
-	SysFlagCompressed     int32 = 0x1
-	SysFlagMultiTags      int32 = 0x2
-	SysFlagTransPrepared  int32 = 0x4
-	SysFlagTransCommit    int32 = 0x8
-	SysFlagTransRollback  int32 = 0xC
-	SysFlagTransMask      int32 = 0xC
-	SysFlagBornHostV6     int32 = 0x10
-	SysFlagStoreHostV6    int32 = 0x20
-	SysFlagNeedUnwrap     int32 = 0x40
-	SysFlagInnerBatch     int32 = 0x80
-	SysFlagCompressionTyp int32 = 0x700
+	SysFlagCompressed      int32 = 0x1
+	SysFlagMultiTags       int32 = 0x2
+	SysFlagTransPrepared   int32 = 0x4
+	SysFlagTransCommit     int32 = 0x8
+	SysFlagTransRollback   int32 = 0xC
+	SysFlagTransMask       int32 = 0xC
+	SysFlagBornHostV6      int32 = 0x10
+	SysFlagStoreHostV6     int32 = 0x20
+	SysFlagNeedUnwrap      int32 = 0x40
+	SysFlagInnerBatch      int32 = 0x80
+	SysFlagCompressionType int32 = 0x700
 )
 
 // MaxV1TopicLen is the longest topic a v1 record can carry: Java reads the one-byte
