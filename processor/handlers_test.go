@@ -18,7 +18,7 @@ type testBroker struct {
 	st *store.DefaultStore
 }
 
-func newTestBroker(t *testing.T, mod func(*BrokerConfig)) *testBroker {
+func newTestBroker(t testing.TB, mod func(*BrokerConfig)) *testBroker {
 	t.Helper()
 	cfg := testConfig(t)
 	if mod != nil {

@@ -16,7 +16,7 @@ import (
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func testConfig(t *testing.T) BrokerConfig {
+func testConfig(t testing.TB) BrokerConfig {
 	cfg := DefaultBrokerConfig()
 	cfg.BrokerIP1, cfg.BrokerIP2 = "127.0.0.1", "127.0.0.1"
 	cfg.StorePathRootDir = t.TempDir()

@@ -1,0 +1,80 @@
+package processor
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+	"testing"
+
+	"rmqd/codec"
+)
+
+// FuzzQuoteNumericKeys: the lenient config-file reader never panics, and on
+// valid JSON it changes nothing.
+func FuzzQuoteNumericKeys(f *testing.F) {
+	f.Add([]byte(`{"offsetTable":{"T@g":{0:250,1:250}}}`))
+	f.Add([]byte(`{"a":"{1:2}","b":[1,2],-3:4}`))
+	f.Add([]byte(`{"x\"":{7 :1}}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out := quoteNumericKeys(in)
+		if json.Valid(in) && string(out) != string(in) {
+			t.Fatalf("valid JSON changed: %q → %q", in, out)
+		}
+	})
+}
+
+// FuzzFixStoredProps: any properties string gets exactly one CLUSTER and keeps
+// or gains a UNIQ_KEY.
+func FuzzFixStoredProps(f *testing.F) {
+	f.Add("TAGS\x01a\x02KEYS\x01k\x02")
+	f.Add("CLUSTER\x01x\x02CLUSTER\x01y")
+	f.Add("\x01\x02\x02\x01UNIQ_KEY\x01")
+	ids := newUniqIDGen("127.0.0.1")
+	f.Fuzz(func(t *testing.T, props string) {
+		out := fixStoredProps(props, "C", ids)
+		if v, ok := propGet(out, PropCluster); !ok || v != "C" {
+			t.Fatalf("CLUSTER=%q,%v in %q", v, ok, out)
+		}
+		if _, ok := propGet(out, PropUniqKey); !ok {
+			t.Fatalf("no UNIQ_KEY in %q", out)
+		}
+	})
+}
+
+// FuzzHandlers feeds arbitrary headers and bodies to every broker handler over
+// a real store: nothing may panic.
+func FuzzHandlers(f *testing.F) {
+	f.Add(uint8(0), "topic=T\nqueueId=0", []byte(`{}`))
+	f.Add(uint8(3), "producerGroup=P\ntopic=T\ndefaultTopic=TBW102\ndefaultTopicQueueNums=4\nqueueId=-1\nsysFlag=0\nbornTimestamp=1\nflag=0\nproperties=TAGS\x01a\x02", []byte("body"))
+	f.Add(uint8(5), "", []byte(`{"clientID":"c","consumerDataSet":[{"groupName":"g","subscriptionDataSet":[{"topic":"T","subString":"a||b","codeSet":["1",2]}]}],"producerDataSet":[{"groupName":"p"}]}`))
+	f.Add(uint8(7), "consumerGroup=g\ntopic=T\nqueueId=0\nqueueOffset=0\nmaxMsgNums=32\nsysFlag=7\ncommitOffset=3\nsuspendTimeoutMillis=0\nsubVersion=0\nsubscription=a||b\nexpressionType=SQL92", []byte{})
+	f.Add(uint8(9), "", []byte(`{"clientId":"c","consumerGroup":"g","mqSet":[{"brokerName":"b","queueId":"x","topic":"t"}]}`))
+	f.Add(uint8(11), "a=P\nb=T\nc=TBW102\nd=4\ne=0\nf=0\ng=1\nh=0\nm=true", []byte{0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 200})
+
+	b := newTestBroker(f, nil)
+	handlers := b.Handlers()
+	codes := make([]int32, 0, len(handlers))
+	for c := range handlers {
+		codes = append(codes, c)
+	}
+	sort.Slice(codes, func(i, j int) bool { return codes[i] < codes[j] })
+	f.Fuzz(func(t *testing.T, which uint8, ext string, body []byte) {
+		code := codes[int(which)%len(codes)]
+		req := codec.NewRequest(code)
+		for _, line := range strings.Split(ext, "\n") {
+			if k, v, ok := strings.Cut(line, "="); ok {
+				req.Ext.Set(k, v)
+			}
+		}
+		req.Body = body
+		c := newTestConn(1)
+		// A hold of a long-polling pull is bounded by its deadline; keep them short.
+		if s, ok := req.Ext.Get("suspendTimeoutMillis"); ok && len(s) > 3 {
+			req.Ext.Set("suspendTimeoutMillis", "10")
+		}
+		if _, err := handlers[code].ProcessRequest(context.Background(), c, req); err != nil {
+			t.Logf("code %d: %v", code, err)
+		}
+	})
+}
