@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -324,6 +325,12 @@ func (cc *clientConn) writeLoop() {
 			}
 			return
 		}
+		// When the last flush carried several frames, calls are pipelined: let
+		// the callers about to queue do so, so that one flush takes them all.
+		// A lone synchronous caller never waits for this.
+		if len(batch) > 1 {
+			runtime.Gosched()
+		}
 		cc.outMu.Lock()
 		batch, cc.out = cc.out, batch[:0]
 		cc.outMu.Unlock()
@@ -334,7 +341,7 @@ func (cc *clientConn) writeLoop() {
 				cc.drop(f)
 			}
 		}
-		clear(batch)
+		clear(batch) // keeps its length for the next round's test
 		if err == nil {
 			err = w.Flush()
 		}
