@@ -47,9 +47,12 @@ type Config struct {
 	CheckCRCOnRecover bool `prop:"checkCRCOnRecover"`
 
 	MessageIndexEnable bool `prop:"messageIndexEnable"`
-	MaxHashSlotNum     int  `prop:"maxHashSlotNum"`
-	MaxIndexNum        int  `prop:"maxIndexNum"`
-	MaxMsgsNumBatch    int  `prop:"maxMsgsNumBatch"`
+	// MessageIndexSafe makes crash recovery replay from the last flushed index
+	// file, so no key is lost, at the cost of replaying more of the commitlog.
+	MessageIndexSafe bool `prop:"messageIndexSafe"`
+	MaxHashSlotNum   int  `prop:"maxHashSlotNum"`
+	MaxIndexNum      int  `prop:"maxIndexNum"`
+	MaxMsgsNumBatch  int  `prop:"maxMsgsNumBatch"`
 
 	MaxTransferBytesOnMessageInMemory int `prop:"maxTransferBytesOnMessageInMemory"`
 	MaxTransferCountOnMessageInMemory int `prop:"maxTransferCountOnMessageInMemory"`

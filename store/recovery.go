@@ -65,7 +65,7 @@ func (s *DefaultStore) recover() error {
 			ok = m.CommitLogOffset <= maxPhyInCQ
 		} else {
 			limit := s.checkpoint.minTimestamp()
-			if s.cfg.MessageIndexEnable {
+			if s.cfg.MessageIndexEnable && s.cfg.MessageIndexSafe {
 				limit = s.checkpoint.minTimestampIndex()
 			}
 			ok = m.StoreTimestamp <= limit
