@@ -80,11 +80,6 @@ func AppendJSONKey(dst []byte, key string) []byte {
 	return append(AppendJSONString(dst, key), ':')
 }
 
-// AppendJSONBool appends true or false.
-func AppendJSONBool(dst []byte, b bool) []byte {
-	return strconv.AppendBool(dst, b)
-}
-
 // AppendJSONStringSlice appends a JSON array of strings; nil is written as [] because
 // Java callers iterate collections without null checks.
 func AppendJSONStringSlice(dst []byte, ss []string) []byte {
