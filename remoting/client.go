@@ -139,6 +139,8 @@ func (c *Client) conn(ctx context.Context, addr string) (*clientConn, error) {
 }
 
 // InvokeSync sends req to addr and waits for its response until ctx ends.
+// req.Opaque and req.Flag are set by the call, so one req must not be in two
+// calls at once; it may be reused once the call returned.
 func (c *Client) InvokeSync(ctx context.Context, addr string, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	cc, err := c.conn(ctx, addr)
 	if err != nil {
