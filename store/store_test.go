@@ -408,3 +408,21 @@ func TestAsyncFlushAndCheckpoint(t *testing.T) {
 			int64(binary.BigEndian.Uint64(b[8:])) == r.StoreTimestamp
 	}, 5*time.Second, 5*time.Millisecond)
 }
+
+func TestLoadRequiresExactFileSizes(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	s := openStore(t, cfg)
+	putN(t, s, "Size", 1, 3)
+	require.NoError(t, s.Shutdown())
+	// An empty last file is dropped, as Java's doLoad does.
+	empty := filepath.Join(cfg.commitLogDir(), fileName(int64(cfg.MappedFileSizeCommitLog)))
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	s = openStore(t, cfg)
+	require.NoError(t, s.Shutdown())
+	_, err := os.Stat(empty)
+	require.True(t, os.IsNotExist(err))
+	// Any other size mismatch refuses to start.
+	require.NoError(t, os.Truncate(filepath.Join(cfg.commitLogDir(), fileName(0)), 4096))
+	_, err = Open(cfg, testLogger())
+	require.ErrorContains(t, err, "want 1048576")
+}
