@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -85,7 +86,7 @@ func TestGoClientEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
-	rlog.SetLogLevel("error")
+	rlog.SetLogLevel("fatal")
 	ctx := context.Background()
 
 	rs := &routeServer{}
@@ -101,6 +102,7 @@ func TestGoClientEndToEnd(t *testing.T) {
 	cfg.ListenPort = freePort(t)
 	cfg.NamesrvAddr = nsAddr
 	cfg.MessageDelayLevel = "1s 1s 1s 1s 1s"
+	cfg.TransactionCheckInterval, cfg.TransactionTimeOut = 300, 200
 	scfg := store.DefaultConfig()
 	scfg.StorePathRootDir = cfg.StorePathRootDir
 	scfg.MappedFileSizeCommitLog = 4 << 20
@@ -211,4 +213,63 @@ func TestGoClientEndToEnd(t *testing.T) {
 		}
 		return sum == n
 	}, 15*time.Second, 100*time.Millisecond)
+
+	// Transactions: commit, rollback, and an unknown state settled by the
+	// broker's CHECK_TRANSACTION_STATE.
+	txl := &txListener{states: map[string]primitive.LocalTransactionState{
+		"commit": primitive.CommitMessageState, "rollback": primitive.RollbackMessageState,
+		"unknown": primitive.UnknowState}}
+	// Its own instance name: the Go client shares one client per process and
+	// answers checks only for that client's first producer group.
+	tp, err := rocketmq.NewTransactionProducer(txl, producer.WithNameServer([]string{nsAddr}),
+		producer.WithGroupName("PG_tx"), producer.WithRetry(2), producer.WithInstanceName("tx"))
+	require.NoError(t, err)
+	require.NoError(t, tp.Start())
+	defer tp.Shutdown()
+	const txTopic = "GoTx"
+	for _, body := range []string{"commit", "rollback", "unknown"} {
+		res, err := tp.SendMessageInTransaction(ctx, primitive.NewMessage(txTopic, []byte(body)))
+		require.NoError(t, err)
+		require.Equal(t, primitive.SendOK, res.Status)
+	}
+	b.topics.CreateInSendMessageBack(RetryGroupTopicPrefix+"CG_tx", 1, PermRead|PermWrite, 0)
+	txGot := make(chan string, 10)
+	tc2, err := rocketmq.NewPushConsumer(consumer.WithNameServer([]string{nsAddr}), consumer.WithGroupName("CG_tx"),
+		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
+	require.NoError(t, err)
+	require.NoError(t, tc2.Subscribe(txTopic, consumer.MessageSelector{}, func(ctx context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
+		for _, m := range msgs {
+			txGot <- string(m.Body)
+		}
+		return consumer.ConsumeSuccess, nil
+	}))
+	require.NoError(t, tc2.Start())
+	defer tc2.Shutdown()
+	txSeen := map[string]int{}
+	txDeadline := time.After(30 * time.Second)
+	for txSeen["commit"] == 0 || txSeen["unknown"] == 0 {
+		select {
+		case body := <-txGot:
+			txSeen[body]++
+		case <-txDeadline:
+			t.Fatalf("transactional messages received: %v", txSeen)
+		}
+	}
+	require.Zero(t, txSeen["rollback"])
+	require.GreaterOrEqual(t, txl.checks.Load(), int32(1), "the unknown one was checked")
+}
+
+// txListener answers local transactions by message body; a check commits.
+type txListener struct {
+	states map[string]primitive.LocalTransactionState
+	checks atomic.Int32
+}
+
+func (l *txListener) ExecuteLocalTransaction(m *primitive.Message) primitive.LocalTransactionState {
+	return l.states[string(m.Body)]
+}
+
+func (l *txListener) CheckLocalTransaction(m *primitive.MessageExt) primitive.LocalTransactionState {
+	l.checks.Add(1)
+	return primitive.CommitMessageState
 }
