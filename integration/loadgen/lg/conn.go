@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -119,10 +120,11 @@ func (c *Conn) Do(frame []byte, opaque int32, call *Call, timeout time.Duration)
 func (c *Conn) Request(req *codec.RemotingCommand, timeout time.Duration) (code int32, remark string, ext map[string]string, body []byte, err error) {
 	req.Opaque = c.NextOpaque()
 	call := NewCall(func(cmd *codec.RemotingCommand) {
-		code, remark = cmd.Code, cmd.Remark
+		// cmd aliases the reader's buffer: copy what outlives the callback.
+		code, remark = cmd.Code, strings.Clone(cmd.Remark)
 		ext = make(map[string]string, len(cmd.Ext))
 		for _, f := range cmd.Ext {
-			ext[f.Key] = f.Value
+			ext[strings.Clone(f.Key)] = strings.Clone(f.Value)
 		}
 		body = append([]byte(nil), cmd.Body...)
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -124,7 +125,7 @@ func pullQueue(ctx context.Context, conn *Conn, cfg *PullConfig, q int, h *Hist,
 		msg    codec.Message
 	)
 	call := NewCall(func(cmd *codec.RemotingCommand) {
-		code, remark, got, nbytes, perr = cmd.Code, cmd.Remark, 0, 0, nil
+		code, remark, got, nbytes, perr = cmd.Code, strings.Clone(cmd.Remark), 0, 0, nil
 		v, ok, err := cmd.Ext.GetInt64("nextBeginOffset")
 		next, nextOK = v, ok && err == nil
 		if code != codec.RespSuccess {

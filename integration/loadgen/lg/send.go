@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,6 +36,7 @@ type SendConfig struct {
 type SendResult struct {
 	Sent      int64     `json:"sent"`
 	Failed    int64     `json:"failed"`
+	Busy      int64     `json:"busy"` // SYSTEM_BUSY answers (broker flow control): not stored, not failures
 	Measured  int64     `json:"measured"`
 	ElapsedS  float64   `json:"elapsedS"`
 	MsgPerS   float64   `json:"msgPerS"`
@@ -52,6 +54,7 @@ type sender struct {
 	perQueue  []atomic.Int64
 	sent      atomic.Int64
 	failed    atomic.Int64
+	busy      atomic.Int64
 	measured  atomic.Int64
 	ticket    atomic.Int64
 	errMu     sync.Mutex
@@ -123,7 +126,7 @@ func Send(ctx context.Context, cfg SendConfig) (SendResult, error) {
 		all.Merge(&hists[i])
 	}
 	window := end.Sub(s.measureAt).Seconds()
-	res := SendResult{Sent: s.sent.Load(), Failed: s.failed.Load(), Measured: s.measured.Load(), ElapsedS: window,
+	res := SendResult{Sent: s.sent.Load(), Failed: s.failed.Load(), Busy: s.busy.Load(), Measured: s.measured.Load(), ElapsedS: window,
 		Lat: all.Summarize(cfg.Full), Errors: s.errs, StartedAt: s.start, Offered: cfg.Rate}
 	if window > 0 {
 		res.MsgPerS = float64(res.Measured) / window
@@ -160,7 +163,7 @@ func (s *sender) lane(ctx context.Context, id int, h *Hist) {
 	call := NewCall(func(cmd *codec.RemotingCommand) {
 		code = cmd.Code
 		if code != codec.RespSuccess {
-			remark = cmd.Remark
+			remark = strings.Clone(cmd.Remark) // cmd aliases the reader's buffer
 		}
 	})
 	var frame []byte
@@ -207,6 +210,12 @@ func (s *sender) lane(ctx context.Context, id int, h *Hist) {
 			return // the connection is gone
 		}
 		done := time.Now()
+		if code == codec.RespSystemBusy {
+			// Flow control (Apache: a request waited too long in the send queue). The Java client treats it
+			// as a failed attempt and moves on; so do we, and the report counts them.
+			s.busy.Add(1)
+			continue
+		}
 		if code != codec.RespSuccess {
 			s.recordErr(fmt.Sprintf("code %d: %s", code, remark))
 			continue
