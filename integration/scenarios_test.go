@@ -2,6 +2,7 @@ package integration
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -192,6 +193,33 @@ var scenarios = []scenario{
 					tb.Fatalf("message %s: outcomes by reconsumeTimes %v, want 0,1: RECONSUME_LATER, 2: SUCCESS", s.MsgID, seen)
 				}
 			}
+		},
+	},
+	{
+		// Transactions (5.x producer): commit, rollback, and unknown resolved to commit by the broker's
+		// CHECK_TRANSACTION_STATE call; a 4.9.7 consumer must see exactly the committed ones.
+		Name:  "java5-transaction",
+		Needs: []string{"client5", "client4"},
+		Run: func(tb harness.TB, tg *harness.Target) {
+			const topic = "IT_java5_tx"
+			p := harness.RunJava(tb, tg, "5", "txproduce", "--topic", topic, "--group", "IT_java5_tx_pg", "--count", "6",
+				"--tx", "commit,rollback,unknown", "--check", "commit", "--tags", "TX", "--keys", "k-tx",
+				"--props", userPropsFlag, "--await-checks", "60000")
+			var want []harness.Msg
+			for _, m := range p.Sent {
+				if m.Status != "SEND_OK" {
+					tb.Fatalf("half message #%d: status %q error %q", m.Index, m.Status, m.Error)
+				}
+				if m.LocalState == "UNKNOW" && m.Checks == 0 {
+					tb.Fatalf("unknown transaction #%d was never checked", m.Index)
+				}
+				if m.LocalState != "ROLLBACK_MESSAGE" {
+					want = append(want, m)
+				}
+			}
+			c := harness.RunJava(tb, tg, "4", "consume", "--topic", topic, "--group", "IT_java5_tx_cg",
+				"--count", fmt.Sprint(len(want)), "--timeout", "45000", "--linger", "2000")
+			expectDelivered(tb, want, c.Received, userPropKeys)
 		},
 	},
 	{

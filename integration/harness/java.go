@@ -42,7 +42,9 @@ type Msg struct {
 	StoreHost       string            `json:"storeHost"`
 	BornTimestamp   int64             `json:"bornTimestamp"`
 	StoreTimestamp  int64             `json:"storeTimestamp"`
-	Outcome         string            `json:"outcome"` // received (Java push): SUCCESS or RECONSUME_LATER
+	Outcome         string            `json:"outcome"`    // received (Java push): SUCCESS or RECONSUME_LATER
+	LocalState      string            `json:"localState"` // txproduce: COMMIT_MESSAGE, ROLLBACK_MESSAGE, UNKNOW
+	Checks          int               `json:"checks"`     // txproduce: CHECK_TRANSACTION_STATE calls received for it
 }
 
 // JavaResult is the runner's one JSON line. Fields of scenarios added later are in Raw.

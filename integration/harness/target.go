@@ -108,6 +108,9 @@ func (t *Target) brokerConf(opts Options) map[string]string {
 		"autoCreateTopicEnable": "true",
 		"enablePropertyFilter":  "true",
 		"flushDiskType":         "ASYNC_FLUSH",
+		// Check unknown transactions after 1 s instead of 6 s, every second instead of every 30 s.
+		"transactionTimeOut":       "1000",
+		"transactionCheckInterval": "1000",
 	}
 	for k, v := range opts.BrokerConf {
 		c[k] = v

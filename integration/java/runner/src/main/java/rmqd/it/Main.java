@@ -25,6 +25,7 @@ public final class Main {
     static {
         SCENARIOS.put("produce", new Produce());
         SCENARIOS.put("consume", new Consume());
+        SCENARIOS.put("txproduce", new TxProduce());
     }
 
     private Main() {

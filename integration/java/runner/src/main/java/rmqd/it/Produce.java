@@ -1,7 +1,6 @@
 package rmqd.it;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -24,40 +23,17 @@ final class Produce implements Scenario {
     @Override
     public void run(Flags f, Map<String, Object> out) throws Exception {
         String namesrv = f.required("namesrv");
-        String topic = f.required("topic");
+        MessageSpec spec = new MessageSpec(f);
         String group = f.str("group", "rmqd-it-producer");
         String mode = f.choice("mode", "sync", "sync", "async", "oneway", "batch");
-        int count = f.integer("count", 1);
-        int size = f.integer("size", 64);
-        String tagsFlag = f.str("tags", "");
-        String keyPrefix = f.str("keys", "");
-        Map<String, String> props = f.map("props", f.str("props-sep", ","));
         int batch = f.integer("batch", 10);
-        String bodyPrefix = f.str("body-prefix", "rmqd-it");
         int sendTimeout = f.integer("send-timeout", 3000);
         int retries = f.integer("retries", 2);
-        int delayLevel = f.integer("delay-level", 0);
         long timeout = f.longValue("timeout", 60000);
         f.checkAllUsed();
 
-        List<String> tags = tagsFlag.isEmpty() ? new ArrayList<>() : Arrays.asList(tagsFlag.split(","));
-        List<Message> msgs = new ArrayList<>(count);
-        for (int i = 0; i < count; i++) {
-            Message m = new Message(topic, Bodies.make(bodyPrefix, i, size));
-            if (!tags.isEmpty()) {
-                m.setTags(tags.get(i % tags.size()));
-            }
-            if (!keyPrefix.isEmpty()) {
-                m.setKeys(keyPrefix + "-" + i);
-            }
-            for (Map.Entry<String, String> e : props.entrySet()) {
-                m.putUserProperty(e.getKey(), e.getValue());
-            }
-            if (delayLevel > 0) {
-                m.setDelayTimeLevel(delayLevel);
-            }
-            msgs.add(m);
-        }
+        int count = spec.count;
+        List<Message> msgs = spec.buildAll();
 
         DefaultMQProducer p = new DefaultMQProducer(group);
         p.setNamesrvAddr(namesrv);
