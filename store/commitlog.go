@@ -61,11 +61,17 @@ func assignsQueueOffset(sysFlag int32) bool {
 }
 
 func (c *commitLog) checkMessage(m *codec.Message) (int, PutStatus) {
-	if len(m.Body) > c.maxMsgSize || len(m.Topic) > 32767 {
+	if len(m.Body) > c.maxMsgSize || len(m.Topic) == 0 || len(m.Topic) > 32767 ||
+		strings.IndexByte(m.Topic, 0) >= 0 {
 		return 0, PutMessageIllegal
 	}
 	if len(m.Properties) > maxPropertiesLen {
 		return 0, PutPropertiesSizeExceeded
+	}
+	// Recovery ends the log at a record whose topic holds NUL or whose
+	// properties end in NUL (the signs of a torn write), so never write one.
+	if n := len(m.Properties); n > 0 && m.Properties[n-1] == 0 {
+		return 0, PutMessageIllegal
 	}
 	size := codec.RecordSize(m)
 	if size > c.maxMsgSize+64*1024 || size+endFileMinBlank > c.q.fileSize {

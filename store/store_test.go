@@ -274,6 +274,12 @@ func TestPutRejects(t *testing.T) {
 	m := newMsg("T", 0, "x", nil)
 	m.Properties = string(make([]byte, 40000))
 	require.Equal(t, PutPropertiesSizeExceeded, s.PutMessage(context.Background(), m).Status)
+	// What recovery would take for a torn record is refused up front.
+	require.Equal(t, PutMessageIllegal, s.PutMessage(context.Background(), newMsg("", 0, "x", nil)).Status)
+	require.Equal(t, PutMessageIllegal, s.PutMessage(context.Background(), newMsg("T\x00", 0, "x", nil)).Status)
+	m = newMsg("T", 0, "x", nil)
+	m.Properties = "A\x01b\x00"
+	require.Equal(t, PutMessageIllegal, s.PutMessage(context.Background(), m).Status)
 	// Prepared transaction records take queue offset 0 and no consume-queue unit.
 	m = newMsg("T", 0, "half", nil)
 	m.SysFlag = codec.SysFlagTransPrepared
