@@ -13,6 +13,7 @@
 # broker stops, the topic has no route (UNREGISTER_BROKER). The same setup with the
 # Go client v2.1.2 (producer.SendSync to TBW102 and to a new topic, admin
 # FetchAllTopicList) also worked: its hand-split brokerAddrs parser reads the quoted ids.
+# BROKER_CP='/tmp/xb497/*' (rocketmq-broker 4.9.7) gives the same results.
 set -u
 NAMESRV_CMD=${1:?command that starts rmqd name server on 127.0.0.1:9876}
 W=${WORKDIR:-/tmp/jb}
@@ -29,12 +30,18 @@ storePathCommitLog=$W/store/commitlog
 autoCreateTopicEnable=true
 mappedFileSizeCommitLog=67108864
 CONF
+# 4.9.x brokers insist on $ROCKETMQ_HOME/conf/logback_broker.xml.
+mkdir -p "$W/conf"
+cat > "$W/conf/logback_broker.xml" <<XML
+<configuration><appender name="F" class="ch.qos.logback.core.FileAppender"><file>$W/broker49.log</file>
+<encoder><pattern>%d %p %t - %m%n</pattern></encoder></appender><root level="INFO"><appender-ref ref="F"/></root></configuration>
+XML
 ip link set lo up
 export ROCKETMQ_HOME=$W
 $NAMESRV_CMD > "$W/ns.log" 2>&1 &
 NS=$!
 sleep 2
-java -Xms512m -Xmx512m -Duser.home="$W" -cp '/tmp/xb/*' org.apache.rocketmq.broker.BrokerStartup -c "$W/broker.conf" > "$W/broker.out" 2>&1 &
+java -Xms512m -Xmx512m -Duser.home="$W" -cp "${BROKER_CP:-/tmp/xb/*}" org.apache.rocketmq.broker.BrokerStartup -c "$W/broker.conf" > "$W/broker.out" 2>&1 &
 BR=$!
 sleep 40
 adm() { echo "### mqadmin $*"; timeout 90 java -Duser.home="$W" -cp '/tmp/x/*' org.apache.rocketmq.tools.command.MQAdminStartup "$@" -n 127.0.0.1:9876 2>&1 | grep -v SLF4J | head -40; }
