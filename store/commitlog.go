@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/binary"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -72,6 +73,15 @@ func (c *commitLog) checkMessage(m *codec.Message) (int, PutStatus) {
 	// properties end in NUL (the signs of a torn write), so never write one.
 	if n := len(m.Properties); n > 0 && m.Properties[n-1] == 0 {
 		return 0, PutMessageIllegal
+	}
+	if m.Topic == scheduleTopic {
+		// Java's recovery ends the log at a schedule record whose DELAY is not
+		// an int; a Java broker opening this store must not lose what follows.
+		if d, ok := codec.PropertyValue(m.Properties, codec.PropDelay); ok {
+			if _, err := strconv.ParseInt(d, 10, 32); err != nil {
+				return 0, PutMessageIllegal
+			}
+		}
 	}
 	size := codec.RecordSize(m)
 	if size > c.maxMsgSize+64*1024 || size+endFileMinBlank > c.q.fileSize {

@@ -280,6 +280,8 @@ func TestPutRejects(t *testing.T) {
 	m = newMsg("T", 0, "x", nil)
 	m.Properties = "A\x01b\x00"
 	require.Equal(t, PutMessageIllegal, s.PutMessage(context.Background(), m).Status)
+	m = newMsg(scheduleTopic, 0, "x", map[string]string{"DELAY": "x"})
+	require.Equal(t, PutMessageIllegal, s.PutMessage(context.Background(), m).Status)
 	// Prepared transaction records take queue offset 0 and no consume-queue unit.
 	m = newMsg("T", 0, "half", nil)
 	m.SysFlag = codec.SysFlagTransPrepared
