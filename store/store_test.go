@@ -362,9 +362,9 @@ func TestConfigApplyProperties(t *testing.T) {
 	require.Equal(t, 6000020, c.cqFileSize())
 }
 
-func TestLockExcludesSecondOpen(t *testing.T) {
-	// fcntl locks are per process, so a second Open in the same process succeeds;
-	// check the lock file content and that the abort file follows Start/Shutdown.
+func TestLockAbortAndCheckpointFiles(t *testing.T) {
+	// fcntl locks are per process, so exclusion is tested against a child process
+	// in TestCrashRecovery; here the files' content and life cycle.
 	cfg := testConfig(t.TempDir())
 	s := openStore(t, cfg)
 	b, err := os.ReadFile(filepath.Join(cfg.StorePathRootDir, "lock"))
