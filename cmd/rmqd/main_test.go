@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -24,6 +25,21 @@ func freePort(t *testing.T) int {
 	require.NoError(t, err)
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// freeBrokerPort finds a port p with p-2 free too: a broker also serves the VIP
+// port listenPort-2.
+func freeBrokerPort(t *testing.T) int {
+	t.Helper()
+	for i := 0; i < 50; i++ {
+		p := freePort(t)
+		if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p-2)); err == nil {
+			l.Close()
+			return p
+		}
+	}
+	t.Fatal("no free broker port pair")
+	return 0
 }
 
 func TestParseArgs(t *testing.T) {
@@ -56,7 +72,7 @@ func TestPrintConfig(t *testing.T) {
 func startStandalone(t *testing.T) (namesrvAddr, brokerAddr string) {
 	t.Helper()
 	dir := t.TempDir()
-	nsPort, brokerPort := freePort(t), freePort(t)
+	nsPort, brokerPort := freePort(t), freeBrokerPort(t)
 	conf := fmt.Sprintf("bindAddress=127.0.0.1\nlistenPort=%d\nnamesrvListenPort=%d\nstorePathRootDir=%s\nmappedFileSizeCommitLog=4194304\n",
 		brokerPort, nsPort, filepath.Join(dir, "store"))
 	confPath := filepath.Join(dir, "broker.conf")
@@ -110,7 +126,11 @@ func readFrame(t *testing.T, c net.Conn) *codec.RemotingCommand {
 // the serialize type it was asked in, from both the broker and the name server.
 func TestStandaloneAnswersUnknownCode(t *testing.T) {
 	nsAddr, brokerAddr := startStandalone(t)
-	for _, addr := range []string{brokerAddr, nsAddr} {
+	host, port, err := net.SplitHostPort(brokerAddr)
+	require.NoError(t, err)
+	p, _ := strconv.Atoi(port)
+	vipAddr := net.JoinHostPort(host, strconv.Itoa(p-2))
+	for _, addr := range []string{brokerAddr, vipAddr, nsAddr} {
 		for _, st := range []codec.SerializeType{codec.SerializeJSON, codec.SerializeRocketMQ} {
 			c, err := net.Dial("tcp", addr)
 			require.NoError(t, err)

@@ -228,9 +228,12 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 		bind = "0.0.0.0"
 	}
 	srv := remoting.NewServer(remoting.ServerConfig{
-		Addr:      net.JoinHostPort(bind, strconv.Itoa(bcfg.ListenPort)),
-		Multicore: true,
-		Logger:    logger.With("server", "broker"),
+		Addr: net.JoinHostPort(bind, strconv.Itoa(bcfg.ListenPort)),
+		// The "VIP" port Java brokers also serve (listenPort-2); old clients with
+		// sendMessageWithVIPChannel=true dial it.
+		ExtraAddrs: []string{net.JoinHostPort(bind, strconv.Itoa(bcfg.ListenPort-2))},
+		Multicore:  true,
+		Logger:     logger.With("server", "broker"),
 	})
 	b.Register(srv)
 	start := func(ctx context.Context) error {
