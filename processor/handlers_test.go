@@ -66,8 +66,16 @@ func pullReq(group, topic string, queueID int32, offset int64, sysFlag int32, su
 	return req
 }
 
+// ext reads a response header field as a client would: typed headers are
+// encoded and decoded first.
 func ext(t *testing.T, c *codec.RemotingCommand, k string) string {
 	t.Helper()
+	if c.CustomHeader != nil {
+		frame := c.Encode(nil)
+		var d codec.RemotingCommand
+		require.NoError(t, codec.DecodeCommand(frame[4:], &d))
+		c = &d
+	}
 	v, ok := c.Ext.Get(k)
 	require.True(t, ok, "ext field %s missing in %+v", k, c.Ext)
 	return v

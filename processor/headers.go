@@ -145,8 +145,8 @@ func parseSendHeader(req *codec.RemotingCommand) (sendHeader, error) {
 	return s, h.err
 }
 
-// pullHeader is PullMessageRequestHeader. Strings are cloned: a held pull
-// outlives the request frame.
+// pullHeader is PullMessageRequestHeader. Its strings alias the request frame
+// until clone is called (a held pull outlives the frame).
 type pullHeader struct {
 	consumerGroup        string
 	topic                string
@@ -174,20 +174,28 @@ const (
 func parsePullHeader(req *codec.RemotingCommand) (pullHeader, error) {
 	h := headerReader{ext: req.Ext}
 	p := pullHeader{
-		consumerGroup:        strings.Clone(h.reqStr("consumerGroup")),
-		topic:                strings.Clone(h.reqStr("topic")),
+		consumerGroup:        h.reqStr("consumerGroup"),
+		topic:                h.reqStr("topic"),
 		queueID:              h.reqInt32("queueId"),
 		queueOffset:          h.reqInt64("queueOffset"),
 		maxMsgNums:           h.reqInt32("maxMsgNums"),
 		sysFlag:              h.reqInt32("sysFlag"),
 		commitOffset:         h.reqInt64("commitOffset"),
 		suspendTimeoutMillis: h.reqInt64("suspendTimeoutMillis"),
-		subscription:         strings.Clone(h.str("subscription")),
+		subscription:         h.str("subscription"),
 		subVersion:           h.reqInt64("subVersion"),
-		expressionType:       strings.Clone(h.str("expressionType")),
+		expressionType:       h.str("expressionType"),
 		maxMsgBytes:          h.optInt32("maxMsgBytes", 0),
 	}
 	return p, h.err
+}
+
+// clone gives the header its own strings.
+func (p *pullHeader) clone() {
+	p.consumerGroup = strings.Clone(p.consumerGroup)
+	p.topic = strings.Clone(p.topic)
+	p.subscription = strings.Clone(p.subscription)
+	p.expressionType = strings.Clone(p.expressionType)
 }
 
 func i32s(v int32) string { return strconv.FormatInt(int64(v), 10) }

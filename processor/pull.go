@@ -81,10 +81,9 @@ func (b *Broker) pull(c remoting.Conn, h *pullHeader, reply pullReply, filter st
 	}
 	code := pullCode(res.Status, h.queueOffset)
 	resp := reply.response(code, res.Status.String())
-	resp.Ext.Set("suggestWhichBrokerId", "0")
-	resp.Ext.Set("nextBeginOffset", i64s(res.NextBeginOffset))
-	resp.Ext.Set("minOffset", i64s(res.MinOffset))
-	resp.Ext.Set("maxOffset", i64s(res.MaxOffset))
+	// Every 0/19/20/21 answer carries all four: the Java client unboxes them.
+	resp.CustomHeader = &codec.PullMessageResponseHeader{SuggestWhichBrokerID: 0,
+		NextBeginOffset: res.NextBeginOffset, MinOffset: res.MinOffset, MaxOffset: res.MaxOffset}
 
 	if allowSuspend && h.sysFlag&pullFlagCommitOffset != 0 && b.cfg.BrokerID == 0 {
 		b.offsets.Commit(h.consumerGroup, h.topic, h.queueID, h.commitOffset)
@@ -102,8 +101,9 @@ func (b *Broker) pull(c remoting.Conn, h *pullHeader, reply pullReply, filter st
 		if !b.cfg.LongPollingEnable {
 			hold = time.Duration(b.cfg.ShortPollingTimeMills) * time.Millisecond
 		}
-		b.hold.suspend(&heldPull{conn: c, header: *h, reply: reply, filter: filter,
-			deadline: time.Now().Add(hold)})
+		held := &heldPull{conn: c, header: *h, reply: reply, filter: filter, deadline: time.Now().Add(hold)}
+		held.header.clone()
+		b.hold.suspend(held)
 		return nil, nil
 	default:
 		res.Release()

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 
 	"rmqd/codec"
@@ -27,21 +28,34 @@ const (
 // (SendMessageProcessor.sendMessage / sendBatchMessage).
 func (b *Broker) handleSendMessage(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
-	// The Java client reads these two unconditionally from every send response.
-	resp.Ext.Set(PropMsgRegion, b.cfg.RegionID)
-	if b.cfg.TraceOn {
-		resp.Ext.Set(PropTraceSwitch, "true")
-	} else {
-		resp.Ext.Set(PropTraceSwitch, "false")
+	// Every send response carries extFields with MSG_REGION and TRACE_ON: the
+	// Java client reads them unconditionally. The typed header writes its numbers
+	// straight into the frame.
+	hdr := &codec.SendMessageResponseHeader{MsgRegion: b.cfg.RegionID, TraceOn: b.cfg.TraceOn}
+	resp.CustomHeader = hdr
+	b.sendMessage(ctx, c, req, resp, hdr)
+	switch resp.Code {
+	case codec.RespSuccess, codec.RespFlushDiskTimeout, codec.RespFlushSlaveTimeout, codec.RespSlaveNotAvailable:
+	default:
+		// Java leaves msgId/queueId/queueOffset out of failures; the two
+		// unconditional fields stay.
+		resp.CustomHeader = nil
+		resp.Ext.Set(PropMsgRegion, hdr.MsgRegion)
+		resp.Ext.Set(PropTraceSwitch, strconv.FormatBool(hdr.TraceOn))
 	}
+	return resp, nil
+}
+
+func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand, resp *codec.RemotingCommand,
+	hdr *codec.SendMessageResponseHeader) *codec.RemotingCommand {
 	h, err := parseSendHeader(req)
 	if err != nil {
-		return setCode(resp, codec.RespSystemError, err.Error()), nil
+		return setCode(resp, codec.RespSystemError, err.Error())
 	}
 	batch := req.Code == codec.ReqSendBatchMessage
 	tc, ok := b.sendCheck(c, &h, resp)
 	if !ok {
-		return resp, nil
+		return resp
 	}
 	queueID := h.queueID
 	if queueID < 0 {
@@ -49,11 +63,11 @@ func (b *Broker) handleSendMessage(ctx context.Context, c remoting.Conn, req *co
 	}
 	if !batch && len(req.Body) > int(b.cfg.MaxMessageSize) {
 		return setCode(resp, codec.RespMessageIllegal,
-			fmt.Sprintf("the message body size over max value, MAX: %d", b.cfg.MaxMessageSize)), nil
+			fmt.Sprintf("the message body size over max value, MAX: %d", b.cfg.MaxMessageSize))
 	}
 	if batch && len(req.Body) > int(b.cfg.MaxMessageSize) {
 		return setCode(resp, codec.RespMessageIllegal,
-			fmt.Sprintf("the batch message body size over max value, MAX: %d", b.cfg.MaxMessageSize)), nil
+			fmt.Sprintf("the batch message body size over max value, MAX: %d", b.cfg.MaxMessageSize))
 	}
 
 	topic := tc.TopicName
@@ -81,10 +95,10 @@ func (b *Broker) handleSendMessage(ctx context.Context, c remoting.Conn, req *co
 	var res store.PutResult
 	if batch {
 		if len(h.topic) > 127 {
-			return setCode(resp, codec.RespMessageIllegal, fmt.Sprintf("message topic length too long %d", len(h.topic))), nil
+			return setCode(resp, codec.RespMessageIllegal, fmt.Sprintf("message topic length too long %d", len(h.topic)))
 		}
 		if strings.HasPrefix(h.topic, RetryGroupTopicPrefix) {
-			return setCode(resp, codec.RespMessageIllegal, "batch request does not support retry group "+h.topic), nil
+			return setCode(resp, codec.RespMessageIllegal, "batch request does not support retry group "+h.topic)
 		}
 		msg.Properties = h.properties
 		cluster := b.cfg.BrokerClusterName
@@ -96,7 +110,7 @@ func (b *Broker) handleSendMessage(ctx context.Context, c remoting.Conn, req *co
 		if strings.HasPrefix(h.topic, RetryGroupTopicPrefix) {
 			var done bool
 			if props, done = b.handleRetryAndDLQ(&h, &msg, props, resp); done {
-				return resp, nil
+				return resp
 			}
 		}
 		props = fixStoredProps(props, b.cfg.BrokerClusterName, b.ids)
@@ -104,7 +118,7 @@ func (b *Broker) handleSendMessage(ctx context.Context, c remoting.Conn, req *co
 			!(msg.ReconsumeTimes > 0 && hasDelay(props)) {
 			if b.cfg.RejectTransactionMessage {
 				return setCode(resp, codec.RespNoPermission,
-					"the broker["+b.cfg.BrokerIP1+"] sending transaction message is forbidden"), nil
+					"the broker["+b.cfg.BrokerIP1+"] sending transaction message is forbidden")
 			}
 			props = toHalfMessage(&msg, props)
 		}
@@ -112,7 +126,7 @@ func (b *Broker) handleSendMessage(ctx context.Context, c remoting.Conn, req *co
 		b.applyDelay(&msg)
 		res = b.store.PutMessage(ctx, &msg)
 	}
-	return b.sendResult(resp, &msg, queueID, res), nil
+	return b.sendResult(resp, hdr, &msg, queueID, res)
 }
 
 // sendCheck is AbstractSendMessageProcessor.msgCheck: permission, topic name,
@@ -205,7 +219,7 @@ func hasDelay(props string) bool {
 
 // sendResult maps the store outcome as handlePutMessageResult does; codes 10-12
 // still count as stored, so they carry the message id too.
-func (b *Broker) sendResult(resp *codec.RemotingCommand, msg *codec.Message, queueID int32, res store.PutResult) *codec.RemotingCommand {
+func (b *Broker) sendResult(resp *codec.RemotingCommand, hdr *codec.SendMessageResponseHeader, msg *codec.Message, queueID int32, res store.PutResult) *codec.RemotingCommand {
 	stored := false
 	switch res.Status {
 	case store.PutOK:
@@ -243,14 +257,14 @@ func (b *Broker) sendResult(resp *codec.RemotingCommand, msg *codec.Message, que
 			}
 			sb.Write(compat.AppendOffsetMsgID(buf[:0], b.storeHost, off))
 		}
-		resp.Ext.Set("msgId", sb.String())
+		hdr.MsgID = sb.String()
 	} else {
-		resp.Ext.Set("msgId", compat.OffsetMsgID(b.storeHost, res.WroteOffset))
+		hdr.MsgID = compat.OffsetMsgID(b.storeHost, res.WroteOffset)
 	}
-	resp.Ext.Set("queueId", i32s(queueID))
-	resp.Ext.Set("queueOffset", i64s(res.QueueOffset))
+	hdr.QueueID = queueID
+	hdr.QueueOffset = res.QueueOffset
 	if uniq, ok := propGet(msg.Properties, PropUniqKey); ok {
-		resp.Ext.Set("transactionId", uniq)
+		hdr.TransactionID = uniq
 	}
 	return resp
 }

@@ -1,0 +1,67 @@
+package processor
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"rmqd/codec"
+)
+
+// BenchmarkSendMessage is one SEND_MESSAGE through the handler into the real
+// store (128-byte body, tags, keys and a UNIQ_KEY as clients send).
+func BenchmarkSendMessage(b *testing.B) {
+	tb := newTestBroker(b, nil)
+	c := newTestConn(1)
+	req := sendReq("BenchT", 0, make([]byte, 128), "TAGS\x01tagA\x02KEYS\x01k1\x02UNIQ_KEY\x01C0A8000100002A9F0000000000000001\x02WAIT\x01true\x02")
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.SetBytes(128)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		resp, _ := tb.handleSendMessage(ctx, c, req)
+		if resp.Code != codec.RespSuccess {
+			b.Fatalf("code %d %s", resp.Code, resp.Remark)
+		}
+	}
+}
+
+// BenchmarkPullMessage is one PULL_MESSAGE returning 32 messages of 128 bytes.
+func BenchmarkPullMessage(b *testing.B) {
+	tb := newTestBroker(b, nil)
+	c := newTestConn(1)
+	ctx := context.Background()
+	req := sendReq("BenchP", 0, make([]byte, 128), "TAGS\x01tagA\x02")
+	for i := 0; i < 32; i++ {
+		tb.handleSendMessage(ctx, c, req)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for tb.st.MaxOffsetInQueue("BenchP", 0) < 32 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	preq := pullReq("G", "BenchP", 0, 0, pullFlagSubscription, 0)
+	sink := &discardConn{testConn: newTestConn(2)}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tb.handlePullMessage(ctx, sink, preq)
+	}
+	if sink.n == 0 {
+		b.Fatal("nothing pulled")
+	}
+}
+
+// discardConn implements remoting.BodiesWriter without copying, as the real
+// connection does, and releases the bodies at once.
+type discardConn struct {
+	*testConn
+	n int
+}
+
+func (d *discardConn) WriteResponseBodies(cmd *codec.RemotingCommand, bodies [][]byte, done func()) error {
+	d.n += len(bodies)
+	if done != nil {
+		done()
+	}
+	return nil
+}
