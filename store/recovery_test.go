@@ -260,41 +260,36 @@ func TestCrashRecovery(t *testing.T) {
 		cmd.Stderr = os.Stderr
 		require.NoError(t, cmd.Start())
 		lines := make(chan string, 1024)
-		go func() {
+		go func(out chan<- string) {
 			sc := bufio.NewScanner(stdout)
 			for sc.Scan() {
-				lines <- sc.Text()
+				out <- sc.Text()
 			}
-			close(lines)
-		}()
+			close(out)
+		}(lines)
+		record := func(l string) {
+			f := strings.Fields(l)
+			if len(f) != 4 {
+				return // a line cut by the kill
+			}
+			q, _ := strconv.Atoi(f[0])
+			qoff, _ := strconv.ParseInt(f[1], 10, 64)
+			phy, _ := strconv.ParseInt(f[2], 10, 64)
+			acked = append(acked, ack{int32(q), qoff, phy, f[3]})
+		}
 		// Let it write a little, then kill it at a random moment.
 		time.Sleep(time.Duration(50+rand.IntN(250)) * time.Millisecond)
 		if round == 0 {
 			// The running child holds the store's fcntl lock.
 			first, ok := <-lines
 			require.True(t, ok, "child wrote nothing")
-			lines2 := make(chan string, 1024)
-			lines2 <- first
-			go func(src chan string) {
-				for l := range src {
-					lines2 <- l
-				}
-				close(lines2)
-			}(lines)
-			lines = lines2
+			record(first)
 			_, err := Open(testConfig(dir), testLogger())
 			require.ErrorIs(t, err, ErrLocked)
 		}
 		require.NoError(t, cmd.Process.Kill())
 		for l := range lines {
-			f := strings.Fields(l)
-			if len(f) != 4 {
-				continue // a line cut by the kill
-			}
-			q, _ := strconv.Atoi(f[0])
-			qoff, _ := strconv.ParseInt(f[1], 10, 64)
-			phy, _ := strconv.ParseInt(f[2], 10, 64)
-			acked = append(acked, ack{int32(q), qoff, phy, f[3]})
+			record(l)
 		}
 		_ = cmd.Wait()
 
