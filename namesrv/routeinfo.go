@@ -183,6 +183,9 @@ func (m *RouteInfoManager) RegisterBroker(r *BrokerRegistration) (res RegisterRe
 			}
 		}
 		for name, tc := range topics.TopicConfigTable {
+			if tc == nil {
+				continue
+			}
 			if tc.TopicName != "" { // Java keys queue data by the config's own name
 				name = tc.TopicName
 			}
