@@ -26,6 +26,7 @@ type env struct {
 	storeRoot string
 	full      bool
 	consumeN  int64
+	javaN     int64
 	dur       time.Duration
 	warm      time.Duration
 	rates     []float64
@@ -45,6 +46,7 @@ type SendRun struct {
 	Result   lg.SendResult `json:"result"`
 	Stored   int64         `json:"stored"`
 	CPUUs    float64       `json:"cpuUsPerMsg,omitempty"`
+	ClientUs float64       `json:"clientCpuUsPerMsg,omitempty"` // load generator (this process)
 	Load     string        `json:"loadavg"`
 }
 
@@ -79,6 +81,7 @@ type BrokerResult struct {
 	Consume            *ConsumeRun `json:"consume,omitempty"`
 	E2E                *E2ERun     `json:"e2e,omitempty"`
 	GoClient           []SendRun   `json:"goClient"`
+	Java               *JavaRun    `json:"javaProducer,omitempty"`
 	Sync               []SendRun   `json:"syncFlush"`
 	SyncStartToFirstMs float64     `json:"syncStartToFirstSendMs"`
 	Errors             []string    `json:"errors,omitempty"`
@@ -117,12 +120,12 @@ func main() {
 	flag.Parse()
 	e.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
-	e.dur, e.warm, e.consumeN, e.cpuRate = 4*time.Second, 1*time.Second, 100_000, 3000
+	e.dur, e.warm, e.consumeN, e.cpuRate, e.javaN = 4*time.Second, 1*time.Second, 100_000, 3000, 20_000
 	if total == 0 {
 		total = 14 * time.Minute
 	}
 	if e.full {
-		e.dur, e.warm, e.consumeN = 15*time.Second, 3*time.Second, 1_000_000
+		e.dur, e.warm, e.consumeN, e.javaN = 15*time.Second, 3*time.Second, 1_000_000, 200_000
 		if total == 14*time.Minute {
 			total = 60 * time.Minute
 		}
@@ -299,9 +302,13 @@ func (r *runner) send(ctx context.Context, flush string, size, inflight int, rat
 		// CPU is measured over the whole open-loop run: warm-up and measured window together.
 		cpu0, _ = cpuMicros(pid)
 	}
+	self0 := selfCPUMicros()
 	res, err = lg.Send(ctx, lg.SendConfig{Route: route, Topic: topic, Size: size, InFlight: inflight, Duration: d,
 		Warmup: r.e.warm, Rate: rate, Full: true})
 	run := &SendRun{Client: "loadgen", Flush: flush, Size: size, InFlight: inflight, Rate: rate, Result: res, Load: loadAvg()}
+	if res.Sent > 0 {
+		run.ClientUs = float64(selfCPUMicros()-self0) / float64(res.Sent)
+	}
 	if rate > 0 {
 		cpu1, _ := cpuMicros(pid)
 		if res.Sent > 0 {
@@ -320,7 +327,8 @@ func (r *runner) send(ctx context.Context, flush string, size, inflight int, rat
 	}
 	run.Stored = r.checkStored(ctx, fmt.Sprintf("send %d B x%d", size, inflight), route, topic, res.Sent)
 	r.e.log.Info("send", "broker", r.res.Kind, "flush", flush, "size", size, "inflight", inflight, "rate", rate,
-		"msg/s", int(res.MsgPerS), "lat", res.Lat.String(), "cpuUs/msg", fmt.Sprintf("%.1f", run.CPUUs), "load", run.Load)
+		"msg/s", int(res.MsgPerS), "lat", res.Lat.String(), "cpuUs/msg", fmt.Sprintf("%.1f", run.CPUUs),
+		"clientUs/msg", fmt.Sprintf("%.1f", run.ClientUs), "load", run.Load)
 	return run
 }
 
@@ -365,6 +373,7 @@ func runBroker(ctx context.Context, e *env, kind string) *BrokerResult {
 	r.e2e(ctx)
 	r.consume(ctx)
 	r.goClient(ctx)
+	r.javaProducer(ctx, 16, 1024, r.e.javaN)
 	if err := b.alive(); err != nil {
 		r.fail("%v", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // clockTicks is USER_HZ: 100 on every Linux this runs on (sysconf is not reachable without cgo).
@@ -56,6 +57,15 @@ func statusKiB(pid int, key string) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("/proc/%d/status: no %s", pid, key)
+}
+
+// selfCPUMicros is this process's user+system CPU: the in-process load generator's cost.
+func selfCPUMicros() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano()/1e3 + ru.Stime.Nano()/1e3
 }
 
 func loadAvg() string {

@@ -104,6 +104,9 @@ func rows(res *Results, e *env) []row {
 			}
 			label := fmt.Sprintf("send %s ×%d", sizeName(size), inf)
 			add(label+" throughput", "msg/s", tput(ar), tput(rr), ld(ar), ld(rr), tgtT, false)
+			if size == 1024 && inf == 64 {
+				add(label+" load generator CPU per message", "µs", clientCPU(ar), clientCPU(rr), ld(ar), ld(rr), "", true)
+			}
 			add(label+" p50", "ms", lat(ar, 50), lat(rr, 50), ld(ar), ld(rr), "", true)
 			add(label+" p99", "ms", lat(ar, 99), lat(rr, 99), ld(ar), ld(rr), tgtL, true)
 			add(label+" p999", "ms", lat(ar, 999), lat(rr, 999), ld(ar), ld(rr), "", true)
@@ -148,6 +151,12 @@ func rows(res *Results, e *env) []row {
 		add(label+" throughput", "msg/s", tput(ar), tput(rr), ld(ar), ld(rr), "", false)
 		add(label+" p99", "ms", lat(ar, 99), lat(rr, 99), ld(ar), ld(rr), "", true)
 	}
+	if a.Java != nil || r.Java != nil {
+		ja, jr := javaOr(a), javaOr(r)
+		label := fmt.Sprintf("Java benchmark Producer %s 1 KiB ×%d", exampleVersion, max(ja.Threads, jr.Threads))
+		add(label+" TPS (last 1 s window)", "msg/s", ja.TPS, jr.TPS, ja.Load, jr.Load, "", false)
+		add(label+" average RT (same window)", "ms", ja.AvgRTMs, jr.AvgRTMs, ja.Load, jr.Load, "", true)
+	}
 	for _, inf := range []int{1, 16, 64} {
 		ar, rr := findRun(a.Sync, 1024, inf, 0), findRun(r.Sync, 1024, inf, 0)
 		if ar == nil && rr == nil {
@@ -165,6 +174,13 @@ func idx(s []SendRun, i int) *SendRun {
 		return &s[i]
 	}
 	return nil
+}
+
+func javaOr(b *BrokerResult) *JavaRun {
+	if b.Java != nil {
+		return b.Java
+	}
+	return &JavaRun{}
 }
 
 func consumeOr(b *BrokerResult) *ConsumeRun {
@@ -186,6 +202,13 @@ func tput(s *SendRun) float64 {
 		return 0
 	}
 	return s.Result.MsgPerS
+}
+
+func clientCPU(s *SendRun) float64 {
+	if s == nil {
+		return 0
+	}
+	return s.ClientUs
 }
 
 func cpu(s *SendRun) float64 {

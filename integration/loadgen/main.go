@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"time"
 
 	"rmqd/integration/loadgen/lg"
@@ -50,7 +51,19 @@ func run(ctx context.Context, sub string, args []string) error {
 	binary := fs.Bool("binary", false, "ROCKETMQ binary headers")
 	full := fs.Bool("full", false, "print every histogram bucket")
 	timeout := fs.Duration("timeout", 5*time.Minute, "pull/e2e: bound")
+	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the load generator here")
 	_ = fs.Parse(args)
+	if *cpuprof != "" {
+		f, err := os.Create(*cpuprof)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	if *create > 0 {
 		if *broker == "" {

@@ -34,6 +34,10 @@ type Conn struct {
 	pending map[int32]*Call
 	err     error
 	done    chan struct{}
+	// lastRead (unix ns) and the watchdog replace a timer per request: a connection with requests pending
+	// and nothing read for the request timeout is failed as a whole.
+	lastRead atomic.Int64
+	timeout  atomic.Int64
 }
 
 // Call is a reusable request slot: OnResponse runs in the reader goroutine with the decoded response (which
@@ -59,8 +63,29 @@ func Dial(ctx context.Context, addr string) (*Conn, error) {
 		_ = tc.SetNoDelay(true)
 	}
 	c := &Conn{nc: nc, pending: make(map[int32]*Call), done: make(chan struct{})}
+	c.lastRead.Store(time.Now().UnixNano())
 	go c.readLoop()
+	go c.watchdog()
 	return c, nil
+}
+
+func (c *Conn) watchdog() {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case now := <-t.C:
+			c.mu.Lock()
+			n := len(c.pending)
+			c.mu.Unlock()
+			idle := time.Duration(now.UnixNano() - c.lastRead.Load())
+			if to := time.Duration(c.timeout.Load()); n > 0 && to > 0 && idle > to {
+				c.fail(fmt.Errorf("lg: %d requests without a response for %v", n, idle.Round(time.Millisecond)))
+			}
+		}
+	}
 }
 
 // NextOpaque returns a fresh request id.
@@ -86,10 +111,17 @@ func (c *Conn) fail(err error) {
 	c.mu.Unlock()
 }
 
-// Do sends frame (already encoded with opaque) and waits for its response, at most timeout. A timeout
-// closes the connection: a benchmark treats a lost response as a failure, not something to retry.
+// Do sends frame (already encoded with opaque) and waits for its response. When requests are pending and
+// nothing arrives for timeout, the connection is closed: a benchmark treats a lost response as a failure,
+// not something to retry.
 func (c *Conn) Do(frame []byte, opaque int32, call *Call, timeout time.Duration) error {
+	if int64(timeout) > c.timeout.Load() {
+		c.timeout.Store(int64(timeout))
+	}
 	c.mu.Lock()
+	if len(c.pending) == 0 {
+		c.lastRead.Store(time.Now().UnixNano()) // idle until now is not waiting
+	}
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()
@@ -105,15 +137,7 @@ func (c *Conn) Do(frame []byte, opaque int32, call *Call, timeout time.Duration)
 		c.fail(fmt.Errorf("lg: write: %w", err))
 		return <-call.done
 	}
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case err := <-call.done:
-		return err
-	case <-t.C:
-		c.fail(fmt.Errorf("lg: no response to opaque %d within %v", opaque, timeout))
-		return <-call.done
-	}
+	return <-call.done
 }
 
 // Request encodes req (setting its opaque) and runs Do with a fresh slot; convenient for control requests.
@@ -156,6 +180,7 @@ func (c *Conn) readLoop() {
 			c.fail(fmt.Errorf("lg: read: %w", err))
 			return
 		}
+		c.lastRead.Store(time.Now().UnixNano())
 		if err := codec.DecodeCommand(buf, &cmd); err != nil {
 			c.fail(fmt.Errorf("lg: decode: %w", err))
 			return
