@@ -18,18 +18,28 @@ func (s *DefaultStore) runReput(ctx context.Context) {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	for {
+		stuck := s.doReput()
+		// Publish idleness, then look again: a put that saw us busy did not
+		// wake us, but its bytes are visible to this second look. A log stuck
+		// at a bad record is retried on the ticker instead.
+		s.reputIdle.Store(true)
+		if !stuck && s.reputFrom.Load() < s.commitLog.q.maxOffset() {
+			s.reputIdle.Store(false)
+			continue
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-s.reputWake:
 		case <-t.C:
 		}
-		s.doReput()
+		s.reputIdle.Store(false)
 	}
 }
 
-// doReput dispatches everything between reputFrom and the commitlog's end.
-func (s *DefaultStore) doReput() {
+// doReput dispatches everything between reputFrom and the commitlog's end. It
+// reports whether it stopped at a record it cannot decode.
+func (s *DefaultStore) doReput() (stuck bool) {
 	s.dispatchMu.Lock()
 	defer s.dispatchMu.Unlock()
 	var m codec.Message
@@ -37,7 +47,7 @@ func (s *DefaultStore) doReput() {
 	for {
 		from := s.reputFrom.Load()
 		if from >= q.maxOffset() {
-			return
+			return false
 		}
 		f := q.findHeld(from)
 		if f == nil {
@@ -45,7 +55,7 @@ func (s *DefaultStore) doReput() {
 				s.reputFrom.Store(min) // retention went past us
 				continue
 			}
-			return
+			return true // no file to read yet: wait rather than spin
 		}
 		pos := from - f.from
 		wrote := f.wrote.Load()
@@ -71,8 +81,11 @@ func (s *DefaultStore) doReput() {
 			s.reputFrom.Store(f.from + int64(f.size))
 		}
 		f.release()
-		if stop || pos < int64(f.size) {
-			return
+		if stop {
+			return true
+		}
+		if pos < int64(f.size) {
+			return false
 		}
 	}
 }

@@ -37,7 +37,8 @@ type DefaultStore struct {
 	// goroutine (or recovery, before it starts) moves it.
 	reputFrom  atomic.Int64
 	reputWake  chan struct{}
-	dispatchMu sync.Mutex // one dispatcher at a time
+	reputIdle  atomic.Bool // the dispatcher waits for a wake-up
+	dispatchMu sync.Mutex  // one dispatcher at a time
 	group      *groupCommit
 
 	// lastLogicTs is the store time of the last record put into a consume queue;
@@ -349,6 +350,9 @@ func (s *DefaultStore) afterPut(ctx context.Context, end int64, props string) Pu
 }
 
 func (s *DefaultStore) wakeReput() {
+	if !s.reputIdle.Load() {
+		return // busy: it will see the new bytes before it waits
+	}
 	select {
 	case s.reputWake <- struct{}{}:
 	default:
