@@ -183,6 +183,10 @@ func newNamesrv(props map[string]string, opts options, bind string, logger *slog
 	if bind != "" {
 		cfg.BindAddress = bind
 	}
+	// As NamesrvStartup does: UPDATE_NAMESRV_CONFIG persists into the -c file.
+	if _, ok := nsProps["configStorePath"]; !ok && opts.configFile != "" && opts.mode == "namesrv" {
+		cfg.ConfigStorePath = opts.configFile
+	}
 	if opts.print {
 		return node{}, cfg.Properties(), nil
 	}
@@ -191,9 +195,10 @@ func newNamesrv(props map[string]string, opts options, bind string, logger *slog
 		return node{}, nil, err
 	}
 	srv := remoting.NewServer(remoting.ServerConfig{
-		Addr:      net.JoinHostPort(cfg.BindAddress, strconv.Itoa(int(cfg.ListenPort))),
-		Multicore: true,
-		Logger:    logger.With("server", "namesrv"),
+		Addr:        net.JoinHostPort(cfg.BindAddress, strconv.Itoa(int(cfg.ListenPort))),
+		Multicore:   true,
+		IdleTimeout: idleTimeout(props),
+		Logger:      logger.With("server", "namesrv"),
 	})
 	ns.Register(srv)
 	return node{name: "namesrv", srv: srv, start: ns.Start, stop: ns.Shutdown}, cfg.Properties(), nil
@@ -231,9 +236,10 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 		Addr: net.JoinHostPort(bind, strconv.Itoa(bcfg.ListenPort)),
 		// The "VIP" port Java brokers also serve (listenPort-2); old clients with
 		// sendMessageWithVIPChannel=true dial it.
-		ExtraAddrs: []string{net.JoinHostPort(bind, strconv.Itoa(bcfg.ListenPort-2))},
-		Multicore:  true,
-		Logger:     logger.With("server", "broker"),
+		ExtraAddrs:  []string{net.JoinHostPort(bind, strconv.Itoa(bcfg.ListenPort-2))},
+		Multicore:   true,
+		IdleTimeout: idleTimeout(props),
+		Logger:      logger.With("server", "broker"),
 	})
 	b.Register(srv)
 	start := func(ctx context.Context) error {
@@ -246,6 +252,14 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 		return errors.Join(b.Shutdown(), st.Shutdown())
 	}
 	return node{name: "broker", srv: srv, start: start, stop: stop}, merged, nil
+}
+
+// idleTimeout is NettyServerConfig.serverChannelMaxIdleTimeSeconds (120 s).
+func idleTimeout(props map[string]string) time.Duration {
+	if v, err := strconv.Atoi(props["serverChannelMaxIdleTimeSeconds"]); err == nil && v > 0 {
+		return time.Duration(v) * time.Second
+	}
+	return remoting.DefaultIdleTimeout
 }
 
 func printConfig(w io.Writer, sets []map[string]string) {
