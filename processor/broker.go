@@ -166,6 +166,9 @@ func (b *Broker) Handlers() map[int32]remoting.Processor {
 		codec.ReqGetProducerConnectionList:        f(b.handleGetProducerConnectionList),
 		codec.ReqQueryTopicConsumeByWho:           f(b.handleQueryTopicConsumeByWho),
 		codec.ReqGetSystemTopicListFromBroker:     f(b.handleGetSystemTopicListFromBroker),
+		codec.ReqInvokeBrokerToResetOffset:        f(b.handleInvokeBrokerToResetOffset),
+		codec.ReqGetConsumerRunningInfo:           f(b.handleGetConsumerRunningInfo),
+		codec.ReqConsumeMessageDirectly:           f(b.handleConsumeMessageDirectly),
 	}
 }
 

@@ -34,7 +34,11 @@ func (b *Broker) handleHeartBeat(ctx context.Context, c remoting.Conn, req *code
 				s.ExpressionType = exprTag
 			}
 		}
-		if b.consumers.Register(cd.GroupName, ch, cd.ConsumeType, cd.MessageModel, cd.ConsumeFromWhere, cd.SubscriptionDataSet, notify) {
+		subs := cd.SubscriptionDataSet
+		if hb.WithoutSub {
+			subs = nil // heartbeat V2: subscriptions unchanged since the last full heartbeat
+		}
+		if b.consumers.Register(cd.GroupName, ch, cd.ConsumeType, cd.MessageModel, cd.ConsumeFromWhere, subs, notify) {
 			b.log.Info("consumer group changed", "group", cd.GroupName, "client", hb.ClientID, "remote", c.RemoteAddr())
 		}
 	}

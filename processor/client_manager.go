@@ -50,6 +50,7 @@ func NewConsumerManager(log *slog.Logger) *ConsumerManager {
 
 // Register records a consumer group heartbeat and reports whether the group's
 // channel set changed. When it did and notifyEnable is set, every member is told.
+// nil subs leaves the subscriptions as they are (V2 heartbeat withoutSub).
 func (m *ConsumerManager) Register(group string, ch ClientChannel, consumeType, messageModel, fromWhere string,
 	subs []codec.SubscriptionData, notifyEnable bool) bool {
 	now := time.Now()
@@ -71,6 +72,11 @@ func (m *ConsumerManager) Register(group string, ch ClientChannel, consumeType, 
 		old.LastUpdate = now
 	}
 	seen := make(map[string]bool, len(subs))
+	if subs == nil {
+		for t := range g.Subscriptions {
+			seen[t] = true
+		}
+	}
 	for _, s := range subs {
 		seen[s.Topic] = true
 		if old, ok := g.Subscriptions[s.Topic]; !ok || s.SubVersion > old.SubVersion || old.SubString != s.SubString {

@@ -21,6 +21,7 @@ type testConn struct {
 	oneway []*codec.RemotingCommand
 	closed atomic.Bool
 	wrote  chan struct{}
+	answer func(req *codec.RemotingCommand) *codec.RemotingCommand // served Invoke calls
 }
 
 func newTestConn(port int) *testConn {
@@ -45,6 +46,9 @@ func (c *testConn) WriteResponse(cmd *codec.RemotingCommand) error {
 	return nil
 }
 func (c *testConn) Invoke(ctx context.Context, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	if c.answer != nil {
+		return c.answer(req), nil
+	}
 	return nil, errors.New("not supported")
 }
 func (c *testConn) InvokeOneway(req *codec.RemotingCommand) error {

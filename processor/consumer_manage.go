@@ -48,6 +48,10 @@ func (b *Broker) handleUpdateConsumerOffset(ctx context.Context, c remoting.Conn
 	if _, ok := b.topics.Select(topic); !ok {
 		return codec.NewResponse(req, codec.RespTopicNotExist, "topic not exist, "+topic), nil
 	}
+	if b.offsets.HasReset(group, topic, queueID) {
+		// A pending admin reset wins over what the client still believes.
+		return codec.NewResponse(req, codec.RespSuccess, ""), nil
+	}
 	b.offsets.Commit(group, topic, queueID, off)
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }

@@ -17,10 +17,13 @@ type topicGroup struct{ topic, group string }
 // ConsumerOffsetManager keeps committed consumer offsets (consumerOffset.json,
 // keyed "topic@group" with bare integer queue ids as fastjson writes them).
 type ConsumerOffsetManager struct {
-	log     *slog.Logger
-	path    string
-	mu      sync.RWMutex
-	table   map[topicGroup]map[int32]int64
+	log   *slog.Logger
+	path  string
+	mu    sync.RWMutex
+	table map[topicGroup]map[int32]int64
+	// reset holds offsets an admin reset assigned and the next pull of that
+	// queue must hand to the consumer (server-side reset, 5.x default).
+	reset   map[topicGroup]map[int32]int64
 	version dataVersion
 	persMu  sync.Mutex
 }
@@ -28,7 +31,58 @@ type ConsumerOffsetManager struct {
 // NewConsumerOffsetManager stores its file in cfg.ConfigDir().
 func NewConsumerOffsetManager(cfg *BrokerConfig, log *slog.Logger) *ConsumerOffsetManager {
 	return &ConsumerOffsetManager{log: log, path: filepath.Join(cfg.ConfigDir(), "consumerOffset.json"),
-		table: map[topicGroup]map[int32]int64{}}
+		table: map[topicGroup]map[int32]int64{}, reset: map[topicGroup]map[int32]int64{}}
+}
+
+// AssignReset records an admin reset: the committed offset moves now and the
+// next pull of the queue answers PULL_OFFSET_MOVED with it.
+func (m *ConsumerOffsetManager) AssignReset(group, topic string, queueID int32, offset int64) {
+	if offset < 0 || queueID < 0 {
+		return
+	}
+	m.Commit(group, topic, queueID, offset)
+	k := topicGroup{strings.Clone(topic), strings.Clone(group)}
+	m.mu.Lock()
+	q, ok := m.reset[k]
+	if !ok {
+		q = map[int32]int64{}
+		m.reset[k] = q
+	}
+	q[queueID] = offset
+	m.mu.Unlock()
+}
+
+// HasReset reports a pending reset of the queue.
+func (m *ConsumerOffsetManager) HasReset(group, topic string, queueID int32) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	_, ok := m.reset[topicGroup{topic, group}][queueID]
+	return ok
+}
+
+// TakeReset returns and clears a pending reset of the queue.
+func (m *ConsumerOffsetManager) TakeReset(group, topic string, queueID int32) (int64, bool) {
+	m.mu.RLock()
+	empty := len(m.reset) == 0
+	m.mu.RUnlock()
+	if empty {
+		return 0, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := topicGroup{topic, group}
+	q, ok := m.reset[k]
+	if !ok {
+		return 0, false
+	}
+	off, ok := q[queueID]
+	if ok {
+		delete(q, queueID)
+		if len(q) == 0 {
+			delete(m.reset, k)
+		}
+	}
+	return off, ok
 }
 
 // Load reads consumerOffset.json (or .bak); bare integer keys are accepted.

@@ -71,6 +71,12 @@ func (b *Broker) pull(c remoting.Conn, h *pullHeader, reply pullReply, filter st
 		}
 	}
 
+	if off, ok := b.offsets.TakeReset(h.consumerGroup, h.topic, h.queueID); ok {
+		resp := reply.response(codec.RespPullOffsetMoved, store.GetOffsetReset.String())
+		resp.CustomHeader = &codec.PullMessageResponseHeader{NextBeginOffset: off,
+			MinOffset: b.store.MinOffsetInQueue(h.topic, h.queueID), MaxOffset: b.store.MaxOffsetInQueue(h.topic, h.queueID)}
+		return resp, nil
+	}
 	maxBytes := int32(defaultPullMaxBytes)
 	if h.maxMsgBytes > 0 {
 		maxBytes = h.maxMsgBytes

@@ -1,0 +1,136 @@
+package processor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"rmqd/codec"
+	"rmqd/compat"
+	"rmqd/remoting"
+)
+
+// callClientTimeout bounds a broker→client call made for an admin tool.
+const callClientTimeout = 5 * time.Second
+
+// handleInvokeBrokerToResetOffset is INVOKE_BROKER_TO_RESET_OFFSET with
+// server-side reset (useServerSideResetOffset, the 5.x default): the new offsets
+// are recorded here and handed out by the next pull of each queue.
+func (b *Broker) handleInvokeBrokerToResetOffset(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	h := headerReader{ext: req.Ext}
+	topic, group := h.reqStr("topic"), h.reqStr("group")
+	ts := h.reqInt64("timestamp")
+	queueID := h.optInt32("queueId", -1)
+	offset := h.optInt64("offset", -1)
+	if h.err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
+	}
+	tc, ok := b.topics.Select(topic)
+	if !ok {
+		return codec.NewResponse(req, codec.RespTopicNotExist, "Topic "+topic+" does not exist"), nil
+	}
+	if _, ok := b.groups.Get(group); !ok {
+		return codec.NewResponse(req, codec.RespSubscriptionGroupNotExist, "Group "+group+" does not exist"), nil
+	}
+	search := func(q int32) int64 {
+		if ts < 0 {
+			return b.store.MaxOffsetInQueue(topic, q)
+		}
+		return b.store.OffsetInQueueByTime(topic, q, ts)
+	}
+	offsets := map[mqKey]int64{}
+	if queueID >= 0 {
+		if offset != -1 {
+			min, max := b.store.MinOffsetInQueue(topic, queueID), b.store.MaxOffsetInQueue(topic, queueID)
+			if min >= 0 && offset < min || offset > max+1 {
+				return codec.NewResponse(req, codec.RespSystemError,
+					fmt.Sprintf("Target offset %d not in consume queue range [%d-%d]", offset, min, max)), nil
+			}
+		} else {
+			offset = search(queueID)
+		}
+		offsets[mqKey{tc.TopicName, queueID}] = offset
+	} else {
+		for q := int32(0); q < tc.ReadQueueNums; q++ {
+			offsets[mqKey{tc.TopicName, q}] = search(q)
+		}
+	}
+	if len(offsets) == 0 {
+		return codec.NewResponse(req, codec.RespSystemError, "No queues to reset."), nil
+	}
+	for k, off := range offsets {
+		b.offsets.AssignReset(group, topic, k.queue, off)
+	}
+	body := []byte(`{"offsetTable":`)
+	body = compat.AppendJSONObjectKeyMap(body, offsets, cmpMQ, b.appendMQ, func(dst []byte, v int64) []byte {
+		return strconv.AppendInt(dst, v, 10)
+	})
+	body = append(body, '}')
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = body
+	return resp, nil
+}
+
+// findConsumerConn finds the connection of one client of a consumer group.
+func (b *Broker) findConsumerConn(group, clientID string) (remoting.Conn, bool) {
+	g, ok := b.consumers.Group(group)
+	if !ok {
+		return nil, false
+	}
+	for _, ch := range g.Channels {
+		if ch.ClientID == clientID {
+			return ch.Conn, true
+		}
+	}
+	return nil, false
+}
+
+// callConsumer relays an admin request to one consumer client and its answer
+// back (AdminBrokerProcessor.callConsumer).
+func (b *Broker) callConsumer(ctx context.Context, req *codec.RemotingCommand, body []byte) (*codec.RemotingCommand, error) {
+	group, _ := req.Ext.Get("consumerGroup")
+	clientID, _ := req.Ext.Get("clientId")
+	conn, ok := b.findConsumerConn(group, clientID)
+	if !ok {
+		return codec.NewResponse(req, codec.RespSystemError, fmt.Sprintf("The Consumer <%s> <%s> not online", group, clientID)), nil
+	}
+	out := codec.NewRequest(req.Code)
+	out.Ext = append(codec.ExtFields(nil), req.Ext...)
+	out.Body = body
+	cctx, cancel := context.WithTimeout(ctx, callClientTimeout)
+	defer cancel()
+	cresp, err := conn.Invoke(cctx, out)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return codec.NewResponse(req, codec.RespConsumeMsgTimeout, fmt.Sprintf("consumer <%s> <%s> Timeout: %v", group, clientID, err)), nil
+		}
+		return codec.NewResponse(req, codec.RespSystemError, fmt.Sprintf("invoke consumer <%s> <%s> Exception: %v", group, clientID, err)), nil
+	}
+	resp := codec.NewResponse(req, cresp.Code, cresp.Remark)
+	resp.Ext = append(codec.ExtFields(nil), cresp.Ext...)
+	resp.Body = cresp.Body
+	return resp, nil
+}
+
+// handleGetConsumerRunningInfo is GET_CONSUMER_RUNNING_INFO, relayed to the
+// client.
+func (b *Broker) handleGetConsumerRunningInfo(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	return b.callConsumer(ctx, req, nil)
+}
+
+// handleConsumeMessageDirectly is CONSUME_MESSAGE_DIRECTLY: the message named by
+// msgId (an offsetMsgId) is sent to the client to consume.
+func (b *Broker) handleConsumeMessageDirectly(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	msgID, _ := req.Ext.Get("msgId")
+	_, off, err := compat.DecodeOffsetMsgID(msgID)
+	if err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
+	}
+	rec, err := b.store.ReadRecordByOffset(off)
+	if err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, "no message for msgId "+msgID), nil
+	}
+	return b.callConsumer(ctx, req, rec)
+}
