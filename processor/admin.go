@@ -232,3 +232,72 @@ func (b *Broker) earliestMessageTime() int64 {
 	}
 	return m.StoreTimestamp
 }
+
+// handleGetAllDelayOffset is GET_ALL_DELAY_OFFSET: delayOffset.json's content.
+func (b *Broker) handleGetAllDelayOffset(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = b.schedule.encode()
+	return resp, nil
+}
+
+// handleGetSubscriptionGroupConfig is GET_SUBSCRIPTIONGROUP_CONFIG.
+func (b *Broker) handleGetSubscriptionGroupConfig(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	g, _ := req.Ext.Get("group")
+	sgc, ok := b.groups.Get(g)
+	if !ok {
+		return codec.NewResponse(req, codec.RespSubscriptionGroupNotExist, "The subscription group "+g+" not exist"), nil
+	}
+	body, err := json.Marshal(sgc)
+	if err != nil {
+		return nil, err
+	}
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = body
+	return resp, nil
+}
+
+// handleUpdateAndCreateTopicList is UPDATE_AND_CREATE_TOPIC_LIST (body
+// {"topicConfigList":[TopicConfig,…]}).
+func (b *Broker) handleUpdateAndCreateTopicList(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	var body struct {
+		TopicConfigList []TopicConfig `json:"topicConfigList"`
+	}
+	if err := json.Unmarshal(req.Body, &body); err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, "decode body: "+err.Error()), nil
+	}
+	for _, tc := range body.TopicConfigList {
+		if remark, ok := validateTopic(tc.TopicName); !ok {
+			return codec.NewResponse(req, codec.RespInvalidParameter, remark), nil
+		}
+		if tc.Perm < 0 || tc.Perm >= 8 {
+			return codec.NewResponse(req, codec.RespInvalidParameter, fmt.Sprintf("perm %d is illegal", tc.Perm)), nil
+		}
+	}
+	for _, tc := range body.TopicConfigList {
+		if tc.TopicFilterType == "" {
+			tc.TopicFilterType = "SINGLE_TAG"
+		}
+		b.topics.Update(tc)
+	}
+	return codec.NewResponse(req, codec.RespSuccess, ""), nil
+}
+
+// handleUpdateAndCreateSubscriptionGroupList is
+// UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST (body {"groupConfigList":[…]}).
+func (b *Broker) handleUpdateAndCreateSubscriptionGroupList(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	var body struct {
+		GroupConfigList []SubscriptionGroupConfig `json:"groupConfigList"`
+	}
+	if err := json.Unmarshal(req.Body, &body); err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, "decode body: "+err.Error()), nil
+	}
+	for _, g := range body.GroupConfigList {
+		if g.GroupName == "" {
+			continue
+		}
+		if err := b.groups.Update(g); err != nil {
+			return nil, err
+		}
+	}
+	return codec.NewResponse(req, codec.RespSuccess, ""), nil
+}

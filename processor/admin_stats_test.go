@@ -78,3 +78,31 @@ func TestQueryViewAndStats(t *testing.T) {
 	r, _ = b.handleQueryTopicConsumeByWho(ctx, c, w)
 	require.JSONEq(t, `{"groupList":["CG","SG"]}`, string(r.Body))
 }
+
+func TestAdminListCodes(t *testing.T) {
+	b := newTestBroker(t, nil)
+	ctx := context.Background()
+	c := newTestConn(1)
+	req := codec.NewRequest(codec.ReqUpdateAndCreateTopicList)
+	req.Body = []byte(`{"topicConfigList":[{"topicName":"L1","readQueueNums":2,"writeQueueNums":2,"perm":6},{"topicName":"L2","readQueueNums":1,"writeQueueNums":1,"perm":6}]}`)
+	r, _ := b.handleUpdateAndCreateTopicList(ctx, c, req)
+	require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
+	tc, ok := b.topics.Select("L1")
+	require.True(t, ok)
+	require.EqualValues(t, 2, tc.ReadQueueNums)
+	require.Equal(t, "SINGLE_TAG", tc.TopicFilterType)
+
+	req = codec.NewRequest(codec.ReqUpdateAndCreateSubscriptiongroupList)
+	req.Body = []byte(`{"groupConfigList":[{"groupName":"LG","retryMaxTimes":3}]}`)
+	r, _ = b.handleUpdateAndCreateSubscriptionGroupList(ctx, c, req)
+	require.EqualValues(t, codec.RespSuccess, r.Code)
+	g := codec.NewRequest(codec.ReqGetSubscriptiongroupConfig)
+	g.Ext.Set("group", "LG")
+	r, _ = b.handleGetSubscriptionGroupConfig(ctx, c, g)
+	require.EqualValues(t, codec.RespSuccess, r.Code)
+	require.Contains(t, string(r.Body), `"retryMaxTimes":3`)
+	require.Contains(t, string(r.Body), `"consumeEnable":true`, "defaults for fields the body left out")
+
+	r, _ = b.handleGetAllDelayOffset(ctx, c, codec.NewRequest(codec.ReqGetAllDelayOffset))
+	require.Contains(t, string(r.Body), `"offsetTable":{}`)
+}

@@ -120,6 +120,11 @@ func (s *scheduleService) load() error {
 }
 
 func (s *scheduleService) persist() error {
+	return writeConfigFile(s.path, s.encode())
+}
+
+// encode is delayOffset.json: {"dataVersion":…,"offsetTable":{1:0,2:17}}.
+func (s *scheduleService) encode() []byte {
 	s.mu.Lock()
 	var b bytes.Buffer
 	dv, _ := json.Marshal(s.version.get())
@@ -129,7 +134,7 @@ func (s *scheduleService) persist() error {
 	writeIntKeyedMap(&b, s.offsets)
 	b.WriteString("\n}")
 	s.mu.Unlock()
-	return writeConfigFile(s.path, b.Bytes())
+	return b.Bytes()
 }
 
 func (s *scheduleService) run(ctx context.Context) {
