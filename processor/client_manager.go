@@ -311,6 +311,20 @@ func (m *ProducerManager) Expired(now time.Time, timeout time.Duration) []remoti
 	return out
 }
 
+// FindByClientID finds a producer connection by client id, in any group.
+func (m *ProducerManager) FindByClientID(clientID string) (ClientChannel, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for _, g := range m.groups {
+		for _, c := range g {
+			if c.ClientID == clientID && !c.Conn.Closed() {
+				return *c, true
+			}
+		}
+	}
+	return ClientChannel{}, false
+}
+
 // Channels returns copies of a group's channels.
 func (m *ProducerManager) Channels(group string) []ClientChannel {
 	m.mu.RLock()

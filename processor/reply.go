@@ -1,0 +1,98 @@
+package processor
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"rmqd/codec"
+	"rmqd/compat"
+	"rmqd/remoting"
+	"rmqd/store"
+)
+
+// Request-reply property names (MessageConst).
+const (
+	propReplyToClient = "REPLY_TO_CLIENT"
+	propPushReplyTime = "PUSH_REPLY_TIME"
+)
+
+// handleSendReplyMessage is SEND_REPLY_MESSAGE and SEND_REPLY_MESSAGE_V2
+// (ReplyMessageProcessor): the reply is pushed to the requesting client named
+// by REPLY_TO_CLIENT with PUSH_REPLY_MESSAGE_TO_CLIENT, then stored. The push
+// decides the response code.
+func (b *Broker) handleSendReplyMessage(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	hdr := &codec.SendMessageResponseHeader{MsgRegion: b.cfg.RegionID, TraceOn: b.cfg.TraceOn}
+	h, err := parseSendHeader(req)
+	if err != nil {
+		return b.sendFailure(resp, hdr, codec.RespSystemError, err.Error()), nil
+	}
+	tc, ok := b.sendCheck(c, &h, resp)
+	if !ok {
+		return b.sendFailure(resp, hdr, resp.Code, resp.Remark), nil
+	}
+	queueID := h.queueID
+	if queueID < 0 {
+		queueID = randomQueue(tc.WriteQueueNums)
+	}
+	born := addrPortOf(c.RemoteAddr())
+	now := time.Now().UnixMilli()
+
+	// Push first.
+	target, _ := propGet(h.properties, propReplyToClient)
+	var pushErr string
+	switch ch, found := b.producers.FindByClientID(target); {
+	case target == "":
+		pushErr = "reply message properties[" + propReplyToClient + "] is null"
+	case !found:
+		pushErr = "push reply message fail, channel of <" + target + "> not found."
+	default:
+		push := codec.NewRequest(codec.ReqPushReplyMessageToClient)
+		for _, kv := range [][2]string{{"producerGroup", h.producerGroup}, {"topic", h.topic},
+			{"defaultTopic", h.defaultTopic}, {"defaultTopicQueueNums", i32s(h.defaultTopicQueueNums)},
+			{"queueId", i32s(h.queueID)}, {"sysFlag", i32s(h.sysFlag)}, {"bornTimestamp", i64s(h.bornTimestamp)},
+			{"flag", i32s(h.flag)}, {"properties", codec.AppendProperty(propWithout(h.properties, propPushReplyTime), propPushReplyTime, i64s(now))},
+			{"reconsumeTimes", i32s(h.reconsumeTimes)}, {"unitMode", strconv.FormatBool(h.unitMode)},
+			{"bornHost", born.String()}, {"storeHost", b.storeHost.String()}, {"storeTimestamp", i64s(now)}} {
+			push.Ext.Set(kv[0], strings.Clone(kv[1]))
+		}
+		push.Body = append([]byte(nil), req.Body...)
+		cctx, cancel := context.WithTimeout(ctx, callClientTimeout)
+		presp, err := ch.Conn.Invoke(cctx, push)
+		cancel()
+		if err != nil || presp.Code != codec.RespSuccess {
+			pushErr = "push reply message to " + target + "fail."
+		}
+	}
+
+	// Then store (storeReplyMessageEnable, default true).
+	msg := codec.Message{Topic: tc.TopicName, QueueID: queueID, Flag: h.flag, SysFlag: h.sysFlag,
+		BornTimestamp: h.bornTimestamp, BornHost: born, StoreHost: b.storeHost, ReconsumeTimes: h.reconsumeTimes,
+		Body: req.Body, Properties: fixStoredProps(h.properties, b.cfg.BrokerClusterName, b.ids)}
+	msg.SysFlag = hostFlags(msg.SysFlag, msg.BornHost, msg.StoreHost)
+	res := b.store.PutMessage(ctx, &msg)
+
+	if pushErr != "" {
+		return b.sendFailure(resp, hdr, codec.RespSystemError, pushErr), nil
+	}
+	// Java answers "0" unless the store took the message.
+	hdr.MsgID, hdr.QueueID, hdr.QueueOffset = "0", queueID, 0
+	switch res.Status {
+	case store.PutOK, store.PutFlushDiskTimeout, store.PutFlushSlaveTimeout, store.PutSlaveNotAvailable:
+		hdr.MsgID = compat.OffsetMsgID(b.storeHost, res.WroteOffset)
+		hdr.QueueOffset = res.QueueOffset
+	}
+	resp.CustomHeader = hdr
+	return resp, nil
+}
+
+// sendFailure answers a failed send with only MSG_REGION and TRACE_ON.
+func (b *Broker) sendFailure(resp *codec.RemotingCommand, hdr *codec.SendMessageResponseHeader, code int32, remark string) *codec.RemotingCommand {
+	setCode(resp, code, remark)
+	resp.CustomHeader = nil
+	resp.Ext.Set(PropMsgRegion, hdr.MsgRegion)
+	resp.Ext.Set(PropTraceSwitch, strconv.FormatBool(hdr.TraceOn))
+	return resp
+}
