@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -43,6 +44,7 @@ type Broker struct {
 	nsClose       func() error
 	topicsChanged chan struct{}
 	putTotal      atomic.Int64
+	admin         adminState
 
 	mu      sync.Mutex
 	started bool
@@ -128,7 +130,7 @@ func (b *Broker) Handlers() map[int32]remoting.Processor {
 	f := func(fn remoting.ProcessorFunc) remoting.Processor { return fn }
 	send := f(b.handleSendMessage)
 	pull := f(b.handlePullMessage)
-	return map[int32]remoting.Processor{
+	m := map[int32]remoting.Processor{
 		codec.ReqSendMessage:                          send,
 		codec.ReqSendMessageV2:                        send,
 		codec.ReqSendBatchMessage:                     send,
@@ -152,8 +154,6 @@ func (b *Broker) Handlers() map[int32]remoting.Processor {
 		codec.ReqGetAllTopicConfig:                    f(b.handleGetAllTopicConfig),
 		codec.ReqGetTopicConfig:                       f(b.handleGetTopicConfig),
 		codec.ReqDeleteTopicInBroker:                  f(b.handleDeleteTopicInBroker),
-		codec.ReqGetBrokerRuntimeInfo:                 f(b.handleGetBrokerRuntimeInfo),
-		codec.ReqGetBrokerConfig:                      f(b.handleGetBrokerConfig),
 		codec.ReqGetAllSubscriptiongroupConfig:        f(b.handleGetAllSubscriptionGroupConfig),
 		codec.ReqUpdateAndCreateSubscriptiongroup:     f(b.handleUpdateAndCreateSubscriptionGroup),
 		codec.ReqDeleteSubscriptiongroup:              f(b.handleDeleteSubscriptionGroup),
@@ -174,6 +174,8 @@ func (b *Broker) Handlers() map[int32]remoting.Processor {
 		codec.ReqGetConsumerRunningInfo:               f(b.handleGetConsumerRunningInfo),
 		codec.ReqConsumeMessageDirectly:               f(b.handleConsumeMessageDirectly),
 	}
+	maps.Copy(m, b.adminHandlers())
+	return m
 }
 
 // Register routes every served code to srv and subscribes the broker to its
@@ -216,6 +218,7 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.goLoop(func() { b.hold.run(runCtx) })
 	b.goLoop(func() { b.flushOffsetsLoop(runCtx) })
 	b.goLoop(func() { b.housekeepingLoop(runCtx) })
+	b.goLoop(func() { b.admin.stats.run(runCtx) })
 	if b.cfg.BrokerID == 0 {
 		b.goLoop(func() { b.schedule.run(runCtx) })
 		b.goLoop(func() { b.trans.run(runCtx) })

@@ -97,6 +97,7 @@ func (b *Broker) pull(c remoting.Conn, h *pullHeader, reply pullReply, filter st
 
 	switch {
 	case code == codec.RespSuccess:
+		b.countGet(h.consumerGroup, h.topic, len(res.Records), res.BufferTotalSize)
 		if err := remoting.WriteResponseBodies(c, resp, res.Records, res.Release); err != nil {
 			b.log.Debug("write pull response", "remote", c.RemoteAddr(), "err", err)
 		}

@@ -247,6 +247,7 @@ func (b *Broker) sendResult(resp *codec.RemotingCommand, hdr *codec.SendMessageR
 	if !stored {
 		return resp
 	}
+	b.countPut(msg.Topic, max(res.MsgNum, 1), res.WroteBytes)
 	if len(res.RecordOffsets) > 1 {
 		var sb strings.Builder
 		sb.Grow(len(res.RecordOffsets) * 33)

@@ -1,0 +1,290 @@
+package processor
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"rmqd/codec"
+	"rmqd/compat"
+	"rmqd/remoting"
+)
+
+// adminState is what the admin handlers keep between requests: runtime
+// statistics and the broker settings changed with UPDATE_BROKER_CONFIG.
+type adminState struct {
+	stats brokerStats
+
+	cfgMu sync.Mutex
+	// overrides are settings updated at run time, by Java key. They are served by
+	// GET_BROKER_CONFIG; the running broker reads its BrokerConfig without locks,
+	// so they take effect at the next start (see docs/compatibility.md).
+	overrides map[string]string
+}
+
+// adminHandlers maps the admin codes served from the admin_*.go files.
+func (b *Broker) adminHandlers() map[int32]remoting.Processor {
+	f := func(fn remoting.ProcessorFunc) remoting.Processor { return fn }
+	return map[int32]remoting.Processor{
+		codec.ReqGetBrokerRuntimeInfo:     f(b.handleBrokerRuntimeInfo),
+		codec.ReqGetBrokerConfig:          f(b.handleBrokerConfig),
+		codec.ReqUpdateBrokerConfig:       f(b.handleUpdateBrokerConfig),
+		codec.ReqCleanExpiredConsumequeue: f(b.handleCleanExpiredConsumeQueue),
+		codec.ReqCleanUnusedTopic:         f(b.handleCleanExpiredConsumeQueue),
+		codec.ReqViewBrokerStatsData:      f(b.handleViewBrokerStatsData),
+		codec.ReqQueryConsumeQueue:        f(b.handleQueryConsumeQueue),
+	}
+}
+
+// countPut is the send path's statistics hook: n messages of size bytes stored
+// in topic.
+func (b *Broker) countPut(topic string, n, size int32) {
+	b.admin.stats.countPut(topic, n, size, b.isSystemTopic)
+}
+
+// countGet is the pull path's statistics hook: n messages of size bytes handed
+// to group from topic.
+func (b *Broker) countGet(group, topic string, n, size int) {
+	b.admin.stats.countGet(group, topic, n, size, b.isSystemTopic)
+}
+
+// handleBrokerRuntimeInfo is GET_BROKER_RUNTIME_INFO: a KVTable with the keys
+// mqadmin's clusterList and brokerStatus read (AdminBrokerProcessor
+// .prepareRuntimeInfo plus StoreStatsService.getRuntimeInfo).
+func (b *Broker) handleBrokerRuntimeInfo(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	up := time.Since(b.startTime)
+	minPhy, maxPhy := b.store.MinPhyOffset(), b.store.MaxPhyOffset()
+	t := map[string]string{
+		"brokerVersionDesc":                        "V5_3_3",
+		"brokerVersion":                            strconv.Itoa(int(codec.BrokerVersion)),
+		"brokerActive":                             strconv.FormatBool(b.cfg.BrokerID == 0),
+		"bootTimestamp":                            i64s(b.startTime.UnixMilli()),
+		"runtime":                                  fmt.Sprintf("[ %d days, %d hours, %d minutes, %d seconds ]", int(up.Hours())/24, int(up.Hours())%24, int(up.Minutes())%60, int(up.Seconds())%60),
+		"sendThreadPoolQueueSize":                  "0",
+		"sendThreadPoolQueueCapacity":              "10000",
+		"pullThreadPoolQueueSize":                  "0",
+		"pullThreadPoolQueueCapacity":              "100000",
+		"litePullThreadPoolQueueSize":              "0",
+		"litePullThreadPoolQueueCapacity":          "100000",
+		"queryThreadPoolQueueSize":                 "0",
+		"queryThreadPoolQueueCapacity":             "20000",
+		"ackThreadPoolQueueSize":                   "0",
+		"ackThreadPoolQueueCapacity":               "100000",
+		"sendThreadPoolQueueHeadWaitTimeMills":     "0",
+		"pullThreadPoolQueueHeadWaitTimeMills":     "0",
+		"queryThreadPoolQueueHeadWaitTimeMills":    "0",
+		"litePullThreadPoolQueueHeadWaitTimeMills": "0",
+		"ackThreadPoolQueueHeadWaitTimeMills":      "0",
+		"EndTransactionQueueSize":                  "0",
+		"EndTransactionThreadPoolQueueCapacity":    "100000",
+		"pageCacheLockTimeMills":                   "0",
+		"commitLogMinOffset":                       i64s(minPhy),
+		"commitLogMaxOffset":                       i64s(maxPhy),
+		"commitLogDiskRatio":                       javaDouble(b.store.CommitLogDiskRatio()),
+		"earliestMessageTimeStamp":                 i64s(b.earliestMessageTime()),
+		"startAcceptSendRequestTimeStamp":          "0",
+		"dispatchBehindBytes":                      "0",
+		"remainTransientStoreBufferNumbs":          strconv.Itoa(int(^uint32(0) >> 1)),
+		"remainHowManyDataToFlush":                 "0 B",
+		"timerReadBehind":                          "0",
+		"timerOffsetBehind":                        "0",
+		"timerCongestNum":                          "0",
+		"timerEnqueueTps":                          "0.0",
+		"timerDequeueTps":                          "0.0",
+		"brokerName":                               b.cfg.BrokerName,
+	}
+	b.admin.stats.runtime(t)
+	body, err := json.Marshal(kvTable{Table: t})
+	if err != nil {
+		return nil, fmt.Errorf("encode runtime info: %w", err)
+	}
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = body
+	return resp, nil
+}
+
+// brokerProperties is the configuration GET_BROKER_CONFIG shows: the start-up
+// settings with run-time updates laid over them.
+func (b *Broker) brokerProperties() map[string]string {
+	props := b.cfg.Properties()
+	b.admin.cfgMu.Lock()
+	maps.Copy(props, b.admin.overrides)
+	b.admin.cfgMu.Unlock()
+	return props
+}
+
+// handleBrokerConfig is GET_BROKER_CONFIG: Java properties text, with the
+// topic table's DataVersion in the version header.
+func (b *Broker) handleBrokerConfig(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	props := b.brokerProperties()
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var sb strings.Builder
+	for _, k := range keys {
+		sb.WriteString(k)
+		sb.WriteByte('=')
+		sb.WriteString(props[k])
+		sb.WriteByte('\n')
+	}
+	dv, err := json.Marshal(b.topics.DataVersion())
+	if err != nil {
+		return nil, fmt.Errorf("encode data version: %w", err)
+	}
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Ext.Set("version", string(dv))
+	resp.Body = []byte(sb.String())
+	return resp, nil
+}
+
+// configBlackList is BrokerConfig.configBlackList's default: keys an admin may
+// not change remotely.
+var configBlackList = map[string]bool{"configBlackList": true, "brokerConfigPath": true}
+
+// handleUpdateBrokerConfig is UPDATE_BROKER_CONFIG: the body is
+// java.util.Properties text.
+func (b *Broker) handleUpdateBrokerConfig(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	if len(req.Body) == 0 {
+		return codec.NewResponse(req, codec.RespSuccess, ""), nil
+	}
+	props, err := compat.ParseProperties(bytes.NewReader(req.Body))
+	if err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, "string2Properties error"), nil
+	}
+	for k := range props {
+		if configBlackList[k] {
+			return codec.NewResponse(req, codec.RespNoPermission, fmt.Sprintf("Can not update config in black list: %s", k)), nil
+		}
+	}
+	// A value the start-up parser would refuse is refused now, not at the next start.
+	probe := b.cfg
+	if err := probe.ApplyProperties(props); err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
+	}
+	b.admin.cfgMu.Lock()
+	if b.admin.overrides == nil {
+		b.admin.overrides = map[string]string{}
+	}
+	for k, v := range props {
+		b.admin.overrides[strings.Clone(k)] = strings.Clone(v)
+	}
+	b.admin.cfgMu.Unlock()
+	b.log.Info("broker config updated", "keys", len(props), "remote", c.RemoteAddr())
+	return codec.NewResponse(req, codec.RespSuccess, ""), nil
+}
+
+// handleCleanExpiredConsumeQueue is CLEAN_EXPIRED_CONSUMEQUEUE (and
+// CLEAN_UNUSED_TOPIC): the store drops expired consume-queue files on its own
+// retention pass, so there is nothing left to trigger; Java answers SUCCESS too.
+func (b *Broker) handleCleanExpiredConsumeQueue(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	return codec.NewResponse(req, codec.RespSuccess, ""), nil
+}
+
+// handleViewBrokerStatsData is VIEW_BROKER_STATS_DATA (mqadmin statsAll,
+// dashboard): BrokerStatsData for one statsName/statsKey. Only the minute
+// window is measured; hour and day repeat the running sum.
+func (b *Broker) handleViewBrokerStatsData(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	name, _ := req.Ext.Get("statsName")
+	key, _ := req.Ext.Get("statsKey")
+	ctr, isSize := b.admin.stats.counter(name, key)
+	if ctr == nil {
+		return codec.NewResponse(req, codec.RespSystemError, "The stats <"+name+"> <"+key+"> not exist"), nil
+	}
+	v := ctr.nums.Load()
+	if isSize {
+		v = ctr.size.Load()
+	}
+	r := b.admin.stats.rate(name+"/"+key, v, 0, time.Now())
+	item := func(sum int64, tps float64) []byte {
+		var dst []byte
+		dst = append(dst, `{"avgpt":0.0,"sum":`...)
+		dst = strconv.AppendInt(dst, sum, 10)
+		dst = append(dst, `,"tps":`...)
+		dst = append(dst, javaDouble(tps)...)
+		return append(dst, '}')
+	}
+	body := []byte(`{"statsDay":`)
+	body = append(body, item(v, 0)...)
+	body = append(body, `,"statsHour":`...)
+	body = append(body, item(v, 0)...)
+	body = append(body, `,"statsMinute":`...)
+	body = append(body, item(r.sum, r.tps)...)
+	body = append(body, '}')
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = body
+	return resp, nil
+}
+
+// handleQueryConsumeQueue is QUERY_CONSUME_QUEUE (mqadmin queryCq): the
+// consume-queue entries of a queue from index, read back from the records they
+// point at.
+func (b *Broker) handleQueryConsumeQueue(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	h := headerReader{ext: req.Ext}
+	topic := h.reqStr("topic")
+	queueID := h.reqInt32("queueId")
+	index := h.reqInt64("index")
+	count := h.reqInt32("count")
+	group := h.str("consumerGroup")
+	if h.err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
+	}
+	if _, ok := b.topics.Select(topic); !ok {
+		return codec.NewResponse(req, codec.RespTopicNotExist, "topic["+topic+"] not exist"), nil
+	}
+	minOff, maxOff := b.store.MinOffsetInQueue(topic, queueID), b.store.MaxOffsetInQueue(topic, queueID)
+	var body []byte
+	body = append(body, `{"maxQueueIndex":`...)
+	body = strconv.AppendInt(body, maxOff, 10)
+	body = append(body, `,"minQueueIndex":`...)
+	body = strconv.AppendInt(body, minOff, 10)
+	body = append(body, `,"queueData":[`...)
+	n := 0
+	for off := max(index, minOff); off < maxOff && n < int(max(count, 0)); {
+		res := b.store.GetMessage(group, topic, queueID, off, 1, 1<<30, nil)
+		if res == nil {
+			break
+		}
+		if len(res.Records) == 0 {
+			next := res.NextBeginOffset
+			res.Release()
+			if next <= off {
+				break
+			}
+			off = next
+			continue
+		}
+		var m codec.Message
+		_, err := codec.DecodeRecord(res.Records[0], &m)
+		tags, _ := propGet(m.Properties, PropTags)
+		tagsCode := compat.JavaStringHash(tags)
+		res.Release()
+		if err != nil {
+			break
+		}
+		if n > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, `{"bitMap":null,"eval":false,"extendDataJson":null,"msg":null,"physicOffset":`...)
+		body = strconv.AppendInt(body, m.CommitLogOffset, 10)
+		body = append(body, `,"physicSize":`...)
+		body = strconv.AppendInt(body, int64(m.StoreSize), 10)
+		body = append(body, `,"tagsCode":`...)
+		body = strconv.AppendInt(body, int64(tagsCode), 10)
+		body = append(body, '}')
+		n++
+		off = m.QueueOffset + 1
+	}
+	body = append(body, `],"subscriptionData":null}`...)
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = body
+	return resp, nil
+}
