@@ -137,7 +137,8 @@ func TryJava(tb TB, target *Target, client, scenario string, args ...string) (*J
 	return res, nil
 }
 
-// Mqadmin runs mqadmin 5.3.3 (MQAdminStartup) with args against target (-n added unless given) and returns
+// Mqadmin runs mqadmin 5.3.3 (MQAdminStartup, through rmqd.it.mqadmin.Admin which halts the JVM once the
+// command returned instead of idling in Netty's graceful shutdown) with args against target (-n added unless given) and returns
 // its stdout. The test fails if it exits non-zero or reports a failed sub command (mqadmin prints the
 // exception and still exits 0).
 func Mqadmin(tb TB, target *Target, args ...string) string {
@@ -153,7 +154,7 @@ func Mqadmin(tb TB, target *Target, args ...string) string {
 func TryMqadmin(tb TB, target *Target, args ...string) (string, error) {
 	tb.Helper()
 	RequireJars(tb, "mqadmin")
-	argv := append([]string{"org.apache.rocketmq.tools.command.MQAdminStartup"}, args...)
+	argv := append([]string{"rmqd.it.mqadmin.Admin"}, args...)
 	if target != nil && !hasFlag(args, "-n") {
 		argv = append(argv, "-n", target.NamesrvAddr)
 	}

@@ -66,7 +66,7 @@ func marker(lib string) string {
 	case "client4", "client5":
 		return "rmqd-runner.jar"
 	case "mqadmin":
-		return "rocketmq-tools-5.3.3.jar"
+		return "rmqd-it-mqadmin.jar"
 	}
 	return "."
 }

@@ -111,6 +111,10 @@ func (t *Target) brokerConf(opts Options) map[string]string {
 		// Check unknown transactions after 1 s instead of 6 s, every second instead of every 30 s.
 		"transactionTimeOut":       "1000",
 		"transactionCheckInterval": "1000",
+		// A starved CPU must not look like a full broker: Apache answers SYSTEM_BUSY (2) when a send waited
+		// 200 ms in its queue or the page cache lock was held 1 s, and the Go client does not retry that.
+		"waitTimeMillsInSendQueue":    "5000",
+		"osPageCacheBusyTimeOutMills": "5000",
 	}
 	for k, v := range opts.BrokerConf {
 		c[k] = v

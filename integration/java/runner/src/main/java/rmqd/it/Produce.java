@@ -17,7 +17,7 @@ import org.apache.rocketmq.common.message.MessageClientIDSetter;
  * Flags: --namesrv, --topic, [--group], [--mode sync|async|oneway|batch], [--count 1], [--size 64],
  * [--tags a,b (cycled; "" = none)], [--keys prefix (key of message i = prefix-i; "" = none)],
  * [--props k=v,k2=v2 (user properties on every message)], [--props-sep ,], [--batch 10 (messages per batch)],
- * [--body-prefix rmqd-it], [--send-timeout 3000], [--retries 2], [--delay-level 0], [--timeout 60000 (async wait)].
+ * [--body-prefix rmqd-it], [--send-timeout 10000 (the client default, 3000, is too short on a loaded 2-core machine)], [--retries 2], [--delay-level 0], [--timeout 60000 (async wait)].
  */
 final class Produce implements Scenario {
     @Override
@@ -27,7 +27,7 @@ final class Produce implements Scenario {
         String group = f.str("group", "rmqd-it-producer");
         String mode = f.choice("mode", "sync", "sync", "async", "oneway", "batch");
         int batch = f.integer("batch", 10);
-        int sendTimeout = f.integer("send-timeout", 3000);
+        int sendTimeout = f.integer("send-timeout", 10000);
         int retries = f.integer("retries", 2);
         long timeout = f.longValue("timeout", 60000);
         f.checkAllUsed();

@@ -22,7 +22,7 @@ import org.apache.rocketmq.common.message.MessageExt;
  * (local outcome of message i = item i mod n)], [--check commit|rollback (answer to a check)],
  * [--await-checks 30000 (ms to stay up until every unknown message was checked at least once)],
  * A check about a message whose local outcome was commit or rollback gets that outcome again.
- * [--send-timeout 3000].
+ * [--send-timeout 10000 (the client default, 3000, is too short on a loaded 2-core machine)].
  * Each sent entry has "localState" (what executeLocalTransaction returned) and "checks" (how many times the
  * broker asked about it); the result has "checks" (total). Missing checks after --await-checks fail the run.
  */
@@ -35,7 +35,7 @@ final class TxProduce implements Scenario {
         List<String> plan = Arrays.asList(f.str("tx", "commit,rollback,unknown").split(","));
         String check = f.choice("check", "commit", "commit", "rollback");
         long awaitChecks = f.longValue("await-checks", 30000);
-        int sendTimeout = f.integer("send-timeout", 3000);
+        int sendTimeout = f.integer("send-timeout", 10000);
         f.checkAllUsed();
         for (String s : plan) {
             state(s);
