@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/rmqd
 FUZZTIME ?= 10s
 
-.PHONY: all build run test unit vet fuzz bench clean tools
+.PHONY: all build run test unit vet fuzz compat-java bench clean tools
 
 include integration/integration.mk
 
@@ -16,13 +16,18 @@ build:
 run: build
 	mkdir -p .run && cd .run && ../$(BIN)
 
-test: vet unit fuzz integration-test
+test: vet unit fuzz compat-java integration-test
 
 vet:
 	$(GO) vet ./...
 
 unit:
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /integration)
+
+# The store's on-disk format checked both ways against Java's DefaultMessageStore
+# (rocketmq-store from Maven Central).
+compat-java:
+	RMQD_JAVA_COMPAT=1 $(GO) test -count=1 -run 'TestJava' ./store
 
 fuzz:
 	FUZZTIME=$(FUZZTIME) .ci/fuzz.sh
