@@ -55,6 +55,16 @@ func (b *Broker) countGet(group, topic string, n, size int) {
 	b.admin.stats.countGet(group, topic, n, size, b.isSystemTopic)
 }
 
+// consumeTpsJSON is ConsumeStats.consumeTps: the summed last-minute pull rate of
+// group over topics, as fastjson writes a double.
+func (b *Broker) consumeTpsJSON(group string, topics []string) string {
+	var tps float64
+	for _, t := range topics {
+		tps += b.admin.stats.consumeTps(t, group)
+	}
+	return javaDouble(tps)
+}
+
 // handleBrokerRuntimeInfo is GET_BROKER_RUNTIME_INFO: a KVTable with the keys
 // mqadmin's clusterList and brokerStatus read (AdminBrokerProcessor
 // .prepareRuntimeInfo plus StoreStatsService.getRuntimeInfo).
@@ -191,7 +201,7 @@ func (b *Broker) handleCleanExpiredConsumeQueue(ctx context.Context, c remoting.
 
 // handleViewBrokerStatsData is VIEW_BROKER_STATS_DATA (mqadmin statsAll,
 // dashboard): BrokerStatsData for one statsName/statsKey. Only the minute
-// window is measured; hour and day repeat the running sum.
+// window is measured (10 s samples); hour and day give the running total.
 func (b *Broker) handleViewBrokerStatsData(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	name, _ := req.Ext.Get("statsName")
 	key, _ := req.Ext.Get("statsKey")
@@ -203,7 +213,7 @@ func (b *Broker) handleViewBrokerStatsData(ctx context.Context, c remoting.Conn,
 	if isSize {
 		v = ctr.size.Load()
 	}
-	r := b.admin.stats.rate(name+"/"+key, v, 0, time.Now())
+	sum, tps := b.admin.stats.minute(ctr, isSize)
 	item := func(sum int64, tps float64) []byte {
 		var dst []byte
 		dst = append(dst, `{"avgpt":0.0,"sum":`...)
@@ -217,7 +227,7 @@ func (b *Broker) handleViewBrokerStatsData(ctx context.Context, c remoting.Conn,
 	body = append(body, `,"statsHour":`...)
 	body = append(body, item(v, 0)...)
 	body = append(body, `,"statsMinute":`...)
-	body = append(body, item(r.sum, r.tps)...)
+	body = append(body, item(sum, tps)...)
 	body = append(body, '}')
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	resp.Body = body

@@ -187,3 +187,20 @@ func BenchmarkStatsCountPut(b *testing.B) {
 		}
 	})
 }
+
+func TestMinuteStatsAndConsumeTps(t *testing.T) {
+	var s brokerStats
+	sys := func(string) bool { return false }
+	base := time.Date(2026, 1, 1, 12, 0, 0, 0, time.Local)
+	s.countGet("G", "T", 1, 10, sys)
+	for i := range 61 {
+		s.sample(base.Add(time.Duration(i) * time.Second))
+		s.countGet("G", "T", 5, 50, sys) // 5 messages a second
+	}
+	require.InDelta(t, 5.0, s.consumeTps("T", "G"), 0.01)
+	require.Zero(t, s.consumeTps("T", "other"))
+	c, _ := s.counter("GROUP_GET_SIZE", "T@G")
+	sum, tps := s.minute(c, true)
+	require.EqualValues(t, 50*60, sum)
+	require.InDelta(t, 50.0, tps, 0.01)
+}

@@ -31,7 +31,7 @@ type brokerStats struct {
 	todayMorning   [2]int64   // put, get totals at the last midnight (BrokerStats.record)
 	yesterdayMorn  [2]int64
 	lastRecordDay  int
-	minuteSnapshot map[string]minuteSample // per stats key: totals a minute ago, for statsMinute
+	ticks          int
 }
 
 // statCounter counts messages and bytes of one topic or topic@group.
@@ -41,11 +41,37 @@ type statCounter struct {
 	// system marks a system topic, left out of the broker totals; decided once
 	// when the counter is made.
 	system bool
+	// minute holds the sampler's snapshots every 10 s, the last 7 (a minute, as
+	// StatsItem's csListMinute); guarded by brokerStats.mu.
+	minute [7]counterSample
+	held   int
+	next   int
 }
 
-type minuteSample struct {
-	at         time.Time
-	nums, size int64
+type counterSample struct{ atMs, nums, size int64 }
+
+// minuteStats is StatsItem.getStatsDataInMinute: what was added between the
+// oldest and newest snapshot of the last minute, and its rate per second.
+func (c *statCounter) minuteStats(size bool) (sum int64, tps float64) {
+	if c.held < 2 {
+		return 0, 0
+	}
+	last := c.minute[(c.next+len(c.minute)-1)%len(c.minute)]
+	first := c.minute[(c.next+len(c.minute)-c.held)%len(c.minute)]
+	sum = last.nums - first.nums
+	if size {
+		sum = last.size - first.size
+	}
+	if dt := last.atMs - first.atMs; dt > 0 {
+		tps = float64(sum) * 1000 / float64(dt)
+	}
+	return sum, tps
+}
+
+func (c *statCounter) snapshot(atMs int64) {
+	c.minute[c.next] = counterSample{atMs, c.nums.Load(), c.size.Load()}
+	c.next = (c.next + 1) % len(c.minute)
+	c.held = min(c.held+1, len(c.minute))
 }
 
 // statsWindow is how many one-second samples are kept: 10 min plus one.
@@ -186,6 +212,19 @@ func (s *brokerStats) sample(now time.Time) {
 	ms := now.UnixMilli()
 	s.puts.add(ms, put)
 	s.gets.add(ms, get)
+	if s.ticks%10 == 0 {
+		if m := s.topics.Load(); m != nil {
+			for _, c := range *m {
+				c.snapshot(ms)
+			}
+		}
+		if m := s.groups.Load(); m != nil {
+			for _, c := range *m {
+				c.snapshot(ms)
+			}
+		}
+	}
+	s.ticks++
 	if day := now.YearDay(); s.lastRecordDay == 0 {
 		s.lastRecordDay = day
 	} else if day != s.lastRecordDay {
@@ -242,43 +281,26 @@ func (s *brokerStats) counter(name, key string) (c *statCounter, size bool) {
 	return nil, false
 }
 
-// consumeTps is ConsumeStats.consumeTps of group on topic: the message rate
-// over the last minute, measured between two queries at least a second apart.
-func (s *brokerStats) consumeTps(topic, group string, now time.Time) float64 {
-	var total int64
-	if m := s.groups.Load(); m != nil {
-		if c, ok := (*m)[topicGroup{topic, group}]; ok {
-			total = c.nums.Load()
-		}
+// consumeTps is BrokerStatsManager.tpsGroupGetNums: the rate at which group
+// pulled messages of topic over the last minute.
+func (s *brokerStats) consumeTps(topic, group string) float64 {
+	m := s.groups.Load()
+	if m == nil {
+		return 0
 	}
-	return s.rate("GROUP_GET_NUMS/"+topic+"@"+group, total, 0, now).tps
-}
-
-type rateSample struct {
-	sum int64
-	tps float64
-}
-
-// rate returns the minute statistics of a counter key: what was added since the
-// snapshot taken at least a minute ago (or since the first query), per second.
-func (s *brokerStats) rate(key string, nums, size int64, now time.Time) rateSample {
+	c, ok := (*m)[topicGroup{topic, group}]
+	if !ok {
+		return 0
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.minuteSnapshot == nil {
-		s.minuteSnapshot = map[string]minuteSample{}
-	}
-	prev, ok := s.minuteSnapshot[key]
-	if !ok {
-		s.minuteSnapshot[key] = minuteSample{at: now, nums: nums, size: size}
-		return rateSample{}
-	}
-	d := now.Sub(prev.at)
-	r := rateSample{sum: nums - prev.nums}
-	if d >= time.Second {
-		r.tps = float64(r.sum) / d.Seconds()
-	}
-	if d >= time.Minute {
-		s.minuteSnapshot[key] = minuteSample{at: now, nums: nums, size: size}
-	}
-	return r
+	_, tps := c.minuteStats(false)
+	return tps
+}
+
+// minute returns a counter's last-minute sum and rate.
+func (s *brokerStats) minute(c *statCounter, size bool) (int64, float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return c.minuteStats(size)
 }

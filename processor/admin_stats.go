@@ -141,7 +141,7 @@ func (b *Broker) handleGetConsumeStats(ctx context.Context, c remoting.Conn, req
 			table[mqKey{tc.TopicName, q}] = s
 		}
 	}
-	body := []byte(`{"consumeTps":0.0,"offsetTable":`)
+	body := []byte(`{"consumeTps":` + b.consumeTpsJSON(group, topics) + `,"offsetTable":`)
 	body = compat.AppendJSONObjectKeyMap(body, table, cmpMQ, b.appendMQ, func(dst []byte, s stat) []byte {
 		dst = append(dst, `{"brokerOffset":`...)
 		dst = strconv.AppendInt(dst, s.broker, 10)
