@@ -27,6 +27,7 @@ type env struct {
 	full      bool
 	consumeN  int64
 	javaN     int64
+	warmN     int64
 	dur       time.Duration
 	warm      time.Duration
 	rates     []float64
@@ -72,9 +73,11 @@ type BrokerResult struct {
 	Kind               string      `json:"kind"`
 	StartToFirstMs     float64     `json:"startToFirstSendMs"`
 	RSSIdleKiB         int64       `json:"rssIdleKiB"`
-	RSSLoadKiB         int64       `json:"rssLoadKiB"`
+	RSSLoadKiB         int64       `json:"rssLoadKiB"` // peak during the fixed-rate run
 	AnonIdleKiB        int64       `json:"rssAnonIdleKiB"`
 	AnonLoadKiB        int64       `json:"rssAnonLoadKiB"`
+	RSSPeakKiB         int64       `json:"rssPeakKiB"`     // whole ASYNC_FLUSH run; grows with bytes written through mmap
+	AnonPeakKiB        int64       `json:"rssAnonPeakKiB"` // same, anonymous only
 	NamesrvRSSKiB      int64       `json:"namesrvRssKiB,omitempty"`
 	Closed             []SendRun   `json:"closed"`
 	Open               []SendRun   `json:"open"`
@@ -121,11 +124,12 @@ func main() {
 	e.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
 	e.dur, e.warm, e.consumeN, e.cpuRate, e.javaN = 4*time.Second, 1*time.Second, 100_000, 3000, 20_000
+	e.warmN = 60_000
 	if total == 0 {
 		total = 14 * time.Minute
 	}
 	if e.full {
-		e.dur, e.warm, e.consumeN, e.javaN = 15*time.Second, 3*time.Second, 1_000_000, 200_000
+		e.dur, e.warm, e.consumeN, e.javaN, e.warmN = 15*time.Second, 3*time.Second, 1_000_000, 200_000, 300_000
 		if total == 14*time.Minute {
 			total = 60 * time.Minute
 		}
@@ -155,7 +159,7 @@ func main() {
 
 	res := &Results{Started: time.Now().UTC(), Mode: map[bool]string{false: "quick", true: "full"}[e.full]}
 	res.Settings = map[string]any{
-		"durationS": e.dur.Seconds(), "warmupS": e.warm.Seconds(), "consumeN": e.consumeN, "openRates": e.rates,
+		"durationS": e.dur.Seconds(), "warmupS": e.warm.Seconds(), "warmupMessages": e.warmN, "consumeN": e.consumeN, "openRates": e.rates,
 		"cpuRate": e.cpuRate, "sizes": e.sizes, "inFlight": e.inflights, "queues": 8,
 		"apacheBrokerJVM": strings.Join(apacheBrokerJVM, " "), "apacheNamesrvJVM": strings.Join(apacheNamesrvJVM, " "),
 	}
@@ -288,7 +292,7 @@ func (r *runner) checkStored(ctx context.Context, what string, route lg.Route, t
 	return sum
 }
 
-func (r *runner) send(ctx context.Context, flush string, size, inflight int, rate float64, d time.Duration) *SendRun {
+func (r *runner) send(ctx context.Context, flush string, size, inflight int, rate float64, d time.Duration, count int64) *SendRun {
 	topic := r.topic(fmt.Sprintf("%d_%d", size, inflight))
 	route, err := r.route(ctx, topic)
 	if err != nil {
@@ -304,7 +308,7 @@ func (r *runner) send(ctx context.Context, flush string, size, inflight int, rat
 	}
 	self0 := selfCPUMicros()
 	res, err = lg.Send(ctx, lg.SendConfig{Route: route, Topic: topic, Size: size, InFlight: inflight, Duration: d,
-		Warmup: r.e.warm, Rate: rate, Full: true})
+		Warmup: r.e.warm, Rate: rate, Count: count, Full: true})
 	run := &SendRun{Client: "loadgen", Flush: flush, Size: size, InFlight: inflight, Rate: rate, Result: res, Load: loadAvg()}
 	if res.Sent > 0 {
 		run.ClientUs = float64(selfCPUMicros()-self0) / float64(res.Sent)
@@ -348,11 +352,18 @@ func runBroker(ctx context.Context, e *env, kind string) *BrokerResult {
 	res.AnonIdleKiB, _ = anonKiB(b.brokerProc.pid())
 	peak := sampleRSS(b.brokerProc.pid())
 
-	// Warm-up (JIT, page cache, mapped files): not recorded.
-	r.send(ctx, "ASYNC_FLUSH", 1024, 64, 0, 2*e.dur)
+	// Warm-up (JIT, page cache, mapped files): not recorded. A fixed count, so that both brokers have written
+	// the same bytes through their mapped commitlog before memory is measured.
+	r.send(ctx, "ASYNC_FLUSH", 1024, 64, 0, 0, e.warmN)
+	// RSS under load and CPU per message: the same offered rate (open loop, 1 KiB) on both brokers.
+	fixed := sampleRSS(b.brokerProc.pid())
+	if run := r.send(ctx, "ASYNC_FLUSH", 1024, 128, e.cpuRate, e.dur+2*time.Second, 0); run != nil {
+		res.Open = append(res.Open, *run)
+	}
+	res.RSSLoadKiB, res.AnonLoadKiB = fixed.end()
 	for _, size := range e.sizes {
 		for _, inflight := range e.inflights {
-			if run := r.send(ctx, "ASYNC_FLUSH", size, inflight, 0, e.dur); run != nil {
+			if run := r.send(ctx, "ASYNC_FLUSH", size, inflight, 0, e.dur, 0); run != nil {
 				res.Closed = append(res.Closed, *run)
 			}
 			if err := b.alive(); err != nil {
@@ -361,12 +372,11 @@ func runBroker(ctx context.Context, e *env, kind string) *BrokerResult {
 			}
 		}
 	}
-	rates := append([]float64(nil), e.rates...)
-	if !containsF(rates, e.cpuRate) {
-		rates = append(rates, e.cpuRate)
-	}
-	for _, rate := range rates {
-		if run := r.send(ctx, "ASYNC_FLUSH", 1024, 128, rate, e.dur+2*time.Second); run != nil {
+	for _, rate := range e.rates {
+		if rate == e.cpuRate {
+			continue
+		}
+		if run := r.send(ctx, "ASYNC_FLUSH", 1024, 128, rate, e.dur+2*time.Second, 0); run != nil {
 			res.Open = append(res.Open, *run)
 		}
 	}
@@ -383,7 +393,7 @@ func runBroker(ctx context.Context, e *env, kind string) *BrokerResult {
 }
 
 func (r *runner) finish(peak *rssPeak) *BrokerResult {
-	r.res.RSSLoadKiB, r.res.AnonLoadKiB = peak.end()
+	r.res.RSSPeakKiB, r.res.AnonPeakKiB = peak.end()
 	if r.b.nsProc != nil {
 		r.res.NamesrvRSSKiB, _ = rssKiB(r.b.nsProc.pid())
 	}
@@ -483,9 +493,9 @@ func (r *runner) syncFlush(ctx context.Context) {
 	defer b.stop()
 	r.res.SyncStartToFirstMs = float64(b.startToFirstSend.Microseconds()) / 1e3
 	r.b = b
-	r.send(ctx, "SYNC_FLUSH", 1024, 64, 0, r.e.dur) // warm-up
+	r.send(ctx, "SYNC_FLUSH", 1024, 64, 0, r.e.dur, 0) // warm-up
 	for _, inflight := range []int{1, 16, 64} {
-		if run := r.send(ctx, "SYNC_FLUSH", 1024, inflight, 0, r.e.dur); run != nil {
+		if run := r.send(ctx, "SYNC_FLUSH", 1024, inflight, 0, r.e.dur, 0); run != nil {
 			r.res.Sync = append(r.res.Sync, *run)
 		}
 	}

@@ -46,6 +46,17 @@ func (x row) met() string {
 	return "**no**"
 }
 
+func fmtRatio(r float64) string {
+	switch {
+	case r <= 0:
+		return "—"
+	case r < 0.1:
+		return fmt.Sprintf("%.3fx", r)
+	default:
+		return fmt.Sprintf("%.2fx", r)
+	}
+}
+
 func fmtV(v float64) string {
 	switch {
 	case v <= 0:
@@ -92,9 +103,12 @@ func rows(res *Results, e *env) []row {
 	}
 	add("start → first accepted send", "ms", a.StartToFirstMs, r.StartToFirstMs, "", "", "<= 0.05x", true)
 	add("broker RSS idle", "MiB", float64(a.RSSIdleKiB)/1024, float64(r.RSSIdleKiB)/1024, "", "", "", true)
-	add("broker RSS under load (peak VmRSS)", "MiB", float64(a.RSSLoadKiB)/1024, float64(r.RSSLoadKiB)/1024, "", "", "<= 0.25x", true)
-	add("broker anonymous RSS idle (RssAnon)", "MiB", float64(a.AnonIdleKiB)/1024, float64(r.AnonIdleKiB)/1024, "", "", "", true)
-	add("broker anonymous RSS under load (peak RssAnon)", "MiB", float64(a.AnonLoadKiB)/1024, float64(r.AnonLoadKiB)/1024, "", "", "", true)
+	ra := fmt.Sprintf(" @%.0f/s 1 KiB", e.cpuRate)
+	add("broker RSS under load (peak VmRSS"+ra+")", "MiB", float64(a.RSSLoadKiB)/1024, float64(r.RSSLoadKiB)/1024, "", "", "<= 0.25x", true)
+	add("broker RssAnon idle", "MiB", float64(a.AnonIdleKiB)/1024, float64(r.AnonIdleKiB)/1024, "", "", "", true)
+	add("broker RssAnon under load (peak"+ra+")", "MiB", float64(a.AnonLoadKiB)/1024, float64(r.AnonLoadKiB)/1024, "", "", "", true)
+	add("broker VmRSS peak over all ASYNC runs (incl. mapped commitlog pages)", "MiB", float64(a.RSSPeakKiB)/1024, float64(r.RSSPeakKiB)/1024, "", "", "", true)
+	add("broker RssAnon peak over all ASYNC runs", "MiB", float64(a.AnonPeakKiB)/1024, float64(r.AnonPeakKiB)/1024, "", "", "", true)
 	for _, size := range e.sizes {
 		for _, inf := range e.inflights {
 			ar, rr := findRun(a.Closed, size, inf, 0), findRun(r.Closed, size, inf, 0)
@@ -239,7 +253,7 @@ func lat(s *SendRun, p int) float64 {
 	}
 }
 
-func generated(res *Results, e *env, chart string) string {
+func generated(res *Results, e *env, chart, mdPath string) string {
 	var b strings.Builder
 	m := res.Machine
 	fmt.Fprintf(&b, "%s\n\n", mdBegin)
@@ -250,14 +264,14 @@ func generated(res *Results, e *env, chart string) string {
 	fmt.Fprintf(&b, "Apache RocketMQ 5.3.3 (Maven Central jars), broker JVM `%s`; name server JVM `%s`. ", strings.Join(apacheBrokerJVM[:6], " "), strings.Join(apacheNamesrvJVM[:4], " "))
 	fmt.Fprintf(&b, "rmqd standalone (`rmqd -c broker.conf`: name server in the same process, so its RSS and CPU include the name server; Apache's figures are the broker JVM only). ")
 	fmt.Fprintf(&b, "Both: ASYNC_FLUSH unless stated, `mappedFileSizeCommitLog=1073741824`, one 8-queue topic per run, loopback. ")
-	fmt.Fprintf(&b, "Closed-loop runs: %.0f s measured after %.0f s warm-up, after one unrecorded %.0f s warm-up run per broker; open-loop runs: %.0f s at the offered rate with 128 lanes, latency from the intended send time (no coordinated omission). Consume catch-up: %d stored 1 KiB messages read with one PULL_MESSAGE (32 messages) in flight per queue.\n\n",
-		e.dur.Seconds(), e.warm.Seconds(), 2*e.dur.Seconds(), e.dur.Seconds()+2+e.warm.Seconds(), e.consumeN)
+	fmt.Fprintf(&b, "Order per broker: start, idle 3 s (RSS idle), unrecorded warm-up of %d × 1 KiB sends ×64 (same bytes written on both), open loop at %.0f/s (CPU per message and RSS under load), the closed-loop matrix, other open-loop rates, end-to-end, catch-up, Go client, Java Producer; then a restart with SYNC_FLUSH. Closed-loop runs: %.0f s measured after %.0f s warm-up; open-loop runs: %.0f s at the offered rate with 128 lanes, latency from the intended send time (no coordinated omission). Consume catch-up: %d stored 1 KiB messages read with one PULL_MESSAGE (32 messages) in flight per queue.\n\n",
+		e.warmN, e.cpuRate, e.dur.Seconds(), e.warm.Seconds(), e.dur.Seconds()+2+e.warm.Seconds(), e.consumeN)
 	b.WriteString("Every run checks that the broker stored exactly the acknowledged sends (GET_MAX_OFFSET summed over the queues). `load` is /proc/loadavg (1, 5, 15 min) right after the figure was taken (Apache | rmqd).\n\n")
 	b.WriteString("| figure | unit | Apache | rmqd | rmqd/Apache | target | met | load (Apache \\| rmqd) |\n|---|---|--:|--:|--:|--:|:-:|---|\n")
 	for _, x := range rows(res, e) {
 		ratio := "—"
 		if x.ratio() > 0 {
-			ratio = fmt.Sprintf("%.2fx", x.ratio())
+			ratio = fmtRatio(x.ratio())
 		}
 		loads := ""
 		if x.loadA != "" || x.loadR != "" {
@@ -290,10 +304,10 @@ func generated(res *Results, e *env, chart string) string {
 		}
 	}
 	if _, err := os.Stat(chart); err == nil {
-		if dst, err := filepath.Abs("docs/benchmarks.png"); err == nil {
-			if data, err := os.ReadFile(chart); err == nil && os.WriteFile(dst, data, 0o644) == nil {
-				b.WriteString("\n![throughput and latency per message size](benchmarks.png)\n")
-			}
+		// The chart goes next to the page so the relative link works in the repository.
+		dst := filepath.Join(filepath.Dir(mdPath), "benchmarks.png")
+		if data, err := os.ReadFile(chart); err == nil && os.WriteFile(dst, data, 0o644) == nil {
+			b.WriteString("\n![throughput and latency per message size](benchmarks.png)\n")
 		}
 	}
 	b.WriteString("\nFull histograms (every bucket, µs) of every run are in `integration/bench/.out/results.json`.\n")
@@ -307,7 +321,7 @@ func generated(res *Results, e *env, chart string) string {
 
 // writeMarkdown replaces the generated section of path (or appends one).
 func writeMarkdown(path string, res *Results, e *env, chart string) error {
-	gen := generated(res, e, chart)
+	gen := generated(res, e, chart, path)
 	old, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
 		return err
@@ -326,9 +340,9 @@ func writeMarkdown(path string, res *Results, e *env, chart string) error {
 }
 
 func printSummary(res *Results, e *env) {
-	fmt.Printf("\n%-60s %10s %10s %8s %-9s %s\n", "figure", "Apache", "rmqd", "ratio", "target", "met")
+	fmt.Printf("\n%-70s %10s %10s %8s %-9s %s\n", "figure", "Apache", "rmqd", "ratio", "target", "met")
 	for _, x := range rows(res, e) {
-		fmt.Printf("%-60s %10s %10s %7.2fx %-9s %s\n", x.name+" ("+x.unit+")", fmtV(x.a), fmtV(x.r), x.ratio(), x.target, x.met())
+		fmt.Printf("%-70s %10s %10s %8s %-9s %s\n", x.name+" ("+x.unit+")", fmtV(x.a), fmtV(x.r), fmtRatio(x.ratio()), x.target, x.met())
 	}
 }
 
