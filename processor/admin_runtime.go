@@ -26,12 +26,12 @@ type brokerStats struct {
 	groups atomic.Pointer[map[topicGroup]*statCounter] // GROUP_GET_NUMS / GROUP_GET_SIZE
 	grow   sync.Mutex                                  // serializes copy-on-write inserts
 
-	mu             sync.Mutex
-	puts, gets     sampleRing // broker totals, one sample a second
-	todayMorning   [2]int64   // put, get totals at the last midnight (BrokerStats.record)
-	yesterdayMorn  [2]int64
-	lastRecordDay  int
-	ticks          int
+	mu            sync.Mutex
+	puts, gets    sampleRing // broker totals, one sample a second
+	todayMorning  [2]int64   // put, get totals at the last midnight (BrokerStats.record)
+	yesterdayMorn [2]int64
+	lastRecordDay int
+	ticks         int
 }
 
 // statCounter counts messages and bytes of one topic or topic@group.
