@@ -134,6 +134,8 @@ func (b *Broker) Handlers() map[int32]remoting.Processor {
 		codec.ReqSendMessage:                          send,
 		codec.ReqSendMessageV2:                        send,
 		codec.ReqSendBatchMessage:                     send,
+		codec.ReqSendReplyMessage:                     f(b.handleSendReplyMessage),
+		codec.ReqSendReplyMessageV2:                   f(b.handleSendReplyMessage),
 		codec.ReqPullMessage:                          pull,
 		codec.ReqLitePullMessage:                      pull,
 		codec.ReqConsumerSendMsgBack:                  f(b.handleConsumerSendMsgBack),

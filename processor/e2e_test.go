@@ -257,6 +257,41 @@ func TestGoClientEndToEnd(t *testing.T) {
 	}
 	require.Zero(t, txSeen["rollback"])
 	require.GreaterOrEqual(t, txl.checks.Load(), int32(1), "the unknown one was checked")
+
+	// Request-reply: the reply goes through SEND_REPLY_MESSAGE and comes back to
+	// the requester as PUSH_REPLY_MESSAGE_TO_CLIENT.
+	const reqTopic = "GoReq"
+	rtc := NewTopicConfig(reqTopic)
+	rtc.ReadQueueNums, rtc.WriteQueueNums = 2, 2
+	b.topics.Update(rtc)
+	b.topics.CreateInSendMessageBack(RetryGroupTopicPrefix+"CG_req", 1, PermRead|PermWrite, 0)
+	require.Eventually(t, func() bool {
+		rs.mu.Lock()
+		defer rs.mu.Unlock()
+		_, ok := rs.topics[reqTopic]
+		return ok
+	}, 5*time.Second, 10*time.Millisecond)
+	rc, err := rocketmq.NewPushConsumer(consumer.WithNameServer([]string{nsAddr}), consumer.WithGroupName("CG_req"),
+		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
+	require.NoError(t, err)
+	require.NoError(t, rc.Subscribe(reqTopic, consumer.MessageSelector{}, func(ctx context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
+		for _, m := range msgs {
+			reply, err := consumer.CreateReplyMessage(m, nil)
+			if err != nil {
+				return consumer.ConsumeRetryLater, err
+			}
+			reply.Body = append([]byte("pong:"), m.Body...)
+			if _, err := p.SendSync(ctx, reply); err != nil {
+				return consumer.ConsumeRetryLater, err
+			}
+		}
+		return consumer.ConsumeSuccess, nil
+	}))
+	require.NoError(t, rc.Start())
+	defer rc.Shutdown()
+	reply, err := p.Request(ctx, 20*time.Second, primitive.NewMessage(reqTopic, []byte("ping")))
+	require.NoError(t, err)
+	require.Equal(t, "pong:ping", string(reply.Body))
 }
 
 // txListener answers local transactions by message body; a check commits.

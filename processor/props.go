@@ -102,6 +102,21 @@ func fixStoredProps(props, cluster string, ids *uniqIDGen) string {
 	return b.String()
 }
 
+// withCluster sets CLUSTER and nothing else (batch inner messages).
+func withCluster(props, cluster string) string {
+	if _, ok := propGet(props, PropCluster); ok {
+		props = propWithout(props, PropCluster)
+	}
+	var b strings.Builder
+	b.Grow(len(props) + len(cluster) + 10)
+	b.WriteString(props)
+	if len(props) > 0 && props[len(props)-1] != propValueSep {
+		b.WriteByte(propValueSep)
+	}
+	propAppend(&b, PropCluster, cluster)
+	return b.String()
+}
+
 // uniqIDGen makes message ids shaped like MessageClientIDSetter's: 4-byte IP,
 // 2-byte pid, 4-byte random, 4-byte ms since month start, 2-byte counter, as 32
 // upper-case hex characters.

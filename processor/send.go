@@ -102,8 +102,12 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 		}
 		msg.Properties = h.properties
 		cluster := b.cfg.BrokerClusterName
+		// Inner messages keep their properties and get CLUSTER, but no UNIQ_KEY
+		// when they have none: Apache 5.3.3 adds none either, so a Go batch
+		// consumer's MsgId is the offsetMsgId the producer's SendResult reported
+		// (integration scenario go-produce-consume compares exactly that).
 		res = b.store.PutMessages(ctx, &msg, req.Body, func(props string) string {
-			return fixStoredProps(props, cluster, b.ids)
+			return withCluster(props, cluster)
 		})
 	} else {
 		props := h.properties
