@@ -4,10 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
-	"strconv"
 	"strings"
-	"time"
 
 	"rmqd/codec"
 	"rmqd/remoting"
@@ -152,70 +149,6 @@ func (b *Broker) handleDeleteSubscriptionGroup(ctx context.Context, c remoting.C
 func (b *Broker) handleGetAllConsumerOffset(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	resp.Body = b.offsets.Encode()
-	return resp, nil
-}
-
-// handleGetBrokerConfig is GET_BROKER_CONFIG: Java properties text, with the
-// topic table's DataVersion in the version header.
-func (b *Broker) handleGetBrokerConfig(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	props := b.cfg.Properties()
-	keys := make([]string, 0, len(props))
-	for k := range props {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var sb strings.Builder
-	for _, k := range keys {
-		sb.WriteString(k)
-		sb.WriteByte('=')
-		sb.WriteString(props[k])
-		sb.WriteByte('\n')
-	}
-	dv, _ := json.Marshal(b.topics.DataVersion())
-	resp := codec.NewResponse(req, codec.RespSuccess, "")
-	resp.Ext.Set("version", string(dv))
-	resp.Body = []byte(sb.String())
-	return resp, nil
-}
-
-// handleGetBrokerRuntimeInfo is GET_BROKER_RUNTIME_INFO: the keys mqadmin's
-// clusterList and brokerStatus read, with what rmqd can tell.
-func (b *Broker) handleGetBrokerRuntimeInfo(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	up := time.Since(b.startTime)
-	t := map[string]string{
-		"brokerVersionDesc":                    "V5_3_3",
-		"brokerVersion":                        strconv.Itoa(int(codec.BrokerVersion)),
-		"brokerActive":                         "true",
-		"bootTimestamp":                        i64s(b.startTime.UnixMilli()),
-		"runtime":                              fmt.Sprintf("[ %d days, %d hours, %d minutes, %d seconds ]", int(up.Hours())/24, int(up.Hours())%24, int(up.Minutes())%60, int(up.Seconds())%60),
-		"msgPutTotalYesterdayMorning":          "0",
-		"msgPutTotalTodayMorning":              "0",
-		"msgPutTotalTodayNow":                  i64s(b.putTotal.Load()),
-		"msgGetTotalYesterdayMorning":          "0",
-		"msgGetTotalTodayMorning":              "0",
-		"msgGetTotalTodayNow":                  "0",
-		"putTps":                               "0.0 0.0 0.0",
-		"getTransferredTps":                    "0.0 0.0 0.0",
-		"sendThreadPoolQueueSize":              "0",
-		"sendThreadPoolQueueCapacity":          "10000",
-		"pullThreadPoolQueueSize":              "0",
-		"pullThreadPoolQueueCapacity":          "100000",
-		"sendThreadPoolQueueHeadWaitTimeMills": "0",
-		"pullThreadPoolQueueHeadWaitTimeMills": "0",
-		"pageCacheLockTimeMills":               "0",
-		"commitLogMinOffset":                   i64s(b.store.MinPhyOffset()),
-		"commitLogMaxOffset":                   i64s(b.store.MaxPhyOffset()),
-		"commitLogDiskRatio":                   strconv.FormatFloat(b.store.CommitLogDiskRatio(), 'f', -1, 64),
-		"earliestMessageTimeStamp":             i64s(b.earliestMessageTime()),
-		"dispatchBehindBytes":                  "0",
-		"brokerName":                           b.cfg.BrokerName,
-	}
-	body, err := json.Marshal(kvTable{Table: t})
-	if err != nil {
-		return nil, err
-	}
-	resp := codec.NewResponse(req, codec.RespSuccess, "")
-	resp.Body = body
 	return resp, nil
 }
 

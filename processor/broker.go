@@ -11,7 +11,6 @@ import (
 	"maps"
 	"net/netip"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"rmqd/codec"
@@ -43,7 +42,6 @@ type Broker struct {
 	ns            NameServerInvoker
 	nsClose       func() error
 	topicsChanged chan struct{}
-	putTotal      atomic.Int64
 	admin         adminState
 
 	mu      sync.Mutex

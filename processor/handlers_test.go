@@ -474,11 +474,6 @@ func TestAdminHandlers(t *testing.T) {
 	require.Contains(t, all.TopicConfigTable, "AdminT")
 	require.Contains(t, all.TopicConfigTable, TopicAutoCreate)
 
-	resp, _ = b.handleGetBrokerRuntimeInfo(ctx, c, codec.NewRequest(codec.ReqGetBrokerRuntimeInfo))
-	var kv kvTable
-	require.NoError(t, json.Unmarshal(resp.Body, &kv))
-	require.Equal(t, "true", kv.Table["brokerActive"])
-
 	d := codec.NewRequest(codec.ReqDeleteTopicInBroker)
 	d.Ext.Set("topic", "AdminT")
 	resp, _ = b.handleDeleteTopicInBroker(ctx, c, d)
