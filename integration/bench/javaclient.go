@@ -37,7 +37,7 @@ const exampleVersion = "5.5.0" // integration/bench/java/pom.xml
 
 var (
 	javaReport   = regexp.MustCompile(`^Current Time: .*\| Send TPS: (\d+) \| Max RT\(ms\): (\d+) \| Average RT\(ms\):\s*([0-9.]+)`)
-	javaComplete = regexp.MustCompile(`^\[Complete\] Send Total: (\d+).*?(?:Max RT\(ms\): (\d+).*?)?Send Failed: (\d+)[ |]*Response Failed: (\d+)`)
+	javaComplete = regexp.MustCompile(`^\[Complete\] Send Total: (\d+).*?(?:Send TPS: (\d+) \| Max RT\(ms\): (\d+) \| Average RT\(ms\):\s*([0-9.]+).*?)?Send Failed: (\d+)[ |]*Response Failed: (\d+)`)
 )
 
 // javaProducer runs the Java benchmark Producer for quantity messages and checks the stored count.
@@ -79,9 +79,13 @@ func (r *runner) javaProducer(ctx context.Context, threads, size int, quantity i
 		if m := javaComplete.FindStringSubmatch(line); m != nil {
 			complete = true
 			run.Total, _ = strconv.ParseInt(m[1], 10, 64)
-			run.MaxRTMs, _ = strconv.ParseFloat(m[2], 64)
-			run.SendFailed, _ = strconv.ParseInt(m[3], 10, 64)
-			run.RespFailed, _ = strconv.ParseInt(m[4], 10, 64)
+			if run.TPS == 0 { // finished before the first report: the completion line's window
+				run.TPS, _ = strconv.ParseFloat(m[2], 64)
+				run.AvgRTMs, _ = strconv.ParseFloat(m[4], 64)
+			}
+			run.MaxRTMs, _ = strconv.ParseFloat(m[3], 64)
+			run.SendFailed, _ = strconv.ParseInt(m[5], 10, 64)
+			run.RespFailed, _ = strconv.ParseInt(m[6], 10, 64)
 		}
 	}
 	r.res.Java = &run

@@ -28,6 +28,7 @@ type env struct {
 	consumeN  int64
 	javaN     int64
 	warmN     int64
+	perf      bool
 	dur       time.Duration
 	warm      time.Duration
 	rates     []float64
@@ -120,10 +121,11 @@ func main() {
 	flag.StringVar(&mdPath, "md", "docs/benchmarks.md", "markdown file whose generated section is replaced ('' = none)")
 	flag.DurationVar(&total, "deadline", 0, "bound of the whole run (default 14m, full 60m)")
 	flag.BoolVar(&micro, "micro", true, "run the Go micro-benchmarks too")
+	flag.BoolVar(&e.perf, "perf", true, "profile rmqd with perf record (when installed) after its runs")
 	flag.Parse()
 	e.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
-	e.dur, e.warm, e.consumeN, e.cpuRate, e.javaN = 4*time.Second, 1*time.Second, 100_000, 3000, 20_000
+	e.dur, e.warm, e.consumeN, e.cpuRate, e.javaN = 4*time.Second, 1*time.Second, 100_000, 3000, 50_000
 	e.warmN = 60_000
 	if total == 0 {
 		total = 14 * time.Minute
@@ -384,6 +386,7 @@ func runBroker(ctx context.Context, e *env, kind string) *BrokerResult {
 	r.consume(ctx)
 	r.goClient(ctx)
 	r.javaProducer(ctx, 16, 1024, r.e.javaN)
+	r.perfProfile(ctx)
 	if err := b.alive(); err != nil {
 		r.fail("%v", err)
 	}
