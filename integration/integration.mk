@@ -16,7 +16,7 @@ MVN         ?= mvn
 IT_JAVA     := integration/java
 RMQD_TARGET ?= all
 IT_RUN      ?= .
-IT_TIMEOUT  ?= 9m
+IT_TIMEOUT  ?= 12m
 
 .PHONY: integration-deps integration-test
 
