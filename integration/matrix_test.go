@@ -53,6 +53,7 @@ func TestMatrix(t *testing.T) {
 }
 
 func runCase(t *testing.T, kind string, sc scenario, tg *harness.Target, startErr string) {
+	harness.RequireJars(t, sc.Needs...)
 	reason, expected := expectedFailures[caseKey{kind, sc.Name}]
 	if tg == nil {
 		if expected {
