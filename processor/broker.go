@@ -276,7 +276,7 @@ func (b *Broker) flushOffsetsLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := b.offsets.Persist(); err != nil {
+			if err := b.offsets.PersistIfChanged(); err != nil {
 				b.log.Error("persist consumer offsets", "err", err)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 type topicGroup struct{ topic, group string }
@@ -26,6 +27,9 @@ type ConsumerOffsetManager struct {
 	reset   map[topicGroup]map[int32]int64
 	version dataVersion
 	persMu  sync.Mutex
+	// changed is set by every update and cleared by a persist, so the 5 s flush
+	// does not rewrite (and fsync) an unchanged file.
+	changed atomic.Bool
 }
 
 // NewConsumerOffsetManager stores its file in cfg.ConfigDir().
@@ -50,6 +54,7 @@ func (m *ConsumerOffsetManager) AssignReset(group, topic string, queueID int32, 
 	}
 	q[queueID] = offset
 	m.mu.Unlock()
+	m.changed.Store(true)
 }
 
 // HasReset reports a pending reset of the queue.
@@ -165,11 +170,22 @@ func writeIntKeyedMap(b *bytes.Buffer, q map[int32]int64) {
 	b.WriteByte('}')
 }
 
+// PersistIfChanged writes consumerOffset.json when an offset moved since the
+// last write.
+func (m *ConsumerOffsetManager) PersistIfChanged() error {
+	if !m.changed.Load() {
+		return nil
+	}
+	return m.Persist()
+}
+
 // Persist writes consumerOffset.json.
 func (m *ConsumerOffsetManager) Persist() error {
 	m.persMu.Lock()
 	defer m.persMu.Unlock()
+	m.changed.Store(false)
 	if err := writeConfigFile(m.path, m.Encode()); err != nil {
+		m.changed.Store(true)
 		return fmt.Errorf("persist consumer offsets: %w", err)
 	}
 	return nil
@@ -244,6 +260,7 @@ func (m *ConsumerOffsetManager) TopicsOfGroup(group string) []string {
 
 // DeleteTopic drops every group's offsets on topic.
 func (m *ConsumerOffsetManager) DeleteTopic(topic string) {
+	m.changed.Store(true)
 	m.mu.Lock()
 	for k := range m.table {
 		if k.topic == topic {
@@ -255,6 +272,7 @@ func (m *ConsumerOffsetManager) DeleteTopic(topic string) {
 
 // DeleteGroup drops a group's offsets.
 func (m *ConsumerOffsetManager) DeleteGroup(group string) {
+	m.changed.Store(true)
 	m.mu.Lock()
 	for k := range m.table {
 		if k.group == group {

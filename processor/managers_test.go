@@ -62,6 +62,13 @@ func TestConsumerOffsetPersistAndLoadJavaFile(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(data), `"TopicTest@g1":{0:12,3:7}`)
 
+	st, err := os.Stat(filepath.Join(cfg.ConfigDir(), "consumerOffset.json"))
+	require.NoError(t, err)
+	require.NoError(t, m.PersistIfChanged())
+	st2, err := os.Stat(filepath.Join(cfg.ConfigDir(), "consumerOffset.json"))
+	require.NoError(t, err)
+	require.True(t, os.SameFile(st, st2), "unchanged offsets are not rewritten")
+
 	m2 := NewConsumerOffsetManager(&cfg, quietLog())
 	require.NoError(t, m2.Load())
 	require.EqualValues(t, 12, m2.Query("g1", "TopicTest", 0))
