@@ -149,3 +149,73 @@ func TestStandaloneAnswersUnknownCode(t *testing.T) {
 		}
 	}
 }
+
+// malformedFrames are inputs a broken or hostile peer might send; each must close
+// that connection only.
+func malformedFrames(i int) []byte {
+	switch i % 6 {
+	case 0: // garbage
+		return []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	case 1: // negative length
+		return []byte{0xFF, 0xFF, 0xFF, 0xF0, 0, 0, 0, 0}
+	case 2: // longer than the 16 MiB frame limit
+		return []byte{0x7F, 0, 0, 0, 0, 0, 0, 0}
+	case 3: // header length beyond the frame
+		return []byte{0, 0, 0, 8, 0, 0, 0x10, 0, '{', '}', 0, 0}
+	case 4: // bad JSON header
+		h := []byte(`{"code":10,"extFields":{"a":`)
+		f := binary.BigEndian.AppendUint32(nil, uint32(4+len(h)))
+		f = binary.BigEndian.AppendUint32(f, uint32(len(h)))
+		return append(f, h...)
+	default: // unknown serialize type
+		return []byte{0, 0, 0, 6, 9, 0, 0, 2, '{', '}'}
+	}
+}
+
+// A running rmqd survives 1,000 malformed frames from parallel connections while
+// a well-formed client on its own connection keeps getting answers.
+func TestStandaloneSurvivesMalformedFrames(t *testing.T) {
+	_, brokerAddr := startStandalone(t)
+	good, err := net.Dial("tcp", brokerAddr)
+	require.NoError(t, err)
+	defer good.Close()
+
+	const total, workers = 1000, 8
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		go func(w int) {
+			for i := w; i < total; i += workers {
+				c, err := net.DialTimeout("tcp", brokerAddr, 5*time.Second)
+				if err != nil {
+					errs <- err
+					return
+				}
+				_, _ = c.Write(malformedFrames(i))
+				// The server closes the connection; reading hits EOF (or a reset).
+				_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+				_, _ = io.Copy(io.Discard, c)
+				c.Close()
+			}
+			errs <- nil
+		}(w)
+	}
+	for i := 0; i < 20; i++ {
+		req := codec.NewRequest(codec.ReqGetMaxOffset)
+		req.Opaque = int32(i)
+		req.Ext.Set("topic", "TBW102")
+		req.Ext.Set("queueId", "0")
+		_, err := good.Write(req.Encode(nil))
+		require.NoError(t, err)
+		resp := readFrame(t, good)
+		require.Equal(t, int32(i), resp.Opaque)
+		require.Equal(t, codec.RespSuccess, resp.Code, resp.Remark)
+	}
+	for w := 0; w < workers; w++ {
+		require.NoError(t, <-errs)
+	}
+	// Still serving after the storm.
+	req := codec.NewRequest(9999)
+	_, err = good.Write(req.Encode(nil))
+	require.NoError(t, err)
+	require.Equal(t, codec.RespRequestCodeNotSupported, readFrame(t, good).Code)
+}
