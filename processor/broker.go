@@ -36,6 +36,7 @@ type Broker struct {
 	filters   filterCache
 	schedule  *scheduleService
 	trans     *transactionService
+	timer     *timerService
 	// delayLevels[i] is the delay of level i+1 (messageDelayLevel).
 	delayLevels []time.Duration
 
@@ -80,6 +81,7 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 	}
 	b.schedule = newScheduleService(b)
 	b.trans = newTransactionService(b)
+	b.timer = newTimerService(b)
 	if cfg.TransactionCheckInterval > 0 {
 		b.trans.interval = time.Duration(cfg.TransactionCheckInterval) * time.Millisecond
 	}
@@ -222,6 +224,9 @@ func (b *Broker) Start(ctx context.Context) error {
 	if b.cfg.BrokerID == 0 {
 		b.goLoop(func() { b.schedule.run(runCtx) })
 		b.goLoop(func() { b.trans.run(runCtx) })
+		if b.cfg.TimerWheelEnable {
+			b.goLoop(func() { b.timer.run(runCtx) })
+		}
 	}
 	if b.ns != nil && len(b.cfg.nameServers()) > 0 {
 		if err := b.RegisterAll(ctx); err != nil {

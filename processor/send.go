@@ -127,7 +127,16 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 			props = toHalfMessage(&msg, props)
 		}
 		msg.Properties = props
-		b.applyDelay(&msg)
+		// A half message waits for its commit, which applies timer and delay.
+		if msg.Topic != TopicTransHalf {
+			if hasTimerProps(props) && delayLevelOf(props) <= 0 && !b.cfg.TimerWheelEnable {
+				return setCode(resp, codec.RespSystemError, "timer message is not supported: timerWheelEnable=false")
+			}
+			if b.cfg.TimerWheelEnable && !b.applyTimer(&msg) {
+				return setCode(resp, codec.RespMessageIllegal, "timer message illegal: bad or too distant deliver time")
+			}
+			b.applyDelay(&msg)
+		}
 		res = b.store.PutMessage(ctx, &msg)
 	}
 	return b.sendResult(resp, hdr, &msg, queueID, res)

@@ -65,6 +65,9 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c remoting.Conn, req 
 		msg.PreparedTransactionOffset = half.CommitLogOffset
 		msg.StoreHost = b.storeHost
 		msg.SysFlag = hostFlags(msg.SysFlag, msg.BornHost, msg.StoreHost)
+		if b.cfg.TimerWheelEnable {
+			b.applyTimer(msg)
+		}
 		b.applyDelay(msg)
 		res := b.store.PutMessage(ctx, msg)
 		if res.Status != store.PutOK {

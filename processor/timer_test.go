@@ -1,0 +1,50 @@
+package processor
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"rmqd/codec"
+)
+
+func TestTimerMessages(t *testing.T) {
+	b := newTestBroker(t, nil)
+	ctx := context.Background()
+	c := newTestConn(1)
+	start := time.Now()
+	// Relative (TIMER_DELAY_MS) and absolute (TIMER_DELIVER_MS) times; the later
+	// one is sent first, so delivery is out of queue order.
+	late := i64s(time.Now().Add(2500 * time.Millisecond).UnixMilli())
+	r, err := b.handleSendMessage(ctx, c, sendReq("TimerT", 0, []byte("late"), "TIMER_DELIVER_MS\x01"+late+"\x02"))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
+	r, err = b.handleSendMessage(ctx, c, sendReq("TimerT", 0, []byte("soon"), "TIMER_DELAY_MS\x011200\x02"))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue(TopicTimer, 0) == 2 }, 5*time.Second, 10*time.Millisecond)
+	require.EqualValues(t, 0, b.st.MaxOffsetInQueue("TimerT", 0))
+
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("TimerT", 0) == 1 }, 5*time.Second, 20*time.Millisecond)
+	require.GreaterOrEqual(t, time.Since(start), 900*time.Millisecond)
+	require.Equal(t, "soon", string(pullAll(t, b, "TimerT", 0)[0].Body))
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("TimerT", 0) == 2 }, 6*time.Second, 20*time.Millisecond)
+	msgs := pullAll(t, b, "TimerT", 0)
+	require.Equal(t, "late", string(msgs[1].Body))
+	out, ok := propGet(msgs[1].Properties, propTimerOutMs)
+	require.True(t, ok)
+	require.NotEmpty(t, out)
+	require.Eventually(t, func() bool { return b.offsets.Query(timerSysGroup, TopicTimer, 0) == 2 }, 2*time.Second, 20*time.Millisecond)
+
+	// Malformed and too distant times are refused; a DELAY level wins.
+	r, _ = b.handleSendMessage(ctx, c, sendReq("TimerT", 0, []byte("x"), "TIMER_DELAY_SEC\x01abc\x02"))
+	require.EqualValues(t, codec.RespMessageIllegal, r.Code)
+	r, _ = b.handleSendMessage(ctx, c, sendReq("TimerT", 0, []byte("x"), "TIMER_DELAY_SEC\x01999999999\x02"))
+	require.EqualValues(t, codec.RespMessageIllegal, r.Code)
+	// Already due: stored at once.
+	r, _ = b.handleSendMessage(ctx, c, sendReq("TimerT", 1, []byte("now"), "TIMER_DELIVER_MS\x011\x02"))
+	require.EqualValues(t, codec.RespSuccess, r.Code)
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("TimerT", 1) == 1 }, 5*time.Second, 10*time.Millisecond)
+}
