@@ -8,22 +8,11 @@ package integration
 // Never list an "apache" pair: the Apache broker is the reference, a scenario failing against it is a bug in
 // the scenario or the harness.
 var expectedFailures = map[caseKey]string{
-	{"rmqd", "start"}:                      rmqdWIP,
-	{"rmqd", "mqadmin-topic-admin"}:        rmqdWIP,
-	{"rmqd", "mqadmin-clusterList"}:        rmqdWIP,
-	{"rmqd", "java5-push-clustering"}:      rmqdWIP,
-	{"rmqd", "java4-batch-java5-litepull"}: rmqdWIP,
-	{"rmqd", "java4-oneway-broadcast-tag"}: rmqdWIP,
-	{"rmqd", "java5-sendback-retry"}:       rmqdWIP,
-	{"rmqd", "java5-transaction"}:          rmqdWIP,
-	{"rmqd", "java5-sql92-filter"}:         rmqdWIP,
-	{"rmqd", "go-produce-consume"}:         rmqdWIP,
-	{"rmqd", "java5-to-go"}:                rmqdWIP,
-	{"rmqd", "go-to-java4-orderly"}:        rmqdWIP,
-	{"rmqd-split", "cluster"}:              rmqdWIP,
+	// Every other rmqd pair passed in three full runs on 2026-11-30 (committed tree and working tree) and was
+	// removed; this one failed once: the Go client's batch members (no UNIQ_KEY) came back with msgIds that
+	// were not the offsetMsgIds of the send result (Apache: equal). Remove once it is understood.
+	{"rmqd", "go-produce-consume"}: "intermittent: Go batch members' msgId != send result offsetMsgId (seen once)",
 }
-
-const rmqdWIP = "rmqd is under construction: cmd/rmqd, the name server and the broker are being written"
 
 type caseKey struct {
 	Target   string
