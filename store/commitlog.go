@@ -33,7 +33,10 @@ type commitLog struct {
 	// closed is set under mu at shutdown so no append writes into an unmapped file.
 	closed bool
 	// table is the next queue offset per topic-queue ("topic-queueId" in Java).
-	table map[tqKey]int64
+	// Values are pointers so that bumping an offset never assigns to the map: an
+	// assignment to an existing string key replaces the stored key with the new
+	// one, which may alias a request buffer that is reused afterwards.
+	table map[tqKey]*int64
 
 	// lastStoreTs is the store time of the last appended record (flush checkpoint).
 	lastStoreTs atomic.Int64
@@ -48,7 +51,7 @@ func newCommitLog(dir string, cfg *Config) *commitLog {
 	return &commitLog{
 		q:          newMappedFileQueue(dir, cfg.MappedFileSizeCommitLog),
 		maxMsgSize: cfg.MaxMessageSize,
-		table:      make(map[tqKey]int64),
+		table:      make(map[tqKey]*int64),
 	}
 }
 
@@ -136,7 +139,7 @@ func (c *commitLog) put(m *codec.Message) PutResult {
 	assign := assignsQueueOffset(m.SysFlag)
 	m.QueueOffset = 0
 	if assign {
-		m.QueueOffset = c.table[key]
+		m.QueueOffset = c.nextOffset(key)
 	}
 	wrote := f.wrote.Load()
 	m.CommitLogOffset = f.from + wrote
@@ -154,13 +157,23 @@ func (c *commitLog) put(m *codec.Message) PutResult {
 		QueueOffset: m.QueueOffset, MsgNum: 1, StoreTimestamp: now}
 }
 
+// nextOffset is the queue offset the next message of key gets.
+func (c *commitLog) nextOffset(key tqKey) int64 {
+	if p := c.table[key]; p != nil {
+		return *p
+	}
+	return 0
+}
+
 // bumpOffset sets the next offset; a new key gets its own copy of the topic, which
 // may alias a request buffer.
 func (c *commitLog) bumpOffset(key tqKey, next int64) {
-	if _, ok := c.table[key]; !ok {
-		key.topic = strings.Clone(key.topic)
+	if p := c.table[key]; p != nil {
+		*p = next
+		return
 	}
-	c.table[key] = next
+	key.topic = strings.Clone(key.topic)
+	c.table[key] = &next
 }
 
 // putBatch writes one record per message of a SEND_BATCH_MESSAGE body, with
@@ -212,7 +225,7 @@ func (c *commitLog) putBatch(tmpl *codec.Message, body []byte, fixProps func(str
 	}
 	now := time.Now().UnixMilli()
 	key := tqKey{tmpl.Topic, tmpl.QueueID}
-	qoff := c.table[key]
+	qoff := c.nextOffset(key)
 	res := PutResult{Status: PutOK, QueueOffset: qoff, MsgNum: int32(len(props)), StoreTimestamp: now,
 		RecordOffsets: make([]int64, 0, len(props))}
 	wrote := f.wrote.Load()
@@ -275,8 +288,12 @@ func (c *commitLog) close() {
 }
 
 func (c *commitLog) setQueueOffsets(t map[tqKey]int64) {
+	table := make(map[tqKey]*int64, len(t))
+	for k, v := range t {
+		table[k] = &v
+	}
 	c.mu.Lock()
-	c.table = t
+	c.table = table
 	c.mu.Unlock()
 }
 
