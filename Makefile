@@ -1,9 +1,11 @@
 # rmqd: the two commands a newcomer needs are `make run` and `make test`.
 GO       ?= go
 BIN      := bin/rmqd
-FUZZTIME ?= 10s
+FUZZTIME ?= 5s
+STATICCHECK_VERSION := v0.8.2
+GOBIN ?= $(shell $(GO) env GOPATH)/bin
 
-.PHONY: all build run test unit vet fuzz compat-java bench clean tools
+.PHONY: all build run test unit vet lint fuzz compat-java bench clean tools
 
 include integration/integration.mk
 
@@ -16,10 +18,16 @@ build:
 run: build
 	mkdir -p .run && cd .run && ../$(BIN)
 
-test: vet unit fuzz compat-java integration-test
+test: vet lint unit fuzz compat-java integration-test
 
 vet:
 	$(GO) vet ./...
+
+# staticcheck comes from the Go module proxy, pinned, the first time.
+lint:
+	@test -x $(GOBIN)/staticcheck && $(GOBIN)/staticcheck -version | grep -q '($(STATICCHECK_VERSION:v%=%))' || \
+		$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	$(GOBIN)/staticcheck ./...
 
 unit:
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /integration)
