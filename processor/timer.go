@@ -1,7 +1,6 @@
 package processor
 
 import (
-	"container/heap"
 	"context"
 	"strconv"
 	"sync"
@@ -89,43 +88,38 @@ func hasTimerProps(props string) bool {
 }
 
 type timerEntry struct {
-	deliver  int64
+	deliver  int64 // ms, a multiple of timerPrecisionMs
 	qOffset  int64
 	clOffset int64
 }
 
-type timerHeap []timerEntry
-
-func (h timerHeap) Len() int { return len(h) }
-func (h timerHeap) Less(i, j int) bool {
-	return h[i].deliver < h[j].deliver || h[i].deliver == h[j].deliver && h[i].qOffset < h[j].qOffset
-}
-func (h timerHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *timerHeap) Push(x any)   { *h = append(*h, x.(timerEntry)) }
-func (h *timerHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return e
-}
+// timerSlots is the wheel size in precision slots: more than timerMaxDelay
+// (3 days of 1 s slots) so a slot never holds two different due seconds.
+const timerSlots = 1 << 18
 
 // timerService delivers timer messages: it reads rmq_sys_wheel_timer into a
-// deliver-time heap and re-puts each message to its real topic when due. The
-// committed offset (consumer offset of CID_RMQ_SYS_TIMER) is the oldest message
-// not yet delivered, so a restart re-reads what is pending; a message delivered
-// out of order before a crash may be delivered again (at least once).
+// timing wheel of 1 s slots and re-puts each message to its real topic when
+// due. Scheduling and delivery cost O(1) per message whatever the number
+// pending; the wheel walk costs one step per elapsed second. Like Java's
+// TimerMessageStore, the slot for second T is delivered once the clock has
+// passed T+precision (currReadTimeMs < currWriteTimeMs). The committed offset
+// (consumer offset of CID_RMQ_SYS_TIMER) is the oldest message not yet
+// delivered, so a restart re-reads what is pending; a message delivered out
+// of order before a crash may be delivered again (at least once).
 type timerService struct {
 	b       *Broker
 	mu      sync.Mutex
-	pending timerHeap
-	inHeap  map[int64]bool // queue offsets still pending
+	wheel   [][]timerEntry // timerSlots slots, index = second % timerSlots
+	cursor  int64          // next second to deliver
+	count   int            // entries in the wheel
+	done    doneSet        // delivered queue offsets above the commit point
 	readPos int64
 	loaded  bool
 	tick    time.Duration
 }
 
 func newTimerService(b *Broker) *timerService {
-	return &timerService{b: b, inHeap: map[int64]bool{}, tick: 100 * time.Millisecond}
+	return &timerService{b: b, tick: 100 * time.Millisecond}
 }
 
 func (t *timerService) run(ctx context.Context) {
@@ -141,26 +135,52 @@ func (t *timerService) run(ctx context.Context) {
 	}
 }
 
+// add puts e in its slot; an overdue entry goes to the cursor's slot.
+func (t *timerService) add(e timerEntry) {
+	sec := e.deliver / timerPrecisionMs
+	if sec < t.cursor {
+		sec = t.cursor
+	}
+	i := sec % timerSlots
+	t.wheel[i] = append(t.wheel[i], e)
+	t.count++
+}
+
+// pendingCount is the number of timer messages waiting in the wheel.
+func (t *timerService) pendingCount() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.count
+}
+
 // step reads new timer records and delivers those that are due.
 func (t *timerService) step(ctx context.Context) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.stepAt(ctx, time.Now().UnixMilli())
+}
+
+func (t *timerService) stepAt(ctx context.Context, now int64) {
 	b := t.b
 	if !t.loaded {
 		t.readPos = max(b.offsets.Query(timerSysGroup, TopicTimer, 0), 0)
+		t.done.reset(t.readPos)
+		t.wheel = make([][]timerEntry, timerSlots)
+		t.cursor = now/timerPrecisionMs - 1
 		t.loaded = true
 	}
-	for range 100 {
+	var m codec.Message
+	for range 1000 {
 		res := b.store.GetMessage(timerSysGroup, TopicTimer, 0, t.readPos, 32, 1<<20, nil)
 		if res.Status != store.GetFound {
 			if res.Status == store.GetOffsetTooSmall || res.Status == store.GetOffsetOverflowBadly {
 				t.readPos = res.NextBeginOffset
+				t.done.reset(t.readPos)
 			}
 			res.Release()
 			break
 		}
 		for _, rec := range res.Records {
-			var m codec.Message
 			if _, err := codec.DecodeRecord(rec, &m); err != nil {
 				break
 			}
@@ -169,26 +189,98 @@ func (t *timerService) step(ctx context.Context) {
 			if err != nil {
 				deliver = 0 // deliver at once rather than lose it
 			}
-			heap.Push(&t.pending, timerEntry{deliver: deliver, qOffset: m.QueueOffset, clOffset: m.CommitLogOffset})
-			t.inHeap[m.QueueOffset] = true
-			t.readPos = m.QueueOffset + 1
+			if m.QueueOffset >= t.readPos {
+				t.done.grow(m.QueueOffset + 1)
+				t.add(timerEntry{deliver: deliver, qOffset: m.QueueOffset, clOffset: m.CommitLogOffset})
+				t.readPos = m.QueueOffset + 1
+			}
 		}
 		res.Release()
 	}
-	now := time.Now().UnixMilli()
-	for t.pending.Len() > 0 && t.pending[0].deliver <= now && ctx.Err() == nil {
-		e := t.pending[0]
-		if !t.deliver(ctx, e) {
+	// Slot T is due once the clock is past T+precision, as in Java.
+	for (t.cursor+1)*timerPrecisionMs <= now && ctx.Err() == nil {
+		i := t.cursor % timerSlots
+		slot := t.wheel[i]
+		kept := 0
+		failed := false
+		for k, e := range slot {
+			if e.deliver/timerPrecisionMs > t.cursor { // cannot happen within 3 days; keep it
+				slot[kept] = e
+				kept++
+				continue
+			}
+			if failed || !t.deliver(ctx, e) {
+				failed = true
+				slot[kept] = slot[k]
+				kept++
+				continue
+			}
+			t.count--
+			t.done.mark(e.qOffset)
+		}
+		clear(slot[kept:])
+		switch {
+		case kept > 0:
+			t.wheel[i] = slot[:kept]
+		case cap(slot) > 256:
+			t.wheel[i] = nil // give a burst's memory back
+		default:
+			t.wheel[i] = slot[:0]
+		}
+		if failed {
 			break
 		}
-		heap.Pop(&t.pending)
-		delete(t.inHeap, e.qOffset)
+		t.cursor++
 	}
-	commit := t.readPos
-	for off := range t.inHeap {
-		commit = min(commit, off)
+	b.offsets.Commit(timerSysGroup, TopicTimer, 0, t.done.base)
+}
+
+// doneSet tracks which queue offsets in [base, limit) are delivered, one bit
+// each, and moves base past the delivered prefix: base is the commit point.
+type doneSet struct {
+	base  int64    // lowest offset not yet delivered
+	start int64    // offset of bit 0 of words[0], a multiple of 64
+	limit int64    // offsets at or above limit are not yet read
+	words []uint64 // bit set = delivered
+}
+
+func (d *doneSet) reset(off int64) {
+	d.base, d.limit = off, off
+	d.start = off &^ 63
+	d.words = d.words[:0]
+}
+
+func (d *doneSet) grow(limit int64) {
+	for d.start+int64(len(d.words))*64 < limit {
+		d.words = append(d.words, 0)
 	}
-	b.offsets.Commit(timerSysGroup, TopicTimer, 0, commit)
+	d.limit = max(d.limit, limit)
+}
+
+func (d *doneSet) mark(off int64) {
+	if off < d.base || off >= d.limit {
+		return
+	}
+	i := off - d.start
+	d.words[i>>6] |= 1 << (i & 63)
+	for d.base < d.limit {
+		j := d.base - d.start
+		w := d.words[j>>6]
+		if w == ^uint64(0) {
+			d.base = min(d.start+(j>>6+1)*64, d.limit)
+			continue
+		}
+		if w&(1<<(j&63)) == 0 {
+			break
+		}
+		d.base++
+	}
+	// Drop whole words below base; compact when the dead prefix is large.
+	if drop := (d.base - d.start) >> 6; drop > 0 && drop >= int64(len(d.words))/2 {
+		n := copy(d.words, d.words[drop:])
+		d.words = d.words[:n]
+		d.start += drop * 64
+	}
 }
 
 func (t *timerService) deliver(ctx context.Context, e timerEntry) bool {
