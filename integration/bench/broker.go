@@ -181,7 +181,7 @@ func startBroker(ctx context.Context, e *env, kind, flush string) (*broker, erro
 		"autoCreateTopicEnable": "true", "flushDiskType": flush,
 		"mappedFileSizeCommitLog": fmt.Sprint(1 << 30),
 	}
-	start := time.Now()
+	var start time.Time // the first exec: set right before it in each case
 	switch kind {
 	case "rmqd":
 		conf["namesrvListenPort"] = fmt.Sprint(nsPort)

@@ -79,12 +79,3 @@ func loadAvg() string {
 	}
 	return strings.Join(f[:3], " ")
 }
-
-func load1() float64 {
-	f := strings.Fields(loadAvg())
-	if len(f) == 0 {
-		return 0
-	}
-	v, _ := strconv.ParseFloat(f[0], 64)
-	return v
-}
