@@ -26,16 +26,24 @@ import (
 func BenchmarkNamesrvRouteInfo(b *testing.B) {
 	harness.RequireJars(b, "apache")
 	const topics = 1000
-	servers := []*harness.Namesrv{
-		harness.StartNamesrv(b, harness.KindRmqd, harness.Options{}),
-		harness.StartNamesrv(b, harness.KindApache, harness.Options{}),
+	// "apache" runs with the harness's JVM set-up (256 MB, serial GC, C1 only: quick to start on 2 cores);
+	// "apache-c2" with the full tiered JIT and 1 GB, as a production name server would.
+	servers := []struct {
+		name string
+		ns   *harness.Namesrv
+	}{
+		{"rmqd", harness.StartNamesrv(b, harness.KindRmqd, harness.Options{})},
+		{"apache", harness.StartNamesrv(b, harness.KindApache, harness.Options{})},
+		{"apache-c2", harness.StartNamesrvJVM(b, harness.KindApache, harness.Options{},
+			[]string{"-XX:TieredStopAtLevel=4", "-Xms1g", "-Xmx1g"})},
 	}
 	names := make([]string, topics)
 	for i := range names {
 		names[i] = fmt.Sprintf("BenchRouteTopic-%04d", i)
 	}
 	body := registerBody(names)
-	for _, ns := range servers {
+	for _, s := range servers {
+		ns := s.ns
 		cl := remoting.NewClient(remoting.ClientConfig{})
 		b.Cleanup(func() { _ = cl.Close() })
 		registerFakeBroker(b, cl, ns.Addr, body)
@@ -55,9 +63,9 @@ func BenchmarkNamesrvRouteInfo(b *testing.B) {
 		// The route is there, with the fake broker as master.
 		r, err := route(b.Context(), cl, ns.Addr, names[topics-1])
 		if err != nil || len(r.BrokerDatas) != 1 || len(r.QueueDatas) != 1 || r.QueueDatas[0].ReadQueueNums != 8 {
-			b.Fatalf("%s: route after registration: %+v %v", ns.Kind, r, err)
+			b.Fatalf("%s: route after registration: %+v %v", s.name, r, err)
 		}
-		b.Run(ns.Kind, func(b *testing.B) { benchRoutes(b, cl, ns.Addr, names) })
+		b.Run(s.name, func(b *testing.B) { benchRoutes(b, cl, ns.Addr, names) })
 	}
 }
 

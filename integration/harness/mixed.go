@@ -26,6 +26,14 @@ type Namesrv struct {
 // Logs go to <LogDir(tb)>/<kind>-namesrv[-n]/. The process is stopped by tb.Cleanup.
 func StartNamesrv(tb TB, kind string, opts Options) *Namesrv {
 	tb.Helper()
+	return StartNamesrvJVM(tb, kind, opts, nil)
+}
+
+// StartNamesrvJVM is StartNamesrv with extra JVM options for the Apache name server, placed after the
+// harness's (so "-XX:TieredStopAtLevel=4" or "-Xmx1g" override its small C1-only set-up, e.g. for
+// benchmarks). Ignored for rmqd.
+func StartNamesrvJVM(tb TB, kind string, opts Options, jvmArgs []string) *Namesrv {
+	tb.Helper()
 	opts.defaults()
 	port := FreePort(tb)
 	ns := &Namesrv{Kind: kind, Addr: Addr(port), LogDir: uniqueDir(tb, kind+"-namesrv")}
@@ -40,6 +48,11 @@ func StartNamesrv(tb TB, kind string, opts Options) *Namesrv {
 	case KindApache:
 		RequireJars(tb, "apache")
 		jvm, env := apacheJVM(tb, ns.LogDir)
+		if len(jvmArgs) > 0 {
+			// Before -cp <dir>: the last two elements of jvm.
+			cp := jvm[len(jvm)-2:]
+			jvm = append(append(append([]string{}, jvm[:len(jvm)-2]...), jvmArgs...), cp...)
+		}
 		p := startProc(tb, "apache namesrv", logPath, ns.LogDir, env,
 			append(jvm, "org.apache.rocketmq.namesrv.NamesrvStartup", "-c", confPath)...)
 		p.TermGrace = 2 * time.Second
