@@ -107,6 +107,12 @@ func TestConsumerSendMsgBack(t *testing.T) {
 	dlq := pullAll(t, b, "%DLQ%CG", 0)
 	require.Len(t, dlq, 1)
 	require.EqualValues(t, 2, dlq[0].ReconsumeTimes)
+	// Java's setDelayTimeLevel(0) leaves DELAY=0 on a DLQ message; the origin id stays the first one.
+	d, _ := propGet(dlq[0].Properties, PropDelay)
+	require.Equal(t, "0", d)
+	o1, _ := propGet(retry[0].Properties, "ORIGIN_MESSAGE_ID")
+	o2, _ := propGet(dlq[0].Properties, "ORIGIN_MESSAGE_ID")
+	require.Equal(t, o1, o2)
 
 	// Unknown offset.
 	resp, _ = b.handleConsumerSendMsgBack(ctx, c, sendBackReq(1<<40, "CG", 0, 16))

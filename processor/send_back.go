@@ -66,6 +66,7 @@ func (b *Broker) handleConsumerSendMsgBack(ctx context.Context, c remoting.Conn,
 		newTopic = DLQGroupTopicPrefix + sgc.GroupName
 		queueID = randomQueue(dlqQueueNums)
 		b.topics.CreateInSendMessageBack(newTopic, dlqQueueNums, PermWrite|PermRead, 0)
+		props = appendProp(props, PropDelay, "0") // Java's msgExt.setDelayTimeLevel(0): DLQ messages carry DELAY=0
 	} else {
 		if delayLevel == 0 {
 			delayLevel = 3 + orig.ReconsumeTimes

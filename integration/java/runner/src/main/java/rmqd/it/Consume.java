@@ -25,7 +25,8 @@ import org.apache.rocketmq.common.message.MessageExt;
  * [--linger 0 (ms to keep listening after --count, to catch duplicates or extra messages)],
  * [--reconsume 0 (push concurrently: answer RECONSUME_LATER to the first N deliveries of each message, so the
  * client sends it back (CONSUMER_SEND_MSG_BACK) and it returns through %RETRY%group)],
- * [--retry-delay-level 1 (delay level of those send-backs; 1 = 1 s instead of the broker's 10 s)].
+ * [--retry-delay-level 1 (delay level of those send-backs; 1 = 1 s instead of the broker's 10 s)]
+ * [--max-reconsume -1 (push: setMaxReconsumeTimes; past it the broker moves the message to %DLQ%group)].
  * With --reconsume, --count counts messages consumed successfully. Each delivery has "outcome"
  * (SUCCESS or RECONSUME_LATER).
  * Reaching the timeout before --count is a failure (ok=false) but the deliveries seen so far are still reported.
@@ -56,6 +57,7 @@ final class Consume implements Scenario {
         long linger = f.longValue("linger", 0);
         reconsume = f.integer("reconsume", 0);
         int retryDelayLevel = f.integer("retry-delay-level", 1);
+        int maxReconsume = f.integer("max-reconsume", -1);
         f.checkAllUsed();
         if (reconsume > 0 && (!mode.equals("push") || orderly)) {
             throw new Flags.UsageException("--reconsume needs --mode push without --orderly");
@@ -78,6 +80,9 @@ final class Consume implements Scenario {
             // Let running listeners finish so their offsets are committed by shutdown (else the last
             // messages stay uncommitted and admin tools see a lag).
             c.setAwaitTerminationMillisWhenShutdown(5000);
+            if (maxReconsume >= 0) {
+                c.setMaxReconsumeTimes(maxReconsume); // sent as maxReconsumeTimes on each send-back
+            }
             c.subscribe(topic, selector);
             if (orderly) {
                 c.registerMessageListener((MessageListenerOrderly) (msgs, ctx) -> {
