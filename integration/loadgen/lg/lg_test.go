@@ -116,8 +116,9 @@ func TestSendCountsAgreeWithBroker(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Failed != 0 || res.Busy != 100 || res.Sent != 600 {
-			t.Fatalf("binary=%v: sent %d failed %d busy %d (%v), want 600/0/100", binaryHeaders, res.Sent, res.Failed, res.Busy, res.Errors)
+		// Count is of stored messages: every 7th attempt is refused, so 700 stored take ~816 attempts.
+		if res.Failed != 0 || res.Busy < 100 || res.Sent != 700 {
+			t.Fatalf("binary=%v: sent %d failed %d busy %d (%v), want 700/0/>=100", binaryHeaders, res.Sent, res.Failed, res.Busy, res.Errors)
 		}
 		offs, sum, err := MaxOffsets(ctx, route.BrokerAddr, "T", 4)
 		if err != nil {
@@ -131,7 +132,7 @@ func TestSendCountsAgreeWithBroker(t *testing.T) {
 				t.Errorf("queue %d: broker %d, load generator %d", q, n, res.PerQueue[q])
 			}
 		}
-		if res.Lat.Count != 600 || res.Lat.P50Us <= 0 {
+		if res.Lat.Count != 700 || res.Lat.P50Us <= 0 {
 			t.Errorf("latency summary %+v", res.Lat)
 		}
 	}

@@ -24,7 +24,7 @@ type SendConfig struct {
 	Conns    int           // connections to the broker (default 1: a Java producer shares one per broker)
 	Duration time.Duration // run length (after Warmup)
 	Warmup   time.Duration // sent and counted as stored, not measured
-	Count    int64         // stop after this many sends (0: Duration only)
+	Count    int64         // stop after this many sends (0: Duration only); closed loop: SEND_OKs
 	Rate     float64       // open loop: offered messages per second over all lanes; 0: closed loop
 	Timeout  time.Duration // per request, default 10s
 	Binary   bool          // ROCKETMQ binary headers instead of JSON (the Java client default is JSON)
@@ -178,6 +178,7 @@ func (s *sender) lane(ctx context.Context, id int, h *Hist) {
 		}
 		t := s.ticket.Add(1) - 1
 		if cfg.Count > 0 && t >= cfg.Count {
+			s.ticket.Add(-1) // leave the counter at Count, so a ticket given back after SYSTEM_BUSY is taken again
 			return
 		}
 		var due time.Time
@@ -214,6 +215,9 @@ func (s *sender) lane(ctx context.Context, id int, h *Hist) {
 			// Flow control (Apache: a request waited too long in the send queue). The Java client treats it
 			// as a failed attempt and moves on; so do we, and the report counts them.
 			s.busy.Add(1)
+			if period == 0 && cfg.Count > 0 {
+				s.ticket.Add(-1) // closed loop to a count: the count is of stored messages, so try again
+			}
 			continue
 		}
 		if code != codec.RespSuccess {
