@@ -233,7 +233,9 @@ func (s *scheduleService) deliver(ctx context.Context, m *codec.Message) bool {
 	}
 	out := &codec.Message{Topic: topic, QueueID: int32(q), Flag: m.Flag, SysFlag: m.SysFlag,
 		BornTimestamp: m.BornTimestamp, BornHost: m.BornHost, StoreHost: s.b.storeHost,
-		ReconsumeTimes: m.ReconsumeTimes, Body: m.Body, Properties: propWithout(m.Properties, PropDelay)}
+		// Java clears DELAY from the map only after it built the properties string it stores
+		// (ScheduleMessageService.messageTimeUp), so the delivered copy keeps DELAY.
+		ReconsumeTimes: m.ReconsumeTimes, Body: m.Body, Properties: m.Properties}
 	out.SysFlag = hostFlags(out.SysFlag, out.BornHost, out.StoreHost)
 	res := s.b.store.PutMessage(ctx, out)
 	switch res.Status {

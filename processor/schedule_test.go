@@ -53,8 +53,9 @@ func TestDelayedMessageIsDeliveredLater(t *testing.T) {
 	msgs := pullAll(t, b, "DelayT", 0)
 	require.Len(t, msgs, 1)
 	require.Equal(t, "later", string(msgs[0].Body))
-	_, hasDelay := propGet(msgs[0].Properties, PropDelay)
-	require.False(t, hasDelay)
+	// Kept as Apache 5.3.3 delivers it (the properties string is built before DELAY is cleared).
+	dl, _ := propGet(msgs[0].Properties, PropDelay)
+	require.Equal(t, "2", dl)
 	rt, _ := propGet(msgs[0].Properties, "REAL_TOPIC")
 	require.Equal(t, "DelayT", rt)
 	require.NoError(t, b.schedule.persist())
