@@ -29,8 +29,11 @@ lint:
 		$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	$(GOBIN)/staticcheck ./...
 
+# Allocation tests skip under -race (it changes allocation), so they run again
+# without it.
 unit:
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /integration)
+	$(GO) test -count=1 -run 'Alloc' $$($(GO) list ./... | grep -v /integration)
 
 # The store's on-disk format checked both ways against Java's DefaultMessageStore
 # (rocketmq-store from Maven Central).

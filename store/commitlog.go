@@ -173,7 +173,9 @@ func (c *commitLog) bumpOffset(key tqKey, next int64) {
 		return
 	}
 	key.topic = strings.Clone(key.topic)
-	c.table[key] = &next
+	p := new(int64) // not &next: that would move next to the heap on every call
+	*p = next
+	c.table[key] = p
 }
 
 // putBatch writes one record per message of a SEND_BATCH_MESSAGE body, with
