@@ -8,6 +8,7 @@ GOBIN ?= $(shell $(GO) env GOPATH)/bin
 .PHONY: all build run test unit vet lint fuzz compat-java bench clean tools
 
 include integration/integration.mk
+include integration/bench.mk
 
 all: build
 
