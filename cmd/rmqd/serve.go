@@ -118,6 +118,9 @@ func serve(ctx context.Context, opts options, stdout io.Writer, logger *slog.Log
 		return nil
 	}
 
+	if err := startPprof(ctx, logger); err != nil {
+		return fmt.Errorf("pprof: %w", err)
+	}
 	started := 0
 	defer func() {
 		stopCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
