@@ -4,15 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-
-	"rmqd/compat"
 )
 
 // Bodies shared by the name server and the broker. Each has AppendJSON, writing
 // exactly what fastjson writes for the Java class (properties sorted, nulls
 // omitted, collections never null, Long map keys quoted), and a Decode function
 // that also accepts fastjson's non-standard output (bare numeric keys) through
-// compat.StrictJSON.
+// StrictJSON.
 
 // DataVersion is Java's DataVersion: a broker's topic-config version. The name
 // server compares all three fields for equality.
@@ -99,7 +97,7 @@ func NewTopicConfig(name string) TopicConfig {
 // {"attributes":{},"order":false,"perm":6,"readQueueNums":4,"topicFilterType":"SINGLE_TAG","topicName":"T","topicSysFlag":0,"writeQueueNums":4}
 func (t *TopicConfig) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"attributes":`...)
-	dst = compat.AppendJSONStringMap(dst, t.Attributes)
+	dst = AppendJSONStringMap(dst, t.Attributes)
 	dst = append(dst, `,"order":`...)
 	dst = strconv.AppendBool(dst, t.Order)
 	dst = append(dst, `,"perm":`...)
@@ -107,9 +105,9 @@ func (t *TopicConfig) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `,"readQueueNums":`...)
 	dst = strconv.AppendInt(dst, int64(t.ReadQueueNums), 10)
 	dst = append(dst, `,"topicFilterType":`...)
-	dst = compat.AppendJSONString(dst, t.filterType())
+	dst = AppendJSONString(dst, t.filterType())
 	dst = append(dst, `,"topicName":`...)
-	dst = compat.AppendJSONString(dst, t.TopicName)
+	dst = AppendJSONString(dst, t.TopicName)
 	dst = append(dst, `,"topicSysFlag":`...)
 	dst = strconv.AppendInt(dst, int64(t.TopicSysFlag), 10)
 	dst = append(dst, `,"writeQueueNums":`...)
@@ -199,21 +197,21 @@ func (w *TopicConfigSerializeWrapper) AppendJSON(dst []byte) []byte {
 		dst = w.MappingDataVersion.AppendJSON(dst)
 	}
 	dst = append(dst, `,"topicConfigTable":{`...)
-	for i, name := range compat.SortedKeys(w.TopicConfigTable) {
+	for i, name := range SortedKeys(w.TopicConfigTable) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = compat.AppendJSONKey(dst, name)
+		dst = AppendJSONKey(dst, name)
 		dst = w.TopicConfigTable[name].AppendJSON(dst)
 	}
 	dst = append(dst, '}')
 	if w.MappingDataVersion != nil || w.TopicQueueMappingInfoMap != nil {
 		dst = append(dst, `,"topicQueueMappingDetailMap":{},"topicQueueMappingInfoMap":{`...)
-		for i, topic := range compat.SortedKeys(w.TopicQueueMappingInfoMap) {
+		for i, topic := range SortedKeys(w.TopicQueueMappingInfoMap) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = compat.AppendJSONKey(dst, topic)
+			dst = AppendJSONKey(dst, topic)
 			dst = append(dst, w.TopicQueueMappingInfoMap[topic]...)
 		}
 		dst = append(dst, '}')
@@ -272,7 +270,7 @@ type KVTable struct {
 // AppendJSON appends {"table":{…}} with keys sorted.
 func (t *KVTable) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"table":`...)
-	dst = compat.AppendJSONStringMap(dst, t.Table)
+	dst = AppendJSONStringMap(dst, t.Table)
 	return append(dst, '}')
 }
 
@@ -302,11 +300,11 @@ func (l *TopicList) AppendJSON(dst []byte) []byte {
 	dst = append(dst, '{')
 	if l.BrokerAddr != "" {
 		dst = append(dst, `"brokerAddr":`...)
-		dst = compat.AppendJSONString(dst, l.BrokerAddr)
+		dst = AppendJSONString(dst, l.BrokerAddr)
 		dst = append(dst, ',')
 	}
 	dst = append(dst, `"topicList":`...)
-	dst = compat.AppendJSONStringSlice(dst, l.TopicList)
+	dst = AppendJSONStringSlice(dst, l.TopicList)
 	return append(dst, '}')
 }
 
@@ -324,7 +322,7 @@ func DecodeTopicList(b []byte) (*TopicList, error) {
 
 // decodeBodyJSON normalises fastjson output to JSON and decodes it into v.
 func decodeBodyJSON(b []byte, v any, what string) error {
-	strict, err := compat.StrictJSON(b)
+	strict, err := StrictJSON(b)
 	if err != nil {
 		return fmt.Errorf("decode %s: %w", what, err)
 	}

@@ -10,8 +10,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-
-	"rmqd/compat"
 )
 
 // MQVersion ordinals the name-server protocol branches on (MQVersion.Version).
@@ -37,7 +35,7 @@ type RegisterBrokerBody struct {
 // {"filterServerList":[],"topicConfigSerializeWrapper":{…}}.
 func (b *RegisterBrokerBody) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"filterServerList":`...)
-	dst = compat.AppendJSONStringSlice(dst, b.FilterServerList)
+	dst = AppendJSONStringSlice(dst, b.FilterServerList)
 	dst = append(dst, `,"topicConfigSerializeWrapper":`...)
 	dst = b.TopicConfigSerializeWrapper.AppendJSON(dst)
 	return append(dst, '}')
@@ -57,13 +55,13 @@ func (b *RegisterBrokerBody) Encode(compressed bool) ([]byte, error) {
 	raw = appendLenPrefixed(raw, w.DataVersion.AppendJSON(nil))
 	raw = binary.BigEndian.AppendUint32(raw, uint32(len(w.TopicConfigTable)))
 	var text []byte
-	for _, name := range compat.SortedKeys(w.TopicConfigTable) {
+	for _, name := range SortedKeys(w.TopicConfigTable) {
 		text = w.TopicConfigTable[name].AppendText(text[:0])
 		raw = appendLenPrefixed(raw, text)
 	}
-	raw = appendLenPrefixed(raw, compat.AppendJSONStringSlice(nil, b.FilterServerList))
+	raw = appendLenPrefixed(raw, AppendJSONStringSlice(nil, b.FilterServerList))
 	raw = binary.BigEndian.AppendUint32(raw, uint32(len(w.TopicQueueMappingInfoMap)))
-	for _, topic := range compat.SortedKeys(w.TopicQueueMappingInfoMap) {
+	for _, topic := range SortedKeys(w.TopicQueueMappingInfoMap) {
 		raw = appendLenPrefixed(raw, w.TopicQueueMappingInfoMap[topic])
 	}
 
@@ -195,7 +193,7 @@ func decodeCompressedRegisterBody(body []byte, brokerVersion int32) (*RegisterBr
 		return fail("filter server list", err)
 	}
 	// Java ignores a filter-server list that does not parse.
-	if strict, err := compat.StrictJSON(fs); err == nil {
+	if strict, err := StrictJSON(fs); err == nil {
 		_ = json.Unmarshal(strict, &b.FilterServerList)
 	}
 	if brokerVersion < VersionV5_0_0 {
@@ -216,7 +214,7 @@ func decodeCompressedRegisterBody(body []byte, brokerVersion int32) (*RegisterBr
 		if err != nil {
 			return fail("topic queue mapping", err)
 		}
-		strict, err := compat.StrictJSON(raw)
+		strict, err := StrictJSON(raw)
 		if err != nil {
 			return fail("topic queue mapping", err)
 		}
@@ -248,7 +246,7 @@ func (t *TopicConfig) AppendText(dst []byte) []byte {
 	dst = append(dst, ' ')
 	dst = append(dst, t.filterType()...)
 	dst = append(dst, ' ')
-	return compat.AppendJSONStringMap(dst, t.Attributes)
+	return AppendJSONStringMap(dst, t.Attributes)
 }
 
 // ParseTopicConfigText parses TopicConfig's text form the way TopicConfig.decode
@@ -278,7 +276,7 @@ func ParseTopicConfigText(s string) (TopicConfig, error) {
 	}
 	t.Attributes = map[string]string{}
 	if len(parts) >= 6 {
-		if strict, err := compat.StrictJSON([]byte(parts[5])); err == nil {
+		if strict, err := StrictJSON([]byte(parts[5])); err == nil {
 			var attrs map[string]string
 			if json.Unmarshal(strict, &attrs) == nil && attrs != nil {
 				t.Attributes = attrs

@@ -2,8 +2,6 @@ package codec
 
 import (
 	"strconv"
-
-	"rmqd/compat"
 )
 
 // QueueData is one broker's queues of a topic in route data.
@@ -18,7 +16,7 @@ type QueueData struct {
 // AppendJSON appends {"brokerName":…,"perm":…,"readQueueNums":…,"topicSysFlag":…,"writeQueueNums":…}.
 func (q *QueueData) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"brokerName":`...)
-	dst = compat.AppendJSONString(dst, q.BrokerName)
+	dst = AppendJSONString(dst, q.BrokerName)
 	dst = append(dst, `,"perm":`...)
 	dst = strconv.AppendInt(dst, int64(q.Perm), 10)
 	dst = append(dst, `,"readQueueNums":`...)
@@ -47,16 +45,16 @@ type BrokerData struct {
 // and strict parsers refuse bare numeric keys.
 func (b *BrokerData) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"brokerAddrs":`...)
-	dst = compat.AppendJSONLongKeyMap(dst, b.BrokerAddrs, compat.AppendJSONString)
+	dst = AppendJSONLongKeyMap(dst, b.BrokerAddrs, AppendJSONString)
 	dst = append(dst, `,"brokerName":`...)
-	dst = compat.AppendJSONString(dst, b.BrokerName)
+	dst = AppendJSONString(dst, b.BrokerName)
 	dst = append(dst, `,"cluster":`...)
-	dst = compat.AppendJSONString(dst, b.Cluster)
+	dst = AppendJSONString(dst, b.Cluster)
 	dst = append(dst, `,"enableActingMaster":`...)
 	dst = strconv.AppendBool(dst, b.EnableActingMaster)
 	if b.ZoneName != "" {
 		dst = append(dst, `,"zoneName":`...)
-		dst = compat.AppendJSONString(dst, b.ZoneName)
+		dst = AppendJSONString(dst, b.ZoneName)
 	}
 	return append(dst, '}')
 }
@@ -108,18 +106,18 @@ func (r *TopicRouteData) AppendJSON(dst []byte) []byte {
 	}
 	dst = append(dst, `],"filterServerTable":{`...)
 	if len(r.FilterServerTable) > 0 {
-		for i, addr := range compat.SortedKeys(r.FilterServerTable) {
+		for i, addr := range SortedKeys(r.FilterServerTable) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = compat.AppendJSONKey(dst, addr)
-			dst = compat.AppendJSONStringSlice(dst, r.FilterServerTable[addr])
+			dst = AppendJSONKey(dst, addr)
+			dst = AppendJSONStringSlice(dst, r.FilterServerTable[addr])
 		}
 	}
 	dst = append(dst, '}')
 	if r.OrderTopicConf != "" {
 		dst = append(dst, `,"orderTopicConf":`...)
-		dst = compat.AppendJSONString(dst, r.OrderTopicConf)
+		dst = AppendJSONString(dst, r.OrderTopicConf)
 	}
 	dst = append(dst, `,"queueDatas":[`...)
 	for i := range r.QueueDatas {
@@ -173,20 +171,20 @@ type ClusterInfo struct {
 // client parses, see §6.1 of the protocol notes).
 func (c *ClusterInfo) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"brokerAddrTable":{`...)
-	for i, name := range compat.SortedKeys(c.BrokerAddrTable) {
+	for i, name := range SortedKeys(c.BrokerAddrTable) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = compat.AppendJSONKey(dst, name)
+		dst = AppendJSONKey(dst, name)
 		dst = c.BrokerAddrTable[name].AppendJSON(dst)
 	}
 	dst = append(dst, `},"clusterAddrTable":{`...)
-	for i, cluster := range compat.SortedKeys(c.ClusterAddrTable) {
+	for i, cluster := range SortedKeys(c.ClusterAddrTable) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = compat.AppendJSONKey(dst, cluster)
-		dst = compat.AppendJSONStringSlice(dst, c.ClusterAddrTable[cluster])
+		dst = AppendJSONKey(dst, cluster)
+		dst = AppendJSONStringSlice(dst, c.ClusterAddrTable[cluster])
 	}
 	return append(dst, "}}"...)
 }

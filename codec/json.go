@@ -35,7 +35,7 @@ func (c *RemotingCommand) appendJSONHeader(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, int64(c.Opaque), 10)
 	if c.HasRemark || c.Remark != "" {
 		dst = append(dst, `,"remark":`...)
-		dst = appendJSONString(dst, c.Remark)
+		dst = AppendJSONString(dst, c.Remark)
 	}
 	dst = append(dst, `,"serializeTypeCurrentRPC":"JSON","version":`...)
 	dst = strconv.AppendInt(dst, int64(c.Version), 10)
@@ -43,42 +43,6 @@ func (c *RemotingCommand) appendJSONHeader(dst []byte) []byte {
 }
 
 const hexDigits = "0123456789ABCDEF"
-
-// appendJSONString quotes s as fastjson does: \" \\ \b \f \n \r \t, other
-// control characters and DEL as \u00XX (upper-case hex), everything else raw
-// (non-ASCII stays UTF-8, '/' is not escaped).
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c != 0x7f {
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"':
-			dst = append(dst, '\\', '"')
-		case '\\':
-			dst = append(dst, '\\', '\\')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-		}
-		start = i + 1
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
 
 // maxJSONDepth bounds the nesting of values skipped under unknown keys, so a
 // hostile header cannot exhaust the stack.

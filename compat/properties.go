@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -185,7 +187,7 @@ func parseHex4(s string) (rune, bool) {
 // '=' and ':' in keys, a leading '#'/'!' in a key and leading blanks of a value.
 func FormatProperties(m map[string]string) []byte {
 	var dst []byte
-	for _, k := range SortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		dst = appendPropertyText(dst, k, true)
 		dst = append(dst, '=')
 		dst = appendPropertyText(dst, m[k], false)
@@ -215,7 +217,7 @@ func appendPropertyText(dst []byte, s string, isKey bool) []byte {
 		case isKey && i == 0 && (c == '#' || c == '!'):
 			dst = append(dst, '\\', c)
 		case c < 0x20:
-			dst = appendUnicodeEscape(dst, rune(c))
+			dst = append(dst, '\\', 'u', '0', '0', upperHex[c>>4], upperHex[c&0xF])
 		case c >= utf8.RuneSelf:
 			_, size := utf8.DecodeRuneInString(s[i:])
 			dst = append(dst, s[i:i+size]...)

@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"rmqd/codec"
-	"rmqd/compat"
 )
 
 // NamespaceOrderTopicConfig is the KV namespace of order-topic routes
@@ -48,7 +47,7 @@ func (m *KVConfigManager) Load() error {
 	if err != nil {
 		return fmt.Errorf("load kv config: %w", err)
 	}
-	strict, err := compat.StrictJSON(b)
+	strict, err := codec.StrictJSON(b)
 	if err != nil {
 		return fmt.Errorf("load kv config %s: %w", m.path, err)
 	}
@@ -121,12 +120,12 @@ func (m *KVConfigManager) persist() error {
 	defer m.persistMu.Unlock()
 	m.mu.RLock()
 	b := []byte(`{"configTable":{`)
-	for i, ns := range compat.SortedKeys(m.table) {
+	for i, ns := range codec.SortedKeys(m.table) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = compat.AppendJSONKey(b, ns)
-		b = compat.AppendJSONStringMap(b, m.table[ns])
+		b = codec.AppendJSONKey(b, ns)
+		b = codec.AppendJSONStringMap(b, m.table[ns])
 	}
 	b = append(b, "}}"...)
 	m.mu.RUnlock()

@@ -228,11 +228,11 @@ func (ns *NameServer) getBrokerMemberGroup(req *codec.RemotingCommand) (*codec.R
 		return nil, err
 	}
 	b := []byte(`{"brokerMemberGroup":{"brokerAddrs":`)
-	b = compat.AppendJSONLongKeyMap(b, ns.routes.BrokerAddrs(brokerName), compat.AppendJSONString)
+	b = codec.AppendJSONLongKeyMap(b, ns.routes.BrokerAddrs(brokerName), codec.AppendJSONString)
 	b = append(b, `,"brokerName":`...)
-	b = compat.AppendJSONString(b, brokerName)
+	b = codec.AppendJSONString(b, brokerName)
 	b = append(b, `,"cluster":`...)
-	b = compat.AppendJSONString(b, cluster)
+	b = codec.AppendJSONString(b, cluster)
 	resp := success(req)
 	resp.Body = append(b, "}}"...)
 	return resp, nil

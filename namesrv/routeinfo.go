@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 
 	"rmqd/codec"
-	"rmqd/compat"
 	"rmqd/remoting"
 )
 
@@ -520,7 +519,7 @@ func (m *RouteInfoManager) AppendTopicRouteJSON(dst []byte, topic, orderTopicCon
 	dst = append(dst, '}')
 	if orderTopicConf != "" {
 		dst = append(dst, `,"orderTopicConf":`...)
-		dst = compat.AppendJSONString(dst, orderTopicConf)
+		dst = codec.AppendJSONString(dst, orderTopicConf)
 	}
 	dst = append(dst, `,"queueDatas":[`...)
 	for i := range qds {
@@ -533,11 +532,11 @@ func (m *RouteInfoManager) AppendTopicRouteJSON(dst []byte, topic, orderTopicCon
 	if byBroker := m.mappingInfoTable[topic]; len(byBroker) > 0 {
 		// Static topics (5.x): each broker's TopicQueueMappingInfo as it registered it.
 		dst = append(dst, `,"topicQueueMappingByBroker":{`...)
-		for i, name := range compat.SortedKeys(byBroker) {
+		for i, name := range codec.SortedKeys(byBroker) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = compat.AppendJSONKey(dst, name)
+			dst = codec.AppendJSONKey(dst, name)
 			dst = append(dst, byBroker[name]...)
 		}
 		dst = append(dst, '}')
@@ -563,13 +562,13 @@ func (m *RouteInfoManager) appendFilterServers(dst []byte, qds []codec.QueueData
 			}
 		}
 	}
-	for i, addr := range compat.SortedKeys(table) {
+	for i, addr := range codec.SortedKeys(table) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = compat.AppendJSONString(dst, addr)
+		dst = codec.AppendJSONString(dst, addr)
 		dst = append(dst, ':')
-		dst = compat.AppendJSONStringSlice(dst, table[addr])
+		dst = codec.AppendJSONStringSlice(dst, table[addr])
 	}
 	return dst
 }
@@ -600,7 +599,7 @@ func (m *RouteInfoManager) ClusterInfo() *codec.ClusterInfo {
 		ci.BrokerAddrTable[name] = bd.Clone()
 	}
 	for cluster, names := range m.clusterAddrTable {
-		ci.ClusterAddrTable[cluster] = compat.SortedKeys(names)
+		ci.ClusterAddrTable[cluster] = codec.SortedKeys(names)
 	}
 	return ci
 }
@@ -623,7 +622,7 @@ func (m *RouteInfoManager) BrokerAddrs(brokerName string) map[int64]string {
 func (m *RouteInfoManager) AllTopics() []string {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return compat.SortedKeys(m.topicQueueTable)
+	return codec.SortedKeys(m.topicQueueTable)
 }
 
 // TopicsByCluster returns the topics with queues on a broker of cluster, sorted;
@@ -651,11 +650,11 @@ func (m *RouteInfoManager) SystemTopicList() *codec.TopicList {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	l := &codec.TopicList{TopicList: []string{}}
-	for _, cluster := range compat.SortedKeys(m.clusterAddrTable) {
+	for _, cluster := range codec.SortedKeys(m.clusterAddrTable) {
 		l.TopicList = append(l.TopicList, cluster)
-		l.TopicList = append(l.TopicList, compat.SortedKeys(m.clusterAddrTable[cluster])...)
+		l.TopicList = append(l.TopicList, codec.SortedKeys(m.clusterAddrTable[cluster])...)
 	}
-	for _, name := range compat.SortedKeys(m.brokerAddrTable) {
+	for _, name := range codec.SortedKeys(m.brokerAddrTable) {
 		if addrs := m.brokerAddrTable[name].BrokerAddrs; len(addrs) > 0 {
 			l.BrokerAddr = addrs[minBrokerID(addrs)]
 			break

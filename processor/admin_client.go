@@ -64,7 +64,7 @@ func (b *Broker) handleInvokeBrokerToResetOffset(ctx context.Context, c remoting
 		b.offsets.AssignReset(group, topic, k.queue, off)
 	}
 	body := []byte(`{"offsetTable":`)
-	body = compat.AppendJSONObjectKeyMap(body, offsets, cmpMQ, b.appendMQ, func(dst []byte, v int64) []byte {
+	body = codec.AppendJSONObjectKeyMap(body, offsets, cmpMQ, b.appendMQ, func(dst []byte, v int64) []byte {
 		return strconv.AppendInt(dst, v, 10)
 	})
 	body = append(body, '}')

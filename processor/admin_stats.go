@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"rmqd/codec"
-	"rmqd/compat"
 	"rmqd/remoting"
 )
 
@@ -78,7 +77,7 @@ func cmpMQ(a, b mqKey) int {
 }
 
 func (b *Broker) appendMQ(dst []byte, k mqKey) []byte {
-	return compat.AppendMessageQueueKey(dst, b.cfg.BrokerName, k.queue, k.topic)
+	return codec.AppendMessageQueueKey(dst, b.cfg.BrokerName, k.queue, k.topic)
 }
 
 // handleGetTopicStatsInfo is GET_TOPIC_STATS_INFO: min/max offset and last
@@ -99,7 +98,7 @@ func (b *Broker) handleGetTopicStatsInfo(ctx context.Context, c remoting.Conn, r
 		table[mqKey{tc.TopicName, q}] = s
 	}
 	body := []byte(`{"offsetTable":`)
-	body = compat.AppendJSONObjectKeyMap(body, table, cmpMQ, b.appendMQ, func(dst []byte, s stat) []byte {
+	body = codec.AppendJSONObjectKeyMap(body, table, cmpMQ, b.appendMQ, func(dst []byte, s stat) []byte {
 		dst = append(dst, `{"lastUpdateTimestamp":`...)
 		dst = strconv.AppendInt(dst, s.last, 10)
 		dst = append(dst, `,"maxOffset":`...)
@@ -142,7 +141,7 @@ func (b *Broker) handleGetConsumeStats(ctx context.Context, c remoting.Conn, req
 		}
 	}
 	body := []byte(`{"consumeTps":` + b.consumeTpsJSON(group, topics) + `,"offsetTable":`)
-	body = compat.AppendJSONObjectKeyMap(body, table, cmpMQ, b.appendMQ, func(dst []byte, s stat) []byte {
+	body = codec.AppendJSONObjectKeyMap(body, table, cmpMQ, b.appendMQ, func(dst []byte, s stat) []byte {
 		dst = append(dst, `{"brokerOffset":`...)
 		dst = strconv.AppendInt(dst, s.broker, 10)
 		dst = append(dst, `,"consumerOffset":`...)
@@ -248,7 +247,7 @@ func (b *Broker) handleQueryTopicConsumeByWho(ctx context.Context, c remoting.Co
 	for _, g := range b.offsets.GroupsOfTopic(topic) {
 		set[g] = true
 	}
-	groups := compat.SortedKeys(set)
+	groups := codec.SortedKeys(set)
 	body, err := json.Marshal(struct {
 		GroupList []string `json:"groupList"`
 	}{groups})

@@ -1,4 +1,4 @@
-package compat
+package codec
 
 import (
 	"encoding/json"
@@ -7,8 +7,8 @@ import (
 	"unicode/utf8"
 )
 
-// maxJSONDepth bounds nesting so hostile input cannot exhaust the stack.
-const maxJSONDepth = 256
+// maxBodyJSONDepth bounds nesting of bodies so hostile input cannot exhaust the stack.
+const maxBodyJSONDepth = 256
 
 // StrictJSON turns what fastjson writes or accepts into standard JSON that
 // encoding/json can decode:
@@ -58,8 +58,8 @@ func (p *lenientParser) skipSpace() {
 }
 
 func (p *lenientParser) value(depth int) error {
-	if depth > maxJSONDepth {
-		return p.errorf("nesting deeper than %d", maxJSONDepth)
+	if depth > maxBodyJSONDepth {
+		return p.errorf("nesting deeper than %d", maxBodyJSONDepth)
 	}
 	if p.pos >= len(p.src) {
 		return errJSONEnd

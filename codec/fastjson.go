@@ -1,4 +1,4 @@
-package compat
+package codec
 
 import (
 	"cmp"
@@ -71,8 +71,8 @@ func AppendJSONString(dst []byte, s string) []byte {
 
 func appendUnicodeEscape(dst []byte, r rune) []byte {
 	return append(dst, '\\', 'u',
-		upperHex[(r>>12)&0xF], upperHex[(r>>8)&0xF],
-		upperHex[(r>>4)&0xF], upperHex[r&0xF])
+		hexDigits[(r>>12)&0xF], hexDigits[(r>>8)&0xF],
+		hexDigits[(r>>4)&0xF], hexDigits[r&0xF])
 }
 
 // AppendJSONKey appends a quoted property name and the colon.

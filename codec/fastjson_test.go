@@ -1,4 +1,4 @@
-package compat
+package codec
 
 import (
 	"encoding/json"
