@@ -17,6 +17,9 @@ func TestBroker(t *testing.T) {
 	harness.RequireJars(t, "apache", "client5", "client4")
 	for _, kind := range targetsFromEnv(t) {
 		t.Run(kind, func(t *testing.T) {
+			// The targets share nothing (own ports, store, names), and Apache's slow start-up and restart
+			// overlap rmqd's run: both kinds fit the time budget together.
+			t.Parallel()
 			tg := harness.Start(t, kind, harness.Options{BrokerConf: map[string]string{"flushDiskType": "SYNC_FLUSH"}})
 			for _, c := range brokerCases() {
 				t.Run(c.Name, func(t *testing.T) {

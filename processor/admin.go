@@ -63,6 +63,12 @@ func (b *Broker) handleUpdateAndCreateTopic(ctx context.Context, c remoting.Conn
 		}
 	}
 	b.topics.Update(tc)
+	// Java registers with the name servers before answering (registerIncrementBrokerData), so a client
+	// that asks for the route right after `mqadmin updateTopic` finds the topic; the register loop alone
+	// would leave a window where the route is unknown (the Go client's consumer Start then fails).
+	if err := b.RegisterAll(ctx); err != nil {
+		b.log.Warn("register broker after topic update", "topic", topic, "err", err)
+	}
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }
 
