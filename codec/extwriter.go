@@ -36,7 +36,7 @@ func (w *ExtWriter) key(k string) {
 		if w.n > 0 {
 			w.buf = append(w.buf, ',')
 		}
-		w.buf = AppendJSONString(w.buf, k)
+		w.buf = appendHeaderString(w.buf, k)
 		w.buf = append(w.buf, ':')
 	} else {
 		if len(k) > maxBinaryKeyLen {
@@ -53,7 +53,7 @@ func (w *ExtWriter) key(k string) {
 func (w *ExtWriter) String(key, value string) {
 	w.key(key)
 	if w.json {
-		w.buf = AppendJSONString(w.buf, value)
+		w.buf = appendHeaderString(w.buf, value)
 	} else {
 		w.buf = binary.BigEndian.AppendUint32(w.buf, uint32(len(value)))
 		w.buf = append(w.buf, value...)

@@ -18,6 +18,17 @@ import (
 // backslashed, everything else (including '/' and non-ASCII) raw. Invalid UTF-8
 // becomes \uFFFD, as a Java String decoded from those bytes would hold it.
 func AppendJSONString(dst []byte, s string) []byte {
+	return appendFastjsonString(dst, s, true)
+}
+
+// appendHeaderString is AppendJSONString for command headers: invalid UTF-8 is
+// copied through instead of replaced, so that whatever a header decoded from
+// encodes back to the same bytes (a relayed command stays byte-identical).
+func appendHeaderString(dst []byte, s string) []byte {
+	return appendFastjsonString(dst, s, false)
+}
+
+func appendFastjsonString(dst []byte, s string, replaceInvalid bool) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -50,6 +61,10 @@ func AppendJSONString(dst []byte, s string) []byte {
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
+			if !replaceInvalid {
+				i++
+				continue
+			}
 			dst = append(dst, s[start:i]...)
 			dst = appendUnicodeEscape(dst, utf8.RuneError)
 			i++

@@ -35,7 +35,7 @@ func (c *RemotingCommand) appendJSONHeader(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, int64(c.Opaque), 10)
 	if c.HasRemark || c.Remark != "" {
 		dst = append(dst, `,"remark":`...)
-		dst = AppendJSONString(dst, c.Remark)
+		dst = appendHeaderString(dst, c.Remark)
 	}
 	dst = append(dst, `,"serializeTypeCurrentRPC":"JSON","version":`...)
 	dst = strconv.AppendInt(dst, int64(c.Version), 10)
