@@ -16,7 +16,7 @@ MVN         ?= mvn
 IT_JAVA     := integration/java
 RMQD_TARGET ?= all
 IT_RUN      ?= .
-IT_TIMEOUT  ?= 12m
+IT_TIMEOUT  ?= 20m
 
 .PHONY: integration-deps integration-test
 
