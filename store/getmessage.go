@@ -51,8 +51,14 @@ func (s *DefaultStore) GetMessage(group, topic string, queueID int32, offset int
 	if maxMsgNums <= 0 {
 		maxMsgNums = 1
 	}
-	if maxTotalBytes <= 0 {
-		maxTotalBytes = int32(s.cfg.MaxTransferBytesOnMessageInMemory)
+	// One pull returns at most what Java's isTheBatchFull lets through (32
+	// messages, 256 KiB by default), whatever the client asked: clients size
+	// their process queues on it (e2e PullParamTest asserts it).
+	if n := int32(s.cfg.MaxTransferCountOnMessageInMemory); n > 0 && maxMsgNums > n {
+		maxMsgNums = n
+	}
+	if b := int32(s.cfg.MaxTransferBytesOnMessageInMemory); b > 0 && (maxTotalBytes <= 0 || maxTotalBytes > b) {
+		maxTotalBytes = b
 	}
 	r.Status = GetNoMatchedMessage
 	r.Records = make([][]byte, 0, min(int(maxMsgNums), 64))
