@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 
 	"rmqd/codec"
 	"rmqd/compat"
@@ -33,7 +34,15 @@ func (b *Broker) handleSendMessage(ctx context.Context, c remoting.Conn, req *co
 	// straight into the frame.
 	hdr := &codec.SendMessageResponseHeader{MsgRegion: b.cfg.RegionID, TraceOn: b.cfg.TraceOn}
 	resp.CustomHeader = hdr
-	b.sendMessage(ctx, c, req, resp, hdr)
+	if b.sendMessage(ctx, c, req, resp, hdr) == nil {
+		return nil, nil // answered from the store's group commit (SYNC_FLUSH)
+	}
+	finishSendResponse(resp, hdr)
+	return resp, nil
+}
+
+// finishSendResponse trims a failed send's header to what Java sends.
+func finishSendResponse(resp *codec.RemotingCommand, hdr *codec.SendMessageResponseHeader) {
 	switch resp.Code {
 	case codec.RespSuccess, codec.RespFlushDiskTimeout, codec.RespFlushSlaveTimeout, codec.RespSlaveNotAvailable:
 	default:
@@ -43,7 +52,6 @@ func (b *Broker) handleSendMessage(ctx context.Context, c remoting.Conn, req *co
 		resp.Ext.Set(PropMsgRegion, hdr.MsgRegion)
 		resp.Ext.Set(PropTraceSwitch, strconv.FormatBool(hdr.TraceOn))
 	}
-	return resp, nil
 }
 
 func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand, resp *codec.RemotingCommand,
@@ -106,9 +114,15 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 		// when they have none: Apache 5.3.3 adds none either, so a Go batch
 		// consumer's MsgId is the offsetMsgId the producer's SendResult reported
 		// (integration scenario go-produce-consume compares exactly that).
-		res = b.store.PutMessages(ctx, &msg, req.Body, func(props string) string {
+		fix := func(props string) string {
 			return withCluster(props, cluster)
-		})
+		}
+		if as, ok := b.asyncStore(); ok {
+			return b.putDeferred(c, resp, hdr, &msg, queueID, func(done func(store.PutResult)) {
+				as.PutMessagesAsync(ctx, &msg, req.Body, fix, done)
+			})
+		}
+		res = b.store.PutMessages(ctx, &msg, req.Body, fix)
 	} else {
 		props := h.properties
 		if strings.HasPrefix(h.topic, RetryGroupTopicPrefix) {
@@ -137,9 +151,61 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 			}
 			b.applyDelay(&msg)
 		}
+		if as, ok := b.asyncStore(); ok {
+			return b.putDeferred(c, resp, hdr, &msg, queueID, func(done func(store.PutResult)) {
+				as.PutMessageAsync(ctx, &msg, done)
+			})
+		}
 		res = b.store.PutMessage(ctx, &msg)
 	}
 	return b.sendResult(resp, hdr, &msg, queueID, res)
+}
+
+// asyncStore returns the store's non-blocking put when puts wait for the disk:
+// a SYNC_FLUSH send then frees its worker while the group commit is pending, so
+// every in-flight send can share one msync (Java's asyncPutMessage).
+func (b *Broker) asyncStore() (AsyncMessageStore, bool) {
+	as, ok := b.store.(AsyncMessageStore)
+	if !ok || !as.SyncFlush() {
+		return nil, false
+	}
+	return as, true
+}
+
+// putDeferred runs put, whose done runs exactly once. When done runs before put
+// returns, the response is built here and returned; otherwise it returns nil
+// (the handler answers (nil, nil) and owns the request) and done builds the
+// response and writes it on c. msg may alias the request: it stays valid because
+// an owned request is never recycled.
+func (b *Broker) putDeferred(c remoting.Conn, resp *codec.RemotingCommand, hdr *codec.SendMessageResponseHeader,
+	msg *codec.Message, queueID int32, put func(done func(store.PutResult))) *codec.RemotingCommand {
+	var (
+		mu       sync.Mutex
+		have     bool
+		deferred bool
+		inline   store.PutResult
+	)
+	put(func(res store.PutResult) {
+		mu.Lock()
+		if !deferred {
+			inline, have = res, true
+			mu.Unlock()
+			return
+		}
+		mu.Unlock()
+		b.sendResult(resp, hdr, msg, queueID, res)
+		finishSendResponse(resp, hdr)
+		if err := c.WriteResponse(resp); err != nil {
+			b.log.Debug("write send response", "remote", c.RemoteAddr(), "err", err)
+		}
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if !have {
+		deferred = true
+		return nil
+	}
+	return b.sendResult(resp, hdr, msg, queueID, inline)
 }
 
 // sendCheck is AbstractSendMessageProcessor.msgCheck: permission, topic name,

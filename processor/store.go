@@ -49,3 +49,15 @@ type MessageStore interface {
 	Start() error
 	Shutdown() error
 }
+
+// AsyncMessageStore is implemented by stores that can answer a put without
+// blocking the caller while a SYNC_FLUSH group commit is pending
+// (*store.DefaultStore does). done runs exactly once: inline when nothing must
+// be waited for, else later from the store's flush service.
+type AsyncMessageStore interface {
+	// SyncFlush reports whether puts wait for the disk (flushDiskType=SYNC_FLUSH);
+	// only then is the asynchronous path worth its closures.
+	SyncFlush() bool
+	PutMessageAsync(ctx context.Context, msg *codec.Message, done func(store.PutResult))
+	PutMessagesAsync(ctx context.Context, tmpl *codec.Message, batchBody []byte, fixProps func(props string) string, done func(store.PutResult))
+}

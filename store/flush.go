@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -86,6 +87,24 @@ type flushReq struct {
 	next  int64
 	done  chan bool
 	timer *time.Timer
+	// cb, when set, makes the request asynchronous: finish calls it exactly once,
+	// from the group commit or from the timeout, whichever comes first.
+	cb    func(ok bool)
+	fired atomic.Bool
+}
+
+// finish answers the request: into its channel, or through cb exactly once.
+func (r *flushReq) finish(ok bool) {
+	if r.cb == nil {
+		r.done <- ok
+		return
+	}
+	if r.fired.CompareAndSwap(false, true) {
+		if r.timer != nil {
+			r.timer.Stop()
+		}
+		r.cb(ok)
+	}
 }
 
 // groupCommit is GroupCommitService: waiting puts queue up, one msync serves them all.
@@ -106,6 +125,14 @@ func newGroupCommit(s *DefaultStore) *groupCommit {
 		return &flushReq{done: make(chan bool, 1), timer: t}
 	}
 	return g
+}
+
+// expire is the timeout of an asynchronous request; it never touches r.timer,
+// which it may run before the assignment of.
+func (r *flushReq) expire() {
+	if r.fired.CompareAndSwap(false, true) {
+		r.cb(false)
+	}
 }
 
 func (g *groupCommit) wakeup() {
@@ -144,6 +171,30 @@ func (g *groupCommit) wait(ctx context.Context, next int64, timeout time.Duratio
 	return PutFlushDiskTimeout
 }
 
+// waitAsync is wait without blocking: done runs with the status exactly once,
+// inline when the bytes are already flushed, else from the group-commit service
+// after its msync or from a timer after timeout.
+func (g *groupCommit) waitAsync(next int64, timeout time.Duration, done func(PutStatus)) {
+	if g.s.commitLog.q.flushedWhere.Load() >= next {
+		done(PutOK)
+		return
+	}
+	r := &flushReq{next: next}
+	r.cb = func(ok bool) {
+		if ok {
+			done(PutOK)
+		} else {
+			done(PutFlushDiskTimeout)
+		}
+	}
+	// The timer exists before the service can see r, so finish can always stop it.
+	r.timer = time.AfterFunc(timeout, r.expire)
+	g.mu.Lock()
+	g.reqs = append(g.reqs, r)
+	g.mu.Unlock()
+	g.wakeup()
+}
+
 func (g *groupCommit) run(ctx context.Context) {
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
@@ -169,7 +220,7 @@ func (g *groupCommit) serve() {
 	err := g.s.flushCommitLog(0)
 	flushed := g.s.commitLog.q.flushedWhere.Load()
 	for i, r := range g.busy {
-		r.done <- err == nil && flushed >= r.next
+		r.finish(err == nil && flushed >= r.next)
 		g.busy[i] = nil
 	}
 }

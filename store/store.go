@@ -349,6 +349,61 @@ func (s *DefaultStore) afterPut(ctx context.Context, end int64, props string) Pu
 	return s.group.wait(ctx, end, time.Duration(s.cfg.SyncFlushTimeout)*time.Millisecond)
 }
 
+// FlushedPhyOffset is how far the commitlog is known to be on disk.
+func (s *DefaultStore) FlushedPhyOffset() int64 { return s.commitLog.q.flushedWhere.Load() }
+
+// SyncFlush reports whether puts wait for the disk (flushDiskType=SYNC_FLUSH).
+func (s *DefaultStore) SyncFlush() bool { return s.cfg.FlushDiskType == SyncFlush }
+
+// PutMessageAsync is PutMessage answering through done (Java's asyncPutMessage):
+// done runs exactly once, inline unless the put must wait for a SYNC_FLUSH group
+// commit, in which case it runs from the group-commit service after the msync
+// (or after syncFlushTimeout with PutFlushDiskTimeout). No worker blocks meanwhile.
+func (s *DefaultStore) PutMessageAsync(ctx context.Context, msg *codec.Message, done func(PutResult)) {
+	if s.closed.Load() || s.diskFull.Load() {
+		done(PutResult{Status: PutServiceNotAvailable})
+		return
+	}
+	res := s.commitLog.put(msg)
+	if res.Status != PutOK {
+		done(res)
+		return
+	}
+	s.afterPutAsync(ctx, res, msg.Properties, done)
+}
+
+// PutMessagesAsync is PutMessages answering through done, as PutMessageAsync.
+func (s *DefaultStore) PutMessagesAsync(ctx context.Context, tmpl *codec.Message, batchBody []byte, fixProps func(props string) string, done func(PutResult)) {
+	if s.closed.Load() || s.diskFull.Load() {
+		done(PutResult{Status: PutServiceNotAvailable})
+		return
+	}
+	res := s.commitLog.putBatch(tmpl, batchBody, fixProps)
+	if res.Status != PutOK {
+		done(res)
+		return
+	}
+	s.afterPutAsync(ctx, res, tmpl.Properties, done)
+}
+
+func (s *DefaultStore) afterPutAsync(ctx context.Context, res PutResult, props string, done func(PutResult)) {
+	if s.cfg.FlushDiskType != SyncFlush || !s.started.Load() {
+		res.Status = s.afterPut(ctx, res.WroteOffset+int64(res.WroteBytes), props)
+		done(res)
+		return
+	}
+	if w, ok := codec.PropertyValue(props, codec.PropWait); ok && !strings.EqualFold(w, "true") {
+		s.group.wakeup()
+		done(res)
+		return
+	}
+	s.group.waitAsync(res.WroteOffset+int64(res.WroteBytes), time.Duration(s.cfg.SyncFlushTimeout)*time.Millisecond,
+		func(st PutStatus) {
+			res.Status = st
+			done(res)
+		})
+}
+
 func (s *DefaultStore) wakeReput() {
 	if !s.reputIdle.Load() {
 		return // busy: it will see the new bytes before it waits
