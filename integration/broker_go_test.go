@@ -238,12 +238,6 @@ func startGoConsumer(tb harness.TB, tg *harness.Target, s consumeSpec) *goConsum
 	return c
 }
 
-func (c *goConsumer) count() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.distinct)
-}
-
 func (c *goConsumer) deliveries() []harness.Msg {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -89,18 +89,6 @@ func (r *rawClient) maxOffset(topic string, queue int) int64 {
 	return n
 }
 
-// committedOffset is QUERY_CONSUMER_OFFSET (14); -1 when the broker has none.
-func (r *rawClient) committedOffset(group, topic string, queue int) int64 {
-	r.tb.Helper()
-	resp := r.invoke(14, map[string]string{"consumerGroup": group, "topic": topic, "queueId": strconv.Itoa(queue)}, nil, 10*time.Second)
-	if resp.Code != codec.RespSuccess {
-		return -1
-	}
-	v, _ := resp.Ext.Get("offset")
-	n, _ := strconv.ParseInt(v, 10, 64)
-	return n
-}
-
 // consumerCount is GET_CONSUMER_LIST_BY_GROUP (38): how many clients the broker knows in group.
 func (r *rawClient) consumerCount(group string) int {
 	r.tb.Helper()
