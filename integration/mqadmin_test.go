@@ -371,12 +371,7 @@ func keyIn(keys ...string) func(string) bool {
 
 // knownAdminDiffs lists the commands whose rmqd output is known to differ from Apache's, with the reason
 // (same rules as expectedFailures: the comparison still runs, a pass is reported as UNEXPECTED PASS).
-var knownAdminDiffs = map[string]string{
-	"queryMsgById": "send path stores no MSG_REGION/TRACE_ON properties (Java adds them in " +
-		"AbstractSendMessageProcessor.buildMsgContext), so Properties and later CommitLog offsets differ",
-	"queryMsgByUniqueKey": "send path stores no MSG_REGION/TRACE_ON properties (Java adds them in " +
-		"AbstractSendMessageProcessor.buildMsgContext), so Properties and later CommitLog offsets differ",
-}
+var knownAdminDiffs = map[string]string{}
 
 var numericValue = regexp.MustCompile(`^([\w.]+ ?[=:]) ?-?[\d. <>a-z]*$`)
 

@@ -31,8 +31,10 @@ func FuzzFixStoredProps(f *testing.F) {
 	f.Add("CLUSTER\x01x\x02CLUSTER\x01y")
 	f.Add("\x01\x02\x02\x01UNIQ_KEY\x01")
 	ids := newUniqIDGen("127.0.0.1")
+	cfg := DefaultBrokerConfig()
+	cfg.BrokerClusterName = "C"
 	f.Fuzz(func(t *testing.T, props string) {
-		out := fixStoredProps(props, "C", ids)
+		out := fixStoredProps(props, &cfg, ids)
 		if v, ok := propGet(out, PropCluster); !ok || v != "C" {
 			t.Fatalf("CLUSTER=%q,%v in %q", v, ok, out)
 		}

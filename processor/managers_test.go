@@ -201,7 +201,8 @@ func TestConsumerManagerNotifiesGroup(t *testing.T) {
 
 func TestFixStoredProps(t *testing.T) {
 	ids := newUniqIDGen("10.0.0.1")
-	p := fixStoredProps("TAGS\x01a\x02", "DefaultCluster", ids)
+	cfg := DefaultBrokerConfig()
+	p := fixStoredProps("TAGS\x01a\x02", &cfg, ids)
 	u, ok := propGet(p, PropUniqKey)
 	require.True(t, ok)
 	require.Len(t, u, 32)
@@ -210,13 +211,22 @@ func TestFixStoredProps(t *testing.T) {
 	require.Equal(t, "DefaultCluster", c)
 	tag, _ := propGet(p, PropTags)
 	require.Equal(t, "a", tag)
+	// As Java's buildMsgContext stores them on every sent message.
+	region, _ := propGet(p, PropMsgRegion)
+	require.Equal(t, "DefaultRegion", region)
+	trace, _ := propGet(p, PropTraceSwitch)
+	require.Equal(t, "true", trace)
 
-	p2 := fixStoredProps("UNIQ_KEY\x01ABC\x02CLUSTER\x01old", "C", ids)
+	cfg.BrokerClusterName, cfg.TraceOn = "C", false
+	p2 := fixStoredProps("UNIQ_KEY\x01ABC\x02CLUSTER\x01old\x02TRACE_ON\x01true", &cfg, ids)
 	u, _ = propGet(p2, PropUniqKey)
 	require.Equal(t, "ABC", u)
 	c, _ = propGet(p2, PropCluster)
 	require.Equal(t, "C", c)
 	require.Equal(t, 1, strings.Count(p2, "CLUSTER"))
+	trace, _ = propGet(p2, PropTraceSwitch)
+	require.Equal(t, "false", trace)
+	require.Equal(t, 1, strings.Count(p2, "TRACE_ON"))
 	require.NotEqual(t, ids.next(), ids.next())
 }
 

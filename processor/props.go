@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -82,23 +83,28 @@ func propAppend(b *strings.Builder, key, value string) {
 	b.WriteByte(propValueSep)
 }
 
-// fixStoredProps is what the broker does to a sent message's properties: add a
-// UNIQ_KEY when the producer gave none and set CLUSTER.
-func fixStoredProps(props, cluster string, ids *uniqIDGen) string {
+// fixStoredProps is what the broker does to a sent message's properties
+// (AbstractSendMessageProcessor.buildMsgContext, then the send): set MSG_REGION
+// and TRACE_ON, add a UNIQ_KEY when the producer gave none, and set CLUSTER.
+func fixStoredProps(props string, cfg *BrokerConfig, ids *uniqIDGen) string {
 	_, hasUniq := propGet(props, PropUniqKey)
-	if _, ok := propGet(props, PropCluster); ok {
-		props = propWithout(props, PropCluster)
+	for _, k := range [...]string{PropMsgRegion, PropTraceSwitch, PropCluster} {
+		if _, ok := propGet(props, k); ok {
+			props = propWithout(props, k)
+		}
 	}
 	var b strings.Builder
-	b.Grow(len(props) + len(cluster) + 48)
+	b.Grow(len(props) + len(cfg.RegionID) + len(cfg.BrokerClusterName) + 80)
 	b.WriteString(props)
 	if len(props) > 0 && props[len(props)-1] != propValueSep {
 		b.WriteByte(propValueSep)
 	}
+	propAppend(&b, PropMsgRegion, cfg.RegionID)
+	propAppend(&b, PropTraceSwitch, strconv.FormatBool(cfg.TraceOn))
 	if !hasUniq {
 		propAppend(&b, PropUniqKey, ids.next())
 	}
-	propAppend(&b, PropCluster, cluster)
+	propAppend(&b, PropCluster, cfg.BrokerClusterName)
 	return b.String()
 }
 

@@ -70,7 +70,7 @@ func (b *Broker) handleSendReplyMessage(ctx context.Context, c remoting.Conn, re
 	// Then store (storeReplyMessageEnable, default true).
 	msg := codec.Message{Topic: tc.TopicName, QueueID: queueID, Flag: h.flag, SysFlag: h.sysFlag,
 		BornTimestamp: h.bornTimestamp, BornHost: born, StoreHost: b.storeHost, ReconsumeTimes: h.reconsumeTimes,
-		Body: req.Body, Properties: fixStoredProps(h.properties, b.cfg.BrokerClusterName, b.ids)}
+		Body: req.Body, Properties: fixStoredProps(h.properties, &b.cfg, b.ids)}
 	msg.SysFlag = hostFlags(msg.SysFlag, msg.BornHost, msg.StoreHost)
 	res := b.store.PutMessage(ctx, &msg)
 

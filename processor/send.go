@@ -131,7 +131,7 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 				return resp
 			}
 		}
-		props = fixStoredProps(props, b.cfg.BrokerClusterName, b.ids)
+		props = fixStoredProps(props, &b.cfg, b.ids)
 		if tran, _ := propGet(props, PropTranMsg); parseJavaBool(tran) &&
 			!(msg.ReconsumeTimes > 0 && hasDelay(props)) {
 			if b.cfg.RejectTransactionMessage {

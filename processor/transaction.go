@@ -119,7 +119,7 @@ func newTransactionService(b *Broker) *transactionService {
 // message tagged "d" whose body is "offset,").
 func (t *transactionService) writeOp(ctx context.Context, queueID int32, halfOffset int64) error {
 	props := "TAGS\x01" + transRemoveTag + "\x02"
-	props = fixStoredProps(props, t.b.cfg.BrokerClusterName, t.b.ids)
+	props = fixStoredProps(props, &t.b.cfg, t.b.ids)
 	msg := &codec.Message{Topic: TopicTransOpHalf, QueueID: queueID, BornTimestamp: time.Now().UnixMilli(),
 		BornHost: t.b.storeHost, StoreHost: t.b.storeHost, Body: []byte(strconv.FormatInt(halfOffset, 10) + ","),
 		Properties: props}
