@@ -7,13 +7,13 @@ import (
 	"time"
 )
 
-// runFlushCommitLog is FlushRealTimeService (ASYNC_FLUSH): msync every interval once
-// enough pages are dirty, and everything at least every thorough interval.
-func (s *DefaultStore) runFlushCommitLog(ctx context.Context) {
-	interval := time.Duration(max(s.cfg.FlushIntervalCommitLog, 1)) * time.Millisecond
-	thorough := time.Duration(s.cfg.FlushCommitLogThoroughInterval) * time.Millisecond
-	t := time.NewTicker(interval)
+// flushPeriodically calls flush every interval with leastPages, and with 0
+// (flush everything) once thorough has passed since the last full flush: the
+// shape of Java's FlushRealTimeService and FlushConsumeQueueService.
+func flushPeriodically(ctx context.Context, intervalMs, thoroughMs int64, leastPages int, flush func(least int)) {
+	t := time.NewTicker(time.Duration(max(intervalMs, 1)) * time.Millisecond)
 	defer t.Stop()
+	thorough := time.Duration(thoroughMs) * time.Millisecond
 	last := time.Now()
 	for {
 		select {
@@ -21,13 +21,20 @@ func (s *DefaultStore) runFlushCommitLog(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		least := s.cfg.FlushCommitLogLeastPages
+		least := leastPages
 		if time.Since(last) >= thorough {
 			least = 0
 			last = time.Now()
 		}
-		s.flushCommitLog(least)
+		flush(least)
 	}
+}
+
+// runFlushCommitLog is FlushRealTimeService (ASYNC_FLUSH): msync every interval once
+// enough pages are dirty, and everything at least every thorough interval.
+func (s *DefaultStore) runFlushCommitLog(ctx context.Context) {
+	flushPeriodically(ctx, int64(s.cfg.FlushIntervalCommitLog), int64(s.cfg.FlushCommitLogThoroughInterval),
+		s.cfg.FlushCommitLogLeastPages, func(least int) { _ = s.flushCommitLog(least) })
 }
 
 // flushCommitLog flushes and, when everything appended so far is on disk, records
@@ -48,37 +55,26 @@ func (s *DefaultStore) flushCommitLog(leastPages int) error {
 
 // runFlushConsumeQueue is FlushConsumeQueueService; it also flushes the checkpoint.
 func (s *DefaultStore) runFlushConsumeQueue(ctx context.Context) {
-	interval := time.Duration(max(s.cfg.FlushIntervalConsumeQueue, 1)) * time.Millisecond
-	thorough := time.Duration(s.cfg.FlushConsumeQueueThoroughInterval) * time.Millisecond
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	last := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+	flushPeriodically(ctx, int64(s.cfg.FlushIntervalConsumeQueue), int64(s.cfg.FlushConsumeQueueThoroughInterval),
+		s.cfg.FlushConsumeQueueLeastPages, s.flushConsumeQueues)
+}
+
+// flushConsumeQueues flushes every consume queue and the checkpoint.
+func (s *DefaultStore) flushConsumeQueues(least int) {
+	// Captured first: after a full flush every unit up to this time is on disk.
+	logicTs := s.lastLogicTs.Load()
+	ok := true
+	for _, cq := range s.allCQs() {
+		if err := cq.q.flush(least); err != nil {
+			ok = false
+			s.log.Error("consume queue flush failed", "topic", cq.topic, "queue", cq.qid, "err", err)
 		}
-		least := s.cfg.FlushConsumeQueueLeastPages
-		if time.Since(last) >= thorough {
-			least = 0
-			last = time.Now()
-		}
-		// Captured first: after a full flush every unit up to this time is on disk.
-		logicTs := s.lastLogicTs.Load()
-		ok := true
-		for _, cq := range s.allCQs() {
-			if err := cq.q.flush(least); err != nil {
-				ok = false
-				s.log.Error("consume queue flush failed", "topic", cq.topic, "queue", cq.qid, "err", err)
-			}
-		}
-		if least == 0 && ok && logicTs > 0 {
-			s.checkpoint.logicsMsgTimestamp.Store(logicTs)
-		}
-		if err := s.checkpoint.flush(); err != nil {
-			s.log.Error("checkpoint flush failed", "err", err)
-		}
+	}
+	if least == 0 && ok && logicTs > 0 {
+		s.checkpoint.logicsMsgTimestamp.Store(logicTs)
+	}
+	if err := s.checkpoint.flush(); err != nil {
+		s.log.Error("checkpoint flush failed", "err", err)
 	}
 }
 
