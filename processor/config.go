@@ -2,6 +2,7 @@ package processor
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -40,14 +41,21 @@ type BrokerConfig struct {
 	MsgTraceTopicName           string // msgTraceTopicName
 	TraceTopicEnable            bool   // traceTopicEnable
 	TraceOn                     bool   // traceOn
-	RegionID                    string // regionId
-	ReviveQueueNum              int32  // reviveQueueNum
-	TimerWheelEnable            bool   // timerWheelEnable (MessageStoreConfig)
-	ChannelExpiredTimeout       int64  // channelExpiredTimeout: client heartbeat expiry (ms)
-	MessageDelayLevel           string // messageDelayLevel (MessageStoreConfig)
-	TransactionCheckInterval    int64  // transactionCheckInterval (ms)
-	TransactionTimeOut          int64  // transactionTimeOut (ms)
-	TransactionCheckMax         int32  // transactionCheckMax
+	// ConsumerFallbehindThreshold is kept and shown (Java throttles slow
+	// consumers with it when disableConsumeIfConsumerReadSlowly is on).
+	ConsumerFallbehindThreshold int64 // consumerFallbehindThreshold
+	// Others are the settings of the rest of the broker (the store's, keyed as
+	// in broker.conf) that GET_BROKER_CONFIG shows beside the broker's own, as
+	// Java's Configuration lists every registered config object.
+	Others                   map[string]string
+	RegionID                 string // regionId
+	ReviveQueueNum           int32  // reviveQueueNum
+	TimerWheelEnable         bool   // timerWheelEnable (MessageStoreConfig)
+	ChannelExpiredTimeout    int64  // channelExpiredTimeout: client heartbeat expiry (ms)
+	MessageDelayLevel        string // messageDelayLevel (MessageStoreConfig)
+	TransactionCheckInterval int64  // transactionCheckInterval (ms)
+	TransactionTimeOut       int64  // transactionTimeOut (ms)
+	TransactionCheckMax      int32  // transactionCheckMax
 }
 
 // DefaultBrokerConfig returns Java's defaults. BrokerIP1/2 default to the first
@@ -80,6 +88,7 @@ func DefaultBrokerConfig() BrokerConfig {
 		StorePathRootDir:            filepath.Join(home, "store"),
 		MsgTraceTopicName:           "RMQ_SYS_TRACE_TOPIC",
 		TraceOn:                     true,
+		ConsumerFallbehindThreshold: 16 << 30,
 		RegionID:                    "DefaultRegion",
 		ReviveQueueNum:              8,
 		TimerWheelEnable:            true,
@@ -166,6 +175,8 @@ func (c *BrokerConfig) ApplyProperties(props map[string]string) error {
 			c.TraceTopicEnable = parseJavaBool(v)
 		case "traceOn":
 			c.TraceOn = parseJavaBool(v)
+		case "consumerFallbehindThreshold":
+			c.ConsumerFallbehindThreshold, err = strconv.ParseInt(v, 10, 64)
 		case "regionId":
 			c.RegionID = v
 		case "reviveQueueNum":
@@ -190,11 +201,14 @@ func (c *BrokerConfig) ApplyProperties(props map[string]string) error {
 	return nil
 }
 
-// Properties returns the settings under their Java key names (GET_BROKER_CONFIG).
+// Properties returns the settings under their Java key names (GET_BROKER_CONFIG),
+// the broker's own over Others.
 func (c *BrokerConfig) Properties() map[string]string {
 	b := strconv.FormatBool
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
-	return map[string]string{
+	props := make(map[string]string, len(c.Others)+40)
+	maps.Copy(props, c.Others)
+	maps.Copy(props, map[string]string{
 		"brokerName": c.BrokerName, "brokerClusterName": c.BrokerClusterName, "brokerId": i(c.BrokerID),
 		"brokerIP1": c.BrokerIP1, "brokerIP2": c.BrokerIP2, "listenPort": strconv.Itoa(c.ListenPort),
 		"namesrvAddr": c.NamesrvAddr, "autoCreateTopicEnable": b(c.AutoCreateTopicEnable),
@@ -210,8 +224,10 @@ func (c *BrokerConfig) Properties() map[string]string {
 		"reviveQueueNum": i(int64(c.ReviveQueueNum)), "timerWheelEnable": b(c.TimerWheelEnable),
 		"channelExpiredTimeout": i(c.ChannelExpiredTimeout), "messageDelayLevel": c.MessageDelayLevel,
 		"transactionCheckInterval": i(c.TransactionCheckInterval), "transactionTimeOut": i(c.TransactionTimeOut),
-		"transactionCheckMax": i(int64(c.TransactionCheckMax)),
-	}
+		"transactionCheckMax":         i(int64(c.TransactionCheckMax)),
+		"consumerFallbehindThreshold": i(c.ConsumerFallbehindThreshold),
+	})
+	return props
 }
 
 // parseJavaBool is Boolean.parseBoolean: only "true" (any case) is true.

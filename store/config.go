@@ -136,6 +136,22 @@ func (c *Config) ApplyProperties(props map[string]string) error {
 	return c.validate()
 }
 
+// Properties returns the settings under their broker.conf keys (GET_BROKER_CONFIG
+// and rmqd -p show them).
+func (c *Config) Properties() map[string]string {
+	v := reflect.ValueOf(c).Elem()
+	t := v.Type()
+	props := make(map[string]string, t.NumField())
+	for i := 0; i < t.NumField(); i++ {
+		key := t.Field(i).Tag.Get("prop")
+		if key == "" {
+			continue
+		}
+		props[key] = fmt.Sprint(v.Field(i).Interface())
+	}
+	return props
+}
+
 func (c *Config) validate() error {
 	switch c.FlushDiskType {
 	case AsyncFlush, SyncFlush:

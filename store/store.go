@@ -431,14 +431,25 @@ func (s *DefaultStore) CommitLogDiskRatio() float64 {
 	return diskRatio(s.cfg.commitLogDir())
 }
 
+// diskRatio is UtilAll.getDiskPartitionSpaceUsedPercent: used over used plus
+// what an unprivileged writer may still use (blocks reserved for root count as
+// neither), rounded up to a whole percent. mqadmin clusterList shows it and
+// retention compares it with diskMaxUsedSpaceRatio, so it must match Java's.
 func diskRatio(path string) float64 {
 	var st unix.Statfs_t
 	if err := unix.Statfs(path, &st); err != nil || st.Blocks == 0 {
 		return -1
 	}
-	total := float64(st.Blocks)
-	free := float64(st.Bfree)
-	return (total - free) / total
+	used := st.Blocks - st.Bfree
+	entire := used + st.Bavail
+	if entire == 0 {
+		return -1
+	}
+	pct := used * 100 / entire
+	if used*100%entire != 0 {
+		pct++
+	}
+	return float64(pct) / 100
 }
 
 // DeleteTopics removes the consume queues (and queue offsets) of topics. Their

@@ -219,6 +219,7 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 	if err := scfg.ApplyProperties(props); err != nil {
 		return node{}, nil, fmt.Errorf("store config: %w", err)
 	}
+	bcfg.Others = scfg.Properties()
 	merged := bcfg.Properties()
 	if printOnly {
 		return node{}, merged, nil
