@@ -42,22 +42,15 @@ func (h *headerReader) reqStr(key string) string {
 }
 
 func (h *headerReader) int64Field(key string, required bool, def int64) int64 {
-	v, ok := h.ext.Get(key)
-	if !ok {
-		if required {
-			h.fail(key, "", "")
-		}
-		return def
-	}
-	n, err := strconv.ParseInt(strings.TrimPrefix(v, "+"), 10, 64)
-	if err != nil {
-		h.fail(key, v, "long")
-		return def
-	}
-	return n
+	return h.intField(key, required, def, 64, "long")
 }
 
 func (h *headerReader) int32Field(key string, required bool, def int32) int32 {
+	return int32(h.intField(key, required, int64(def), 32, "int"))
+}
+
+// intField parses a Java Integer/Long header field of the given bit size.
+func (h *headerReader) intField(key string, required bool, def int64, bits int, javaType string) int64 {
 	v, ok := h.ext.Get(key)
 	if !ok {
 		if required {
@@ -65,12 +58,12 @@ func (h *headerReader) int32Field(key string, required bool, def int32) int32 {
 		}
 		return def
 	}
-	n, err := strconv.ParseInt(strings.TrimPrefix(v, "+"), 10, 32)
+	n, err := strconv.ParseInt(strings.TrimPrefix(v, "+"), 10, bits)
 	if err != nil {
-		h.fail(key, v, "int")
+		h.fail(key, v, javaType)
 		return def
 	}
-	return int32(n)
+	return n
 }
 
 func (h *headerReader) reqInt32(key string) int32 { return h.int32Field(key, true, 0) }
