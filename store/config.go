@@ -61,6 +61,14 @@ type Config struct {
 	// consume queue of that topic stores the deliver time as its tags code.
 	MessageDelayLevel string `prop:"messageDelayLevel"`
 	BrokerRole        string `prop:"brokerRole"`
+
+	// rmqd's own keys (a Java broker ignores them). PrefaultAheadBytes of the
+	// commitlog past the write position are populated ahead of the appends (0:
+	// off); MappedResidentBytes behind the flushed and dispatched position stay
+	// mapped, older pages are unmapped and live on in the page cache only (<0:
+	// keep everything mapped, as Java does). See residency.go.
+	PrefaultAheadBytes  int   `prop:"prefaultAheadBytes"`
+	MappedResidentBytes int64 `prop:"mappedResidentBytes"`
 }
 
 // DefaultConfig returns the Java defaults, rooted at ~/store.
@@ -99,6 +107,8 @@ func DefaultConfig() Config {
 		MaxTransferCountOnMessageInMemory: 32,
 		MessageDelayLevel:                 "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h",
 		BrokerRole:                        "ASYNC_MASTER",
+		PrefaultAheadBytes:                4 << 20,
+		MappedResidentBytes:               32 << 20,
 	}
 }
 

@@ -26,6 +26,8 @@ type mappedFile struct {
 
 	wrote   atomic.Int64 // bytes written (readers see only what is below)
 	flushed atomic.Int64 // bytes known to be on disk
+	// populated is how far pageKeeper has prefaulted the mapping.
+	populated atomic.Int64
 
 	refs      atomic.Int64 // 1 for the queue itself plus one per reader
 	destroyed atomic.Bool

@@ -18,6 +18,13 @@ type mappedFileQueue struct {
 
 	mu    sync.RWMutex
 	files []*mappedFile
+	// spare is the file after the last one, made ahead of need by prepareNext so
+	// that the append that fills the last file does not create and map its
+	// successor under the commitlog lock (Java's AllocateMappedFileService).
+	spare *mappedFile
+	// createMu serialises making files, so the writer and prepareNext never
+	// create (and one of them later delete) the same path.
+	createMu sync.Mutex
 
 	flushedWhere atomic.Int64
 }
@@ -111,10 +118,9 @@ func (q *mappedFileQueue) lastForWrite(startOffset int64) (*mappedFile, error) {
 	} else {
 		from = last.from + int64(q.fileSize)
 	}
-	if err := os.MkdirAll(q.dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create %s: %w", q.dir, err)
-	}
-	mf, err := newMappedFile(filepath.Join(q.dir, fileName(from)), from, q.fileSize, true)
+	q.createMu.Lock()
+	defer q.createMu.Unlock()
+	mf, err := q.takeSpareOrCreate(from)
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +132,68 @@ func (q *mappedFileQueue) lastForWrite(startOffset int64) (*mappedFile, error) {
 	q.files = append(q.files, mf)
 	q.mu.Unlock()
 	return mf, nil
+}
+
+// takeSpareOrCreate returns the spare when it starts at from, else a new file.
+// Called with createMu held.
+func (q *mappedFileQueue) takeSpareOrCreate(from int64) (*mappedFile, error) {
+	q.mu.Lock()
+	spare := q.spare
+	q.spare = nil
+	q.mu.Unlock()
+	if spare != nil {
+		if spare.from == from {
+			return spare, nil
+		}
+		_ = spare.destroy()
+	}
+	if err := os.MkdirAll(q.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", q.dir, err)
+	}
+	return newMappedFile(filepath.Join(q.dir, fileName(from)), from, q.fileSize, true)
+}
+
+// prepareNext makes sure the file after the last one exists and returns it held
+// (the caller releases it), or nil when the queue is empty. A crash leaves the
+// spare as an all-zero last file, which recovery deletes as it does Java's.
+func (q *mappedFileQueue) prepareNext() (*mappedFile, error) {
+	q.createMu.Lock()
+	defer q.createMu.Unlock()
+	last := q.last()
+	if last == nil {
+		return nil, nil
+	}
+	from := last.from + int64(q.fileSize)
+	q.mu.RLock()
+	spare := q.spare
+	q.mu.RUnlock()
+	if spare == nil || spare.from != from {
+		mf, err := q.takeSpareOrCreate(from)
+		if err != nil {
+			return nil, err
+		}
+		q.mu.Lock()
+		q.spare = mf
+		q.mu.Unlock()
+		spare = mf
+	}
+	if !spare.hold() {
+		return nil, nil
+	}
+	return spare, nil
+}
+
+// dropSpare deletes the prepared successor (it lies past a truncated end).
+func (q *mappedFileQueue) dropSpare() {
+	q.createMu.Lock()
+	defer q.createMu.Unlock()
+	q.mu.Lock()
+	spare := q.spare
+	q.spare = nil
+	q.mu.Unlock()
+	if spare != nil {
+		_ = spare.destroy()
+	}
 }
 
 // findHeld returns the file containing offset with a reader reference taken, or nil.
@@ -220,6 +288,7 @@ func (q *mappedFileQueue) truncateDirty(offset int64) error {
 	}
 	q.files = keep
 	q.mu.Unlock()
+	q.dropSpare()
 	q.flushedWhere.Store(offset)
 	for _, f := range drop {
 		if err := f.destroy(); err != nil {
@@ -284,6 +353,8 @@ func (q *mappedFileQueue) closeAll() {
 	files := q.files
 	q.files = nil
 	q.mu.Unlock()
+	// An unused spare is deleted rather than left for recovery to find.
+	q.dropSpare()
 	for _, f := range files {
 		f.close()
 	}
@@ -294,6 +365,7 @@ func (q *mappedFileQueue) destroyAll() {
 	files := q.files
 	q.files = nil
 	q.mu.Unlock()
+	q.dropSpare()
 	for _, f := range files {
 		_ = f.destroy()
 	}

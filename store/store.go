@@ -219,6 +219,7 @@ func (s *DefaultStore) Start() error {
 	}
 	s.goService(s.runFlushConsumeQueue)
 	s.goService(s.runClean)
+	s.goService(s.runPageKeeper)
 	return nil
 }
 

@@ -1,0 +1,149 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The commitlog is written and read through a shared mapping, so every page the
+// broker ever touched stays in its resident set until the file is unmapped, and
+// every fresh page costs a fault (allocate, zero, reserve a block) in the middle of
+// an append, under the commitlog lock. pageKeeper works on both ends of the tail:
+//
+//   - ahead of the write position it populates pages with MADV_POPULATE_WRITE, in
+//     one call per stretch instead of one fault per page, and makes the next file
+//     before the current one fills;
+//   - behind what is both flushed and dispatched it unmaps pages with
+//     MADV_DONTNEED. For a shared file mapping that only drops the page table
+//     entries: the data stays in the kernel's page cache, a later read maps it
+//     back with a minor fault. Pages a reader faulted in further back (a consumer
+//     catching up) are dropped by a periodic sweep.
+//
+// Neither changes a byte of the file, so neither races with writers or readers.
+type pageKeeper struct {
+	s      *DefaultStore
+	ahead  int64 // bytes kept populated past the write position (0: off)
+	behind int64 // bytes kept mapped behind the flushed and dispatched position (<0: off)
+
+	released  int64     // everything below was last released up to here
+	lastSweep time.Time // last full sweep from the first file
+	populate  bool      // MADV_POPULATE_WRITE works on this kernel
+}
+
+// pageKeeperTick is how often the keeper looks while appends go on; it backs off
+// to pageKeeperIdle when nothing was appended.
+const (
+	pageKeeperTick  = 5 * time.Millisecond
+	pageKeeperIdle  = 100 * time.Millisecond
+	pageKeeperSweep = 5 * time.Second
+)
+
+func (s *DefaultStore) runPageKeeper(ctx context.Context) {
+	k := &pageKeeper{s: s, ahead: int64(s.cfg.PrefaultAheadBytes), behind: s.cfg.MappedResidentBytes,
+		populate: s.cfg.PrefaultAheadBytes > 0, lastSweep: time.Now()}
+	if !k.populate && k.behind < 0 {
+		return
+	}
+	t := time.NewTimer(pageKeeperTick)
+	defer t.Stop()
+	lastEnd := int64(-1)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		end := s.commitLog.q.maxOffset()
+		k.tick()
+		if end == lastEnd {
+			t.Reset(pageKeeperIdle)
+		} else {
+			t.Reset(pageKeeperTick)
+		}
+		lastEnd = end
+	}
+}
+
+func (k *pageKeeper) tick() {
+	if k.populate {
+		k.prefault()
+	}
+	if k.behind >= 0 {
+		k.release()
+	}
+}
+
+// prefault keeps [wrote, wrote+ahead) of the tail file populated, reaching into a
+// prepared next file when the tail file ends sooner.
+func (k *pageKeeper) prefault() {
+	q := k.s.commitLog.q
+	f := q.last()
+	if f == nil || !f.hold() {
+		return
+	}
+	defer f.release()
+	wrote := f.wrote.Load()
+	want := wrote + k.ahead
+	if !k.populateTo(f, min(want, int64(f.size))) || want <= int64(f.size) {
+		return
+	}
+	next, err := q.prepareNext()
+	if err != nil {
+		k.s.log.Warn("prepare next commitlog file", "err", err)
+		return
+	}
+	if next != nil {
+		k.populateTo(next, min(want-int64(f.size), int64(next.size)))
+		next.release()
+	}
+}
+
+// populateTo populates f from what is already populated (or written) up to end,
+// once at least a quarter of the window is missing. It reports false when the
+// kernel cannot populate, which turns prefaulting off.
+func (k *pageKeeper) populateTo(f *mappedFile, end int64) bool {
+	from := max(f.populated.Load(), f.wrote.Load()) &^ (osPageSize - 1)
+	end = min((end+osPageSize-1)&^(osPageSize-1), int64(f.size))
+	if end-from < k.ahead/4 && end < int64(f.size) || end <= from {
+		return true
+	}
+	if err := unix.Madvise(f.data[from:end], unix.MADV_POPULATE_WRITE); err != nil {
+		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+			k.populate = false
+			k.s.log.Info("MADV_POPULATE_WRITE not supported; commitlog pages fault on first write", "err", err)
+			return false
+		}
+		// ENOMEM/EFAULT-like failures: try again on the next tick.
+		return true
+	}
+	f.populated.Store(end)
+	return true
+}
+
+// release unmaps commitlog pages below min(flushed, dispatched) - behind.
+func (k *pageKeeper) release() {
+	s := k.s
+	q := s.commitLog.q
+	limit := min(q.flushedWhere.Load(), s.reputFrom.Load()) - k.behind
+	limit &^= osPageSize - 1
+	from := k.released
+	if time.Since(k.lastSweep) >= pageKeeperSweep {
+		from = 0
+		k.lastSweep = time.Now()
+	}
+	if limit <= from {
+		return
+	}
+	for _, f := range q.snapshot() {
+		lo, hi := max(from, f.from), min(limit, f.from+int64(f.size))
+		if lo >= hi || !f.hold() {
+			continue
+		}
+		_ = unix.Madvise(f.data[lo-f.from:hi-f.from], unix.MADV_DONTNEED)
+		f.release()
+	}
+	k.released = limit
+}

@@ -1,0 +1,159 @@
+package store
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// mappedRSS is the resident size, in bytes, of this process's mappings of path
+// (from /proc/self/smaps): pages mapped into the process, not page cache.
+func mappedRSS(t *testing.T, path string) int64 {
+	t.Helper()
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		t.Skipf("no smaps: %v", err)
+	}
+	defer f.Close()
+	var total int64
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		l := sc.Text()
+		fields := strings.Fields(l)
+		if len(fields) >= 5 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
+			in = len(fields) >= 6 && fields[len(fields)-1] == path
+			continue
+		}
+		if in && len(fields) == 3 && fields[0] == "Rss:" {
+			kb, err := strconv.ParseInt(fields[1], 10, 64)
+			require.NoError(t, err)
+			total += kb << 10
+		}
+	}
+	require.NoError(t, sc.Err())
+	return total
+}
+
+func residencyConfig(dir string) Config {
+	cfg := testConfig(dir)
+	cfg.MappedFileSizeCommitLog = 16 << 20
+	cfg.PrefaultAheadBytes = 1 << 20
+	cfg.MappedResidentBytes = 1 << 20
+	return cfg
+}
+
+// putBytes appends about n bytes of 4 KiB messages over 4 queues.
+func putBytes(t *testing.T, s *DefaultStore, n int) int {
+	t.Helper()
+	body := strings.Repeat("r", 4000)
+	count := 0
+	for written := 0; written < n; written += 4096 {
+		r := s.PutMessage(t.Context(), newMsg("Res", int32(count%4), body, nil))
+		require.Equal(t, PutOK, r.Status)
+		count++
+	}
+	return count
+}
+
+func TestPageKeeperUnmapsFlushedDispatchedPages(t *testing.T) {
+	dir := t.TempDir()
+	cfg := residencyConfig(dir)
+	s, err := Open(cfg, testLogger())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Shutdown() })
+	k := &pageKeeper{s: s, ahead: int64(cfg.PrefaultAheadBytes), behind: cfg.MappedResidentBytes, populate: true}
+
+	n := putBytes(t, s, 12<<20)
+	s.doReput()
+	require.NoError(t, s.commitLog.q.flush(0))
+	path := filepath.Join(cfg.commitLogDir(), fileName(0))
+	before := mappedRSS(t, path)
+	require.Greater(t, before, int64(11<<20), "written pages are mapped")
+
+	k.tick()
+	after := mappedRSS(t, path)
+	// behind (1 MiB) + the unflushed tail page + ahead (1 MiB) + rounding.
+	require.Less(t, after, int64(3<<20)+2*osPageSize, "resident %d bytes after release", after)
+	require.GreaterOrEqual(t, s.commitLog.q.last().populated.Load(), s.commitLog.q.last().wrote.Load()+int64(cfg.PrefaultAheadBytes)-osPageSize)
+
+	// Unmapped pages are still the file's: every message reads back whole.
+	total := 0
+	for q := int32(0); q < 4; q++ {
+		for _, m := range readAll(t, s, "Res", q) {
+			require.Len(t, m.Body, 4000)
+			total++
+		}
+	}
+	require.Equal(t, n, total)
+}
+
+func TestPageKeeperPreparesNextFile(t *testing.T) {
+	dir := t.TempDir()
+	cfg := residencyConfig(dir)
+	cfg.MappedFileSizeCommitLog = 1 << 20
+	s, err := Open(cfg, testLogger())
+	require.NoError(t, err)
+	k := &pageKeeper{s: s, ahead: int64(cfg.PrefaultAheadBytes), behind: -1, populate: true}
+
+	putBytes(t, s, 600<<10)
+	k.tick()
+	next := filepath.Join(cfg.commitLogDir(), fileName(1<<20))
+	require.FileExists(t, next, "the file after the tail is made ahead of need")
+
+	// The append that crosses into it takes the prepared file.
+	n := putBytes(t, s, 600<<10)
+	require.Len(t, s.commitLog.q.snapshot(), 2)
+	require.Equal(t, int64(1<<20), s.commitLog.q.last().from)
+	require.Greater(t, n, 0)
+
+	// A spare never written is deleted at shutdown, not left for recovery.
+	k.tick()
+	require.FileExists(t, filepath.Join(cfg.commitLogDir(), fileName(2<<20)))
+	require.NoError(t, s.Shutdown())
+	entries, err := os.ReadDir(cfg.commitLogDir())
+	require.NoError(t, err)
+	require.Len(t, entries, 2, "%v", entries)
+}
+
+func TestSpareFileLeftByCrashIsDropped(t *testing.T) {
+	dir := t.TempDir()
+	cfg := residencyConfig(dir)
+	cfg.MappedFileSizeCommitLog = 1 << 20
+	s, err := Open(cfg, testLogger())
+	require.NoError(t, err)
+	k := &pageKeeper{s: s, ahead: int64(cfg.PrefaultAheadBytes), behind: -1, populate: true}
+	n := putBytes(t, s, 700<<10)
+	k.tick()
+	s.doReput()
+	require.NoError(t, s.commitLog.q.flush(0))
+	// A crash: the spare stays on disk, the abort file says the exit was not clean.
+	q := s.commitLog.q
+	q.mu.Lock()
+	spare := q.spare
+	q.spare = nil
+	q.mu.Unlock()
+	require.NotNil(t, spare)
+	spare.close()
+	s.closeFiles()
+	markCrashed(t, cfg)
+	require.FileExists(t, filepath.Join(cfg.commitLogDir(), fileName(1<<20)))
+
+	s = openStore(t, cfg)
+	defer func() { _ = s.Shutdown() }()
+	require.Equal(t, int64(1<<20), s.commitLog.q.last().from+int64(s.commitLog.q.fileSize))
+	require.NoFileExists(t, filepath.Join(cfg.commitLogDir(), fileName(1<<20)))
+	total := 0
+	for q := int32(0); q < 4; q++ {
+		total += len(readAll(t, s, "Res", q))
+	}
+	require.Equal(t, n, total)
+	r := s.PutMessage(t.Context(), newMsg("Res", 0, "after", nil))
+	require.Equal(t, PutOK, r.Status, fmt.Sprint(r))
+}
