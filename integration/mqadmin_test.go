@@ -182,12 +182,8 @@ func (s *adminSession) run() {
 	s.must("producerConnection", s.admin("producerConnection", "producerConnection", "-g", mqaProducer, "-t", mqaTopic), "GO")
 
 	m3 := msgs[3]
-	out = s.admin("queryMsgById", "queryMsgById", "-t", mqaTopic, "-i", m3.offsetMsgID)
-	s.must("queryMsgById", out, mqaTopic, m3.key, m3.offsetMsgID)
 	out = s.admin("queryMsgByKey", "queryMsgByKey", "-t", mqaTopic, "-k", m3.key, "-b", fmt.Sprint(before))
 	s.must("queryMsgByKey", out, m3.msgID)
-	out = s.admin("queryMsgByUniqueKey", "queryMsgByUniqueKey", "-t", mqaTopic, "-i", m3.msgID)
-	s.must("queryMsgByUniqueKey", out, mqaTopic, m3.key, m3.msgID)
 
 	// A live push consumer: consumerConnection and consumerStatus ask the broker, which asks the client.
 	var (
@@ -246,6 +242,21 @@ func (s *adminSession) run() {
 	})
 	out = s.admin("consumerStatus", "consumerStatus", "-g", mqaJavaGroup)
 	s.must("consumerStatus", out, "Same subscription in the same group of consumer", "Rebalance OK")
+
+	// queryMsgById and queryMsgByUniqueKey print a MessageTrack per group that consumes the topic
+	// (QUERY_TOPIC_CONSUME_BY_WHO) with CONSUMED once the group's committed offset is past the message. Both
+	// push consumers are online and have committed every offset by now (the Go one: Diff Total 0 above; the
+	// Java one commits every 5 s), so the tracks no longer depend on timing.
+	waitFor(tb, 30*time.Second, "consumerProgress of the Java group Diff Total 0", func() bool {
+		out, err := harness.TryMqadmin(tb, tg, "consumerProgress", "-g", mqaJavaGroup)
+		return err == nil && diff0.MatchString(out) && strings.Contains(out, mqaTopic)
+	})
+	out = s.admin("queryMsgById", "queryMsgById", "-t", mqaTopic, "-i", m3.offsetMsgID)
+	s.must("queryMsgById", out, mqaTopic, m3.key, m3.offsetMsgID,
+		"MessageTrack [consumerGroup="+mqaGroup+", trackType=CONSUMED", "MessageTrack [consumerGroup="+mqaJavaGroup+", trackType=CONSUMED")
+	out = s.admin("queryMsgByUniqueKey", "queryMsgByUniqueKey", "-t", mqaTopic, "-i", m3.msgID)
+	s.must("queryMsgByUniqueKey", out, mqaTopic, m3.key, m3.msgID,
+		"MessageTrack [consumerGroup="+mqaGroup+", trackType=CONSUMED", "MessageTrack [consumerGroup="+mqaJavaGroup+", trackType=CONSUMED")
 
 	// Back to before the first send: every message must come again (5.x resets on the broker side).
 	out = s.admin("resetOffsetByTime", "resetOffsetByTime", "-g", mqaGroup, "-t", mqaTopic, "-s", fmt.Sprint(before))
@@ -349,6 +360,10 @@ var adminCompare = map[string]func(line string) bool{
 	"consumerStatus": func(l string) bool {
 		return !strings.Contains(l, "jstack") && !strings.HasPrefix(l, "at ") && !strings.HasPrefix(l, "\"")
 	},
+	// The rates, the hours since the first message and the disk ratio (#InTPS, #OutTPS, #Hour, #SPACE) depend
+	// on when the command runs: a consumer's re-delivery after resetOffsetByTime may still be inside the 10 s
+	// rate window on one target and not on the other. Decimals are blanked in filterLines.
+	"clusterList": func(string) bool { return true },
 	// Apache lists its own system topics (RMQ_SYS_*, rmq_sys_*, SCHEDULE_TOPIC, ...): compare ours.
 	"topicList": func(l string) bool { return strings.HasPrefix(l, "IT_") || l == "TBW102" },
 }
@@ -371,16 +386,27 @@ func keyIn(keys ...string) func(string) bool {
 
 // knownAdminDiffs lists the commands whose rmqd output is known to differ from Apache's, with the reason
 // (same rules as expectedFailures: the comparison still runs, a pass is reported as UNEXPECTED PASS).
-var knownAdminDiffs = map[string]string{
-	"queryMsgById":        messageTrackDiff,
-	"queryMsgByUniqueKey": messageTrackDiff,
+var knownAdminDiffs = map[string]string{}
+
+// apacheTopicAsGroup matches the MessageTrack Apache 5.3.3 prints for a "group" named like the topic itself.
+// 5.3.3 introduced ConsumerManager.topicGroupTable for QUERY_TOPIC_CONSUME_BY_WHO (apache/rocketmq 7ef36102)
+// and filled it with the subscription's topic instead of the group (groups.add(subscriptionData.getTopic()));
+// upstream fixed it right after the release (577371e2, 921664f4: groups.add(group)). 4.9.x, 5.3.2 and the
+// fixed code answer the online groups subscribing the topic plus the groups with offsets on it, as rmqd does,
+// so this one line is dropped from Apache's output rather than copied: mqadmin reports the bogus group as
+// UNKNOWN, "No topic route info ... %RETRY%<topic>", spread over two lines.
+var apacheTopicAsGroup = regexp.MustCompile(`(?s)MessageTrack \[consumerGroup=` + regexp.QuoteMeta(mqaTopic) +
+	`, trackType=UNKNOWN, exceptionDesc=[^\]]*\]\n?`)
+
+// dropApacheBugs removes from Apache's output of step what only its release's bugs print (see above).
+func dropApacheBugs(step, out string) string {
+	if step == "queryMsgById" || step == "queryMsgByUniqueKey" {
+		return apacheTopicAsGroup.ReplaceAllString(out, "")
+	}
+	return out
 }
 
-// messageTrackDiff: the message fields match Apache's (MSG_REGION/TRACE_ON stored since 6cfc65c); the
-// consumer tracks printed under them do not yet.
-const messageTrackDiff = "the MessageTrack lines differ: Apache also lists group IT_mqa (UNKNOWN, no route for " +
-	"%RETRY%IT_mqa) among the topic's consumers (QUERY_TOPIC_CONSUME_BY_WHO), and whether the Java consumer " +
-	"has consumed the message yet (NOT_CONSUME_YET/CONSUMED) depends on timing"
+var decimalValue = regexp.MustCompile(`\b\d+\.\d+\b`)
 
 var numericValue = regexp.MustCompile(`^([\w.]+ ?[=:]) ?-?[\d. <>a-z]*$`)
 
@@ -397,7 +423,7 @@ func compareAdminOutputs(t *testing.T, apache, rmqd map[string]string) {
 				if !ok {
 					tb.Fatalf("rmqd never got to %s", step)
 				}
-				a, r := normalizeAdmin(apache[step]), normalizeAdmin(got)
+				a, r := normalizeAdmin(dropApacheBugs(step, apache[step])), normalizeAdmin(got)
 				if keep, ok := adminCompare[step]; ok {
 					a, r = filterLines(a, keep, step), filterLines(r, keep, step)
 				}
@@ -428,6 +454,9 @@ func filterLines(s string, keep func(string) bool, step string) string {
 				!strings.Contains(l, "brokerId") && !strings.Contains(l, "defaultTopicQueueNums") {
 				l = m[1] + " <n>"
 			}
+		}
+		if step == "clusterList" {
+			l = decimalValue.ReplaceAllString(l, "<n>")
 		}
 		out = append(out, l)
 	}
