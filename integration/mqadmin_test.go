@@ -280,6 +280,11 @@ func (s *adminSession) run() {
 	if !regexp.MustCompile(`consumerFallbehindThreshold\s*=\s*1234567`).MatchString(out) {
 		tb.Fatalf("getBrokerConfig after updateBrokerConfig lacks consumerFallbehindThreshold = 1234567:\n%s", out)
 	}
+	// Both persist the update into the broker's -c file (Java: Configuration.persist to brokerConfigPath).
+	conf, err := os.ReadFile(filepath.Join(tg.LogDir, "broker.conf"))
+	if err != nil || !regexp.MustCompile(`(?m)^consumerFallbehindThreshold=1234567$`).Match(conf) {
+		tb.Fatalf("broker.conf after updateBrokerConfig lacks consumerFallbehindThreshold=1234567 (%v):\n%s", err, conf)
+	}
 
 	out = s.admin("clusterList", "clusterList")
 	s.must("clusterList", out, tg.ClusterName, tg.BrokerName, addr)

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,10 +22,12 @@ import (
 type adminState struct {
 	stats brokerStats
 
+	// cfgMu serializes UPDATE_BROKER_CONFIG (Java's handler is synchronized)
+	// and guards overrides.
 	cfgMu sync.Mutex
-	// overrides are settings updated at run time, by Java key. They are served by
-	// GET_BROKER_CONFIG; the running broker reads its BrokerConfig without locks,
-	// so they take effect at the next start (see docs/compatibility.md).
+	// overrides are updated settings the running broker does not read live
+	// (see liveConfigKeys), by Java key: GET_BROKER_CONFIG shows them and the
+	// config file keeps them for the next start.
 	overrides map[string]string
 }
 
@@ -120,14 +122,12 @@ func (b *Broker) handleBrokerRuntimeInfo(ctx context.Context, c remoting.Conn, r
 	return resp, nil
 }
 
-// brokerProperties is the configuration GET_BROKER_CONFIG shows: the start-up
-// settings with run-time updates laid over them.
+// brokerProperties is the configuration GET_BROKER_CONFIG shows: the running
+// settings with the updates that wait for the next start laid over them.
 func (b *Broker) brokerProperties() map[string]string {
-	props := b.cfg.Properties()
 	b.admin.cfgMu.Lock()
-	maps.Copy(props, b.admin.overrides)
-	b.admin.cfgMu.Unlock()
-	return props
+	defer b.admin.cfgMu.Unlock()
+	return b.brokerPropertiesLocked()
 }
 
 // handleBrokerConfig is GET_BROKER_CONFIG: Java properties text, with the
@@ -161,7 +161,10 @@ func (b *Broker) handleBrokerConfig(ctx context.Context, c remoting.Conn, req *c
 var configBlackList = map[string]bool{"configBlackList": true, "brokerConfigPath": true}
 
 // handleUpdateBrokerConfig is UPDATE_BROKER_CONFIG: the body is
-// java.util.Properties text.
+// java.util.Properties text. Live settings change at once, the others at the
+// next start; all are written into the broker's config file (updateConfig). A
+// brokerPermission change is announced to the name servers right away, with a
+// new topic-table DataVersion so they take it, as Java does.
 func (b *Broker) handleUpdateBrokerConfig(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	if len(req.Body) == 0 {
 		return codec.NewResponse(req, codec.RespSuccess, ""), nil
@@ -170,25 +173,24 @@ func (b *Broker) handleUpdateBrokerConfig(ctx context.Context, c remoting.Conn, 
 	if err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, "string2Properties error"), nil
 	}
-	for k := range props {
-		if configBlackList[k] {
-			return codec.NewResponse(req, codec.RespNoPermission, fmt.Sprintf("Can not update config in black list: %s", k)), nil
+	applied, permChanged, err := b.updateConfig(props)
+	switch {
+	case errors.Is(err, errConfigBlackList):
+		return codec.NewResponse(req, codec.RespNoPermission, err.Error()), nil
+	case err != nil && applied == nil:
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
+	case err != nil:
+		// Applied but not persisted: Java logs persist failures and answers
+		// SUCCESS; say it in the log all the same.
+		b.log.Error("broker config updated but not persisted", "keys", applied, "err", err)
+	}
+	b.log.Info("broker config updated", "keys", applied, "remote", c.RemoteAddr())
+	if permChanged {
+		b.topics.version.next()
+		if err := b.RegisterAll(ctx); err != nil {
+			b.log.Warn("register broker after brokerPermission update", "err", err)
 		}
 	}
-	// A value the start-up parser would refuse is refused now, not at the next start.
-	probe := b.cfg
-	if err := probe.ApplyProperties(props); err != nil {
-		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
-	}
-	b.admin.cfgMu.Lock()
-	if b.admin.overrides == nil {
-		b.admin.overrides = map[string]string{}
-	}
-	for k, v := range props {
-		b.admin.overrides[strings.Clone(k)] = strings.Clone(v)
-	}
-	b.admin.cfgMu.Unlock()
-	b.log.Info("broker config updated", "keys", len(props), "remote", c.RemoteAddr())
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }
 

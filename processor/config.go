@@ -56,6 +56,10 @@ type BrokerConfig struct {
 	TransactionCheckInterval int64  // transactionCheckInterval (ms)
 	TransactionTimeOut       int64  // transactionTimeOut (ms)
 	TransactionCheckMax      int32  // transactionCheckMax
+	// BrokerConfigPath is the broker.conf the broker was started with (Java's
+	// brokerConfigPath, set by BrokerStartup from -c): UPDATE_BROKER_CONFIG
+	// writes changed settings back into it. Empty: updates are not persisted.
+	BrokerConfigPath string // brokerConfigPath
 }
 
 // DefaultBrokerConfig returns Java's defaults. BrokerIP1/2 default to the first
@@ -191,6 +195,8 @@ func (c *BrokerConfig) ApplyProperties(props map[string]string) error {
 			err = parseInt32(v, &c.TransactionCheckMax)
 		case "messageDelayLevel":
 			c.MessageDelayLevel = v
+		case "brokerConfigPath":
+			c.BrokerConfigPath = v
 		case "channelExpiredTimeout":
 			c.ChannelExpiredTimeout, err = strconv.ParseInt(v, 10, 64)
 		}
@@ -227,6 +233,9 @@ func (c *BrokerConfig) Properties() map[string]string {
 		"transactionCheckMax":         i(int64(c.TransactionCheckMax)),
 		"consumerFallbehindThreshold": i(c.ConsumerFallbehindThreshold),
 	})
+	if c.BrokerConfigPath != "" {
+		props["brokerConfigPath"] = c.BrokerConfigPath
+	}
 	return props
 }
 

@@ -104,6 +104,10 @@ func serve(ctx context.Context, opts options, stdout io.Writer, logger *slog.Log
 		if opts.namesrv != "" {
 			props["namesrvAddr"] = opts.namesrv
 		}
+		// As BrokerStartup does: UPDATE_BROKER_CONFIG persists into the -c file.
+		if _, ok := props["brokerConfigPath"]; !ok && opts.configFile != "" {
+			props["brokerConfigPath"] = opts.configFile
+		}
 		n, cfgProps, err := newBroker(props, bind, logger, opts.print)
 		if err != nil {
 			return err

@@ -1,0 +1,211 @@
+package processor
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+
+	"rmqd/compat"
+	"rmqd/store"
+)
+
+// liveConfigKeys are the settings UPDATE_BROKER_CONFIG changes in the running
+// broker at once, as Java's Configuration.update does for every field read at
+// each use. Each is a word-sized field (bool, int32, int64) of BrokerConfig that
+// the broker reads per request or per register round, so a reader sees the old or
+// the new value, never a torn one (the Go memory model guarantees that for
+// word-sized locations; Java's BrokerConfig fields are plain, not volatile,
+// either). Strings are never swapped under running readers.
+//
+// Every other key (brokerName, listenPort, flushDiskType and the rest of the
+// store's settings, registerNameServerPeriod, flushConsumerOffsetInterval,
+// timerWheelEnable, maxMessageSize, ...) is captured when the broker or store
+// starts; it is shown by GET_BROKER_CONFIG and persisted at once, and takes
+// effect at the next start.
+var liveConfigKeys = map[string]func(dst, src *BrokerConfig){
+	"autoCreateTopicEnable":          func(d, s *BrokerConfig) { d.AutoCreateTopicEnable = s.AutoCreateTopicEnable },
+	"autoCreateSubscriptionGroup":    func(d, s *BrokerConfig) { d.AutoCreateSubscriptionGroup = s.AutoCreateSubscriptionGroup },
+	"brokerPermission":               func(d, s *BrokerConfig) { d.BrokerPermission = s.BrokerPermission },
+	"longPollingEnable":              func(d, s *BrokerConfig) { d.LongPollingEnable = s.LongPollingEnable },
+	"shortPollingTimeMills":          func(d, s *BrokerConfig) { d.ShortPollingTimeMills = s.ShortPollingTimeMills },
+	"notifyConsumerIdsChangedEnable": func(d, s *BrokerConfig) { d.NotifyConsumerIdsChanged = s.NotifyConsumerIdsChanged },
+	"enablePropertyFilter":           func(d, s *BrokerConfig) { d.EnablePropertyFilter = s.EnablePropertyFilter },
+	"rejectTransactionMessage":       func(d, s *BrokerConfig) { d.RejectTransactionMessage = s.RejectTransactionMessage },
+	"registerBrokerTimeoutMills":     func(d, s *BrokerConfig) { d.RegisterBrokerTimeoutMills = s.RegisterBrokerTimeoutMills },
+	"traceOn":                        func(d, s *BrokerConfig) { d.TraceOn = s.TraceOn },
+	"consumerFallbehindThreshold":    func(d, s *BrokerConfig) { d.ConsumerFallbehindThreshold = s.ConsumerFallbehindThreshold },
+}
+
+// errConfigBlackList is the NO_PERMISSION answer for a black-listed key.
+var errConfigBlackList = errors.New("Can not update config in black list.") //nolint:staticcheck // Java's remark, verbatim
+
+// updateConfig is Configuration.update plus persist: it validates props, keeps
+// only keys the broker knows (mergeIfExist), applies the live ones to b.cfg,
+// records the rest as overrides and writes the changed keys into the broker's
+// config file. It returns the keys applied and whether brokerPermission changed.
+// Callers hold no lock; the update is serialized on admin.cfgMu as Java's
+// handler is synchronized.
+func (b *Broker) updateConfig(props map[string]string) (applied []string, permChanged bool, err error) {
+	for k := range props {
+		if configBlackList[k] {
+			return nil, false, errConfigBlackList
+		}
+	}
+	b.admin.cfgMu.Lock()
+	defer b.admin.cfgMu.Unlock()
+	known := b.brokerPropertiesLocked()
+	upd := map[string]string{}
+	for k, v := range props {
+		if _, ok := known[k]; ok {
+			upd[strings.Clone(k)] = strings.Clone(v)
+		}
+	}
+	if len(upd) == 0 {
+		return nil, false, nil
+	}
+	// A value the start-up parsers would refuse is refused now, not at the next
+	// start (where it would keep the broker from starting).
+	probe := b.cfg
+	if err := probe.ApplyProperties(upd); err != nil {
+		return nil, false, err
+	}
+	merged := maps.Clone(known)
+	maps.Copy(merged, upd)
+	scfg := store.DefaultConfig()
+	if err := scfg.ApplyProperties(merged); err != nil {
+		return nil, false, err
+	}
+	if b.admin.overrides == nil {
+		b.admin.overrides = map[string]string{}
+	}
+	for k, v := range upd {
+		if apply, ok := liveConfigKeys[k]; ok {
+			apply(&b.cfg, &probe)
+			delete(b.admin.overrides, k)
+		} else {
+			b.admin.overrides[k] = v
+		}
+		if k == "brokerPermission" {
+			permChanged = true
+		}
+	}
+	applied = slices.Sorted(maps.Keys(upd))
+	if path := b.cfg.BrokerConfigPath; path != "" {
+		if err := mergePropertiesFile(path, upd); err != nil {
+			return applied, permChanged, fmt.Errorf("persist broker config: %w", err)
+		}
+	}
+	return applied, permChanged, nil
+}
+
+// brokerPropertiesLocked is brokerProperties with admin.cfgMu held.
+func (b *Broker) brokerPropertiesLocked() map[string]string {
+	props := b.cfg.Properties()
+	maps.Copy(props, b.admin.overrides)
+	return props
+}
+
+// mergePropertiesFile writes upd into the Java properties file at path: the
+// first entry of each key gets the new value in place, later duplicates are
+// dropped, keys the file lacks are appended; comments, blank lines and every
+// other entry stay as they were. (Java's Configuration.persist rewrites the file
+// with every setting instead; the effective configuration at the next start is
+// the same, and a file shared with the name server in standalone mode keeps its
+// keys.) The file is replaced through tmp, fsync and rename; the old one is kept
+// as path.bak, as Java's MixAll.string2File does.
+func mergePropertiesFile(path string, upd map[string]string) error {
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	var out bytes.Buffer
+	done := map[string]bool{}
+	for _, entry := range propertyEntries(old) {
+		if key, ok := entryKey(entry); ok {
+			if v, ok := upd[key]; ok {
+				if !done[key] {
+					done[key] = true
+					out.Write(compat.FormatProperties(map[string]string{key: v}))
+				}
+				continue
+			}
+		}
+		out.WriteString(entry)
+	}
+	rest := map[string]string{}
+	for k, v := range upd {
+		if !done[k] {
+			rest[k] = v
+		}
+	}
+	if len(rest) > 0 {
+		if out.Len() > 0 && out.Bytes()[out.Len()-1] != '\n' {
+			out.WriteByte('\n')
+		}
+		out.Write(compat.FormatProperties(rest))
+	}
+	return writeConfigFile(path, out.Bytes())
+}
+
+// propertyEntries splits properties text into logical entries with their line
+// ends: a comment or blank line alone, a key=value line together with its
+// continuation lines (an odd number of trailing backslashes continues a line;
+// not in comments, as in java.util.Properties).
+func propertyEntries(data []byte) []string {
+	var entries []string
+	var cur strings.Builder
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	sc.Split(scanLinesKeepEnd)
+	for sc.Scan() {
+		line := sc.Text()
+		body := strings.TrimRight(line, "\r\n")
+		if cur.Len() == 0 {
+			t := strings.TrimLeft(body, " \t\f")
+			if t == "" || t[0] == '#' || t[0] == '!' {
+				entries = append(entries, line)
+				continue
+			}
+		}
+		cur.WriteString(line)
+		if n := len(body) - len(strings.TrimRight(body, `\`)); n%2 == 1 && len(line) > len(body) {
+			continue
+		}
+		entries = append(entries, cur.String())
+		cur.Reset()
+	}
+	if cur.Len() > 0 {
+		entries = append(entries, cur.String())
+	}
+	return entries
+}
+
+// scanLinesKeepEnd is bufio.ScanLines that keeps "\n" (and a "\r" before it)
+// so entries are written back byte for byte.
+func scanLinesKeepEnd(data []byte, atEOF bool) (int, []byte, error) {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return i + 1, data[:i+1], nil
+	}
+	if atEOF && len(data) > 0 {
+		return len(data), data, nil
+	}
+	return 0, nil, nil
+}
+
+// entryKey is the key of one logical key=value entry.
+func entryKey(entry string) (string, bool) {
+	props, err := compat.ParseProperties(strings.NewReader(entry))
+	if err != nil || len(props) != 1 {
+		return "", false
+	}
+	for k := range props {
+		return k, true
+	}
+	return "", false
+}

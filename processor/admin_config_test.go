@@ -1,0 +1,138 @@
+package processor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"rmqd/codec"
+	"rmqd/compat"
+	"rmqd/store"
+)
+
+func updateConfigReq(body string) *codec.RemotingCommand {
+	up := codec.NewRequest(codec.ReqUpdateBrokerConfig)
+	up.Body = []byte(body)
+	return up
+}
+
+// Live keys change the running broker at once; every update lands in the -c file.
+func TestUpdateBrokerConfigLiveAndPersisted(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "broker.conf")
+	orig := "# my broker\nbrokerName=broker-a\nautoCreateTopicEnable = true\n\nlistenPort=10911\n"
+	require.NoError(t, os.WriteFile(conf, []byte(orig), 0o644))
+	b := newTestBroker(t, func(c *BrokerConfig) {
+		c.BrokerConfigPath = conf
+		scfg := store.DefaultConfig()
+		c.Others = scfg.Properties()
+	})
+	ctx := context.Background()
+	c := newTestConn(5)
+
+	// Before: a send creates its topic, a pull is served.
+	resp, _ := b.handleSendMessage(ctx, c, sendReq("LiveA", 0, []byte("x"), "TAGS\x01a\x02"))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+
+	resp, _ = b.handleUpdateBrokerConfig(ctx, c, updateConfigReq(
+		"autoCreateTopicEnable=false\nbrokerPermission=2\nflushDiskType=SYNC_FLUSH\nunknownKey=1\n"))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+
+	// Live at once: no auto-created topic, no pulls from a write-only broker.
+	resp, _ = b.handleSendMessage(ctx, c, sendReq("LiveB", 0, []byte("x"), "TAGS\x01a\x02"))
+	require.EqualValues(t, codec.RespTopicNotExist, resp.Code, resp.Remark)
+	_, ok := b.topics.Select("LiveB")
+	require.False(t, ok)
+	_, err := b.handleHeartBeat(ctx, c, heartbeatReq(t, "cid-live", "LiveG", "LiveA"))
+	require.NoError(t, err)
+	resp, err = b.handlePullMessage(ctx, c, pullReq("LiveG", "LiveA", 0, 0, 0, 0))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespNoPermission, resp.Code, resp.Remark)
+	require.False(t, b.cfg.AutoCreateTopicEnable)
+
+	// GET_BROKER_CONFIG shows all of them; an unknown key is dropped as Java's mergeIfExist does.
+	resp, _ = b.handleBrokerConfig(ctx, c, codec.NewRequest(codec.ReqGetBrokerConfig))
+	body := string(resp.Body)
+	for _, want := range []string{"autoCreateTopicEnable=false\n", "brokerPermission=2\n", "flushDiskType=SYNC_FLUSH\n", "brokerConfigPath=" + conf + "\n"} {
+		require.Contains(t, body, want)
+	}
+	require.NotContains(t, body, "unknownKey")
+
+	// The file keeps its comment, blank line and order; changed keys in place, new ones appended.
+	got, err := os.ReadFile(conf)
+	require.NoError(t, err)
+	require.Equal(t, "# my broker\nbrokerName=broker-a\nautoCreateTopicEnable=false\n\nlistenPort=10911\n"+
+		"brokerPermission=2\nflushDiskType=SYNC_FLUSH\n", string(got))
+	bak, err := os.ReadFile(conf + ".bak")
+	require.NoError(t, err)
+	require.Equal(t, orig, string(bak))
+
+	// Restart-equivalent: the file read back gives the updated configuration.
+	cfg := DefaultBrokerConfig()
+	props, err := loadPropsFile(conf)
+	require.NoError(t, err)
+	require.NoError(t, cfg.ApplyProperties(props))
+	require.False(t, cfg.AutoCreateTopicEnable)
+	require.EqualValues(t, 2, cfg.BrokerPermission)
+
+	// A value the next start would refuse is refused now and the file stays.
+	resp, _ = b.handleUpdateBrokerConfig(ctx, c, updateConfigReq("flushDiskType=SOMETIMES\n"))
+	require.EqualValues(t, codec.RespSystemError, resp.Code)
+	got2, err := os.ReadFile(conf)
+	require.NoError(t, err)
+	require.Equal(t, string(got), string(got2))
+
+	// Back to read-write: pulls are served again without a restart.
+	resp, _ = b.handleUpdateBrokerConfig(ctx, c, updateConfigReq("brokerPermission=6\n"))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("LiveA", 0) == 1 }, 5*time.Second, 10*time.Millisecond)
+	c.mu.Lock()
+	wrote := len(c.resps)
+	c.mu.Unlock()
+	resp, err = b.handlePullMessage(ctx, c, pullReq("LiveG", "LiveA", 0, 0, 0, 0))
+	require.NoError(t, err)
+	if resp == nil { // found messages go straight to the connection
+		c.mu.Lock()
+		require.Len(t, c.resps, wrote+1)
+		resp = c.resps[wrote]
+		c.mu.Unlock()
+	}
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+
+	resp, _ = b.handleUpdateBrokerConfig(ctx, c, updateConfigReq("brokerConfigPath=/tmp/elsewhere\n"))
+	require.EqualValues(t, codec.RespNoPermission, resp.Code)
+	require.Equal(t, "Can not update config in black list.", resp.Remark)
+}
+
+func loadPropsFile(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return compat.ParseProperties(f)
+}
+
+func TestMergePropertiesFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "b.conf")
+	orig := "a=1\r\n! bang comment \\\nb = long \\\n   value\nc:3\na=dup\n  # indented comment\nlast=x"
+	require.NoError(t, os.WriteFile(p, []byte(orig), 0o644))
+	require.NoError(t, mergePropertiesFile(p, map[string]string{"a": "9", "b": "short", "new key": " v"}))
+	got, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.Equal(t, "a=9\n! bang comment \\\nb=short\nc:3\n  # indented comment\nlast=x\nnew\\ key=\\ v\n", string(got))
+	props, err := loadPropsFile(p)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"a": "9", "b": "short", "c": "3", "last": "x", "new key": " v"}, props)
+
+	// A missing file is created.
+	q := filepath.Join(dir, "sub", "n.conf")
+	require.NoError(t, mergePropertiesFile(q, map[string]string{"k": "v"}))
+	got, err = os.ReadFile(q)
+	require.NoError(t, err)
+	require.Equal(t, "k=v\n", string(got))
+}
