@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/netip"
+	"runtime"
 	"sync"
 	"time"
 
@@ -184,8 +185,17 @@ func (b *Broker) Handlers() map[int32]remoting.Processor {
 // connection events. Codes left out are answered REQUEST_CODE_NOT_SUPPORTED by
 // remoting.
 func (b *Broker) Register(srv *remoting.Server) {
+	// Java's sendMessageThreadPoolNums: sends of every producer share a few
+	// workers, so that appends do not queue up on the commitlog lock; the common
+	// case does not even reach them (sendInline).
+	send := remoting.NewWorkerPool("send", min(runtime.NumCPU(), 4), 0)
 	for code, p := range b.Handlers() {
-		srv.Register(code, p)
+		switch code {
+		case codec.ReqSendMessage, codec.ReqSendMessageV2, codec.ReqSendBatchMessage:
+			srv.Register(code, p, remoting.WithPool(send), remoting.InlineWhen(b.sendInline))
+		default:
+			srv.Register(code, p)
+		}
 	}
 	srv.AddConnListener(b)
 }

@@ -41,6 +41,20 @@ func (b *Broker) handleSendMessage(ctx context.Context, c remoting.Conn, req *co
 	return resp, nil
 }
 
+// sendInline picks the sends that run on the network event loop: those to a
+// topic that exists and is not a retry topic. They wait for nothing but the
+// commitlog lock (a SYNC_FLUSH send is answered later, from the group commit), so
+// they skip the hand-off to a worker and the wake-up of the loop for the answer.
+// The rest go to the send workers: auto-creating a topic registers it with the
+// name servers, and retry sends may create the dead-letter topic.
+func (b *Broker) sendInline(req *codec.RemotingCommand) bool {
+	topic, ok := req.Ext.Get("b")
+	if !ok {
+		topic, ok = req.Ext.Get("topic")
+	}
+	return ok && !strings.HasPrefix(topic, RetryGroupTopicPrefix) && b.topics.Exists(topic)
+}
+
 // finishSendResponse trims a failed send's header to what Java sends.
 func finishSendResponse(resp *codec.RemotingCommand, hdr *codec.SendMessageResponseHeader) {
 	switch resp.Code {

@@ -182,6 +182,14 @@ func (m *TopicConfigManager) Select(topic string) (TopicConfig, bool) {
 	return tc, ok
 }
 
+// Exists says whether topic is in the table.
+func (m *TopicConfigManager) Exists(topic string) bool {
+	m.mu.RLock()
+	_, ok := m.table[topic]
+	m.mu.RUnlock()
+	return ok
+}
+
 // TopicNames lists every topic, sorted.
 func (m *TopicConfigManager) TopicNames() []string {
 	m.mu.RLock()

@@ -19,6 +19,7 @@ type registerConfig struct {
 	queue   int
 	pool    *WorkerPool
 	inline  bool
+	when    func(*codec.RemotingCommand) bool
 }
 
 // WithWorkers gives the registration its own pool of n goroutines.
@@ -34,10 +35,21 @@ func WithPool(p *WorkerPool) RegisterOption { return func(c *registerConfig) { c
 // processors that never block and finish in microseconds (heartbeat-like).
 func Inline() RegisterOption { return func(c *registerConfig) { c.inline = true } }
 
+// InlineWhen runs on the event loop the requests for which when reports true,
+// and the others on the registration's pool. when runs on the event loop for
+// every request: it must be a few map lookups at most. It lets a processor keep
+// its common case (a send to an existing topic, no disk wait) off the hand-off
+// to a worker and the wake-up of the loop for the answer, while anything that
+// may block still goes to a worker.
+func InlineWhen(when func(*codec.RemotingCommand) bool) RegisterOption {
+	return func(c *registerConfig) { c.when = when }
+}
+
 type registration struct {
 	p      Processor
 	pool   *WorkerPool
 	inline bool
+	when   func(*codec.RemotingCommand) bool
 }
 
 type procTable struct {
@@ -82,7 +94,7 @@ func (d *dispatcher) newRegistration(name string, p Processor, opts []RegisterOp
 	for _, o := range opts {
 		o(&cfg)
 	}
-	r := &registration{p: p, inline: cfg.inline}
+	r := &registration{p: p, inline: cfg.inline, when: cfg.when}
 	if !cfg.inline {
 		r.pool = cfg.pool
 		if r.pool == nil {
@@ -206,7 +218,7 @@ func (d *dispatcher) dispatch(ep *endpoint, in *inbound, onLoop bool) {
 		d.release(in)
 		return
 	}
-	if reg.inline {
+	if reg.inline || onLoop && reg.when != nil && reg.when(cmd) {
 		d.run(ep, reg, in, onLoop)
 		return
 	}

@@ -582,3 +582,49 @@ func TestExtraAddrs(t *testing.T) {
 	}
 	assert.NotEqual(t, addrs[0].String(), addrs[1].String())
 }
+
+// TestInlineWhenSplitsRequests: requests the predicate picks run on the event
+// loop, the others on the pool: an inline request is answered while the pool's
+// only worker is stuck.
+func TestInlineWhenSplitsRequests(t *testing.T) {
+	unblock, blocked := make(chan struct{}), make(chan struct{})
+	s := startServer(t, ServerConfig{}, func(s *Server) {
+		s.Register(13, ProcessorFunc(func(_ context.Context, _ Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+			if v, _ := req.Ext.Get("inline"); v != "1" {
+				close(blocked)
+				<-unblock
+			}
+			resp := codec.NewResponse(req, codec.RespSuccess, "")
+			resp.Body = req.Body
+			return resp, nil
+		}), WithWorkers(1), InlineWhen(func(req *codec.RemotingCommand) bool {
+			v, _ := req.Ext.Get("inline")
+			return v == "1"
+		}))
+	})
+	c := newClient(t)
+	addr := s.Addr().String()
+	pooled := make(chan error, 1)
+	go func() {
+		req := codec.NewRequest(13)
+		req.Body = []byte("pool")
+		_, err := c.InvokeSync(tctx(t, 10*time.Second), addr, req)
+		pooled <- err
+	}()
+	<-blocked
+	for i := range 20 {
+		req := codec.NewRequest(13)
+		req.Ext.Set("inline", "1")
+		req.Body = []byte(fmt.Sprint(i))
+		resp, err := c.InvokeSync(tctx(t, 5*time.Second), addr, req)
+		require.NoError(t, err)
+		require.Equal(t, req.Body, resp.Body)
+	}
+	select {
+	case err := <-pooled:
+		t.Fatalf("the pooled request finished while its worker was blocked: %v", err)
+	default:
+	}
+	close(unblock)
+	require.NoError(t, <-pooled)
+}

@@ -1,0 +1,27 @@
+package processor
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"rmqd/codec"
+)
+
+// TestSendInlinePicksOnlyNonBlockingSends: only sends to an existing, non-retry
+// topic may run on the event loop; auto-creation and retry handling go to workers.
+func TestSendInlinePicksOnlyNonBlockingSends(t *testing.T) {
+	b := newTestBroker(t, nil)
+	b.topics.Update(TopicConfig{TopicName: "Exists", ReadQueueNums: 4, WriteQueueNums: 4, Perm: PermRead | PermWrite})
+	b.topics.Update(TopicConfig{TopicName: RetryGroupTopicPrefix + "G", ReadQueueNums: 1, WriteQueueNums: 1, Perm: PermRead | PermWrite})
+
+	assert.True(t, b.sendInline(sendReq("Exists", 0, []byte("x"), "")), "V1 header, existing topic")
+	assert.False(t, b.sendInline(sendReq("NotYet", 0, []byte("x"), "")), "auto-create registers with the name servers")
+	assert.False(t, b.sendInline(sendReq(RetryGroupTopicPrefix+"G", 0, []byte("x"), "")), "retry sends may create the DLQ")
+
+	v2 := codec.NewRequest(codec.ReqSendMessageV2)
+	v2.Ext.Set("a", "PG")
+	v2.Ext.Set("b", "Exists")
+	assert.True(t, b.sendInline(v2), "V2 header")
+	assert.False(t, b.sendInline(codec.NewRequest(codec.ReqSendMessage)), "no topic at all: the worker answers the error")
+}
