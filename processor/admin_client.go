@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"rmqd/codec"
@@ -15,9 +14,11 @@ import (
 // callClientTimeout bounds a broker→client call made for an admin tool.
 const callClientTimeout = 5 * time.Second
 
-// handleInvokeBrokerToResetOffset is INVOKE_BROKER_TO_RESET_OFFSET with
-// server-side reset (useServerSideResetOffset, the 5.x default): the new offsets
-// are recorded here and handed out by the next pull of each queue.
+// handleInvokeBrokerToResetOffset is INVOKE_BROKER_TO_RESET_OFFSET. With
+// server-side reset (useServerSideResetOffset, the 5.x default) the new offsets
+// are recorded here and handed out by the next pull of each queue as
+// PULL_OFFSET_MOVED, which every client (4.9.x included) follows; without it
+// they are pushed to the group's clients (resetOffsetOnClients).
 func (b *Broker) handleInvokeBrokerToResetOffset(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	h := headerReader{ext: req.Ext}
 	topic, group := h.reqStr("topic"), h.reqStr("group")
@@ -26,6 +27,9 @@ func (b *Broker) handleInvokeBrokerToResetOffset(ctx context.Context, c remoting
 	offset := h.optInt64("offset", -1)
 	if h.err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
+	}
+	if !b.cfg.UseServerSideResetOffset {
+		return b.resetOffsetOnClients(req, topic, group, ts, h.optBool("isForce")), nil
 	}
 	tc, ok := b.topics.Select(topic)
 	if !ok {
@@ -63,13 +67,8 @@ func (b *Broker) handleInvokeBrokerToResetOffset(ctx context.Context, c remoting
 	for k, off := range offsets {
 		b.offsets.AssignReset(group, topic, k.queue, off)
 	}
-	body := []byte(`{"offsetTable":`)
-	body = codec.AppendJSONObjectKeyMap(body, offsets, cmpMQ, b.appendMQ, func(dst []byte, v int64) []byte {
-		return strconv.AppendInt(dst, v, 10)
-	})
-	body = append(body, '}')
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
-	resp.Body = body
+	resp.Body = b.resetOffsetBody(offsets)
 	return resp, nil
 }
 

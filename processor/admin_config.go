@@ -40,6 +40,7 @@ var liveConfigKeys = map[string]func(dst, src *BrokerConfig){
 	"registerBrokerTimeoutMills":     func(d, s *BrokerConfig) { d.RegisterBrokerTimeoutMills = s.RegisterBrokerTimeoutMills },
 	"traceOn":                        func(d, s *BrokerConfig) { d.TraceOn = s.TraceOn },
 	"consumerFallbehindThreshold":    func(d, s *BrokerConfig) { d.ConsumerFallbehindThreshold = s.ConsumerFallbehindThreshold },
+	"useServerSideResetOffset":       func(d, s *BrokerConfig) { d.UseServerSideResetOffset = s.UseServerSideResetOffset },
 }
 
 // errConfigBlackList is the NO_PERMISSION answer for a black-listed key.

@@ -60,6 +60,10 @@ type BrokerConfig struct {
 	// brokerConfigPath, set by BrokerStartup from -c): UPDATE_BROKER_CONFIG
 	// writes changed settings back into it. Empty: updates are not persisted.
 	BrokerConfigPath string // brokerConfigPath
+	// UseServerSideResetOffset: an admin offset reset is kept by the broker
+	// and handed out at the next pull (5.x); false pushes it to the clients
+	// with RESET_CONSUMER_CLIENT_OFFSET, as 4.9.x brokers do.
+	UseServerSideResetOffset bool // useServerSideResetOffset
 }
 
 // DefaultBrokerConfig returns Java's defaults. BrokerIP1/2 default to the first
@@ -101,6 +105,7 @@ func DefaultBrokerConfig() BrokerConfig {
 		TransactionCheckInterval:    30000,
 		TransactionTimeOut:          6000,
 		TransactionCheckMax:         15,
+		UseServerSideResetOffset:    true,
 	}
 }
 
@@ -195,6 +200,8 @@ func (c *BrokerConfig) ApplyProperties(props map[string]string) error {
 			err = parseInt32(v, &c.TransactionCheckMax)
 		case "messageDelayLevel":
 			c.MessageDelayLevel = v
+		case "useServerSideResetOffset":
+			c.UseServerSideResetOffset = parseJavaBool(v)
 		case "brokerConfigPath":
 			c.BrokerConfigPath = v
 		case "channelExpiredTimeout":
@@ -232,6 +239,7 @@ func (c *BrokerConfig) Properties() map[string]string {
 		"transactionCheckInterval": i(c.TransactionCheckInterval), "transactionTimeOut": i(c.TransactionTimeOut),
 		"transactionCheckMax":         i(int64(c.TransactionCheckMax)),
 		"consumerFallbehindThreshold": i(c.ConsumerFallbehindThreshold),
+		"useServerSideResetOffset":    b(c.UseServerSideResetOffset),
 	})
 	if c.BrokerConfigPath != "" {
 		props["brokerConfigPath"] = c.BrokerConfigPath
