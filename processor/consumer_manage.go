@@ -2,16 +2,23 @@ package processor
 
 import (
 	"context"
+	"encoding/binary"
 	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
 
 	"rmqd/codec"
 	"rmqd/remoting"
+	"rmqd/store"
 )
 
 // handleQueryConsumerOffset is QUERY_CONSUMER_OFFSET
-// (ConsumerManageProcessor.queryConsumerOffset): no stored offset is
-// QUERY_NOT_FOUND, except that a queue whose first message is still at offset 0
-// answers 0 so a new group starts at the beginning.
+// (ConsumerManageProcessor.queryConsumerOffset). A stored offset is answered
+// as is. Without one the answer is 0 when the queue still starts at offset 0
+// and its first message is not cold (Java 4.9's rule, see firstOffsetRule),
+// else QUERY_NOT_FOUND, upon which the client picks its start itself
+// (ConsumeFromWhere: the max offset for CONSUME_FROM_LAST_OFFSET).
 func (b *Broker) handleQueryConsumerOffset(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	h := headerReader{ext: req.Ext}
 	group, topic, queueID := h.reqStr("consumerGroup"), h.reqStr("topic"), h.reqInt32("queueId")
@@ -23,7 +30,10 @@ func (b *Broker) handleQueryConsumerOffset(ctx context.Context, c remoting.Conn,
 	}
 	off := b.offsets.Query(group, topic, queueID)
 	if off < 0 {
-		if min := b.store.MinOffsetInQueue(topic, queueID); min <= 0 && !noZero {
+		if noZero {
+			return codec.NewResponse(req, codec.RespQueryNotFound, "Not found, do not set to zero, maybe this group boot first"), nil
+		}
+		if b.startsAtZero(topic, queueID) {
 			off = 0
 		}
 	}
@@ -33,6 +43,62 @@ func (b *Broker) handleQueryConsumerOffset(ctx context.Context, c remoting.Conn,
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	resp.Ext.Set("offset", i64s(off))
 	return resp, nil
+}
+
+// accessMessageInMemoryMaxRatio is Java's MessageStoreConfig default: a
+// message within this percentage of physical memory from the commitlog's end
+// counts as still in memory (DefaultMessageStore.estimateInMemByCommitOffset).
+const accessMessageInMemoryMaxRatio = 40
+
+// recordPhyOffsetAt is where a commitlog record keeps its own commitlog offset
+// (TOTALSIZE, MAGICCODE, BODYCRC, QUEUEID, FLAG, QUEUEOFFSET, PHYSICALOFFSET).
+const recordPhyOffsetAt = 28
+
+// hotCommitLogBytes is how far behind the commitlog's end a message may lie and
+// still count as in memory: accessMessageInMemoryMaxRatio of physical memory.
+var hotCommitLogBytes = sync.OnceValue(func() int64 {
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil || si.Totalram == 0 {
+		return 1 << 62 // unknown: everything counts as in memory
+	}
+	unit := int64(si.Unit)
+	if unit <= 0 {
+		unit = 1
+	}
+	return int64(si.Totalram) * unit * accessMessageInMemoryMaxRatio / 100
+})
+
+// startsAtZero reports whether a group without a stored offset starts a queue
+// at 0: Java 4.9's queryConsumerOffset answers 0 when the queue's min offset is
+// <= 0 and its first message is not on disk only (checkInDiskByConsumeOffset),
+// so a new group reads a young queue from its start but not the whole history
+// of an old one.
+func (b *Broker) startsAtZero(topic string, queueID int32) bool {
+	if b.store.MinOffsetInQueue(topic, queueID) > 0 {
+		return false
+	}
+	if b.store.MaxOffsetInQueue(topic, queueID) <= 0 {
+		return true // empty queue: no unit at 0
+	}
+	res := b.store.GetMessage("", topic, queueID, 0, 1, 0, nil)
+	if res == nil {
+		return true
+	}
+	defer res.Release()
+	switch {
+	case res.Status == store.GetFound && len(res.Records) > 0 && len(res.Records[0]) >= recordPhyOffsetAt+8:
+		phy := int64(binary.BigEndian.Uint64(res.Records[0][recordPhyOffsetAt:]))
+		return firstOffsetRule(phy, b.store.MaxPhyOffset(), hotCommitLogBytes())
+	case res.Status == store.GetMessageWasRemoving:
+		return false // its commitlog file is gone: as cold as it gets
+	}
+	return true
+}
+
+// firstOffsetRule is the in-memory estimate of the queue's first message: not
+// more than hot bytes behind the commitlog's end.
+func firstOffsetRule(firstPhy, maxPhy, hot int64) bool {
+	return maxPhy-firstPhy <= hot
 }
 
 // handleUpdateConsumerOffset is UPDATE_CONSUMER_OFFSET.

@@ -14,6 +14,32 @@ import (
 // maxTransferBytesOnMessageInMemory (256 KiB; always at least one message).
 const defaultPullMaxBytes = 256 << 10
 
+// A pull that reaches the end of what the consume queue holds while the store
+// has not yet dispatched every record the commitlog held when the pull arrived
+// waits for that dispatch: syncDispatchWait in the handler (dispatch is
+// usually microseconds behind), then from a goroutine up to maxDispatchWait,
+// polling every dispatchPollInterval.
+const (
+	syncDispatchWait     = 2 * time.Millisecond
+	maxDispatchWait      = time.Second
+	dispatchPollInterval = 250 * time.Microsecond
+)
+
+// dispatchProgress is implemented by stores that tell how far consume-queue
+// dispatch has got: every commitlog record below DispatchedPhyOffset is in its
+// consume queue (and it equals MaxPhyOffset once dispatch has caught up).
+//
+// Consume queues are built asynchronously (Java's ReputMessageService), so a
+// message can be acknowledged to its producer before a pull can see it. With
+// this the broker gives a pull that cannot wait for messages (no suspend flag)
+// every message stored before the pull arrived: the e2e PullParamTest pulls
+// each queue once right after its sends, and a new queue's first consume-queue
+// write (file creation, first page fault) can take tens of milliseconds on a
+// loaded machine.
+type dispatchProgress interface {
+	DispatchedPhyOffset() int64
+}
+
 // pullReply carries what a pull response needs of its request after the
 // request frame may have been recycled (long polling).
 type pullReply struct {
@@ -35,12 +61,18 @@ func (b *Broker) handlePullMessage(ctx context.Context, c remoting.Conn, req *co
 	if err != nil {
 		return reply.response(codec.RespSystemError, err.Error()), nil
 	}
-	return b.pull(c, &h, reply, nil, true)
+	var dispatchTarget int64
+	if _, ok := b.store.(dispatchProgress); ok && h.sysFlag&pullFlagSuspend == 0 {
+		dispatchTarget = b.store.MaxPhyOffset()
+	}
+	return b.pull(c, &h, reply, nil, true, dispatchTarget)
 }
 
 // pull runs one pull. allowSuspend is false when a held request is re-run, and
-// filter is then the one built the first time.
-func (b *Broker) pull(c remoting.Conn, h *pullHeader, reply pullReply, filter store.MessageFilter, allowSuspend bool) (*codec.RemotingCommand, error) {
+// filter is then the one built the first time. A dispatchTarget above 0 is the
+// commitlog end when the pull arrived: a pull that would answer the end of the
+// queue waits until dispatch has passed it (see dispatchProgress).
+func (b *Broker) pull(c remoting.Conn, h *pullHeader, reply pullReply, filter store.MessageFilter, allowSuspend bool, dispatchTarget int64) (*codec.RemotingCommand, error) {
 	if !permReadable(b.cfg.BrokerPermission) {
 		return reply.response(codec.RespNoPermission, "the broker["+b.cfg.BrokerIP1+"] pulling message is forbidden"), nil
 	}
@@ -86,6 +118,14 @@ func (b *Broker) pull(c remoting.Conn, h *pullHeader, reply pullReply, filter st
 		return reply.response(codec.RespSystemError, "store getMessage return null"), nil
 	}
 	code := pullCode(res.Status, h.queueOffset)
+	if dispatchTarget > 0 && atQueueEnd(code, res) && b.dispatchBehind(dispatchTarget) {
+		res.Release()
+		if b.waitDispatch(dispatchTarget, syncDispatchWait, nil) {
+			return b.pull(c, h, reply, filter, allowSuspend, 0)
+		}
+		b.awaitDispatch(c, *h, reply, filter, dispatchTarget)
+		return nil, nil
+	}
 	resp := reply.response(code, res.Status.String())
 	// Every 0/19/20/21 answer carries all four: the Java client unboxes them.
 	resp.CustomHeader = &codec.PullMessageResponseHeader{SuggestWhichBrokerID: 0,
@@ -116,6 +156,59 @@ func (b *Broker) pull(c remoting.Conn, h *pullHeader, reply pullReply, filter st
 		res.Release()
 		return resp, nil
 	}
+}
+
+// atQueueEnd reports a result that stops at the end of the consume queue: more
+// records would have been read had they been dispatched.
+func atQueueEnd(code int32, res *store.GetResult) bool {
+	switch code {
+	case codec.RespPullNotFound:
+		return true
+	case codec.RespSuccess, codec.RespPullRetryImmediately:
+		return res.NextBeginOffset >= res.MaxOffset
+	}
+	return false
+}
+
+// dispatchBehind reports that records below target are not all in their
+// consume queues yet.
+func (b *Broker) dispatchBehind(target int64) bool {
+	dp, ok := b.store.(dispatchProgress)
+	return ok && dp.DispatchedPhyOffset() < target
+}
+
+// waitDispatch polls until dispatch has passed target (true) or d has
+// elapsed or c closed (false).
+func (b *Broker) waitDispatch(target int64, d time.Duration, c remoting.Conn) bool {
+	deadline := time.Now().Add(d)
+	for b.dispatchBehind(target) {
+		if !time.Now().Before(deadline) || (c != nil && c.Closed()) {
+			return false
+		}
+		time.Sleep(dispatchPollInterval)
+	}
+	return true
+}
+
+// awaitDispatch answers the pull once dispatch has passed target, or after
+// maxDispatchWait, from its own goroutine so the pull worker is free.
+func (b *Broker) awaitDispatch(c remoting.Conn, h pullHeader, reply pullReply, filter store.MessageFilter, target int64) {
+	h.clone() // the request frame is recycled once the handler returns
+	go func() {
+		b.waitDispatch(target, maxDispatchWait, c)
+		if c.Closed() {
+			return
+		}
+		resp, err := b.pull(c, &h, reply, filter, true, 0)
+		if err != nil {
+			resp = reply.response(codec.RespSystemError, err.Error())
+		}
+		if resp != nil {
+			if err := c.WriteResponse(resp); err != nil {
+				b.log.Debug("write pull response after dispatch", "remote", c.RemoteAddr(), "err", err)
+			}
+		}
+	}()
 }
 
 // pullFilter resolves the subscription of a pull: from the request (sysFlag

@@ -117,7 +117,7 @@ func (s *pullHoldService) execute(ps []*heldPull) {
 		if p.conn.Closed() {
 			continue
 		}
-		resp, err := s.b.pull(p.conn, &p.header, p.reply, p.filter, false)
+		resp, err := s.b.pull(p.conn, &p.header, p.reply, p.filter, false, 0)
 		if err != nil {
 			resp = p.reply.response(1, err.Error())
 		}
