@@ -27,7 +27,9 @@ func (s *laggingStore) DispatchedPhyOffset() int64 {
 	return s.MaxPhyOffset()
 }
 
-func (s *laggingStore) MaxPhyOffset() int64 { return s.DefaultStore.MaxPhyOffset() + s.maxPhyAdd.Load() }
+func (s *laggingStore) MaxPhyOffset() int64 {
+	return s.DefaultStore.MaxPhyOffset() + s.maxPhyAdd.Load()
+}
 
 func newLaggingBroker(t *testing.T) (*Broker, *laggingStore) {
 	t.Helper()
