@@ -1,28 +1,24 @@
 package processor
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
 	"rmqd/codec"
 )
 
-// headerReader reads a request's ext fields with Java's parse rules and keeps the
-// first error, so a handler can read every field and check once (Java fails the
-// request when a @CFNotNull field is missing or malformed).
+// headerReader reads a request's ext fields with Java's parse rules (codec's
+// typed getters) and keeps the first error, so a handler can read every field and
+// check once (Java fails the request when a @CFNotNull field is missing or
+// malformed).
 type headerReader struct {
 	ext codec.ExtFields
 	err error
 }
 
-func (h *headerReader) fail(key, v, typ string) {
+func (h *headerReader) keep(err error) {
 	if h.err == nil {
-		if v == "" {
-			h.err = fmt.Errorf("the custom field <%s> is null", key)
-		} else {
-			h.err = fmt.Errorf("the custom field <%s> value %q is not a valid %s", key, v, typ)
-		}
+		h.err = err
 	}
 }
 
@@ -34,36 +30,37 @@ func (h *headerReader) str(key string) string {
 
 // reqStr returns a required string field.
 func (h *headerReader) reqStr(key string) string {
-	v, ok := h.ext.Get(key)
-	if !ok {
-		h.fail(key, "", "")
+	v, err := h.ext.Require(key)
+	if err != nil {
+		h.keep(err)
 	}
 	return v
 }
 
 func (h *headerReader) int64Field(key string, required bool, def int64) int64 {
-	return h.intField(key, required, def, 64, "long")
+	v, ok, err := h.ext.GetInt64(key)
+	return h.checked(key, required, ok, err, v, def)
 }
 
 func (h *headerReader) int32Field(key string, required bool, def int32) int32 {
-	return int32(h.intField(key, required, int64(def), 32, "int"))
+	v, ok, err := h.ext.GetInt32(key)
+	return int32(h.checked(key, required, ok, err, int64(v), int64(def)))
 }
 
-// intField parses a Java Integer/Long header field of the given bit size.
-func (h *headerReader) intField(key string, required bool, def int64, bits int, javaType string) int64 {
-	v, ok := h.ext.Get(key)
-	if !ok {
+// checked turns a typed getter's answer into the value or def, keeping the error
+// of an absent required or a malformed field.
+func (h *headerReader) checked(key string, required, ok bool, err error, v, def int64) int64 {
+	switch {
+	case !ok:
 		if required {
-			h.fail(key, "", "")
+			h.keep(codec.MissingField(key))
 		}
 		return def
-	}
-	n, err := strconv.ParseInt(strings.TrimPrefix(v, "+"), 10, bits)
-	if err != nil {
-		h.fail(key, v, javaType)
+	case err != nil:
+		h.keep(err)
 		return def
 	}
-	return n
+	return v
 }
 
 func (h *headerReader) reqInt32(key string) int32 { return h.int32Field(key, true, 0) }
@@ -77,8 +74,8 @@ func (h *headerReader) optInt64(key string, def int64) int64 {
 
 // optBool is Boolean.parseBoolean of an optional field.
 func (h *headerReader) optBool(key string) bool {
-	v, _ := h.ext.Get(key)
-	return parseJavaBool(v)
+	v, _ := h.ext.GetBool(key)
+	return v
 }
 
 // sendHeader is SendMessageRequestHeader (V1 keys) / V2 (single-letter keys).
