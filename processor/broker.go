@@ -21,6 +21,7 @@ import (
 // Broker serves the broker request codes over a remoting.Server.
 type Broker struct {
 	cfg       BrokerConfig
+	sendMsgs  sync.Pool // *codec.Message of sends in progress
 	store     MessageStore
 	log       *slog.Logger
 	storeHost netip.AddrPort
@@ -69,6 +70,7 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 	storeHost = netip.AddrPortFrom(storeHost.Addr().Unmap(), storeHost.Port())
 	b := &Broker{cfg: cfg, store: st, log: logger.With("component", "broker"), storeHost: storeHost,
 		startTime: time.Now(), topicsChanged: make(chan struct{}, 1)}
+	b.sendMsgs.New = func() any { return new(codec.Message) }
 	b.topics = NewTopicConfigManager(&b.cfg, b.log)
 	b.groups = NewSubscriptionGroupManager(&b.cfg, b.log)
 	b.offsets = NewConsumerOffsetManager(&b.cfg, b.log)

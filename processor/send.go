@@ -96,7 +96,10 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 	if topic != h.topic {
 		topic = strings.Clone(h.topic)
 	}
-	msg := codec.Message{
+	// Pooled: passed to the store through an interface, a local would escape.
+	// Only the paths that finish here give it back; deferred ones keep it.
+	msg := b.sendMsgs.Get().(*codec.Message)
+	*msg = codec.Message{
 		// The table's copy of the name, not the request's: the store keeps topic
 		// strings as map keys, and request strings alias a recycled frame.
 		Topic:          topic,
@@ -114,7 +117,6 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 	}
 	msg.SysFlag = hostFlags(msg.SysFlag, msg.BornHost, msg.StoreHost)
 
-	var res store.PutResult
 	if batch {
 		if len(h.topic) > 127 {
 			return setCode(resp, codec.RespMessageIllegal, fmt.Sprintf("message topic length too long %d", len(h.topic)))
@@ -132,47 +134,54 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 			return withCluster(props, cluster)
 		}
 		if as, ok := b.asyncStore(); ok {
-			return b.putDeferred(c, resp, hdr, &msg, queueID, func(done func(store.PutResult)) {
-				as.PutMessagesAsync(ctx, &msg, req.Body, fix, done)
+			return b.putDeferred(c, resp, hdr, msg, queueID, func(done func(store.PutResult)) {
+				as.PutMessagesAsync(ctx, msg, req.Body, fix, done)
 			})
 		}
-		res = b.store.PutMessages(ctx, &msg, req.Body, fix)
-	} else {
-		props := h.properties
-		if strings.HasPrefix(h.topic, RetryGroupTopicPrefix) {
-			var done bool
-			if props, done = b.handleRetryAndDLQ(&h, &msg, props, resp); done {
-				return resp
-			}
-		}
-		props = fixStoredProps(props, &b.cfg, b.ids)
-		if tran, _ := propGet(props, PropTranMsg); parseJavaBool(tran) &&
-			!(msg.ReconsumeTimes > 0 && hasDelay(props)) {
-			if b.cfg.RejectTransactionMessage {
-				return setCode(resp, codec.RespNoPermission,
-					"the broker["+b.cfg.BrokerIP1+"] sending transaction message is forbidden")
-			}
-			props = toHalfMessage(&msg, props)
-		}
-		msg.Properties = props
-		// A half message waits for its commit, which applies timer and delay.
-		if msg.Topic != TopicTransHalf {
-			if hasTimerProps(props) && delayLevelOf(props) <= 0 && !b.cfg.TimerWheelEnable {
-				return setCode(resp, codec.RespSystemError, "timer message is not supported: timerWheelEnable=false")
-			}
-			if b.cfg.TimerWheelEnable && !b.applyTimer(&msg) {
-				return setCode(resp, codec.RespMessageIllegal, "timer message illegal: bad or too distant deliver time")
-			}
-			b.applyDelay(&msg)
-		}
-		if as, ok := b.asyncStore(); ok {
-			return b.putDeferred(c, resp, hdr, &msg, queueID, func(done func(store.PutResult)) {
-				as.PutMessageAsync(ctx, &msg, done)
-			})
-		}
-		res = b.store.PutMessage(ctx, &msg)
+		return b.sendDone(resp, hdr, msg, queueID, b.store.PutMessages(ctx, msg, req.Body, fix))
 	}
-	return b.sendResult(resp, hdr, &msg, queueID, res)
+	props := h.properties
+	if strings.HasPrefix(h.topic, RetryGroupTopicPrefix) {
+		var done bool
+		if props, done = b.handleRetryAndDLQ(&h, msg, props, resp); done {
+			return resp
+		}
+	}
+	props = fixStoredProps(props, &b.cfg, b.ids)
+	if tran, _ := propGet(props, PropTranMsg); parseJavaBool(tran) &&
+		!(msg.ReconsumeTimes > 0 && hasDelay(props)) {
+		if b.cfg.RejectTransactionMessage {
+			return setCode(resp, codec.RespNoPermission,
+				"the broker["+b.cfg.BrokerIP1+"] sending transaction message is forbidden")
+		}
+		props = toHalfMessage(msg, props)
+	}
+	msg.Properties = props
+	// A half message waits for its commit, which applies timer and delay.
+	if msg.Topic != TopicTransHalf {
+		if hasTimerProps(props) && delayLevelOf(props) <= 0 && !b.cfg.TimerWheelEnable {
+			return setCode(resp, codec.RespSystemError, "timer message is not supported: timerWheelEnable=false")
+		}
+		if b.cfg.TimerWheelEnable && !b.applyTimer(msg) {
+			return setCode(resp, codec.RespMessageIllegal, "timer message illegal: bad or too distant deliver time")
+		}
+		b.applyDelay(msg)
+	}
+	if as, ok := b.asyncStore(); ok {
+		return b.putDeferred(c, resp, hdr, msg, queueID, func(done func(store.PutResult)) {
+			as.PutMessageAsync(ctx, msg, done)
+		})
+	}
+	return b.sendDone(resp, hdr, msg, queueID, b.store.PutMessage(ctx, msg))
+}
+
+// sendDone answers a send the store has finished and recycles its message.
+func (b *Broker) sendDone(resp *codec.RemotingCommand, hdr *codec.SendMessageResponseHeader, msg *codec.Message,
+	queueID int32, res store.PutResult) *codec.RemotingCommand {
+	out := b.sendResult(resp, hdr, msg, queueID, res)
+	*msg = codec.Message{}
+	b.sendMsgs.Put(msg)
+	return out
 }
 
 // asyncStore returns the store's non-blocking put when puts wait for the disk:
