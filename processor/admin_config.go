@@ -43,8 +43,12 @@ var liveConfigKeys = map[string]func(dst, src *BrokerConfig){
 	"useServerSideResetOffset":       func(d, s *BrokerConfig) { d.UseServerSideResetOffset = s.UseServerSideResetOffset },
 }
 
-// errConfigBlackList is the NO_PERMISSION answer for a black-listed key.
-var errConfigBlackList = errors.New("Can not update config in black list.") //nolint:staticcheck // Java's remark, verbatim
+// errConfigBlackList: an update names a black-listed key; the answer is
+// NO_PERMISSION with configBlackListRemark.
+var errConfigBlackList = errors.New("config key in black list")
+
+// configBlackListRemark is Java's remark for errConfigBlackList, verbatim.
+const configBlackListRemark = "Can not update config in black list."
 
 // updateConfig is Configuration.update plus persist: it validates props, keeps
 // only keys the broker knows (mergeIfExist), applies the live ones to b.cfg,

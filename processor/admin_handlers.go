@@ -176,7 +176,7 @@ func (b *Broker) handleUpdateBrokerConfig(ctx context.Context, c remoting.Conn, 
 	applied, permChanged, err := b.updateConfig(props)
 	switch {
 	case errors.Is(err, errConfigBlackList):
-		return codec.NewResponse(req, codec.RespNoPermission, err.Error()), nil
+		return codec.NewResponse(req, codec.RespNoPermission, configBlackListRemark), nil
 	case err != nil && applied == nil:
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	case err != nil:
