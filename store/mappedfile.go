@@ -21,7 +21,6 @@ type mappedFile struct {
 	path string
 	from int64 // offset of byte 0 in the queue's logical stream
 	size int
-	f    *os.File
 	data []byte
 
 	wrote   atomic.Int64 // bytes written (readers see only what is below)
@@ -39,60 +38,43 @@ func fileName(offset int64) string {
 	return fmt.Sprintf("%020d", offset)
 }
 
-// newMappedFile opens or creates path at exactly size bytes and maps it.
+// newMappedFile opens path, or with create makes it when missing, at exactly size
+// bytes and maps it. A new file is sized by one ftruncate (sparse, reading as
+// zero, like FileChannel.map extending a file): a crash leaves it either empty,
+// which load deletes as the last file, or whole. No temporary name and rename,
+// and raw system calls rather than os.File (which tries the file on the network
+// poller): a new consume queue's first file is made on the dispatch path, where
+// every system call is latency a pull may wait for. The descriptor is closed
+// once mapped, so thousands of queues hold no file descriptors.
 func newMappedFile(path string, from int64, size int, create bool) (*mappedFile, error) {
+	flags := unix.O_RDWR | unix.O_CLOEXEC
 	if create {
-		if err := createFull(path, size); err != nil {
-			return nil, err
-		}
+		flags |= unix.O_CREAT
 	}
-	f, err := os.OpenFile(path, os.O_RDWR, 0o644)
+	fd, err := unix.Open(path, flags, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("open mapped file: %w", err)
+		return nil, fmt.Errorf("open mapped file %s: %w", path, err)
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, fmt.Errorf("stat %s: %w", path, err)
 	}
-	if st.Size() != int64(size) {
-		f.Close()
-		return nil, fmt.Errorf("mapped file %s is %d bytes, want %d", path, st.Size(), size)
+	if create && st.Size == 0 {
+		if err := unix.Ftruncate(fd, int64(size)); err != nil {
+			_ = os.Remove(path)
+			return nil, fmt.Errorf("size %s: %w", path, err)
+		}
+	} else if st.Size != int64(size) {
+		return nil, fmt.Errorf("mapped file %s is %d bytes, want %d", path, st.Size, size)
 	}
-	data, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	data, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
-		f.Close()
 		return nil, fmt.Errorf("mmap %s: %w", path, err)
 	}
-	mf := &mappedFile{path: path, from: from, size: size, f: f, data: data}
+	mf := &mappedFile{path: path, from: from, size: size, data: data}
 	mf.refs.Store(1)
 	return mf, nil
-}
-
-// createFull makes path exactly size bytes (sparse, reading as zero, like
-// FileChannel.map extending a file) unless it exists. The file is sized under a
-// temporary name and renamed, so a crash never leaves a short file behind.
-func createFull(path string, size int) error {
-	if _, err := os.Stat(path); err == nil {
-		return nil
-	}
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("create mapped file: %w", err)
-	}
-	err = f.Truncate(int64(size))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("create %s: %w", path, err)
-	}
-	return nil
 }
 
 func parseFileName(name string) (int64, bool) {
@@ -123,7 +105,6 @@ func (m *mappedFile) release() {
 	if m.refs.Add(-1) == 0 {
 		_ = unix.Munmap(m.data)
 		m.data = nil
-		_ = m.f.Close()
 	}
 }
 
@@ -183,7 +164,7 @@ func (m *mappedFile) zeroFrom(pos int64) {
 	}
 	clear(m.data[pos:pageEnd])
 	if pageEnd < int64(m.size) {
-		err := unix.Fallocate(int(m.f.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, pageEnd, int64(m.size)-pageEnd)
+		err := punchHole(m.path, pageEnd, int64(m.size)-pageEnd)
 		if err != nil {
 			// No hole punching on this file system: clear up to the first zero page.
 			for p := pageEnd; p < int64(m.size); p += osPageSize {
@@ -196,6 +177,15 @@ func (m *mappedFile) zeroFrom(pos int64) {
 		}
 	}
 	_ = unix.Msync(m.data[pos&^(osPageSize-1):pageEnd], unix.MS_SYNC)
+}
+
+func punchHole(path string, off, n int64) error {
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Fallocate(fd, unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, off, n)
 }
 
 func allZero(b []byte) bool {

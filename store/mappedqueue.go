@@ -47,7 +47,8 @@ func (q *mappedFileQueue) load() error {
 	var names []string
 	for _, e := range entries {
 		if strings.HasSuffix(e.Name(), ".tmp") {
-			// A file whose creation was cut short (createFull); Java would choke on it.
+			// A file whose creation was cut short (rmqd before 2026-11-30 made files
+			// under a .tmp name); Java would choke on it.
 			_ = os.Remove(filepath.Join(q.dir, e.Name()))
 			continue
 		}

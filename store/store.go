@@ -427,6 +427,11 @@ func (s *DefaultStore) MinPhyOffset() int64 {
 // MaxPhyOffset is the end of the commitlog.
 func (s *DefaultStore) MaxPhyOffset() int64 { return s.commitLog.q.maxOffset() }
 
+// DispatchedPhyOffset is how far consume-queue and index dispatch has got: every
+// record below it is in its consume queue. It equals MaxPhyOffset once dispatch
+// has caught up.
+func (s *DefaultStore) DispatchedPhyOffset() int64 { return s.reputFrom.Load() }
+
 // CommitLogDiskRatio is the used fraction of the commitlog's file system.
 func (s *DefaultStore) CommitLogDiskRatio() float64 {
 	return diskRatio(s.cfg.commitLogDir())

@@ -434,3 +434,17 @@ func TestLoadRequiresExactFileSizes(t *testing.T) {
 	_, err = Open(cfg, testLogger())
 	require.ErrorContains(t, err, "want 1048576")
 }
+
+func TestDispatchedPhyOffsetFollowsDispatch(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	s, err := Open(cfg, testLogger()) // not started: nothing dispatches on its own
+	require.NoError(t, err)
+	defer func() { _ = s.Shutdown() }()
+	r := s.PutMessage(t.Context(), newMsg("D", 0, "x", nil))
+	require.Equal(t, PutOK, r.Status)
+	require.Less(t, s.DispatchedPhyOffset(), s.MaxPhyOffset())
+	require.Equal(t, int64(0), s.MaxOffsetInQueue("D", 0))
+	s.doReput()
+	require.Equal(t, s.MaxPhyOffset(), s.DispatchedPhyOffset())
+	require.Equal(t, int64(1), s.MaxOffsetInQueue("D", 0))
+}
