@@ -17,10 +17,11 @@ const defaultPullMaxBytes = 256 << 10
 // A pull that reaches the end of what the consume queue holds while the store
 // has not yet dispatched every record the commitlog held when the pull arrived
 // waits for that dispatch: syncDispatchWait in the handler (dispatch is
-// usually microseconds behind), then from a goroutine up to maxDispatchWait,
-// polling every dispatchPollInterval.
+// usually microseconds behind, and the record a pull just found may still be
+// indexed), then from a goroutine up to maxDispatchWait, polling every
+// dispatchPollInterval.
 const (
-	syncDispatchWait     = 2 * time.Millisecond
+	syncDispatchWait     = 20 * time.Millisecond
 	maxDispatchWait      = time.Second
 	dispatchPollInterval = 250 * time.Microsecond
 )
