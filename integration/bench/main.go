@@ -486,6 +486,9 @@ func (r *runner) goClient(ctx context.Context) {
 	}
 }
 
+// syncWarmN is the SYNC_FLUSH warm-up: the same bytes on both brokers.
+const syncWarmN = 5000
+
 func (r *runner) syncFlush(ctx context.Context) {
 	r.e.log.Info("starting", "broker", r.res.Kind, "flush", "SYNC_FLUSH", "load", loadAvg())
 	b, err := startBroker(ctx, r.e, r.res.Kind, "SYNC_FLUSH")
@@ -496,7 +499,10 @@ func (r *runner) syncFlush(ctx context.Context) {
 	defer b.stop()
 	r.res.SyncStartToFirstMs = float64(b.startToFirstSend.Microseconds()) / 1e3
 	r.b = b
-	r.send(ctx, "SYNC_FLUSH", 1024, 64, 0, r.e.dur, 0) // warm-up
+	// Warm-up by count, not time: a faster broker would otherwise write more and
+	// leave the file system busier (journal, writeback of index pages) for the
+	// runs that follow.
+	r.send(ctx, "SYNC_FLUSH", 1024, 64, 0, 0, syncWarmN)
 	for _, inflight := range []int{1, 16, 64} {
 		if run := r.send(ctx, "SYNC_FLUSH", 1024, inflight, 0, r.e.dur, 0); run != nil {
 			r.res.Sync = append(r.res.Sync, *run)
