@@ -1,7 +1,6 @@
 package processor
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -129,9 +128,15 @@ func mergePropertiesFile(path string, upd map[string]string) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
+	return writeConfigFile(path, mergePropertiesText(old, upd))
+}
+
+// mergePropertiesText is mergePropertiesFile's text edit.
+func mergePropertiesText(old []byte, upd map[string]string) []byte {
 	var out bytes.Buffer
 	done := map[string]bool{}
-	for _, entry := range propertyEntries(old) {
+	entries := propertyEntries(old)
+	for i, entry := range entries {
 		if key, ok := entryKey(entry); ok {
 			if v, ok := upd[key]; ok {
 				if !done[key] {
@@ -140,6 +145,11 @@ func mergePropertiesFile(path string, upd map[string]string) error {
 				}
 				continue
 			}
+		}
+		if i == len(entries)-1 && continuesAtEOF(entry) {
+			// "k=v\" at the end of the file: the backslash continues into
+			// nothing; it must not swallow a line appended after it.
+			entry = entry[:len(entry)-1]
 		}
 		out.WriteString(entry)
 	}
@@ -150,12 +160,24 @@ func mergePropertiesFile(path string, upd map[string]string) error {
 		}
 	}
 	if len(rest) > 0 {
-		if out.Len() > 0 && out.Bytes()[out.Len()-1] != '\n' {
+		if b := out.Bytes(); len(b) > 0 && b[len(b)-1] != '\n' && b[len(b)-1] != '\r' {
 			out.WriteByte('\n')
 		}
 		out.Write(compat.FormatProperties(rest))
 	}
-	return writeConfigFile(path, out.Bytes())
+	return out.Bytes()
+}
+
+// continuesAtEOF reports a key=value entry ending in an unpaired backslash
+// with no line end after it.
+func continuesAtEOF(entry string) bool {
+	if entry == "" || entry[len(entry)-1] == '\n' || entry[len(entry)-1] == '\r' {
+		return false
+	}
+	if t := strings.TrimLeft(entry, " \t\f"); t == "" || t[0] == '#' || t[0] == '!' {
+		return false
+	}
+	return (len(entry)-len(strings.TrimRight(entry, `\`)))%2 == 1
 }
 
 // propertyEntries splits properties text into logical entries with their line
@@ -165,11 +187,10 @@ func mergePropertiesFile(path string, upd map[string]string) error {
 func propertyEntries(data []byte) []string {
 	var entries []string
 	var cur strings.Builder
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	sc.Split(scanLinesKeepEnd)
-	for sc.Scan() {
-		line := sc.Text()
+	for len(data) > 0 {
+		n, tok, _ := scanLinesKeepEnd(data, true)
+		line := string(tok)
+		data = data[n:]
 		body := strings.TrimRight(line, "\r\n")
 		if cur.Len() == 0 {
 			t := strings.TrimLeft(body, " \t\f")
@@ -191,16 +212,28 @@ func propertyEntries(data []byte) []string {
 	return entries
 }
 
-// scanLinesKeepEnd is bufio.ScanLines that keeps "\n" (and a "\r" before it)
-// so entries are written back byte for byte.
+// scanLinesKeepEnd cuts the first line off data at "\n", "\r\n" or a lone
+// "\r" (the line ends of java.util.Properties), keeping them so entries are
+// written back byte for byte (a bufio.SplitFunc).
 func scanLinesKeepEnd(data []byte, atEOF bool) (int, []byte, error) {
-	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+	i := bytes.IndexAny(data, "\r\n")
+	switch {
+	case i < 0:
+		if atEOF && len(data) > 0 {
+			return len(data), data, nil
+		}
+		return 0, nil, nil
+	case data[i] == '\n':
+		return i + 1, data[:i+1], nil
+	case i+1 < len(data):
+		if data[i+1] == '\n' {
+			return i + 2, data[:i+2], nil
+		}
+		return i + 1, data[:i+1], nil
+	case atEOF:
 		return i + 1, data[:i+1], nil
 	}
-	if atEOF && len(data) > 0 {
-		return len(data), data, nil
-	}
-	return 0, nil, nil
+	return 0, nil, nil // a "\r" at the end of the buffer: "\r\n" may follow
 }
 
 // entryKey is the key of one logical key=value entry.

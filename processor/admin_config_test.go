@@ -1,6 +1,7 @@
 package processor
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -135,4 +136,24 @@ func TestMergePropertiesFile(t *testing.T) {
 	got, err = os.ReadFile(q)
 	require.NoError(t, err)
 	require.Equal(t, "k=v\n", string(got))
+}
+
+// Whatever the file holds, the merged text reads back as the old settings with the update laid over them,
+// and every other byte of it is kept.
+func FuzzMergePropertiesText(f *testing.F) {
+	for _, seed := range []string{"", "a=1\n", "a=1\r\nb=2", "a=1\\", "# c \\\na=1\\\n  2\n\nb : 3\rc 4",
+		"a=1\nc=3\ra=5\n", "k\\ ey=v\n!x\n", "a=\\u0041\\\n\n"} {
+		f.Add([]byte(seed), "a", "9")
+	}
+	f.Fuzz(func(t *testing.T, old []byte, key, value string) {
+		want, err := compat.ParseProperties(bytes.NewReader(old))
+		if err != nil || key == "" {
+			return
+		}
+		want[key] = value
+		merged := mergePropertiesText(old, map[string]string{key: value})
+		got, err := compat.ParseProperties(bytes.NewReader(merged))
+		require.NoError(t, err, "merged %q", merged)
+		require.Equal(t, want, got, "old %q merged %q", old, merged)
+	})
 }
