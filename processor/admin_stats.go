@@ -237,7 +237,11 @@ func (b *Broker) handleGetProducerConnectionList(ctx context.Context, c remoting
 }
 
 // handleQueryTopicConsumeByWho is QUERY_TOPIC_CONSUME_BY_WHO: online groups
-// subscribing the topic plus groups with offsets on it.
+// subscribing the topic plus groups with offsets on it (mqadmin prints one
+// MessageTrack per group under queryMsgById). Apache 5.3.3 alone answers the
+// topic's own name instead of the online groups (its new topicGroupTable was
+// filled with the subscription's topic, apache/rocketmq #9352/#9443, fixed
+// after the release); this is 4.9.x's, 5.3.2's and the fixed answer.
 func (b *Broker) handleQueryTopicConsumeByWho(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	topic, _ := req.Ext.Get("topic")
 	set := map[string]bool{}
