@@ -28,7 +28,7 @@ func (b *Broker) handleInvokeBrokerToResetOffset(ctx context.Context, c remoting
 	if h.err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
 	}
-	if !b.cfg.UseServerSideResetOffset {
+	if !b.conf().UseServerSideResetOffset {
 		return b.resetOffsetOnClients(req, topic, group, ts, h.optBool("isForce")), nil
 	}
 	tc, ok := b.topics.Select(topic)

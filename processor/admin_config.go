@@ -50,7 +50,7 @@ var errConfigBlackList = errors.New("config key in black list")
 const configBlackListRemark = "Can not update config in black list."
 
 // updateConfig is Configuration.update plus persist: it validates props, keeps
-// only keys the broker knows (mergeIfExist), applies the live ones to b.cfg,
+// only keys the broker knows (mergeIfExist), applies the live ones to a new configuration snapshot,
 // records the rest as overrides and writes the changed keys into the broker's
 // config file. It returns the keys applied and whether brokerPermission changed.
 // Callers hold no lock; the update is serialized on admin.cfgMu as Java's
@@ -75,7 +75,7 @@ func (b *Broker) updateConfig(props map[string]string) (applied []string, permCh
 	}
 	// A value the start-up parsers would refuse is refused now, not at the next
 	// start (where it would keep the broker from starting).
-	probe := b.cfg
+	probe := *b.conf()
 	if err := probe.ApplyProperties(upd); err != nil {
 		return nil, false, err
 	}
@@ -88,9 +88,10 @@ func (b *Broker) updateConfig(props map[string]string) (applied []string, permCh
 	if b.admin.overrides == nil {
 		b.admin.overrides = map[string]string{}
 	}
+	next := *b.conf()
 	for k, v := range upd {
 		if apply, ok := liveConfigKeys[k]; ok {
-			apply(&b.cfg, &probe)
+			apply(&next, &probe)
 			delete(b.admin.overrides, k)
 		} else {
 			b.admin.overrides[k] = v
@@ -99,8 +100,9 @@ func (b *Broker) updateConfig(props map[string]string) (applied []string, permCh
 			permChanged = true
 		}
 	}
+	b.cfg.Store(&next)
 	applied = slices.Sorted(maps.Keys(upd))
-	if path := b.cfg.BrokerConfigPath; path != "" {
+	if path := b.conf().BrokerConfigPath; path != "" {
 		if err := mergePropertiesFile(path, upd); err != nil {
 			return applied, permChanged, fmt.Errorf("persist broker config: %w", err)
 		}
@@ -110,7 +112,7 @@ func (b *Broker) updateConfig(props map[string]string) (applied []string, permCh
 
 // brokerPropertiesLocked is brokerProperties with admin.cfgMu held.
 func (b *Broker) brokerPropertiesLocked() map[string]string {
-	props := b.cfg.Properties()
+	props := b.conf().Properties()
 	maps.Copy(props, b.admin.overrides)
 	return props
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"rmqd/codec"
@@ -52,7 +53,7 @@ func TestUpdateBrokerConfigLiveAndPersisted(t *testing.T) {
 	resp, err = b.handlePullMessage(ctx, c, pullReq("LiveG", "LiveA", 0, 0, 0, 0))
 	require.NoError(t, err)
 	require.EqualValues(t, codec.RespNoPermission, resp.Code, resp.Remark)
-	require.False(t, b.cfg.AutoCreateTopicEnable)
+	require.False(t, b.conf().AutoCreateTopicEnable)
 
 	// GET_BROKER_CONFIG shows all of them; an unknown key is dropped as Java's mergeIfExist does.
 	resp, _ = b.handleBrokerConfig(ctx, c, codec.NewRequest(codec.ReqGetBrokerConfig))
@@ -156,4 +157,31 @@ func FuzzMergePropertiesText(f *testing.F) {
 		require.NoError(t, err, "merged %q", merged)
 		require.Equal(t, want, got, "old %q merged %q", old, merged)
 	})
+}
+
+// Updates swap the whole configuration: sends that read it while an update runs
+// see either the old or the new one (go test -race flags any shared write).
+func TestUpdateBrokerConfigWhileSending(t *testing.T) {
+	b := newTestBroker(t, nil)
+	ctx := context.Background()
+	c := newTestConn(6)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 50 {
+			v := []string{"true", "false"}[i%2]
+			resp, _ := b.handleUpdateBrokerConfig(ctx, c, updateConfigReq("traceOn="+v+"\nautoCreateTopicEnable=true\n"))
+			assert.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+		}
+	}()
+	for i := 0; ; i++ {
+		select {
+		case <-done:
+			require.Positive(t, i)
+			return
+		default:
+		}
+		resp, _ := b.handleSendMessage(ctx, c, sendReq("LiveRace", 0, []byte("x"), "TAGS\x01a\x02"))
+		require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	}
 }

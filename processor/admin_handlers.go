@@ -76,7 +76,7 @@ func (b *Broker) handleBrokerRuntimeInfo(ctx context.Context, c remoting.Conn, r
 	t := map[string]string{
 		"brokerVersionDesc":                        "V5_3_3",
 		"brokerVersion":                            strconv.Itoa(int(codec.BrokerVersion)),
-		"brokerActive":                             strconv.FormatBool(b.cfg.BrokerID == 0),
+		"brokerActive":                             strconv.FormatBool(b.conf().BrokerID == 0),
 		"bootTimestamp":                            i64s(b.startTime.UnixMilli()),
 		"runtime":                                  fmt.Sprintf("[ %d days, %d hours, %d minutes, %d seconds ]", int(up.Hours())/24, int(up.Hours())%24, int(up.Minutes())%60, int(up.Seconds())%60),
 		"sendThreadPoolQueueSize":                  "0",
@@ -110,7 +110,7 @@ func (b *Broker) handleBrokerRuntimeInfo(ctx context.Context, c remoting.Conn, r
 		"timerCongestNum":                          "0",
 		"timerEnqueueTps":                          "0.0",
 		"timerDequeueTps":                          "0.0",
-		"brokerName":                               b.cfg.BrokerName,
+		"brokerName":                               b.conf().BrokerName,
 	}
 	b.admin.stats.runtime(t)
 	body, err := json.Marshal(kvTable{Table: t})

@@ -105,7 +105,7 @@ func (b *Broker) resetOffsetBodyForC(offsets map[mqKey]int64) []byte {
 			body = append(body, ',')
 		}
 		body = append(body, `{"brokerName":`...)
-		body = codec.AppendJSONString(body, b.cfg.BrokerName)
+		body = codec.AppendJSONString(body, b.conf().BrokerName)
 		body = append(body, `,"offset":`...)
 		body = strconv.AppendInt(body, offsets[k], 10)
 		body = append(body, `,"queueId":`...)

@@ -77,7 +77,7 @@ func cmpMQ(a, b mqKey) int {
 }
 
 func (b *Broker) appendMQ(dst []byte, k mqKey) []byte {
-	return codec.AppendMessageQueueKey(dst, b.cfg.BrokerName, k.queue, k.topic)
+	return codec.AppendMessageQueueKey(dst, b.conf().BrokerName, k.queue, k.topic)
 }
 
 // handleGetTopicStatsInfo is GET_TOPIC_STATS_INFO: min/max offset and last
@@ -290,8 +290,8 @@ func (b *Broker) handleGetSystemTopicListFromBroker(ctx context.Context, c remot
 func (b *Broker) isSystemTopic(t string) bool {
 	switch t {
 	case TopicAutoCreate, TopicSchedule, TopicTransHalf, TopicTransOpHalf, TopicTransCheckMax, TopicSelfTest,
-		TopicOffsetMovedEvent, TopicBenchmark, TopicTimer, b.cfg.BrokerClusterName, b.cfg.BrokerName,
-		b.cfg.MsgTraceTopicName, b.cfg.BrokerClusterName + "_REPLY_TOPIC":
+		TopicOffsetMovedEvent, TopicBenchmark, TopicTimer, b.conf().BrokerClusterName, b.conf().BrokerName,
+		b.conf().MsgTraceTopicName, b.conf().BrokerClusterName + "_REPLY_TOPIC":
 		return true
 	}
 	return strings.HasPrefix(t, "rmq_sys_")

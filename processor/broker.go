@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"rmqd/codec"
@@ -20,7 +21,9 @@ import (
 
 // Broker serves the broker request codes over a remoting.Server.
 type Broker struct {
-	cfg       BrokerConfig
+	// cfg is the configuration in force: an immutable snapshot, replaced whole
+	// by UPDATE_BROKER_CONFIG, so handlers read it without a lock (conf()).
+	cfg       atomic.Pointer[BrokerConfig]
 	sendMsgs  sync.Pool // *codec.Message of sends in progress
 	store     MessageStore
 	log       *slog.Logger
@@ -68,12 +71,13 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 		return nil, fmt.Errorf("new broker: brokerIP1 %q must be an IP address: %w", cfg.BrokerIP1, err)
 	}
 	storeHost = netip.AddrPortFrom(storeHost.Addr().Unmap(), storeHost.Port())
-	b := &Broker{cfg: cfg, store: st, log: logger.With("component", "broker"), storeHost: storeHost,
+	b := &Broker{store: st, log: logger.With("component", "broker"), storeHost: storeHost,
 		startTime: time.Now(), topicsChanged: make(chan struct{}, 1)}
 	b.sendMsgs.New = func() any { return new(codec.Message) }
-	b.topics = NewTopicConfigManager(&b.cfg, b.log)
-	b.groups = NewSubscriptionGroupManager(&b.cfg, b.log)
-	b.offsets = NewConsumerOffsetManager(&b.cfg, b.log)
+	b.cfg.Store(&cfg)
+	b.topics = NewTopicConfigManager(b.conf, b.log)
+	b.groups = NewSubscriptionGroupManager(b.conf, b.log)
+	b.offsets = NewConsumerOffsetManager(b.conf(), b.log)
 	b.consumers = NewConsumerManager(b.log)
 	b.producers = NewProducerManager()
 	b.locks = NewRebalanceLockManager(DefaultLockMaxLiveTime)
@@ -118,7 +122,10 @@ func (b *Broker) SetNameServerInvoker(inv NameServerInvoker) {
 }
 
 // Config returns the broker's configuration.
-func (b *Broker) Config() BrokerConfig { return b.cfg }
+func (b *Broker) Config() BrokerConfig { return *b.conf() }
+
+// conf is the configuration in force; never modify what it returns.
+func (b *Broker) conf() *BrokerConfig { return b.cfg.Load() }
 
 // Topics, SubscriptionGroups, ConsumerOffsets, Consumers and Producers expose the
 // managers (admin processors and tests).
@@ -233,20 +240,20 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.goLoop(func() { b.flushOffsetsLoop(runCtx) })
 	b.goLoop(func() { b.housekeepingLoop(runCtx) })
 	b.goLoop(func() { b.admin.stats.run(runCtx) })
-	if b.cfg.BrokerID == 0 {
+	if b.conf().BrokerID == 0 {
 		b.goLoop(func() { b.schedule.run(runCtx) })
 		b.goLoop(func() { b.trans.run(runCtx) })
-		if b.cfg.TimerWheelEnable {
+		if b.conf().TimerWheelEnable {
 			b.goLoop(func() { b.timer.run(runCtx) })
 		}
 	}
-	if b.ns != nil && len(b.cfg.nameServers()) > 0 {
+	if b.ns != nil && len(b.conf().nameServers()) > 0 {
 		if err := b.RegisterAll(ctx); err != nil {
 			b.log.Warn("first broker registration failed; retrying every period", "err", err)
 		}
 		b.goLoop(func() { b.registerLoop(runCtx) })
 	}
-	b.log.Info("broker started", "name", b.cfg.BrokerName, "addr", b.cfg.BrokerAddr(), "cluster", b.cfg.BrokerClusterName)
+	b.log.Info("broker started", "name", b.conf().BrokerName, "addr", b.conf().BrokerAddr(), "cluster", b.conf().BrokerClusterName)
 	return nil
 }
 
@@ -286,7 +293,7 @@ func (b *Broker) Shutdown() error {
 }
 
 func (b *Broker) flushOffsetsLoop(ctx context.Context) {
-	t := time.NewTicker(time.Duration(max(b.cfg.FlushConsumerOffsetInterval, 100)) * time.Millisecond)
+	t := time.NewTicker(time.Duration(max(b.conf().FlushConsumerOffsetInterval, 100)) * time.Millisecond)
 	defer t.Stop()
 	for {
 		select {
@@ -305,7 +312,7 @@ func (b *Broker) flushOffsetsLoop(ctx context.Context) {
 func (b *Broker) housekeepingLoop(ctx context.Context) {
 	t := time.NewTicker(10 * time.Second)
 	defer t.Stop()
-	timeout := time.Duration(b.cfg.ChannelExpiredTimeout) * time.Millisecond
+	timeout := time.Duration(b.conf().ChannelExpiredTimeout) * time.Millisecond
 	for {
 		select {
 		case <-ctx.Done():

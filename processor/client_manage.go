@@ -19,7 +19,7 @@ func (b *Broker) handleHeartBeat(ctx context.Context, c remoting.Conn, req *code
 	ch := ClientChannel{Conn: c, ClientID: hb.ClientID, Language: req.Language, Version: req.Version}
 	for _, cd := range hb.ConsumerDataSet {
 		sgc, ok := b.groups.Find(cd.GroupName)
-		notify := b.cfg.NotifyConsumerIdsChanged
+		notify := b.conf().NotifyConsumerIdsChanged
 		if ok {
 			notify = notify && sgc.NotifyConsumerIdsChangedEnable
 			var sysFlag int32
@@ -55,7 +55,7 @@ func (b *Broker) handleUnregisterClient(ctx context.Context, c remoting.Conn, re
 		b.producers.Unregister(g, c)
 	}
 	if g, _ := req.Ext.Get("consumerGroup"); g != "" {
-		notify := b.cfg.NotifyConsumerIdsChanged
+		notify := b.conf().NotifyConsumerIdsChanged
 		if sgc, ok := b.groups.Get(g); ok {
 			notify = notify && sgc.NotifyConsumerIdsChangedEnable
 		}
@@ -93,7 +93,7 @@ func (b *Broker) handleCheckClientConfig(ctx context.Context, c remoting.Conn, r
 	if body.SubscriptionData == nil || isTagType(body.SubscriptionData.ExpressionType) {
 		return codec.NewResponse(req, codec.RespSuccess, ""), nil
 	}
-	if !b.cfg.EnablePropertyFilter {
+	if !b.conf().EnablePropertyFilter {
 		return codec.NewResponse(req, codec.RespSystemError,
 			"The broker does not support consumer to filter message by "+body.SubscriptionData.ExpressionType), nil
 	}

@@ -126,7 +126,7 @@ func TestGoClientEndToEnd(t *testing.T) {
 
 	const topic, n = "GoE2E", 10
 	p, err := rocketmq.NewProducer(producer.WithNameServer([]string{nsAddr}), producer.WithGroupName("PG_e2e"),
-		producer.WithRetry(2), producer.WithSendMsgTimeout(5*time.Second))
+		producer.WithInstanceName("e2e-p"), producer.WithRetry(2), producer.WithSendMsgTimeout(5*time.Second))
 	require.NoError(t, err)
 	require.NoError(t, p.Start())
 	defer p.Shutdown()
@@ -161,7 +161,7 @@ func TestGoClientEndToEnd(t *testing.T) {
 	got := make(chan *primitive.MessageExt, 2*n)
 	var failOnce sync.Once
 	c, err := rocketmq.NewPushConsumer(consumer.WithNameServer([]string{nsAddr}), consumer.WithGroupName("CG_e2e"),
-		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
+		consumer.WithInstance("e2e-c"), consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
 	require.NoError(t, err)
 	require.NoError(t, c.Subscribe(topic, consumer.MessageSelector{}, func(ctx context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
 		failed := false
@@ -235,7 +235,7 @@ func TestGoClientEndToEnd(t *testing.T) {
 	b.topics.CreateInSendMessageBack(RetryGroupTopicPrefix+"CG_tx", 1, PermRead|PermWrite, 0)
 	txGot := make(chan string, 10)
 	tc2, err := rocketmq.NewPushConsumer(consumer.WithNameServer([]string{nsAddr}), consumer.WithGroupName("CG_tx"),
-		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
+		consumer.WithInstance("e2e-tc"), consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
 	require.NoError(t, err)
 	require.NoError(t, tc2.Subscribe(txTopic, consumer.MessageSelector{}, func(ctx context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
 		for _, m := range msgs {
@@ -272,7 +272,7 @@ func TestGoClientEndToEnd(t *testing.T) {
 		return ok
 	}, 5*time.Second, 10*time.Millisecond)
 	rc, err := rocketmq.NewPushConsumer(consumer.WithNameServer([]string{nsAddr}), consumer.WithGroupName("CG_req"),
-		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
+		consumer.WithInstance("e2e-rc"), consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
 	require.NoError(t, err)
 	require.NoError(t, rc.Subscribe(reqTopic, consumer.MessageSelector{}, func(ctx context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
 		for _, m := range msgs {

@@ -87,7 +87,7 @@ func TestConsumerOffsetPersistAndLoadJavaFile(t *testing.T) {
 
 func TestTopicConfigManager(t *testing.T) {
 	cfg := testConfig(t)
-	m := NewTopicConfigManager(&cfg, quietLog())
+	m := NewTopicConfigManager(fixedConf(&cfg), quietLog())
 	tbw, ok := m.Select(TopicAutoCreate)
 	require.True(t, ok)
 	require.EqualValues(t, 7, tbw.Perm)
@@ -114,7 +114,7 @@ func TestTopicConfigManager(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(cfg.ConfigDir(), "topics.json"))
 	require.NoError(t, err)
 	require.Contains(t, string(data), `"topicFilterType": "SINGLE_TAG"`)
-	m2 := NewTopicConfigManager(&cfg, quietLog())
+	m2 := NewTopicConfigManager(fixedConf(&cfg), quietLog())
 	require.NoError(t, m2.Load())
 	tc2, ok := m2.Select("NewTopic")
 	require.True(t, ok)
@@ -123,7 +123,7 @@ func TestTopicConfigManager(t *testing.T) {
 
 	cfg2 := testConfig(t)
 	cfg2.AutoCreateTopicEnable = false
-	m3 := NewTopicConfigManager(&cfg2, quietLog())
+	m3 := NewTopicConfigManager(fixedConf(&cfg2), quietLog())
 	_, ok = m3.Select(TopicAutoCreate)
 	require.False(t, ok)
 }
@@ -141,19 +141,19 @@ func TestValidateTopic(t *testing.T) {
 
 func TestSubscriptionGroupManager(t *testing.T) {
 	cfg := testConfig(t)
-	m := NewSubscriptionGroupManager(&cfg, quietLog())
+	m := NewSubscriptionGroupManager(fixedConf(&cfg), quietLog())
 	g, ok := m.Find("GID_test")
 	require.True(t, ok)
 	require.EqualValues(t, 16, g.RetryMaxTimes)
 	require.EqualValues(t, 1, g.RetryQueueNums)
 	require.True(t, g.NotifyConsumerIdsChangedEnable)
-	m2 := NewSubscriptionGroupManager(&cfg, quietLog())
+	m2 := NewSubscriptionGroupManager(fixedConf(&cfg), quietLog())
 	require.NoError(t, m2.Load())
 	_, ok = m2.Get("GID_test")
 	require.True(t, ok)
 
 	cfg.AutoCreateSubscriptionGroup = false
-	m3 := NewSubscriptionGroupManager(&cfg, quietLog())
+	m3 := NewSubscriptionGroupManager(fixedConf(&cfg), quietLog())
 	_, ok = m3.Find("GID_other")
 	require.False(t, ok)
 	_, ok = m3.Find("TOOLS_CONSUMER")
@@ -259,3 +259,6 @@ func TestHeartbeatBodyCodeSetForms(t *testing.T) {
 	require.Equal(t, codec.CodeSet{97, 98}, hb.ConsumerDataSet[0].SubscriptionDataSet[0].CodeSet)
 	require.Equal(t, codec.CodeSet{99}, hb.ConsumerDataSet[0].SubscriptionDataSet[1].CodeSet)
 }
+
+// fixedConf serves one configuration to a manager under test.
+func fixedConf(c *BrokerConfig) func() *BrokerConfig { return func() *BrokerConfig { return c } }

@@ -74,8 +74,8 @@ func (b *Broker) handlePullMessage(ctx context.Context, c remoting.Conn, req *co
 // commitlog end when the pull arrived: a pull that would answer the end of the
 // queue waits until dispatch has passed it (see dispatchProgress).
 func (b *Broker) pull(c remoting.Conn, h *pullHeader, reply pullReply, filter store.MessageFilter, allowSuspend bool, dispatchTarget int64) (*codec.RemotingCommand, error) {
-	if !permReadable(b.cfg.BrokerPermission) {
-		return reply.response(codec.RespNoPermission, "the broker["+b.cfg.BrokerIP1+"] pulling message is forbidden"), nil
+	if !permReadable(b.conf().BrokerPermission) {
+		return reply.response(codec.RespNoPermission, "the broker["+b.conf().BrokerIP1+"] pulling message is forbidden"), nil
 	}
 	sgc, ok := b.groups.Find(h.consumerGroup)
 	if !ok {
@@ -132,7 +132,7 @@ func (b *Broker) pull(c remoting.Conn, h *pullHeader, reply pullReply, filter st
 	resp.CustomHeader = &codec.PullMessageResponseHeader{SuggestWhichBrokerID: 0,
 		NextBeginOffset: res.NextBeginOffset, MinOffset: res.MinOffset, MaxOffset: res.MaxOffset}
 
-	if allowSuspend && h.sysFlag&pullFlagCommitOffset != 0 && b.cfg.BrokerID == 0 {
+	if allowSuspend && h.sysFlag&pullFlagCommitOffset != 0 && b.conf().BrokerID == 0 {
 		b.offsets.Commit(h.consumerGroup, h.topic, h.queueID, h.commitOffset)
 	}
 
@@ -146,8 +146,8 @@ func (b *Broker) pull(c remoting.Conn, h *pullHeader, reply pullReply, filter st
 	case code == codec.RespPullNotFound && allowSuspend && h.sysFlag&pullFlagSuspend != 0:
 		res.Release()
 		hold := time.Duration(h.suspendTimeoutMillis) * time.Millisecond
-		if !b.cfg.LongPollingEnable {
-			hold = time.Duration(b.cfg.ShortPollingTimeMills) * time.Millisecond
+		if !b.conf().LongPollingEnable {
+			hold = time.Duration(b.conf().ShortPollingTimeMills) * time.Millisecond
 		}
 		held := &heldPull{conn: c, header: *h, reply: reply, filter: filter, deadline: time.Now().Add(hold)}
 		held.header.clone()
@@ -242,7 +242,7 @@ func (b *Broker) pullFilter(h *pullHeader, sgc SubscriptionGroupConfig, reply pu
 		}
 		sub = s
 	}
-	if !isTagType(sub.ExpressionType) && !b.cfg.EnablePropertyFilter {
+	if !isTagType(sub.ExpressionType) && !b.conf().EnablePropertyFilter {
 		return nil, reply.response(codec.RespSystemError,
 			"The broker does not support consumer to filter message by "+sub.ExpressionType)
 	}

@@ -43,32 +43,32 @@ func (c *BrokerConfig) registerPeriod() time.Duration {
 }
 
 func (b *Broker) haServerAddr() string {
-	ip := b.cfg.BrokerIP2
+	ip := b.conf().BrokerIP2
 	if ip == "" {
-		ip = b.cfg.BrokerIP1
+		ip = b.conf().BrokerIP1
 	}
-	return net.JoinHostPort(ip, strconv.Itoa(b.cfg.ListenPort+1))
+	return net.JoinHostPort(ip, strconv.Itoa(b.conf().ListenPort+1))
 }
 
 func (b *Broker) brokerIdentity(req *codec.RemotingCommand) {
-	req.Ext.Set("brokerName", b.cfg.BrokerName)
-	req.Ext.Set("brokerAddr", b.cfg.BrokerAddr())
-	req.Ext.Set("clusterName", b.cfg.BrokerClusterName)
-	req.Ext.Set("brokerId", i64s(b.cfg.BrokerID))
+	req.Ext.Set("brokerName", b.conf().BrokerName)
+	req.Ext.Set("brokerAddr", b.conf().BrokerAddr())
+	req.Ext.Set("clusterName", b.conf().BrokerClusterName)
+	req.Ext.Set("brokerId", i64s(b.conf().BrokerID))
 }
 
 // RegisterAll sends REGISTER_BROKER with the whole topic table to every name
 // server in parallel; it returns the first failure, after all have answered.
 func (b *Broker) RegisterAll(ctx context.Context) error {
-	addrs := b.cfg.nameServers()
+	addrs := b.conf().nameServers()
 	if len(addrs) == 0 || b.ns == nil {
 		return nil
 	}
 	snap := b.topics.Snapshot()
-	if !permWritable(b.cfg.BrokerPermission) || !permReadable(b.cfg.BrokerPermission) {
+	if !permWritable(b.conf().BrokerPermission) || !permReadable(b.conf().BrokerPermission) {
 		// Java narrows each topic's perm to the broker's when the broker is not RW.
 		for k, tc := range snap.TopicConfigTable {
-			tc.Perm &= b.cfg.BrokerPermission
+			tc.Perm &= b.conf().BrokerPermission
 			snap.TopicConfigTable[k] = tc
 		}
 	}
@@ -76,7 +76,7 @@ func (b *Broker) RegisterAll(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("encode register body: %w", err)
 	}
-	timeout := time.Duration(b.cfg.RegisterBrokerTimeoutMills) * time.Millisecond
+	timeout := time.Duration(b.conf().RegisterBrokerTimeoutMills) * time.Millisecond
 	var wg sync.WaitGroup
 	errs := make([]error, len(addrs))
 	for i, addr := range addrs {
@@ -114,7 +114,7 @@ func (b *Broker) unregisterAll(ctx context.Context) {
 	if b.ns == nil {
 		return
 	}
-	for _, addr := range b.cfg.nameServers() {
+	for _, addr := range b.conf().nameServers() {
 		req := codec.NewRequest(codec.ReqUnregisterBroker)
 		b.brokerIdentity(req)
 		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
@@ -127,7 +127,7 @@ func (b *Broker) unregisterAll(ctx context.Context) {
 
 // registerLoop registers every period and whenever the topic table changed.
 func (b *Broker) registerLoop(ctx context.Context) {
-	t := time.NewTicker(b.cfg.registerPeriod())
+	t := time.NewTicker(b.conf().registerPeriod())
 	defer t.Stop()
 	for {
 		select {

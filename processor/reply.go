@@ -24,7 +24,7 @@ const (
 // decides the response code.
 func (b *Broker) handleSendReplyMessage(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
-	hdr := &codec.SendMessageResponseHeader{MsgRegion: b.cfg.RegionID, TraceOn: b.cfg.TraceOn}
+	hdr := &codec.SendMessageResponseHeader{MsgRegion: b.conf().RegionID, TraceOn: b.conf().TraceOn}
 	h, err := parseSendHeader(req)
 	if err != nil {
 		return b.sendFailure(resp, hdr, codec.RespSystemError, err.Error()), nil
@@ -70,7 +70,7 @@ func (b *Broker) handleSendReplyMessage(ctx context.Context, c remoting.Conn, re
 	// Then store (storeReplyMessageEnable, default true).
 	msg := codec.Message{Topic: tc.TopicName, QueueID: queueID, Flag: h.flag, SysFlag: h.sysFlag,
 		BornTimestamp: h.bornTimestamp, BornHost: born, StoreHost: b.storeHost, ReconsumeTimes: h.reconsumeTimes,
-		Body: req.Body, Properties: fixStoredProps(h.properties, &b.cfg, b.ids)}
+		Body: req.Body, Properties: fixStoredProps(h.properties, b.conf(), b.ids)}
 	msg.SysFlag = hostFlags(msg.SysFlag, msg.BornHost, msg.StoreHost)
 	res := b.store.PutMessage(ctx, &msg)
 

@@ -96,7 +96,7 @@ type scheduleService struct {
 }
 
 func newScheduleService(b *Broker) *scheduleService {
-	return &scheduleService{b: b, log: b.log, path: filepath.Join(b.cfg.ConfigDir(), "delayOffset.json"),
+	return &scheduleService{b: b, log: b.log, path: filepath.Join(b.conf().ConfigDir(), "delayOffset.json"),
 		offsets: map[int32]int64{}, tick: 100 * time.Millisecond}
 }
 

@@ -32,7 +32,7 @@ func (b *Broker) handleSendMessage(ctx context.Context, c remoting.Conn, req *co
 	// Every send response carries extFields with MSG_REGION and TRACE_ON: the
 	// Java client reads them unconditionally. The typed header writes its numbers
 	// straight into the frame.
-	hdr := &codec.SendMessageResponseHeader{MsgRegion: b.cfg.RegionID, TraceOn: b.cfg.TraceOn}
+	hdr := &codec.SendMessageResponseHeader{MsgRegion: b.conf().RegionID, TraceOn: b.conf().TraceOn}
 	resp.CustomHeader = hdr
 	if b.sendMessage(ctx, c, req, resp, hdr) == nil {
 		return nil, nil // answered from the store's group commit (SYNC_FLUSH)
@@ -83,13 +83,13 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 	if queueID < 0 {
 		queueID = randomQueue(tc.WriteQueueNums)
 	}
-	if !batch && len(req.Body) > int(b.cfg.MaxMessageSize) {
+	if !batch && len(req.Body) > int(b.conf().MaxMessageSize) {
 		return setCode(resp, codec.RespMessageIllegal,
-			fmt.Sprintf("the message body size over max value, MAX: %d", b.cfg.MaxMessageSize))
+			fmt.Sprintf("the message body size over max value, MAX: %d", b.conf().MaxMessageSize))
 	}
-	if batch && len(req.Body) > int(b.cfg.MaxMessageSize) {
+	if batch && len(req.Body) > int(b.conf().MaxMessageSize) {
 		return setCode(resp, codec.RespMessageIllegal,
-			fmt.Sprintf("the batch message body size over max value, MAX: %d", b.cfg.MaxMessageSize))
+			fmt.Sprintf("the batch message body size over max value, MAX: %d", b.conf().MaxMessageSize))
 	}
 
 	topic := tc.TopicName
@@ -125,7 +125,7 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 			return setCode(resp, codec.RespMessageIllegal, "batch request does not support retry group "+h.topic)
 		}
 		msg.Properties = h.properties
-		cluster := b.cfg.BrokerClusterName
+		cluster := b.conf().BrokerClusterName
 		// Inner messages keep their properties and get CLUSTER, but no UNIQ_KEY
 		// when they have none: Apache 5.3.3 adds none either, so a Go batch
 		// consumer's MsgId is the offsetMsgId the producer's SendResult reported
@@ -147,22 +147,22 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 			return resp
 		}
 	}
-	props = fixStoredProps(props, &b.cfg, b.ids)
+	props = fixStoredProps(props, b.conf(), b.ids)
 	if tran, _ := propGet(props, PropTranMsg); parseJavaBool(tran) &&
 		!(msg.ReconsumeTimes > 0 && hasDelay(props)) {
-		if b.cfg.RejectTransactionMessage {
+		if b.conf().RejectTransactionMessage {
 			return setCode(resp, codec.RespNoPermission,
-				"the broker["+b.cfg.BrokerIP1+"] sending transaction message is forbidden")
+				"the broker["+b.conf().BrokerIP1+"] sending transaction message is forbidden")
 		}
 		props = toHalfMessage(msg, props)
 	}
 	msg.Properties = props
 	// A half message waits for its commit, which applies timer and delay.
 	if msg.Topic != TopicTransHalf {
-		if hasTimerProps(props) && delayLevelOf(props) <= 0 && !b.cfg.TimerWheelEnable {
+		if hasTimerProps(props) && delayLevelOf(props) <= 0 && !b.conf().TimerWheelEnable {
 			return setCode(resp, codec.RespSystemError, "timer message is not supported: timerWheelEnable=false")
 		}
-		if b.cfg.TimerWheelEnable && !b.applyTimer(msg) {
+		if b.conf().TimerWheelEnable && !b.applyTimer(msg) {
 			return setCode(resp, codec.RespMessageIllegal, "timer message illegal: bad or too distant deliver time")
 		}
 		b.applyDelay(msg)
@@ -234,8 +234,8 @@ func (b *Broker) putDeferred(c remoting.Conn, resp *codec.RemotingCommand, hdr *
 // sendCheck is AbstractSendMessageProcessor.msgCheck: permission, topic name,
 // auto-creation and queue id range.
 func (b *Broker) sendCheck(c remoting.Conn, h *sendHeader, resp *codec.RemotingCommand) (TopicConfig, bool) {
-	if !permWritable(b.cfg.BrokerPermission) && b.topics.IsOrderTopic(h.topic) {
-		setCode(resp, codec.RespNoPermission, "the broker["+b.cfg.BrokerIP1+"] sending message is forbidden")
+	if !permWritable(b.conf().BrokerPermission) && b.topics.IsOrderTopic(h.topic) {
+		setCode(resp, codec.RespNoPermission, "the broker["+b.conf().BrokerIP1+"] sending message is forbidden")
 		return TopicConfig{}, false
 	}
 	if remark, ok := validateTopic(h.topic); !ok {

@@ -32,8 +32,8 @@ func (b *Broker) handleConsumerSendMsgBack(ctx context.Context, c remoting.Conn,
 	if !ok {
 		return codec.NewResponse(req, codec.RespSubscriptionGroupNotExist, "subscription group not exist, "+group), nil
 	}
-	if !permWritable(b.cfg.BrokerPermission) {
-		return codec.NewResponse(req, codec.RespNoPermission, "the broker["+b.cfg.BrokerIP1+"] sending message is forbidden"), nil
+	if !permWritable(b.conf().BrokerPermission) {
+		return codec.NewResponse(req, codec.RespNoPermission, "the broker["+b.conf().BrokerIP1+"] sending message is forbidden"), nil
 	}
 	if sgc.RetryQueueNums <= 0 {
 		return codec.NewResponse(req, codec.RespSuccess, ""), nil

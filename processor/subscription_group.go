@@ -66,7 +66,7 @@ type SubscriptionGroupTable struct {
 
 // SubscriptionGroupManager owns subscriptionGroup.json.
 type SubscriptionGroupManager struct {
-	cfg     *BrokerConfig
+	cfg     func() *BrokerConfig // the configuration in force
 	log     *slog.Logger
 	path    string
 	mu      sync.RWMutex
@@ -76,8 +76,9 @@ type SubscriptionGroupManager struct {
 }
 
 // NewSubscriptionGroupManager creates the system groups Java creates.
-func NewSubscriptionGroupManager(cfg *BrokerConfig, log *slog.Logger) *SubscriptionGroupManager {
-	m := &SubscriptionGroupManager{cfg: cfg, log: log, path: filepath.Join(cfg.ConfigDir(), "subscriptionGroup.json"),
+func NewSubscriptionGroupManager(conf func() *BrokerConfig, log *slog.Logger) *SubscriptionGroupManager {
+	cfg := conf()
+	m := &SubscriptionGroupManager{cfg: conf, log: log, path: filepath.Join(cfg.ConfigDir(), "subscriptionGroup.json"),
 		table: map[string]SubscriptionGroupConfig{}}
 	for _, g := range []string{"TOOLS_CONSUMER", "FILTERSRV_CONSUMER", "SELF_TEST_C_GROUP"} {
 		m.table[g] = NewSubscriptionGroupConfig(g)
@@ -145,7 +146,7 @@ func (m *SubscriptionGroupManager) Find(group string) (SubscriptionGroupConfig, 
 	if c, ok := m.Get(group); ok {
 		return c, true
 	}
-	if !m.cfg.AutoCreateSubscriptionGroup {
+	if !m.cfg().AutoCreateSubscriptionGroup {
 		return SubscriptionGroupConfig{}, false
 	}
 	if _, ok := validateTopic(group); !ok { // TopicValidator.validateGroup has the same charset

@@ -64,7 +64,7 @@ type TopicConfigTable struct {
 
 // TopicConfigManager owns the broker's topic table (topics.json).
 type TopicConfigManager struct {
-	cfg      *BrokerConfig
+	cfg      func() *BrokerConfig // the configuration in force
 	log      *slog.Logger
 	path     string
 	mu       sync.RWMutex
@@ -76,8 +76,9 @@ type TopicConfigManager struct {
 
 // NewTopicConfigManager creates the system topics as Java's TopicConfigManager
 // constructor does; Load then overlays topics.json.
-func NewTopicConfigManager(cfg *BrokerConfig, log *slog.Logger) *TopicConfigManager {
-	m := &TopicConfigManager{cfg: cfg, log: log, path: filepath.Join(cfg.ConfigDir(), "topics.json"),
+func NewTopicConfigManager(conf func() *BrokerConfig, log *slog.Logger) *TopicConfigManager {
+	cfg := conf()
+	m := &TopicConfigManager{cfg: conf, log: log, path: filepath.Join(cfg.ConfigDir(), "topics.json"),
 		table: map[string]TopicConfig{}}
 	put := func(name string, queues int32, perm int32) {
 		tc := NewTopicConfig(name)
@@ -224,7 +225,7 @@ func (m *TopicConfigManager) CreateInSendMessage(topic, defaultTopic string, cli
 		return TopicConfig{}, false
 	}
 	defPerm := def.Perm
-	if defaultTopic == TopicAutoCreate && !m.cfg.AutoCreateTopicEnable {
+	if defaultTopic == TopicAutoCreate && !m.cfg().AutoCreateTopicEnable {
 		defPerm = PermRead | PermWrite
 	}
 	if !permInherited(defPerm) {

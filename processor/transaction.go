@@ -65,7 +65,7 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c remoting.Conn, req 
 		msg.PreparedTransactionOffset = half.CommitLogOffset
 		msg.StoreHost = b.storeHost
 		msg.SysFlag = hostFlags(msg.SysFlag, msg.BornHost, msg.StoreHost)
-		if b.cfg.TimerWheelEnable {
+		if b.conf().TimerWheelEnable {
 			b.applyTimer(msg)
 		}
 		b.applyDelay(msg)
@@ -119,7 +119,7 @@ func newTransactionService(b *Broker) *transactionService {
 // message tagged "d" whose body is "offset,").
 func (t *transactionService) writeOp(ctx context.Context, queueID int32, halfOffset int64) error {
 	props := "TAGS\x01" + transRemoveTag + "\x02"
-	props = fixStoredProps(props, &t.b.cfg, t.b.ids)
+	props = fixStoredProps(props, t.b.conf(), t.b.ids)
 	msg := &codec.Message{Topic: TopicTransOpHalf, QueueID: queueID, BornTimestamp: time.Now().UnixMilli(),
 		BornHost: t.b.storeHost, StoreHost: t.b.storeHost, Body: []byte(strconv.FormatInt(halfOffset, 10) + ","),
 		Properties: props}
@@ -303,7 +303,7 @@ func (t *transactionService) requeueAndAsk(ctx context.Context, half *codec.Mess
 	req.Ext.Set("msgId", uniq)
 	req.Ext.Set("transactionId", uniq)
 	req.Ext.Set("offsetMsgId", compat.OffsetMsgID(b.storeHost, cp.CommitLogOffset))
-	req.Ext.Set("bname", b.cfg.BrokerName)
+	req.Ext.Set("bname", b.conf().BrokerName)
 	req.Body = body
 	if err := ch.Conn.InvokeOneway(req); err != nil {
 		b.log.Debug("transaction: check request not sent", "group", group, "err", err)
