@@ -38,7 +38,7 @@ type pageKeeper struct {
 const (
 	pageKeeperTick  = 5 * time.Millisecond
 	pageKeeperIdle  = 100 * time.Millisecond
-	pageKeeperSweep = 5 * time.Second
+	pageKeeperSweep = time.Second
 )
 
 func (s *DefaultStore) runPageKeeper(ctx context.Context) {
