@@ -165,6 +165,12 @@ func mergePropertiesText(old []byte, upd map[string]string) []byte {
 		if b := out.Bytes(); len(b) > 0 && b[len(b)-1] != '\n' && b[len(b)-1] != '\r' {
 			out.WriteByte('\n')
 		}
+		if n := len(entries); n > 0 && continuesPastEOF(entries[n-1]) {
+			// "k=v\" and a line end as the last line: the entry continues onto
+			// whatever comes next. A blank line ends it (java.util.Properties),
+			// so the appended keys stay keys of their own.
+			out.WriteByte('\n')
+		}
 		out.Write(compat.FormatProperties(rest))
 	}
 	return out.Bytes()
@@ -180,6 +186,20 @@ func continuesAtEOF(entry string) bool {
 		return false
 	}
 	return (len(entry)-len(strings.TrimRight(entry, `\`)))%2 == 1
+}
+
+// continuesPastEOF reports a key=value entry whose last line ends in an unpaired
+// backslash followed by a line end: a continuation still open at the end of the
+// text.
+func continuesPastEOF(entry string) bool {
+	body := strings.TrimRight(entry, "\r\n")
+	if len(body) == len(entry) {
+		return false
+	}
+	if t := strings.TrimLeft(entry, " \t\f"); t == "" || t[0] == '#' || t[0] == '!' {
+		return false
+	}
+	return (len(body)-len(strings.TrimRight(body, `\`)))%2 == 1
 }
 
 // propertyEntries splits properties text into logical entries with their line
