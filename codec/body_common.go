@@ -14,10 +14,13 @@ import (
 
 // DataVersion is Java's DataVersion: a broker's topic-config version. The name
 // server compares all three fields for equality.
+//
+// The JSON tags (and the fields in fastjson's alphabetical order) let a broker
+// persist it with encoding/json as Java's config files hold it.
 type DataVersion struct {
-	StateVersion int64
-	Timestamp    int64 // ms
-	Counter      int64
+	Counter      int64 `json:"counter"`
+	StateVersion int64 `json:"stateVersion"`
+	Timestamp    int64 `json:"timestamp"` // ms
 }
 
 // Next advances the version as DataVersion.nextVersion does.
@@ -39,9 +42,9 @@ func (v DataVersion) AppendJSON(dst []byte) []byte {
 }
 
 type dataVersionJSON struct {
+	Counter      int64 `json:"counter"`
 	StateVersion int64 `json:"stateVersion"`
 	Timestamp    int64 `json:"timestamp"`
-	Counter      int64 `json:"counter"`
 }
 
 func (j dataVersionJSON) value() DataVersion {
@@ -74,16 +77,19 @@ const (
 	TopicFilterMultiTag  = "MULTI_TAG"
 )
 
-// TopicConfig is Java's TopicConfig as brokers persist and register it.
+// TopicConfig is Java's TopicConfig as brokers persist and register it. The
+// fields are in fastjson's alphabetical order with their JSON names, so
+// encoding/json writes what Java writes (the broker's topics.json); AppendJSON is
+// the allocation-free form for bodies.
 type TopicConfig struct {
-	TopicName       string
-	ReadQueueNums   int32
-	WriteQueueNums  int32
-	Perm            int32
-	TopicFilterType string // TopicFilterSingleTag or TopicFilterMultiTag
-	TopicSysFlag    int32
-	Order           bool
-	Attributes      map[string]string
+	Attributes      map[string]string `json:"attributes"`
+	Order           bool              `json:"order"`
+	Perm            int32             `json:"perm"`
+	ReadQueueNums   int32             `json:"readQueueNums"`
+	TopicFilterType string            `json:"topicFilterType"` // TopicFilterSingleTag or TopicFilterMultiTag
+	TopicName       string            `json:"topicName"`
+	TopicSysFlag    int32             `json:"topicSysFlag"`
+	WriteQueueNums  int32             `json:"writeQueueNums"`
 }
 
 // NewTopicConfig returns a config with Java's defaults: 16 read and write queues,

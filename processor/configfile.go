@@ -7,17 +7,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"rmqd/codec"
 	"sync/atomic"
 	"time"
 )
 
 // DataVersion is Java's DataVersion: bumped on every config change so name
 // servers know when a broker's topic table moved.
-type DataVersion struct {
-	Counter      int64 `json:"counter"`
-	StateVersion int64 `json:"stateVersion"`
-	Timestamp    int64 `json:"timestamp"`
-}
+type DataVersion = codec.DataVersion
 
 // dataVersion is a DataVersion safe for concurrent bumps.
 type dataVersion struct {

@@ -2,7 +2,6 @@ package processor
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"strconv"
@@ -31,15 +30,15 @@ type routeServer struct {
 	brokerAddr string
 	brokerName string
 	cluster    string
-	topics     map[string]TopicConfig
+	topics     map[string]*TopicConfig
 	registers  int
 }
 
 func (r *routeServer) handle(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	switch req.Code {
 	case codec.ReqRegisterBroker:
-		var body registerBody
-		if err := json.Unmarshal(req.Body, &body); err != nil {
+		body, err := codec.DecodeRegisterBrokerBody(req.Body, false, 0)
+		if err != nil {
 			return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 		}
 		r.mu.Lock()

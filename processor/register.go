@@ -2,7 +2,6 @@ package processor
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"strconv"
@@ -17,12 +16,6 @@ import (
 // answer. *remoting.Client implements it.
 type NameServerInvoker interface {
 	InvokeSync(ctx context.Context, addr string, req *codec.RemotingCommand) (*codec.RemotingCommand, error)
-}
-
-// registerBody is RegisterBrokerBody in its uncompressed JSON form.
-type registerBody struct {
-	FilterServerList            []string         `json:"filterServerList"`
-	TopicConfigSerializeWrapper TopicConfigTable `json:"topicConfigSerializeWrapper"`
 }
 
 // nameServers splits namesrvAddr (';' separated).
@@ -72,7 +65,12 @@ func (b *Broker) RegisterAll(ctx context.Context) error {
 			snap.TopicConfigTable[k] = tc
 		}
 	}
-	body, err := json.Marshal(registerBody{FilterServerList: []string{}, TopicConfigSerializeWrapper: snap})
+	reg := codec.RegisterBrokerBody{FilterServerList: []string{}, TopicConfigSerializeWrapper: codec.TopicConfigSerializeWrapper{
+		DataVersion: snap.DataVersion, TopicConfigTable: make(map[string]*codec.TopicConfig, len(snap.TopicConfigTable))}}
+	for name, tc := range snap.TopicConfigTable {
+		reg.TopicConfigSerializeWrapper.TopicConfigTable[name] = &tc
+	}
+	body, err := reg.Encode(false)
 	if err != nil {
 		return fmt.Errorf("encode register body: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"rmqd/codec"
 	"sort"
 	"sync"
 )
@@ -36,23 +37,15 @@ const (
 	DLQGroupTopicPrefix   = "%DLQ%"
 )
 
-// TopicConfig is Java's TopicConfig; fields are declared in fastjson's
-// alphabetical order so the JSON matches byte for byte.
-type TopicConfig struct {
-	Attributes      map[string]string `json:"attributes"`
-	Order           bool              `json:"order"`
-	Perm            int32             `json:"perm"`
-	ReadQueueNums   int32             `json:"readQueueNums"`
-	TopicFilterType string            `json:"topicFilterType"`
-	TopicName       string            `json:"topicName"`
-	TopicSysFlag    int32             `json:"topicSysFlag"`
-	WriteQueueNums  int32             `json:"writeQueueNums"`
-}
+// TopicConfig is Java's TopicConfig (codec's, whose JSON form is fastjson's).
+type TopicConfig = codec.TopicConfig
 
-// NewTopicConfig has Java's TopicConfig defaults: 16/16 queues, perm 6, SINGLE_TAG.
+// NewTopicConfig has Java's TopicConfig defaults: 16/16 queues, perm 6,
+// SINGLE_TAG, and empty attributes (fastjson writes {} for Java's empty map).
 func NewTopicConfig(name string) TopicConfig {
-	return TopicConfig{Attributes: map[string]string{}, Perm: PermRead | PermWrite, ReadQueueNums: 16,
-		WriteQueueNums: 16, TopicFilterType: "SINGLE_TAG", TopicName: name}
+	tc := codec.NewTopicConfig(name)
+	tc.Attributes = map[string]string{}
+	return tc
 }
 
 // TopicConfigTable is topics.json and the GET_ALL_TOPIC_CONFIG body
