@@ -141,9 +141,24 @@ func (b *Broker) registerLoop(ctx context.Context) {
 }
 
 // topicChanged asks the register loop to re-register soon (coalesced).
-func (b *Broker) topicChanged([]TopicConfig) {
+func (b *Broker) topicChanged(changed []TopicConfig) {
 	select {
 	case b.topicsChanged <- struct{}{}:
 	default:
 	}
+	if p, ok := b.store.(queuePreparer); ok {
+		// Off the caller's path: a topic is created in the send path too.
+		go func() {
+			for _, tc := range changed {
+				p.PrepareQueues(tc.TopicName, max(tc.ReadQueueNums, tc.WriteQueueNums))
+			}
+		}()
+	}
+}
+
+// queuePreparer is implemented by stores that can make a new topic's consume
+// queues ahead of its first message (*store.DefaultStore.PrepareQueues), so the
+// first dispatch into each does not pay for creating its file.
+type queuePreparer interface {
+	PrepareQueues(topic string, queues int32)
 }

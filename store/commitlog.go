@@ -157,6 +157,13 @@ func (c *commitLog) put(m *codec.Message) PutResult {
 		QueueOffset: m.QueueOffset, MsgNum: 1, StoreTimestamp: now}
 }
 
+// queueIsNew reports that no record was ever appended to the queue of key.
+func (c *commitLog) queueIsNew(key tqKey) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nextOffset(key) == 0
+}
+
 // nextOffset is the queue offset the next message of key gets.
 func (c *commitLog) nextOffset(key tqKey) int64 {
 	if p := c.table[key]; p != nil {

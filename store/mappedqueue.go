@@ -113,14 +113,19 @@ func (q *mappedFileQueue) lastForWrite(startOffset int64) (*mappedFile, error) {
 	if last != nil && !last.isFull() {
 		return last, nil
 	}
+	q.createMu.Lock()
+	defer q.createMu.Unlock()
+	// Look again: a consume queue may have been prepared meanwhile
+	// (DefaultStore.PrepareQueues).
+	if last = q.last(); last != nil && !last.isFull() {
+		return last, nil
+	}
 	var from int64
 	if last == nil {
 		from = startOffset - startOffset%int64(q.fileSize)
 	} else {
 		from = last.from + int64(q.fileSize)
 	}
-	q.createMu.Lock()
-	defer q.createMu.Unlock()
 	mf, err := q.takeSpareOrCreate(from)
 	if err != nil {
 		return nil, err

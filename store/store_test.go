@@ -448,3 +448,41 @@ func TestDispatchedPhyOffsetFollowsDispatch(t *testing.T) {
 	require.Equal(t, s.MaxPhyOffset(), s.DispatchedPhyOffset())
 	require.Equal(t, int64(1), s.MaxOffsetInQueue("D", 0))
 }
+
+func TestPrepareQueuesMakesNewQueuesOnly(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	s := openStore(t, cfg)
+	defer func() { _ = s.Shutdown() }()
+	// Queue 1 already holds a message: it is left to dispatch.
+	r := s.PutMessage(t.Context(), newMsg("P", 1, "old", nil))
+	require.Equal(t, PutOK, r.Status)
+	waitDispatched(t, s, "P", 1, 1)
+
+	s.PrepareQueues("P", 3)
+	for _, qid := range []int32{0, 2} {
+		_, err := os.Stat(filepath.Join(cfg.StorePathRootDir, "consumequeue", "P", fmt.Sprint(qid), fileName(0)))
+		require.NoError(t, err, "queue %d prepared", qid)
+		require.Equal(t, int64(0), s.MaxOffsetInQueue("P", qid))
+	}
+	// Messages land in the prepared files, at offsets from 0; queue 1 goes on from 1.
+	for i, qid := range []int32{0, 2, 1, 0} {
+		r := s.PutMessage(t.Context(), newMsg("P", qid, fmt.Sprint("m", i), nil))
+		require.Equal(t, PutOK, r.Status)
+	}
+	waitDispatched(t, s, "P", 0, 2)
+	waitDispatched(t, s, "P", 1, 2)
+	waitDispatched(t, s, "P", 2, 1)
+	got := readAll(t, s, "P", 0)
+	require.Len(t, got, 2)
+	require.Equal(t, "m0", string(got[0].Body))
+	require.Equal(t, "m3", string(got[1].Body))
+	require.Len(t, readAll(t, s, "P", 1), 2)
+
+	// A prepared queue that never got a message is gone after a restart, as Java
+	// drops a consume queue file without units.
+	s.PrepareQueues("Q", 1)
+	require.NoError(t, s.Shutdown())
+	s = openStore(t, cfg)
+	require.Equal(t, int64(0), s.MaxOffsetInQueue("Q", 0))
+	require.Equal(t, int64(2), s.MaxOffsetInQueue("P", 0))
+}
