@@ -85,6 +85,14 @@ func TestGoClientEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
+	if raceEnabled {
+		// rocketmq-client-go v2.1.2 races with itself (pushConsumer.messageQueueChanged
+		// writes the subscription data its route updater reads; the shared client's
+		// Shutdown against a rebalance), and the race detector fails the test about one
+		// run in five for races in that code. make unit runs this test again without
+		// -race; the integration suites drive the same client against rmqd out of process.
+		t.Skip("the official Go client has data races of its own; runs in the non-race pass")
+	}
 	rlog.SetLogLevel("fatal")
 	ctx := context.Background()
 

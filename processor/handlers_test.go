@@ -20,6 +20,14 @@ type testBroker struct {
 
 func newTestBroker(t testing.TB, mod func(*BrokerConfig)) *testBroker {
 	t.Helper()
+	return newTestBrokerWith(t, mod, nil, nil)
+}
+
+// newTestBrokerWith is newTestBroker with the store's configuration changed by
+// smod and the store the broker sees made by wrap (both optional).
+func newTestBrokerWith(t testing.TB, mod func(*BrokerConfig), smod func(*store.Config),
+	wrap func(*store.DefaultStore) MessageStore) *testBroker {
+	t.Helper()
 	cfg := testConfig(t)
 	if mod != nil {
 		mod(&cfg)
@@ -28,10 +36,17 @@ func newTestBroker(t testing.TB, mod func(*BrokerConfig)) *testBroker {
 	scfg.StorePathRootDir = cfg.StorePathRootDir
 	scfg.MappedFileSizeCommitLog = 1 << 20
 	scfg.MappedFileSizeConsumeQueue = 20 * 1000
+	if smod != nil {
+		smod(&scfg)
+	}
 	st, err := store.Open(scfg, quietLog())
 	require.NoError(t, err)
 	require.NoError(t, st.Start())
-	b, err := NewBroker(cfg, st, quietLog())
+	var ms MessageStore = st
+	if wrap != nil {
+		ms = wrap(st)
+	}
+	b, err := NewBroker(cfg, ms, quietLog())
 	require.NoError(t, err)
 	require.NoError(t, b.Start(context.Background()))
 	t.Cleanup(func() {

@@ -33,24 +33,13 @@ func (s *laggingStore) MaxPhyOffset() int64 {
 
 func newLaggingBroker(t *testing.T) (*Broker, *laggingStore) {
 	t.Helper()
-	cfg := testConfig(t)
-	scfg := store.DefaultConfig()
-	scfg.StorePathRootDir = cfg.StorePathRootDir
-	scfg.MappedFileSizeCommitLog = 1 << 20
-	scfg.MappedFileSizeConsumeQueue = 20 * 1000
-	st, err := store.Open(scfg, quietLog())
-	require.NoError(t, err)
-	require.NoError(t, st.Start())
-	ls := &laggingStore{DefaultStore: st}
-	ls.dispatched.Store(-1)
-	b, err := NewBroker(cfg, ls, quietLog())
-	require.NoError(t, err)
-	require.NoError(t, b.Start(context.Background()))
-	t.Cleanup(func() {
-		require.NoError(t, b.Shutdown())
-		require.NoError(t, st.Shutdown())
+	var ls *laggingStore
+	tb := newTestBrokerWith(t, nil, nil, func(st *store.DefaultStore) MessageStore {
+		ls = &laggingStore{DefaultStore: st}
+		ls.dispatched.Store(-1)
+		return ls
 	})
-	return b, ls
+	return tb.Broker, ls
 }
 
 // sendDispatched stores n messages in topic's queue 0 and waits until the

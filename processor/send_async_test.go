@@ -28,22 +28,8 @@ func (c *flushCheckConn) WriteResponse(cmd *codec.RemotingCommand) error {
 }
 
 func TestSyncFlushSendAnsweredAfterFlush(t *testing.T) {
-	cfg := testConfig(t)
-	scfg := store.DefaultConfig()
-	scfg.StorePathRootDir = cfg.StorePathRootDir
-	scfg.MappedFileSizeCommitLog = 1 << 20
-	scfg.MappedFileSizeConsumeQueue = 20 * 1000
-	scfg.FlushDiskType = store.SyncFlush
-	st, err := store.Open(scfg, quietLog())
-	require.NoError(t, err)
-	require.NoError(t, st.Start())
-	b, err := NewBroker(cfg, st, quietLog())
-	require.NoError(t, err)
-	require.NoError(t, b.Start(context.Background()))
-	t.Cleanup(func() {
-		require.NoError(t, b.Shutdown())
-		require.NoError(t, st.Shutdown())
-	})
+	tb := newTestBrokerWith(t, nil, func(c *store.Config) { c.FlushDiskType = store.SyncFlush }, nil)
+	b, st := tb.Broker, tb.st
 
 	c := &flushCheckConn{testConn: newTestConn(40001), st: st}
 	const n = 20

@@ -1,0 +1,5 @@
+//go:build !race
+
+package processor
+
+const raceEnabled = false
