@@ -138,12 +138,14 @@ func mergePropertiesText(old []byte, upd map[string]string) []byte {
 	var out bytes.Buffer
 	done := map[string]bool{}
 	entries := propertyEntries(old)
+	last := "" // the last entry written as it was
 	for i, entry := range entries {
 		if key, ok := entryKey(entry); ok {
 			if v, ok := upd[key]; ok {
 				if !done[key] {
 					done[key] = true
 					out.Write(compat.FormatProperties(map[string]string{key: v}))
+					last = ""
 				}
 				continue
 			}
@@ -154,6 +156,7 @@ func mergePropertiesText(old []byte, upd map[string]string) []byte {
 			entry = entry[:len(entry)-1]
 		}
 		out.WriteString(entry)
+		last = entry
 	}
 	rest := map[string]string{}
 	for k, v := range upd {
@@ -165,11 +168,16 @@ func mergePropertiesText(old []byte, upd map[string]string) []byte {
 		if b := out.Bytes(); len(b) > 0 && b[len(b)-1] != '\n' && b[len(b)-1] != '\r' {
 			out.WriteByte('\n')
 		}
-		if n := len(entries); n > 0 && continuesPastEOF(entries[n-1]) {
+		if continuesPastEOF(last) {
 			// "k=v\" and a line end as the last line: the entry continues onto
 			// whatever comes next. A blank line ends it (java.util.Properties),
-			// so the appended keys stay keys of their own.
-			out.WriteByte('\n')
+			// so the appended keys stay keys of their own. After a lone "\r" the
+			// blank line ends in "\r" too: "\n" would pair with it into one "\r\n".
+			if b := out.Bytes(); b[len(b)-1] == '\r' {
+				out.WriteByte('\r')
+			} else {
+				out.WriteByte('\n')
+			}
 		}
 		out.Write(compat.FormatProperties(rest))
 	}
