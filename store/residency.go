@@ -41,9 +41,14 @@ const (
 	pageKeeperSweep = time.Second
 )
 
-func (s *DefaultStore) runPageKeeper(ctx context.Context) {
-	k := &pageKeeper{s: s, ahead: int64(s.cfg.PrefaultAheadBytes), behind: s.cfg.MappedResidentBytes,
+// newPageKeeper takes its windows from the store's configuration.
+func newPageKeeper(s *DefaultStore) *pageKeeper {
+	return &pageKeeper{s: s, ahead: int64(s.cfg.PrefaultAheadBytes), behind: s.cfg.MappedResidentBytes,
 		populate: s.cfg.PrefaultAheadBytes > 0, lastSweep: time.Now()}
+}
+
+func (s *DefaultStore) runPageKeeper(ctx context.Context) {
+	k := newPageKeeper(s)
 	if !k.populate && k.behind < 0 {
 		return
 	}

@@ -68,7 +68,7 @@ func TestPageKeeperUnmapsFlushedDispatchedPages(t *testing.T) {
 	s, err := Open(cfg, testLogger())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Shutdown() })
-	k := &pageKeeper{s: s, ahead: int64(cfg.PrefaultAheadBytes), behind: cfg.MappedResidentBytes, populate: true}
+	k := newPageKeeper(s)
 
 	n := putBytes(t, s, 12<<20)
 	s.doReput()
@@ -94,13 +94,21 @@ func TestPageKeeperUnmapsFlushedDispatchedPages(t *testing.T) {
 	require.Equal(t, n, total)
 }
 
+// openSmallFilesKeeper opens (without starting) a store of 1 MiB commitlog files
+// and a keeper that only prefaults.
+func openSmallFilesKeeper(t *testing.T, cfg *Config) (*DefaultStore, *pageKeeper) {
+	t.Helper()
+	cfg.MappedFileSizeCommitLog = 1 << 20
+	cfg.MappedResidentBytes = -1
+	s, err := Open(*cfg, testLogger())
+	require.NoError(t, err)
+	return s, newPageKeeper(s)
+}
+
 func TestPageKeeperPreparesNextFile(t *testing.T) {
 	dir := t.TempDir()
 	cfg := residencyConfig(dir)
-	cfg.MappedFileSizeCommitLog = 1 << 20
-	s, err := Open(cfg, testLogger())
-	require.NoError(t, err)
-	k := &pageKeeper{s: s, ahead: int64(cfg.PrefaultAheadBytes), behind: -1, populate: true}
+	s, k := openSmallFilesKeeper(t, &cfg)
 
 	putBytes(t, s, 600<<10)
 	k.tick()
@@ -125,10 +133,7 @@ func TestPageKeeperPreparesNextFile(t *testing.T) {
 func TestSpareFileLeftByCrashIsDropped(t *testing.T) {
 	dir := t.TempDir()
 	cfg := residencyConfig(dir)
-	cfg.MappedFileSizeCommitLog = 1 << 20
-	s, err := Open(cfg, testLogger())
-	require.NoError(t, err)
-	k := &pageKeeper{s: s, ahead: int64(cfg.PrefaultAheadBytes), behind: -1, populate: true}
+	s, k := openSmallFilesKeeper(t, &cfg)
 	n := putBytes(t, s, 700<<10)
 	k.tick()
 	s.doReput()
