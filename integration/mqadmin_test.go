@@ -415,6 +415,8 @@ func dropApacheBugs(step, out string) string {
 
 var decimalValue = regexp.MustCompile(`\b\d+\.\d+\b`)
 
+var timerReadBehind = regexp.MustCompile(` \d+-(\d+)\(`)
+
 var numericValue = regexp.MustCompile(`^([\w.]+ ?[=:]) ?-?[\d. <>a-z]*$`)
 
 func compareAdminOutputs(t *testing.T, apache, rmqd map[string]string) {
@@ -464,6 +466,9 @@ func filterLines(s string, keep func(string) bool, step string) string {
 		}
 		if step == "clusterList" {
 			l = decimalValue.ReplaceAllString(l, "<n>")
+			// The timer column starts with how many seconds the timer's delivery
+			// cursor lags the clock: 0, or 1 on a loaded machine, either broker.
+			l = timerReadBehind.ReplaceAllString(l, " <n>-$1(")
 		}
 		out = append(out, l)
 	}

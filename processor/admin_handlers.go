@@ -73,6 +73,7 @@ func (b *Broker) consumeTpsJSON(group string, topics []string) string {
 func (b *Broker) handleBrokerRuntimeInfo(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	up := time.Since(b.startTime)
 	minPhy, maxPhy := b.store.MinPhyOffset(), b.store.MaxPhyOffset()
+	readBehind, offsetBehind, congest := b.timer.progress(time.Now().UnixMilli())
 	t := map[string]string{
 		"brokerVersionDesc":                        "V5_3_3",
 		"brokerVersion":                            strconv.Itoa(int(codec.BrokerVersion)),
@@ -105,9 +106,9 @@ func (b *Broker) handleBrokerRuntimeInfo(ctx context.Context, c remoting.Conn, r
 		"dispatchBehindBytes":                      "0",
 		"remainTransientStoreBufferNumbs":          strconv.Itoa(int(^uint32(0) >> 1)),
 		"remainHowManyDataToFlush":                 "0 B",
-		"timerReadBehind":                          "0",
-		"timerOffsetBehind":                        "0",
-		"timerCongestNum":                          "0",
+		"timerReadBehind":                          i64s(readBehind),
+		"timerOffsetBehind":                        i64s(offsetBehind),
+		"timerCongestNum":                          strconv.Itoa(congest),
 		"timerEnqueueTps":                          "0.0",
 		"timerDequeueTps":                          "0.0",
 		"brokerName":                               b.conf().BrokerName,

@@ -153,6 +153,20 @@ func (t *timerService) pendingCount() int {
 	return t.count
 }
 
+// progress reports what Java's runtime info calls timerReadBehind (seconds
+// the delivery cursor lags the clock), timerOffsetBehind (timer records not
+// read into the wheel yet) and timerCongestNum (messages waiting in it).
+func (t *timerService) progress(now int64) (readBehind, offsetBehind int64, congest int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.loaded {
+		return 0, 0, 0
+	}
+	readBehind = max(now-t.cursor*timerPrecisionMs, 0) / 1000
+	offsetBehind = max(t.b.store.MaxOffsetInQueue(TopicTimer, 0)-t.readPos, 0)
+	return readBehind, offsetBehind, t.count
+}
+
 // step reads new timer records and delivers those that are due.
 func (t *timerService) step(ctx context.Context) {
 	t.mu.Lock()
