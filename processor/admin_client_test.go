@@ -50,6 +50,21 @@ func TestServerSideResetOffset(t *testing.T) {
 	r, _ = b.handlePullMessage(ctx, c, pullReq("RG", "ResetT", 0, 3, 0, 0))
 	require.EqualValues(t, codec.RespPullNotFound, r.Code)
 
+	// A reset recorded before server-side reset is switched off is dropped by
+	// the next pull, not replayed, and no longer holds commits back (Java gates
+	// both on the setting).
+	resp, _ = b.handleInvokeBrokerToResetOffset(ctx, c, req)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	up := codec.NewRequest(codec.ReqUpdateBrokerConfig)
+	up.Body = []byte("useServerSideResetOffset=false\n")
+	resp, _ = b.handleUpdateBrokerConfig(ctx, c, up)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	b.handleUpdateConsumerOffset(ctx, c, u)
+	require.EqualValues(t, 3, b.offsets.Query("RG", "ResetT", 0))
+	r, _ = b.handlePullMessage(ctx, c, pullReq("RG", "ResetT", 0, 3, 0, 0))
+	require.EqualValues(t, codec.RespPullNotFound, r.Code, r.Remark)
+	require.False(t, b.offsets.HasReset("RG", "ResetT", 0))
+
 	req.Ext.Set("topic", "Nope")
 	resp, _ = b.handleInvokeBrokerToResetOffset(ctx, c, req)
 	require.EqualValues(t, codec.RespTopicNotExist, resp.Code)

@@ -114,7 +114,7 @@ func (b *Broker) handleUpdateConsumerOffset(ctx context.Context, c remoting.Conn
 	if _, ok := b.topics.Select(topic); !ok {
 		return codec.NewResponse(req, codec.RespTopicNotExist, "topic not exist, "+topic), nil
 	}
-	if b.offsets.HasReset(group, topic, queueID) {
+	if b.conf().UseServerSideResetOffset && b.offsets.HasReset(group, topic, queueID) {
 		// A pending admin reset wins over what the client still believes.
 		return codec.NewResponse(req, codec.RespSuccess, ""), nil
 	}

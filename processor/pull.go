@@ -104,7 +104,10 @@ func (b *Broker) pull(c remoting.Conn, h *pullHeader, reply pullReply, filter st
 		}
 	}
 
-	if off, ok := b.offsets.TakeReset(h.consumerGroup, h.topic, h.queueID); ok {
+	// A pending reset is taken whatever the setting, as Java's
+	// queryThenEraseResetOffset does, but acted on only while server-side
+	// reset is on: one recorded before the switch is dropped, not replayed.
+	if off, ok := b.offsets.TakeReset(h.consumerGroup, h.topic, h.queueID); ok && b.conf().UseServerSideResetOffset {
 		resp := reply.response(codec.RespPullOffsetMoved, store.GetOffsetReset.String())
 		resp.CustomHeader = &codec.PullMessageResponseHeader{NextBeginOffset: off,
 			MinOffset: b.store.MinOffsetInQueue(h.topic, h.queueID), MaxOffset: b.store.MaxOffsetInQueue(h.topic, h.queueID)}
