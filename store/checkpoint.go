@@ -19,7 +19,7 @@ type checkpoint struct {
 const checkpointSize = osPageSize
 
 func openCheckpoint(path string) (*checkpoint, error) {
-	mf, err := newMappedFile(path, 0, checkpointSize, true)
+	mf, err := newMappedFile(path, 0, checkpointSize, true, false)
 	if err != nil {
 		return nil, err
 	}

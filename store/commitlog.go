@@ -44,15 +44,42 @@ type commitLog struct {
 	batchProps []string
 	batchSizes []int
 	batchMsg   codec.Message
-	onAppend   func()
+	// scratch is where a write-through append encodes its records before the
+	// pwrite, guarded by mu.
+	scratch  []byte
+	onAppend func()
 }
 
 func newCommitLog(dir string, cfg *Config) *commitLog {
-	return &commitLog{
+	c := &commitLog{
 		q:          newMappedFileQueue(dir, cfg.MappedFileSizeCommitLog),
 		maxMsgSize: cfg.MaxMessageSize,
 		table:      make(map[tqKey]*int64),
 	}
+	c.q.writeThrough = cfg.FlushDiskType == SyncFlush
+	return c
+}
+
+// target is where size bytes of records for position wrote of f are encoded:
+// the mapping itself, or for a write-through file the scratch buffer that
+// commit then writes. Called with mu held.
+func (c *commitLog) target(f *mappedFile, wrote int64, size int) []byte {
+	if f.fd < 0 {
+		return f.data[wrote:]
+	}
+	if cap(c.scratch) < size {
+		c.scratch = make([]byte, size)
+	}
+	return c.scratch[:size]
+}
+
+// commit makes the records encoded into target part of f; nothing to do when
+// they were encoded into the mapping. Called with mu held.
+func (c *commitLog) commit(f *mappedFile, wrote int64, b []byte) error {
+	if f.fd < 0 {
+		return nil
+	}
+	return f.write(wrote, b)
 }
 
 func tranType(sysFlag int32) int32 { return sysFlag & codec.SysFlagTransMask }
@@ -105,10 +132,13 @@ func (c *commitLog) fileFor(need int) (*mappedFile, PutStatus) {
 	if int64(need+endFileMinBlank) <= free {
 		return f, PutOK
 	}
-	b := f.data[wrote:]
+	b := c.target(f, wrote, 8)
 	blank := codec.MagicBlank
 	binary.BigEndian.PutUint32(b[4:], uint32(blank))
 	binary.BigEndian.PutUint32(b[0:], uint32(free))
+	if err := c.commit(f, wrote, b[:8]); err != nil {
+		return nil, PutUnknownError
+	}
 	f.wrote.Store(int64(f.size))
 	f, err = c.q.lastForWrite(0)
 	if err != nil {
@@ -143,7 +173,12 @@ func (c *commitLog) put(m *codec.Message) PutResult {
 	}
 	wrote := f.wrote.Load()
 	m.CommitLogOffset = f.from + wrote
-	n := codec.EncodeRecord(f.data[wrote:], m)
+	dst := c.target(f, wrote, size)
+	n := codec.EncodeRecord(dst, m)
+	if err := c.commit(f, wrote, dst[:n]); err != nil {
+		c.mu.Unlock()
+		return PutResult{Status: PutUnknownError}
+	}
 	f.wrote.Store(wrote + int64(n))
 	if assign {
 		c.bumpOffset(key, m.QueueOffset+1)
@@ -239,6 +274,7 @@ func (c *commitLog) putBatch(tmpl *codec.Message, body []byte, fixProps func(str
 		RecordOffsets: make([]int64, 0, len(props))}
 	wrote := f.wrote.Load()
 	res.WroteOffset = f.from + wrote
+	dst, at := c.target(f, wrote, total), 0
 	it = codec.NewBatchIterator(body)
 	for i := 0; it.Next(&e); i++ {
 		m.Body, m.Properties, m.Flag = e.Body, props[i], e.Flag
@@ -246,9 +282,13 @@ func (c *commitLog) putBatch(tmpl *codec.Message, body []byte, fixProps func(str
 		m.QueueOffset = qoff + int64(i)
 		m.CommitLogOffset = f.from + wrote
 		m.PreparedTransactionOffset = 0
-		n := codec.EncodeRecord(f.data[wrote:], m)
+		n := codec.EncodeRecord(dst[at:], m)
 		res.RecordOffsets = append(res.RecordOffsets, m.CommitLogOffset)
 		wrote += int64(n)
+		at += n
+	}
+	if err := c.commit(f, wrote-int64(at), dst[:at]); err != nil {
+		return PutResult{Status: PutUnknownError}
 	}
 	f.wrote.Store(wrote)
 	res.WroteBytes = int32(total)

@@ -18,8 +18,12 @@ package store
 // the last reference goes (GetResult.Release), so a record handed to the network
 // is never read after munmap.
 //
-// Durability: ASYNC_FLUSH msyncs periodically by pages; SYNC_FLUSH queues each
-// waiting put on groupCommit, whose one msync serves every put queued meanwhile.
+// Durability: ASYNC_FLUSH writes records into the mapping and msyncs
+// periodically by pages. SYNC_FLUSH writes the commitlog through: records are
+// encoded into a buffer and pwritten, each waiting put queues on groupCommit,
+// and one fdatasync serves every put queued meanwhile. Syncing pages dirtied
+// through a mapping costs several times more (mappedFile.write says why), and
+// every SYNC_FLUSH send waits for it. Readers use the mapping either way.
 // Checkpoint timestamps move only once the data they vouch for is flushed.
 //
 // Recovery: consume queues are scanned first, then the commitlog from the file

@@ -169,7 +169,7 @@ func newIndexService(s *DefaultStore) *indexService {
 }
 
 func (ix *indexService) open(path string, create bool) (*indexFile, error) {
-	mf, err := newMappedFile(path, 0, ix.size, create)
+	mf, err := newMappedFile(path, 0, ix.size, create, false)
 	if err != nil {
 		return nil, err
 	}

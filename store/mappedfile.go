@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -28,6 +29,10 @@ type mappedFile struct {
 	// populated is how far pageKeeper has prefaulted the mapping.
 	populated atomic.Int64
 
+	// fd is kept open only for a write-through file (-1 otherwise): appends go
+	// in with pwrite and flushes with fdatasync, the mapping serves reads.
+	fd int
+
 	refs      atomic.Int64 // 1 for the queue itself plus one per reader
 	destroyed atomic.Bool
 	// firstCreate marks a consume-queue file created empty as the queue's first file.
@@ -45,8 +50,9 @@ func fileName(offset int64) string {
 // and raw system calls rather than os.File (which tries the file on the network
 // poller): a new consume queue's first file is made on the dispatch path, where
 // every system call is latency a pull may wait for. The descriptor is closed
-// once mapped, so thousands of queues hold no file descriptors.
-func newMappedFile(path string, from int64, size int, create bool) (*mappedFile, error) {
+// once mapped, so thousands of queues hold no file descriptors; a write-through
+// file (see write) keeps it.
+func newMappedFile(path string, from int64, size int, create, writeThrough bool) (*mappedFile, error) {
 	flags := unix.O_RDWR | unix.O_CLOEXEC
 	if create {
 		flags |= unix.O_CREAT
@@ -55,7 +61,12 @@ func newMappedFile(path string, from int64, size int, create bool) (*mappedFile,
 	if err != nil {
 		return nil, fmt.Errorf("open mapped file %s: %w", path, err)
 	}
-	defer unix.Close(fd)
+	keep := false
+	defer func() {
+		if !keep {
+			_ = unix.Close(fd)
+		}
+	}()
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, fmt.Errorf("stat %s: %w", path, err)
@@ -72,9 +83,42 @@ func newMappedFile(path string, from int64, size int, create bool) (*mappedFile,
 	if err != nil {
 		return nil, fmt.Errorf("mmap %s: %w", path, err)
 	}
-	mf := &mappedFile{path: path, from: from, size: size, data: data}
+	mf := &mappedFile{path: path, from: from, size: size, data: data, fd: -1}
+	if writeThrough {
+		mf.fd, keep = fd, true
+	}
 	mf.refs.Store(1)
 	return mf, nil
+}
+
+// write puts b at pos: with pwrite on a write-through file, else straight into
+// the mapping. A pwrite error (a full disk) comes back as an error where a
+// store through the mapping would raise SIGBUS.
+//
+// Why write-through exists: on the kernels and VMs measured here, making pages
+// dirtied through a shared mapping durable costs several milliseconds per
+// msync or fdatasync however few they are (3.3 ms for 16 KiB), while the same
+// bytes written with pwrite sync in 0.3-0.5 ms. SYNC_FLUSH waits for that on
+// every send; ASYNC_FLUSH does not, and keeps the cheaper mapped store.
+func (m *mappedFile) write(pos int64, b []byte) error {
+	if m.fd < 0 {
+		copy(m.data[pos:], b)
+		return nil
+	}
+	for len(b) > 0 {
+		n, err := unix.Pwrite(m.fd, b, pos)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("write %s at %d: %w", m.path, pos, err)
+		}
+		if n == 0 {
+			return fmt.Errorf("write %s at %d: %w", m.path, pos, io.ErrShortWrite)
+		}
+		b, pos = b[n:], pos+int64(n)
+	}
+	return nil
 }
 
 func parseFileName(name string) (int64, bool) {
@@ -105,6 +149,10 @@ func (m *mappedFile) release() {
 	if m.refs.Add(-1) == 0 {
 		_ = unix.Munmap(m.data)
 		m.data = nil
+		if m.fd >= 0 {
+			_ = unix.Close(m.fd)
+			m.fd = -1
+		}
 	}
 }
 
@@ -144,6 +192,13 @@ func (m *mappedFile) flush(leastPages int) (int64, error) {
 		return flushed, nil
 	}
 	defer m.release()
+	if m.fd >= 0 {
+		if err := unix.Fdatasync(m.fd); err != nil {
+			return flushed, fmt.Errorf("fdatasync %s: %w", m.path, err)
+		}
+		m.flushed.Store(wrote)
+		return wrote, nil
+	}
 	start := flushed &^ (osPageSize - 1)
 	if err := unix.Msync(m.data[start:wrote], unix.MS_SYNC); err != nil {
 		return flushed, fmt.Errorf("msync %s: %w", m.path, err)

@@ -27,6 +27,9 @@ type mappedFileQueue struct {
 	createMu sync.Mutex
 
 	flushedWhere atomic.Int64
+	// writeThrough files are appended with pwrite and synced with fdatasync
+	// (mappedFile.write); set before the first file is loaded or made.
+	writeThrough bool
 }
 
 func newMappedFileQueue(dir string, fileSize int) *mappedFileQueue {
@@ -70,7 +73,7 @@ func (q *mappedFileQueue) load() error {
 			continue
 		}
 		from, _ := parseFileName(name)
-		mf, err := newMappedFile(path, from, q.fileSize, false)
+		mf, err := newMappedFile(path, from, q.fileSize, false, q.writeThrough)
 		if err != nil {
 			return err
 		}
@@ -156,7 +159,7 @@ func (q *mappedFileQueue) takeSpareOrCreate(from int64) (*mappedFile, error) {
 	if err := os.MkdirAll(q.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", q.dir, err)
 	}
-	return newMappedFile(filepath.Join(q.dir, fileName(from)), from, q.fileSize, true)
+	return newMappedFile(filepath.Join(q.dir, fileName(from)), from, q.fileSize, true, q.writeThrough)
 }
 
 // prepareNext makes sure the file after the last one exists and returns it held

@@ -31,6 +31,10 @@ type pageKeeper struct {
 	released  int64     // everything below was last released up to here
 	lastSweep time.Time // last full sweep from the first file
 	populate  bool      // MADV_POPULATE_WRITE works on this kernel
+	// prepare makes the next file ahead of need even when nothing is
+	// populated: a write-through commitlog must not be populated (that dirties
+	// its pages through the mapping, the slow path write-through avoids).
+	prepare bool
 }
 
 // pageKeeperTick is how often the keeper looks while appends go on; it backs off
@@ -43,13 +47,14 @@ const (
 
 // newPageKeeper takes its windows from the store's configuration.
 func newPageKeeper(s *DefaultStore) *pageKeeper {
+	wt := s.commitLog.q.writeThrough
 	return &pageKeeper{s: s, ahead: int64(s.cfg.PrefaultAheadBytes), behind: s.cfg.MappedResidentBytes,
-		populate: s.cfg.PrefaultAheadBytes > 0, lastSweep: time.Now()}
+		populate: s.cfg.PrefaultAheadBytes > 0 && !wt, prepare: s.cfg.PrefaultAheadBytes > 0, lastSweep: time.Now()}
 }
 
 func (s *DefaultStore) runPageKeeper(ctx context.Context) {
 	k := newPageKeeper(s)
-	if !k.populate && k.behind < 0 {
+	if !k.prepare && k.behind < 0 {
 		return
 	}
 	t := time.NewTimer(pageKeeperTick)
@@ -73,7 +78,7 @@ func (s *DefaultStore) runPageKeeper(ctx context.Context) {
 }
 
 func (k *pageKeeper) tick() {
-	if k.populate {
+	if k.prepare {
 		k.prefault()
 	}
 	if k.behind >= 0 {
@@ -110,6 +115,9 @@ func (k *pageKeeper) prefault() {
 // once at least a quarter of the window is missing. It reports false when the
 // kernel cannot populate, which turns prefaulting off.
 func (k *pageKeeper) populateTo(f *mappedFile, end int64) bool {
+	if !k.populate {
+		return true
+	}
 	from := max(f.populated.Load(), f.wrote.Load()) &^ (osPageSize - 1)
 	end = min((end+osPageSize-1)&^(osPageSize-1), int64(f.size))
 	if end-from < k.ahead/4 && end < int64(f.size) || end <= from {
@@ -117,7 +125,7 @@ func (k *pageKeeper) populateTo(f *mappedFile, end int64) bool {
 	}
 	if err := unix.Madvise(f.data[from:end], unix.MADV_POPULATE_WRITE); err != nil {
 		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
-			k.populate = false
+			k.populate, k.prepare = false, false
 			k.s.log.Info("MADV_POPULATE_WRITE not supported; commitlog pages fault on first write", "err", err)
 			return false
 		}
