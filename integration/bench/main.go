@@ -29,6 +29,7 @@ type env struct {
 	javaN     int64
 	warmN     int64
 	perf      bool
+	syncOnly  bool
 	dur       time.Duration
 	warm      time.Duration
 	rates     []float64
@@ -122,6 +123,7 @@ func main() {
 	flag.DurationVar(&total, "deadline", 0, "bound of the whole run (default 14m, full 60m)")
 	flag.BoolVar(&micro, "micro", true, "run the Go micro-benchmarks too")
 	flag.BoolVar(&e.perf, "perf", true, "profile rmqd with perf record (when installed) after its runs")
+	flag.BoolVar(&e.syncOnly, "sync-only", false, "only the SYNC_FLUSH runs (a quick look at the flush path; use with -md '')")
 	flag.Parse()
 	e.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
@@ -340,6 +342,10 @@ func (r *runner) send(ctx context.Context, flush string, size, inflight int, rat
 
 func runBroker(ctx context.Context, e *env, kind string) *BrokerResult {
 	res := &BrokerResult{Kind: kind}
+	if e.syncOnly {
+		(&runner{e: e, res: res}).syncFlush(ctx)
+		return res
+	}
 	e.log.Info("starting", "broker", kind, "flush", "ASYNC_FLUSH", "load", loadAvg())
 	b, err := startBroker(ctx, e, kind, "ASYNC_FLUSH")
 	if err != nil {
