@@ -56,7 +56,7 @@ func newCommitLog(dir string, cfg *Config) *commitLog {
 		maxMsgSize: cfg.MaxMessageSize,
 		table:      make(map[tqKey]*int64),
 	}
-	c.q.writeThrough = cfg.FlushDiskType == SyncFlush
+	c.q.writeThrough = cfg.writeThrough()
 	return c
 }
 

@@ -69,6 +69,22 @@ type Config struct {
 	// keep everything mapped, as Java does). See residency.go.
 	PrefaultAheadBytes  int   `prop:"prefaultAheadBytes"`
 	MappedResidentBytes int64 `prop:"mappedResidentBytes"`
+	// CommitLogWriteThrough: "true" appends to the commitlog with pwrite and
+	// flushes with fdatasync, "false" stores into the mapping and msyncs,
+	// "auto" (the default) writes through under SYNC_FLUSH only. See
+	// mappedFile.write.
+	CommitLogWriteThrough string `prop:"commitLogWriteThrough"`
+}
+
+// writeThrough resolves CommitLogWriteThrough.
+func (c *Config) writeThrough() bool {
+	switch c.CommitLogWriteThrough {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	return c.FlushDiskType == SyncFlush
 }
 
 // DefaultConfig returns the Java defaults, rooted at ~/store.
@@ -109,6 +125,7 @@ func DefaultConfig() Config {
 		BrokerRole:                        "ASYNC_MASTER",
 		PrefaultAheadBytes:                4 << 20,
 		MappedResidentBytes:               32 << 20,
+		CommitLogWriteThrough:             "auto",
 	}
 }
 
@@ -167,6 +184,11 @@ func (c *Config) validate() error {
 	case AsyncFlush, SyncFlush:
 	default:
 		return fmt.Errorf("store config flushDiskType=%q: want ASYNC_FLUSH or SYNC_FLUSH", c.FlushDiskType)
+	}
+	switch c.CommitLogWriteThrough {
+	case "auto", "true", "false", "":
+	default:
+		return fmt.Errorf("store config commitLogWriteThrough=%q: want auto, true or false", c.CommitLogWriteThrough)
 	}
 	if c.MappedFileSizeCommitLog < 4096 {
 		return fmt.Errorf("store config mappedFileSizeCommitLog=%d: too small", c.MappedFileSizeCommitLog)

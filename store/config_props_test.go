@@ -19,3 +19,20 @@ func TestConfigPropertiesRoundTrip(t *testing.T) {
 	require.NoError(t, back.ApplyProperties(props))
 	require.Equal(t, c, back)
 }
+
+// commitLogWriteThrough: auto follows flushDiskType, true and false force it.
+func TestConfigWriteThrough(t *testing.T) {
+	for _, tc := range []struct {
+		flush, key string
+		want       bool
+	}{
+		{AsyncFlush, "auto", false}, {SyncFlush, "auto", true},
+		{AsyncFlush, "true", true}, {SyncFlush, "false", false},
+	} {
+		c := DefaultConfig()
+		require.NoError(t, c.ApplyProperties(map[string]string{"flushDiskType": tc.flush, "commitLogWriteThrough": tc.key}))
+		require.Equal(t, tc.want, c.writeThrough(), "%s %s", tc.flush, tc.key)
+	}
+	c := DefaultConfig()
+	require.ErrorContains(t, c.ApplyProperties(map[string]string{"commitLogWriteThrough": "yes"}), "commitLogWriteThrough")
+}

@@ -185,6 +185,9 @@ func startBroker(ctx context.Context, e *env, kind, flush string) (*broker, erro
 	switch kind {
 	case "rmqd":
 		conf["namesrvListenPort"] = fmt.Sprint(nsPort)
+		for k, v := range e.rmqdConf {
+			conf[k] = v
+		}
 		cf := filepath.Join(b.logDir, "broker.conf")
 		if err := writeConf(cf, conf); err != nil {
 			return nil, err

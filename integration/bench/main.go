@@ -30,6 +30,7 @@ type env struct {
 	warmN     int64
 	perf      bool
 	syncOnly  bool
+	rmqdConf  map[string]string // extra broker.conf keys for rmqd (-rmqd-conf)
 	dur       time.Duration
 	warm      time.Duration
 	rates     []float64
@@ -123,8 +124,16 @@ func main() {
 	flag.DurationVar(&total, "deadline", 0, "bound of the whole run (default 14m, full 60m)")
 	flag.BoolVar(&micro, "micro", true, "run the Go micro-benchmarks too")
 	flag.BoolVar(&e.perf, "perf", true, "profile rmqd with perf record (when installed) after its runs")
+	var rmqdConf string
+	flag.StringVar(&rmqdConf, "rmqd-conf", "", "extra broker.conf keys for rmqd, k=v,k=v (to compare its own settings)")
 	flag.BoolVar(&e.syncOnly, "sync-only", false, "only the SYNC_FLUSH runs (a quick look at the flush path; use with -md '')")
 	flag.Parse()
+	e.rmqdConf = map[string]string{}
+	for _, kv := range strings.Split(rmqdConf, ",") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			e.rmqdConf[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
 	e.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
 	e.dur, e.warm, e.consumeN, e.cpuRate, e.javaN = 4*time.Second, 1*time.Second, 100_000, 3000, 50_000
