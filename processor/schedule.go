@@ -93,6 +93,10 @@ type scheduleService struct {
 	offsets map[int32]int64 // delay level (1-based) → next schedule-queue offset
 	version dataVersion
 	tick    time.Duration
+	// parked and real are the delivering goroutine's scratch: a schedule
+	// record decoded in place and the message put back for it.
+	parked codec.Message
+	real   codec.Message
 }
 
 func newScheduleService(b *Broker) *scheduleService {
@@ -185,27 +189,25 @@ func (s *scheduleService) deliverLevel(ctx context.Context, level int32) {
 			res.Release()
 			return
 		}
-		msgs := make([]*codec.Message, 0, len(res.Records))
+		// Records are delivered straight from the mapped bytes, held until done.
+		now := time.Now().UnixMilli()
+		more := len(res.Records) > 0
+		m := &s.parked
 		for _, rec := range res.Records {
-			var m codec.Message
-			if _, err := codec.DecodeRecord(rec, &m); err != nil {
+			if _, err := codec.DecodeRecord(rec, m); err != nil {
 				s.log.Error("schedule: undecodable record", "level", level, "err", err)
+				more = false
 				break
 			}
-			msgs = append(msgs, codec.CloneMessage(&m))
-		}
-		res.Release()
-		now := time.Now().UnixMilli()
-		for _, m := range msgs {
-			if m.StoreTimestamp+delay.Milliseconds() > now {
-				return
-			}
-			if !s.deliver(ctx, m) {
-				return // retried on the next tick
+			if m.StoreTimestamp+delay.Milliseconds() > now || !s.deliver(ctx, m) {
+				more = false // not due yet, or retried on the next tick
+				break
 			}
 			s.setOffset(level, m.QueueOffset+1)
 		}
-		if len(msgs) == 0 {
+		*m = codec.Message{}
+		res.Release()
+		if !more {
 			return
 		}
 	}
@@ -220,22 +222,17 @@ func (s *scheduleService) setOffset(level int32, off int64) {
 // deliver is messageTimeup + put: the real topic and queue come back, DELAY
 // goes.
 func (s *scheduleService) deliver(ctx context.Context, m *codec.Message) bool {
-	topic, ok := propGet(m.Properties, "REAL_TOPIC")
-	if !ok || topic == "" {
-		s.log.Warn("schedule: message without REAL_TOPIC dropped", "offset", m.CommitLogOffset)
+	// Java clears DELAY from the map only after it built the properties string it
+	// stores (ScheduleMessageService.messageTimeUp), so the delivered copy keeps
+	// DELAY, as it keeps REAL_TOPIC and REAL_QID.
+	out := &s.real
+	defer func() { *out = codec.Message{} }()
+	if !realInto(out, m) {
+		s.log.Warn("schedule: message without a valid REAL_TOPIC and REAL_QID dropped", "offset", m.CommitLogOffset)
 		return true
 	}
-	qs, _ := propGet(m.Properties, "REAL_QID")
-	q, err := strconv.ParseInt(qs, 10, 32)
-	if err != nil {
-		s.log.Warn("schedule: message with bad REAL_QID dropped", "offset", m.CommitLogOffset, "REAL_QID", qs)
-		return true
-	}
-	out := &codec.Message{Topic: topic, QueueID: int32(q), Flag: m.Flag, SysFlag: m.SysFlag,
-		BornTimestamp: m.BornTimestamp, BornHost: m.BornHost, StoreHost: s.b.storeHost,
-		// Java clears DELAY from the map only after it built the properties string it stores
-		// (ScheduleMessageService.messageTimeUp), so the delivered copy keeps DELAY.
-		ReconsumeTimes: m.ReconsumeTimes, Body: m.Body, Properties: m.Properties}
+	topic := out.Topic
+	out.StoreHost = s.b.storeHost
 	out.SysFlag = hostFlags(out.SysFlag, out.BornHost, out.StoreHost)
 	res := s.b.store.PutMessage(ctx, out)
 	switch res.Status {

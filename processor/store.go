@@ -36,6 +36,8 @@ type MessageStore interface {
 	LookMessageByOffset(commitLogOffset int64) (*codec.Message, error)
 	// ReadRecordByOffset returns the raw record bytes (a copy) at a commitlog offset.
 	ReadRecordByOffset(commitLogOffset int64) ([]byte, error)
+	// AppendRecord appends those bytes to dst instead (a reused buffer).
+	AppendRecord(dst []byte, commitLogOffset int64) ([]byte, error)
 	// QueryMessage finds records by key (KEYS or UNIQ_KEY) through the index.
 	QueryMessage(topic, key string, maxNum int32, begin, end int64) (records [][]byte, lastUpdateTimestamp, lastUpdatePhyOffset int64)
 

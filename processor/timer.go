@@ -3,6 +3,7 @@ package processor
 import (
 	"context"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -73,11 +74,30 @@ func (b *Broker) applyTimer(msg *codec.Message) (ok bool) {
 	} else {
 		deliver = deliver / timerPrecisionMs * timerPrecisionMs
 	}
-	msg.Properties = appendProp(appendProp(appendProp(propWithout(propWithout(propWithout(props,
-		"REAL_TOPIC"), "REAL_QID"), propTimerOutMs), "REAL_TOPIC", msg.Topic), "REAL_QID", i32s(msg.QueueID)),
-		propTimerOutMs, i64s(deliver))
+	msg.Properties = parkedTimerProps(propWithout(propWithout(propWithout(props,
+		"REAL_TOPIC"), "REAL_QID"), propTimerOutMs), msg.Topic, msg.QueueID, deliver)
 	msg.Topic, msg.QueueID = TopicTimer, 0
 	return true
+}
+
+// parkedTimerProps appends REAL_TOPIC, REAL_QID and TIMER_OUT_MS to props in
+// one allocation (a send path: three appends cost four).
+func parkedTimerProps(props, topic string, queueID int32, deliver int64) string {
+	var b strings.Builder
+	var num [20]byte
+	b.Grow(len(props) + len(topic) + 64)
+	b.WriteString(props)
+	if len(props) > 0 && props[len(props)-1] != propValueSep {
+		b.WriteByte(propValueSep)
+	}
+	b.WriteString("REAL_TOPIC\x01")
+	b.WriteString(topic)
+	b.WriteString("\x02REAL_QID\x01")
+	b.Write(strconv.AppendInt(num[:0], int64(queueID), 10))
+	b.WriteString("\x02" + propTimerOutMs + "\x01")
+	b.Write(strconv.AppendInt(num[:0], deliver, 10))
+	b.WriteByte(propValueSep)
+	return b.String()
 }
 
 func hasTimerProps(props string) bool {
@@ -116,6 +136,11 @@ type timerService struct {
 	readPos int64
 	loaded  bool
 	tick    time.Duration
+	// rec, parked and real are deliver's scratch (under mu): one message's
+	// record, its decoding (aliasing rec) and the message put back.
+	rec    []byte
+	parked codec.Message
+	real   codec.Message
 }
 
 func newTimerService(b *Broker) *timerService {
@@ -299,17 +324,20 @@ func (d *doneSet) mark(off int64) {
 
 func (t *timerService) deliver(ctx context.Context, e timerEntry) bool {
 	b := t.b
-	m, err := b.store.LookMessageByOffset(e.clOffset)
-	if err != nil || m == nil {
+	var err error
+	if t.rec, err = b.store.AppendRecord(t.rec[:0], e.clOffset); err == nil {
+		_, err = codec.DecodeRecord(t.rec, &t.parked)
+	}
+	if err != nil {
 		b.log.Warn("timer: message gone, dropped", "offset", e.clOffset, "err", err)
 		return true
 	}
-	real, ok := realMessageOf(m)
-	if !ok {
+	// Java keeps REAL_TOPIC, REAL_QID and TIMER_OUT_MS in the delivered message.
+	real := &t.real
+	if !realInto(real, &t.parked) {
 		b.log.Warn("timer: message without REAL_TOPIC dropped", "offset", e.clOffset)
 		return true
 	}
-	real.Properties = m.Properties // Java keeps REAL_TOPIC, REAL_QID and TIMER_OUT_MS
 	real.StoreHost = b.storeHost
 	real.SysFlag = hostFlags(real.SysFlag, real.BornHost, real.StoreHost)
 	switch res := b.store.PutMessage(ctx, real); res.Status {

@@ -59,3 +59,11 @@ func TestTimerMessages(t *testing.T) {
 	require.EqualValues(t, codec.RespSuccess, r.Code)
 	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("TimerT", 1) == 1 }, 5*time.Second, 10*time.Millisecond)
 }
+
+func TestParkedTimerProps(t *testing.T) {
+	for _, props := range []string{"", "KEYS\x01k\x02", "KEYS\x01k"} {
+		got := parkedTimerProps(props, "Real", 3, 1700000000000)
+		want := appendProp(appendProp(appendProp(props, "REAL_TOPIC", "Real"), "REAL_QID", "3"), propTimerOutMs, "1700000000000")
+		require.Equal(t, want, got)
+	}
+}

@@ -83,16 +83,29 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c remoting.Conn, req 
 // realMessageOf turns a stored half message back into the message the producer
 // sent: REAL_TOPIC / REAL_QID become topic and queue again.
 func realMessageOf(half *codec.Message) (*codec.Message, bool) {
-	topic, ok := propGet(half.Properties, "REAL_TOPIC")
-	qs, ok2 := propGet(half.Properties, "REAL_QID")
-	q, err := strconv.ParseInt(qs, 10, 32)
-	if !ok || !ok2 || err != nil || topic == "" {
+	real := new(codec.Message)
+	if !realInto(real, half) {
 		return nil, false
 	}
-	props := propWithout(propWithout(half.Properties, "REAL_TOPIC"), "REAL_QID")
-	return &codec.Message{Topic: topic, QueueID: int32(q), Flag: half.Flag, SysFlag: half.SysFlag,
-		BornTimestamp: half.BornTimestamp, BornHost: half.BornHost, ReconsumeTimes: half.ReconsumeTimes,
-		Body: half.Body, Properties: props}, true
+	real.Properties = propWithout(propWithout(half.Properties, "REAL_TOPIC"), "REAL_QID")
+	return real, true
+}
+
+// realInto sets dst to the message a parked one (half, timer, delay) stands
+// for: its REAL_TOPIC and REAL_QID, the producer's fields and body, and the
+// parked properties as they are (callers that drop some do so themselves).
+// False when REAL_TOPIC or REAL_QID is missing or malformed.
+func realInto(dst, parked *codec.Message) bool {
+	topic, ok := propGet(parked.Properties, "REAL_TOPIC")
+	qs, ok2 := propGet(parked.Properties, "REAL_QID")
+	q, err := strconv.ParseInt(qs, 10, 32)
+	if !ok || !ok2 || err != nil || topic == "" {
+		return false
+	}
+	*dst = codec.Message{Topic: topic, QueueID: int32(q), Flag: parked.Flag, SysFlag: parked.SysFlag,
+		BornTimestamp: parked.BornTimestamp, BornHost: parked.BornHost, ReconsumeTimes: parked.ReconsumeTimes,
+		Body: parked.Body, Properties: parked.Properties}
+	return true
 }
 
 // transactionService is the half-message checker

@@ -205,26 +205,32 @@ var ErrNoRecord = errors.New("store: no record at offset")
 
 // ReadRecordByOffset copies the record at a commitlog offset.
 func (s *DefaultStore) ReadRecordByOffset(commitLogOffset int64) ([]byte, error) {
-	f, b := s.commitLog.readRecord(commitLogOffset, 0)
-	if f == nil {
-		return nil, fmt.Errorf("%w %d", ErrNoRecord, commitLogOffset)
-	}
-	defer f.release()
-	return append([]byte(nil), b...), nil
+	return s.AppendRecord(nil, commitLogOffset)
 }
 
-// LookMessageByOffset decodes the record at a commitlog offset into an owned copy.
-func (s *DefaultStore) LookMessageByOffset(commitLogOffset int64) (*codec.Message, error) {
+// AppendRecord appends the record at a commitlog offset to dst: a loop that
+// reads records one by one (timer delivery) reuses one buffer.
+func (s *DefaultStore) AppendRecord(dst []byte, commitLogOffset int64) ([]byte, error) {
 	f, b := s.commitLog.readRecord(commitLogOffset, 0)
 	if f == nil {
-		return nil, fmt.Errorf("%w %d", ErrNoRecord, commitLogOffset)
+		return dst, fmt.Errorf("%w %d", ErrNoRecord, commitLogOffset)
 	}
 	defer f.release()
-	var m codec.Message
-	if _, err := codec.DecodeRecord(b, &m); err != nil {
+	return append(dst, b...), nil
+}
+
+// LookMessageByOffset decodes the record at a commitlog offset into an owned
+// copy: its strings and body alias a copy of the record only it refers to.
+func (s *DefaultStore) LookMessageByOffset(commitLogOffset int64) (*codec.Message, error) {
+	b, err := s.AppendRecord(nil, commitLogOffset)
+	if err != nil {
+		return nil, err
+	}
+	m := new(codec.Message)
+	if _, err := codec.DecodeRecord(b, m); err != nil {
 		return nil, fmt.Errorf("record at %d: %w", commitLogOffset, err)
 	}
-	return codec.CloneMessage(&m), nil
+	return m, nil
 }
 
 // QueryMessage finds records of topic whose UNIQ_KEY or a KEYS token equals key,
