@@ -62,9 +62,10 @@ func newCommitLog(dir string, cfg *Config) *commitLog {
 
 // target is where size bytes of records for position wrote of f are encoded:
 // the mapping itself, or for a write-through file the scratch buffer that
-// commit then writes. Called with mu held.
+// commit then writes. A file loaded at start gets its descriptor here; should
+// that fail, the mapping still takes the records. Called with mu held.
 func (c *commitLog) target(f *mappedFile, wrote int64, size int) []byte {
-	if f.fd < 0 {
+	if !c.q.writeThrough || f.openForWrite() != nil {
 		return f.data[wrote:]
 	}
 	if cap(c.scratch) < size {
@@ -76,7 +77,7 @@ func (c *commitLog) target(f *mappedFile, wrote int64, size int) []byte {
 // commit makes the records encoded into target part of f; nothing to do when
 // they were encoded into the mapping. Called with mu held.
 func (c *commitLog) commit(f *mappedFile, wrote int64, b []byte) error {
-	if f.fd < 0 {
+	if f.fd.Load() < 0 {
 		return nil
 	}
 	return f.write(wrote, b)

@@ -30,8 +30,10 @@ type mappedFile struct {
 	populated atomic.Int64
 
 	// fd is kept open only for a write-through file (-1 otherwise): appends go
-	// in with pwrite and flushes with fdatasync, the mapping serves reads.
-	fd int
+	// in with pwrite and flushes with fdatasync, the mapping serves reads. Set
+	// by newMappedFile or by the writer (openForWrite, under the commitlog
+	// lock), read by the flusher, cleared by the last release.
+	fd atomic.Int32
 
 	refs      atomic.Int64 // 1 for the queue itself plus one per reader
 	destroyed atomic.Bool
@@ -83,12 +85,28 @@ func newMappedFile(path string, from int64, size int, create, writeThrough bool)
 	if err != nil {
 		return nil, fmt.Errorf("mmap %s: %w", path, err)
 	}
-	mf := &mappedFile{path: path, from: from, size: size, data: data, fd: -1}
+	mf := &mappedFile{path: path, from: from, size: size, data: data}
+	mf.fd.Store(-1)
 	if writeThrough {
-		mf.fd, keep = fd, true
+		mf.fd.Store(int32(fd))
+		keep = true
 	}
 	mf.refs.Store(1)
 	return mf, nil
+}
+
+// openForWrite gives a file loaded at start (mapped only) the descriptor a
+// write-through append needs. Called by the writer only.
+func (m *mappedFile) openForWrite() error {
+	if m.fd.Load() >= 0 {
+		return nil
+	}
+	fd, err := unix.Open(m.path, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open %s for writing: %w", m.path, err)
+	}
+	m.fd.Store(int32(fd))
+	return nil
 }
 
 // write puts b at pos: with pwrite on a write-through file, else straight into
@@ -101,12 +119,13 @@ func newMappedFile(path string, from int64, size int, create, writeThrough bool)
 // bytes written with pwrite sync in 0.3-0.5 ms. SYNC_FLUSH waits for that on
 // every send; ASYNC_FLUSH does not, and keeps the cheaper mapped store.
 func (m *mappedFile) write(pos int64, b []byte) error {
-	if m.fd < 0 {
+	fd := int(m.fd.Load())
+	if fd < 0 {
 		copy(m.data[pos:], b)
 		return nil
 	}
 	for len(b) > 0 {
-		n, err := unix.Pwrite(m.fd, b, pos)
+		n, err := unix.Pwrite(fd, b, pos)
 		if err == unix.EINTR {
 			continue
 		}
@@ -149,9 +168,8 @@ func (m *mappedFile) release() {
 	if m.refs.Add(-1) == 0 {
 		_ = unix.Munmap(m.data)
 		m.data = nil
-		if m.fd >= 0 {
-			_ = unix.Close(m.fd)
-			m.fd = -1
+		if fd := m.fd.Swap(-1); fd >= 0 {
+			_ = unix.Close(int(fd))
 		}
 	}
 }
@@ -192,8 +210,8 @@ func (m *mappedFile) flush(leastPages int) (int64, error) {
 		return flushed, nil
 	}
 	defer m.release()
-	if m.fd >= 0 {
-		if err := unix.Fdatasync(m.fd); err != nil {
+	if fd := m.fd.Load(); fd >= 0 {
+		if err := unix.Fdatasync(int(fd)); err != nil {
 			return flushed, fmt.Errorf("fdatasync %s: %w", m.path, err)
 		}
 		m.flushed.Store(wrote)

@@ -28,7 +28,8 @@ type mappedFileQueue struct {
 
 	flushedWhere atomic.Int64
 	// writeThrough files are appended with pwrite and synced with fdatasync
-	// (mappedFile.write); set before the first file is loaded or made.
+	// (mappedFile.write): new files keep their descriptor, loaded ones get it
+	// at their first append. Set before the first file is made.
 	writeThrough bool
 }
 
@@ -73,7 +74,7 @@ func (q *mappedFileQueue) load() error {
 			continue
 		}
 		from, _ := parseFileName(name)
-		mf, err := newMappedFile(path, from, q.fileSize, false, q.writeThrough)
+		mf, err := newMappedFile(path, from, q.fileSize, false, false)
 		if err != nil {
 			return err
 		}

@@ -49,23 +49,42 @@ func TestWriteThroughCommitLog(t *testing.T) {
 		files := s.commitLog.q.snapshot()
 		require.Greater(t, len(files), 4)
 		for _, f := range files {
-			require.Equal(t, flush == SyncFlush, f.fd >= 0, "commitlog keeps its descriptor only when written through")
+			require.Equal(t, flush == SyncFlush, f.fd.Load() >= 0, "commitlog keeps its descriptor only when written through")
 			img := append([]byte(nil), f.data[:f.wrote.Load()]...)
 			images[i] = append(images[i], img)
 		}
 		for _, cq := range s.allCQs() {
 			for _, f := range cq.q.snapshot() {
-				require.Negative(t, f.fd)
+				require.Negative(t, f.fd.Load())
 			}
 		}
 		require.NoError(t, s.Shutdown())
 		for _, f := range files {
-			require.Negative(t, f.fd, "closed with its mapping")
+			require.Negative(t, f.fd.Load(), "closed with its mapping")
 		}
 
 		cfg.FlushDiskType = AsyncFlush
 		s = openStore(t, cfg)
 		require.Len(t, readAll(t, s, "W", 0), 39)
+		require.NoError(t, s.Shutdown())
+
+		// Reopened written through: loaded files hold no descriptor until the
+		// tail takes its first append.
+		cfg.FlushDiskType = SyncFlush
+		s = openStore(t, cfg)
+		loaded := s.commitLog.q.snapshot()
+		for _, f := range loaded {
+			require.Negative(t, f.fd.Load())
+		}
+		r := s.PutMessage(context.Background(), newMsg("W", 0, "after", nil))
+		require.Equal(t, PutOK, r.Status)
+		require.GreaterOrEqual(t, s.FlushedPhyOffset(), r.WroteOffset+int64(r.WroteBytes))
+		tail := s.commitLog.q.findHeld(r.WroteOffset)
+		require.GreaterOrEqual(t, tail.fd.Load(), int32(0))
+		tail.release()
+		require.Negative(t, loaded[0].fd.Load())
+		waitDispatched(t, s, "W", 0, 40)
+		require.Equal(t, "after", string(readAll(t, s, "W", 0)[39].Body))
 		require.NoError(t, s.Shutdown())
 	}
 	// Same records at the same places; only STORETIMESTAMP may differ.
@@ -105,15 +124,14 @@ func TestWriteThroughFailedWriteLosesNothing(t *testing.T) {
 	ro, err := unix.Open(f.path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	require.NoError(t, err)
 	s.commitLog.mu.Lock()
-	rw := f.fd
-	f.fd = ro
+	rw := f.fd.Swap(int32(ro))
 	s.commitLog.mu.Unlock()
 	r := s.PutMessage(context.Background(), newMsg("F", 0, "two", nil))
 	require.Equal(t, PutUnknownError, r.Status)
 	require.Equal(t, end, s.MaxPhyOffset())
 
 	s.commitLog.mu.Lock()
-	f.fd = rw
+	f.fd.Store(rw)
 	s.commitLog.mu.Unlock()
 	require.NoError(t, unix.Close(ro))
 	r = s.PutMessage(context.Background(), newMsg("F", 0, "three", nil))
