@@ -80,7 +80,7 @@ func (c *commitLog) commit(f *mappedFile, wrote int64, b []byte) error {
 	if f.fd.Load() < 0 {
 		return nil
 	}
-	return f.write(wrote, b)
+	return f.pwrite(wrote, b)
 }
 
 func tranType(sysFlag int32) int32 { return sysFlag & codec.SysFlagTransMask }

@@ -72,7 +72,7 @@ type Config struct {
 	// CommitLogWriteThrough: "true" appends to the commitlog with pwrite and
 	// flushes with fdatasync, "false" stores into the mapping and msyncs,
 	// "auto" (the default) writes through under SYNC_FLUSH only. See
-	// mappedFile.write.
+	// mappedFile.pwrite.
 	CommitLogWriteThrough string `prop:"commitLogWriteThrough"`
 }
 

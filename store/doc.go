@@ -22,7 +22,7 @@ package store
 // periodically by pages. SYNC_FLUSH writes the commitlog through: records are
 // encoded into a buffer and pwritten, each waiting put queues on groupCommit,
 // and one fdatasync serves every put queued meanwhile. Syncing pages dirtied
-// through a mapping costs several times more (mappedFile.write says why), and
+// through a mapping costs several times more (mappedFile.pwrite says why), and
 // every SYNC_FLUSH send waits for it. Readers use the mapping either way.
 // Checkpoint timestamps move only once the data they vouch for is flushed.
 //

@@ -53,7 +53,7 @@ func fileName(offset int64) string {
 // poller): a new consume queue's first file is made on the dispatch path, where
 // every system call is latency a pull may wait for. The descriptor is closed
 // once mapped, so thousands of queues hold no file descriptors; a write-through
-// file (see write) keeps it.
+// file (see pwrite) keeps it.
 func newMappedFile(path string, from int64, size int, create, writeThrough bool) (*mappedFile, error) {
 	flags := unix.O_RDWR | unix.O_CLOEXEC
 	if create {
@@ -109,21 +109,17 @@ func (m *mappedFile) openForWrite() error {
 	return nil
 }
 
-// write puts b at pos: with pwrite on a write-through file, else straight into
-// the mapping. A pwrite error (a full disk) comes back as an error where a
-// store through the mapping would raise SIGBUS.
+// pwrite puts b at pos of a write-through file (one with a descriptor). An
+// error (a full disk) comes back as such, where a store through the mapping
+// would raise SIGBUS.
 //
 // Why write-through exists: on the kernels and VMs measured here, making pages
 // dirtied through a shared mapping durable costs several milliseconds per
 // msync or fdatasync however few they are (3.3 ms for 16 KiB), while the same
 // bytes written with pwrite sync in 0.3-0.5 ms. SYNC_FLUSH waits for that on
 // every send; ASYNC_FLUSH does not, and keeps the cheaper mapped store.
-func (m *mappedFile) write(pos int64, b []byte) error {
+func (m *mappedFile) pwrite(pos int64, b []byte) error {
 	fd := int(m.fd.Load())
-	if fd < 0 {
-		copy(m.data[pos:], b)
-		return nil
-	}
 	for len(b) > 0 {
 		n, err := unix.Pwrite(fd, b, pos)
 		if err == unix.EINTR {

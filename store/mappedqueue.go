@@ -28,7 +28,7 @@ type mappedFileQueue struct {
 
 	flushedWhere atomic.Int64
 	// writeThrough files are appended with pwrite and synced with fdatasync
-	// (mappedFile.write): new files keep their descriptor, loaded ones get it
+	// (mappedFile.pwrite): new files keep their descriptor, loaded ones get it
 	// at their first append. Set before the first file is made.
 	writeThrough bool
 }
