@@ -182,6 +182,7 @@ func (s *sender) lane(ctx context.Context, id int, h *Hist) {
 			return
 		}
 		var due time.Time
+		slept := false
 		if period > 0 {
 			due = s.start.Add(time.Duration(t) * period)
 			if due.After(s.stopAt) {
@@ -189,6 +190,7 @@ func (s *sender) lane(ctx context.Context, id int, h *Hist) {
 			}
 			if d := time.Until(due); d > 0 {
 				time.Sleep(d)
+				slept = true
 			}
 		} else if time.Now().After(s.stopAt) {
 			return
@@ -198,7 +200,12 @@ func (s *sender) lane(ctx context.Context, id int, h *Hist) {
 		q := int((t + int64(id)) % int64(cfg.Route.Queues))
 		hdr.QueueID = int32(q)
 		now := time.Now()
-		if period == 0 {
+		if period == 0 || slept {
+			// A lane that slept until its slot starts the clock when it sends: how late
+			// the Go runtime wakes it is the generator's doing (an idle runtime's
+			// timers fire on millisecond epoll timeouts, up to 1 ms late). A lane still
+			// waiting for its previous answer at its slot is charged from the slot, so
+			// a stalled broker pays for the queue it causes (no coordinated omission).
 			due = now
 		}
 		hdr.BornTimestamp = now.UnixMilli()
