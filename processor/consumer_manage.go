@@ -127,12 +127,18 @@ func (b *Broker) queueRequest(req *codec.RemotingCommand) (topic string, queueID
 	return h.reqStr("topic"), h.reqInt32("queueId"), h
 }
 
-// handleGetMaxOffset is GET_MAX_OFFSET.
+// handleGetMaxOffset is GET_MAX_OFFSET. Like a pull at the end of its queue
+// (see dispatchProgress), the answer counts every message stored before the
+// request arrived: it waits up to syncDispatchWait for consume-queue dispatch
+// to pass that point, so a producer that was just acknowledged (or a tool
+// checking what it sent) does not see a count short by the messages still in
+// dispatch. Java answers from wherever dispatch is.
 func (b *Broker) handleGetMaxOffset(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	topic, q, h := b.queueRequest(req)
 	if h.err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
 	}
+	b.waitDispatch(b.store.MaxPhyOffset(), syncDispatchWait, c)
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	resp.Ext.Set("offset", i64s(b.store.MaxOffsetInQueue(topic, q)))
 	return resp, nil

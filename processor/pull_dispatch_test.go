@@ -143,3 +143,36 @@ func TestPullDispatchWaitStopsOnClose(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	require.Empty(t, c.responses())
 }
+
+// GET_MAX_OFFSET counts what was stored before it arrived: it waits (at most
+// syncDispatchWait) for dispatch to pass that point.
+func TestGetMaxOffsetWaitsForDispatch(t *testing.T) {
+	b, ls := newLaggingBroker(t)
+	sendDispatched(t, b, ls, "MaxT", 2)
+	req := func() *codec.RemotingCommand {
+		r := codec.NewRequest(codec.ReqGetMaxOffset)
+		r.Ext.Set("topic", "MaxT")
+		r.Ext.Set("queueId", "0")
+		return r
+	}
+	c := newTestConn(40003)
+
+	ls.dispatched.Store(0) // behind everything stored
+	go func() {
+		time.Sleep(5 * time.Millisecond)
+		ls.dispatched.Store(-1)
+	}()
+	start := time.Now()
+	r, err := b.handleGetMaxOffset(context.Background(), c, req())
+	require.NoError(t, err)
+	require.Equal(t, "2", ext(t, r, "offset"))
+	require.GreaterOrEqual(t, time.Since(start), 5*time.Millisecond, "answered before dispatch caught up")
+
+	// Stuck dispatch: answered after the bounded wait with what the queue holds.
+	ls.dispatched.Store(0)
+	start = time.Now()
+	r, _ = b.handleGetMaxOffset(context.Background(), c, req())
+	require.Equal(t, "2", ext(t, r, "offset"))
+	require.GreaterOrEqual(t, time.Since(start), syncDispatchWait)
+	require.Less(t, time.Since(start), maxDispatchWait)
+}
