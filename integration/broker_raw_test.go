@@ -89,6 +89,42 @@ func (r *rawClient) maxOffset(topic string, queue int) int64 {
 	return n
 }
 
+// committedOffset is QUERY_CONSUMER_OFFSET (14) with setZeroIfNotFound=false: the offset the broker keeps
+// for group on the queue, -1 when it keeps none.
+func (r *rawClient) committedOffset(group, topic string, queue int) int64 {
+	r.tb.Helper()
+	resp := r.invoke(14, map[string]string{"consumerGroup": group, "topic": topic, "queueId": strconv.Itoa(queue),
+		"setZeroIfNotFound": "false"}, nil, 10*time.Second)
+	if resp.Code != codec.RespSuccess {
+		return -1
+	}
+	v, _ := resp.Ext.Get("offset")
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// waitCommitted waits until the offsets the broker keeps for group on topic's queues add up to want.
+func (r *rawClient) waitCommitted(group, topic string, queues int, want int64, timeout time.Duration) {
+	r.tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var sum int64
+		for q := 0; q < queues; q++ {
+			sum += max(r.committedOffset(group, topic, q), 0)
+		}
+		if sum == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.tb.Fatalf("group %s: broker keeps offsets adding up to %d on %s after %v, want %d", group, sum, topic, timeout, want)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // consumerCount is GET_CONSUMER_LIST_BY_GROUP (38): how many clients the broker knows in group.
 func (r *rawClient) consumerCount(group string) int {
 	r.tb.Helper()
