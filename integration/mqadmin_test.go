@@ -425,6 +425,11 @@ func compareAdminOutputs(t *testing.T, apache, rmqd map[string]string) {
 		steps = append(steps, k)
 	}
 	sort.Strings(steps)
+	for step, reason := range knownAdminDiffs {
+		if _, ok := apache[step]; !ok {
+			t.Errorf("knownAdminDiffs[%q] (%s) names no step the session ran: delete the entry", step, reason)
+		}
+	}
 	for _, step := range steps {
 		t.Run("compare/"+step, func(t *testing.T) {
 			body := func(tb harness.TB) {

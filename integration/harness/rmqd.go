@@ -36,6 +36,7 @@ func RmqdBinary(tb TB) string {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", tmp.Name(), "./cmd/rmqd")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // the binary `make build` ships
 		cmd.Dir = root
 		out, err := cmd.CombinedOutput()
 		if err != nil {
