@@ -446,9 +446,13 @@ func (ns *NameServer) updateNamesrvConfig(req *codec.RemotingCommand) (*codec.Re
 		ns.log.Warn("update namesrv config: black-listed key refused", "key", key)
 		return codec.NewResponse(req, codec.RespNoPermission, "Can not update config in black list."), nil
 	}
-	if err := cfg.ApplyProperties(props); err != nil {
+	unknown, err := cfg.ApplyProperties(props)
+	if err != nil {
 		// Java's properties2Object skips values that do not parse; so do we.
 		ns.log.Warn("update namesrv config: values ignored", "err", err)
+	}
+	if len(unknown) > 0 {
+		ns.log.Warn("update namesrv config: keys the name server does not know", "keys", unknown)
 	}
 	ns.cfg.Store(&cfg)
 	ns.log.Info("namesrv config updated", "keys", len(props))

@@ -361,16 +361,19 @@ func TestConfigApplyProperties(t *testing.T) {
 	require.False(t, cfg.OrderMessageEnable)
 	require.True(t, strings.HasSuffix(cfg.KvConfigPath, filepath.Join("namesrv", "kvConfig.json")))
 
-	err := cfg.ApplyProperties(map[string]string{"listenPort": " 19876 ", "orderMessageEnable": "TRUE",
+	unknown, err := cfg.ApplyProperties(map[string]string{"listenPort": " 19876 ", "orderMessageEnable": "TRUE",
 		"kvConfigPath": "/tmp/kv.json", "scanNotActiveBrokerInterval": "x", "brokerName": "ignored"})
 	require.ErrorContains(t, err, "scanNotActiveBrokerInterval")
+	require.Equal(t, []string{"brokerName"}, unknown)
 	require.Equal(t, int32(19876), cfg.ListenPort)
 	require.True(t, cfg.OrderMessageEnable)
 	require.Equal(t, "/tmp/kv.json", cfg.KvConfigPath)
 	require.Equal(t, int64(5000), cfg.ScanNotActiveBrokerInterval)
 
 	back := DefaultConfig()
-	require.NoError(t, back.ApplyProperties(cfg.Properties()))
+	unknown, err = back.ApplyProperties(cfg.Properties())
+	require.NoError(t, err)
+	require.Empty(t, unknown)
 	back.Now, cfg.Now = nil, nil
 	require.Equal(t, cfg, back)
 }

@@ -184,7 +184,7 @@ func newNamesrv(props map[string]string, opts options, bind string, logger *slog
 			nsProps["kvConfigPath"] = filepath.Join(props["storePathRootDir"], "namesrv", "kvConfig.json")
 		}
 	}
-	if err := cfg.ApplyProperties(nsProps); err != nil {
+	if _, err := cfg.ApplyProperties(nsProps); err != nil {
 		return node{}, nil, fmt.Errorf("name server config: %w", err)
 	}
 	if bind != "" {
