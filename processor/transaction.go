@@ -13,14 +13,10 @@ import (
 	"rmqd/store"
 )
 
-// Transaction bookkeeping names (TransactionalMessageUtil, MessageConst).
+// Transaction bookkeeping (TransactionalMessageUtil, TransactionalMessageCheckService).
 const (
 	transSysGroup        = "CID_RMQ_SYS_TRANS"
 	transRemoveTag       = "d"
-	propTranCheckTimes   = "TRANSACTION_CHECK_TIMES"
-	propCheckImmunity    = "CHECK_IMMUNITY_TIME_IN_SECONDS"
-	propProducerGroup    = "PGROUP"
-	propTransactionID    = "__transactionId__"
 	tranCommit           = 0x8
 	tranRollback         = 0xC
 	defaultTranTimeout   = 6 * time.Second
@@ -47,7 +43,7 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c remoting.Conn, req 
 	if err != nil || half == nil || half.Topic != TopicTransHalf {
 		return codec.NewResponse(req, codec.RespSystemError, "Find prepared transaction message failed"), nil
 	}
-	if pg, _ := propGet(half.Properties, propProducerGroup); pg != group {
+	if pg, _ := codec.PropertyValue(half.Properties, codec.PropProducerGroup); pg != group {
 		return codec.NewResponse(req, codec.RespSystemError, "The producer group wrong"), nil
 	}
 	if half.QueueOffset != tranOffset {
@@ -87,7 +83,10 @@ func realMessageOf(half *codec.Message) (*codec.Message, bool) {
 	if !realInto(real, half) {
 		return nil, false
 	}
-	real.Properties = propWithout(propWithout(half.Properties, "REAL_TOPIC"), "REAL_QID")
+	e := codec.EditProperties(half.Properties)
+	e.Delete(codec.PropRealTopic)
+	e.Delete(codec.PropRealQueueID)
+	real.Properties = e.String()
 	return real, true
 }
 
@@ -96,8 +95,8 @@ func realMessageOf(half *codec.Message) (*codec.Message, bool) {
 // parked properties as they are (callers that drop some do so themselves).
 // False when REAL_TOPIC or REAL_QID is missing or malformed.
 func realInto(dst, parked *codec.Message) bool {
-	topic, ok := propGet(parked.Properties, "REAL_TOPIC")
-	qs, ok2 := propGet(parked.Properties, "REAL_QID")
+	topic, ok := codec.PropertyValue(parked.Properties, codec.PropRealTopic)
+	qs, ok2 := codec.PropertyValue(parked.Properties, codec.PropRealQueueID)
 	q, err := strconv.ParseInt(qs, 10, 32)
 	if !ok || !ok2 || err != nil || topic == "" {
 		return false
@@ -131,8 +130,7 @@ func newTransactionService(b *Broker) *transactionService {
 // writeOp records that the half message at halfOffset is settled (an op
 // message tagged "d" whose body is "offset,").
 func (t *transactionService) writeOp(ctx context.Context, queueID int32, halfOffset int64) error {
-	props := "TAGS\x01" + transRemoveTag + "\x02"
-	props = fixStoredProps(props, t.b.conf(), t.b.ids)
+	props := fixStoredProps(codec.SetProperty("", codec.PropTags, transRemoveTag), t.b.conf(), t.b.ids)
 	msg := &codec.Message{Topic: TopicTransOpHalf, QueueID: queueID, BornTimestamp: time.Now().UnixMilli(),
 		BornHost: t.b.storeHost, StoreHost: t.b.storeHost, Body: []byte(strconv.FormatInt(halfOffset, 10) + ","),
 		Properties: props}
@@ -234,7 +232,7 @@ func (t *transactionService) check(ctx context.Context) {
 			continue
 		}
 		immunity := t.timeout
-		if v, ok := propGet(half.Properties, propCheckImmunity); ok {
+		if v, ok := codec.PropertyValue(half.Properties, codec.PropCheckImmunity); ok {
 			if s, err := strconv.ParseInt(v, 10, 64); err == nil && s > 0 {
 				immunity = time.Duration(s) * time.Second
 			}
@@ -242,7 +240,7 @@ func (t *transactionService) check(ctx context.Context) {
 		if now.Sub(time.UnixMilli(half.BornTimestamp)) < immunity {
 			break
 		}
-		times, _ := strconv.Atoi(func() string { v, _ := propGet(half.Properties, propTranCheckTimes); return v }())
+		times, _ := strconv.Atoi(func() string { v, _ := codec.PropertyValue(half.Properties, codec.PropTranCheckTimes); return v }())
 		if times >= t.checkMax {
 			t.discard(ctx, half)
 			halfOff = half.QueueOffset + 1
@@ -283,7 +281,7 @@ func (t *transactionService) discard(ctx context.Context, half *codec.Message) {
 func (t *transactionService) requeueAndAsk(ctx context.Context, half *codec.Message, times int) bool {
 	b := t.b
 	cp := *half
-	cp.Properties = appendProp(propWithout(half.Properties, propTranCheckTimes), propTranCheckTimes, strconv.Itoa(times))
+	cp.Properties = codec.SetProperty(half.Properties, codec.PropTranCheckTimes, strconv.Itoa(times))
 	cp.StoreHost = b.storeHost
 	res := b.store.PutMessage(ctx, &cp)
 	if res.Status != store.PutOK {
@@ -291,7 +289,7 @@ func (t *transactionService) requeueAndAsk(ctx context.Context, half *codec.Mess
 		return false
 	}
 	cp.QueueOffset, cp.CommitLogOffset, cp.StoreTimestamp = res.QueueOffset, res.WroteOffset, res.StoreTimestamp
-	group, _ := propGet(cp.Properties, propProducerGroup)
+	group, _ := codec.PropertyValue(cp.Properties, codec.PropProducerGroup)
 	chs := b.producers.Channels(group)
 	if len(chs) == 0 {
 		b.log.Debug("transaction: no producer online to check", "group", group)
@@ -308,7 +306,7 @@ func (t *transactionService) requeueAndAsk(ctx context.Context, half *codec.Mess
 	real.SysFlag = hostFlags(real.SysFlag, real.BornHost, real.StoreHost)
 	body := make([]byte, codec.RecordSize(real))
 	codec.EncodeRecord(body, real)
-	uniq, _ := propGet(cp.Properties, PropUniqKey)
+	uniq, _ := codec.PropertyValue(cp.Properties, codec.PropUniqKey)
 	req := codec.NewRequest(codec.ReqCheckTransactionState)
 	req.Ext.Set("topic", real.Topic)
 	req.Ext.Set("tranStateTableOffset", i64s(cp.QueueOffset))
