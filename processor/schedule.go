@@ -227,6 +227,11 @@ func (s *scheduleService) deliver(ctx context.Context, m *codec.Message) bool {
 		return true
 	}
 	topic := out.Topic
+	if _, remark, ok := s.b.checkRestoredTarget(topic, out.QueueID); !ok {
+		s.log.Warn("schedule: message for a topic it may not go to dropped", "offset", m.CommitLogOffset,
+			"topic", topic, "queue", out.QueueID, "remark", remark)
+		return true
+	}
 	out.StoreHost = s.b.storeHost
 	out.SysFlag = hostFlags(out.SysFlag, out.BornHost, out.StoreHost)
 	res := s.b.store.PutMessage(ctx, out)

@@ -320,6 +320,11 @@ func (t *timerService) deliver(ctx context.Context, e timerEntry) bool {
 		b.log.Warn("timer: message without REAL_TOPIC dropped", "offset", e.clOffset)
 		return true
 	}
+	if _, remark, ok := b.checkRestoredTarget(real.Topic, real.QueueID); !ok {
+		b.log.Warn("timer: message for a topic it may not go to dropped", "offset", e.clOffset,
+			"topic", real.Topic, "queue", real.QueueID, "remark", remark)
+		return true
+	}
 	real.StoreHost = b.storeHost
 	real.SysFlag = hostFlags(real.SysFlag, real.BornHost, real.StoreHost)
 	switch res := b.store.PutMessage(ctx, real); res.Status {

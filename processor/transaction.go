@@ -2,6 +2,7 @@ package processor
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,6 +58,12 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c remoting.Conn, req 
 		if !ok {
 			return codec.NewResponse(req, codec.RespSystemError, "half message without REAL_TOPIC/REAL_QID"), nil
 		}
+		// No op record on refusal: the checker keeps the half message and in
+		// the end parks it in TRANS_CHECK_MAX_TIME_TOPIC, as after a failed put.
+		if code, remark, ok := b.checkRestoredTarget(msg.Topic, msg.QueueID); !ok {
+			b.log.Warn("transaction: commit refused", "topic", msg.Topic, "queue", msg.QueueID, "remark", remark)
+			return codec.NewResponse(req, code, remark), nil
+		}
 		msg.SysFlag = msg.SysFlag&^sysFlagTransactionMask | tranCommit
 		msg.PreparedTransactionOffset = half.CommitLogOffset
 		msg.StoreHost = b.storeHost
@@ -106,6 +113,41 @@ func realInto(dst, parked *codec.Message) bool {
 		Body: parked.Body, Properties: parked.Properties}
 	return true
 }
+
+// checkRestoredTarget applies a normal send's checks (sendCheck) to the topic
+// and queue a parked message (half, delayed, timer) goes back to: a valid name,
+// not a topic clients may not send to nor an rmq_sys_ one, a topic that exists
+// or can be created as a send would create it, and a queue id in range. Java
+// trusts REAL_TOPIC here; rmqd checks because stores written before properties
+// were rebuilt may hold a client's REAL_TOPIC, and a client may put a message
+// straight into the timer topic.
+func (b *Broker) checkRestoredTarget(topic string, queueID int32) (code int32, remark string, ok bool) {
+	if remark, ok := validateTopic(topic); !ok {
+		return codec.RespInvalidParameter, remark, false
+	}
+	if notAllowedSendTopic(topic) || strings.HasPrefix(topic, sysTopicPrefix) {
+		return codec.RespNoPermission, "Sending message to topic[" + topic + "] is forbidden.", false
+	}
+	tc, ok := b.topics.Select(topic)
+	if !ok {
+		topic = strings.Clone(topic) // a table key must not alias a record
+		if strings.HasPrefix(topic, RetryGroupTopicPrefix) {
+			tc, ok = b.topics.CreateInSendMessageBack(topic, 1, PermWrite|PermRead, 0), true
+		} else {
+			tc, ok = b.topics.CreateInSendMessage(topic, TopicAutoCreate, b.conf().DefaultTopicQueueNums, 0)
+		}
+		if !ok {
+			return codec.RespTopicNotExist, "topic[" + topic + "] not exist, apply first please!", false
+		}
+	}
+	if queueID < 0 || queueID >= max(tc.WriteQueueNums, tc.ReadQueueNums) {
+		return codec.RespInvalidParameter, fmt.Sprintf("request queueId[%d] is illegal, topic %s", queueID, topic), false
+	}
+	return 0, "", true
+}
+
+// sysTopicPrefix is TopicValidator.SYSTEM_TOPIC_PREFIX (the timer topic is one).
+const sysTopicPrefix = "rmq_sys_"
 
 // transactionService is the half-message checker
 // (TransactionalMessageCheckService): half messages without an op record that
