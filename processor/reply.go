@@ -86,7 +86,7 @@ func (b *Broker) handleSendReplyMessage(ctx context.Context, c remoting.Conn, re
 func (b *Broker) sendFailure(resp *codec.RemotingCommand, hdr *codec.SendMessageResponseHeader, code int32, remark string) *codec.RemotingCommand {
 	setCode(resp, code, remark)
 	resp.CustomHeader = nil
-	resp.Ext.Set(codec.PropMsgRegion, hdr.MsgRegion)
-	resp.Ext.Set(codec.PropTraceSwitch, strconv.FormatBool(hdr.TraceOn))
+	resp.Ext.Set(codec.ExtMsgRegion, hdr.MsgRegion)
+	resp.Ext.Set(codec.ExtTraceOn, strconv.FormatBool(hdr.TraceOn))
 	return resp
 }

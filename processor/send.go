@@ -63,8 +63,8 @@ func finishSendResponse(resp *codec.RemotingCommand, hdr *codec.SendMessageRespo
 		// Java leaves msgId/queueId/queueOffset out of failures; the two
 		// unconditional fields stay.
 		resp.CustomHeader = nil
-		resp.Ext.Set(codec.PropMsgRegion, hdr.MsgRegion)
-		resp.Ext.Set(codec.PropTraceSwitch, strconv.FormatBool(hdr.TraceOn))
+		resp.Ext.Set(codec.ExtMsgRegion, hdr.MsgRegion)
+		resp.Ext.Set(codec.ExtTraceOn, strconv.FormatBool(hdr.TraceOn))
 	}
 }
 
