@@ -209,6 +209,7 @@ func TestSmuggledRealTopicThroughTimer(t *testing.T) {
 		smuggled+"TIMER_OUT_MS\x011\x02"))
 	require.NoError(t, err)
 	direct := r.Code == codec.RespSuccess
+	t.Logf("direct send to %s: code %d %s", TopicTimer, r.Code, r.Remark)
 
 	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("TimerT", 0) == 1 }, 10*time.Second, 20*time.Millisecond)
 	m := pullAll(t, b, "TimerT", 0)[0]
