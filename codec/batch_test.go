@@ -7,31 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestPropertiesHelpers(t *testing.T) {
-	p := AppendProperty("", PropTags, "TagA")
-	p = AppendProperty(p, PropKeys, "k1 k2")
-	require.Equal(t, "TAGS\x01TagA\x02KEYS\x01k1 k2\x02", p)
-	v, ok := PropertyValue(p, PropKeys)
-	require.True(t, ok)
-	require.Equal(t, "k1 k2", v)
-	_, ok = PropertyValue(p, "NOPE")
-	require.False(t, ok)
-	// Malformed pieces are skipped like Java's string2messageProperties.
-	odd := "\x01x\x02A\x01\x02B\x01b\x02junk\x02C\x01c"
-	require.Equal(t, map[string]string{"B": "b", "C": "c"}, ParseProperties(odd))
-	// No trailing separator: AppendProperty adds one first.
-	require.Equal(t, "A\x01a\x02B\x01b\x02", AppendProperty("A\x01a", "B", "b"))
-	p = SetProperty(p, PropTags, "TagB")
-	require.Equal(t, map[string]string{"TAGS": "TagB", "KEYS": "k1 k2"}, ParseProperties(p))
-	p = DeleteProperty(p, PropTags)
-	require.Equal(t, "KEYS\x01k1 k2\x02", p)
-	m := map[string]string{"b": "2", "a": "1", "": "x", "e": ""}
-	require.Equal(t, "a\x011\x02b\x012\x02", FormatProperties(m))
-	v, ok = PropertyValue("A\x011\x02A\x012\x02", "A")
-	require.True(t, ok)
-	require.Equal(t, "2", v)
-}
-
 func TestBatchIterator(t *testing.T) {
 	var body []byte
 	body = AppendBatchEntry(body, 1, []byte("one"), "UNIQ_KEY\x01u1\x02")

@@ -2,26 +2,21 @@ package codec
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 )
+
+// Message properties travel as one string: name 0x01 value 0x02 name 0x01 value
+// 0x02 ... This file is the only reader and writer of that format. Its rules are
+// Java's (MessageDecoder.string2messageProperties / messageProperties2String,
+// Message.putProperty): the properties are a map, so a repeated name keeps its
+// last value, a broker write replaces the name, and an encoding writes each name
+// once, every pair followed by 0x02.
 
 // Property separators of the encoded properties string.
 const (
 	PropNameValueSep = '\x01'
 	PropSep          = '\x02'
-)
-
-// Property names the store and broker read (MessageConst.java).
-const (
-	PropKeys        = "KEYS"
-	PropTags        = "TAGS"
-	PropWait        = "WAIT"
-	PropDelay       = "DELAY"
-	PropUniqKey     = "UNIQ_KEY"
-	PropRealTopic   = "REAL_TOPIC"
-	PropRealQueueID = "REAL_QID"
-	PropTranMsg     = "TRAN_MSG"
-	PropCluster     = "CLUSTER"
 )
 
 // nextProperty returns the next well-formed pair of props starting at i, following
@@ -46,8 +41,10 @@ func nextProperty(props string, i int) (name, value string, next int, ok bool) {
 	return "", "", len(props), false
 }
 
-// NextProperty iterates the well-formed pairs of props without allocating: start
-// with i = 0 and continue with the returned next while ok.
+// NextProperty iterates the well-formed pairs of props in order without
+// allocating: start with i = 0 and continue with the returned next while ok. A
+// repeated name is reported each time; readers that keep the last one agree with
+// PropertyValue.
 func NextProperty(props string, i int) (name, value string, next int, ok bool) {
 	return nextProperty(props, i)
 }
@@ -69,47 +66,23 @@ func PropertyValue(props, name string) (string, bool) {
 	}
 }
 
-// AppendProperty adds name=value at the end of props (a 0x02 is inserted first if
-// props does not end with one). It does not look for an existing entry.
-func AppendProperty(props, name, value string) string {
-	var b strings.Builder
-	b.Grow(len(props) + len(name) + len(value) + 3)
-	b.WriteString(props)
-	if len(props) > 0 && props[len(props)-1] != PropSep {
-		b.WriteByte(PropSep)
-	}
-	b.WriteString(name)
-	b.WriteByte(PropNameValueSep)
-	b.WriteString(value)
-	b.WriteByte(PropSep)
-	return b.String()
-}
-
-// DeleteProperty removes every entry of name (and drops malformed pieces).
-func DeleteProperty(props, name string) string {
-	if _, ok := PropertyValue(props, name); !ok {
-		return props
-	}
-	var b strings.Builder
-	b.Grow(len(props))
+// PropertyValues looks up several names in one pass without allocating: vals[j]
+// and found[j] receive names[j]'s value (last wins). vals and found must be at
+// least as long as names; entries of absent names are left untouched.
+func PropertyValues(props string, names []string, vals []string, found []bool) {
 	for i := 0; ; {
 		n, v, next, ok := nextProperty(props, i)
 		if !ok {
-			return b.String()
+			return
 		}
-		if n != name {
-			b.WriteString(n)
-			b.WriteByte(PropNameValueSep)
-			b.WriteString(v)
-			b.WriteByte(PropSep)
+		for j, want := range names {
+			if want == n {
+				vals[j], found[j] = v, true
+				break
+			}
 		}
 		i = next
 	}
-}
-
-// SetProperty replaces name's value, or appends it.
-func SetProperty(props, name, value string) string {
-	return AppendProperty(DeleteProperty(props, name), name, value)
 }
 
 // ParseProperties decodes props into a map (tests and cold paths).
@@ -135,11 +108,245 @@ func FormatProperties(m map[string]string) string {
 		}
 	}
 	sort.Strings(names)
-	var b strings.Builder
+	e := EditProperties("")
 	for _, k := range names {
-		b.WriteString(k)
+		e.Set(k, m[k])
+	}
+	return e.String()
+}
+
+// SetProperty returns props with name set to value (replacing any earlier
+// value), encoded as PropertiesEditor.String does.
+func SetProperty(props, name, value string) string {
+	e := EditProperties(props)
+	e.Set(name, value)
+	return e.String()
+}
+
+// DeleteProperty returns props without name, encoded as PropertiesEditor.String
+// does.
+func DeleteProperty(props, name string) string {
+	e := EditProperties(props)
+	e.Delete(name)
+	return e.String()
+}
+
+// propEdit is one pending change of a PropertiesEditor. A numeric value is kept
+// as a number and formatted only when encoding, so setting one costs nothing.
+type propEdit struct {
+	name  string
+	value string
+	num   int64
+	isNum bool
+	del   bool
+}
+
+// inlineEdits is how many changes an editor holds without allocating; the
+// broker's rewrites make at most six.
+const inlineEdits = 8
+
+// PropertiesEditor rebuilds an encoded properties string with some names set or
+// removed, the way the Java broker's putProperty / clearProperty followed by
+// messageProperties2String does: each name is written once, with its last value,
+// and every pair ends in 0x02; malformed pieces (which Java's decoder drops) are
+// dropped. The base's pairs keep their order; names set through the editor come
+// after them, in the order first set. Use it as a local value: it allocates only
+// in String, once, and not at all when nothing changes.
+//
+// Names must not contain 0x01 or 0x02 and values must not contain 0x02; every
+// name the broker sets is a MessageConst name and its values are topic names,
+// numbers or configuration strings.
+type PropertiesEditor struct {
+	base   string
+	n      int
+	inline [inlineEdits]propEdit
+	more   []propEdit
+}
+
+// EditProperties starts an editor over the encoded properties props.
+func EditProperties(props string) PropertiesEditor {
+	return PropertiesEditor{base: props}
+}
+
+func (e *PropertiesEditor) edit(i int) *propEdit {
+	if i < inlineEdits {
+		return &e.inline[i]
+	}
+	return &e.more[i-inlineEdits]
+}
+
+// find returns the pending change of name, or nil.
+func (e *PropertiesEditor) find(name string) *propEdit {
+	for i := 0; i < e.n; i++ {
+		if p := e.edit(i); p.name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+func (e *PropertiesEditor) put(p propEdit) {
+	if p.name == "" {
+		return
+	}
+	if old := e.find(p.name); old != nil {
+		*old = p
+		return
+	}
+	if e.n < inlineEdits {
+		e.inline[e.n] = p
+	} else {
+		e.more = append(e.more, p)
+	}
+	e.n++
+}
+
+// Set gives name the value, replacing what the base or an earlier Set held
+// (Message.putProperty). An empty value is written as Java writes it (name 0x01
+// 0x02), which every reader then ignores.
+func (e *PropertiesEditor) Set(name, value string) { e.put(propEdit{name: name, value: value}) }
+
+// SetInt is Set with a decimal number.
+func (e *PropertiesEditor) SetInt(name string, v int64) {
+	e.put(propEdit{name: name, num: v, isNum: true})
+}
+
+// Delete removes name (MessageAccessor.clearProperty).
+func (e *PropertiesEditor) Delete(name string) { e.put(propEdit{name: name, del: true}) }
+
+// Get is name's value after the changes made so far (last wins in the base).
+func (e *PropertiesEditor) Get(name string) (string, bool) {
+	if p := e.find(name); p != nil {
+		switch {
+		case p.del:
+			return "", false
+		case p.isNum:
+			return strconv.FormatInt(p.num, 10), true
+		}
+		return p.value, p.value != ""
+	}
+	return PropertyValue(e.base, name)
+}
+
+// Has reports whether name has a value after the changes made so far.
+func (e *PropertiesEditor) Has(name string) bool {
+	if p := e.find(name); p != nil {
+		return !p.del && (p.isNum || p.value != "")
+	}
+	_, ok := PropertyValue(e.base, name)
+	return ok
+}
+
+// smallProps is how many base pairs String tracks on the stack; beyond it (only
+// hostile or unusual clients send that many) a map finds repeats, so the cost
+// stays linear.
+const smallProps = 32
+
+// String encodes the edited properties. It returns the base itself when that is
+// already the encoding (no changes, no repeats, nothing malformed), so it
+// allocates at most once for any base of up to smallProps pairs.
+func (e *PropertiesEditor) String() string {
+	var names [smallProps]string
+	var keep [smallProps]bool
+	pairs, canonical := 0, true
+	for i := 0; ; {
+		n, v, next, ok := nextProperty(e.base, i)
+		if !ok {
+			break
+		}
+		// A pair right at i, closed by 0x02: nothing skipped before it.
+		if next != i+len(n)+len(v)+2 || e.base[next-1] != PropSep {
+			canonical = false
+		}
+		if pairs < smallProps {
+			names[pairs] = n
+		}
+		pairs++
+		i = next
+	}
+	// A base pair is written when the editor leaves its name alone and no later
+	// pair repeats the name (last wins).
+	var last map[string]int
+	if pairs > smallProps {
+		last = make(map[string]int, pairs)
+		k := 0
+		for i := 0; ; k++ {
+			n, _, next, ok := nextProperty(e.base, i)
+			if !ok {
+				break
+			}
+			last[n] = k
+			i = next
+		}
+	} else {
+		for k := 0; k < pairs; k++ {
+			keep[k] = e.find(names[k]) == nil
+			for j := k + 1; keep[k] && j < pairs; j++ {
+				keep[k] = names[j] != names[k]
+			}
+		}
+	}
+	kept := func(k int, n string) bool {
+		if last == nil {
+			return keep[k]
+		}
+		return last[n] == k && e.find(n) == nil
+	}
+	size := 0
+	k := 0
+	for i := 0; ; k++ {
+		n, v, next, ok := nextProperty(e.base, i)
+		if !ok {
+			break
+		}
+		if kept(k, n) {
+			size += len(n) + len(v) + 2
+		} else {
+			canonical = false
+		}
+		i = next
+	}
+	var num [20]byte
+	for j := 0; j < e.n; j++ {
+		if p := e.edit(j); !p.del {
+			canonical = false
+			size += len(p.name) + 2 + len(p.value)
+			if p.isNum {
+				size += len(strconv.AppendInt(num[:0], p.num, 10))
+			}
+		}
+	}
+	if canonical && size == len(e.base) {
+		return e.base // every base pair kept, nothing added, nothing trailing
+	}
+	var b strings.Builder
+	b.Grow(size)
+	k = 0
+	for i := 0; ; k++ {
+		n, v, next, ok := nextProperty(e.base, i)
+		if !ok {
+			break
+		}
+		if kept(k, n) {
+			b.WriteString(n)
+			b.WriteByte(PropNameValueSep)
+			b.WriteString(v)
+			b.WriteByte(PropSep)
+		}
+		i = next
+	}
+	for j := 0; j < e.n; j++ {
+		p := e.edit(j)
+		if p.del {
+			continue
+		}
+		b.WriteString(p.name)
 		b.WriteByte(PropNameValueSep)
-		b.WriteString(m[k])
+		if p.isNum {
+			b.Write(strconv.AppendInt(num[:0], p.num, 10))
+		} else {
+			b.WriteString(p.value)
+		}
 		b.WriteByte(PropSep)
 	}
 	return b.String()

@@ -277,7 +277,7 @@ func (b *Broker) handleQueryConsumeQueue(ctx context.Context, c remoting.Conn, r
 		}
 		var m codec.Message
 		_, err := codec.DecodeRecord(res.Records[0], &m)
-		tags, _ := propGet(m.Properties, PropTags)
+		tags, _ := codec.PropertyValue(m.Properties, codec.PropTags)
 		tagsCode := compat.JavaStringHash(tags)
 		res.Release()
 		if err != nil {

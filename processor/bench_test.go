@@ -65,3 +65,14 @@ func (d *discardConn) WriteResponseBodies(cmd *codec.RemotingCommand, bodies [][
 	}
 	return nil
 }
+
+// BenchmarkFixStoredProps is the per-send rewrite of a Java client's properties.
+func BenchmarkFixStoredProps(b *testing.B) {
+	cfg := DefaultBrokerConfig()
+	ids := newUniqIDGen("10.0.0.1")
+	props := "TAGS\x01tagA\x02KEYS\x01k1\x02UNIQ_KEY\x01C0A8000100002A9F0000000000000001\x02WAIT\x01true\x02"
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		_ = fixStoredProps(props, &cfg, ids)
+	}
+}

@@ -35,11 +35,24 @@ func FuzzFixStoredProps(f *testing.F) {
 	cfg.BrokerClusterName = "C"
 	f.Fuzz(func(t *testing.T, props string) {
 		out := fixStoredProps(props, &cfg, ids)
-		if v, ok := propGet(out, PropCluster); !ok || v != "C" {
+		if v, ok := codec.PropertyValue(out, codec.PropCluster); !ok || v != "C" {
 			t.Fatalf("CLUSTER=%q,%v in %q", v, ok, out)
 		}
-		if _, ok := propGet(out, PropUniqKey); !ok {
+		if _, ok := codec.PropertyValue(out, codec.PropUniqKey); !ok {
 			t.Fatalf("no UNIQ_KEY in %q", out)
+		}
+		// Stored properties name each property once, as Java's re-encoding does.
+		seen := map[string]bool{}
+		for i := 0; ; {
+			n, _, next, ok := codec.NextProperty(out, i)
+			if !ok {
+				break
+			}
+			if seen[n] {
+				t.Fatalf("%q twice in %q", n, out)
+			}
+			seen[n] = true
+			i = next
 		}
 	})
 }

@@ -137,8 +137,8 @@ func TestSendThenPull(t *testing.T) {
 	require.EqualValues(t, 7, resp.Opaque)
 	require.Equal(t, "1", ext(t, resp, "queueId"))
 	require.Equal(t, "0", ext(t, resp, "queueOffset"))
-	require.Equal(t, "DefaultRegion", ext(t, resp, PropMsgRegion))
-	require.Equal(t, "true", ext(t, resp, PropTraceSwitch))
+	require.Equal(t, "DefaultRegion", ext(t, resp, codec.PropMsgRegion))
+	require.Equal(t, "true", ext(t, resp, codec.PropTraceSwitch))
 	msgID := ext(t, resp, "msgId")
 	require.Len(t, msgID, 32)
 	tc, ok := b.topics.Select("TopicA")
@@ -170,8 +170,8 @@ func TestSendThenPull(t *testing.T) {
 	require.EqualValues(t, 1, msgs[1].QueueOffset)
 	require.Equal(t, "127.0.0.1:40000", msgs[0].BornHost.String())
 	require.Equal(t, "127.0.0.1:10911", msgs[0].StoreHost.String())
-	for _, k := range []string{PropTags, PropKeys, "color", PropUniqKey, PropCluster} {
-		_, ok := propGet(msgs[0].Properties, k)
+	for _, k := range []string{codec.PropTags, codec.PropKeys, "color", codec.PropUniqKey, codec.PropCluster} {
+		_, ok := codec.PropertyValue(msgs[0].Properties, k)
 		require.True(t, ok, k)
 	}
 
@@ -230,7 +230,7 @@ func TestSendChecks(t *testing.T) {
 		resp, err := b.handleSendMessage(ctx, c, tc.req)
 		require.NoError(t, err)
 		require.EqualValues(t, tc.code, resp.Code, tc.name)
-		ext(t, resp, PropMsgRegion)
+		ext(t, resp, codec.PropMsgRegion)
 	}
 	// Missing required header field.
 	req := sendReq("T", 0, []byte("x"), "")
@@ -282,11 +282,11 @@ func TestSendBatch(t *testing.T) {
 	require.Len(t, msgs, 3)
 	for i, m := range msgs {
 		require.Equal(t, fmt.Sprintf("m%d", i), string(m.Body))
-		_, ok := propGet(m.Properties, PropUniqKey)
+		_, ok := codec.PropertyValue(m.Properties, codec.PropUniqKey)
 		require.False(t, ok, "like Apache 5.3.3, no UNIQ_KEY is invented for inner messages")
-		cl, _ := propGet(m.Properties, PropCluster)
+		cl, _ := codec.PropertyValue(m.Properties, codec.PropCluster)
 		require.Equal(t, "DefaultCluster", cl)
-		tag, _ := propGet(m.Properties, PropTags)
+		tag, _ := codec.PropertyValue(m.Properties, codec.PropTags)
 		require.Equal(t, "t", tag)
 	}
 }

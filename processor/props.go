@@ -10,117 +10,30 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"rmqd/codec"
 )
-
-// Property names the broker reads or writes (MessageConst).
-const (
-	PropUniqKey           = "UNIQ_KEY"
-	PropCluster           = "CLUSTER"
-	PropTags              = "TAGS"
-	PropKeys              = "KEYS"
-	PropTranMsg           = "TRAN_MSG"
-	PropDelay             = "DELAY"
-	PropRetryTopic        = "RETRY_TOPIC"
-	PropReconsumeTime     = "RECONSUME_TIME"
-	PropMaxReconsumeTimes = "MAX_RECONSUME_TIMES"
-	PropMsgRegion         = "MSG_REGION"
-	PropTraceSwitch       = "TRACE_ON"
-)
-
-const (
-	propNameSep  = '\x01'
-	propValueSep = '\x02'
-)
-
-// propGet finds key in an encoded properties string (name 0x01 value 0x02 …).
-func propGet(props, key string) (string, bool) {
-	for len(props) > 0 {
-		end := strings.IndexByte(props, propValueSep)
-		pair := props
-		if end >= 0 {
-			pair, props = props[:end], props[end+1:]
-		} else {
-			props = ""
-		}
-		if i := strings.IndexByte(pair, propNameSep); i > 0 && pair[:i] == key {
-			return pair[i+1:], true
-		}
-	}
-	return "", false
-}
-
-// propWithout drops every pair named key.
-func propWithout(props, key string) string {
-	if !strings.Contains(props, key) {
-		return props
-	}
-	var b strings.Builder
-	for len(props) > 0 {
-		end := strings.IndexByte(props, propValueSep)
-		pair := props
-		if end >= 0 {
-			pair, props = props[:end], props[end+1:]
-		} else {
-			props = ""
-		}
-		if i := strings.IndexByte(pair, propNameSep); i > 0 && pair[:i] == key {
-			continue
-		}
-		if pair == "" {
-			continue
-		}
-		b.WriteString(pair)
-		b.WriteByte(propValueSep)
-	}
-	return b.String()
-}
-
-// propAppend appends one pair, keeping the trailing 0x02 Java writes.
-func propAppend(b *strings.Builder, key, value string) {
-	b.WriteString(key)
-	b.WriteByte(propNameSep)
-	b.WriteString(value)
-	b.WriteByte(propValueSep)
-}
 
 // fixStoredProps is what the broker does to a sent message's properties
 // (AbstractSendMessageProcessor.buildMsgContext, then the send): set MSG_REGION
-// and TRACE_ON, add a UNIQ_KEY when the producer gave none, and set CLUSTER.
+// and TRACE_ON, add a UNIQ_KEY when the producer gave none, and set CLUSTER. The
+// result names each property once, as Java's re-encoding does.
 func fixStoredProps(props string, cfg *BrokerConfig, ids *uniqIDGen) string {
-	_, hasUniq := propGet(props, PropUniqKey)
-	for _, k := range [...]string{PropMsgRegion, PropTraceSwitch, PropCluster} {
-		if _, ok := propGet(props, k); ok {
-			props = propWithout(props, k)
-		}
+	e := codec.EditProperties(props)
+	e.Set(codec.PropMsgRegion, cfg.RegionID)
+	e.Set(codec.PropTraceSwitch, strconv.FormatBool(cfg.TraceOn))
+	if !e.Has(codec.PropUniqKey) {
+		e.Set(codec.PropUniqKey, ids.next())
 	}
-	var b strings.Builder
-	b.Grow(len(props) + len(cfg.RegionID) + len(cfg.BrokerClusterName) + 80)
-	b.WriteString(props)
-	if len(props) > 0 && props[len(props)-1] != propValueSep {
-		b.WriteByte(propValueSep)
-	}
-	propAppend(&b, PropMsgRegion, cfg.RegionID)
-	propAppend(&b, PropTraceSwitch, strconv.FormatBool(cfg.TraceOn))
-	if !hasUniq {
-		propAppend(&b, PropUniqKey, ids.next())
-	}
-	propAppend(&b, PropCluster, cfg.BrokerClusterName)
-	return b.String()
+	e.Set(codec.PropCluster, cfg.BrokerClusterName)
+	return e.String()
 }
 
 // withCluster sets CLUSTER and nothing else (batch inner messages).
 func withCluster(props, cluster string) string {
-	if _, ok := propGet(props, PropCluster); ok {
-		props = propWithout(props, PropCluster)
-	}
-	var b strings.Builder
-	b.Grow(len(props) + len(cluster) + 10)
-	b.WriteString(props)
-	if len(props) > 0 && props[len(props)-1] != propValueSep {
-		b.WriteByte(propValueSep)
-	}
-	propAppend(&b, PropCluster, cluster)
-	return b.String()
+	e := codec.EditProperties(props)
+	e.Set(codec.PropCluster, cluster)
+	return e.String()
 }
 
 // uniqIDGen makes message ids shaped like MessageClientIDSetter's: 4-byte IP,

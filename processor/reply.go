@@ -12,12 +12,6 @@ import (
 	"rmqd/store"
 )
 
-// Request-reply property names (MessageConst).
-const (
-	propReplyToClient = "REPLY_TO_CLIENT"
-	propPushReplyTime = "PUSH_REPLY_TIME"
-)
-
 // handleSendReplyMessage is SEND_REPLY_MESSAGE and SEND_REPLY_MESSAGE_V2
 // (ReplyMessageProcessor): the reply is pushed to the requesting client named
 // by REPLY_TO_CLIENT with PUSH_REPLY_MESSAGE_TO_CLIENT, then stored. The push
@@ -41,11 +35,11 @@ func (b *Broker) handleSendReplyMessage(ctx context.Context, c remoting.Conn, re
 	now := time.Now().UnixMilli()
 
 	// Push first.
-	target, _ := propGet(h.properties, propReplyToClient)
+	target, _ := codec.PropertyValue(h.properties, codec.PropReplyToClient)
 	var pushErr string
 	switch ch, found := b.producers.FindByClientID(target); {
 	case target == "":
-		pushErr = "reply message properties[" + propReplyToClient + "] is null"
+		pushErr = "reply message properties[" + codec.PropReplyToClient + "] is null"
 	case !found:
 		pushErr = "push reply message fail, channel of <" + target + "> not found."
 	default:
@@ -53,7 +47,7 @@ func (b *Broker) handleSendReplyMessage(ctx context.Context, c remoting.Conn, re
 		for _, kv := range [][2]string{{"producerGroup", h.producerGroup}, {"topic", h.topic},
 			{"defaultTopic", h.defaultTopic}, {"defaultTopicQueueNums", i32s(h.defaultTopicQueueNums)},
 			{"queueId", i32s(h.queueID)}, {"sysFlag", i32s(h.sysFlag)}, {"bornTimestamp", i64s(h.bornTimestamp)},
-			{"flag", i32s(h.flag)}, {"properties", codec.AppendProperty(propWithout(h.properties, propPushReplyTime), propPushReplyTime, i64s(now))},
+			{"flag", i32s(h.flag)}, {"properties", codec.SetProperty(h.properties, codec.PropPushReplyTime, i64s(now))},
 			{"reconsumeTimes", i32s(h.reconsumeTimes)}, {"unitMode", strconv.FormatBool(h.unitMode)},
 			{"bornHost", born.String()}, {"storeHost", b.storeHost.String()}, {"storeTimestamp", i64s(now)}} {
 			push.Ext.Set(kv[0], strings.Clone(kv[1]))
@@ -92,7 +86,7 @@ func (b *Broker) handleSendReplyMessage(ctx context.Context, c remoting.Conn, re
 func (b *Broker) sendFailure(resp *codec.RemotingCommand, hdr *codec.SendMessageResponseHeader, code int32, remark string) *codec.RemotingCommand {
 	setCode(resp, code, remark)
 	resp.CustomHeader = nil
-	resp.Ext.Set(PropMsgRegion, hdr.MsgRegion)
-	resp.Ext.Set(PropTraceSwitch, strconv.FormatBool(hdr.TraceOn))
+	resp.Ext.Set(codec.ExtMsgRegion, hdr.MsgRegion)
+	resp.Ext.Set(codec.ExtTraceOn, strconv.FormatBool(hdr.TraceOn))
 	return resp
 }

@@ -33,9 +33,9 @@ func TestSendReplyMessage(t *testing.T) {
 	require.Equal(t, codec.ReqPushReplyMessageToClient, p.Code)
 	require.Equal(t, "pong", string(p.Body))
 	props, _ := p.Ext.Get("properties")
-	cid, _ := propGet(props, "CORRELATION_ID")
+	cid, _ := codec.PropertyValue(props, "CORRELATION_ID")
 	require.Equal(t, "c1", cid)
-	_, ok := propGet(props, propPushReplyTime)
+	_, ok := codec.PropertyValue(props, codec.PropPushReplyTime)
 	require.True(t, ok)
 	topic, _ := p.Ext.Get("topic")
 	require.Equal(t, "DefaultCluster_REPLY_TOPIC", topic)
@@ -46,5 +46,5 @@ func TestSendReplyMessage(t *testing.T) {
 	resp, err = b.handleSendReplyMessage(ctx, replier, req2)
 	require.NoError(t, err)
 	require.EqualValues(t, codec.RespSystemError, resp.Code)
-	ext(t, resp, PropMsgRegion)
+	ext(t, resp, codec.PropMsgRegion)
 }

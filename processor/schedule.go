@@ -42,7 +42,7 @@ func parseDelayLevels(s string) ([]time.Duration, error) {
 
 // delayLevelOf reads the DELAY property (0 when absent or malformed).
 func delayLevelOf(props string) int {
-	v, ok := propGet(props, PropDelay)
+	v, ok := codec.PropertyValue(props, codec.PropDelay)
 	if !ok {
 		return 0
 	}
@@ -65,19 +65,14 @@ func (b *Broker) applyDelay(msg *codec.Message) {
 	if level <= 0 {
 		return
 	}
+	e := codec.EditProperties(msg.Properties)
 	if max := len(b.delayLevels); level > max {
 		level = max
-		msg.Properties = propWithout(msg.Properties, PropDelay)
-		var sb strings.Builder
-		sb.WriteString(msg.Properties)
-		propAppend(&sb, PropDelay, strconv.Itoa(level))
-		msg.Properties = sb.String()
+		e.SetInt(codec.PropDelay, int64(level))
 	}
-	var sb strings.Builder
-	sb.WriteString(propWithout(propWithout(msg.Properties, "REAL_TOPIC"), "REAL_QID"))
-	propAppend(&sb, "REAL_TOPIC", msg.Topic)
-	propAppend(&sb, "REAL_QID", i32s(msg.QueueID))
-	msg.Properties = sb.String()
+	e.Set(codec.PropRealTopic, msg.Topic)
+	e.SetInt(codec.PropRealQueueID, int64(msg.QueueID))
+	msg.Properties = e.String()
 	msg.Topic = TopicSchedule
 	msg.QueueID = int32(level - 1)
 }
@@ -232,6 +227,11 @@ func (s *scheduleService) deliver(ctx context.Context, m *codec.Message) bool {
 		return true
 	}
 	topic := out.Topic
+	if _, remark, ok := s.b.checkRestoredTarget(topic, out.QueueID); !ok {
+		s.log.Warn("schedule: message for a topic it may not go to dropped", "offset", m.CommitLogOffset,
+			"topic", topic, "queue", out.QueueID, "remark", remark)
+		return true
+	}
 	out.StoreHost = s.b.storeHost
 	out.SysFlag = hostFlags(out.SysFlag, out.BornHost, out.StoreHost)
 	res := s.b.store.PutMessage(ctx, out)

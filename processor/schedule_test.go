@@ -54,9 +54,9 @@ func TestDelayedMessageIsDeliveredLater(t *testing.T) {
 	require.Len(t, msgs, 1)
 	require.Equal(t, "later", string(msgs[0].Body))
 	// Kept as Apache 5.3.3 delivers it (the properties string is built before DELAY is cleared).
-	dl, _ := propGet(msgs[0].Properties, PropDelay)
+	dl, _ := codec.PropertyValue(msgs[0].Properties, codec.PropDelay)
 	require.Equal(t, "2", dl)
-	rt, _ := propGet(msgs[0].Properties, "REAL_TOPIC")
+	rt, _ := codec.PropertyValue(msgs[0].Properties, codec.PropRealTopic)
 	require.Equal(t, "DelayT", rt)
 	require.NoError(t, b.schedule.persist())
 	b.schedule.mu.Lock()
@@ -95,9 +95,9 @@ func TestConsumerSendMsgBack(t *testing.T) {
 	require.Len(t, retry, 1)
 	require.Equal(t, "fail-me", string(retry[0].Body))
 	require.EqualValues(t, 1, retry[0].ReconsumeTimes)
-	rt, _ := propGet(retry[0].Properties, PropRetryTopic)
+	rt, _ := codec.PropertyValue(retry[0].Properties, codec.PropRetryTopic)
 	require.Equal(t, "BackT", rt)
-	_, ok = propGet(retry[0].Properties, "ORIGIN_MESSAGE_ID")
+	_, ok = codec.PropertyValue(retry[0].Properties, codec.PropOriginMessageID)
 	require.True(t, ok)
 
 	// Exhausted → DLQ at once.
@@ -109,10 +109,10 @@ func TestConsumerSendMsgBack(t *testing.T) {
 	require.Len(t, dlq, 1)
 	require.EqualValues(t, 2, dlq[0].ReconsumeTimes)
 	// Java's setDelayTimeLevel(0) leaves DELAY=0 on a DLQ message; the origin id stays the first one.
-	d, _ := propGet(dlq[0].Properties, PropDelay)
+	d, _ := codec.PropertyValue(dlq[0].Properties, codec.PropDelay)
 	require.Equal(t, "0", d)
-	o1, _ := propGet(retry[0].Properties, "ORIGIN_MESSAGE_ID")
-	o2, _ := propGet(dlq[0].Properties, "ORIGIN_MESSAGE_ID")
+	o1, _ := codec.PropertyValue(retry[0].Properties, codec.PropOriginMessageID)
+	o2, _ := codec.PropertyValue(dlq[0].Properties, codec.PropOriginMessageID)
 	require.Equal(t, o1, o2)
 
 	// Unknown offset.

@@ -63,8 +63,8 @@ func finishSendResponse(resp *codec.RemotingCommand, hdr *codec.SendMessageRespo
 		// Java leaves msgId/queueId/queueOffset out of failures; the two
 		// unconditional fields stay.
 		resp.CustomHeader = nil
-		resp.Ext.Set(PropMsgRegion, hdr.MsgRegion)
-		resp.Ext.Set(PropTraceSwitch, strconv.FormatBool(hdr.TraceOn))
+		resp.Ext.Set(codec.ExtMsgRegion, hdr.MsgRegion)
+		resp.Ext.Set(codec.ExtTraceOn, strconv.FormatBool(hdr.TraceOn))
 	}
 }
 
@@ -148,7 +148,7 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 		}
 	}
 	props = fixStoredProps(props, b.conf(), b.ids)
-	if tran, _ := propGet(props, PropTranMsg); parseJavaBool(tran) &&
+	if tran, _ := codec.PropertyValue(props, codec.PropTranMsg); parseJavaBool(tran) &&
 		!(msg.ReconsumeTimes > 0 && hasDelay(props)) {
 		if b.conf().RejectTransactionMessage {
 			return setCode(resp, codec.RespNoPermission,
@@ -294,28 +294,31 @@ func (b *Broker) handleRetryAndDLQ(h *sendHeader, msg *codec.Message, props stri
 	tc := b.topics.CreateInSendMessageBack(dlq, 1, PermWrite|PermRead, 0)
 	msg.Topic = dlq
 	msg.QueueID = randomQueue(tc.WriteQueueNums)
-	return propWithout(props, PropDelay), false
+	return codec.DeleteProperty(props, codec.PropDelay), false
 }
 
 // toHalfMessage stores a transactional prepare message in the half topic, as
-// TransactionalMessageBridge.parseHalfMessageInner does.
+// TransactionalMessageBridge.parseHalfMessageInner does. The broker's
+// REAL_TOPIC, REAL_QID and __transactionId__ replace any the producer sent, and
+// the checker's own bookkeeping (check count, prepared queue offset) starts
+// empty: Java keeps a client's copies, rmqd does not let a client set them.
 func toHalfMessage(msg *codec.Message, props string) string {
-	uniq, _ := propGet(props, PropUniqKey)
-	var sb strings.Builder
-	sb.WriteString(props)
-	propAppend(&sb, "REAL_TOPIC", msg.Topic)
-	propAppend(&sb, "REAL_QID", i32s(msg.QueueID))
-	if uniq != "" {
-		propAppend(&sb, "__transactionId__", uniq)
+	e := codec.EditProperties(props)
+	if uniq, ok := e.Get(codec.PropUniqKey); ok {
+		e.Set(codec.PropTransactionID, uniq)
 	}
+	e.Set(codec.PropRealTopic, msg.Topic)
+	e.SetInt(codec.PropRealQueueID, int64(msg.QueueID))
+	e.Delete(codec.PropTranCheckTimes)
+	e.Delete(codec.PropTranPreparedQOff)
 	msg.SysFlag &^= sysFlagTransactionMask
 	msg.Topic = TopicTransHalf
 	msg.QueueID = 0
-	return sb.String()
+	return e.String()
 }
 
 func hasDelay(props string) bool {
-	v, ok := propGet(props, PropDelay)
+	v, ok := codec.PropertyValue(props, codec.PropDelay)
 	return ok && v != "" && v != "0"
 }
 
@@ -366,7 +369,7 @@ func (b *Broker) sendResult(resp *codec.RemotingCommand, hdr *codec.SendMessageR
 	}
 	hdr.QueueID = queueID
 	hdr.QueueOffset = res.QueueOffset
-	if uniq, ok := propGet(msg.Properties, PropUniqKey); ok {
+	if uniq, ok := codec.PropertyValue(msg.Properties, codec.PropUniqKey); ok {
 		hdr.TransactionID = uniq
 	}
 	return resp

@@ -53,29 +53,32 @@ func (b *Broker) handleConsumerSendMsgBack(ctx context.Context, c remoting.Conn,
 	if err != nil || orig == nil {
 		return codec.NewResponse(req, codec.RespSystemError, fmt.Sprintf("look message by offset failed, %d", offset)), nil
 	}
-	props := orig.Properties
-	if _, ok := propGet(props, PropRetryTopic); !ok {
-		props = appendProp(props, PropRetryTopic, orig.Topic)
+	// The copy keeps the consumer's view (RETRY_TOPIC, ORIGIN_MESSAGE_ID) when
+	// the message has been retried before; DELAY is the broker's, and
+	// applyDelay replaces REAL_TOPIC and REAL_QID.
+	e := codec.EditProperties(orig.Properties)
+	if !e.Has(codec.PropRetryTopic) {
+		e.Set(codec.PropRetryTopic, orig.Topic)
 	}
 	maxTimes := sgc.RetryMaxTimes
 	if hasMax && req.Version >= versionV3_4_9 {
 		maxTimes = maxTimesReq
 	}
-	props = propWithout(props, PropDelay)
 	if orig.ReconsumeTimes >= maxTimes || delayLevel < 0 {
 		newTopic = DLQGroupTopicPrefix + sgc.GroupName
 		queueID = randomQueue(dlqQueueNums)
 		b.topics.CreateInSendMessageBack(newTopic, dlqQueueNums, PermWrite|PermRead, 0)
-		props = appendProp(props, PropDelay, "0") // Java's msgExt.setDelayTimeLevel(0): DLQ messages carry DELAY=0
+		e.Set(codec.PropDelay, "0") // Java's msgExt.setDelayTimeLevel(0): DLQ messages carry DELAY=0
 	} else {
 		if delayLevel == 0 {
 			delayLevel = 3 + orig.ReconsumeTimes
 		}
-		props = appendProp(props, PropDelay, i32s(delayLevel))
+		e.SetInt(codec.PropDelay, int64(delayLevel))
 	}
-	if _, ok := propGet(props, "ORIGIN_MESSAGE_ID"); !ok {
-		props = appendProp(props, "ORIGIN_MESSAGE_ID", compat.OffsetMsgID(orig.StoreHost, orig.CommitLogOffset))
+	if !e.Has(codec.PropOriginMessageID) {
+		e.Set(codec.PropOriginMessageID, compat.OffsetMsgID(orig.StoreHost, orig.CommitLogOffset))
 	}
+	props := e.String()
 	msg := &codec.Message{Topic: newTopic, QueueID: queueID, Flag: orig.Flag, SysFlag: orig.SysFlag,
 		BornTimestamp: orig.BornTimestamp, BornHost: orig.BornHost, StoreHost: b.storeHost,
 		ReconsumeTimes: orig.ReconsumeTimes + 1, Body: orig.Body, Properties: props}
@@ -91,10 +94,6 @@ func (b *Broker) handleConsumerSendMsgBack(ctx context.Context, c remoting.Conn,
 // versionV3_4_9 is MQVersion.Version.V3_4_9's ordinal: clients from there on
 // send maxReconsumeTimes.
 const versionV3_4_9 = 121
-
-func appendProp(props, key, value string) string {
-	return codec.AppendProperty(props, key, value)
-}
 
 func putStatusName(s store.PutStatus) string {
 	names := [...]string{"PUT_OK", "FLUSH_DISK_TIMEOUT", "FLUSH_SLAVE_TIMEOUT", "SLAVE_NOT_AVAILABLE",

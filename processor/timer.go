@@ -3,7 +3,6 @@ package processor
 import (
 	"context"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -11,15 +10,11 @@ import (
 	"rmqd/store"
 )
 
-// 5.x timer-message properties (MessageConst).
+// Timer delivery settings (MessageStoreConfig, TimerMessageStore).
 const (
-	propTimerDeliverMs = "TIMER_DELIVER_MS"
-	propTimerDelaySec  = "TIMER_DELAY_SEC"
-	propTimerDelayMs   = "TIMER_DELAY_MS"
-	propTimerOutMs     = "TIMER_OUT_MS"
-	timerSysGroup      = "CID_RMQ_SYS_TIMER"
-	timerPrecisionMs   = 1000        // MessageStoreConfig.timerPrecisionMs
-	timerMaxDelay      = 3 * 86400e3 // timerMaxDelaySec (3 days) in ms
+	timerSysGroup    = "CID_RMQ_SYS_TIMER"
+	timerPrecisionMs = 1000        // MessageStoreConfig.timerPrecisionMs
+	timerMaxDelay    = 3 * 86400e3 // timerMaxDelaySec (3 days) in ms
 )
 
 // applyTimer is HookUtils.transformTimerMessage: a message with TIMER_DELIVER_MS,
@@ -32,17 +27,21 @@ func (b *Broker) applyTimer(msg *codec.Message) (ok bool) {
 		return true
 	}
 	props := msg.Properties
-	deliverStr, hasDeliver := propGet(props, propTimerDeliverMs)
-	secStr, hasSec := propGet(props, propTimerDelaySec)
-	msStr, hasMs := propGet(props, propTimerDelayMs)
+	deliverStr, hasDeliver := codec.PropertyValue(props, codec.PropTimerDeliverMs)
+	secStr, hasSec := codec.PropertyValue(props, codec.PropTimerDelaySec)
+	msStr, hasMs := codec.PropertyValue(props, codec.PropTimerDelayMs)
 	if !hasDeliver && !hasSec && !hasMs {
 		return true
 	}
 	if delayLevelOf(props) > 0 {
-		msg.Properties = propWithout(propWithout(propWithout(props, propTimerDeliverMs), propTimerDelaySec), propTimerDelayMs)
+		e := codec.EditProperties(props)
+		e.Delete(codec.PropTimerDeliverMs)
+		e.Delete(codec.PropTimerDelaySec)
+		e.Delete(codec.PropTimerDelayMs)
+		msg.Properties = e.String()
 		return true
 	}
-	if _, rolled := propGet(props, propTimerOutMs); rolled || msg.Topic == TopicTimer {
+	if _, rolled := codec.PropertyValue(props, codec.PropTimerOutMs); rolled || msg.Topic == TopicTimer {
 		return true
 	}
 	now := time.Now().UnixMilli()
@@ -74,36 +73,19 @@ func (b *Broker) applyTimer(msg *codec.Message) (ok bool) {
 	} else {
 		deliver = deliver / timerPrecisionMs * timerPrecisionMs
 	}
-	msg.Properties = parkedTimerProps(propWithout(propWithout(propWithout(props,
-		"REAL_TOPIC"), "REAL_QID"), propTimerOutMs), msg.Topic, msg.QueueID, deliver)
+	e := codec.EditProperties(props)
+	e.Set(codec.PropRealTopic, msg.Topic)
+	e.SetInt(codec.PropRealQueueID, int64(msg.QueueID))
+	e.SetInt(codec.PropTimerOutMs, deliver)
+	msg.Properties = e.String()
 	msg.Topic, msg.QueueID = TopicTimer, 0
 	return true
 }
 
-// parkedTimerProps appends REAL_TOPIC, REAL_QID and TIMER_OUT_MS to props in
-// one allocation (a send path: three appends cost four).
-func parkedTimerProps(props, topic string, queueID int32, deliver int64) string {
-	var b strings.Builder
-	var num [20]byte
-	b.Grow(len(props) + len(topic) + 64)
-	b.WriteString(props)
-	if len(props) > 0 && props[len(props)-1] != propValueSep {
-		b.WriteByte(propValueSep)
-	}
-	b.WriteString("REAL_TOPIC\x01")
-	b.WriteString(topic)
-	b.WriteString("\x02REAL_QID\x01")
-	b.Write(strconv.AppendInt(num[:0], int64(queueID), 10))
-	b.WriteString("\x02" + propTimerOutMs + "\x01")
-	b.Write(strconv.AppendInt(num[:0], deliver, 10))
-	b.WriteByte(propValueSep)
-	return b.String()
-}
-
 func hasTimerProps(props string) bool {
-	_, a := propGet(props, propTimerDeliverMs)
-	_, b := propGet(props, propTimerDelaySec)
-	_, c := propGet(props, propTimerDelayMs)
+	_, a := codec.PropertyValue(props, codec.PropTimerDeliverMs)
+	_, b := codec.PropertyValue(props, codec.PropTimerDelaySec)
+	_, c := codec.PropertyValue(props, codec.PropTimerDelayMs)
 	return a || b || c
 }
 
@@ -223,7 +205,7 @@ func (t *timerService) stepAt(ctx context.Context, now int64) {
 			if _, err := codec.DecodeRecord(rec, &m); err != nil {
 				break
 			}
-			v, _ := propGet(m.Properties, propTimerOutMs)
+			v, _ := codec.PropertyValue(m.Properties, codec.PropTimerOutMs)
 			deliver, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
 				deliver = 0 // deliver at once rather than lose it
@@ -336,6 +318,11 @@ func (t *timerService) deliver(ctx context.Context, e timerEntry) bool {
 	real := &t.real
 	if !realInto(real, &t.parked) {
 		b.log.Warn("timer: message without REAL_TOPIC dropped", "offset", e.clOffset)
+		return true
+	}
+	if _, remark, ok := b.checkRestoredTarget(real.Topic, real.QueueID); !ok {
+		b.log.Warn("timer: message for a topic it may not go to dropped", "offset", e.clOffset,
+			"topic", real.Topic, "queue", real.QueueID, "remark", remark)
 		return true
 	}
 	real.StoreHost = b.storeHost

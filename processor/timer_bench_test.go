@@ -173,10 +173,10 @@ func TestTimerMillionPending(t *testing.T) {
 			for _, rec := range res.Records {
 				_, err := codec.DecodeRecord(rec, &m)
 				require.NoError(t, err)
-				want, _ := propGet(m.Properties, propTimerDeliverMs)
+				want, _ := codec.PropertyValue(m.Properties, codec.PropTimerDeliverMs)
 				w, _ := strconv.ParseInt(want, 10, 64)
 				late = append(late, m.StoreTimestamp-w)
-				slot, _ := propGet(m.Properties, propTimerOutMs)
+				slot, _ := codec.PropertyValue(m.Properties, codec.PropTimerOutMs)
 				sl, _ := strconv.ParseInt(slot, 10, 64)
 				slotLate = append(slotLate, m.StoreTimestamp-(sl+timerPrecisionMs))
 			}

@@ -42,7 +42,7 @@ func TestTimerMessages(t *testing.T) {
 	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("TimerT", 0) == 2 }, 8*time.Second, 20*time.Millisecond)
 	msgs := pullAll(t, b, "TimerT", 0)
 	require.Equal(t, "late", string(msgs[1].Body))
-	out, ok := propGet(msgs[1].Properties, propTimerOutMs)
+	out, ok := codec.PropertyValue(msgs[1].Properties, codec.PropTimerOutMs)
 	require.True(t, ok)
 	require.NotEmpty(t, out)
 	require.Eventually(t, func() bool { return b.offsets.Query(timerSysGroup, TopicTimer, 0) == 2 }, 2*time.Second, 20*time.Millisecond)
@@ -58,12 +58,4 @@ func TestTimerMessages(t *testing.T) {
 	r, _ = b.handleSendMessage(ctx, c, sendReq("TimerT", 1, []byte("now"), "TIMER_DELIVER_MS\x011\x02"))
 	require.EqualValues(t, codec.RespSuccess, r.Code)
 	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("TimerT", 1) == 1 }, 5*time.Second, 10*time.Millisecond)
-}
-
-func TestParkedTimerProps(t *testing.T) {
-	for _, props := range []string{"", "KEYS\x01k\x02", "KEYS\x01k"} {
-		got := parkedTimerProps(props, "Real", 3, 1700000000000)
-		want := appendProp(appendProp(appendProp(props, "REAL_TOPIC", "Real"), "REAL_QID", "3"), propTimerOutMs, "1700000000000")
-		require.Equal(t, want, got)
-	}
 }

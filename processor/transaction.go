@@ -2,6 +2,7 @@ package processor
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,14 +14,10 @@ import (
 	"rmqd/store"
 )
 
-// Transaction bookkeeping names (TransactionalMessageUtil, MessageConst).
+// Transaction bookkeeping (TransactionalMessageUtil, TransactionalMessageCheckService).
 const (
 	transSysGroup        = "CID_RMQ_SYS_TRANS"
 	transRemoveTag       = "d"
-	propTranCheckTimes   = "TRANSACTION_CHECK_TIMES"
-	propCheckImmunity    = "CHECK_IMMUNITY_TIME_IN_SECONDS"
-	propProducerGroup    = "PGROUP"
-	propTransactionID    = "__transactionId__"
 	tranCommit           = 0x8
 	tranRollback         = 0xC
 	defaultTranTimeout   = 6 * time.Second
@@ -47,7 +44,7 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c remoting.Conn, req 
 	if err != nil || half == nil || half.Topic != TopicTransHalf {
 		return codec.NewResponse(req, codec.RespSystemError, "Find prepared transaction message failed"), nil
 	}
-	if pg, _ := propGet(half.Properties, propProducerGroup); pg != group {
+	if pg, _ := codec.PropertyValue(half.Properties, codec.PropProducerGroup); pg != group {
 		return codec.NewResponse(req, codec.RespSystemError, "The producer group wrong"), nil
 	}
 	if half.QueueOffset != tranOffset {
@@ -60,6 +57,12 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c remoting.Conn, req 
 		msg, ok := realMessageOf(half)
 		if !ok {
 			return codec.NewResponse(req, codec.RespSystemError, "half message without REAL_TOPIC/REAL_QID"), nil
+		}
+		// No op record on refusal: the checker keeps the half message and in
+		// the end parks it in TRANS_CHECK_MAX_TIME_TOPIC, as after a failed put.
+		if code, remark, ok := b.checkRestoredTarget(msg.Topic, msg.QueueID); !ok {
+			b.log.Warn("transaction: commit refused", "topic", msg.Topic, "queue", msg.QueueID, "remark", remark)
+			return codec.NewResponse(req, code, remark), nil
 		}
 		msg.SysFlag = msg.SysFlag&^sysFlagTransactionMask | tranCommit
 		msg.PreparedTransactionOffset = half.CommitLogOffset
@@ -87,7 +90,10 @@ func realMessageOf(half *codec.Message) (*codec.Message, bool) {
 	if !realInto(real, half) {
 		return nil, false
 	}
-	real.Properties = propWithout(propWithout(half.Properties, "REAL_TOPIC"), "REAL_QID")
+	e := codec.EditProperties(half.Properties)
+	e.Delete(codec.PropRealTopic)
+	e.Delete(codec.PropRealQueueID)
+	real.Properties = e.String()
 	return real, true
 }
 
@@ -96,8 +102,8 @@ func realMessageOf(half *codec.Message) (*codec.Message, bool) {
 // parked properties as they are (callers that drop some do so themselves).
 // False when REAL_TOPIC or REAL_QID is missing or malformed.
 func realInto(dst, parked *codec.Message) bool {
-	topic, ok := propGet(parked.Properties, "REAL_TOPIC")
-	qs, ok2 := propGet(parked.Properties, "REAL_QID")
+	topic, ok := codec.PropertyValue(parked.Properties, codec.PropRealTopic)
+	qs, ok2 := codec.PropertyValue(parked.Properties, codec.PropRealQueueID)
 	q, err := strconv.ParseInt(qs, 10, 32)
 	if !ok || !ok2 || err != nil || topic == "" {
 		return false
@@ -107,6 +113,41 @@ func realInto(dst, parked *codec.Message) bool {
 		Body: parked.Body, Properties: parked.Properties}
 	return true
 }
+
+// checkRestoredTarget applies a normal send's checks (sendCheck) to the topic
+// and queue a parked message (half, delayed, timer) goes back to: a valid name,
+// not a topic clients may not send to nor an rmq_sys_ one, a topic that exists
+// or can be created as a send would create it, and a queue id in range. Java
+// trusts REAL_TOPIC here; rmqd checks because stores written before properties
+// were rebuilt may hold a client's REAL_TOPIC, and a client may put a message
+// straight into the timer topic.
+func (b *Broker) checkRestoredTarget(topic string, queueID int32) (code int32, remark string, ok bool) {
+	if remark, ok := validateTopic(topic); !ok {
+		return codec.RespInvalidParameter, remark, false
+	}
+	if notAllowedSendTopic(topic) || strings.HasPrefix(topic, sysTopicPrefix) {
+		return codec.RespNoPermission, "Sending message to topic[" + topic + "] is forbidden.", false
+	}
+	tc, ok := b.topics.Select(topic)
+	if !ok {
+		topic = strings.Clone(topic) // a table key must not alias a record
+		if strings.HasPrefix(topic, RetryGroupTopicPrefix) {
+			tc, ok = b.topics.CreateInSendMessageBack(topic, 1, PermWrite|PermRead, 0), true
+		} else {
+			tc, ok = b.topics.CreateInSendMessage(topic, TopicAutoCreate, b.conf().DefaultTopicQueueNums, 0)
+		}
+		if !ok {
+			return codec.RespTopicNotExist, "topic[" + topic + "] not exist, apply first please!", false
+		}
+	}
+	if queueID < 0 || queueID >= max(tc.WriteQueueNums, tc.ReadQueueNums) {
+		return codec.RespInvalidParameter, fmt.Sprintf("request queueId[%d] is illegal, topic %s", queueID, topic), false
+	}
+	return 0, "", true
+}
+
+// sysTopicPrefix is TopicValidator.SYSTEM_TOPIC_PREFIX (the timer topic is one).
+const sysTopicPrefix = "rmq_sys_"
 
 // transactionService is the half-message checker
 // (TransactionalMessageCheckService): half messages without an op record that
@@ -131,8 +172,7 @@ func newTransactionService(b *Broker) *transactionService {
 // writeOp records that the half message at halfOffset is settled (an op
 // message tagged "d" whose body is "offset,").
 func (t *transactionService) writeOp(ctx context.Context, queueID int32, halfOffset int64) error {
-	props := "TAGS\x01" + transRemoveTag + "\x02"
-	props = fixStoredProps(props, t.b.conf(), t.b.ids)
+	props := fixStoredProps(codec.SetProperty("", codec.PropTags, transRemoveTag), t.b.conf(), t.b.ids)
 	msg := &codec.Message{Topic: TopicTransOpHalf, QueueID: queueID, BornTimestamp: time.Now().UnixMilli(),
 		BornHost: t.b.storeHost, StoreHost: t.b.storeHost, Body: []byte(strconv.FormatInt(halfOffset, 10) + ","),
 		Properties: props}
@@ -234,7 +274,7 @@ func (t *transactionService) check(ctx context.Context) {
 			continue
 		}
 		immunity := t.timeout
-		if v, ok := propGet(half.Properties, propCheckImmunity); ok {
+		if v, ok := codec.PropertyValue(half.Properties, codec.PropCheckImmunity); ok {
 			if s, err := strconv.ParseInt(v, 10, 64); err == nil && s > 0 {
 				immunity = time.Duration(s) * time.Second
 			}
@@ -242,7 +282,7 @@ func (t *transactionService) check(ctx context.Context) {
 		if now.Sub(time.UnixMilli(half.BornTimestamp)) < immunity {
 			break
 		}
-		times, _ := strconv.Atoi(func() string { v, _ := propGet(half.Properties, propTranCheckTimes); return v }())
+		times, _ := strconv.Atoi(func() string { v, _ := codec.PropertyValue(half.Properties, codec.PropTranCheckTimes); return v }())
 		if times >= t.checkMax {
 			t.discard(ctx, half)
 			halfOff = half.QueueOffset + 1
@@ -283,7 +323,7 @@ func (t *transactionService) discard(ctx context.Context, half *codec.Message) {
 func (t *transactionService) requeueAndAsk(ctx context.Context, half *codec.Message, times int) bool {
 	b := t.b
 	cp := *half
-	cp.Properties = appendProp(propWithout(half.Properties, propTranCheckTimes), propTranCheckTimes, strconv.Itoa(times))
+	cp.Properties = codec.SetProperty(half.Properties, codec.PropTranCheckTimes, strconv.Itoa(times))
 	cp.StoreHost = b.storeHost
 	res := b.store.PutMessage(ctx, &cp)
 	if res.Status != store.PutOK {
@@ -291,7 +331,7 @@ func (t *transactionService) requeueAndAsk(ctx context.Context, half *codec.Mess
 		return false
 	}
 	cp.QueueOffset, cp.CommitLogOffset, cp.StoreTimestamp = res.QueueOffset, res.WroteOffset, res.StoreTimestamp
-	group, _ := propGet(cp.Properties, propProducerGroup)
+	group, _ := codec.PropertyValue(cp.Properties, codec.PropProducerGroup)
 	chs := b.producers.Channels(group)
 	if len(chs) == 0 {
 		b.log.Debug("transaction: no producer online to check", "group", group)
@@ -308,7 +348,7 @@ func (t *transactionService) requeueAndAsk(ctx context.Context, half *codec.Mess
 	real.SysFlag = hostFlags(real.SysFlag, real.BornHost, real.StoreHost)
 	body := make([]byte, codec.RecordSize(real))
 	codec.EncodeRecord(body, real)
-	uniq, _ := propGet(cp.Properties, PropUniqKey)
+	uniq, _ := codec.PropertyValue(cp.Properties, codec.PropUniqKey)
 	req := codec.NewRequest(codec.ReqCheckTransactionState)
 	req.Ext.Set("topic", real.Topic)
 	req.Ext.Set("tranStateTableOffset", i64s(cp.QueueOffset))

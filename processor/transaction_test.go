@@ -65,7 +65,7 @@ func TestTransactions(t *testing.T) {
 	require.Len(t, msgs, 1)
 	require.Equal(t, "commit-me", string(msgs[0].Body))
 	require.EqualValues(t, tranCommit, msgs[0].SysFlag&sysFlagTransactionMask)
-	_, hasReal := propGet(msgs[0].Properties, "REAL_TOPIC")
+	_, hasReal := codec.PropertyValue(msgs[0].Properties, codec.PropRealTopic)
 	require.False(t, hasReal)
 
 	// The checker asks the producer about the third one only.
@@ -81,7 +81,7 @@ func TestTransactions(t *testing.T) {
 	m := decodeBody(t, chk.Body)[0]
 	require.Equal(t, "ask-me", string(m.Body))
 	require.Equal(t, "TxT", m.Topic)
-	pg, _ := propGet(m.Properties, "PGROUP")
+	pg, _ := codec.PropertyValue(m.Properties, "PGROUP")
 	require.Equal(t, "PG", pg)
 	require.NotEqual(t, i64s(q3), ext(t, chk, "tranStateTableOffset"), "the check is about the re-queued copy")
 	_ = o3

@@ -97,24 +97,11 @@ type dispatchProps struct {
 }
 
 func scanProps(props string) dispatchProps {
-	var d dispatchProps
-	for i := 0; ; {
-		name, value, next, ok := codec.NextProperty(props, i)
-		if !ok {
-			return d
-		}
-		switch name {
-		case codec.PropTags:
-			d.tags = value
-		case codec.PropKeys:
-			d.keys = value
-		case codec.PropUniqKey:
-			d.uniq = value
-		case codec.PropDelay:
-			d.delay, d.hasDelay = value, true
-		}
-		i = next
-	}
+	names := [...]string{codec.PropTags, codec.PropKeys, codec.PropUniqKey, codec.PropDelay}
+	var vals [len(names)]string
+	var found [len(names)]bool
+	codec.PropertyValues(props, names[:], vals[:], found[:])
+	return dispatchProps{tags: vals[0], keys: vals[1], uniq: vals[2], delay: vals[3], hasDelay: found[3]}
 }
 
 // dispatch builds the consume-queue unit and index entries of one record. m

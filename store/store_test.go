@@ -240,7 +240,7 @@ func TestBatchPut(t *testing.T) {
 	n := 0
 	r := s.PutMessages(context.Background(), tmpl, body, func(p string) string {
 		n++
-		return codec.AppendProperty(p, "UNIQ_KEY", fmt.Sprintf("U%d", n))
+		return codec.SetProperty(p, codec.PropUniqKey, fmt.Sprintf("U%d", n))
 	})
 	require.Equal(t, PutOK, r.Status)
 	require.Equal(t, int32(5), r.MsgNum)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"rmqd/codec"
 	"rmqd/compat"
 )
 
@@ -169,7 +170,7 @@ func (e *Expression) MatchProperties(get func(name string) (string, bool)) bool 
 		if get == nil {
 			return false
 		}
-		tag, ok := get("TAGS")
+		tag, ok := get(codec.PropTags)
 		if !ok {
 			return false
 		}

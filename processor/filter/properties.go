@@ -1,10 +1,6 @@
 package filter
 
-import (
-	"strings"
-
-	"rmqd/codec"
-)
+import "rmqd/codec"
 
 // maxSlots is how many distinct property names an expression may reference and
 // still have them all picked out of the properties in one pass.
@@ -39,24 +35,5 @@ func (s *source) lookup(e *Expression, n *node) (string, bool) {
 
 func (s *source) fill(names []string) {
 	s.filled = true
-	props := s.props
-	for len(props) > 0 {
-		pair := props
-		if i := strings.IndexByte(props, codec.PropSep); i >= 0 {
-			pair, props = props[:i], props[i+1:]
-		} else {
-			props = ""
-		}
-		sep := strings.IndexByte(pair, codec.PropNameValueSep)
-		if sep <= 0 || sep >= len(pair)-1 {
-			continue
-		}
-		name := pair[:sep]
-		for j, want := range names {
-			if want == name {
-				s.vals[j], s.found[j] = pair[sep+1:], true
-				break
-			}
-		}
-	}
+	codec.PropertyValues(s.props, names, s.vals[:], s.found[:])
 }

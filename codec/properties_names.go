@@ -1,0 +1,33 @@
+package codec
+
+// Message property names the broker and store read or write (MessageConst,
+// TransactionalMessageUtil). Every package names them from here.
+const (
+	PropKeys              = "KEYS"
+	PropTags              = "TAGS"
+	PropWait              = "WAIT"
+	PropDelay             = "DELAY"
+	PropRetryTopic        = "RETRY_TOPIC"
+	PropRealTopic         = "REAL_TOPIC"
+	PropRealQueueID       = "REAL_QID"
+	PropTranMsg           = "TRAN_MSG"
+	PropProducerGroup     = "PGROUP"
+	PropOriginMessageID   = "ORIGIN_MESSAGE_ID"
+	PropReconsumeTime     = "RECONSUME_TIME"
+	PropMsgRegion         = "MSG_REGION"
+	PropTraceSwitch       = "TRACE_ON"
+	PropUniqKey           = "UNIQ_KEY"
+	PropMaxReconsumeTimes = "MAX_RECONSUME_TIMES"
+	PropCheckImmunity     = "CHECK_IMMUNITY_TIME_IN_SECONDS"
+	PropTranPreparedQOff  = "TRAN_PREPARED_QUEUE_OFFSET"
+	PropTransactionID     = "__transactionId__"
+	PropTranCheckTimes    = "TRANSACTION_CHECK_TIMES"
+	PropCorrelationID     = "CORRELATION_ID"
+	PropReplyToClient     = "REPLY_TO_CLIENT"
+	PropPushReplyTime     = "PUSH_REPLY_TIME"
+	PropCluster           = "CLUSTER"
+	PropTimerDelaySec     = "TIMER_DELAY_SEC"
+	PropTimerDeliverMs    = "TIMER_DELIVER_MS"
+	PropTimerOutMs        = "TIMER_OUT_MS"
+	PropTimerDelayMs      = "TIMER_DELAY_MS"
+)
