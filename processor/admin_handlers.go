@@ -157,7 +157,6 @@ func (b *Broker) handleBrokerConfig(ctx context.Context, c remoting.Conn, req *c
 	return resp, nil
 }
 
-
 // handleUpdateBrokerConfig is UPDATE_BROKER_CONFIG: the body is
 // java.util.Properties text. Live settings change at once, the others at the
 // next start; all are written into the broker's config file (updateConfig). A
