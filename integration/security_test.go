@@ -308,14 +308,17 @@ func runSecurityNames(t *testing.T, tg *harness.Target) {
 		t.Fatalf("send answered msgId %q: %v", msgID, err)
 	}
 
+	// NUL last: a record whose topic holds one wedges Apache's dispatcher for good (docs/security.md),
+	// and every name after it would go unmeasured there.
 	names := []string{
 		"../x", "../../victim.txt", "../checkpoint", "../../../escape3", "/tmp/x", filepath.Join(root, "abs_escape"),
-		"x\x00y", strings.Repeat("a", 300), "x/../../y", "x/../../../grp_escape", "x/../../../../grp_escape2",
-		"..", ".",
+		strings.Repeat("a", 300), "x/../../y", "x/../../../grp_escape", "x/../../../../grp_escape2", "..", ".",
+		"x\x00y",
 	}
 	cases := secCases(offset, msgID, keep)
 	answers := map[string][]string{} // case → "code" per name, for the log
-	before := fileTree(t, root)
+	baseline := fileTree(t, root)
+	before := baseline
 	for _, n := range names {
 		for _, sc := range cases {
 			resp, err := s.call(sc.code, sc.ext(n), sc.body(n))
@@ -342,12 +345,11 @@ func runSecurityNames(t *testing.T, tg *harness.Target) {
 			report("name %q: removed %s outside the store", n, p)
 		}
 		for _, p := range removedIn {
-			report("name %q: removed %s inside the store", n, p)
+			if baseline[p] { // what an attack made inside the store may go again
+				report("name %q: removed %s inside the store", n, p)
+			}
 		}
 		before = after
-		for _, p := range removedIn { // keep reporting only new damage
-			delete(before, p)
-		}
 	}
 	for _, sc := range cases {
 		t.Logf("%s: %-40s %s", tg.Kind, sc.name, strings.Join(answers[sc.name], " "))
@@ -358,8 +360,13 @@ func runSecurityNames(t *testing.T, tg *harness.Target) {
 	// Delayed retries (level 1 = 1 s) have come due by now.
 	time.Sleep(2 * time.Second)
 	created, removedOut, removedIn := treeDiff(root, store, before, fileTree(t, root))
-	for _, p := range append(append(created, removedOut...), removedIn...) {
-		report("after the delayed retries: %s created or removed", p)
+	for _, p := range append(created, removedOut...) {
+		report("after the delayed retries: %s created or removed outside the store", p)
+	}
+	for _, p := range removedIn {
+		if baseline[p] {
+			report("after the delayed retries: %s removed inside the store", p)
+		}
 	}
 	if data, err := os.ReadFile(victim); err != nil || string(data) != "victim" {
 		report("victim file beside the store: %q %v", data, err)
@@ -386,7 +393,11 @@ func runSecurityNames(t *testing.T, tg *harness.Target) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: pull after the attack never found the message: %v %+v", tg.Kind, err, resp)
+			report("pull after the attack never found the message sent after it: %v %+v", err, resp)
+			if apache {
+				return
+			}
+			t.FailNow()
 		}
 	}
 	var m codec.Message
