@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"rmqd/codec"
+	"rmqd/compat"
 	"rmqd/remoting"
 )
 
@@ -29,7 +30,10 @@ func (b *Broker) handleHeartBeat(ctx context.Context, c remoting.Conn, req *code
 			if cd.UnitMode {
 				sysFlag = 0x2
 			}
-			b.topics.CreateInSendMessageBack(RetryGroupTopicPrefix+cd.GroupName, sgc.RetryQueueNums, PermWrite|PermRead, sysFlag)
+			// No retry topic for a group too long to carry the prefix.
+			if retry := RetryGroupTopicPrefix + cd.GroupName; len(retry) <= compat.GroupMaxLength {
+				b.topics.CreateInSendMessageBack(retry, sgc.RetryQueueNums, PermWrite|PermRead, sysFlag)
+			}
 		}
 		for i := range cd.SubscriptionDataSet {
 			s := &cd.SubscriptionDataSet[i]

@@ -114,3 +114,27 @@ func TestSystemTopicRules(t *testing.T) {
 	require.Equal(t, codec.RespNoPermission, resp.Code)
 	require.Equal(t, "Sending message to topic["+TopicTransHalf+"] is forbidden.", resp.Remark)
 }
+
+// A group of 250 is valid, but its retry topic would not fit a directory name:
+// the heartbeat makes no retry topic and a send-back answers Java's "not exist".
+func TestLongGroupHasNoRetryTopic(t *testing.T) {
+	b := newTestBroker(t, nil)
+	h := b.Handlers()
+	group := strings.Repeat("g", 250)
+	hb := codec.NewRequest(codec.ReqHeartBeat)
+	hb.Body = []byte(`{"clientID":"c","consumerDataSet":[{"groupName":"` + group + `","subscriptionDataSet":[]}]}`)
+	resp, err := h[hb.Code].ProcessRequest(context.Background(), newTestConn(1), hb)
+	require.NoError(t, err)
+	require.Equal(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.False(t, b.topics.Exists(RetryGroupTopicPrefix+group))
+
+	back := codec.NewRequest(codec.ReqConsumerSendMsgBack)
+	for k, v := range map[string]string{"group": group, "offset": "0", "delayLevel": "0"} {
+		back.Ext.Set(k, v)
+	}
+	resp, err = h[back.Code].ProcessRequest(context.Background(), newTestConn(1), back)
+	require.NoError(t, err)
+	require.Equal(t, codec.RespSystemError, resp.Code)
+	require.Equal(t, "topic["+RetryGroupTopicPrefix+group+"] not exist", resp.Remark)
+	require.False(t, b.topics.Exists(RetryGroupTopicPrefix+group))
+}
