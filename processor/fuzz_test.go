@@ -77,7 +77,7 @@ func FuzzHandlers(f *testing.F) {
 	sort.Slice(codes, func(i, j int) bool { return codes[i] < codes[j] })
 	// Seeds: every attack name in every name field of every code, header and body.
 	for i := range codes {
-		for _, bad := range []string{"../x", "../../victim.txt", "../checkpoint", "/tmp/x", "x/../../y", "x\x00y"} {
+		for _, bad := range []string{"../x", "../../victim.txt", "../checkpoint", "/tmp/x", "x/../../y", "x/../../../grp_escape", "x\x00y"} {
 			ext := "topic=" + bad + "\ngroup=" + bad + "\nconsumerGroup=" + bad + "\ngroupName=" + bad +
 				"\nb=" + bad + "\nqueueId=0\nreadQueueNums=1\nwriteQueueNums=1\nperm=6\noffset=0\ndelayLevel=-1"
 			q, _ := json.Marshal(bad)
