@@ -79,12 +79,13 @@ type blackListError struct{ key string }
 func (e *blackListError) Error() string { return "config key in black list: " + e.key }
 func (e *blackListError) Unwrap() error { return errConfigBlackList }
 
-// blackListRemark is the answer's remark: Java's text for Java's own keys, and
-// for the keys rmqd adds, Java's text with the key and what to do instead.
+// blackListRemark is the answer's remark: Java's text for Java's own keys and
+// those of broker.conf's configBlackList; for the keys rmqd adds, Java's text
+// with the key and what to do instead.
 func blackListRemark(err error) string {
 	var be *blackListError
-	if !errors.As(err, &be) || configBlackList[be.key] {
-		return configBlackListRemark
+	if !errors.As(err, &be) || configBlackList[be.key] || !blackListed(be.key) {
+		return configBlackListRemark // Java's keys and the configured ones: Java's words
 	}
 	return configBlackListRemark + " " + be.key +
 		" is a path or identity setting: change it in the broker's config file and restart."
@@ -97,8 +98,9 @@ func blackListRemark(err error) string {
 // Callers hold no lock; the update is serialized on admin.cfgMu as Java's
 // handler is synchronized.
 func (b *Broker) updateConfig(props map[string]string) (applied []string, permChanged bool, err error) {
+	extra := strings.Split(b.conf().ConfigBlackList, ";")
 	for _, k := range slices.Sorted(maps.Keys(props)) {
-		if blackListed(k) {
+		if blackListed(k) || slices.Contains(extra, k) {
 			return nil, false, &blackListError{key: k}
 		}
 	}

@@ -217,7 +217,14 @@ func TestUpdateBrokerConfigBlackList(t *testing.T) {
 	require.Equal(t, root, b.conf().StorePathRootDir)
 	require.True(t, b.conf().TraceOn)
 
+	// broker.conf's configBlackList adds keys, as in Java.
+	b2 := newTestBroker(t, func(c *BrokerConfig) { c.ConfigBlackList = "traceOn;msgTraceTopicName" })
+	resp, _ := b2.handleUpdateBrokerConfig(ctx, c, updateConfigReq("traceOn=false\n"))
+	require.EqualValues(t, codec.RespNoPermission, resp.Code)
+	require.Equal(t, "Can not update config in black list.", resp.Remark)
+	require.True(t, b2.conf().TraceOn)
+
 	// namesrvAddr stays an admin setting, as in Java.
-	resp, _ := b.handleUpdateBrokerConfig(ctx, c, updateConfigReq("namesrvAddr=127.0.0.1:9876\n"))
+	resp, _ = b.handleUpdateBrokerConfig(ctx, c, updateConfigReq("namesrvAddr=127.0.0.1:9876\n"))
 	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
 }
