@@ -326,6 +326,11 @@ func (ns *NameServer) registerTopicInNamesrv(req *codec.RemotingCommand) (*codec
 	if err := h.Decode(req.Ext); err != nil {
 		return nil, err
 	}
+	// Java takes any name here; a topic no broker could hold is refused with
+	// the broker's own rule and remark, so the route table stays sane.
+	if remark, ok := compat.ValidateTopic(h.Topic); !ok && !longRetryTopic(h.Topic) {
+		return codec.NewResponse(req, codec.RespInvalidParameter, remark), nil
+	}
 	if len(req.Body) > 0 {
 		route, err := codec.DecodeTopicRouteData(req.Body)
 		if err != nil {
@@ -462,4 +467,11 @@ func (ns *NameServer) updateNamesrvConfig(req *codec.RemotingCommand) (*codec.Re
 		}
 	}
 	return success(req), nil
+}
+
+// longRetryTopic is a %RETRY% or %DLQ% topic of a group longer than a topic may
+// be (groups go up to 255): brokers create those themselves.
+func longRetryTopic(t string) bool {
+	return len(t) <= compat.GroupMaxLength && (strings.HasPrefix(t, "%RETRY%") || strings.HasPrefix(t, "%DLQ%")) &&
+		!compat.NameHasIllegalChar(t)
 }

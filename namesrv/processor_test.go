@@ -392,3 +392,14 @@ func TestStartShutdownScans(t *testing.T) {
 	require.NoError(t, ns.Shutdown())
 	require.NoError(t, ns.Shutdown())
 }
+
+func TestRegisterTopicInNamesrvRefusesIllegalNames(t *testing.T) {
+	ns := newTestNameServer(t, newFakeClock(), nil)
+	rt := codec.TopicRouteData{}
+	for _, bad := range []string{"../x", "/tmp/x", "x\x00y", strings.Repeat("a", 300), "a.b", " "} {
+		resp := call(t, ns, newReq(codec.ReqRegisterTopicInNamesrv, rt.AppendJSON(nil), "topic", bad))
+		require.Equal(t, codec.RespInvalidParameter, resp.Code, "%q", bad)
+	}
+	resp := call(t, ns, newReq(codec.ReqRegisterTopicInNamesrv, rt.AppendJSON(nil), "topic", "%RETRY%"+strings.Repeat("g", 200)))
+	require.Equal(t, codec.RespSuccess, resp.Code)
+}

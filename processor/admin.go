@@ -34,8 +34,8 @@ func (b *Broker) handleUpdateAndCreateTopic(ctx context.Context, c remoting.Conn
 	if remark, ok := validateTopic(topic); !ok {
 		return codec.NewResponse(req, codec.RespInvalidParameter, remark), nil
 	}
-	if notAllowedSendTopic(topic) {
-		return codec.NewResponse(req, codec.RespInvalidParameter, "The topic["+topic+"] is conflict with system topic."), nil
+	if b.isSystemTopic(topic) { // validateSystemTopicWhenUpdateTopic, true by default
+		return codec.NewResponse(req, codec.RespInvalidParameter, systemTopicConflict(topic)), nil
 	}
 	if tc.Perm < 0 || tc.Perm >= 8 {
 		return codec.NewResponse(req, codec.RespInvalidParameter, fmt.Sprintf("perm %d is illegal", tc.Perm)), nil
@@ -72,12 +72,24 @@ func (b *Broker) handleUpdateAndCreateTopic(ctx context.Context, c remoting.Conn
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }
 
+// systemTopicConflict is Java's remark for a system topic named by an admin
+// create, update or delete.
+func systemTopicConflict(topic string) string {
+	return "The topic[" + topic + "] is conflict with system topic."
+}
+
 // handleDeleteTopicInBroker is DELETE_TOPIC_IN_BROKER: drop the config, the
 // offsets and the store's queues.
 func (b *Broker) handleDeleteTopicInBroker(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	topic, ok := req.Ext.Get("topic")
-	if !ok || topic == "" {
+	if !ok {
 		return codec.NewResponse(req, codec.RespSystemError, "the custom field <topic> is null"), nil
+	}
+	if strings.TrimSpace(topic) == "" {
+		return codec.NewResponse(req, codec.RespInvalidParameter, "The specified topic is blank."), nil
+	}
+	if b.isSystemTopic(topic) {
+		return codec.NewResponse(req, codec.RespInvalidParameter, systemTopicConflict(topic)), nil
 	}
 	topic = strings.Clone(topic)
 	b.topics.Delete(topic)
@@ -130,6 +142,9 @@ func (b *Broker) handleUpdateAndCreateSubscriptionGroup(ctx context.Context, c r
 	var sgc SubscriptionGroupConfig
 	if err := json.Unmarshal(req.Body, &sgc); err != nil || sgc.GroupName == "" {
 		return codec.NewResponse(req, codec.RespSystemError, fmt.Sprintf("decode subscription group: %v", err)), nil
+	}
+	if remark, ok := checkGroupName(sgc.GroupName); !ok { // Java 5.3.3 takes any name here
+		return refuseName(req, remark), nil
 	}
 	if err := b.groups.Update(sgc); err != nil {
 		return nil, err
@@ -208,6 +223,9 @@ func (b *Broker) handleUpdateAndCreateTopicList(ctx context.Context, c remoting.
 		if remark, ok := validateTopic(tc.TopicName); !ok {
 			return codec.NewResponse(req, codec.RespInvalidParameter, remark), nil
 		}
+		if b.isSystemTopic(tc.TopicName) {
+			return codec.NewResponse(req, codec.RespInvalidParameter, systemTopicConflict(tc.TopicName)), nil
+		}
 		if tc.Perm < 0 || tc.Perm >= 8 {
 			return codec.NewResponse(req, codec.RespInvalidParameter, fmt.Sprintf("perm %d is illegal", tc.Perm)), nil
 		}
@@ -229,6 +247,14 @@ func (b *Broker) handleUpdateAndCreateSubscriptionGroupList(ctx context.Context,
 	}
 	if err := json.Unmarshal(req.Body, &body); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, "decode body: "+err.Error()), nil
+	}
+	for _, g := range body.GroupConfigList {
+		if g.GroupName == "" {
+			continue
+		}
+		if remark, ok := checkGroupName(g.GroupName); !ok {
+			return refuseName(req, remark), nil
+		}
 	}
 	for _, g := range body.GroupConfigList {
 		if g.GroupName == "" {

@@ -49,6 +49,48 @@ var errConfigBlackList = errors.New("config key in black list")
 // configBlackListRemark is Java's remark for errConfigBlackList, verbatim.
 const configBlackListRemark = "Can not update config in black list."
 
+// configBlackList is what Java's AdminBrokerProcessor refuses: its fixed
+// entries plus BrokerConfig.configBlackList's default.
+var configBlackList = map[string]bool{"configBlackList": true, "brokerConfigPath": true, "rocketmqHome": true}
+
+// identityConfigKeys are refused as well, though Java takes them: they say
+// where the broker keeps its data and who it is (persisted, they would move
+// the store or the broker's identity at the next start). rmqd is stricter here;
+// docs/security.md lists them. namesrvAddr is not among them: Java applies it
+// live and operators use it to move name servers.
+var identityConfigKeys = map[string]bool{
+	"brokerName": true, "brokerClusterName": true, "brokerId": true, "brokerRole": true,
+	"listenPort": true, "haListenPort": true, "namesrvListenPort": true, "bindAddress": true,
+	"brokerIP1": true, "brokerIP2": true, "readOnlyCommitLogStorePaths": true,
+}
+
+// blackListed reports whether an admin may not change key remotely: Java's
+// list, the identity keys and every path setting (storePath*, *Path, *Paths,
+// *Dir: storePathRootDir, storePathCommitLog, storePathConsumeQueue,
+// storePathIndex, storePathEpochFile, storePathBrokerIdentity, ...).
+func blackListed(key string) bool {
+	return configBlackList[key] || identityConfigKeys[key] || strings.HasPrefix(key, "storePath") ||
+		strings.HasSuffix(key, "Path") || strings.HasSuffix(key, "Paths") || strings.HasSuffix(key, "Dir")
+}
+
+// blackListError names the refused key.
+type blackListError struct{ key string }
+
+func (e *blackListError) Error() string { return "config key in black list: " + e.key }
+func (e *blackListError) Unwrap() error { return errConfigBlackList }
+
+// blackListRemark is the answer's remark: Java's text for Java's own keys and
+// those of broker.conf's configBlackList; for the keys rmqd adds, Java's text
+// with the key and what to do instead.
+func blackListRemark(err error) string {
+	var be *blackListError
+	if !errors.As(err, &be) || configBlackList[be.key] || !blackListed(be.key) {
+		return configBlackListRemark // Java's keys and the configured ones: Java's words
+	}
+	return configBlackListRemark + " " + be.key +
+		" is a path or identity setting: change it in the broker's config file and restart."
+}
+
 // updateConfig is Configuration.update plus persist: it validates props, keeps
 // only keys the broker knows (mergeIfExist), applies the live ones to a new configuration snapshot,
 // records the rest as overrides and writes the changed keys into the broker's
@@ -56,9 +98,10 @@ const configBlackListRemark = "Can not update config in black list."
 // Callers hold no lock; the update is serialized on admin.cfgMu as Java's
 // handler is synchronized.
 func (b *Broker) updateConfig(props map[string]string) (applied []string, permChanged bool, err error) {
-	for k := range props {
-		if configBlackList[k] {
-			return nil, false, errConfigBlackList
+	extra := strings.Split(b.conf().ConfigBlackList, ";")
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		if blackListed(k) || slices.Contains(extra, k) {
+			return nil, false, &blackListError{key: k}
 		}
 	}
 	b.admin.cfgMu.Lock()

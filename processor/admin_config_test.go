@@ -185,3 +185,46 @@ func TestUpdateBrokerConfigWhileSending(t *testing.T) {
 		require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
 	}
 }
+
+// Path and identity keys are refused before anything is applied or persisted:
+// Java's list with Java's remark, rmqd's stricter ones with the key named.
+func TestUpdateBrokerConfigBlackList(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "broker.conf")
+	orig := "brokerName=broker-a\n"
+	require.NoError(t, os.WriteFile(conf, []byte(orig), 0o644))
+	b := newTestBroker(t, func(c *BrokerConfig) { c.BrokerConfigPath = conf })
+	ctx := context.Background()
+	c := newTestConn(5)
+	root := b.conf().StorePathRootDir
+	for _, key := range []string{"configBlackList", "brokerConfigPath", "rocketmqHome"} {
+		resp, _ := b.handleUpdateBrokerConfig(ctx, c, updateConfigReq(key+"=/tmp/x\n"))
+		require.EqualValues(t, codec.RespNoPermission, resp.Code, key)
+		require.Equal(t, "Can not update config in black list.", resp.Remark, key)
+	}
+	for _, key := range []string{"storePathRootDir", "storePathCommitLog", "storePathConsumeQueue", "storePathIndex",
+		"storePathEpochFile", "storePathBrokerIdentity", "kvConfigPath", "configStorePath", "brokerName",
+		"brokerClusterName", "brokerId", "brokerRole", "listenPort", "haListenPort", "brokerIP1", "brokerIP2",
+		"bindAddress", "namesrvListenPort"} {
+		// A refused key refuses the whole update, a harmless key beside it included.
+		resp, _ := b.handleUpdateBrokerConfig(ctx, c, updateConfigReq("traceOn=false\n"+key+"=../../elsewhere\n"))
+		require.EqualValues(t, codec.RespNoPermission, resp.Code, key)
+		require.Equal(t, "Can not update config in black list. "+key+
+			" is a path or identity setting: change it in the broker's config file and restart.", resp.Remark)
+	}
+	got, err := os.ReadFile(conf)
+	require.NoError(t, err)
+	require.Equal(t, orig, string(got), "a refused update wrote the config file")
+	require.Equal(t, root, b.conf().StorePathRootDir)
+	require.True(t, b.conf().TraceOn)
+
+	// broker.conf's configBlackList adds keys, as in Java.
+	b2 := newTestBroker(t, func(c *BrokerConfig) { c.ConfigBlackList = "traceOn;msgTraceTopicName" })
+	resp, _ := b2.handleUpdateBrokerConfig(ctx, c, updateConfigReq("traceOn=false\n"))
+	require.EqualValues(t, codec.RespNoPermission, resp.Code)
+	require.Equal(t, "Can not update config in black list.", resp.Remark)
+	require.True(t, b2.conf().TraceOn)
+
+	// namesrvAddr stays an admin setting, as in Java.
+	resp, _ = b.handleUpdateBrokerConfig(ctx, c, updateConfigReq("namesrvAddr=127.0.0.1:9876\n"))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+}

@@ -157,10 +157,6 @@ func (b *Broker) handleBrokerConfig(ctx context.Context, c remoting.Conn, req *c
 	return resp, nil
 }
 
-// configBlackList is BrokerConfig.configBlackList's default: keys an admin may
-// not change remotely.
-var configBlackList = map[string]bool{"configBlackList": true, "brokerConfigPath": true}
-
 // handleUpdateBrokerConfig is UPDATE_BROKER_CONFIG: the body is
 // java.util.Properties text. Live settings change at once, the others at the
 // next start; all are written into the broker's config file (updateConfig). A
@@ -177,7 +173,8 @@ func (b *Broker) handleUpdateBrokerConfig(ctx context.Context, c remoting.Conn, 
 	applied, permChanged, err := b.updateConfig(props)
 	switch {
 	case errors.Is(err, errConfigBlackList):
-		return codec.NewResponse(req, codec.RespNoPermission, configBlackListRemark), nil
+		b.log.Warn("broker config update refused: black-listed key", "err", err, "remote", c.RemoteAddr())
+		return codec.NewResponse(req, codec.RespNoPermission, blackListRemark(err)), nil
 	case err != nil && applied == nil:
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	case err != nil:

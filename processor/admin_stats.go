@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"rmqd/codec"
+	"rmqd/compat"
 	"rmqd/remoting"
 )
 
@@ -289,10 +290,9 @@ func (b *Broker) handleGetSystemTopicListFromBroker(ctx context.Context, c remot
 // creates for itself.
 func (b *Broker) isSystemTopic(t string) bool {
 	switch t {
-	case TopicAutoCreate, TopicSchedule, TopicTransHalf, TopicTransOpHalf, TopicTransCheckMax, TopicSelfTest,
-		TopicOffsetMovedEvent, TopicBenchmark, TopicTimer, b.conf().BrokerClusterName, b.conf().BrokerName,
+	case TopicTimer, b.conf().BrokerClusterName, b.conf().BrokerName,
 		b.conf().MsgTraceTopicName, b.conf().BrokerClusterName + "_REPLY_TOPIC":
 		return true
 	}
-	return strings.HasPrefix(t, "rmq_sys_")
+	return compat.IsSystemTopic(t)
 }

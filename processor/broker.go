@@ -187,6 +187,7 @@ func (b *Broker) Handlers() map[int32]remoting.Processor {
 		codec.ReqConsumeMessageDirectly:               f(b.handleConsumeMessageDirectly),
 	}
 	maps.Copy(m, b.adminHandlers())
+	gateHandlers(m)
 	return m
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"rmqd/codec"
+	"rmqd/compat"
 	"rmqd/remoting"
 )
 
@@ -16,6 +17,9 @@ func (b *Broker) handleHeartBeat(ctx context.Context, c remoting.Conn, req *code
 	if err := json.Unmarshal(req.Body, &hb); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, "decode heartbeat body: "+err.Error()), nil
 	}
+	if remark, ok := checkHeartbeatNames(&hb); !ok {
+		return refuseName(req, remark), nil
+	}
 	ch := ClientChannel{Conn: c, ClientID: hb.ClientID, Language: req.Language, Version: req.Version}
 	for _, cd := range hb.ConsumerDataSet {
 		sgc, ok := b.groups.Find(cd.GroupName)
@@ -26,7 +30,10 @@ func (b *Broker) handleHeartBeat(ctx context.Context, c remoting.Conn, req *code
 			if cd.UnitMode {
 				sysFlag = 0x2
 			}
-			b.topics.CreateInSendMessageBack(RetryGroupTopicPrefix+cd.GroupName, sgc.RetryQueueNums, PermWrite|PermRead, sysFlag)
+			// No retry topic for a group too long to carry the prefix.
+			if retry := RetryGroupTopicPrefix + cd.GroupName; len(retry) <= compat.GroupMaxLength {
+				b.topics.CreateInSendMessageBack(retry, sgc.RetryQueueNums, PermWrite|PermRead, sysFlag)
+			}
 		}
 		for i := range cd.SubscriptionDataSet {
 			s := &cd.SubscriptionDataSet[i]
@@ -90,6 +97,16 @@ func (b *Broker) handleCheckClientConfig(ctx context.Context, c remoting.Conn, r
 	if err := json.Unmarshal(req.Body, &body); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, "decode body: "+err.Error()), nil
 	}
+	if body.Group != "" {
+		if remark, ok := checkGroupName(body.Group); !ok {
+			return refuseName(req, remark), nil
+		}
+	}
+	if body.SubscriptionData != nil && body.SubscriptionData.Topic != "" {
+		if remark, ok := checkTopicName(body.SubscriptionData.Topic); !ok {
+			return refuseName(req, remark), nil
+		}
+	}
 	if body.SubscriptionData == nil || isTagType(body.SubscriptionData.ExpressionType) {
 		return codec.NewResponse(req, codec.RespSuccess, ""), nil
 	}
@@ -109,6 +126,9 @@ func (b *Broker) handleLockBatchMQ(ctx context.Context, c remoting.Conn, req *co
 	if err := json.Unmarshal(req.Body, &body); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, "decode body: "+err.Error()), nil
 	}
+	if remark, ok := checkLockBatchNames(&body); !ok {
+		return refuseName(req, remark), nil
+	}
 	locked := b.locks.TryLockBatch(body.ConsumerGroup, body.MQSet, body.ClientID)
 	out, err := json.Marshal(codec.LockBatchResponseBody{LockOKMQSet: locked})
 	if err != nil {
@@ -124,6 +144,9 @@ func (b *Broker) handleUnlockBatchMQ(ctx context.Context, c remoting.Conn, req *
 	var body codec.UnlockBatchRequestBody
 	if err := json.Unmarshal(req.Body, &body); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, "decode body: "+err.Error()), nil
+	}
+	if remark, ok := checkLockBatchNames(&body); !ok {
+		return refuseName(req, remark), nil
 	}
 	b.locks.UnlockBatch(body.ConsumerGroup, body.MQSet, body.ClientID)
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil

@@ -60,6 +60,9 @@ type BrokerConfig struct {
 	// brokerConfigPath, set by BrokerStartup from -c): UPDATE_BROKER_CONFIG
 	// writes changed settings back into it. Empty: updates are not persisted.
 	BrokerConfigPath string // brokerConfigPath
+	// ConfigBlackList adds keys, ';'-separated, that UPDATE_BROKER_CONFIG
+	// refuses (Java's configBlackList; rmqd's own list always applies).
+	ConfigBlackList string // configBlackList
 	// UseServerSideResetOffset: an admin offset reset is kept by the broker
 	// and handed out at the next pull (5.x); false pushes it to the clients
 	// with RESET_CONSUMER_CLIENT_OFFSET, as 4.9.x brokers do.
@@ -204,6 +207,8 @@ func (c *BrokerConfig) ApplyProperties(props map[string]string) error {
 			c.UseServerSideResetOffset = parseJavaBool(v)
 		case "brokerConfigPath":
 			c.BrokerConfigPath = v
+		case "configBlackList":
+			c.ConfigBlackList = v
 		case "channelExpiredTimeout":
 			c.ChannelExpiredTimeout, err = strconv.ParseInt(v, 10, 64)
 		}
@@ -243,6 +248,9 @@ func (c *BrokerConfig) Properties() map[string]string {
 	})
 	if c.BrokerConfigPath != "" {
 		props["brokerConfigPath"] = c.BrokerConfigPath
+	}
+	if c.ConfigBlackList != "" {
+		props["configBlackList"] = c.ConfigBlackList
 	}
 	return props
 }

@@ -3,6 +3,8 @@ package processor
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -67,14 +69,37 @@ func FuzzHandlers(f *testing.F) {
 	f.Add(uint8(9), "", []byte(`{"clientId":"c","consumerGroup":"g","mqSet":[{"brokerName":"b","queueId":"x","topic":"t"}]}`))
 	f.Add(uint8(11), "a=P\nb=T\nc=TBW102\nd=4\ne=0\nf=0\ng=1\nh=0\nm=true", []byte{0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 200})
 
-	b := newTestBroker(f, nil)
+	// The store sits three levels below a directory of its own, so a name that
+	// climbs up to three levels out of it lands where fsEscapes looks.
+	top := f.TempDir()
+	root := filepath.Join(top, "a", "b", "store")
+	b := newTestBroker(f, func(c *BrokerConfig) { c.StorePathRootDir = root })
+	var keep []string // what the store holds before any request; none of it may go
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, e := range entries {
+		keep = append(keep, e.Name())
+	}
 	handlers := b.Handlers()
 	codes := make([]int32, 0, len(handlers))
 	for c := range handlers {
 		codes = append(codes, c)
 	}
 	sort.Slice(codes, func(i, j int) bool { return codes[i] < codes[j] })
+	// Seeds: every attack name in every name field of every code, header and body.
+	for i := range codes {
+		for _, bad := range []string{"../x", "../../victim.txt", "../checkpoint", "/tmp/x", "x/../../y", "x/../../../grp_escape", "x\x00y"} {
+			ext := "topic=" + bad + "\ngroup=" + bad + "\nconsumerGroup=" + bad + "\ngroupName=" + bad +
+				"\nb=" + bad + "\nqueueId=0\nreadQueueNums=1\nwriteQueueNums=1\nperm=6\noffset=0\ndelayLevel=-1"
+			q, _ := json.Marshal(bad)
+			f.Add(uint8(i), ext, []byte(`{"groupName":`+string(q)+`,"consumerGroup":`+string(q)+
+				`,"topicConfigList":[{"topicName":`+string(q)+`}],"groupConfigList":[{"groupName":`+string(q)+`}]}`))
+		}
+	}
 	f.Fuzz(func(t *testing.T, which uint8, ext string, body []byte) {
+		defer fsEscapes(t, top, root, keep)
 		code := codes[int(which)%len(codes)]
 		req := codec.NewRequest(code)
 		for _, line := range strings.Split(ext, "\n") {
@@ -92,4 +117,31 @@ func FuzzHandlers(f *testing.F) {
 			t.Logf("code %d: %v", code, err)
 		}
 	})
+}
+
+// fsEscapes fails t when anything but the store's own directory chain exists
+// between top and root, or when a file the store had is gone: a fuzzed
+// request may neither create nor remove anything outside the store.
+func fsEscapes(t *testing.T, top, root string, keep []string) {
+	t.Helper()
+	for dir := root; dir != top; {
+		parent := filepath.Dir(dir)
+		entries, err := os.ReadDir(parent)
+		if err != nil {
+			t.Fatalf("read %s: %v", parent, err)
+		}
+		if len(entries) != 1 || entries[0].Name() != filepath.Base(dir) {
+			names := make([]string, len(entries))
+			for i, e := range entries {
+				names[i] = e.Name()
+			}
+			t.Fatalf("%s holds %q, want only %q", parent, names, filepath.Base(dir))
+		}
+		dir = parent
+	}
+	for _, name := range keep {
+		if _, err := os.Stat(filepath.Join(root, name)); err != nil {
+			t.Fatalf("store lost %s: %v", name, err)
+		}
+	}
 }

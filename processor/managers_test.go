@@ -135,8 +135,14 @@ func TestValidateTopic(t *testing.T) {
 	require.False(t, ok)
 	_, ok = validateTopic(strings.Repeat("a", 128))
 	require.False(t, ok)
-	_, ok = validateTopic("%RETRY%" + strings.Repeat("a", 200))
+	_, ok = validateTopic("%RETRY%" + strings.Repeat("a", 200)) // 5.3.x: 127 for every topic
+	require.False(t, ok)
+	_, ok = checkTopicName("%RETRY%" + strings.Repeat("a", 200)) // the gate: retry topics of long groups exist
 	require.True(t, ok)
+	_, ok = checkTopicName("%RETRY%" + strings.Repeat("a", 249))
+	require.False(t, ok)
+	_, ok = checkTopicName("%RETRY%../../x")
+	require.False(t, ok)
 }
 
 func TestSubscriptionGroupManager(t *testing.T) {

@@ -43,6 +43,11 @@ func (b *Broker) handleConsumerSendMsgBack(ctx context.Context, c remoting.Conn,
 		topicSysFlag = 0x2
 	}
 	newTopic := RetryGroupTopicPrefix + sgc.GroupName
+	if _, ok := checkTopicName(newTopic); !ok {
+		// A group near the 255 limit has no room for the prefix: no topic is
+		// made that the store could not hold (Java fails at the store instead).
+		return codec.NewResponse(req, codec.RespSystemError, "topic["+newTopic+"] not exist"), nil
+	}
 	tc := b.topics.CreateInSendMessageBack(newTopic, sgc.RetryQueueNums, PermWrite|PermRead, topicSysFlag)
 	if !permWritable(tc.Perm) {
 		return codec.NewResponse(req, codec.RespNoPermission, fmt.Sprintf("the topic[%s] sending message is forbidden", newTopic)), nil

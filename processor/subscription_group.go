@@ -149,7 +149,7 @@ func (m *SubscriptionGroupManager) Find(group string) (SubscriptionGroupConfig, 
 	if !m.cfg().AutoCreateSubscriptionGroup {
 		return SubscriptionGroupConfig{}, false
 	}
-	if _, ok := validateTopic(group); !ok { // TopicValidator.validateGroup has the same charset
+	if _, ok := checkGroupName(group); !ok { // Java: CHARACTER_MAX_LENGTH and isTopicOrGroupIllegal
 		return SubscriptionGroupConfig{}, false
 	}
 	group = strings.Clone(group) // may alias a request frame; it becomes a map key

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"rmqd/codec"
+	"rmqd/compat"
 	"sort"
 	"sync"
 )
@@ -294,35 +295,9 @@ func (m *TopicConfigManager) IsOrderTopic(topic string) bool {
 	return ok && tc.Order
 }
 
-// validateTopic is TopicValidator.validateTopic.
-func validateTopic(topic string) (string, bool) {
-	if topic == "" {
-		return "The specified topic is blank.", false
-	}
-	limit := 127
-	if len(topic) > len(RetryGroupTopicPrefix) && (hasPrefix(topic, RetryGroupTopicPrefix) || hasPrefix(topic, DLQGroupTopicPrefix)) {
-		limit = 255
-	}
-	if len(topic) > limit {
-		return fmt.Sprintf("The specified topic is longer than topic max length %d.", limit), false
-	}
-	for i := 0; i < len(topic); i++ {
-		c := topic[i]
-		ok := c == '%' || c == '|' || c == '_' || c == '-' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-		if !ok {
-			return fmt.Sprintf("The specified topic[%s] contains illegal characters, allowing only ^[%%|a-zA-Z0-9_-]+$", topic), false
-		}
-	}
-	return "", true
-}
-
-func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
+// validateTopic is TopicValidator.validateTopic (5.3.x: 127 for every topic),
+// the rule of sends and topic creation.
+func validateTopic(topic string) (string, bool) { return compat.ValidateTopic(topic) }
 
 // notAllowedSendTopic is TopicValidator.isNotAllowedSendTopic.
-func notAllowedSendTopic(topic string) bool {
-	switch topic {
-	case TopicSchedule, TopicTransHalf, TopicTransOpHalf, TopicTransCheckMax, TopicSelfTest, TopicOffsetMovedEvent:
-		return true
-	}
-	return false
-}
+func notAllowedSendTopic(topic string) bool { return compat.IsNotAllowedSendTopic(topic) }

@@ -93,8 +93,9 @@ func assignsQueueOffset(sysFlag int32) bool {
 }
 
 func (c *commitLog) checkMessage(m *codec.Message) (int, PutStatus) {
-	if len(m.Body) > c.maxMsgSize || len(m.Topic) == 0 || len(m.Topic) > 32767 ||
-		strings.IndexByte(m.Topic, 0) >= 0 {
+	// A topic the store could not make a queue directory for is never written:
+	// dispatch would have nowhere to put it.
+	if len(m.Body) > c.maxMsgSize || !safeTopicDir(m.Topic) || m.QueueID < 0 {
 		return 0, PutMessageIllegal
 	}
 	if len(m.Properties) > maxPropertiesLen {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -111,7 +112,11 @@ func (s *DefaultStore) dispatch(m *codec.Message, size int) {
 	if assignsQueueOffset(m.SysFlag) {
 		tags := s.tagsCode(m, &p)
 		cq := s.findOrCreateCQ(m.Topic, m.QueueID)
-		if err := cq.put(m.CommitLogOffset, int32(size), tags, m.QueueOffset); err != nil {
+		if cq == nil {
+			// Written before the store refused such topics (or by another
+			// broker): the record stays in the commitlog, unindexed.
+			s.log.Error("dispatch: no consume queue for an unsafe topic", "topic", fmt.Sprintf("%.300q", m.Topic), "queue", m.QueueID)
+		} else if err := cq.put(m.CommitLogOffset, int32(size), tags, m.QueueOffset); err != nil {
 			s.log.Error("dispatch: consume queue write failed", "topic", m.Topic, "queue", m.QueueID, "err", err)
 		} else {
 			s.lastLogicTs.Store(m.StoreTimestamp)

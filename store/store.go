@@ -177,9 +177,14 @@ func (s *DefaultStore) findCQ(topic string, qid int32) *consumeQueue {
 	return cq
 }
 
+// findOrCreateCQ returns nil for a topic that is not a safe directory name
+// (checkTopicDir) or a negative queue id: nothing is created for them.
 func (s *DefaultStore) findOrCreateCQ(topic string, qid int32) *consumeQueue {
 	if cq := s.findCQ(topic, qid); cq != nil {
 		return cq
+	}
+	if qid < 0 || !safeTopicDir(topic) {
+		return nil
 	}
 	s.cqMu.Lock()
 	defer s.cqMu.Unlock()
@@ -200,6 +205,10 @@ func (s *DefaultStore) findOrCreateCQ(topic string, qid int32) *consumeQueue {
 // created, it is not paid on the dispatch path, where every queue's consumers
 // would wait for it.
 func (s *DefaultStore) PrepareQueues(topic string, queues int32) {
+	if err := checkTopicDir(topic); err != nil {
+		s.log.Warn("prepare consume queues refused", "err", err)
+		return
+	}
 	s.closeMu.Lock()
 	defer s.closeMu.Unlock()
 	if s.closed.Load() || !s.started.Load() {
@@ -213,6 +222,9 @@ func (s *DefaultStore) PrepareQueues(topic string, queues int32) {
 			continue // records on their way to dispatch decide where the queue starts
 		}
 		cq := s.findOrCreateCQ(topic, qid)
+		if cq == nil {
+			return
+		}
 		f, err := cq.q.lastForWrite(0)
 		if err != nil {
 			s.log.Warn("prepare consume queue", "topic", topic, "queue", qid, "err", err)
@@ -491,12 +503,19 @@ func diskRatio(path string) float64 {
 }
 
 // DeleteTopics removes the consume queues (and queue offsets) of topics. Their
-// records stay in the commitlog until retention removes them.
+// records stay in the commitlog until retention removes them. Only queues the
+// store has in its table are removed, by the directories it opened them from:
+// no path is ever built from the names passed in, and a name that could not
+// be a queue directory (checkTopicDir) is refused without touching anything.
 func (s *DefaultStore) DeleteTopics(topics []string) {
 	// The dispatcher writes queue files without holding them; keep it out.
 	s.dispatchMu.Lock()
 	defer s.dispatchMu.Unlock()
 	for _, t := range topics {
+		if err := checkTopicDir(t); err != nil {
+			s.log.Warn("delete topic refused", "err", err)
+			continue
+		}
 		s.cqMu.Lock()
 		var drop []*consumeQueue
 		for k, cq := range s.cqs {
@@ -506,10 +525,14 @@ func (s *DefaultStore) DeleteTopics(topics []string) {
 			}
 		}
 		s.cqMu.Unlock()
+		topicDirs := map[string]bool{}
 		for _, cq := range drop {
 			cq.q.destroyAll()
+			topicDirs[filepath.Dir(cq.q.dir)] = true
 		}
-		_ = os.Remove(filepath.Join(s.cfg.StorePathRootDir, "consumequeue", t))
+		for dir := range topicDirs {
+			_ = os.Remove(dir) // only when empty: a queue the table did not know keeps it
+		}
 		s.commitLog.removeTopic(t)
 	}
 }

@@ -1,0 +1,121 @@
+package compat
+
+// Topic and group names as the Java broker 5.3.x accepts them (TopicValidator,
+// client Validators.checkGroup). These are the only names rmqd lets in from the
+// wire: the charset has no '.', '/', '\\' or NUL, so a valid name is also a
+// single safe path element.
+
+const (
+	// TopicMaxLength is TopicValidator.TOPIC_MAX_LENGTH (5.3.x; the record's
+	// one-byte topic length before message version 2).
+	TopicMaxLength = 127
+	// GroupMaxLength is Validators.CHARACTER_MAX_LENGTH, the limit Java's
+	// SubscriptionGroupManager applies before auto-creating a group.
+	GroupMaxLength = 255
+)
+
+// validNameChar is TopicValidator.VALID_CHAR_BIT_MAP: ^[%|a-zA-Z0-9_-]+$.
+var validNameChar = func() (m [256]bool) {
+	for c := '0'; c <= '9'; c++ {
+		m[c] = true
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		m[c] = true
+		m[c-'a'+'A'] = true
+	}
+	m['%'], m['|'], m['_'], m['-'] = true, true, true, true
+	return m
+}()
+
+// NameHasIllegalChar is TopicValidator.isTopicOrGroupIllegal: a byte outside
+// ^[%|a-zA-Z0-9_-]$. Bytes of a multi-byte UTF-8 rune are all >= 0x80, so they
+// are refused as Java refuses chars >= 128.
+func NameHasIllegalChar(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !validNameChar[s[i]] {
+			return true
+		}
+	}
+	return false
+}
+
+// isBlank is UtilAll.isBlank: empty or only whitespace.
+func isBlank(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ' ', '\t', '\n', '\r', '\f', '\v':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// ValidateTopic is TopicValidator.validateTopic (5.3.3), with its remarks. ok
+// is false for a blank, over-long or ill-charactered name.
+func ValidateTopic(topic string) (remark string, ok bool) {
+	if isBlank(topic) {
+		return "The specified topic is blank.", false
+	}
+	if NameHasIllegalChar(topic) {
+		return "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$", false
+	}
+	if len(topic) > TopicMaxLength {
+		return "The specified topic is longer than topic max length.", false
+	}
+	return "", true
+}
+
+// ValidateGroup checks a consumer or producer group as Java's client does
+// (Validators.checkGroup) and its broker does before creating a group; the
+// remarks follow TopicValidator.validateGroup of later Java versions.
+func ValidateGroup(group string) (remark string, ok bool) {
+	if isBlank(group) {
+		return "The specified group is blank.", false
+	}
+	if NameHasIllegalChar(group) {
+		return "The specified group contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$", false
+	}
+	if len(group) > GroupMaxLength {
+		return "The specified group is longer than group max length 255.", false
+	}
+	return "", true
+}
+
+// System topics every Java broker knows (TopicValidator's SYSTEM_TOPIC_SET
+// before the broker adds its cluster, broker and trace topics).
+const (
+	SysTopicAutoCreate    = "TBW102"
+	SysTopicSchedule      = "SCHEDULE_TOPIC_XXXX"
+	SysTopicBenchmark     = "BenchmarkTest"
+	SysTopicTransHalf     = "RMQ_SYS_TRANS_HALF_TOPIC"
+	SysTopicTrace         = "RMQ_SYS_TRACE_TOPIC"
+	SysTopicTransOpHalf   = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
+	SysTopicTransCheckMax = "TRANS_CHECK_MAX_TIME_TOPIC"
+	SysTopicSelfTest      = "SELF_TEST_TOPIC"
+	SysTopicOffsetMoved   = "OFFSET_MOVED_EVENT"
+	SysTopicRocksDBOffset = "CHECKPOINT_TOPIC"
+	SystemTopicPrefix     = "rmq_sys_"
+)
+
+// IsSystemTopic is TopicValidator.isSystemTopic over the static set; a broker
+// adds its own cluster, broker name, reply and trace topics.
+func IsSystemTopic(topic string) bool {
+	switch topic {
+	case SysTopicAutoCreate, SysTopicSchedule, SysTopicBenchmark, SysTopicTransHalf, SysTopicTrace,
+		SysTopicTransOpHalf, SysTopicTransCheckMax, SysTopicSelfTest, SysTopicOffsetMoved, SysTopicRocksDBOffset:
+		return true
+	}
+	return len(topic) >= len(SystemTopicPrefix) && topic[:len(SystemTopicPrefix)] == SystemTopicPrefix
+}
+
+// IsNotAllowedSendTopic is TopicValidator.isNotAllowedSendTopic: topics only the
+// broker itself writes.
+func IsNotAllowedSendTopic(topic string) bool {
+	switch topic {
+	case SysTopicSchedule, SysTopicTransHalf, SysTopicTransOpHalf, SysTopicTransCheckMax, SysTopicSelfTest,
+		SysTopicOffsetMoved:
+		return true
+	}
+	return false
+}
