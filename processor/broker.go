@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"rmqd/codec"
+	"rmqd/processor/acl"
 	"rmqd/remoting"
 )
 
@@ -49,6 +50,7 @@ type Broker struct {
 	nsClose       func() error
 	topicsChanged chan struct{}
 	admin         adminState
+	acl           *acl.Manager // nil unless aclEnable
 
 	mu      sync.Mutex
 	started bool
@@ -105,6 +107,12 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 		}
 	}
 	b.topics.onChange = b.topicChanged
+	if cfg.AclEnable {
+		path := acl.ResolvePath(cfg.AclPlainFile, cfg.RocketmqHome, cfg.StorePathRootDir)
+		if b.acl, err = acl.NewManager(path, b.log); err != nil {
+			return nil, fmt.Errorf("new broker: %w", err)
+		}
+	}
 	if len(cfg.nameServers()) > 0 {
 		c := remoting.NewClient(remoting.ClientConfig{Logger: b.log})
 		b.ns, b.nsClose = c, c.Close
@@ -187,6 +195,10 @@ func (b *Broker) Handlers() map[int32]remoting.Processor {
 		codec.ReqConsumeMessageDirectly:               f(b.handleConsumeMessageDirectly),
 	}
 	maps.Copy(m, b.adminHandlers())
+	maps.Copy(m, acl.Handlers(b.acl, func() (string, string, string) {
+		c := b.conf()
+		return c.BrokerClusterName, c.BrokerName, c.BrokerAddr()
+	}))
 	return m
 }
 
@@ -207,6 +219,9 @@ func (b *Broker) Register(srv *remoting.Server) {
 		}
 	}
 	srv.AddConnListener(b)
+	if b.acl != nil {
+		srv.AddRPCHook(b.acl.Hook())
+	}
 }
 
 // OnConnect is part of remoting.ConnListener.
@@ -240,6 +255,9 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.goLoop(func() { b.flushOffsetsLoop(runCtx) })
 	b.goLoop(func() { b.housekeepingLoop(runCtx) })
 	b.goLoop(func() { b.admin.stats.run(runCtx) })
+	if b.acl != nil {
+		b.goLoop(func() { b.acl.Run(runCtx) })
+	}
 	if b.conf().BrokerID == 0 {
 		b.goLoop(func() { b.schedule.run(runCtx) })
 		b.goLoop(func() { b.trans.run(runCtx) })

@@ -64,6 +64,14 @@ type BrokerConfig struct {
 	// and handed out at the next pull (5.x); false pushes it to the clients
 	// with RESET_CONSUMER_CLIENT_OFFSET, as 4.9.x brokers do.
 	UseServerSideResetOffset bool // useServerSideResetOffset
+	// AclEnable turns on ACL 1.0: every request is checked against
+	// plain_acl.yml (processor/acl).
+	AclEnable bool // aclEnable
+	// AclPlainFile is the ACL file (Java's -Drocketmq.acl.plain.file, relative
+	// to RocketmqHome); empty: $ROCKETMQ_HOME/conf/plain_acl.yml, else
+	// <storePathRootDir>/../conf/plain_acl.yml.
+	AclPlainFile string // aclPlainFile (rmqd) or rocketmq.acl.plain.file
+	RocketmqHome string // rocketmqHome, default $ROCKETMQ_HOME
 }
 
 // DefaultBrokerConfig returns Java's defaults. BrokerIP1/2 default to the first
@@ -106,6 +114,7 @@ func DefaultBrokerConfig() BrokerConfig {
 		TransactionTimeOut:          6000,
 		TransactionCheckMax:         15,
 		UseServerSideResetOffset:    true,
+		RocketmqHome:                os.Getenv("ROCKETMQ_HOME"),
 	}
 }
 
@@ -204,6 +213,12 @@ func (c *BrokerConfig) ApplyProperties(props map[string]string) error {
 			c.UseServerSideResetOffset = parseJavaBool(v)
 		case "brokerConfigPath":
 			c.BrokerConfigPath = v
+		case "aclEnable":
+			c.AclEnable = parseJavaBool(v)
+		case "aclPlainFile", "rocketmq.acl.plain.file":
+			c.AclPlainFile = v
+		case "rocketmqHome":
+			c.RocketmqHome = v
 		case "channelExpiredTimeout":
 			c.ChannelExpiredTimeout, err = strconv.ParseInt(v, 10, 64)
 		}
@@ -240,7 +255,14 @@ func (c *BrokerConfig) Properties() map[string]string {
 		"transactionCheckMax":         i(int64(c.TransactionCheckMax)),
 		"consumerFallbehindThreshold": i(c.ConsumerFallbehindThreshold),
 		"useServerSideResetOffset":    b(c.UseServerSideResetOffset),
+		"aclEnable":                   b(c.AclEnable),
 	})
+	if c.AclPlainFile != "" {
+		props["aclPlainFile"] = c.AclPlainFile
+	}
+	if c.RocketmqHome != "" {
+		props["rocketmqHome"] = c.RocketmqHome
+	}
 	if c.BrokerConfigPath != "" {
 		props["brokerConfigPath"] = c.BrokerConfigPath
 	}
