@@ -1,0 +1,240 @@
+package acl
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"rmqd/codec"
+	jacl "rmqd/compat/acl"
+	"rmqd/remoting"
+)
+
+type fakeConn struct{ addr net.Addr }
+
+func (c fakeConn) ID() uint64                                 { return 1 }
+func (c fakeConn) RemoteAddr() net.Addr                       { return c.addr }
+func (c fakeConn) LocalAddr() net.Addr                        { return c.addr }
+func (c fakeConn) WriteResponse(*codec.RemotingCommand) error { return nil }
+func (c fakeConn) InvokeOneway(*codec.RemotingCommand) error  { return nil }
+func (c fakeConn) Close() error                               { return nil }
+func (c fakeConn) Closed() bool                               { return false }
+func (c fakeConn) Invoke(context.Context, *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	return nil, nil
+}
+
+func from(ip string) remoting.Conn {
+	return fakeConn{addr: &net.TCPAddr{IP: net.ParseIP(ip), Port: 40000}}
+}
+
+const testYAML = `globalWhiteRemoteAddresses:
+  - 127.0.0.9
+accounts:
+  - accessKey: RocketMQ
+    secretKey: "12345678"
+    defaultTopicPerm: DENY
+    defaultGroupPerm: SUB
+    topicPerms:
+      - TopicA=PUB
+      - TopicB=SUB
+  - accessKey: rocketmq2
+    secretKey: "87654321"
+    admin: true
+`
+
+func newManager(t *testing.T, content string) *Manager {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "conf", FileName)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewManager(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// signed builds a request signed as AclClientRPCHook does.
+func signed(code int32, ak, sk string, ext codec.ExtFields, body []byte) *codec.RemotingCommand {
+	req := codec.NewRequest(code)
+	req.Ext = append(ext, codec.ExtField{Key: jacl.FieldAccessKey, Value: ak})
+	req.Body = body
+	f := extFields(req.Ext)
+	req.Ext = append(req.Ext, codec.ExtField{Key: jacl.FieldSignature, Value: jacl.Signature(sk, &f, body)})
+	return req
+}
+
+func TestHookDecisions(t *testing.T) {
+	m := newManager(t, testYAML)
+	h := m.Hook()
+	send := func(topic string) codec.ExtFields {
+		return codec.ExtFields{{Key: "a", Value: "pg"}, {Key: "b", Value: topic}, {Key: "c", Value: "TBW102"}}
+	}
+	cases := []struct {
+		name   string
+		conn   remoting.Conn
+		req    *codec.RemotingCommand
+		remark string // "" = allowed
+	}{
+		{"pub granted", from("127.0.0.1"), signed(codec.ReqSendMessageV2, "RocketMQ", "12345678", send("TopicA"), []byte("x")), ""},
+		{"pub on sub-only topic", from("127.0.0.1"), signed(codec.ReqSendMessageV2, "RocketMQ", "12345678", send("TopicB"), []byte("x")), "No permission for topic:TopicB"},
+		{"default deny", from("127.0.0.1"), signed(codec.ReqSendMessageV2, "RocketMQ", "12345678", send("Other"), nil), "No default permission for topic:Other"},
+		{"wrong secret", from("127.0.0.1"), signed(codec.ReqSendMessageV2, "RocketMQ", "wrong-secret", send("TopicA"), nil), "Check signature failed for accessKey=RocketMQ"},
+		{"unknown account", from("127.0.0.1"), signed(codec.ReqSendMessageV2, "nobody99", "12345678", send("TopicA"), nil), "No acl config for nobody99"},
+		{"no credentials", from("127.0.0.1"), codec.NewRequest(codec.ReqSendMessageV2), "No accessKey is configured"},
+		{"global white address", from("127.0.0.9"), codec.NewRequest(codec.ReqUpdateAndCreateTopic), ""},
+		{"admin code, not admin", from("127.0.0.1"), signed(codec.ReqUpdateAndCreateTopic, "RocketMQ", "12345678", codec.ExtFields{{Key: "topic", Value: "T"}}, nil),
+			"Need admin permission for request code=17, but accessKey=RocketMQ is not"},
+		{"admin code, admin", from("127.0.0.1"), signed(codec.ReqUpdateAndCreateTopic, "rocketmq2", "87654321", codec.ExtFields{{Key: "topic", Value: "T"}}, nil), ""},
+		{"pull", from("127.0.0.1"), signed(codec.ReqPullMessage, "RocketMQ", "12345678", codec.ExtFields{{Key: "topic", Value: "TopicB"}, {Key: "consumerGroup", Value: "g"}}, nil), ""},
+		{"heartbeat on denied topic", from("127.0.0.1"), signed(codec.ReqHeartBeat, "RocketMQ", "12345678", nil,
+			[]byte(`{"clientID":"c","consumerDataSet":[{"groupName":"g","subscriptionDataSet":[{"topic":"TopicA"}]}],"producerDataSet":[]}`)),
+			"No permission for topic:TopicA"},
+	}
+	for _, c := range cases {
+		resp := h.Before(c.conn, c.req)
+		switch {
+		case c.remark == "" && resp != nil:
+			t.Errorf("%s: refused: %d %s", c.name, resp.Code, resp.Remark)
+		case c.remark != "" && resp == nil:
+			t.Errorf("%s: allowed", c.name)
+		case c.remark != "" && (resp.Code != codec.RespNoPermission || resp.Remark != c.remark):
+			t.Errorf("%s: got %d %q, want NO_PERMISSION %q", c.name, resp.Code, resp.Remark, c.remark)
+		}
+	}
+}
+
+func TestHookQuirks(t *testing.T) {
+	m := newManager(t, testYAML)
+	h := m.Hook()
+	// A 4.9.3 client adds _UNIQUE_KEY_QUERY after signing.
+	req := signed(codec.ReqQueryMessage, "RocketMQ", "12345678", codec.ExtFields{{Key: "topic", Value: "TopicB"}}, nil)
+	req.Ext = append(req.Ext, codec.ExtField{Key: jacl.FieldUniqueKeyQuery, Value: "true"})
+	req.Version = jacl.VersionV4_9_3
+	if resp := h.Before(from("127.0.0.1"), req); resp != nil {
+		t.Fatalf("4.9.3 unique-key query refused: %s", resp.Remark)
+	}
+	req.Version = jacl.VersionV4_9_3 + 1
+	if resp := h.Before(from("127.0.0.1"), req); resp == nil {
+		t.Fatal("a newer client's unsigned field accepted")
+	}
+	// The Go client signs without the SecurityToken value.
+	req = signed(codec.ReqQueryMessage, "RocketMQ", "12345678", codec.ExtFields{{Key: "topic", Value: "TopicB"}}, nil)
+	req.Ext = append(req.Ext, codec.ExtField{Key: jacl.FieldSecurityToken, Value: "tok"})
+	if resp := h.Before(from("127.0.0.1"), req); resp != nil {
+		t.Fatalf("Go-client token form refused: %s", resp.Remark)
+	}
+}
+
+func TestReloadOnEdit(t *testing.T) {
+	m := newManager(t, testYAML)
+	m.poll = 10 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() { m.Run(ctx); close(done) }()
+	req := signed(codec.ReqSendMessageV2, "RocketMQ", "12345678", codec.ExtFields{{Key: "b", Value: "Other"}}, nil)
+	if m.Hook().Before(from("127.0.0.1"), req) == nil {
+		t.Fatal("allowed before the edit")
+	}
+	if err := os.WriteFile(m.Path(), []byte(strings.Replace(testYAML, "defaultTopicPerm: DENY", "defaultTopicPerm: PUB", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for m.Hook().Before(from("127.0.0.1"), req) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("edit not applied")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// A broken edit keeps the configuration in force.
+	if err := os.WriteFile(m.Path(), []byte("accounts:\n  - accessKey: x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if resp := m.Hook().Before(from("127.0.0.1"), req); resp != nil {
+		t.Fatalf("broken edit replaced the configuration: %s", resp.Remark)
+	}
+	cancel()
+	<-done
+}
+
+func TestAdminCodes(t *testing.T) {
+	m := newManager(t, testYAML)
+	hs := Handlers(m, func() (string, string, string) { return "DefaultCluster", "broker-a", "127.0.0.1:10911" })
+	call := func(code int32, ext codec.ExtFields) *codec.RemotingCommand {
+		req := codec.NewRequest(code)
+		req.Ext = ext
+		resp, err := hs[code].ProcessRequest(context.Background(), from("127.0.0.1"), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := call(ReqUpdateAndCreateAclConfig, codec.ExtFields{{Key: "accessKey", Value: "newuser1"}, {Key: "secretKey", Value: "newsecret1"},
+		{Key: "defaultTopicPerm", Value: "PUB"}, {Key: "topicPerms", Value: "T1=SUB,T2=DENY"}, {Key: "admin", Value: "false"}})
+	if resp.Code != codec.RespSuccess {
+		t.Fatalf("update: %d %s", resp.Code, resp.Remark)
+	}
+	resp = call(ReqUpdateAndCreateAclConfig, codec.ExtFields{{Key: "accessKey", Value: "short"}, {Key: "secretKey", Value: "newsecret1"}})
+	if resp.Code != RespUpdateAndCreateAclFailed || !strings.Contains(resp.Remark, "length should longer than 6") {
+		t.Fatalf("short key: %d %s", resp.Code, resp.Remark)
+	}
+	f, err := m.File()
+	if err != nil || len(f.Accounts) != 3 || f.Accounts[2].TopicPerms[1] != "T2=DENY" || f.Version().Counter != 1 {
+		t.Fatalf("file after update: %+v %v", f, err)
+	}
+	req := signed(codec.ReqSendMessageV2, "newuser1", "newsecret1", codec.ExtFields{{Key: "b", Value: "X"}}, nil)
+	if resp := m.Hook().Before(from("127.0.0.1"), req); resp != nil {
+		t.Fatalf("new account refused: %s", resp.Remark)
+	}
+	if resp := call(ReqUpdateGlobalWhiteAddrs, codec.ExtFields{{Key: "globalWhiteAddrs", Value: "10.0.0.*,127.0.0.5"}}); resp.Code != codec.RespSuccess {
+		t.Fatalf("white addrs: %d %s", resp.Code, resp.Remark)
+	}
+	if resp := m.Hook().Before(from("127.0.0.5"), codec.NewRequest(codec.ReqUpdateAndCreateTopic)); resp != nil {
+		t.Fatalf("new global white address refused: %s", resp.Remark)
+	}
+	if resp := call(ReqDeleteAclConfig, codec.ExtFields{{Key: "accessKey", Value: "newuser1"}}); resp.Code != codec.RespSuccess {
+		t.Fatalf("delete: %d %s", resp.Code, resp.Remark)
+	}
+	if resp := call(ReqDeleteAclConfig, codec.ExtFields{{Key: "accessKey", Value: "newuser1"}}); resp.Code != RespDeleteAclConfigFailed {
+		t.Fatalf("second delete: %d %s", resp.Code, resp.Remark)
+	}
+	if resp := m.Hook().Before(from("127.0.0.1"), req); resp == nil || resp.Remark != "No acl config for newuser1" {
+		t.Fatal("deleted account still allowed")
+	}
+	resp = call(ReqGetBrokerClusterAclInfo, nil)
+	if v, _ := resp.Ext.Get("version"); !strings.Contains(v, `"counter":3`) {
+		t.Fatalf("version %q", v)
+	}
+	resp = call(ReqGetBrokerClusterAclConfig, nil)
+	if !strings.Contains(string(resp.Body), `"globalWhiteAddrs":["10.0.0.*","127.0.0.5"]`) || !strings.Contains(string(resp.Body), `"accessKey":"rocketmq2"`) {
+		t.Fatalf("config body %s", resp.Body)
+	}
+	// Disabled: every code fails with Java's reason.
+	off := Handlers(nil, nil)
+	r, _ := off[ReqDeleteAclConfig].ProcessRequest(context.Background(), from("127.0.0.1"), codec.NewRequest(ReqDeleteAclConfig))
+	if r.Code != RespDeleteAclConfigFailed || r.Remark != notEnabled {
+		t.Fatalf("disabled: %d %s", r.Code, r.Remark)
+	}
+}
+
+func TestResolvePath(t *testing.T) {
+	if p := ResolvePath("", "", "/data/store"); p != "/data/conf/plain_acl.yml" {
+		t.Fatal(p)
+	}
+	if p := ResolvePath("", "/opt/rmq", "/data/store"); p != "/opt/rmq/conf/plain_acl.yml" {
+		t.Fatal(p)
+	}
+	if p := ResolvePath("conf/acl/a.yml", "/opt/rmq", "/x"); p != "/opt/rmq/conf/acl/a.yml" {
+		t.Fatal(p)
+	}
+}
