@@ -109,7 +109,7 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 	b.topics.onChange = b.topicChanged
 	if cfg.AclEnable {
 		path := acl.ResolvePath(cfg.AclPlainFile, cfg.RocketmqHome, cfg.StorePathRootDir)
-		if b.acl, err = acl.NewManager(path, b.log); err != nil {
+		if b.acl, err = acl.NewManager(path, logger); err != nil {
 			return nil, fmt.Errorf("new broker: %w", err)
 		}
 	}
