@@ -1,7 +1,6 @@
 package acl
 
 import (
-	"fmt"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -82,7 +81,7 @@ func ParseAddrPattern(s string) (AddrMatcher, error) {
 	if strings.HasSuffix(s, "}") {
 		open := strings.LastIndexByte(s, '{')
 		if open < 0 {
-			return nil, fmt.Errorf("MultipleRemoteAddressStrategy netAddress examine scope Exception netAddress: %s", s)
+			return nil, javaErr("MultipleRemoteAddressStrategy netAddress examine scope Exception netAddress: %s", s)
 		}
 		head := s[:open]
 		var set matchSet
@@ -122,7 +121,7 @@ func ParseAddrPattern(s string) (AddrMatcher, error) {
 func parseAddr(s string) (netip.Addr, error) {
 	a, err := netip.ParseAddr(s)
 	if err != nil || a.Zone() != "" {
-		return netip.Addr{}, fmt.Errorf("NetAddress examine Exception netAddress is %s", s)
+		return netip.Addr{}, javaErr("NetAddress examine Exception netAddress is %s", s)
 	}
 	return a.Unmap(), nil
 }
@@ -130,7 +129,7 @@ func parseAddr(s string) (netip.Addr, error) {
 func parseRange(s string) (AddrMatcher, error) {
 	parts := strings.Split(s, ".")
 	if len(parts) != 4 {
-		return nil, fmt.Errorf("RangeRemoteAddressStrategy netAddress examine scope Exception netAddress: %s (IPv4 only)", s)
+		return nil, javaErr("RangeRemoteAddressStrategy netAddress examine scope Exception netAddress: %s (IPv4 only)", s)
 	}
 	var m matchRange
 	m.idx = -1
@@ -139,7 +138,7 @@ func parseRange(s string) (AddrMatcher, error) {
 		if m.idx >= 0 {
 			// After the range every part must be '*' (AclUtils.verify).
 			if p != "*" {
-				return nil, fmt.Errorf("RangeRemoteAddressStrategy netAddress examine scope Exception netAddress: %s", s)
+				return nil, javaErr("RangeRemoteAddressStrategy netAddress examine scope Exception netAddress: %s", s)
 			}
 			continue
 		}
@@ -151,20 +150,20 @@ func parseRange(s string) (AddrMatcher, error) {
 			l, err1 := strconv.Atoi(lo)
 			h, err2 := strconv.Atoi(hi)
 			if err1 != nil || err2 != nil || l < 0 || h > 255 || l > h {
-				return nil, fmt.Errorf("RangeRemoteAddressStrategy netAddress examine scope Exception value %s", p)
+				return nil, javaErr("RangeRemoteAddressStrategy netAddress examine scope Exception value %s", p)
 			}
 			m.idx, m.lo, m.hi = i, l, h
 		default:
 			v, err := strconv.Atoi(p)
 			if err != nil || v < 0 || v > 255 {
-				return nil, fmt.Errorf("NetAddress examine Exception netAddress is %s", s)
+				return nil, javaErr("NetAddress examine Exception netAddress is %s", s)
 			}
 			m.head[i] = byte(v)
 		}
 	}
 	if m.idx <= 0 {
 		// Java looks for the range in the 2nd to 4th part only.
-		return nil, fmt.Errorf("RangeRemoteAddressStrategy netAddress examine scope Exception netAddress: %s", s)
+		return nil, javaErr("RangeRemoteAddressStrategy netAddress examine scope Exception netAddress: %s", s)
 	}
 	return m, nil
 }

@@ -164,3 +164,11 @@ func (c *Checker) Authorize(r *Request) error {
 	}
 	return nil
 }
+
+// JavaError is an error whose text is Java's own message, word for word, so
+// that tools matching on it keep working.
+type JavaError string
+
+func (e JavaError) Error() string { return string(e) }
+
+func javaErr(format string, args ...any) error { return JavaError(fmt.Sprintf(format, args...)) }

@@ -84,16 +84,16 @@ const (
 // CheckAccount is checkPlainAccessConfig plus Permission.checkResourcePerms.
 func CheckAccount(a *Account) error {
 	if len(a.AccessKey) <= accessKeyMinLength || len(a.SecretKey) <= secretKeyMinLength {
-		return fmt.Errorf("The accessKey=%s and secretKey=%s cannot be null and length should longer than 6", a.AccessKey, maskSecret(a.SecretKey))
+		return javaErr("The accessKey=%s and secretKey=%s cannot be null and length should longer than 6", a.AccessKey, maskSecret(a.SecretKey))
 	}
 	for _, list := range [][]string{a.TopicPerms, a.GroupPerms} {
 		for _, r := range list {
 			name, perm, ok := splitResourcePerm(r)
 			if !ok || name == "" {
-				return fmt.Errorf("Parse Resource format error for %s.\nThe expected resource format is 'Res=Perm'. For example: topicA=SUB", r)
+				return javaErr("Parse Resource format error for %s.\nThe expected resource format is 'Res=Perm'. For example: topicA=SUB", r)
 			}
 			if perm != "DENY" && ParsePerm(perm) == Deny {
-				return fmt.Errorf("Parse resource permission error for %s.\nThe expected permissions are 'SUB' or 'PUB' or 'SUB|PUB' or 'PUB|SUB'.", r)
+				return javaErr("Parse resource permission error for %s.\nThe expected permissions are 'SUB' or 'PUB' or 'SUB|PUB' or 'PUB|SUB'.", r)
 			}
 		}
 	}
