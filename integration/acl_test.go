@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"archive/zip"
 	"context"
 	"crypto/hmac"
 	"crypto/sha1"
@@ -158,6 +159,45 @@ func TestACL(t *testing.T) {
 		}
 	})
 
+	// Java 4.9.7 and 5.3.3 clients sign with their own AclClientRPCHook (runner flags --ak/--sk).
+	for _, client := range []string{"4", "5"} {
+		t.Run("java"+client+"-credentials", func(t *testing.T) {
+			harness.RequireJars(t, "client"+client)
+			if !runnerHasACL(t, client) {
+				t.Skip("the runner jar in integration/java/target predates --ak/--sk: run make integration-deps")
+			}
+			user := []string{"--ak", aclUser.AccessKey, "--sk", aclUser.SecretKey}
+			sent := harness.RunJava(t, tg, client, "produce", append([]string{"--topic", "IT_acl_both", "--count", "3",
+				"--group", "IT_acl_jpg" + client}, user...)...)
+			if len(sent.Sent) != 3 {
+				t.Fatalf("sent %d", len(sent.Sent))
+			}
+			refusals := []struct {
+				name   string
+				args   []string
+				remark string
+			}{
+				{"sub-only topic", append([]string{"--topic", "IT_acl_sub"}, user...), "No permission for topic:IT_acl_sub"},
+				{"wrong secret", []string{"--topic", "IT_acl_pub", "--ak", "itUser001", "--sk", "not-the-secret"}, "Check signature failed for accessKey=itUser001"},
+				{"no credentials", []string{"--topic", "IT_acl_pub"}, "No accessKey is configured"},
+			}
+			for _, r := range refusals {
+				res, err := harness.TryJava(t, tg, client, "produce", append(r.args, "--count", "1", "--retries", "0")...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.OK || !strings.Contains(res.Error, r.remark) || !strings.Contains(res.Error, "CODE: 16") {
+					t.Errorf("%s: ok=%v error %q, want CODE: 16 %q", r.name, res.OK, res.Error, r.remark)
+				}
+			}
+			got := harness.RunJava(t, tg, client, "consume", append([]string{"--topic", "IT_acl_both", "--group", "IT_acl_jcg" + client,
+				"--count", "3", "--timeout", "60000"}, user...)...)
+			if got.Distinct < 3 {
+				t.Fatalf("signed Java consumer got %d distinct messages", got.Distinct)
+			}
+		})
+	}
+
 	user := dialFrom(t, "127.0.0.1", tg.BrokerAddr)
 	t.Run("raw-sub-grants", func(t *testing.T) {
 		pull := func(topic, group string) *codec.RemotingCommand {
@@ -250,6 +290,21 @@ func TestACL(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	})
+}
+
+// runnerHasACL reports whether the built runner knows --ak/--sk (rmqd/it/Acl.class).
+func runnerHasACL(tb testing.TB, client string) bool {
+	z, err := zip.OpenReader(filepath.Join(harness.LibDir(tb, "client"+client), "rmqd-runner.jar"))
+	if err != nil {
+		return false
+	}
+	defer z.Close()
+	for _, f := range z.File {
+		if f.Name == "rmqd/it/Acl.class" {
+			return true
+		}
+	}
+	return false
 }
 
 func createTopicExt(topic string) map[string]string {
