@@ -9,26 +9,22 @@ import (
 // AddrMatcher is a compiled whiteRemoteAddress / globalWhiteRemoteAddresses
 // entry (Java's RemoteAddressStrategy).
 type AddrMatcher interface {
-	// Match reports whether host (an IP without port) is covered.
-	Match(host string) bool
+	// Match reports whether the peer address a (unmapped) is covered.
+	Match(a netip.Addr) bool
 }
 
 type matchAll struct{}
 
-func (matchAll) Match(string) bool { return true }
+func (matchAll) Match(netip.Addr) bool { return true }
 
 type matchNone struct{}
 
-func (matchNone) Match(string) bool { return false }
+func (matchNone) Match(netip.Addr) bool { return false }
 
 // matchSet is Java's Multiple and One strategies: a set of exact addresses.
 type matchSet []netip.Addr
 
-func (m matchSet) Match(host string) bool {
-	a, err := netip.ParseAddr(host)
-	if err != nil {
-		return false
-	}
+func (m matchSet) Match(a netip.Addr) bool {
 	a = a.Unmap()
 	for _, b := range m {
 		if a == b {
@@ -46,11 +42,7 @@ type matchRange struct {
 	lo, hi int
 }
 
-func (m matchRange) Match(host string) bool {
-	a, err := netip.ParseAddr(host)
-	if err != nil {
-		return false
-	}
+func (m matchRange) Match(a netip.Addr) bool {
 	a = a.Unmap()
 	if !a.Is4() {
 		return false

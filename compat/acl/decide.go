@@ -2,6 +2,9 @@ package acl
 
 import (
 	"fmt"
+	"hash"
+	"net/netip"
+	"sync"
 )
 
 // Resource is one thing a request touches: a topic, or a group as its retry
@@ -14,8 +17,8 @@ type Resource struct {
 // Request is what the checker needs of one request.
 type Request struct {
 	Code int32
-	// Host is the peer's IP without port.
-	Host string
+	// Addr is the peer's IP.
+	Addr netip.Addr
 	// AccessKey is the AccessKey field; HasAccessKey tells an empty one from a
 	// missing one.
 	AccessKey    string
@@ -31,8 +34,35 @@ type Denied struct {
 
 func (d *Denied) Error() string { return d.Reason }
 
+// Secret is an account's secret key with keyed HmacSHA1 instances to reuse,
+// so that verifying a signature allocates nothing.
+type Secret struct {
+	key  string
+	macs sync.Pool
+}
+
+func newSecret(key string) *Secret {
+	s := &Secret{key: key}
+	s.macs.New = func() any { return NewMAC(key) }
+	return s
+}
+
+// Key is the secret key.
+func (s *Secret) Key() string { return s.key }
+
+// MAC returns a reset HmacSHA1 keyed with the secret; hand it back with PutMAC.
+func (s *Secret) MAC() hash.Hash {
+	h := s.macs.Get().(hash.Hash)
+	h.Reset()
+	return h
+}
+
+// PutMAC returns a MAC obtained from MAC.
+func (s *Secret) PutMAC(h hash.Hash) { s.macs.Put(h) }
+
 type account struct {
 	Account
+	secret       *Secret
 	white        AddrMatcher
 	defaultTopic byte
 	defaultGroup byte
@@ -70,7 +100,7 @@ func NewChecker(f *File) (*Checker, error) {
 		if err != nil {
 			return nil, fmt.Errorf("account %s whiteRemoteAddress: %w", a.AccessKey, err)
 		}
-		acc := &account{Account: *a, white: w, defaultTopic: ParsePerm(a.DefaultTopicPerm),
+		acc := &account{Account: *a, secret: newSecret(a.SecretKey), white: w, defaultTopic: ParsePerm(a.DefaultTopicPerm),
 			defaultGroup: ParsePerm(a.DefaultGroupPerm), perms: map[string]byte{}}
 		for _, r := range a.GroupPerms {
 			name, perm, _ := splitResourcePerm(r)
@@ -101,25 +131,25 @@ const (
 )
 
 // Authenticate is the first half of PlainPermissionManager.validate: white
-// lists, then the account. With VerifyThenAuthorize it returns the secret key
-// the signature must be verified with.
-func (c *Checker) Authenticate(r *Request) (Decision, string, error) {
+// lists, then the account. With VerifyThenAuthorize it returns the secret the
+// signature must be verified with.
+func (c *Checker) Authenticate(r *Request) (Decision, *Secret, error) {
 	for _, g := range c.globals {
-		if g.Match(r.Host) {
-			return Allow, "", nil
+		if g.Match(r.Addr) {
+			return Allow, nil, nil
 		}
 	}
 	if !r.HasAccessKey {
-		return 0, "", &Denied{Reason: "No accessKey is configured"}
+		return 0, nil, &Denied{Reason: "No accessKey is configured"}
 	}
 	a := c.accounts[r.AccessKey]
 	if a == nil {
-		return 0, "", &Denied{AccessKey: r.AccessKey, Reason: fmt.Sprintf("No acl config for %s", r.AccessKey)}
+		return 0, nil, &Denied{AccessKey: r.AccessKey, Reason: fmt.Sprintf("No acl config for %s", r.AccessKey)}
 	}
-	if a.white.Match(r.Host) {
-		return Allow, "", nil
+	if a.white.Match(r.Addr) {
+		return Allow, nil, nil
 	}
-	return VerifyThenAuthorize, a.SecretKey, nil
+	return VerifyThenAuthorize, a.secret, nil
 }
 
 // SignatureFailed is the refusal for a signature that does not verify.

@@ -2,6 +2,7 @@ package acl
 
 import (
 	"errors"
+	"net/netip"
 	"testing"
 )
 
@@ -26,12 +27,12 @@ func TestAddrPatterns(t *testing.T) {
 			t.Fatalf("%q: %v", c.pattern, err)
 		}
 		for _, h := range c.yes {
-			if !m.Match(h) {
+			if !m.Match(netip.MustParseAddr(h)) {
 				t.Errorf("%q should match %s", c.pattern, h)
 			}
 		}
 		for _, h := range c.no {
-			if m.Match(h) {
+			if m.Match(netip.MustParseAddr(h)) {
 				t.Errorf("%q should not match %s", c.pattern, h)
 			}
 		}
@@ -83,8 +84,8 @@ func TestCheckerRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	auth := func(host, ak string, has bool) (Decision, string, error) {
-		return c.Authenticate(&Request{Host: host, AccessKey: ak, HasAccessKey: has})
+	auth := func(host, ak string, has bool) (Decision, *Secret, error) {
+		return c.Authenticate(&Request{Addr: netip.MustParseAddr(host), AccessKey: ak, HasAccessKey: has})
 	}
 	if d, _, err := auth("10.10.103.7", "", false); err != nil || d != Allow {
 		t.Fatalf("global white: %v %v", d, err)
@@ -96,8 +97,8 @@ func TestCheckerRules(t *testing.T) {
 	if d, _, err := auth("192.168.1.9", "rocketmq2", true); err != nil || d != Allow {
 		t.Fatalf("account white: %v %v", d, err)
 	}
-	if d, sk, err := auth("127.0.0.1", "RocketMQ", true); err != nil || d != VerifyThenAuthorize || sk != "12345678" {
-		t.Fatalf("verify: %v %q %v", d, sk, err)
+	if d, sk, err := auth("127.0.0.1", "RocketMQ", true); err != nil || d != VerifyThenAuthorize || sk.Key() != "12345678" {
+		t.Fatalf("verify: %v %q %v", d, sk.Key(), err)
 	}
 	az := func(code int32, res ...Resource) error {
 		return c.Authorize(&Request{Code: code, AccessKey: "RocketMQ", HasAccessKey: true, Resources: res})

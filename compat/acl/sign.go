@@ -74,6 +74,14 @@ func Signature(secretKey string, f Fields, body []byte) string {
 	return base64.StdEncoding.EncodeToString(h.Sum(nil))
 }
 
+// VerifyMAC compares h's sum with the base64 text a client sent, in constant
+// time. The sum is appended to scratch[:0] (no allocation once it is big
+// enough); the grown scratch is returned.
+func VerifyMAC(h hash.Hash, sent string, scratch []byte) (bool, []byte) {
+	scratch = h.Sum(scratch[:0])
+	return EqualSignature(scratch, sent), scratch
+}
+
 // EqualSignature compares a computed MAC with the base64 text a client sent,
 // in constant time (Java 5.x uses MessageDigest.isEqual).
 func EqualSignature(mac []byte, sent string) bool {

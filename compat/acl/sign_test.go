@@ -64,7 +64,7 @@ func TestSignatureMatchesJava(t *testing.T) {
 		}
 		h := NewMAC(string(v.SecretKey))
 		WriteContent(h, nil, f, nil, v.Body)
-		if !EqualSignature(h.Sum(nil), v.Signature) {
+		if ok, _ := VerifyMAC(h, v.Signature, nil); !ok {
 			t.Errorf("%s: EqualSignature false", v.Name)
 		}
 		if EqualSignature(h.Sum(nil), v.Signature[:len(v.Signature)-2]+"x=") {

@@ -46,7 +46,7 @@ accounts:
     admin: true
 `
 
-func newManager(t *testing.T, content string) *Manager {
+func newManager(t testing.TB, content string) *Manager {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "conf", FileName)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

@@ -40,27 +40,28 @@ func (h *Hook) Before(c remoting.Conn, req *codec.RemotingCommand) *codec.Remoti
 	if chk == nil {
 		return nil
 	}
-	host := hostOf(c.RemoteAddr())
-	r := jacl.Request{Code: req.Code, Host: host}
+	r := jacl.Request{Code: req.Code, Addr: peerAddr(c.RemoteAddr())}
 	r.AccessKey, r.HasAccessKey = req.Ext.Get(jacl.FieldAccessKey)
 	dec, secret, err := chk.Authenticate(&r)
 	if err != nil {
-		return h.refuse(c, req, host, r.AccessKey, err)
+		return h.refuse(c, req, r.AccessKey, err)
 	}
 	if dec == jacl.Allow {
 		return nil
 	}
 	if !h.verify(req, secret) {
-		return h.refuse(c, req, host, r.AccessKey, jacl.SignatureFailed(r.AccessKey))
+		return h.refuse(c, req, r.AccessKey, jacl.SignatureFailed(r.AccessKey))
 	}
-	var stack [4]jacl.Resource
-	res, err := resources(stack[:0], req)
+	rp := h.m.resources.Get().(*[]jacl.Resource)
+	defer h.m.resources.Put(rp)
+	res, err := resources((*rp)[:0], req)
+	*rp = res
 	if err != nil {
-		return h.refuse(c, req, host, r.AccessKey, &jacl.Denied{AccessKey: r.AccessKey, Reason: err.Error()})
+		return h.refuse(c, req, r.AccessKey, &jacl.Denied{AccessKey: r.AccessKey, Reason: err.Error()})
 	}
 	r.Resources = res
 	if err := chk.Authorize(&r); err != nil {
-		return h.refuse(c, req, host, r.AccessKey, err)
+		return h.refuse(c, req, r.AccessKey, err)
 	}
 	return nil
 }
@@ -70,9 +71,9 @@ func (h *Hook) Before(c remoting.Conn, req *codec.RemotingCommand) *codec.Remoti
 // them). The Go client (v2.1.2) leaves the SecurityToken value out of what it
 // signs; Java refuses such requests, rmqd accepts that form too since the
 // token adds nothing secret.
-func (h *Hook) verify(req *codec.RemotingCommand, secret string) bool {
-	sent, ok := req.Ext.Get(jacl.FieldSignature)
-	if !ok {
+func (h *Hook) verify(req *codec.RemotingCommand, secret *jacl.Secret) bool {
+	sent, has := req.Ext.Get(jacl.FieldSignature)
+	if !has {
 		return false
 	}
 	var skip func(string) bool
@@ -81,10 +82,12 @@ func (h *Hook) verify(req *codec.RemotingCommand, secret string) bool {
 	}
 	bp := h.m.scratch.Get().(*[]byte)
 	defer h.m.scratch.Put(bp)
-	mac := jacl.NewMAC(secret)
+	mac := secret.MAC()
+	defer secret.PutMAC(mac)
 	f := (*extFields)(&req.Ext)
 	*bp = jacl.WriteContent(mac, *bp, f, skip, req.Body)
-	if jacl.EqualSignature(mac.Sum(nil), sent) {
+	var ok bool
+	if ok, *bp = jacl.VerifyMAC(mac, sent, *bp); ok {
 		return true
 	}
 	if _, tok := req.Ext.Get(jacl.FieldSecurityToken); !tok {
@@ -94,35 +97,31 @@ func (h *Hook) verify(req *codec.RemotingCommand, secret string) bool {
 	*bp = jacl.WriteContent(mac, *bp, f, func(k string) bool {
 		return k == jacl.FieldSecurityToken || skip != nil && skip(k)
 	}, req.Body)
-	return jacl.EqualSignature(mac.Sum(nil), sent)
+	ok, *bp = jacl.VerifyMAC(mac, sent, *bp)
+	return ok
 }
 
 func skipUniqueKeyQuery(k string) bool { return k == jacl.FieldUniqueKeyQuery }
 
-func (h *Hook) refuse(c remoting.Conn, req *codec.RemotingCommand, host, accessKey string, err error) *codec.RemotingCommand {
+func (h *Hook) refuse(c remoting.Conn, req *codec.RemotingCommand, accessKey string, err error) *codec.RemotingCommand {
 	h.m.log.Warn("acl: request refused", "accessKey", accessKey, "addr", c.RemoteAddr().String(),
 		"code", req.Code, "reason", err.Error())
 	return codec.NewResponse(req, codec.RespNoPermission, err.Error())
 }
 
-// hostOf is the peer IP without port, as Java's parse strips it.
-func hostOf(a net.Addr) string {
-	switch v := a.(type) {
-	case *net.TCPAddr:
-		if ip, ok := netip.AddrFromSlice(v.IP); ok {
-			return ip.Unmap().String()
-		}
-	case nil:
-		return ""
+// peerAddr is the peer IP without port, as Java's parse strips it.
+func peerAddr(a net.Addr) netip.Addr {
+	if t, ok := a.(*net.TCPAddr); ok {
+		ip, _ := netip.AddrFromSlice(t.IP)
+		return ip.Unmap()
+	}
+	if a == nil {
+		return netip.Addr{}
 	}
 	if ap, err := netip.ParseAddrPort(a.String()); err == nil {
-		return ap.Addr().Unmap().String()
+		return ap.Addr().Unmap()
 	}
-	host, _, err := net.SplitHostPort(a.String())
-	if err != nil {
-		return a.String()
-	}
-	return host
+	return netip.Addr{}
 }
 
 // resources is PlainAccessResource.parse: which topics and groups a request

@@ -50,8 +50,9 @@ type Manager struct {
 	now  func() time.Time
 
 	cur atomic.Pointer[jacl.Checker]
-	// scratch buffers for the signed header values.
-	scratch sync.Pool
+	// scratch buffers for the signed header values, and resource lists.
+	scratch   sync.Pool
+	resources sync.Pool
 
 	mu   sync.Mutex // serializes admin writes and reloads
 	seen fileStamp  // the file state cur was built from
@@ -72,6 +73,7 @@ func NewManager(path string, logger *slog.Logger) (*Manager, error) {
 	}
 	m := &Manager{path: path, log: logger.With("component", "acl"), poll: DefaultPollInterval, now: time.Now}
 	m.scratch.New = func() any { b := make([]byte, 0, 512); return &b }
+	m.resources.New = func() any { r := make([]jacl.Resource, 0, 4); return &r }
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return nil, fmt.Errorf("acl: %w", err)
