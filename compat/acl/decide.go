@@ -73,32 +73,41 @@ type account struct {
 type Checker struct {
 	accounts map[string]*account
 	globals  []AddrMatcher
-	version  FileVersion
 }
 
-// NewChecker compiles a plain_acl.yml. Like Java it refuses a file with a bad
-// account or address pattern as a whole; an access key listed twice keeps its
-// first entry.
-func NewChecker(f *File) (*Checker, error) {
-	c := &Checker{accounts: make(map[string]*account, len(f.Accounts)), version: f.Version()}
+// NewChecker compiles plain_acl.yml files (Java 4.9.3+ reads every file of
+// conf/acl as well as conf/plain_acl.yml). Like Java it refuses a file with a
+// bad account or address pattern as a whole; an access key listed twice keeps
+// its first entry, in file order.
+func NewChecker(files ...*File) (*Checker, error) {
+	c := &Checker{accounts: map[string]*account{}}
+	for _, f := range files {
+		if err := c.add(f); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func (c *Checker) add(f *File) error {
 	for _, g := range f.GlobalWhiteRemoteAddresses {
 		m, err := ParseAddrPattern(g)
 		if err != nil {
-			return nil, fmt.Errorf("globalWhiteRemoteAddresses %q: %w", g, err)
+			return fmt.Errorf("globalWhiteRemoteAddresses %q: %w", g, err)
 		}
 		c.globals = append(c.globals, m)
 	}
 	for i := range f.Accounts {
 		a := &f.Accounts[i]
 		if err := CheckAccount(a); err != nil {
-			return nil, err
+			return err
 		}
 		if _, dup := c.accounts[a.AccessKey]; dup {
 			continue
 		}
 		w, err := ParseAddrPattern(a.WhiteRemoteAddress)
 		if err != nil {
-			return nil, fmt.Errorf("account %s whiteRemoteAddress: %w", a.AccessKey, err)
+			return fmt.Errorf("account %s whiteRemoteAddress: %w", a.AccessKey, err)
 		}
 		acc := &account{Account: *a, secret: newSecret(a.SecretKey), white: w, defaultTopic: ParsePerm(a.DefaultTopicPerm),
 			defaultGroup: ParsePerm(a.DefaultGroupPerm), perms: map[string]byte{}}
@@ -112,11 +121,8 @@ func NewChecker(f *File) (*Checker, error) {
 		}
 		c.accounts[a.AccessKey] = acc
 	}
-	return c, nil
+	return nil
 }
-
-// Version is the dataVersion of the file the checker was built from.
-func (c *Checker) Version() FileVersion { return c.version }
 
 // Decision is the outcome of Check before the signature is verified.
 type Decision int

@@ -188,9 +188,12 @@ func TestAdminCodes(t *testing.T) {
 	if resp.Code != RespUpdateAndCreateAclFailed || !strings.Contains(resp.Remark, "length should longer than 6") {
 		t.Fatalf("short key: %d %s", resp.Code, resp.Remark)
 	}
-	f, err := m.File()
-	if err != nil || len(f.Accounts) != 3 || f.Accounts[2].TopicPerms[1] != "T2=DENY" || f.Version().Counter != 1 {
-		t.Fatalf("file after update: %+v %v", f, err)
+	_, files, err := m.Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := files[len(files)-1]; len(f.Accounts) != 3 || f.Accounts[2].TopicPerms[1] != "T2=DENY" || f.Version().Counter != 1 {
+		t.Fatalf("file after update: %+v", f)
 	}
 	req := signed(codec.ReqSendMessageV2, "newuser1", "newsecret1", codec.ExtFields{{Key: "b", Value: "X"}}, nil)
 	if resp := m.Hook().Before(from("127.0.0.1"), req); resp != nil {
@@ -236,5 +239,51 @@ func TestResolvePath(t *testing.T) {
 	}
 	if p := ResolvePath("conf/acl/a.yml", "/opt/rmq", "/x"); p != "/opt/rmq/conf/acl/a.yml" {
 		t.Fatal(p)
+	}
+}
+
+// TestSeveralFiles: the files of conf/acl count with the main file (Java
+// 4.9.3+): the first entry of an access key wins, a file added later is picked
+// up, and an update goes to the file that holds the account.
+func TestSeveralFiles(t *testing.T) {
+	m := newManager(t, testYAML)
+	m.poll = 10 * time.Millisecond
+	extra := filepath.Join(m.dir, "team", "a.yml")
+	if err := os.MkdirAll(filepath.Dir(extra), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Overrides RocketMQ's secret (the acl dir comes first) and adds an account.
+	if err := os.WriteFile(extra, []byte("accounts:\n  - accessKey: RocketMQ\n    secretKey: dirSecret1\n    defaultTopicPerm: PUB\n"+
+		"  - accessKey: teamUser1\n    secretKey: teamSecret\n    defaultTopicPerm: SUB\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go m.Run(ctx)
+	req := signed(codec.ReqSendMessageV2, "RocketMQ", "dirSecret1", codec.ExtFields{{Key: "b", Value: "Any"}}, nil)
+	deadline := time.Now().Add(5 * time.Second)
+	for m.Hook().Before(from("127.0.0.1"), req) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("file added to the acl directory not picked up")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	hs := Handlers(m, func() (string, string, string) { return "c", "b", "a" })
+	upd := codec.NewRequest(ReqUpdateAndCreateAclConfig)
+	upd.Ext = codec.ExtFields{{Key: "accessKey", Value: "teamUser1"}, {Key: "secretKey", Value: "teamSecret2"}}
+	if r, _ := hs[ReqUpdateAndCreateAclConfig].ProcessRequest(ctx, from("127.0.0.1"), upd); r.Code != codec.RespSuccess {
+		t.Fatalf("update: %d %s", r.Code, r.Remark)
+	}
+	b, _ := os.ReadFile(extra)
+	if !strings.Contains(string(b), "teamSecret2") {
+		t.Fatalf("update did not go to the file holding the account:\n%s", b)
+	}
+	main, _ := os.ReadFile(m.Path())
+	if strings.Contains(string(main), "teamUser1") {
+		t.Fatal("update copied the account into the main file")
+	}
+	info, _ := hs[ReqGetBrokerClusterAclInfo].ProcessRequest(ctx, from("127.0.0.1"), codec.NewRequest(ReqGetBrokerClusterAclInfo))
+	if all, _ := info.Ext.Get("allAclFileVersion"); !strings.Contains(all, extra) || !strings.Contains(all, m.Path()) {
+		t.Fatalf("allAclFileVersion %s", all)
 	}
 }

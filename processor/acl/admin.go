@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"rmqd/codec"
@@ -83,15 +84,15 @@ func (m *Manager) updateAccount(req *codec.RemotingCommand) *codec.RemotingComma
 	u.DefaultTopicPerm, u.DefaultGroupPerm = strings.Clone(u.DefaultTopicPerm), strings.Clone(u.DefaultGroupPerm)
 	err := jacl.CheckAccount(&u)
 	if err == nil {
-		err = m.edit(func(f *jacl.File) error {
-			for i := range f.Accounts {
-				if f.Accounts[i].AccessKey == u.AccessKey {
-					f.Accounts[i].Merge(&u, whiteSet, topicsSet, groupsSet)
-					return nil
-				}
+		err = m.edit(func(files []aclFile) (int, error) {
+			// The file that holds the account, else the main file (last).
+			if fi, ai := findAccount(files, u.AccessKey); fi >= 0 {
+				files[fi].data.Accounts[ai].Merge(&u, whiteSet, topicsSet, groupsSet)
+				return fi, nil
 			}
-			f.Accounts = append(f.Accounts, u)
-			return nil
+			last := len(files) - 1
+			files[last].data.Accounts = append(files[last].data.Accounts, u)
+			return last, nil
 		})
 	}
 	if err != nil {
@@ -105,18 +106,16 @@ func (m *Manager) updateAccount(req *codec.RemotingCommand) *codec.RemotingComma
 func (m *Manager) deleteAccount(req *codec.RemotingCommand) *codec.RemotingCommand {
 	ak, _ := req.Ext.Get("accessKey")
 	ak = strings.Clone(ak)
-	found := false
-	err := m.edit(func(f *jacl.File) error {
-		for i := range f.Accounts {
-			if f.Accounts[i].AccessKey == ak {
-				f.Accounts = append(f.Accounts[:i], f.Accounts[i+1:]...)
-				found = true
-				return nil
-			}
+	err := m.edit(func(files []aclFile) (int, error) {
+		fi, ai := findAccount(files, ak)
+		if fi < 0 {
+			return 0, jacl.JavaError(fmt.Sprintf("The accessKey[%s] corresponding to accessConfig has been deleted failed.", ak))
 		}
-		return jacl.JavaError(fmt.Sprintf("The accessKey[%s] corresponding to accessConfig has been deleted failed.", ak))
+		accts := files[fi].data.Accounts
+		files[fi].data.Accounts = append(accts[:ai], accts[ai+1:]...)
+		return fi, nil
 	})
-	if err != nil || !found {
+	if err != nil {
 		m.log.Warn("acl: account not deleted", "accessKey", ak, "err", err)
 		return codec.NewResponse(req, RespDeleteAclConfigFailed, err.Error())
 	}
@@ -130,13 +129,23 @@ func (m *Manager) updateGlobalWhiteAddrs(req *codec.RemotingCommand) *codec.Remo
 	var err error
 	if !ok {
 		err = jacl.JavaError("The globalWhiteAddresses[null] has been updated failed.")
-	} else if p, _ := req.Ext.Get("aclFileFullPath"); p != "" && p != m.path {
-		// rmqd keeps one ACL file; Java 5.x can address each of several.
-		err = fmt.Errorf("aclFileFullPath %s is not the ACL file of this broker (%s)", p, m.path)
 	} else {
-		err = m.edit(func(f *jacl.File) error {
-			f.GlobalWhiteRemoteAddresses = addrs
-			return nil
+		target, _ := req.Ext.Get("aclFileFullPath")
+		err = m.edit(func(files []aclFile) (int, error) {
+			i := len(files) - 1 // the main file unless another is named
+			if target != "" {
+				i = -1
+				for j := range files {
+					if files[j].path == filepath.Clean(target) {
+						i = j
+					}
+				}
+				if i < 0 {
+					return 0, fmt.Errorf("aclFileFullPath %s is not one of the broker's ACL files", target)
+				}
+			}
+			files[i].data.GlobalWhiteRemoteAddresses = addrs
+			return i, nil
 		})
 	}
 	if err != nil {
@@ -147,14 +156,45 @@ func (m *Manager) updateGlobalWhiteAddrs(req *codec.RemotingCommand) *codec.Remo
 	return codec.NewResponse(req, codec.RespSuccess, "")
 }
 
-func (m *Manager) aclInfo(req *codec.RemotingCommand, id BrokerIdentity) *codec.RemotingCommand {
-	v := m.cur.Load().Version()
+// findAccount locates the entry in force for accessKey (the first, in file
+// order), or -1.
+func findAccount(files []aclFile, accessKey string) (file, index int) {
+	for fi := range files {
+		for ai := range files[fi].data.Accounts {
+			if files[fi].data.Accounts[ai].AccessKey == accessKey {
+				return fi, ai
+			}
+		}
+	}
+	return -1, -1
+}
+
+func versionJSON(v jacl.FileVersion) string {
 	dv := codec.DataVersion{Counter: v.Counter, Timestamp: v.Timestamp}
-	ver := string(dv.AppendJSON(nil))
-	all := `{` + jsonString(m.path) + `:` + ver + `}`
+	return string(dv.AppendJSON(nil))
+}
+
+// aclInfo is GET_BROKER_CLUSTER_ACL_INFO: the main file's version, and every
+// file's in allAclFileVersion.
+func (m *Manager) aclInfo(req *codec.RemotingCommand, id BrokerIdentity) *codec.RemotingCommand {
+	m.mu.Lock()
+	var ver string
+	all := []byte{'{'}
+	for i, f := range m.loaded {
+		v := versionJSON(f.data.Version())
+		if f.path == m.path {
+			ver = v
+		}
+		if i > 0 {
+			all = append(all, ',')
+		}
+		all = append(all, jsonString(f.path)+":"+v...)
+	}
+	all = append(all, '}')
+	m.mu.Unlock()
 	cluster, name, addr := id()
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
-	resp.Ext = codec.ExtFields{{Key: "version", Value: ver}, {Key: "allAclFileVersion", Value: all},
+	resp.Ext = codec.ExtFields{{Key: "version", Value: ver}, {Key: "allAclFileVersion", Value: string(all)},
 		{Key: "brokerName", Value: name}, {Key: "brokerAddr", Value: addr}, {Key: "clusterName", Value: cluster}}
 	return resp
 }
@@ -171,16 +211,21 @@ type aclConfigBody struct {
 }
 
 func (m *Manager) aclConfig(req *codec.RemotingCommand) *codec.RemotingCommand {
-	f, err := m.File()
+	_, files, err := m.Files()
 	if err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error())
 	}
-	body := aclConfigBody{GlobalWhiteAddrs: f.GlobalWhiteRemoteAddresses, PlainAccessConfigs: f.Accounts}
-	if body.GlobalWhiteAddrs == nil {
-		body.GlobalWhiteAddrs = []string{}
-	}
-	if body.PlainAccessConfigs == nil {
-		body.PlainAccessConfigs = []jacl.Account{}
+	// As getAllAclConfig: every file's white addresses, each access key once.
+	body := aclConfigBody{GlobalWhiteAddrs: []string{}, PlainAccessConfigs: []jacl.Account{}}
+	seen := map[string]bool{}
+	for _, f := range files {
+		body.GlobalWhiteAddrs = append(body.GlobalWhiteAddrs, f.GlobalWhiteRemoteAddresses...)
+		for _, a := range f.Accounts {
+			if !seen[a.AccessKey] {
+				seen[a.AccessKey] = true
+				body.PlainAccessConfigs = append(body.PlainAccessConfigs, a)
+			}
+		}
 	}
 	b, err := json.Marshal(body)
 	if err != nil {

@@ -4,7 +4,6 @@
 package acl
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,9 +43,12 @@ func ResolvePath(configured, rocketmqHome, storeRoot string) string {
 	return filepath.Join(filepath.Dir(filepath.Clean(storeRoot)), "conf", FileName)
 }
 
-// Manager holds the configuration in force and the file behind it.
+// Manager holds the configuration in force and the files behind it: every
+// .yml/.yaml under the acl directory beside the main file (Java's conf/acl),
+// then the main file (conf/plain_acl.yml), in that order.
 type Manager struct {
-	path string
+	path string // the main file: new accounts and global white addresses go here
+	dir  string // more files, recursively
 	log  *slog.Logger
 	poll time.Duration
 	now  func() time.Time
@@ -54,24 +58,28 @@ type Manager struct {
 	scratch   sync.Pool
 	resources sync.Pool
 
-	mu   sync.Mutex // serializes admin writes and reloads
-	seen fileStamp  // the file state cur was built from
+	mu     sync.Mutex // serializes admin writes and reloads
+	loaded []aclFile  // the files cur was built from
 }
 
-type fileStamp struct {
+// aclFile is one file as last read.
+type aclFile struct {
+	path    string
 	size    int64
 	modTime time.Time
-	content []byte
+	data    *jacl.File
 }
 
-// NewManager loads path. A missing file is created empty, as Java does (then
-// every request without a white address is refused); a file that does not
-// compile is an error.
+// NewManager loads path and the files of the acl directory beside it. A
+// missing main file is created empty, as Java does (then every request without
+// a white address is refused); a file that does not compile is an error.
 func NewManager(path string, logger *slog.Logger) (*Manager, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	m := &Manager{path: path, log: logger.With("component", "acl"), poll: DefaultPollInterval, now: time.Now}
+	path = filepath.Clean(path)
+	m := &Manager{path: path, dir: filepath.Join(filepath.Dir(path), "acl"), log: logger.With("component", "acl"),
+		poll: DefaultPollInterval, now: time.Now}
 	m.scratch.New = func() any { b := make([]byte, 0, 512); return &b }
 	m.resources.New = func() any { r := make([]jacl.Resource, 0, 4); return &r }
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
@@ -88,49 +96,112 @@ func NewManager(path string, logger *slog.Logger) (*Manager, error) {
 	return m, nil
 }
 
-// Path is the ACL file in use.
+// Path is the main ACL file.
 func (m *Manager) Path() string { return m.path }
 
 // Checker is the configuration in force.
 func (m *Manager) Checker() *jacl.Checker { return m.cur.Load() }
 
-// reload reads the file when it changed since the last load (or always with
-// force) and installs it. It reports whether a new configuration is in force.
+// paths lists the ACL files: the acl directory's, sorted, then the main file.
+func (m *Manager) paths() []string {
+	var out []string
+	_ = filepath.WalkDir(m.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // a missing or unreadable directory adds nothing
+		}
+		if !d.IsDir() && (strings.HasSuffix(p, ".yml") || strings.HasSuffix(p, ".yaml")) && p != m.path {
+			out = append(out, p)
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return append(out, m.path)
+}
+
+// stat returns the files with their size and modification time (data nil).
+func (m *Manager) stat() ([]aclFile, error) {
+	var out []aclFile
+	for _, p := range m.paths() {
+		st, err := os.Stat(p)
+		if err != nil {
+			if p != m.path && errors.Is(err, fs.ErrNotExist) {
+				continue // removed between the walk and now
+			}
+			return nil, fmt.Errorf("acl: %w", err)
+		}
+		out = append(out, aclFile{path: p, size: st.Size(), modTime: st.ModTime()})
+	}
+	return out, nil
+}
+
+func sameFiles(a, b []aclFile) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].path != b[i].path || a[i].size != b[i].size || !a[i].modTime.Equal(b[i].modTime) {
+			return false
+		}
+	}
+	return true
+}
+
+// readAll reads and parses every file of files.
+func readAll(files []aclFile) error {
+	for i := range files {
+		b, err := os.ReadFile(files[i].path)
+		if err != nil {
+			return fmt.Errorf("acl: %w", err)
+		}
+		if files[i].data, err = jacl.ParseFile(b); err != nil {
+			return fmt.Errorf("acl: %s: %w", files[i].path, err)
+		}
+	}
+	return nil
+}
+
+func compile(files []aclFile) (*jacl.Checker, error) {
+	data := make([]*jacl.File, len(files))
+	for i := range files {
+		data[i] = files[i].data
+	}
+	c, err := jacl.NewChecker(data...)
+	if err != nil {
+		return nil, fmt.Errorf("acl: %w", err)
+	}
+	return c, nil
+}
+
+// reload reads the files when any changed (or appeared, or went) since the
+// last load, or always with force, and installs them. It reports whether a new
+// configuration is in force.
 func (m *Manager) reload(force bool) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	st, err := os.Stat(m.path)
+	files, err := m.stat()
 	if err != nil {
-		return false, fmt.Errorf("acl: %w", err)
+		return false, err
 	}
-	if !force && st.Size() == m.seen.size && st.ModTime().Equal(m.seen.modTime) {
+	if !force && sameFiles(files, m.loaded) {
 		return false, nil
 	}
-	b, err := os.ReadFile(m.path)
-	if err != nil {
-		return false, fmt.Errorf("acl: %w", err)
+	if err := readAll(files); err != nil {
+		return false, err
 	}
-	stamp := fileStamp{size: st.Size(), modTime: st.ModTime(), content: b}
-	if !force && bytes.Equal(b, m.seen.content) {
-		m.seen = stamp
-		return false, nil
-	}
-	f, err := jacl.ParseFile(b)
+	c, err := compile(files)
 	if err != nil {
-		return false, fmt.Errorf("acl: %s: %w", m.path, err)
-	}
-	c, err := jacl.NewChecker(f)
-	if err != nil {
-		return false, fmt.Errorf("acl: %s: %w", m.path, err)
+		return false, err
 	}
 	m.cur.Store(c)
-	m.seen = stamp
-	m.log.Info("acl: configuration loaded", "file", m.path, "accounts", len(f.Accounts),
-		"globalWhiteRemoteAddresses", len(f.GlobalWhiteRemoteAddresses), "counter", f.Version().Counter)
+	m.loaded = files
+	for _, f := range files {
+		m.log.Info("acl: configuration loaded", "file", f.path, "accounts", len(f.data.Accounts),
+			"globalWhiteRemoteAddresses", len(f.data.GlobalWhiteRemoteAddresses), "counter", f.data.Version().Counter)
+	}
 	return true, nil
 }
 
-// Run polls the file until ctx ends, installing every edit that compiles; a
+// Run polls the files until ctx ends, installing every edit that compiles; a
 // broken edit is logged and the configuration in force stays.
 func (m *Manager) Run(ctx context.Context) {
 	t := time.NewTicker(m.poll)
@@ -153,24 +224,26 @@ func (m *Manager) Run(ctx context.Context) {
 	}
 }
 
-// edit applies change to the file under the lock, checks that the result
-// compiles, writes it crash-safely and installs it.
-func (m *Manager) edit(change func(f *jacl.File) error) error {
+// edit reads the files afresh under the lock, lets change pick one (by index)
+// and modify it, checks that the whole compiles, writes that file
+// crash-safely and installs the result.
+func (m *Manager) edit(change func(files []aclFile) (int, error)) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	b, err := os.ReadFile(m.path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("acl: %w", err)
-	}
-	f, err := jacl.ParseFile(b)
+	files, err := m.stat()
 	if err != nil {
 		return err
 	}
-	if err := change(f); err != nil {
+	if err := readAll(files); err != nil {
 		return err
 	}
+	i, err := change(files)
+	if err != nil {
+		return err
+	}
+	f := files[i].data
 	f.NextVersion(m.now().UnixMilli())
-	c, err := jacl.NewChecker(f)
+	c, err := compile(files)
 	if err != nil {
 		return err
 	}
@@ -178,25 +251,34 @@ func (m *Manager) edit(change func(f *jacl.File) error) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(m.path, out); err != nil {
-		return fmt.Errorf("acl: write %s: %w", m.path, err)
+	if err := writeFileAtomic(files[i].path, out); err != nil {
+		return fmt.Errorf("acl: write %s: %w", files[i].path, err)
+	}
+	if st, err := os.Stat(files[i].path); err == nil {
+		files[i].size, files[i].modTime = st.Size(), st.ModTime()
 	}
 	m.cur.Store(c)
-	if st, err := os.Stat(m.path); err == nil {
-		m.seen = fileStamp{size: st.Size(), modTime: st.ModTime(), content: out}
-	}
+	m.loaded = files
 	return nil
 }
 
-// File returns the file as it is on disk now.
-func (m *Manager) File() (*jacl.File, error) {
+// Files returns the files as they are on disk now, main file last.
+func (m *Manager) Files() ([]string, []*jacl.File, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	b, err := os.ReadFile(m.path)
+	files, err := m.stat()
 	if err != nil {
-		return nil, fmt.Errorf("acl: %w", err)
+		return nil, nil, err
 	}
-	return jacl.ParseFile(b)
+	if err := readAll(files); err != nil {
+		return nil, nil, err
+	}
+	paths := make([]string, len(files))
+	data := make([]*jacl.File, len(files))
+	for i := range files {
+		paths[i], data[i] = files[i].path, files[i].data
+	}
+	return paths, data, nil
 }
 
 // writeFileAtomic writes tmp -> fsync -> rename -> fsync(dir), so a crash
