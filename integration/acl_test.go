@@ -43,6 +43,10 @@ accounts:
       - IT_acl_both=PUB|SUB
     groupPerms:
       - IT_acl_denied_cg=DENY
+  - accessKey: itWhite01
+    secretKey: itWhiteSecret
+    whiteRemoteAddress: 127.0.0.3
+    defaultTopicPerm: DENY
 `
 
 var (
@@ -257,6 +261,21 @@ func TestACL(t *testing.T) {
 		file, _ := os.ReadFile(conf)
 		if strings.Contains(string(file), "itDynamic1") || !strings.Contains(string(file), "itUser001") {
 			t.Fatalf("plain_acl.yml after update and delete:\n%s", file)
+		}
+	})
+
+	t.Run("account-white-address", func(t *testing.T) {
+		// From the account's white address Java skips the signature and the permissions (even admin ones).
+		ak := map[string]string{"AccessKey": "itWhite01"}
+		for k, v := range createTopicExt("IT_acl_white") {
+			ak[k] = v
+		}
+		if r := dialFrom(t, "127.0.0.3", tg.BrokerAddr).call(codec.ReqUpdateAndCreateTopic, nil, ak, nil); r.Code != codec.RespSuccess {
+			t.Fatalf("from the account's white address: %d %q", r.Code, r.Remark)
+		}
+		if r := user.call(codec.ReqUpdateAndCreateTopic, nil, ak, nil); r.Code != codec.RespNoPermission ||
+			r.Remark != "Check signature failed for accessKey=itWhite01" {
+			t.Fatalf("from elsewhere without a signature: %d %q", r.Code, r.Remark)
 		}
 	})
 
