@@ -284,6 +284,10 @@ func (m *Manager) Files() ([]string, []*jacl.File, error) {
 // writeFileAtomic writes tmp -> fsync -> rename -> fsync(dir), so a crash
 // leaves the old file or the new one, never a torn one.
 func writeFileAtomic(path string, data []byte) error {
+	// Write where a symlink points (as Java's PrintWriter does), not over it.
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
 	if err != nil {
