@@ -99,7 +99,11 @@ func TestHookDecisions(t *testing.T) {
 			[]byte(`{"clientID":"c","consumerDataSet":[{"groupName":"g","subscriptionDataSet":[{"topic":"TopicA"}]}],"producerDataSet":[]}`)),
 			"No permission for topic:TopicA"},
 	}
+	refused := 0
 	for _, c := range cases {
+		if c.remark != "" {
+			refused++
+		}
 		resp := h.Before(c.conn, c.req)
 		switch {
 		case c.remark == "" && resp != nil:
@@ -109,6 +113,14 @@ func TestHookDecisions(t *testing.T) {
 		case c.remark != "" && (resp.Code != codec.RespNoPermission || resp.Remark != c.remark):
 			t.Errorf("%s: got %d %q, want NO_PERMISSION %q", c.name, resp.Code, resp.Remark, c.remark)
 		}
+	}
+	// One log line per refusal, naming the account and the address.
+	if len(m.refusals) != refused {
+		t.Fatalf("%d refusals queued for the log, want %d", len(m.refusals), refused)
+	}
+	r := <-m.refusals
+	if r.accessKey != "RocketMQ" || r.addr != "127.0.0.1:40000" || r.reason != "No permission for topic:TopicB" {
+		t.Fatalf("first refusal line %+v", r)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/netip"
+	"strings"
 
 	"rmqd/codec"
 	jacl "rmqd/compat/acl"
@@ -103,10 +104,12 @@ func (h *Hook) verify(req *codec.RemotingCommand, secret *jacl.Secret) bool {
 
 func skipUniqueKeyQuery(k string) bool { return k == jacl.FieldUniqueKeyQuery }
 
+// refuse answers NO_PERMISSION and queues the refusal's log line: the hook may
+// run on a network event loop, which must not wait on the log's writer.
 func (h *Hook) refuse(c remoting.Conn, req *codec.RemotingCommand, accessKey string, err error) *codec.RemotingCommand {
-	h.m.log.Warn("acl: request refused", "accessKey", accessKey, "addr", c.RemoteAddr().String(),
-		"code", req.Code, "reason", err.Error())
-	return codec.NewResponse(req, codec.RespNoPermission, err.Error())
+	reason := err.Error()
+	h.m.logRefusal(refusal{accessKey: strings.Clone(accessKey), addr: c.RemoteAddr().String(), code: req.Code, reason: reason})
+	return codec.NewResponse(req, codec.RespNoPermission, reason)
 }
 
 // peerAddr is the peer IP without port, as Java's parse strips it.

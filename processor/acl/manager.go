@@ -60,6 +60,32 @@ type Manager struct {
 
 	mu     sync.Mutex // serializes admin writes and reloads
 	loaded []aclFile  // the files cur was built from
+
+	refusals chan refusal // log lines written by Run
+	dropped  atomic.Int64 // refusals not logged because the queue was full
+}
+
+// refusal is one refused request, for the log.
+type refusal struct {
+	accessKey, addr, reason string
+	code                    int32
+}
+
+// refusalQueue bounds the log lines waiting for Run.
+const refusalQueue = 4096
+
+// logRefusal queues one log line without ever waiting; a full queue counts the
+// line as dropped (Run reports how many).
+func (m *Manager) logRefusal(r refusal) {
+	select {
+	case m.refusals <- r:
+	default:
+		m.dropped.Add(1)
+	}
+}
+
+func (m *Manager) writeRefusal(r refusal) {
+	m.log.Warn("acl: request refused", "accessKey", r.accessKey, "addr", r.addr, "code", r.code, "reason", r.reason)
 }
 
 // aclFile is one file as last read.
@@ -79,7 +105,7 @@ func NewManager(path string, logger *slog.Logger) (*Manager, error) {
 	}
 	path = filepath.Clean(path)
 	m := &Manager{path: path, dir: filepath.Join(filepath.Dir(path), "acl"), log: logger.With("component", "acl"),
-		poll: DefaultPollInterval, now: time.Now}
+		poll: DefaultPollInterval, now: time.Now, refusals: make(chan refusal, refusalQueue)}
 	m.scratch.New = func() any { b := make([]byte, 0, 512); return &b }
 	m.resources.New = func() any { r := make([]jacl.Resource, 0, 4); return &r }
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
@@ -201,8 +227,9 @@ func (m *Manager) reload(force bool) (bool, error) {
 	return true, nil
 }
 
-// Run polls the files until ctx ends, installing every edit that compiles; a
-// broken edit is logged and the configuration in force stays.
+// Run polls the files until ctx ends, installing every edit that compiles (a
+// broken edit is logged and the configuration in force stays), and writes the
+// refusals' log lines.
 func (m *Manager) Run(ctx context.Context) {
 	t := time.NewTicker(m.poll)
 	defer t.Stop()
@@ -210,8 +237,21 @@ func (m *Manager) Run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			for {
+				select {
+				case r := <-m.refusals:
+					m.writeRefusal(r)
+				default:
+					return
+				}
+			}
+		case r := <-m.refusals:
+			m.writeRefusal(r)
+			continue
 		case <-t.C:
+		}
+		if n := m.dropped.Swap(0); n > 0 {
+			m.log.Warn("acl: refusals not logged, the log queue was full", "count", n)
 		}
 		if _, err := m.reload(false); err != nil {
 			if err.Error() != lastErr {
