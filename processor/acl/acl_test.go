@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"rmqd/codec"
 	jacl "rmqd/compat/acl"
@@ -297,5 +298,38 @@ func TestSeveralFiles(t *testing.T) {
 	info, _ := hs[ReqGetBrokerClusterAclInfo].ProcessRequest(ctx, from("127.0.0.1"), codec.NewRequest(ReqGetBrokerClusterAclInfo))
 	if all, _ := info.Ext.Get("allAclFileVersion"); !strings.Contains(all, extra) || !strings.Contains(all, m.Path()) {
 		t.Fatalf("allAclFileVersion %s", all)
+	}
+}
+
+// TestAdminCodesCopyRequestStrings: a request's strings alias its frame, which
+// the server recycles after the answer; nothing the admin codes keep may alias it.
+func TestAdminCodesCopyRequestStrings(t *testing.T) {
+	m := newManager(t, testYAML)
+	hs := Handlers(m, func() (string, string, string) { return "c", "b", "a" })
+	frame := []byte("aliasUser1aliasSecret1T9=SUB,T8=PUB10.9.8.7,10.9.8.6")
+	str := func(from, to int) string { return unsafe.String(&frame[from], to-from) }
+	req := codec.NewRequest(ReqUpdateAndCreateAclConfig)
+	req.Ext = codec.ExtFields{{Key: "accessKey", Value: str(0, 10)}, {Key: "secretKey", Value: str(10, 22)},
+		{Key: "topicPerms", Value: str(22, 35)}}
+	if r, _ := hs[ReqUpdateAndCreateAclConfig].ProcessRequest(context.Background(), from("127.0.0.1"), req); r.Code != codec.RespSuccess {
+		t.Fatalf("update: %d %s", r.Code, r.Remark)
+	}
+	wl := codec.NewRequest(ReqUpdateGlobalWhiteAddrs)
+	wl.Ext = codec.ExtFields{{Key: "globalWhiteAddrs", Value: str(35, len(frame))}}
+	if r, _ := hs[ReqUpdateGlobalWhiteAddrs].ProcessRequest(context.Background(), from("127.0.0.1"), wl); r.Code != codec.RespSuccess {
+		t.Fatalf("white addrs: %d %s", r.Code, r.Remark)
+	}
+	for i := range frame {
+		frame[i] = 'X' // the server reuses the frame
+	}
+	send := signed(codec.ReqSendMessageV2, "aliasUser1", "aliasSecret1", codec.ExtFields{{Key: "b", Value: "T8"}}, nil)
+	if r := m.Hook().Before(from("127.0.0.1"), send); r != nil {
+		t.Fatalf("account kept aliased strings: %s", r.Remark)
+	}
+	m.mu.Lock()
+	got := m.loaded[len(m.loaded)-1].data.GlobalWhiteRemoteAddresses
+	m.mu.Unlock()
+	if len(got) != 2 || got[0] != "10.9.8.7" {
+		t.Fatalf("white addresses kept aliased strings: %q", got)
 	}
 }

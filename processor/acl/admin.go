@@ -61,7 +61,7 @@ func splitList(s string, ok bool) ([]string, bool) {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
 		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
+			out = append(out, strings.Clone(p)) // the request's frame is recycled
 		}
 	}
 	return out, true
@@ -131,6 +131,7 @@ func (m *Manager) updateGlobalWhiteAddrs(req *codec.RemotingCommand) *codec.Remo
 		err = jacl.JavaError("The globalWhiteAddresses[null] has been updated failed.")
 	} else {
 		target, _ := req.Ext.Get("aclFileFullPath")
+		target = strings.Clone(target)
 		err = m.edit(func(files []aclFile) (int, error) {
 			i := len(files) - 1 // the main file unless another is named
 			if target != "" {
