@@ -54,7 +54,10 @@ func (h *Hook) Before(c remoting.Conn, req *codec.RemotingCommand) *codec.Remoti
 		return h.refuse(c, req, r.AccessKey, jacl.SignatureFailed(r.AccessKey))
 	}
 	rp := h.m.resources.Get().(*[]jacl.Resource)
-	defer h.m.resources.Put(rp)
+	defer func() {
+		clear(*rp) // drop the names, which alias the request's frame
+		h.m.resources.Put(rp)
+	}()
 	res, err := resources((*rp)[:0], req)
 	*rp = res
 	if err != nil {

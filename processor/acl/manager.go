@@ -58,8 +58,9 @@ type Manager struct {
 	scratch   sync.Pool
 	resources sync.Pool
 
-	mu     sync.Mutex // serializes admin writes and reloads
-	loaded []aclFile  // the files cur was built from
+	mu      sync.Mutex // serializes admin writes and reloads
+	loaded  []aclFile  // the files cur was built from
+	pending []aclFile  // a change seen by the last poll, applied once it holds still
 
 	refusals chan refusal // log lines written by Run
 	dropped  atomic.Int64 // refusals not logged because the queue was full
@@ -199,8 +200,10 @@ func compile(files []aclFile) (*jacl.Checker, error) {
 }
 
 // reload reads the files when any changed (or appeared, or went) since the
-// last load, or always with force, and installs them. It reports whether a new
-// configuration is in force.
+// last load and the change held still for one poll, or always with force, and
+// installs them. It reports whether a new configuration is in force. Waiting
+// one poll keeps a file caught half-written (truncated by an editor or by
+// os.WriteFile) from being taken for the new configuration.
 func (m *Manager) reload(force bool) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -208,9 +211,17 @@ func (m *Manager) reload(force bool) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if !force && sameFiles(files, m.loaded) {
-		return false, nil
+	if !force {
+		if sameFiles(files, m.loaded) {
+			m.pending = nil
+			return false, nil
+		}
+		if !sameFiles(files, m.pending) {
+			m.pending = files
+			return false, nil
+		}
 	}
+	m.pending = nil
 	if err := readAll(files); err != nil {
 		return false, err
 	}
