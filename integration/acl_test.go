@@ -279,6 +279,57 @@ func TestACL(t *testing.T) {
 		}
 	})
 
+	// mqadmin 4.9.7's ACL 1.0 commands (5.3.3's mqadmin no longer has them), signing with conf/tools.yml.
+	t.Run("mqadmin4", func(t *testing.T) {
+		harness.RequireJars(t, "mqadmin4")
+		admin := harness.WriteMqadmin4Home(t, filepath.Join(t.TempDir(), "admin"), aclAdmin.AccessKey, aclAdmin.SecretKey)
+		nonAdmin := harness.WriteMqadmin4Home(t, filepath.Join(t.TempDir(), "user"), aclUser.AccessKey, aclUser.SecretKey)
+		b := tg.BrokerAddr
+		run := func(home string, args ...string) string {
+			t.Helper()
+			out, err := harness.TryMqadmin4(t, tg, home, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return out
+		}
+		out := run(admin, "updateAclConfig", "-b", b, "-a", "itMqadmin1", "-s", "itMqadminSecret", "-i", "PUB", "-u", "SUB",
+			"-t", "IT_acl_sub=DENY", "-m", "false")
+		if !strings.Contains(out, "create or update plain access config to "+b+" success") {
+			t.Fatalf("updateAclConfig:\n%s", out)
+		}
+		out = run(admin, "getAclConfig", "-b", b)
+		if !strings.Contains(out, "itMqadmin1") || !strings.Contains(out, "IT_acl_sub=DENY") {
+			t.Fatalf("getAclConfig lacks the new account:\n%s", out)
+		}
+		out = run(admin, "clusterAclConfigVersion", "-c", tg.ClusterName)
+		if !strings.Contains(out, tg.BrokerName) {
+			t.Fatalf("clusterAclConfigVersion:\n%s", out)
+		}
+		out = run(admin, "updateGlobalWhiteAddr", "-b", b, "-g", "127.0.0.2,127.0.0.9")
+		if !strings.Contains(out, "success") {
+			t.Fatalf("updateGlobalWhiteAddr:\n%s", out)
+		}
+		p := newGoProducer(t, tg, producer.WithCredentials(primitive.Credentials{AccessKey: "itMqadmin1", SecretKey: "itMqadminSecret"}),
+			producer.WithRetry(0))
+		if _, err := p.p.SendSync(context.Background(), primitive.NewMessage("IT_acl_pub", []byte("x"))); err != nil {
+			t.Fatalf("account made by mqadmin refused: %v", err)
+		}
+		out = run(admin, "deleteAclConfig", "-b", b, "-a", "itMqadmin1")
+		if !strings.Contains(out, "success") {
+			t.Fatalf("deleteAclConfig:\n%s", out)
+		}
+		// A non-admin account is refused with Java's reason.
+		out, err := harness.TryMqadmin4(t, tg, nonAdmin, "updateAclConfig", "-b", b, "-a", "itMqadmin2", "-s", "itMqadminSecret")
+		if err == nil || !strings.Contains(err.Error(), "Need admin permission for request code=50, but accessKey=itUser001 is not") {
+			t.Fatalf("non-admin updateAclConfig: err %v\n%s", err, out)
+		}
+		file, _ := os.ReadFile(conf)
+		if strings.Contains(string(file), "itMqadmin") || !strings.Contains(string(file), "127.0.0.9") {
+			t.Fatalf("plain_acl.yml after the mqadmin session:\n%s", file)
+		}
+	})
+
 	t.Run("hot-reload", func(t *testing.T) {
 		send := func() *codec.RemotingCommand {
 			return user.call(codec.ReqSendMessage, &aclUser, sendHeader("IT_acl_sub", 0, ""), []byte("after edit"))
