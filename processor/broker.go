@@ -107,6 +107,11 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 		}
 	}
 	b.topics.onChange = b.topicChanged
+	if cfg.AuthenticationEnabled || cfg.AuthorizationEnabled {
+		// A Java broker.conf asking for ACL 2.0 must not run open.
+		return nil, errors.New("new broker: authenticationEnabled/authorizationEnabled (ACL 2.0) are not supported yet; " +
+			"use aclEnable=true with plain_acl.yml (ACL 1.0), or remove the keys to run without access control")
+	}
 	if cfg.AclEnable {
 		path := acl.ResolvePath(cfg.AclPlainFile, cfg.RocketmqHome, cfg.StorePathRootDir)
 		if b.acl, err = acl.NewManager(path, logger); err != nil {

@@ -72,6 +72,10 @@ type BrokerConfig struct {
 	// <storePathRootDir>/../conf/plain_acl.yml.
 	AclPlainFile string // aclPlainFile (rmqd) or rocketmq.acl.plain.file
 	RocketmqHome string // rocketmqHome, default $ROCKETMQ_HOME
+	// AuthenticationEnabled / AuthorizationEnabled are 5.3's ACL 2.0 switches,
+	// not implemented yet: NewBroker refuses them rather than run open.
+	AuthenticationEnabled bool // authenticationEnabled
+	AuthorizationEnabled  bool // authorizationEnabled
 }
 
 // DefaultBrokerConfig returns Java's defaults. BrokerIP1/2 default to the first
@@ -219,6 +223,10 @@ func (c *BrokerConfig) ApplyProperties(props map[string]string) error {
 			c.AclPlainFile = v
 		case "rocketmqHome":
 			c.RocketmqHome = v
+		case "authenticationEnabled":
+			c.AuthenticationEnabled = parseJavaBool(v)
+		case "authorizationEnabled":
+			c.AuthorizationEnabled = parseJavaBool(v)
 		case "channelExpiredTimeout":
 			c.ChannelExpiredTimeout, err = strconv.ParseInt(v, 10, 64)
 		}
