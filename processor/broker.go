@@ -207,6 +207,10 @@ func (b *Broker) Handlers() map[int32]remoting.Processor {
 	return m
 }
 
+// aclInlineBodyMax is the largest send body signed-checked on the event loop
+// (an HmacSHA1 over 64 KiB takes tens of microseconds).
+const aclInlineBodyMax = 64 << 10
+
 // Register routes every served code to srv and subscribes the broker to its
 // connection events. Codes left out are answered REQUEST_CODE_NOT_SUPPORTED by
 // remoting.
@@ -215,10 +219,16 @@ func (b *Broker) Register(srv *remoting.Server) {
 	// workers, so that appends do not queue up on the commitlog lock; the common
 	// case does not even reach them (sendInline).
 	send := remoting.NewWorkerPool("send", min(runtime.NumCPU(), 4), 0)
+	inline := b.sendInline
+	if b.acl != nil {
+		// The ACL hook MACs the whole body where the request runs: keep big
+		// bodies off the event loop.
+		inline = func(r *codec.RemotingCommand) bool { return len(r.Body) <= aclInlineBodyMax && b.sendInline(r) }
+	}
 	for code, p := range b.Handlers() {
 		switch code {
 		case codec.ReqSendMessage, codec.ReqSendMessageV2, codec.ReqSendBatchMessage:
-			srv.Register(code, p, remoting.WithPool(send), remoting.InlineWhen(b.sendInline))
+			srv.Register(code, p, remoting.WithPool(send), remoting.InlineWhen(inline))
 		default:
 			srv.Register(code, p)
 		}
