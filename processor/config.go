@@ -67,6 +67,18 @@ type BrokerConfig struct {
 	// and handed out at the next pull (5.x); false pushes it to the clients
 	// with RESET_CONSUMER_CLIENT_OFFSET, as 4.9.x brokers do.
 	UseServerSideResetOffset bool // useServerSideResetOffset
+	// AclEnable turns on ACL 1.0: every request is checked against
+	// plain_acl.yml (processor/acl).
+	AclEnable bool // aclEnable
+	// AclPlainFile is the ACL file (Java's -Drocketmq.acl.plain.file, relative
+	// to RocketmqHome); empty: $ROCKETMQ_HOME/conf/plain_acl.yml, else
+	// <storePathRootDir>/../conf/plain_acl.yml.
+	AclPlainFile string // aclPlainFile (rmqd) or rocketmq.acl.plain.file
+	RocketmqHome string // rocketmqHome, default $ROCKETMQ_HOME
+	// AuthenticationEnabled / AuthorizationEnabled are 5.3's ACL 2.0 switches,
+	// not implemented yet: NewBroker refuses them rather than run open.
+	AuthenticationEnabled bool // authenticationEnabled
+	AuthorizationEnabled  bool // authorizationEnabled
 }
 
 // DefaultBrokerConfig returns Java's defaults. BrokerIP1/2 default to the first
@@ -109,6 +121,7 @@ func DefaultBrokerConfig() BrokerConfig {
 		TransactionTimeOut:          6000,
 		TransactionCheckMax:         15,
 		UseServerSideResetOffset:    true,
+		RocketmqHome:                os.Getenv("ROCKETMQ_HOME"),
 	}
 }
 
@@ -209,6 +222,16 @@ func (c *BrokerConfig) ApplyProperties(props map[string]string) error {
 			c.BrokerConfigPath = v
 		case "configBlackList":
 			c.ConfigBlackList = v
+		case "aclEnable":
+			c.AclEnable = parseJavaBool(v)
+		case "aclPlainFile", "rocketmq.acl.plain.file":
+			c.AclPlainFile = v
+		case "rocketmqHome":
+			c.RocketmqHome = v
+		case "authenticationEnabled":
+			c.AuthenticationEnabled = parseJavaBool(v)
+		case "authorizationEnabled":
+			c.AuthorizationEnabled = parseJavaBool(v)
 		case "channelExpiredTimeout":
 			c.ChannelExpiredTimeout, err = strconv.ParseInt(v, 10, 64)
 		}
@@ -245,7 +268,14 @@ func (c *BrokerConfig) Properties() map[string]string {
 		"transactionCheckMax":         i(int64(c.TransactionCheckMax)),
 		"consumerFallbehindThreshold": i(c.ConsumerFallbehindThreshold),
 		"useServerSideResetOffset":    b(c.UseServerSideResetOffset),
+		"aclEnable":                   b(c.AclEnable),
 	})
+	if c.AclPlainFile != "" {
+		props["aclPlainFile"] = c.AclPlainFile
+	}
+	if c.RocketmqHome != "" {
+		props["rocketmqHome"] = c.RocketmqHome
+	}
 	if c.BrokerConfigPath != "" {
 		props["brokerConfigPath"] = c.BrokerConfigPath
 	}

@@ -58,6 +58,7 @@ final class Consume implements Scenario {
         reconsume = f.integer("reconsume", 0);
         int retryDelayLevel = f.integer("retry-delay-level", 1);
         int maxReconsume = f.integer("max-reconsume", -1);
+        org.apache.rocketmq.remoting.RPCHook hook = Acl.hook(f);
         f.checkAllUsed();
         if (reconsume > 0 && (!mode.equals("push") || orderly)) {
             throw new Flags.UsageException("--reconsume needs --mode push without --orderly");
@@ -72,7 +73,7 @@ final class Consume implements Scenario {
         String instance = "rmqd-it-" + ProcessHandle.current().pid();
         boolean reached;
         if (mode.equals("push")) {
-            DefaultMQPushConsumer c = new DefaultMQPushConsumer(group);
+            DefaultMQPushConsumer c = hook == null ? new DefaultMQPushConsumer(group) : new DefaultMQPushConsumer(null, group, hook);
             c.setNamesrvAddr(namesrv);
             c.setInstanceName(instance);
             Compat.setMessageModel(c, broadcasting ? "BROADCASTING" : "CLUSTERING");
@@ -107,7 +108,7 @@ final class Consume implements Scenario {
                 c.shutdown();
             }
         } else {
-            DefaultLitePullConsumer c = new DefaultLitePullConsumer(group);
+            DefaultLitePullConsumer c = hook == null ? new DefaultLitePullConsumer(group) : new DefaultLitePullConsumer(group, hook);
             c.setNamesrvAddr(namesrv);
             c.setInstanceName(instance);
             Compat.setMessageModel(c, broadcasting ? "BROADCASTING" : "CLUSTERING");

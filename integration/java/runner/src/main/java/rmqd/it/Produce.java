@@ -30,12 +30,13 @@ final class Produce implements Scenario {
         int sendTimeout = f.integer("send-timeout", 10000);
         int retries = f.integer("retries", 2);
         long timeout = f.longValue("timeout", 60000);
+        org.apache.rocketmq.remoting.RPCHook hook = Acl.hook(f);
         f.checkAllUsed();
 
         int count = spec.count;
         List<Message> msgs = spec.buildAll();
 
-        DefaultMQProducer p = new DefaultMQProducer(group);
+        DefaultMQProducer p = hook == null ? new DefaultMQProducer(group) : new DefaultMQProducer(group, hook);
         p.setNamesrvAddr(namesrv);
         p.setSendMsgTimeout(sendTimeout);
         p.setRetryTimesWhenSendFailed(retries);
