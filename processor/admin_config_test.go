@@ -96,9 +96,13 @@ func TestUpdateBrokerConfigLiveAndPersisted(t *testing.T) {
 	c.mu.Unlock()
 	resp, err = b.handlePullMessage(ctx, c, pullReq("LiveG", "LiveA", 0, 0, 0, 0))
 	require.NoError(t, err)
-	if resp == nil { // found messages go straight to the connection
+	if resp == nil { // found messages go straight to the connection, maybe from a reader goroutine
+		require.Eventually(t, func() bool {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return len(c.resps) > wrote
+		}, 5*time.Second, time.Millisecond)
 		c.mu.Lock()
-		require.Len(t, c.resps, wrote+1)
 		resp = c.resps[wrote]
 		c.mu.Unlock()
 	}
