@@ -45,6 +45,22 @@ func loadProperties(path string) (map[string]string, error) {
 	return props, nil
 }
 
+// standaloneBind is where standalone listens: loopback only, as Redis'
+// protected mode, unless the configuration names an address (bindAddress) or
+// advertises one other hosts must reach (brokerIP1), in which case it is
+// Java's wildcard. It runs before standaloneDefaults fills brokerIP1 in.
+func standaloneBind(props map[string]string) string {
+	if b := props[keyBindAddress]; b != "" {
+		return b
+	}
+	if ip := props["brokerIP1"]; ip != "" {
+		if a := net.ParseIP(ip); a == nil || !a.IsLoopback() {
+			return "0.0.0.0"
+		}
+	}
+	return "127.0.0.1"
+}
+
 // standaloneDefaults are what a first run on one machine wants; keys in the
 // config file still win.
 func standaloneDefaults(props map[string]string) {
@@ -78,10 +94,14 @@ func serve(ctx context.Context, opts options, stdout io.Writer, logger *slog.Log
 	if err != nil {
 		return err
 	}
+	bind := props[keyBindAddress]
 	if opts.mode == "standalone" {
+		bind = standaloneBind(props)
+		if bind == "127.0.0.1" && props[keyBindAddress] == "" {
+			logger.Info("standalone listens on loopback only; set bindAddress=0.0.0.0 (or brokerIP1) in -c to serve other hosts")
+		}
 		standaloneDefaults(props)
 	}
-	bind := props[keyBindAddress]
 
 	var nodes []node
 	var printed []map[string]string
