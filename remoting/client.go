@@ -155,7 +155,7 @@ func (c *Client) InvokeSync(ctx context.Context, addr string, req *codec.Remotin
 func (c *Client) InvokeAsync(ctx context.Context, addr string, req *codec.RemotingCommand, cb func(*codec.RemotingCommand, error)) error {
 	cc, err := c.conn(ctx, addr)
 	if err != nil {
-		go cb(nil, err)
+		go runCallback(cb, nil, err)
 		return err
 	}
 	return cc.ep.InvokeAsync(ctx, req, cb)
