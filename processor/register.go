@@ -149,6 +149,7 @@ func (b *Broker) topicChanged(changed []TopicConfig) {
 	if p, ok := b.store.(queuePreparer); ok {
 		// Off the caller's path: a topic is created in the send path too.
 		go func() {
+			defer func() { b.recovered("prepare queues", recover()) }()
 			for _, tc := range changed {
 				p.PrepareQueues(tc.TopicName, max(tc.ReadQueueNums, tc.WriteQueueNums))
 			}

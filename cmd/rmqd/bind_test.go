@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"rmqd/remoting"
 )
 
 func TestStandaloneBind(t *testing.T) {
@@ -112,8 +114,14 @@ func TestStandaloneListensOnLoopbackOnly(t *testing.T) {
 		require.False(t, reachable("127.0.0.2", p), "port %d must not be served beyond 127.0.0.1", p)
 	}
 	require.Contains(t, log.String(), "loopback only")
-	require.Contains(t, log.String(), fmt.Sprintf("msg=\"broker listening\" addr=127.0.0.1:%d", brokerPort))
-	require.Contains(t, log.String(), fmt.Sprintf("msg=\"namesrv listening\" addr=127.0.0.1:%d", nsPort))
+	for _, line := range []string{fmt.Sprintf("msg=\"broker listening\" addr=127.0.0.1:%d", brokerPort),
+		fmt.Sprintf("msg=\"namesrv listening\" addr=127.0.0.1:%d", nsPort)} {
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(log.String(), line) {
+			require.True(t, time.Now().Before(deadline), "log lacks %q:\n%s", line, log.String())
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 }
 
 // bindAddress=0.0.0.0 opens standalone to every interface, as Java does.
@@ -128,4 +136,23 @@ func TestNamesrvModeKeepsWildcard(t *testing.T) {
 	nsPort, _, log := startMode(t, "namesrv", "")
 	require.True(t, reachable("127.0.0.2", nsPort))
 	require.NotContains(t, log.String(), "loopback only")
+}
+
+// The limit keys reach the server configuration; 0 in rmqd's own keys means no
+// limit, and Java's 0 water marks mean the defaults.
+func TestLimitsFromConfig(t *testing.T) {
+	var cfg remoting.ServerConfig
+	shown, err := limits(map[string]string{"serverMaxConnections": "5", "writeBufferHighWaterMark": "65536",
+		"serverMaxRequestsPerConnection": "0", "serverWriteStallTimeoutSeconds": "7"}, &cfg)
+	require.NoError(t, err)
+	require.Equal(t, 5, cfg.MaxConns)
+	require.Equal(t, 65536, cfg.WriteBufferHighWaterMark)
+	require.Equal(t, 0, cfg.WriteBufferLowWaterMark, "the server derives it")
+	require.Equal(t, "32768", shown["writeBufferLowWaterMark"])
+	require.Equal(t, -1, cfg.MaxRequestsPerConn)
+	require.Equal(t, 7*time.Second, cfg.WriteStallTimeout)
+	require.EqualValues(t, remoting.DefaultMaxQueuedRequestBytes, cfg.MaxQueuedRequestBytes)
+
+	_, err = limits(map[string]string{"serverMaxConnections": "many"}, &cfg)
+	require.ErrorContains(t, err, "serverMaxConnections")
 }
