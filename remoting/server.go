@@ -150,6 +150,8 @@ type Server struct {
 
 	rejected     atomic.Int64 // connections refused since the last log line
 	rejectLogged atomic.Int64 // unix nanos of that line
+	closedLogged atomic.Int64 // unix nanos of the last "closing a connection" line
+	closedQuiet  atomic.Int64 // such closes not logged since
 
 	pausedMu sync.Mutex
 	paused   map[*serverConn]struct{} // connections not read for their output
@@ -515,6 +517,19 @@ func (s *Server) refused(c gnet.Conn) {
 	n := s.rejected.Swap(0)
 	s.log.Warn("remoting: connection limit reached, closing new connections",
 		"listener", c.LocalAddr(), "limit", s.cfg.MaxConns, "refused", n, "last", c.RemoteAddr())
+}
+
+// warnClose logs the closing of a misbehaving connection, at most one line
+// a second (a client that reconnects and misbehaves again must not flood the
+// log), with how many went unlogged before it.
+func (s *Server) warnClose(msg string, args ...any) {
+	now := time.Now().UnixNano()
+	last := s.closedLogged.Load()
+	if now-last < int64(time.Second) || !s.closedLogged.CompareAndSwap(last, now) {
+		s.closedQuiet.Add(1)
+		return
+	}
+	s.log.Warn(msg, append(args, "unlogged_before", s.closedQuiet.Swap(0))...)
 }
 
 // recheckPaused asks each paused connection's loop to look at it again, and

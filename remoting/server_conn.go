@@ -149,7 +149,7 @@ func (sc *serverConn) deliver(f *buffer) gnet.Action {
 }
 
 func (sc *serverConn) protocolError(err error) gnet.Action {
-	sc.s.log.Warn("remoting: closing connection on a bad frame", "conn", &sc.ep, "reason", err)
+	sc.s.warnClose("remoting: closing connection on a bad frame", "conn", &sc.ep, "reason", err)
 	sc.resetRead()
 	return gnet.Close
 }
@@ -235,7 +235,7 @@ func (sc *serverConn) overflow(n int64) bool {
 		return false
 	}
 	if !sc.overflowed.Swap(true) {
-		sc.s.log.Warn("remoting: closing a connection whose unsent output passed its limit",
+		sc.s.warnClose("remoting: closing a connection whose unsent output passed its limit",
 			"conn", &sc.ep, "unsent_bytes", out, "limit", limit)
 		_ = sc.shut()
 	}
@@ -309,7 +309,7 @@ func (sc *serverConn) pausedTraffic(c inboundReader) gnet.Action {
 		limit = max(sc.s.cfg.WriteBufferHighWaterMark, 1<<20)
 	}
 	if c.InboundBuffered() > limit {
-		sc.s.log.Warn("remoting: closing a connection that sends without reading its answers",
+		sc.s.warnClose("remoting: closing a connection that sends without reading its answers",
 			"conn", &sc.ep, "unread_requests_bytes", c.InboundBuffered(), "unsent_bytes", sc.gc.OutboundBuffered())
 		sc.resetRead()
 		return gnet.Close
@@ -340,7 +340,7 @@ func (sc *serverConn) recheck(context.Context) error {
 		sc.outOverSince = s.clock.Load()
 	} else {
 		if st := s.cfg.WriteStallTimeout; st > 0 && s.clock.Load()-sc.outOverSince > int64(st) {
-			s.log.Warn("remoting: closing a connection that does not read its answers",
+			s.warnClose("remoting: closing a connection that does not read its answers",
 				"conn", &sc.ep, "unsent_bytes", sc.gc.OutboundBuffered(), "for", st)
 			sc.unpause()
 			return sc.gc.Close()
