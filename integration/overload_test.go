@@ -191,7 +191,9 @@ func raiseNoFile(t *testing.T, n uint64) {
 
 type rssSample struct{ total, anon int64 }
 
-func (r rssSample) String() string { return fmt.Sprintf("%d MiB (anon %d MiB)", r.total>>20, r.anon>>20) }
+func (r rssSample) String() string {
+	return fmt.Sprintf("%d MiB (anon %d MiB)", r.total>>20, r.anon>>20)
+}
 
 // rss reads VmRSS and RssAnon of pid from /proc.
 func rss(pid int) (rssSample, error) {
