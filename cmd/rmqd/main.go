@@ -31,8 +31,9 @@ Flags:
   -p        print the effective configuration and exit
   -h        this help
 
-Standalone listens on namesrvListenPort (9876) and listenPort (10911), advertises
-127.0.0.1 unless brokerIP1 is set, and keeps its store under ./store.
+Standalone listens on namesrvListenPort (9876) and listenPort (10911) of 127.0.0.1
+only unless bindAddress (or a non-loopback brokerIP1) is set, advertises 127.0.0.1
+unless brokerIP1 is set, and keeps its store under ./store.
 `
 
 func main() {
