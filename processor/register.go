@@ -81,6 +81,11 @@ func (b *Broker) RegisterAll(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				if b.recovered("register broker", recover()) {
+					errs[i] = fmt.Errorf("register broker to name server %s: internal error", addr)
+				}
+			}()
 			req := codec.NewRequest(codec.ReqRegisterBroker)
 			b.brokerIdentity(req)
 			req.Ext.Set("haServerAddr", b.haServerAddr())

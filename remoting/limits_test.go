@@ -283,3 +283,20 @@ func TestRequestsPerConnPauseReading(t *testing.T) {
 	}
 	require.Equal(t, int64(n), entered.Load())
 }
+
+// A panic on the event loop outside a processor (here in an InlineWhen
+// predicate) closes that connection only; the server goes on serving.
+func TestEventLoopPanicClosesOnlyThatConnection(t *testing.T) {
+	s := startServer(t, ServerConfig{}, func(s *Server) {
+		s.Register(7, echo(), InlineWhen(func(*codec.RemotingCommand) bool { panic("predicate bug") }))
+		s.RegisterDefault(echo())
+	})
+	bad := dialRaw(t, s)
+	good := dialRaw(t, s)
+	ping(t, good, 1)
+	_, err := bad.Write(requestFrame(t, 7, 1, nil))
+	require.NoError(t, err)
+	expectClosedByPeer(t, bad)
+	ping(t, good, 2)
+	ping(t, dialRaw(t, s), 3)
+}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -485,11 +486,21 @@ func (h *serverHandler) OnClose(c gnet.Conn, err error) gnet.Action {
 	return gnet.None
 }
 
-func (h *serverHandler) OnTraffic(c gnet.Conn) gnet.Action {
+func (h *serverHandler) OnTraffic(c gnet.Conn) (act gnet.Action) {
 	sc, ok := c.Context().(*serverConn)
 	if !ok {
 		return gnet.Close
 	}
+	// A panic on the event loop would end the process: it closes this
+	// connection only (processors recover on their own, in dispatcher.run).
+	defer func() {
+		if r := recover(); r != nil {
+			h.s.log.Error("remoting: panic reading a connection, closing it", "conn", &sc.ep,
+				"panic", r, "stack", string(debug.Stack()))
+			sc.resetRead()
+			act = gnet.Close
+		}
+	}()
 	return sc.onTraffic(c)
 }
 

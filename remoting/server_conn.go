@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -331,6 +332,7 @@ func (sc *serverConn) scheduleRecheck() {
 // low-water mark and processes what it sent meanwhile, or closes it when the
 // output stayed high longer than WriteStallTimeout (event loop only).
 func (sc *serverConn) recheck(context.Context) error {
+	defer sc.recoverOnLoop("resuming")
 	if !sc.paused || sc.ep.closed.Load() {
 		return nil
 	}
@@ -360,6 +362,7 @@ func (sc *serverConn) recheck(context.Context) error {
 
 // flush writes the queued frames (event loop only).
 func (sc *serverConn) flush(context.Context) error {
+	defer sc.recoverOnLoop("writing")
 	sc.outMu.Lock()
 	q := sc.outQ
 	sc.outQ = sc.spare[:0]
@@ -420,6 +423,17 @@ func (sc *serverConn) flushLoopOut() {
 	}
 	clear(sc.loopOut)
 	sc.loopOut = sc.loopOut[:0]
+}
+
+// recoverOnLoop is deferred by the tasks run on the event loop: a panic there
+// closes this connection only.
+func (sc *serverConn) recoverOnLoop(what string) {
+	if r := recover(); r != nil {
+		sc.s.log.Error("remoting: panic "+what+" a connection, closing it", "conn", &sc.ep,
+			"panic", r, "stack", string(debug.Stack()))
+		sc.resetRead()
+		_ = sc.gc.Close()
+	}
 }
 
 // dropFrames releases frames that were written or will never be.
