@@ -26,7 +26,7 @@ import (
 // resident set must stay under overloadRSSBound, every well-behaved client must get an answer to every
 // request (SUCCESS, or SYSTEM_BUSY when overloaded: never a timeout or a dropped connection), idle
 // connections must stay open and the process must not exit. RMQD_OVERLOAD_FULL=1 runs the load for
-// 30 s instead of 8 s; RMQD_OVERLOAD_APACHE=1 runs it against Apache too (its RSS is reported, not bounded).
+// 30 s instead of 8 s (RMQD_OVERLOAD_SECONDS=n for n s); RMQD_OVERLOAD_APACHE=1 runs it against Apache too (its RSS is reported, not bounded).
 const (
 	overloadIdleConns = 2000
 	overloadProducers = 200
@@ -45,6 +45,9 @@ func TestOverload(t *testing.T) {
 	load := 8 * time.Second
 	if os.Getenv("RMQD_OVERLOAD_FULL") != "" {
 		load = 30 * time.Second
+	}
+	if v, err := strconv.Atoi(os.Getenv("RMQD_OVERLOAD_SECONDS")); err == nil && v > 0 {
+		load = time.Duration(v) * time.Second
 	}
 	for _, kind := range targetsFromEnv(t) {
 		// Apache (256 MiB heap in the harness) only on request: its start-up and this load on two shared
