@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -455,5 +456,78 @@ func (h *hostileClient) flood(c net.Conn, big []byte, stop <-chan struct{}) {
 			}
 		}
 		h.written.Add(1)
+	}
+}
+
+// TestConnectionLimit: rmqd with serverMaxConnections=50 serves 50 connections on its broker port, closes
+// the ones beyond at accept, and takes new ones once places are freed. rmqd only (Apache has no such limit).
+func TestConnectionLimit(t *testing.T) {
+	if !containsKind(targetsFromEnv(t), harness.KindRmqd) {
+		t.Skip("RMQD_TARGET excludes rmqd")
+	}
+	const limit = 50
+	tg := harness.StartRmqd(t, harness.Options{BrokerConf: map[string]string{"serverMaxConnections": strconv.Itoa(limit)}})
+	// The harness's own readiness probes may still hold a place: wait until all 50 are served.
+	var open []net.Conn
+	t.Cleanup(func() {
+		for _, c := range open {
+			_ = c.Close()
+		}
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for len(open) < limit {
+		c, err := net.DialTimeout("tcp", tg.BrokerAddr, 10*time.Second)
+		if err != nil {
+			t.Fatalf("dial: %v", err)
+		}
+		if err := pingConn(c, 1); err != nil {
+			_ = c.Close()
+			if time.Now().After(deadline) {
+				t.Fatalf("only %d connections served: %v", len(open), err)
+			}
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		open = append(open, c)
+	}
+	for i := 0; i < 5; i++ {
+		c, err := net.DialTimeout("tcp", tg.BrokerAddr, 10*time.Second)
+		if err != nil {
+			t.Fatalf("dial: %v", err)
+		}
+		if err := pingConn(c, 2); err == nil {
+			t.Errorf("connection %d past the limit was served", limit+i+1)
+		}
+		_ = c.Close()
+	}
+	for i, c := range open {
+		if err := pingConn(c, 3); err != nil {
+			t.Fatalf("connection %d within the limit: %v", i, err)
+		}
+	}
+	_ = open[0].Close()
+	open = open[1:]
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", tg.BrokerAddr, 10*time.Second)
+		if err != nil {
+			t.Fatalf("dial: %v", err)
+		}
+		if pingConn(c, 4) == nil {
+			open = append(open, c)
+			break
+		}
+		_ = c.Close()
+		if time.Now().After(deadline) {
+			t.Fatalf("a freed place was not taken again")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	log, err := os.ReadFile(filepath.Join(tg.LogDir, "rmqd.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(log), "connection limit reached") {
+		t.Errorf("rmqd.log does not mention the refused connections")
 	}
 }

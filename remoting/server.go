@@ -404,8 +404,9 @@ func (s *Server) tickInterval() time.Duration {
 // serverHandler is the gnet event handler.
 type serverHandler struct {
 	gnet.BuiltinEventEngine
-	s     *Server
-	ready chan struct{}
+	s         *Server
+	ready     chan struct{}
+	lastSweep int64 // unix nanos; OnTick's goroutine only
 }
 
 func (h *serverHandler) OnBoot(eng gnet.Engine) gnet.Action {
@@ -508,7 +509,9 @@ func (h *serverHandler) OnTick() (time.Duration, gnet.Action) {
 	s := h.s
 	now := time.Now().UnixNano()
 	s.clock.Store(now)
-	if s.cfg.IdleTimeout > 0 {
+	// Paused connections shorten the tick; the sweep keeps its own pace.
+	if s.cfg.IdleTimeout > 0 && now-h.lastSweep >= int64(s.tickInterval()) {
+		h.lastSweep = now
 		s.idleSweep(now)
 	}
 	if s.recheckPaused() {
