@@ -202,6 +202,12 @@ func (d *dispatcher) release(in *inbound) {
 // dispatch takes a decoded frame. It never blocks: onLoop is true when called on
 // a gnet event loop.
 func (d *dispatcher) dispatch(ep *endpoint, in *inbound, onLoop bool) {
+	d.dispatchOrShed(ep, in, onLoop, false)
+}
+
+// dispatchOrShed is dispatch; with shed, a request that would wait for a
+// worker is answered SYSTEM_BUSY instead (inline ones still run).
+func (d *dispatcher) dispatchOrShed(ep *endpoint, in *inbound, onLoop, shed bool) {
 	cmd := &in.cmd
 	if cmd.IsResponse() {
 		// The frame now belongs to whoever waited for it.
@@ -227,6 +233,10 @@ func (d *dispatcher) dispatch(ep *endpoint, in *inbound, onLoop bool) {
 	}
 	if reg.inline || onLoop && reg.when != nil && reg.when(cmd) {
 		d.run(ep, reg, in, onLoop)
+		return
+	}
+	if shed {
+		d.busy(ep, in, onLoop, "requests of one connection over the limit", reg.pool.name)
 		return
 	}
 	// Counted for the connection's flow control (serverConn.mustPause).

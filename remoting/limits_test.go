@@ -271,9 +271,11 @@ func TestRequestsPerConnPauseReading(t *testing.T) {
 	}
 	_, err := c.Write(batch)
 	require.NoError(t, err)
-	waitFor(t, 5*time.Second, "the connection to be paused", func() bool { return pausedCount(s) == 1 })
-	require.Equal(t, int64(4), entered.Load())
+	waitFor(t, 10*time.Second, "the connection to be paused with 4 requests running", func() bool {
+		return pausedCount(s) == 1 && entered.Load() == 4
+	})
 	ping(t, dialRaw(t, s), 1)
+	require.Equal(t, int64(4), entered.Load(), "requests taken from a paused connection")
 	close(release)
 	seen := map[int32]bool{}
 	for len(seen) < n {
@@ -299,4 +301,52 @@ func TestEventLoopPanicClosesOnlyThatConnection(t *testing.T) {
 	expectClosedByPeer(t, bad)
 	ping(t, good, 2)
 	ping(t, dialRaw(t, s), 3)
+}
+
+// A connection paused for its requests in the pools that keeps sending (and
+// reads its answers) has the excess past 1 MiB answered SYSTEM_BUSY; it is
+// not closed and every request gets an answer.
+func TestRequestsPerConnShedExcess(t *testing.T) {
+	release := make(chan struct{})
+	s := startServer(t, ServerConfig{MaxRequestsPerConn: 2, WriteBufferHighWaterMark: 64 << 10}, func(s *Server) {
+		s.Register(7, ProcessorFunc(func(_ context.Context, _ Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+			<-release
+			return codec.NewResponse(req, codec.RespSuccess, ""), nil
+		}), WithWorkers(4))
+	})
+	c := dialRaw(t, s)
+	const n = 64 // 64 x 64 KiB: 4 MiB, past the 1 MiB a paused connection may have unread
+	body := bytes.Repeat([]byte{'s'}, 64<<10)
+	codes := make(chan int32, n)
+	go func() {
+		for i := 0; i < n; i++ {
+			resp := decodeFrame(t, c)
+			codes <- resp.Code
+		}
+		close(codes)
+	}()
+	for i := 0; i < n; i++ {
+		_, err := c.Write(requestFrame(t, 7, int32(i), body))
+		require.NoError(t, err)
+	}
+	busy := 0
+	for busy < n-2-(1<<20)/len(body)-1 {
+		require.Equal(t, codec.RespSystemBusy, <-codes)
+		busy++
+	}
+	close(release)
+	ok := 0
+	for code := range codes {
+		switch code {
+		case codec.RespSuccess:
+			ok++
+		case codec.RespSystemBusy:
+			busy++
+		default:
+			t.Fatalf("code %d", code)
+		}
+	}
+	require.Equal(t, n, ok+busy)
+	require.GreaterOrEqual(t, ok, 2)
+	require.Equal(t, 1, s.ConnCount())
 }

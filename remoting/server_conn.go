@@ -35,6 +35,7 @@ type serverConn struct {
 	gnetOut      atomic.Int64 // gnet's OutboundBuffered after the loop's last write
 	overflowed   atomic.Bool
 	paused       bool
+	shedding     bool // paused, answering the excess SYSTEM_BUSY (pausedTraffic)
 	pausedFlag   atomic.Bool // paused, for workers (resume)
 	outOverSince int64       // coarse unix nanos since the output stayed high while paused
 	recheckTask  gnet.Runnable
@@ -75,9 +76,19 @@ func (sc *serverConn) readFrames(c inboundReader) gnet.Action {
 	if sc.paused {
 		return sc.pausedTraffic(c)
 	}
+	return sc.frames(c)
+}
+
+// frames reads and delivers the buffered frames until the connection must
+// pause or, while shedding, until what is left fits the shedding limit.
+func (sc *serverConn) frames(c inboundReader) gnet.Action {
 	for {
 		if sc.frame == nil {
-			if sc.mustPause() {
+			if sc.shedding {
+				if c.InboundBuffered() <= sc.pausedInboundLimit() {
+					return gnet.None
+				}
+			} else if sc.mustPause() {
 				sc.pause()
 				return sc.pausedTraffic(c)
 			}
@@ -145,7 +156,7 @@ func (sc *serverConn) deliver(f *buffer) gnet.Action {
 		d.release(in)
 		return sc.protocolError(fmt.Errorf("decode: %w", err))
 	}
-	d.dispatch(&sc.ep, in, true)
+	d.dispatchOrShed(&sc.ep, in, true, sc.shedding)
 	return gnet.None
 }
 
@@ -299,23 +310,31 @@ func (sc *serverConn) resume() {
 	}
 }
 
+// pausedInboundLimit is how many unread bytes a paused connection may have:
+// the high-water mark, at least 1 MiB.
+func (sc *serverConn) pausedInboundLimit() int {
+	return max(sc.s.cfg.WriteBufferHighWaterMark, 1<<20)
+}
+
 // pausedTraffic handles bytes arriving while paused: gnet keeps reading the
-// socket into its own buffer, so a peer that goes on sending while it does
-// not read is closed once that buffer passes the high-water mark (at least
-// 1 MiB). A peer that reads but outpaces the workers may have two maximal
-// frames waiting.
+// socket into its own buffer whatever we do, so past pausedInboundLimit a
+// peer that does not read its answers is closed, and one that does but sends
+// faster than the workers serve it has the excess answered SYSTEM_BUSY (as
+// Java's full executors answer) until it fits again.
 func (sc *serverConn) pausedTraffic(c inboundReader) gnet.Action {
-	limit := 2 * sc.s.cfg.MaxFrameLength
-	if !sc.outputLow() {
-		limit = max(sc.s.cfg.WriteBufferHighWaterMark, 1<<20)
+	if c.InboundBuffered() <= sc.pausedInboundLimit() {
+		return gnet.None
 	}
-	if c.InboundBuffered() > limit {
+	if !sc.outputLow() {
 		sc.s.warnClose("remoting: closing a connection that sends without reading its answers",
 			"conn", &sc.ep, "unread_requests_bytes", c.InboundBuffered(), "unsent_bytes", sc.gc.OutboundBuffered())
 		sc.resetRead()
 		return gnet.Close
 	}
-	return gnet.None
+	sc.shedding = true
+	act := sc.frames(c)
+	sc.shedding = false
+	return act
 }
 
 func (sc *serverConn) scheduleRecheck() {
