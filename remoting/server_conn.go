@@ -35,7 +35,7 @@ type serverConn struct {
 	gnetOut      atomic.Int64 // gnet's OutboundBuffered after the loop's last write
 	overflowed   atomic.Bool
 	paused       bool
-	shedding     bool // paused, answering the excess SYSTEM_BUSY (pausedTraffic)
+	shedding     bool        // paused, answering the excess SYSTEM_BUSY (pausedTraffic)
 	pausedFlag   atomic.Bool // paused, for workers (resume)
 	outOverSince int64       // coarse unix nanos since the output stayed high while paused
 	recheckTask  gnet.Runnable
