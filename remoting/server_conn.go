@@ -322,6 +322,11 @@ func (sc *serverConn) pausedInboundLimit() int {
 // faster than the workers serve it has the excess answered SYSTEM_BUSY (as
 // Java's full executors answer) until it fits again.
 func (sc *serverConn) pausedTraffic(c inboundReader) gnet.Action {
+	if !sc.mustPause() && sc.outputLow() {
+		// Drained since the last check: no need to wait for the ticker.
+		sc.unpause()
+		return sc.frames(c)
+	}
 	if c.InboundBuffered() <= sc.pausedInboundLimit() {
 		return gnet.None
 	}
