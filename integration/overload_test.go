@@ -27,7 +27,8 @@ import (
 // resident set must stay under overloadRSSBound, every well-behaved client must get an answer to every
 // request (SUCCESS, or SYSTEM_BUSY when overloaded: never a timeout or a dropped connection), idle
 // connections must stay open and the process must not exit. RMQD_OVERLOAD_FULL=1 runs the load for
-// 30 s instead of 8 s (RMQD_OVERLOAD_SECONDS=n for n s); RMQD_OVERLOAD_APACHE=1 runs it against Apache too (its RSS is reported, not bounded).
+// 30 s instead of 8 s (RMQD_OVERLOAD_SECONDS=n for n s), RMQD_OVERLOAD_SYNC=1 with SYNC_FLUSH;
+// RMQD_OVERLOAD_APACHE=1 runs it against Apache too (its RSS is reported, not bounded).
 const (
 	overloadIdleConns = 2000
 	overloadProducers = 200
@@ -64,7 +65,11 @@ func TestOverload(t *testing.T) {
 			if kind == harness.KindApache {
 				harness.RequireJars(t, "apache")
 			}
-			runOverload(t, harness.Start(t, kind, harness.Options{}), load, idleConns)
+			var opts harness.Options
+			if os.Getenv("RMQD_OVERLOAD_SYNC") != "" { // every send waits for the disk, on the workers
+				opts.BrokerConf = map[string]string{"flushDiskType": "SYNC_FLUSH"}
+			}
+			runOverload(t, harness.Start(t, kind, opts), load, idleConns)
 		})
 	}
 }
