@@ -156,3 +156,11 @@ func TestLimitsFromConfig(t *testing.T) {
 	_, err = limits(map[string]string{"serverMaxConnections": "many"}, &cfg)
 	require.ErrorContains(t, err, "serverMaxConnections")
 }
+
+// rmqd broker keeps Java's wildcard default too.
+func TestBrokerModeKeepsWildcard(t *testing.T) {
+	_, brokerPort, log := startMode(t, "broker", "brokerIP1=127.0.0.1\n")
+	require.True(t, reachable("127.0.0.2", brokerPort))
+	require.True(t, reachable("127.0.0.2", brokerPort-2))
+	require.NotContains(t, log.String(), "loopback only")
+}
