@@ -295,6 +295,7 @@ func (b *Broker) goLoop(f func()) {
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
+		defer func() { b.recovered("broker service loop", recover()) }()
 		f()
 	}()
 }

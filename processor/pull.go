@@ -199,6 +199,11 @@ func (b *Broker) waitDispatch(target int64, d time.Duration, c remoting.Conn) bo
 func (b *Broker) awaitDispatch(c remoting.Conn, h pullHeader, reply pullReply, filter store.MessageFilter, target int64) {
 	h.clone() // the request frame is recycled once the handler returns
 	go func() {
+		defer func() {
+			if b.recovered("pull after dispatch", recover()) {
+				_ = c.WriteResponse(reply.response(codec.RespSystemError, "internal error"))
+			}
+		}()
 		b.waitDispatch(target, maxDispatchWait, c)
 		if c.Closed() {
 			return

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"rmqd/codec"
 	"rmqd/remoting"
 	"rmqd/store"
 )
@@ -33,17 +34,47 @@ type pullHoldService struct {
 	mu    sync.Mutex
 	held  map[topicQueue][]*heldPull
 	count int
+	max   int // held pulls at most; 0 = no bound
 }
 
+// DefaultMaxHeldPulls bounds the held pulls of a broker (rmqd's
+// maxHeldPullRequests; Java has no bound): a few hundred bytes each plus
+// their filter, so a client pipelining suspended pulls cannot grow the heap.
+const DefaultMaxHeldPulls = 100000
+
 func newPullHoldService(b *Broker) *pullHoldService {
-	return &pullHoldService{b: b, tick: 500 * time.Millisecond, held: map[topicQueue][]*heldPull{}}
+	return &pullHoldService{b: b, tick: 500 * time.Millisecond, held: map[topicQueue][]*heldPull{}, max: DefaultMaxHeldPulls}
+}
+
+// SetMaxHeldPulls bounds the pulls held for long polling (maxHeldPullRequests);
+// past it a pull that finds nothing is answered PULL_NOT_FOUND at once, as
+// Java answers one it cannot suspend. n <= 0 removes the bound. Call before
+// Start.
+func (b *Broker) SetMaxHeldPulls(n int) {
+	b.hold.mu.Lock()
+	b.hold.max = max(n, 0)
+	b.hold.mu.Unlock()
+}
+
+// HeldPulls is the number of pulls held for long polling.
+func (b *Broker) HeldPulls() int {
+	b.hold.mu.Lock()
+	defer b.hold.mu.Unlock()
+	return b.hold.count
 }
 
 // suspend parks a pull. A message may have arrived between the read and the
-// park, so the queue is checked once more right away.
+// park, so the queue is checked once more right away. Past the bound the pull
+// is re-run without suspension and answered at once.
 func (s *pullHoldService) suspend(p *heldPull) {
 	k := topicQueue{p.header.topic, p.header.queueID}
 	s.mu.Lock()
+	if s.max > 0 && s.count >= s.max {
+		s.mu.Unlock()
+		s.b.log.Debug("held pulls at their bound, answering at once", "max", s.max, "remote", p.conn.RemoteAddr())
+		s.execute([]*heldPull{p})
+		return
+	}
 	s.held[k] = append(s.held[k], p)
 	s.count++
 	s.mu.Unlock()
@@ -56,6 +87,8 @@ func (s *pullHoldService) suspend(p *heldPull) {
 // NotifyMessageArrivingListener, maxOffset is the queue's new max offset (the
 // arrived message's offset + 1).
 func (s *pullHoldService) arriving(topic string, queueID int32, maxOffset int64, tagsCode int64, _ int64, props string) {
+	// Runs on the store's dispatch goroutine: a filter's panic must not end it.
+	defer func() { s.b.recovered("held pull notification", recover()) }()
 	s.mu.Lock()
 	empty := s.count == 0
 	s.mu.Unlock()
@@ -85,10 +118,7 @@ func (s *pullHoldService) notify(topic string, queueID int32, newest int64, tags
 		}
 		ready := n > p.header.queueOffset
 		if ready && haveTags && newest > p.header.queueOffset && p.filter != nil {
-			ready = p.filter.MatchTagsCode(tagsCode)
-			if pm, ok := p.filter.(propsMatcher); ok && ready {
-				ready = pm.MatchEncodedProperties(props)
-			}
+			ready = s.matches(p, tagsCode, props)
 		}
 		if ready || !now.Before(p.deadline) || p.conn.Closed() {
 			wake = append(wake, p)
@@ -111,20 +141,46 @@ func (s *pullHoldService) notify(topic string, queueID int32, newest int64, tags
 	}
 }
 
+// matches runs a held pull's filter on an arrived message; one that panics
+// counts as a match, so the pull is re-run and answered (execute recovers).
+// It runs under s.mu, which a panic must not leave locked.
+func (s *pullHoldService) matches(p *heldPull, tagsCode int64, props string) (ok bool) {
+	defer func() {
+		if s.b.recovered("held pull filter", recover()) {
+			ok = true
+		}
+	}()
+	ok = p.filter.MatchTagsCode(tagsCode)
+	if pm, isPM := p.filter.(propsMatcher); isPM && ok {
+		ok = pm.MatchEncodedProperties(props)
+	}
+	return ok
+}
+
 // execute re-runs woken pulls without suspension and answers them.
 func (s *pullHoldService) execute(ps []*heldPull) {
 	for _, p := range ps {
-		if p.conn.Closed() {
-			continue
+		s.executeOne(p)
+	}
+}
+
+// executeOne re-runs one pull; a panic answers it SYSTEM_ERROR.
+func (s *pullHoldService) executeOne(p *heldPull) {
+	defer func() {
+		if s.b.recovered("held pull", recover()) {
+			_ = p.conn.WriteResponse(p.reply.response(codec.RespSystemError, "internal error"))
 		}
-		resp, err := s.b.pull(p.conn, &p.header, p.reply, p.filter, false, 0)
-		if err != nil {
-			resp = p.reply.response(1, err.Error())
-		}
-		if resp != nil {
-			if err := p.conn.WriteResponse(resp); err != nil {
-				s.b.log.Debug("write held pull response", "remote", p.conn.RemoteAddr(), "err", err)
-			}
+	}()
+	if p.conn.Closed() {
+		return
+	}
+	resp, err := s.b.pull(p.conn, &p.header, p.reply, p.filter, false, 0)
+	if err != nil {
+		resp = p.reply.response(codec.RespSystemError, err.Error())
+	}
+	if resp != nil {
+		if err := p.conn.WriteResponse(resp); err != nil {
+			s.b.log.Debug("write held pull response", "remote", p.conn.RemoteAddr(), "err", err)
 		}
 	}
 }

@@ -81,6 +81,11 @@ func (b *Broker) RegisterAll(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				if b.recovered("register broker", recover()) {
+					errs[i] = fmt.Errorf("register broker to name server %s: internal error", addr)
+				}
+			}()
 			req := codec.NewRequest(codec.ReqRegisterBroker)
 			b.brokerIdentity(req)
 			req.Ext.Set("haServerAddr", b.haServerAddr())
@@ -149,6 +154,7 @@ func (b *Broker) topicChanged(changed []TopicConfig) {
 	if p, ok := b.store.(queuePreparer); ok {
 		// Off the caller's path: a topic is created in the send path too.
 		go func() {
+			defer func() { b.recovered("prepare queues", recover()) }()
 			for _, tc := range changed {
 				p.PrepareQueues(tc.TopicName, max(tc.ReadQueueNums, tc.WriteQueueNums))
 			}

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -155,7 +156,7 @@ func (c *Client) InvokeSync(ctx context.Context, addr string, req *codec.Remotin
 func (c *Client) InvokeAsync(ctx context.Context, addr string, req *codec.RemotingCommand, cb func(*codec.RemotingCommand, error)) error {
 	cc, err := c.conn(ctx, addr)
 	if err != nil {
-		go cb(nil, err)
+		go runCallback(cb, nil, err)
 		return err
 	}
 	return cc.ep.InvokeAsync(ctx, req, cb)
@@ -370,7 +371,7 @@ func (cc *clientConn) writeFrame(w *bufio.Writer, f outFrame) error {
 
 func (cc *clientConn) readLoop() {
 	defer close(cc.readerDone)
-	err := cc.read()
+	err := cc.readRecovered()
 	cc.shut()
 	cc.ep.markClosed()
 	if !errors.Is(err, net.ErrClosed) && !errors.Is(err, io.EOF) {
@@ -378,6 +379,18 @@ func (cc *clientConn) readLoop() {
 	} else {
 		cc.c.log.Debug("remoting: client connection closed", "conn", &cc.ep)
 	}
+}
+
+// readRecovered is read with a panic turned into an error: it closes this
+// connection only, never the process.
+func (cc *clientConn) readRecovered() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			cc.c.log.Error("remoting: panic reading a client connection", "conn", &cc.ep, "panic", r, "stack", string(debug.Stack()))
+			err = fmt.Errorf("remoting: panic: %v", r)
+		}
+	}()
+	return cc.read()
 }
 
 // read serves the connection until it fails; it never returns nil.

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"rmqd/codec"
 )
@@ -73,6 +74,12 @@ type dispatcher struct {
 	bufs     *bufPool
 	inbounds sync.Pool
 	keep     bool // never recycle request frames
+
+	// Bytes of the requests handed to pools and not yet processed, and their
+	// bound (0 = none): ServerConfig.MaxQueuedRequestBytes.
+	queued     atomic.Int64
+	maxQueued  int64
+	busyLogged atomic.Int64 // unix nanos of the last overload line
 
 	mu    sync.Mutex
 	pools []*WorkerPool // every pool in use, stopped at shutdown
@@ -195,6 +202,12 @@ func (d *dispatcher) release(in *inbound) {
 // dispatch takes a decoded frame. It never blocks: onLoop is true when called on
 // a gnet event loop.
 func (d *dispatcher) dispatch(ep *endpoint, in *inbound, onLoop bool) {
+	d.dispatchOrShed(ep, in, onLoop, false)
+}
+
+// dispatchOrShed is dispatch; with shed, a request that would wait for a
+// worker is answered SYSTEM_BUSY instead (inline ones still run).
+func (d *dispatcher) dispatchOrShed(ep *endpoint, in *inbound, onLoop, shed bool) {
 	cmd := &in.cmd
 	if cmd.IsResponse() {
 		// The frame now belongs to whoever waited for it.
@@ -222,14 +235,41 @@ func (d *dispatcher) dispatch(ep *endpoint, in *inbound, onLoop bool) {
 		d.run(ep, reg, in, onLoop)
 		return
 	}
-	if !reg.pool.submit(task{d: d, ep: ep, reg: reg, in: in}) {
-		d.log.Warn("remoting: worker pool full, rejecting request", "pool", reg.pool.name, "conn", ep, "code", cmd.Code)
-		if !cmd.IsOneway() {
-			resp := codec.NewResponse(cmd, codec.RespSystemBusy, "[OVERLOAD]system busy, start flow control for a while")
-			d.reply(ep, cmd, resp, onLoop)
-		}
-		d.release(in)
+	if shed {
+		d.busy(ep, in, onLoop, "requests of one connection over the limit", reg.pool.name)
+		return
 	}
+	// Counted for the connection's flow control (serverConn.mustPause).
+	ep.inflight.Add(1)
+	size := int64(len(in.buf.b))
+	if n := d.queued.Add(size); d.maxQueued > 0 && n > d.maxQueued && n != size {
+		ep.inflight.Add(-1)
+		// Over the budget (a single request is always let through, or one
+		// bigger than the budget would never be served).
+		d.queued.Add(-size)
+		d.busy(ep, in, onLoop, "queued request bytes over the limit", reg.pool.name)
+		return
+	}
+	if !reg.pool.submit(task{d: d, ep: ep, reg: reg, in: in, charged: size}) {
+		ep.inflight.Add(-1)
+		d.queued.Add(-size)
+		d.busy(ep, in, onLoop, "worker pool full", reg.pool.name)
+	}
+}
+
+// busy answers a request that cannot be queued SYSTEM_BUSY, as Java's
+// executors rejecting a task do, and releases it.
+func (d *dispatcher) busy(ep *endpoint, in *inbound, onLoop bool, why, pool string) {
+	cmd := &in.cmd
+	if d.busyLogged.Load() < time.Now().Add(-time.Second).UnixNano() {
+		d.busyLogged.Store(time.Now().UnixNano())
+		d.log.Warn("remoting: overloaded, rejecting requests (logged once a second)", "why", why, "pool", pool, "conn", ep, "code", cmd.Code)
+	}
+	if !cmd.IsOneway() {
+		resp := codec.NewResponse(cmd, codec.RespSystemBusy, "[OVERLOAD]system busy, start flow control for a while")
+		d.reply(ep, cmd, resp, onLoop)
+	}
+	d.release(in)
 }
 
 // run processes one request: hooks, processor, response. A panicking processor

@@ -38,6 +38,12 @@ type endpoint struct {
 	w        wire
 	clock    *atomic.Int64 // coarse time for idle detection; nil when unused
 	lastUsed atomic.Int64
+
+	// Requests handed to worker pools and not yet processed, and their bound
+	// (0 = none): ServerConfig.MaxRequestsPerConn. Only server connections
+	// use them.
+	inflight    atomic.Int32
+	maxInflight int32
 }
 
 var _ Conn = (*endpoint)(nil)
@@ -59,6 +65,19 @@ func (e *endpoint) Close() error {
 		return nil
 	}
 	return e.w.shut()
+}
+
+// resumer is a transport that stops reading a connection with too many
+// requests in the pools and wants to know when that ends.
+type resumer interface{ resume() }
+
+// requestDone counts a pool request processed.
+func (e *endpoint) requestDone() {
+	if n := e.inflight.Add(-1); n == e.maxInflight-1 {
+		if r, ok := e.w.(resumer); ok {
+			r.resume()
+		}
+	}
 }
 
 func (e *endpoint) touch() {
@@ -156,7 +175,7 @@ func (e *endpoint) InvokeAsync(ctx context.Context, req *codec.RemotingCommand, 
 	}
 	if err := ctx.Err(); err != nil {
 		err = wrap(err)
-		go cb(nil, err)
+		go runCallback(cb, nil, err)
 		return err
 	}
 	opaque := e.prepareRequest(req, false)
@@ -170,7 +189,7 @@ func (e *endpoint) InvokeAsync(ctx context.Context, req *codec.RemotingCommand, 
 	if err := e.pending.add(opaque, c); err != nil {
 		c.stop()
 		err = wrap(err)
-		go cb(nil, err)
+		go runCallback(cb, nil, err)
 		return err
 	}
 	if ctx.Err() != nil { // ctx ended before add; the AfterFunc found nothing

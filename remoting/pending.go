@@ -1,6 +1,8 @@
 package remoting
 
 import (
+	"log/slog"
+	"runtime/debug"
 	"sync"
 
 	"rmqd/codec"
@@ -24,7 +26,7 @@ func (c *call) complete(resp *codec.RemotingCommand, err error) {
 		}
 		// The completer is an event loop or a connection's reader; a callback
 		// must never be able to stall it.
-		go c.cb(resp, err)
+		go runCallback(c.cb, resp, err)
 		return
 	}
 	c.resp, c.err = resp, err
@@ -78,4 +80,15 @@ func (t *pendingTable) len() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.calls)
+}
+
+// runCallback runs an async call's callback; a panic in it is logged with its
+// stack instead of ending the process (the callback is request-driven code).
+func runCallback(cb func(*codec.RemotingCommand, error), resp *codec.RemotingCommand, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			slog.Error("remoting: async callback panic", "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	cb(resp, err)
 }

@@ -17,6 +17,9 @@ type task struct {
 	ep  *endpoint
 	reg *registration
 	in  *inbound
+	// charged is what the request counts against the dispatcher's queued
+	// bytes until it is processed.
+	charged int64
 }
 
 // WorkerPool runs requests on a bounded set of goroutines fed by a bounded
@@ -80,6 +83,8 @@ func (p *WorkerPool) work() {
 		select {
 		case t := <-p.tasks:
 			t.d.run(t.ep, t.reg, t.in, false)
+			t.d.queued.Add(-t.charged)
+			t.ep.requestDone()
 		case <-p.quit:
 			return
 		}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,7 +36,55 @@ type ServerConfig struct {
 	// KeepRequestFrames disables recycling of request frames, for when a
 	// processor is suspected of keeping request strings past its return.
 	KeepRequestFrames bool
+
+	// MaxConns bounds the open connections of each listener; connections
+	// beyond it are closed as soon as they are accepted. Default
+	// DefaultMaxConns; negative means no limit.
+	MaxConns int
+	// WriteBufferHighWaterMark: a connection whose output not yet taken by the
+	// socket exceeds it is no longer read (its requests wait) until the output
+	// drains below WriteBufferLowWaterMark, as Java's NettyRemotingServer turns
+	// autoRead off while a channel is not writable. Defaults
+	// DefaultWriteBufferHighWaterMark and DefaultWriteBufferLowWaterMark;
+	// negative disables.
+	WriteBufferHighWaterMark int
+	WriteBufferLowWaterMark  int
+	// WriteStallTimeout closes a paused connection whose output stayed above
+	// the low-water mark that long: a peer that never reads. Default
+	// DefaultWriteStallTimeout; negative never closes.
+	WriteStallTimeout time.Duration
+	// MaxQueuedRequestBytes bounds the bytes of the requests handed to worker
+	// pools and not yet processed, over all connections; requests beyond it are
+	// answered SYSTEM_BUSY at once. Default DefaultMaxQueuedRequestBytes;
+	// negative means no limit.
+	MaxQueuedRequestBytes int64
+	// MaxRequestsPerConn bounds the requests of one connection handed to
+	// worker pools and not yet processed: at the bound the connection is no
+	// longer read until one is done. It also bounds how many answers a client
+	// that pipelines requests and does not read can make the server produce
+	// before its output pauses it.
+	// Default DefaultMaxRequestsPerConn; negative means no limit.
+	MaxRequestsPerConn int
 }
+
+// Limit defaults (rmqd's own; see README "Limits").
+const (
+	DefaultMaxConns                 = 10000
+	DefaultWriteBufferHighWaterMark = 4 << 20
+	DefaultWriteBufferLowWaterMark  = 1 << 20
+	DefaultWriteStallTimeout        = 30 * time.Second
+	DefaultMaxQueuedRequestBytes    = 128 << 20
+	DefaultMaxRequestsPerConn       = 256
+)
+
+// outputHardCapFactor: a connection whose unsent output passes this many
+// high-water marks (or two maximal frames) is closed at once, whatever
+// produced the output (held pulls woken together, server-initiated requests).
+const outputHardCapFactor = 16
+
+// pausedTick is how often paused connections are re-checked: gnet tells
+// nothing when a connection's output drains.
+const pausedTick = 10 * time.Millisecond
 
 func (c *ServerConfig) withDefaults() {
 	if c.MaxFrameLength <= 0 {
@@ -46,6 +95,27 @@ func (c *ServerConfig) withDefaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.MaxConns == 0 {
+		c.MaxConns = DefaultMaxConns
+	}
+	if c.WriteBufferHighWaterMark == 0 {
+		c.WriteBufferHighWaterMark = DefaultWriteBufferHighWaterMark
+	}
+	if c.WriteBufferLowWaterMark == 0 {
+		c.WriteBufferLowWaterMark = min(DefaultWriteBufferLowWaterMark, c.WriteBufferHighWaterMark/2)
+	}
+	if c.WriteBufferLowWaterMark > c.WriteBufferHighWaterMark {
+		c.WriteBufferLowWaterMark = c.WriteBufferHighWaterMark
+	}
+	if c.WriteStallTimeout == 0 {
+		c.WriteStallTimeout = DefaultWriteStallTimeout
+	}
+	if c.MaxQueuedRequestBytes == 0 {
+		c.MaxQueuedRequestBytes = DefaultMaxQueuedRequestBytes
+	}
+	if c.MaxRequestsPerConn == 0 {
+		c.MaxRequestsPerConn = DefaultMaxRequestsPerConn
 	}
 }
 
@@ -75,8 +145,17 @@ type Server struct {
 	addrs   []net.Addr // bound addresses: Addr, then ExtraAddrs
 	runDone chan error
 
-	connsMu sync.Mutex
-	conns   map[uint64]*serverConn
+	connsMu     sync.Mutex
+	conns       map[uint64]*serverConn
+	perListener map[int]int // open connections by local port
+
+	rejected     atomic.Int64 // connections refused since the last log line
+	rejectLogged atomic.Int64 // unix nanos of that line
+	closedLogged atomic.Int64 // unix nanos of the last "closing a connection" line
+	closedQuiet  atomic.Int64 // such closes not logged since
+
+	pausedMu sync.Mutex
+	paused   map[*serverConn]struct{} // connections not read for their output
 }
 
 type serverState int
@@ -91,8 +170,10 @@ const (
 // NewServer makes a server; nothing listens until Start.
 func NewServer(cfg ServerConfig) *Server {
 	cfg.withDefaults()
-	s := &Server{cfg: cfg, log: cfg.Logger, bufs: newBufPool(), conns: make(map[uint64]*serverConn)}
+	s := &Server{cfg: cfg, log: cfg.Logger, bufs: newBufPool(), conns: make(map[uint64]*serverConn),
+		perListener: make(map[int]int), paused: make(map[*serverConn]struct{})}
 	s.d = newDispatcher(s.log, s.bufs, cfg.KeepRequestFrames)
+	s.d.maxQueued = max(cfg.MaxQueuedRequestBytes, 0)
 	s.events = newConnEvents(s.log)
 	s.clock.Store(time.Now().UnixNano())
 	return s
@@ -133,7 +214,7 @@ func (s *Server) Start(ctx context.Context) error {
 		gnet.WithMulticore(s.cfg.Multicore),
 		gnet.WithReuseAddr(true),
 		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
-		gnet.WithTicker(s.cfg.IdleTimeout > 0),
+		gnet.WithTicker(true), // idle sweep and paused connections
 		gnet.WithLogger(gnetLogger{s.log}),
 	}
 	if s.cfg.NumEventLoop > 0 {
@@ -257,6 +338,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if err := s.stopRest(ctx); err != nil {
 		errs = append(errs, err)
 	}
+	s.pausedMu.Lock()
+	clear(s.paused)
+	s.pausedMu.Unlock()
 	s.log.Info("remoting: server stopped", "addrs", fmt.Sprint(s.Addrs()))
 	return errors.Join(errs...)
 }
@@ -310,6 +394,9 @@ func (s *Server) idleSweep(now int64) {
 
 // tickInterval is how often the clock advances and idle connections are swept.
 func (s *Server) tickInterval() time.Duration {
+	if s.cfg.IdleTimeout <= 0 {
+		return time.Second
+	}
 	d := s.cfg.IdleTimeout / 8
 	return min(max(d, 5*time.Millisecond), time.Second)
 }
@@ -317,8 +404,9 @@ func (s *Server) tickInterval() time.Duration {
 // serverHandler is the gnet event handler.
 type serverHandler struct {
 	gnet.BuiltinEventEngine
-	s     *Server
-	ready chan struct{}
+	s         *Server
+	ready     chan struct{}
+	lastSweep int64 // unix nanos; OnTick's goroutine only
 }
 
 func (h *serverHandler) OnBoot(eng gnet.Engine) gnet.Action {
@@ -343,8 +431,18 @@ func (h *serverHandler) OnBoot(eng gnet.Engine) gnet.Action {
 
 func (h *serverHandler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	s := h.s
-	sc := &serverConn{s: s, gc: c}
+	port := portOf(c.LocalAddr())
+	s.connsMu.Lock()
+	if s.cfg.MaxConns > 0 && s.perListener[port] >= s.cfg.MaxConns {
+		s.connsMu.Unlock()
+		s.refused(c)
+		return nil, gnet.Close
+	}
+	s.perListener[port]++
+	s.connsMu.Unlock()
+	sc := &serverConn{s: s, gc: c, port: port}
 	sc.flushTask = gnet.RunnableFunc(sc.flush)
+	sc.recheckTask = gnet.RunnableFunc(sc.recheck)
 	sc.ep = endpoint{
 		id:     s.nextID.Add(1),
 		local:  localAddrOf(c.Fd(), c.LocalAddr()),
@@ -353,6 +451,8 @@ func (h *serverHandler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		bufs:   s.bufs,
 		w:      sc,
 		clock:  &s.clock,
+
+		maxInflight: int32(max(s.cfg.MaxRequestsPerConn, 0)),
 	}
 	sc.ep.touch()
 	c.SetContext(sc)
@@ -373,7 +473,13 @@ func (h *serverHandler) OnClose(c gnet.Conn, err error) gnet.Action {
 	sc.resetRead()
 	s.connsMu.Lock()
 	delete(s.conns, sc.ep.id)
+	if s.perListener[sc.port]--; s.perListener[sc.port] <= 0 {
+		delete(s.perListener, sc.port)
+	}
 	s.connsMu.Unlock()
+	if sc.paused {
+		sc.unpause()
+	}
 	if sc.ep.markClosed() {
 		s.log.Debug("remoting: connection closed", "conn", &sc.ep, "err", err)
 		s.events.post(&sc.ep, false)
@@ -381,11 +487,21 @@ func (h *serverHandler) OnClose(c gnet.Conn, err error) gnet.Action {
 	return gnet.None
 }
 
-func (h *serverHandler) OnTraffic(c gnet.Conn) gnet.Action {
+func (h *serverHandler) OnTraffic(c gnet.Conn) (act gnet.Action) {
 	sc, ok := c.Context().(*serverConn)
 	if !ok {
 		return gnet.Close
 	}
+	// A panic on the event loop would end the process: it closes this
+	// connection only (processors recover on their own, in dispatcher.run).
+	defer func() {
+		if r := recover(); r != nil {
+			h.s.log.Error("remoting: panic reading a connection, closing it", "conn", &sc.ep,
+				"panic", r, "stack", string(debug.Stack()))
+			sc.resetRead()
+			act = gnet.Close
+		}
+	}()
 	return sc.onTraffic(c)
 }
 
@@ -393,10 +509,67 @@ func (h *serverHandler) OnTick() (time.Duration, gnet.Action) {
 	s := h.s
 	now := time.Now().UnixNano()
 	s.clock.Store(now)
-	if s.cfg.IdleTimeout > 0 {
+	// Paused connections shorten the tick; the sweep keeps its own pace.
+	if s.cfg.IdleTimeout > 0 && now-h.lastSweep >= int64(s.tickInterval()) {
+		h.lastSweep = now
 		s.idleSweep(now)
 	}
+	if s.recheckPaused() {
+		return min(pausedTick, s.tickInterval()), gnet.None
+	}
 	return s.tickInterval(), gnet.None
+}
+
+// refused logs connections closed at accept, at most one line a second.
+func (s *Server) refused(c gnet.Conn) {
+	s.rejected.Add(1)
+	now := time.Now().UnixNano()
+	last := s.rejectLogged.Load()
+	if now-last < int64(time.Second) || !s.rejectLogged.CompareAndSwap(last, now) {
+		return
+	}
+	n := s.rejected.Swap(0)
+	s.log.Warn("remoting: connection limit reached, closing new connections",
+		"listener", c.LocalAddr(), "limit", s.cfg.MaxConns, "refused", n, "last", c.RemoteAddr())
+}
+
+// warnClose logs the closing of a misbehaving connection, at most one line
+// a second (a client that reconnects and misbehaves again must not flood the
+// log), with how many went unlogged before it.
+func (s *Server) warnClose(msg string, args ...any) {
+	now := time.Now().UnixNano()
+	last := s.closedLogged.Load()
+	if now-last < int64(time.Second) || !s.closedLogged.CompareAndSwap(last, now) {
+		s.closedQuiet.Add(1)
+		return
+	}
+	s.log.Warn(msg, append(args, "unlogged_before", s.closedQuiet.Swap(0))...)
+}
+
+// recheckPaused asks each paused connection's loop to look at it again, and
+// reports whether any is paused.
+func (s *Server) recheckPaused() bool {
+	s.pausedMu.Lock()
+	if len(s.paused) == 0 {
+		s.pausedMu.Unlock()
+		return false
+	}
+	ps := make([]*serverConn, 0, len(s.paused))
+	for sc := range s.paused {
+		ps = append(ps, sc)
+	}
+	s.pausedMu.Unlock()
+	for _, sc := range ps {
+		sc.scheduleRecheck()
+	}
+	return true
+}
+
+func portOf(a net.Addr) int {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.Port
+	}
+	return 0
 }
 
 // gnetLogger sends gnet's own logs to slog.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"github.com/panjf2000/gnet/v2"
 
@@ -22,9 +24,21 @@ const initialFrameCap = 64 << 10
 // loop, and the wire: frames written on the loop are batched per OnTraffic,
 // frames from other goroutines are queued and flushed by a task on the loop.
 type serverConn struct {
-	s  *Server
-	gc gnet.Conn
-	ep endpoint
+	s    *Server
+	gc   gnet.Conn
+	ep   endpoint
+	port int // local port: the listener it came through
+
+	// Flow control (see ServerConfig.WriteBufferHighWaterMark). outBytes is
+	// what sits in outQ; paused and outOverSince are event loop only.
+	outBytes     atomic.Int64
+	gnetOut      atomic.Int64 // gnet's OutboundBuffered after the loop's last write
+	overflowed   atomic.Bool
+	paused       bool
+	shedding     bool        // paused, answering the excess SYSTEM_BUSY (pausedTraffic)
+	pausedFlag   atomic.Bool // paused, for workers (resume)
+	outOverSince int64       // coarse unix nanos since the output stayed high while paused
+	recheckTask  gnet.Runnable
 
 	// Write queue for frames from other goroutines (see enqueue).
 	outMu       sync.Mutex
@@ -59,8 +73,25 @@ func (sc *serverConn) onTraffic(c inboundReader) gnet.Action {
 
 func (sc *serverConn) readFrames(c inboundReader) gnet.Action {
 	sc.ep.touch()
+	if sc.paused {
+		return sc.pausedTraffic(c)
+	}
+	return sc.frames(c)
+}
+
+// frames reads and delivers the buffered frames until the connection must
+// pause or, while shedding, until what is left fits the shedding limit.
+func (sc *serverConn) frames(c inboundReader) gnet.Action {
 	for {
 		if sc.frame == nil {
+			if sc.shedding {
+				if c.InboundBuffered() <= sc.pausedInboundLimit() {
+					return gnet.None
+				}
+			} else if sc.mustPause() {
+				sc.pause()
+				return sc.pausedTraffic(c)
+			}
 			if c.InboundBuffered() < lengthFieldSize {
 				return gnet.None
 			}
@@ -125,12 +156,12 @@ func (sc *serverConn) deliver(f *buffer) gnet.Action {
 		d.release(in)
 		return sc.protocolError(fmt.Errorf("decode: %w", err))
 	}
-	d.dispatch(&sc.ep, in, true)
+	d.dispatchOrShed(&sc.ep, in, true, sc.shedding)
 	return gnet.None
 }
 
 func (sc *serverConn) protocolError(err error) gnet.Action {
-	sc.s.log.Warn("remoting: closing connection on a bad frame", "conn", &sc.ep, "reason", err)
+	sc.s.warnClose("remoting: closing connection on a bad frame", "conn", &sc.ep, "reason", err)
 	sc.resetRead()
 	return gnet.Close
 }
@@ -170,6 +201,11 @@ func (sc *serverConn) sendv(hdr *buffer, bodies [][]byte, done func()) error {
 // go out with it in one writev, so a busy connection costs one syscall per
 // batch instead of one per response.
 func (sc *serverConn) enqueue(f outFrame) error {
+	if sc.overflow(f.size()) {
+		sc.dropFrames([]outFrame{f})
+		return ErrOutputOverflow
+	}
+	sc.outBytes.Add(f.size())
 	sc.outMu.Lock()
 	sc.outQ = append(sc.outQ, f)
 	schedule := !sc.flushQueued
@@ -198,8 +234,159 @@ func (sc *serverConn) enqueue(f outFrame) error {
 	return err
 }
 
+// overflow reports that n more bytes would take the output past the hard cap
+// (outputHardCapFactor high-water marks) and then closes the connection.
+func (sc *serverConn) overflow(n int64) bool {
+	high := int64(sc.s.cfg.WriteBufferHighWaterMark)
+	if high <= 0 {
+		return false
+	}
+	limit := max(high*outputHardCapFactor, 2*int64(sc.s.cfg.MaxFrameLength))
+	out := sc.outBytes.Load() + sc.gnetOut.Load()
+	if out+n <= limit && !sc.overflowed.Load() {
+		return false
+	}
+	if !sc.overflowed.Swap(true) {
+		sc.s.warnClose("remoting: closing a connection whose unsent output passed its limit",
+			"conn", &sc.ep, "unsent_bytes", out, "limit", limit)
+		_ = sc.shut()
+	}
+	return true
+}
+
+func (f outFrame) size() int64 {
+	n := len(f.buf.b)
+	for _, b := range f.bodies {
+		n += len(b)
+	}
+	return int64(n)
+}
+
+// outputHigh reports output above the high-water mark: queued for the loop
+// plus what gnet holds because the socket did not take it (event loop only).
+func (sc *serverConn) outputHigh() bool {
+	high := sc.s.cfg.WriteBufferHighWaterMark
+	return high > 0 && sc.gc != nil && int64(sc.gc.OutboundBuffered())+sc.outBytes.Load() > int64(high)
+}
+
+// mustPause: the output is high, or the connection has as many requests in
+// the pools as it may (event loop only).
+func (sc *serverConn) mustPause() bool {
+	return sc.outputHigh() || sc.ep.maxInflight > 0 && sc.ep.inflight.Load() >= sc.ep.maxInflight
+}
+
+func (sc *serverConn) outputLow() bool {
+	return sc.gc == nil || int64(sc.gc.OutboundBuffered())+sc.outBytes.Load() <= int64(sc.s.cfg.WriteBufferLowWaterMark)
+}
+
+// pause stops taking requests from a connection (mustPause); the ticker
+// re-checks it (recheck) every pausedTick, and a worker finishing one of its
+// requests at once (event loop only).
+func (sc *serverConn) pause() {
+	sc.paused = true
+	sc.pausedFlag.Store(true)
+	sc.outOverSince = sc.s.clock.Load()
+	s := sc.s
+	s.pausedMu.Lock()
+	s.paused[sc] = struct{}{}
+	s.pausedMu.Unlock()
+	s.log.Debug("remoting: output high, not reading", "conn", &sc.ep, "buffered", sc.gc.OutboundBuffered())
+}
+
+func (sc *serverConn) unpause() {
+	sc.paused = false
+	sc.pausedFlag.Store(false)
+	s := sc.s
+	s.pausedMu.Lock()
+	delete(s.paused, sc)
+	s.pausedMu.Unlock()
+}
+
+// resume is told by a worker that the connection's requests in the pools
+// fell below the bound.
+func (sc *serverConn) resume() {
+	if sc.pausedFlag.Load() {
+		sc.scheduleRecheck()
+	}
+}
+
+// pausedInboundLimit is how many unread bytes a paused connection may have:
+// the high-water mark, at least 1 MiB.
+func (sc *serverConn) pausedInboundLimit() int {
+	return max(sc.s.cfg.WriteBufferHighWaterMark, 1<<20)
+}
+
+// pausedTraffic handles bytes arriving while paused: gnet keeps reading the
+// socket into its own buffer whatever we do, so past pausedInboundLimit a
+// peer that does not read its answers is closed, and one that does but sends
+// faster than the workers serve it has the excess answered SYSTEM_BUSY (as
+// Java's full executors answer) until it fits again.
+func (sc *serverConn) pausedTraffic(c inboundReader) gnet.Action {
+	if !sc.mustPause() && sc.outputLow() {
+		// Drained since the last check: no need to wait for the ticker.
+		sc.unpause()
+		return sc.frames(c)
+	}
+	if c.InboundBuffered() <= sc.pausedInboundLimit() {
+		return gnet.None
+	}
+	if !sc.outputLow() {
+		sc.s.warnClose("remoting: closing a connection that sends without reading its answers",
+			"conn", &sc.ep, "unread_requests_bytes", c.InboundBuffered(), "unsent_bytes", sc.gc.OutboundBuffered())
+		sc.resetRead()
+		return gnet.Close
+	}
+	sc.shedding = true
+	act := sc.frames(c)
+	sc.shedding = false
+	return act
+}
+
+func (sc *serverConn) scheduleRecheck() {
+	s := sc.s
+	s.life.RLock()
+	defer s.life.RUnlock()
+	if s.state != stateRunning || sc.ep.closed.Load() {
+		return
+	}
+	_ = sc.gc.EventLoop().Execute(context.Background(), sc.recheckTask)
+}
+
+// recheck resumes a paused connection whose output drained below the
+// low-water mark and processes what it sent meanwhile, or closes it when the
+// output stayed high longer than WriteStallTimeout (event loop only).
+func (sc *serverConn) recheck(context.Context) error {
+	defer sc.recoverOnLoop("resuming")
+	if !sc.paused || sc.ep.closed.Load() {
+		return nil
+	}
+	s := sc.s
+	sc.gnetOut.Store(int64(sc.gc.OutboundBuffered()))
+	if sc.outputLow() {
+		sc.outOverSince = s.clock.Load()
+	} else {
+		if st := s.cfg.WriteStallTimeout; st > 0 && s.clock.Load()-sc.outOverSince > int64(st) {
+			s.warnClose("remoting: closing a connection that does not read its answers",
+				"conn", &sc.ep, "unsent_bytes", sc.gc.OutboundBuffered(), "for", st)
+			sc.unpause()
+			return sc.gc.Close()
+		}
+		return nil
+	}
+	if sc.ep.maxInflight > 0 && sc.ep.inflight.Load() >= sc.ep.maxInflight {
+		return nil // a worker's resume comes back here
+	}
+	sc.unpause()
+	s.log.Debug("remoting: reading again", "conn", &sc.ep)
+	if sc.onTraffic(sc.gc) == gnet.Close {
+		return sc.gc.Close()
+	}
+	return nil
+}
+
 // flush writes the queued frames (event loop only).
 func (sc *serverConn) flush(context.Context) error {
+	defer sc.recoverOnLoop("writing")
 	sc.outMu.Lock()
 	q := sc.outQ
 	sc.outQ = sc.spare[:0]
@@ -223,6 +410,7 @@ func (sc *serverConn) flush(context.Context) error {
 		_, _ = sc.gc.Writev(iov)
 		clear(iov)
 		sc.iov = iov
+		sc.gnetOut.Store(int64(sc.gc.OutboundBuffered()))
 		sc.dropFrames(q[start:end])
 		start = end
 	}
@@ -246,6 +434,7 @@ func (sc *serverConn) flushLoopOut() {
 				_, _ = sc.gc.Writev(iov)
 				clear(iov)
 				iov = iov[:0]
+				sc.gnetOut.Store(int64(sc.gc.OutboundBuffered()))
 				if sc.ep.closed.Load() {
 					break
 				}
@@ -260,9 +449,21 @@ func (sc *serverConn) flushLoopOut() {
 	sc.loopOut = sc.loopOut[:0]
 }
 
+// recoverOnLoop is deferred by the tasks run on the event loop: a panic there
+// closes this connection only.
+func (sc *serverConn) recoverOnLoop(what string) {
+	if r := recover(); r != nil {
+		sc.s.log.Error("remoting: panic "+what+" a connection, closing it", "conn", &sc.ep,
+			"panic", r, "stack", string(debug.Stack()))
+		sc.resetRead()
+		_ = sc.gc.Close()
+	}
+}
+
 // dropFrames releases frames that were written or will never be.
 func (sc *serverConn) dropFrames(q []outFrame) {
 	for _, f := range q {
+		sc.outBytes.Add(-f.size())
 		sc.s.bufs.put(f.buf)
 		if f.done != nil {
 			f.done()

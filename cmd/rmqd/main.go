@@ -31,8 +31,9 @@ Flags:
   -p        print the effective configuration and exit
   -h        this help
 
-Standalone listens on namesrvListenPort (9876) and listenPort (10911), advertises
-127.0.0.1 unless brokerIP1 is set, and keeps its store under ./store.
+Standalone listens on namesrvListenPort (9876) and listenPort (10911) of 127.0.0.1
+only unless bindAddress (or a non-loopback brokerIP1) is set, advertises 127.0.0.1
+unless brokerIP1 is set, and keeps its store under ./store.
 `
 
 func main() {
@@ -79,6 +80,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if !opts.print {
+		raiseNoFileLimit(logger)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if err := serve(ctx, opts, stdout, logger); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -45,6 +46,22 @@ func loadProperties(path string) (map[string]string, error) {
 	return props, nil
 }
 
+// standaloneBind is where standalone listens: loopback only, as Redis'
+// protected mode, unless the configuration names an address (bindAddress) or
+// advertises one other hosts must reach (brokerIP1), in which case it is
+// Java's wildcard. It runs before standaloneDefaults fills brokerIP1 in.
+func standaloneBind(props map[string]string) string {
+	if b := props[keyBindAddress]; b != "" {
+		return b
+	}
+	if ip := props["brokerIP1"]; ip != "" {
+		if a := net.ParseIP(ip); a == nil || !a.IsLoopback() {
+			return "0.0.0.0"
+		}
+	}
+	return "127.0.0.1"
+}
+
 // standaloneDefaults are what a first run on one machine wants; keys in the
 // config file still win.
 func standaloneDefaults(props map[string]string) {
@@ -78,10 +95,14 @@ func serve(ctx context.Context, opts options, stdout io.Writer, logger *slog.Log
 	if err != nil {
 		return err
 	}
+	bind := props[keyBindAddress]
 	if opts.mode == "standalone" {
+		bind = standaloneBind(props)
+		if bind == "127.0.0.1" && props[keyBindAddress] == "" {
+			logger.Info("standalone listens on loopback only; set bindAddress=0.0.0.0 (or brokerIP1) in -c to serve other hosts")
+		}
 		standaloneDefaults(props)
 	}
-	bind := props[keyBindAddress]
 
 	var nodes []node
 	var printed []map[string]string
@@ -194,19 +215,26 @@ func newNamesrv(props map[string]string, opts options, bind string, logger *slog
 	if _, ok := nsProps["configStorePath"]; !ok && opts.configFile != "" && opts.mode == "namesrv" {
 		cfg.ConfigStorePath = opts.configFile
 	}
+	scfg := remoting.ServerConfig{
+		Addr:        net.JoinHostPort(cfg.BindAddress, strconv.Itoa(int(cfg.ListenPort))),
+		Multicore:   true,
+		IdleTimeout: idleTimeout(props),
+		Logger:      logger.With("server", "namesrv"),
+	}
+	lim, err := limits(props, &scfg)
+	if err != nil {
+		return node{}, nil, fmt.Errorf("name server config: %w", err)
+	}
 	if opts.print {
-		return node{}, cfg.Properties(), nil
+		printed := cfg.Properties()
+		maps.Copy(printed, lim)
+		return node{}, printed, nil
 	}
 	ns, err := namesrv.New(cfg, logger)
 	if err != nil {
 		return node{}, nil, err
 	}
-	srv := remoting.NewServer(remoting.ServerConfig{
-		Addr:        net.JoinHostPort(cfg.BindAddress, strconv.Itoa(int(cfg.ListenPort))),
-		Multicore:   true,
-		IdleTimeout: idleTimeout(props),
-		Logger:      logger.With("server", "namesrv"),
-	})
+	srv := remoting.NewServer(scfg)
 	ns.Register(srv)
 	return node{name: "namesrv", srv: srv, start: ns.Start, stop: ns.Shutdown}, cfg.Properties(), nil
 }
@@ -225,6 +253,30 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 	}
 	bcfg.Others = scfg.Properties()
 	merged := bcfg.Properties()
+	if bind == "" {
+		bind = "0.0.0.0"
+	}
+	rcfg := remoting.ServerConfig{
+		Addr: net.JoinHostPort(bind, strconv.Itoa(bcfg.ListenPort)),
+		// The "VIP" port Java brokers also serve (listenPort-2); old clients with
+		// sendMessageWithVIPChannel=true dial it.
+		ExtraAddrs:  []string{net.JoinHostPort(bind, strconv.Itoa(bcfg.ListenPort-2))},
+		Multicore:   true,
+		IdleTimeout: idleTimeout(props),
+		Logger:      logger.With("server", "broker"),
+	}
+	lim, err := limits(props, &rcfg)
+	if err != nil {
+		return node{}, nil, fmt.Errorf("broker config: %w", err)
+	}
+	maxHeld := int64(processor.DefaultMaxHeldPulls)
+	if v, ok := props[keyMaxHeldPullRequests]; ok && v != "" {
+		if maxHeld, err = strconv.ParseInt(v, 10, 32); err != nil {
+			return node{}, nil, fmt.Errorf("broker config %s: %w", keyMaxHeldPullRequests, err)
+		}
+	}
+	lim[keyMaxHeldPullRequests] = strconv.FormatInt(maxHeld, 10)
+	maps.Copy(merged, lim)
 	if printOnly {
 		return node{}, merged, nil
 	}
@@ -237,18 +289,8 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 		_ = st.Shutdown()
 		return node{}, nil, err
 	}
-	if bind == "" {
-		bind = "0.0.0.0"
-	}
-	srv := remoting.NewServer(remoting.ServerConfig{
-		Addr: net.JoinHostPort(bind, strconv.Itoa(bcfg.ListenPort)),
-		// The "VIP" port Java brokers also serve (listenPort-2); old clients with
-		// sendMessageWithVIPChannel=true dial it.
-		ExtraAddrs:  []string{net.JoinHostPort(bind, strconv.Itoa(bcfg.ListenPort-2))},
-		Multicore:   true,
-		IdleTimeout: idleTimeout(props),
-		Logger:      logger.With("server", "broker"),
-	})
+	b.SetMaxHeldPulls(int(maxHeld))
+	srv := remoting.NewServer(rcfg)
 	b.Register(srv)
 	start := func(ctx context.Context) error {
 		if err := st.Start(); err != nil {
@@ -260,6 +302,77 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 		return errors.Join(b.Shutdown(), st.Shutdown())
 	}
 	return node{name: "broker", srv: srv, start: start, stop: stop}, merged, nil
+}
+
+// Limit keys (README "Limits"). writeBuffer*WaterMark are NettyServerConfig's
+// names; the others are rmqd's own.
+const (
+	keyMaxConns            = "serverMaxConnections"
+	keyHighWaterMark       = "writeBufferHighWaterMark"
+	keyLowWaterMark        = "writeBufferLowWaterMark"
+	keyWriteStallTimeout   = "serverWriteStallTimeoutSeconds"
+	keyMaxQueuedBytes      = "serverMaxQueuedRequestBytes"
+	keyMaxRequestsPerConn  = "serverMaxRequestsPerConnection"
+	keyMaxHeldPullRequests = "maxHeldPullRequests"
+)
+
+// limits reads the connection limits of a server from the configuration
+// into cfg, and returns them as they take effect, for -p.
+func limits(props map[string]string, cfg *remoting.ServerConfig) (map[string]string, error) {
+	num := func(k string, def int64) (int64, error) {
+		v, ok := props[k]
+		if !ok || v == "" {
+			return def, nil
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("config %s: %w", k, err)
+		}
+		return n, nil
+	}
+	var errs []error
+	get := func(k string, def int64) int64 {
+		n, err := num(k, def)
+		errs = append(errs, err)
+		return n
+	}
+	// Java's 0 means Netty's own marks; rmqd's defaults apply then too.
+	cfg.MaxConns = int(get(keyMaxConns, remoting.DefaultMaxConns))
+	cfg.WriteBufferHighWaterMark = int(get(keyHighWaterMark, 0))
+	cfg.WriteBufferLowWaterMark = int(get(keyLowWaterMark, 0))
+	cfg.WriteStallTimeout = time.Duration(get(keyWriteStallTimeout, int64(remoting.DefaultWriteStallTimeout/time.Second))) * time.Second
+	cfg.MaxQueuedRequestBytes = get(keyMaxQueuedBytes, remoting.DefaultMaxQueuedRequestBytes)
+	cfg.MaxRequestsPerConn = int(get(keyMaxRequestsPerConn, remoting.DefaultMaxRequestsPerConn))
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	// Zero in a config means "no limit" for rmqd's own keys, as negative does.
+	for _, p := range []*int{&cfg.MaxConns, &cfg.MaxRequestsPerConn} {
+		if *p == 0 {
+			*p = -1
+		}
+	}
+	if cfg.MaxQueuedRequestBytes == 0 {
+		cfg.MaxQueuedRequestBytes = -1
+	}
+	if cfg.WriteStallTimeout == 0 {
+		cfg.WriteStallTimeout = -1
+	}
+	high, low := cfg.WriteBufferHighWaterMark, cfg.WriteBufferLowWaterMark
+	if high == 0 {
+		high = remoting.DefaultWriteBufferHighWaterMark
+	}
+	if low == 0 {
+		low = min(remoting.DefaultWriteBufferLowWaterMark, high/2)
+	}
+	return map[string]string{
+		keyMaxConns:           strconv.Itoa(cfg.MaxConns),
+		keyHighWaterMark:      strconv.Itoa(high),
+		keyLowWaterMark:       strconv.Itoa(low),
+		keyWriteStallTimeout:  strconv.FormatInt(int64(cfg.WriteStallTimeout/time.Second), 10),
+		keyMaxQueuedBytes:     strconv.FormatInt(cfg.MaxQueuedRequestBytes, 10),
+		keyMaxRequestsPerConn: strconv.Itoa(cfg.MaxRequestsPerConn),
+	}, nil
 }
 
 // idleTimeout is NettyServerConfig.serverChannelMaxIdleTimeSeconds (120 s).
