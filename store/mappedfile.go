@@ -95,6 +95,19 @@ func newMappedFile(path string, from int64, size int, create, writeThrough bool)
 	return mf, nil
 }
 
+// reserveFrom allocates the file's blocks from pos to its end (see reserve).
+func (m *mappedFile) reserveFrom(pos int64) error {
+	fd, err := unix.Open(m.path, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", m.path, err)
+	}
+	defer unix.Close(fd)
+	if err := reserve(fd, pos, int64(m.size)-pos); err != nil {
+		return fmt.Errorf("reserve %s: %w", m.path, err)
+	}
+	return nil
+}
+
 // openForWrite gives a file loaded at start (mapped only) the descriptor a
 // write-through append needs. Called by the writer only.
 func (m *mappedFile) openForWrite() error {

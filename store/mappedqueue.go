@@ -31,6 +31,10 @@ type mappedFileQueue struct {
 	// (mappedFile.pwrite): new files keep their descriptor, loaded ones get it
 	// at their first append. Set before the first file is made.
 	writeThrough bool
+	// reserve allocates every new file's blocks when it is made (the
+	// commitlog's): a full disk then fails the creation, which is refused
+	// cleanly, instead of a later store into the mapping (SIGBUS).
+	reserve bool
 }
 
 func newMappedFileQueue(dir string, fileSize int) *mappedFileQueue {
@@ -160,7 +164,15 @@ func (q *mappedFileQueue) takeSpareOrCreate(from int64) (*mappedFile, error) {
 	if err := os.MkdirAll(q.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", q.dir, err)
 	}
-	return newMappedFile(filepath.Join(q.dir, fileName(from)), from, q.fileSize, true, q.writeThrough)
+	mf, err := newMappedFile(filepath.Join(q.dir, fileName(from)), from, q.fileSize, true, q.writeThrough)
+	if err != nil || !q.reserve {
+		return mf, err
+	}
+	if err := mf.reserveFrom(0); err != nil {
+		_ = mf.destroy()
+		return nil, err
+	}
+	return mf, nil
 }
 
 // prepareNext makes sure the file after the last one exists and returns it held

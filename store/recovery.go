@@ -109,6 +109,13 @@ scan:
 	if err := s.commitLog.q.truncateDirty(process); err != nil {
 		return err
 	}
+	if last := s.commitLog.q.last(); last != nil {
+		// A tail file made sparse (by Java, or before files were reserved)
+		// gets its blocks now, so appends into its mapping cannot fault.
+		if err := last.reserveFrom(last.wrote.Load() &^ (osPageSize - 1)); err != nil {
+			s.log.Warn("reserve commitlog tail", "file", last.name(), "err", err)
+		}
+	}
 	if err := s.index.truncateAbove(process); err != nil {
 		return err
 	}

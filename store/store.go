@@ -39,13 +39,18 @@ type DefaultStore struct {
 	reputWake  chan struct{}
 	reputIdle  atomic.Bool // the dispatcher waits for a wake-up
 	dispatchMu sync.Mutex  // one dispatcher at a time
-	group      *groupCommit
+	// dispatchFailedAt is the record whose dispatch last failed (under dispatchMu).
+	dispatchFailedAt int64
+	group            *groupCommit
 
 	// lastLogicTs is the store time of the last record put into a consume queue;
 	// it reaches the checkpoint only once the queues are flushed past it.
 	lastLogicTs atomic.Int64
-	// diskFull refuses puts while the commitlog disk is above the warning level.
+	// diskFull refuses puts while a store disk is above the warning level;
+	// disk holds the last check's figures (admission.go).
 	diskFull atomic.Bool
+	disk     atomic.Pointer[DiskUsage]
+	diskWake chan struct{}
 
 	lockFile   *os.File
 	lastExitOK bool
@@ -77,6 +82,7 @@ func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
 		delayLevels: levels,
 		cqs:         make(map[tqKey]*consumeQueue),
 		reputWake:   make(chan struct{}, 1),
+		diskWake:    make(chan struct{}, 1),
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if err := os.MkdirAll(cfg.StorePathRootDir, 0o755); err != nil {
@@ -95,6 +101,7 @@ func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
 	s.lastExitOK = os.IsNotExist(err)
 	s.commitLog = newCommitLog(cfg.commitLogDir(), &s.cfg)
 	s.commitLog.onAppend = s.wakeReput
+	s.commitLog.onNoSpace = s.noSpace
 	if err := s.commitLog.q.load(); err != nil {
 		return nil, fmt.Errorf("load commitlog: %w", err)
 	}
@@ -243,6 +250,8 @@ func (s *DefaultStore) Start() error {
 	if err := os.WriteFile(s.abortPath(), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		return fmt.Errorf("create abort file: %w", err)
 	}
+	s.checkDisk()
+	s.goService(s.runDiskCheck)
 	s.goService(s.runReput)
 	if s.cfg.FlushDiskType == SyncFlush {
 		s.goService(s.group.run)
@@ -338,8 +347,8 @@ func (s *DefaultStore) SetArrivingListener(l ArrivingListener) {
 
 // PutMessage appends one message (see processor.MessageStore).
 func (s *DefaultStore) PutMessage(ctx context.Context, msg *codec.Message) PutResult {
-	if s.closed.Load() || s.diskFull.Load() {
-		return PutResult{Status: PutServiceNotAvailable}
+	if st := s.admit(); st != PutOK {
+		return PutResult{Status: st}
 	}
 	res := s.commitLog.put(msg)
 	if res.Status != PutOK {
@@ -351,8 +360,8 @@ func (s *DefaultStore) PutMessage(ctx context.Context, msg *codec.Message) PutRe
 
 // PutMessages appends a client batch, one record per inner message.
 func (s *DefaultStore) PutMessages(ctx context.Context, tmpl *codec.Message, batchBody []byte, fixProps func(props string) string) PutResult {
-	if s.closed.Load() || s.diskFull.Load() {
-		return PutResult{Status: PutServiceNotAvailable}
+	if st := s.admit(); st != PutOK {
+		return PutResult{Status: st}
 	}
 	res := s.commitLog.putBatch(tmpl, batchBody, fixProps)
 	if res.Status != PutOK {
@@ -393,8 +402,8 @@ func (s *DefaultStore) SyncFlush() bool { return s.cfg.FlushDiskType == SyncFlus
 // commit, in which case it runs from the group-commit service after the msync
 // (or after syncFlushTimeout with PutFlushDiskTimeout). No worker blocks meanwhile.
 func (s *DefaultStore) PutMessageAsync(ctx context.Context, msg *codec.Message, done func(PutResult)) {
-	if s.closed.Load() || s.diskFull.Load() {
-		done(PutResult{Status: PutServiceNotAvailable})
+	if st := s.admit(); st != PutOK {
+		done(PutResult{Status: st})
 		return
 	}
 	res := s.commitLog.put(msg)
@@ -407,8 +416,8 @@ func (s *DefaultStore) PutMessageAsync(ctx context.Context, msg *codec.Message, 
 
 // PutMessagesAsync is PutMessages answering through done, as PutMessageAsync.
 func (s *DefaultStore) PutMessagesAsync(ctx context.Context, tmpl *codec.Message, batchBody []byte, fixProps func(props string) string, done func(PutResult)) {
-	if s.closed.Load() || s.diskFull.Load() {
-		done(PutResult{Status: PutServiceNotAvailable})
+	if st := s.admit(); st != PutOK {
+		done(PutResult{Status: st})
 		return
 	}
 	res := s.commitLog.putBatch(tmpl, batchBody, fixProps)
