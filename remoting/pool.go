@@ -59,8 +59,9 @@ type WorkerPool struct {
 
 	mu      sync.Mutex
 	cond    sync.Cond // signalled when a task is queued or the pool stops
-	ring    []task
+	ring    []task    // grows by doubling up to capacity
 	head, n int
+	cap     int
 	stopped bool
 
 	ff       FastFailure
@@ -80,7 +81,7 @@ func NewWorkerPool(name string, workers, queueSize int) *WorkerPool {
 	if queueSize <= 0 {
 		queueSize = DefaultQueueSize
 	}
-	p := &WorkerPool{name: name, max: int32(workers), ring: make([]task, queueSize),
+	p := &WorkerPool{name: name, max: int32(workers), ring: make([]task, min(queueSize, 64)), cap: queueSize,
 		kick: make(chan struct{}, 1), quit: make(chan struct{})}
 	p.cond.L = &p.mu
 	return p
@@ -94,7 +95,7 @@ func (p *WorkerPool) SetFastFailure(ff FastFailure) { p.ff = ff }
 func (p *WorkerPool) Name() string { return p.name }
 
 // Capacity is how many requests the queue holds at most.
-func (p *WorkerPool) Capacity() int { return len(p.ring) }
+func (p *WorkerPool) Capacity() int { return p.cap }
 
 // Queued is the number of requests waiting for a worker.
 func (p *WorkerPool) Queued() int {
@@ -121,9 +122,12 @@ func (p *WorkerPool) rejects() bool { return p.ff.Busy != nil && p.ff.Busy() }
 func (p *WorkerPool) submit(t task) bool {
 	t.at = monoNow()
 	p.mu.Lock()
-	if p.stopped || p.n == len(p.ring) {
+	if p.stopped || p.n == p.cap {
 		p.mu.Unlock()
 		return false
+	}
+	if p.n == len(p.ring) {
+		p.growLocked()
 	}
 	p.ring[(p.head+p.n)%len(p.ring)] = t
 	p.n++
@@ -151,6 +155,15 @@ func (p *WorkerPool) submit(t task) bool {
 		}
 	}
 	return true
+}
+
+// growLocked doubles the ring, keeping the order. Called with mu held.
+func (p *WorkerPool) growLocked() {
+	ring := make([]task, min(2*len(p.ring), p.cap))
+	for i := 0; i < p.n; i++ {
+		ring[i] = p.ring[(p.head+i)%len(p.ring)]
+	}
+	p.ring, p.head = ring, 0
 }
 
 // popLocked takes the head task. Called with mu held and n > 0.
