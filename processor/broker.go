@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"maps"
 	"net/netip"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,6 +48,7 @@ type Broker struct {
 	nsClose       func() error
 	topicsChanged chan struct{}
 	admin         adminState
+	pools         atomic.Pointer[brokerPools] // request pools, set by Register
 
 	mu      sync.Mutex
 	started bool
@@ -194,17 +194,11 @@ func (b *Broker) Handlers() map[int32]remoting.Processor {
 // connection events. Codes left out are answered REQUEST_CODE_NOT_SUPPORTED by
 // remoting.
 func (b *Broker) Register(srv *remoting.Server) {
-	// Java's sendMessageThreadPoolNums: sends of every producer share a few
-	// workers, so that appends do not queue up on the commitlog lock; the common
-	// case does not even reach them (sendInline).
-	send := remoting.NewWorkerPool("send", min(runtime.NumCPU(), 4), 0)
+	// Pools with Java's queue capacities and fast failure (send_admission.go).
+	pools := b.newPools()
+	b.pools.Store(pools)
 	for code, p := range b.Handlers() {
-		switch code {
-		case codec.ReqSendMessage, codec.ReqSendMessageV2, codec.ReqSendBatchMessage:
-			srv.Register(code, p, remoting.WithPool(send), remoting.InlineWhen(b.sendInline))
-		default:
-			srv.Register(code, p)
-		}
+		srv.Register(code, p, b.registerOptions(pools, code)...)
 	}
 	srv.AddConnListener(b)
 }

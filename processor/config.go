@@ -64,6 +64,14 @@ type BrokerConfig struct {
 	// and handed out at the next pull (5.x); false pushes it to the clients
 	// with RESET_CONSUMER_CLIENT_OFFSET, as 4.9.x brokers do.
 	UseServerSideResetOffset bool // useServerSideResetOffset
+	// Fast failure (BrokerFastFailure): requests that waited longer than
+	// these for a worker are answered SYSTEM_BUSY instead of run (ms).
+	BrokerFastFailureEnable         bool  // brokerFastFailureEnable
+	WaitTimeMillsInSendQueue        int64 // waitTimeMillsInSendQueue
+	WaitTimeMillsInPullQueue        int64 // waitTimeMillsInPullQueue
+	WaitTimeMillsInLitePullQueue    int64 // waitTimeMillsInLitePullQueue
+	WaitTimeMillsInHeartbeatQueue   int64 // waitTimeMillsInHeartbeatQueue
+	WaitTimeMillsInTransactionQueue int64 // waitTimeMillsInTransactionQueue
 }
 
 // DefaultBrokerConfig returns Java's defaults. BrokerIP1/2 default to the first
@@ -106,6 +114,13 @@ func DefaultBrokerConfig() BrokerConfig {
 		TransactionTimeOut:          6000,
 		TransactionCheckMax:         15,
 		UseServerSideResetOffset:    true,
+
+		BrokerFastFailureEnable:         true,
+		WaitTimeMillsInSendQueue:        200,
+		WaitTimeMillsInPullQueue:        5000,
+		WaitTimeMillsInLitePullQueue:    5000,
+		WaitTimeMillsInHeartbeatQueue:   31000,
+		WaitTimeMillsInTransactionQueue: 3000,
 	}
 }
 
@@ -206,6 +221,18 @@ func (c *BrokerConfig) ApplyProperties(props map[string]string) error {
 			c.BrokerConfigPath = v
 		case "channelExpiredTimeout":
 			c.ChannelExpiredTimeout, err = strconv.ParseInt(v, 10, 64)
+		case "brokerFastFailureEnable":
+			c.BrokerFastFailureEnable = parseJavaBool(v)
+		case "waitTimeMillsInSendQueue":
+			c.WaitTimeMillsInSendQueue, err = strconv.ParseInt(v, 10, 64)
+		case "waitTimeMillsInPullQueue":
+			c.WaitTimeMillsInPullQueue, err = strconv.ParseInt(v, 10, 64)
+		case "waitTimeMillsInLitePullQueue":
+			c.WaitTimeMillsInLitePullQueue, err = strconv.ParseInt(v, 10, 64)
+		case "waitTimeMillsInHeartbeatQueue":
+			c.WaitTimeMillsInHeartbeatQueue, err = strconv.ParseInt(v, 10, 64)
+		case "waitTimeMillsInTransactionQueue":
+			c.WaitTimeMillsInTransactionQueue, err = strconv.ParseInt(v, 10, 64)
 		}
 		if err != nil {
 			return fmt.Errorf("broker config %s=%q: %w", k, v, err)
@@ -240,6 +267,13 @@ func (c *BrokerConfig) Properties() map[string]string {
 		"transactionCheckMax":         i(int64(c.TransactionCheckMax)),
 		"consumerFallbehindThreshold": i(c.ConsumerFallbehindThreshold),
 		"useServerSideResetOffset":    b(c.UseServerSideResetOffset),
+
+		"brokerFastFailureEnable":         b(c.BrokerFastFailureEnable),
+		"waitTimeMillsInSendQueue":        i(c.WaitTimeMillsInSendQueue),
+		"waitTimeMillsInPullQueue":        i(c.WaitTimeMillsInPullQueue),
+		"waitTimeMillsInLitePullQueue":    i(c.WaitTimeMillsInLitePullQueue),
+		"waitTimeMillsInHeartbeatQueue":   i(c.WaitTimeMillsInHeartbeatQueue),
+		"waitTimeMillsInTransactionQueue": i(c.WaitTimeMillsInTransactionQueue),
 	})
 	if c.BrokerConfigPath != "" {
 		props["brokerConfigPath"] = c.BrokerConfigPath

@@ -52,7 +52,7 @@ func (b *Broker) sendInline(req *codec.RemotingCommand) bool {
 	if !ok {
 		topic, ok = req.Ext.Get("topic")
 	}
-	return ok && !strings.HasPrefix(topic, RetryGroupTopicPrefix) && b.topics.Exists(topic)
+	return ok && !strings.HasPrefix(topic, RetryGroupTopicPrefix) && b.topics.Exists(topic) && !b.lockHeldLong()
 }
 
 // finishSendResponse trims a failed send's header to what Java sends.
@@ -340,7 +340,7 @@ func (b *Broker) sendResult(resp *codec.RemotingCommand, hdr *codec.SendMessageR
 	case store.PutMessageIllegal, store.PutPropertiesSizeExceeded:
 		setCode(resp, codec.RespMessageIllegal, "the message is illegal, maybe msg body or properties length not matched. msg body length limit 128k, msg properties length limit 32k.")
 	case store.PutServiceNotAvailable:
-		setCode(resp, codec.RespServiceNotAvailable, "service not available now. It may be caused by one of the following reasons: the broker's disk is full, messages are put to the slave, message store has been shut down, etc.")
+		setCode(resp, codec.RespServiceNotAvailable, b.serviceNotAvailableRemark())
 	case store.PutOSPageCacheBusy:
 		setCode(resp, codec.RespSystemBusy, "[PC_SYNCHRONIZED]broker busy, start flow control for a while")
 	default:
