@@ -84,6 +84,11 @@ type Config struct {
 	// "auto" (the default) writes through under SYNC_FLUSH only. See
 	// mappedFile.pwrite.
 	CommitLogWriteThrough string `prop:"commitLogWriteThrough"`
+	// MappedConsumeQueueFilesMax is how many consume-queue files may stay
+	// mapped: files are mapped when read or written and unmapped after 30 s
+	// untouched, or sooner, least recently used first, beyond this many
+	// (vm.max_map_count is 65530 by default). See lazymap.go.
+	MappedConsumeQueueFilesMax int `prop:"mappedConsumeQueueFilesMax"`
 }
 
 // writeThrough resolves CommitLogWriteThrough.
@@ -139,6 +144,7 @@ func DefaultConfig() Config {
 		PrefaultAheadBytes:                4 << 20,
 		MappedResidentBytes:               32 << 20,
 		CommitLogWriteThrough:             "auto",
+		MappedConsumeQueueFilesMax:        16384,
 	}
 }
 

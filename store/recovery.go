@@ -39,6 +39,7 @@ func (s *DefaultStore) recover() error {
 		if err := cq.recover(); err != nil {
 			return err
 		}
+		cq.q.unmapUnheld()
 		maxPhyInCQ = max(maxPhyInCQ, cq.maxPhysicOffset.Load())
 	}
 	files := s.commitLog.q.snapshot()
@@ -104,6 +105,7 @@ scan:
 			if err := cq.truncateAbove(process); err != nil {
 				return err
 			}
+			cq.q.unmapUnheld()
 		}
 	}
 	if err := s.commitLog.q.truncateDirty(process); err != nil {
@@ -146,6 +148,7 @@ func (s *DefaultStore) rebuildOffsets() {
 	for _, cq := range s.allCQs() {
 		t[tqKey{cq.topic, cq.qid}] = cq.maxOffset()
 		cq.correctMinOffset(minPhy)
+		cq.q.unmapUnheld()
 	}
 	s.commitLog.setQueueOffsets(t)
 }

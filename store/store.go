@@ -30,6 +30,8 @@ type DefaultStore struct {
 
 	cqMu sync.RWMutex
 	cqs  map[tqKey]*consumeQueue
+	// lazy maps consume-queue files on demand and unmaps idle ones (lazymap.go).
+	lazy *lazyMaps
 
 	listener atomic.Pointer[ArrivingListener]
 
@@ -83,6 +85,7 @@ func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
 		cqs:         make(map[tqKey]*consumeQueue),
 		reputWake:   make(chan struct{}, 1),
 		diskWake:    make(chan struct{}, 1),
+		lazy:        newLazyMaps(int64(cfg.MappedConsumeQueueFilesMax)),
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if err := os.MkdirAll(cfg.StorePathRootDir, 0o755); err != nil {
@@ -167,7 +170,7 @@ func (s *DefaultStore) loadConsumeQueues() error {
 			if err != nil || !q.IsDir() {
 				continue
 			}
-			cq := newConsumeQueue(t.Name(), int32(qid), filepath.Join(root, t.Name(), q.Name()), s.cfg.cqFileSize(), s.log)
+			cq := newConsumeQueue(t.Name(), int32(qid), filepath.Join(root, t.Name(), q.Name()), s.cfg.cqFileSize(), s.log, s.lazy)
 			if err := cq.q.load(); err != nil {
 				return fmt.Errorf("load consume queue %s/%d: %w", t.Name(), qid, err)
 			}
@@ -195,7 +198,7 @@ func (s *DefaultStore) findOrCreateCQ(topic string, qid int32) *consumeQueue {
 	}
 	topic = strings.Clone(topic)
 	dir := filepath.Join(s.cfg.StorePathRootDir, "consumequeue", topic, strconv.Itoa(int(qid)))
-	cq := newConsumeQueue(topic, qid, dir, s.cfg.cqFileSize(), s.log)
+	cq := newConsumeQueue(topic, qid, dir, s.cfg.cqFileSize(), s.log, s.lazy)
 	s.cqs[tqKey{topic, qid}] = cq
 	return cq
 }
@@ -261,6 +264,7 @@ func (s *DefaultStore) Start() error {
 	s.goService(s.runFlushConsumeQueue)
 	s.goService(s.runClean)
 	s.goService(s.runPageKeeper)
+	s.goService(s.runUnmapIdle)
 	return nil
 }
 
