@@ -68,6 +68,11 @@ func (s *DefaultStore) cleanOnce(ctx context.Context, manual bool) int {
 // offset and corrects each queue's min offset.
 func (s *DefaultStore) cleanQueues(ctx context.Context) {
 	minPhy := s.MinPhyOffset()
+	if s.cleanedMinPhy.Load() == minPhy {
+		// Nothing left the commitlog since the last pass: no queue file can
+		// have fallen below it, and looking would map every queue's files.
+		return
+	}
 	for _, cq := range s.allCQs() {
 		if ctx.Err() != nil {
 			return
@@ -78,4 +83,5 @@ func (s *DefaultStore) cleanQueues(ctx context.Context) {
 		cq.correctMinOffset(minPhy)
 	}
 	s.index.deleteBelow(minPhy)
+	s.cleanedMinPhy.Store(minPhy)
 }

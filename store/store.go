@@ -32,6 +32,9 @@ type DefaultStore struct {
 	cqs  map[tqKey]*consumeQueue
 	// lazy maps consume-queue files on demand and unmaps idle ones (lazymap.go).
 	lazy *lazyMaps
+	// cleanedMinPhy is the commitlog min offset the last queue cleanup
+	// worked to (-1: none yet).
+	cleanedMinPhy atomic.Int64
 
 	listener atomic.Pointer[ArrivingListener]
 
@@ -88,6 +91,7 @@ func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
 		lazy:        newLazyMaps(int64(cfg.MappedConsumeQueueFilesMax)),
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.cleanedMinPhy.Store(-1)
 	if err := os.MkdirAll(cfg.StorePathRootDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create store root: %w", err)
 	}
