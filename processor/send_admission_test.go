@@ -167,3 +167,20 @@ func TestSendQueueTimeout(t *testing.T) {
 	require.Equal(t, "0", tb["pageCacheLockTimeMills"])
 	require.Equal(t, "0", tb["dispatchBehindBytes"])
 }
+
+// The fast-failure limits are live: UPDATE_BROKER_CONFIG changes them for the
+// next check, as the pools read the configuration each time.
+func TestFastFailureConfigLive(t *testing.T) {
+	b := newTestBroker(t, nil)
+	require.EqualValues(t, 200, b.conf().WaitTimeMillsInSendQueue)
+	require.True(t, b.conf().BrokerFastFailureEnable)
+	_, _, err := b.updateConfig(map[string]string{"waitTimeMillsInSendQueue": "1500", "brokerFastFailureEnable": "false"})
+	require.NoError(t, err)
+	require.EqualValues(t, 1500, b.conf().WaitTimeMillsInSendQueue)
+	ff := b.fastFailure(func(c *BrokerConfig) int64 { return c.WaitTimeMillsInSendQueue }, nil)
+	require.Zero(t, ff.MaxWait(), "brokerFastFailureEnable=false: no limit")
+	_, _, err = b.updateConfig(map[string]string{"brokerFastFailureEnable": "true"})
+	require.NoError(t, err)
+	require.Equal(t, 1500*time.Millisecond, ff.MaxWait())
+	require.Equal(t, "1500", b.brokerProperties()["waitTimeMillsInSendQueue"])
+}
