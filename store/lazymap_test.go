@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -34,7 +35,15 @@ func TestManyQueuesBoundedMappings(t *testing.T) {
 	if raceEnabled {
 		topics = 20 // the race detector makes 20,000 queues take minutes
 	}
-	const budget = 1000
+	budget := 1000
+	// RMQD_MANY_QUEUES_TOPICS=1000 RMQD_MANY_QUEUES_BUDGET=16384 measures
+	// 100,000 queues at the default budget (minutes).
+	if v, err := strconv.Atoi(os.Getenv("RMQD_MANY_QUEUES_TOPICS")); err == nil && v > 0 {
+		topics = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("RMQD_MANY_QUEUES_BUDGET")); err == nil && v > 0 {
+		budget = v
+	}
 	cfg := testConfig(t.TempDir())
 	cfg.MappedConsumeQueueFilesMax = budget
 	cfg.MessageIndexEnable = false
