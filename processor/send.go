@@ -46,7 +46,9 @@ func (b *Broker) handleSendMessage(ctx context.Context, c remoting.Conn, req *co
 // commitlog lock (a SYNC_FLUSH send is answered later, from the group commit), so
 // they skip the hand-off to a worker and the wake-up of the loop for the answer.
 // The rest go to the send workers: auto-creating a topic registers it with the
-// name servers, and retry sends may create the dead-letter topic.
+// name servers, and retry sends may create the dead-letter topic. So do all
+// sends while another put has held the commitlog lock for a millisecond or
+// more (a slow disk): they would wait for it on the loop (send_admission.go).
 func (b *Broker) sendInline(req *codec.RemotingCommand) bool {
 	topic, ok := req.Ext.Get("b")
 	if !ok {
