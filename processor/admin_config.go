@@ -40,6 +40,13 @@ var liveConfigKeys = map[string]func(dst, src *BrokerConfig){
 	"traceOn":                        func(d, s *BrokerConfig) { d.TraceOn = s.TraceOn },
 	"consumerFallbehindThreshold":    func(d, s *BrokerConfig) { d.ConsumerFallbehindThreshold = s.ConsumerFallbehindThreshold },
 	"useServerSideResetOffset":       func(d, s *BrokerConfig) { d.UseServerSideResetOffset = s.UseServerSideResetOffset },
+	// The pools read these at every check (send_admission.go).
+	"brokerFastFailureEnable":         func(d, s *BrokerConfig) { d.BrokerFastFailureEnable = s.BrokerFastFailureEnable },
+	"waitTimeMillsInSendQueue":        func(d, s *BrokerConfig) { d.WaitTimeMillsInSendQueue = s.WaitTimeMillsInSendQueue },
+	"waitTimeMillsInPullQueue":        func(d, s *BrokerConfig) { d.WaitTimeMillsInPullQueue = s.WaitTimeMillsInPullQueue },
+	"waitTimeMillsInLitePullQueue":    func(d, s *BrokerConfig) { d.WaitTimeMillsInLitePullQueue = s.WaitTimeMillsInLitePullQueue },
+	"waitTimeMillsInHeartbeatQueue":   func(d, s *BrokerConfig) { d.WaitTimeMillsInHeartbeatQueue = s.WaitTimeMillsInHeartbeatQueue },
+	"waitTimeMillsInTransactionQueue": func(d, s *BrokerConfig) { d.WaitTimeMillsInTransactionQueue = s.WaitTimeMillsInTransactionQueue },
 }
 
 // errConfigBlackList: an update names a black-listed key; the answer is

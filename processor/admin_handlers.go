@@ -114,6 +114,7 @@ func (b *Broker) handleBrokerRuntimeInfo(ctx context.Context, c remoting.Conn, r
 		"brokerName":                               b.conf().BrokerName,
 	}
 	b.admin.stats.runtime(t)
+	b.overloadRuntime(t)
 	body, err := json.Marshal(kvTable{Table: t})
 	if err != nil {
 		return nil, fmt.Errorf("encode runtime info: %w", err)

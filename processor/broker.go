@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"maps"
 	"net/netip"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,6 +50,7 @@ type Broker struct {
 	topicsChanged chan struct{}
 	admin         adminState
 	acl           *acl.Manager // nil unless aclEnable
+	pools         atomic.Pointer[brokerPools] // request pools, set by Register
 
 	mu      sync.Mutex
 	started bool
@@ -216,23 +216,11 @@ const aclInlineBodyMax = 64 << 10
 // connection events. Codes left out are answered REQUEST_CODE_NOT_SUPPORTED by
 // remoting.
 func (b *Broker) Register(srv *remoting.Server) {
-	// Java's sendMessageThreadPoolNums: sends of every producer share a few
-	// workers, so that appends do not queue up on the commitlog lock; the common
-	// case does not even reach them (sendInline).
-	send := remoting.NewWorkerPool("send", min(runtime.NumCPU(), 4), 0)
-	inline := b.sendInline
-	if b.acl != nil {
-		// The ACL hook MACs the whole body where the request runs: keep big
-		// bodies off the event loop.
-		inline = func(r *codec.RemotingCommand) bool { return len(r.Body) <= aclInlineBodyMax && b.sendInline(r) }
-	}
+	// Pools with Java's queue capacities and fast failure (send_admission.go).
+	pools := b.newPools()
+	b.pools.Store(pools)
 	for code, p := range b.Handlers() {
-		switch code {
-		case codec.ReqSendMessage, codec.ReqSendMessageV2, codec.ReqSendBatchMessage:
-			srv.Register(code, p, remoting.WithPool(send), remoting.InlineWhen(inline))
-		default:
-			srv.Register(code, p)
-		}
+		srv.Register(code, p, b.registerOptions(pools, code)...)
 	}
 	srv.AddConnListener(b)
 	if b.acl != nil {

@@ -79,6 +79,14 @@ type BrokerConfig struct {
 	// not implemented yet: NewBroker refuses them rather than run open.
 	AuthenticationEnabled bool // authenticationEnabled
 	AuthorizationEnabled  bool // authorizationEnabled
+	// Fast failure (BrokerFastFailure): requests that waited longer than
+	// these for a worker are answered SYSTEM_BUSY instead of run (ms).
+	BrokerFastFailureEnable         bool  // brokerFastFailureEnable
+	WaitTimeMillsInSendQueue        int64 // waitTimeMillsInSendQueue
+	WaitTimeMillsInPullQueue        int64 // waitTimeMillsInPullQueue
+	WaitTimeMillsInLitePullQueue    int64 // waitTimeMillsInLitePullQueue
+	WaitTimeMillsInHeartbeatQueue   int64 // waitTimeMillsInHeartbeatQueue
+	WaitTimeMillsInTransactionQueue int64 // waitTimeMillsInTransactionQueue
 }
 
 // DefaultBrokerConfig returns Java's defaults. BrokerIP1/2 default to the first
@@ -122,6 +130,13 @@ func DefaultBrokerConfig() BrokerConfig {
 		TransactionCheckMax:         15,
 		UseServerSideResetOffset:    true,
 		RocketmqHome:                os.Getenv("ROCKETMQ_HOME"),
+
+		BrokerFastFailureEnable:         true,
+		WaitTimeMillsInSendQueue:        200,
+		WaitTimeMillsInPullQueue:        5000,
+		WaitTimeMillsInLitePullQueue:    5000,
+		WaitTimeMillsInHeartbeatQueue:   31000,
+		WaitTimeMillsInTransactionQueue: 3000,
 	}
 }
 
@@ -234,6 +249,18 @@ func (c *BrokerConfig) ApplyProperties(props map[string]string) error {
 			c.AuthorizationEnabled = parseJavaBool(v)
 		case "channelExpiredTimeout":
 			c.ChannelExpiredTimeout, err = strconv.ParseInt(v, 10, 64)
+		case "brokerFastFailureEnable":
+			c.BrokerFastFailureEnable = parseJavaBool(v)
+		case "waitTimeMillsInSendQueue":
+			c.WaitTimeMillsInSendQueue, err = strconv.ParseInt(v, 10, 64)
+		case "waitTimeMillsInPullQueue":
+			c.WaitTimeMillsInPullQueue, err = strconv.ParseInt(v, 10, 64)
+		case "waitTimeMillsInLitePullQueue":
+			c.WaitTimeMillsInLitePullQueue, err = strconv.ParseInt(v, 10, 64)
+		case "waitTimeMillsInHeartbeatQueue":
+			c.WaitTimeMillsInHeartbeatQueue, err = strconv.ParseInt(v, 10, 64)
+		case "waitTimeMillsInTransactionQueue":
+			c.WaitTimeMillsInTransactionQueue, err = strconv.ParseInt(v, 10, 64)
 		}
 		if err != nil {
 			return fmt.Errorf("broker config %s=%q: %w", k, v, err)
@@ -269,6 +296,13 @@ func (c *BrokerConfig) Properties() map[string]string {
 		"consumerFallbehindThreshold": i(c.ConsumerFallbehindThreshold),
 		"useServerSideResetOffset":    b(c.UseServerSideResetOffset),
 		"aclEnable":                   b(c.AclEnable),
+
+		"brokerFastFailureEnable":         b(c.BrokerFastFailureEnable),
+		"waitTimeMillsInSendQueue":        i(c.WaitTimeMillsInSendQueue),
+		"waitTimeMillsInPullQueue":        i(c.WaitTimeMillsInPullQueue),
+		"waitTimeMillsInLitePullQueue":    i(c.WaitTimeMillsInLitePullQueue),
+		"waitTimeMillsInHeartbeatQueue":   i(c.WaitTimeMillsInHeartbeatQueue),
+		"waitTimeMillsInTransactionQueue": i(c.WaitTimeMillsInTransactionQueue),
 	})
 	if c.AclPlainFile != "" {
 		props["aclPlainFile"] = c.AclPlainFile

@@ -46,13 +46,15 @@ func (b *Broker) handleSendMessage(ctx context.Context, c remoting.Conn, req *co
 // commitlog lock (a SYNC_FLUSH send is answered later, from the group commit), so
 // they skip the hand-off to a worker and the wake-up of the loop for the answer.
 // The rest go to the send workers: auto-creating a topic registers it with the
-// name servers, and retry sends may create the dead-letter topic.
+// name servers, and retry sends may create the dead-letter topic. So do all
+// sends while another put has held the commitlog lock for a millisecond or
+// more (a slow disk): they would wait for it on the loop (send_admission.go).
 func (b *Broker) sendInline(req *codec.RemotingCommand) bool {
 	topic, ok := req.Ext.Get("b")
 	if !ok {
 		topic, ok = req.Ext.Get("topic")
 	}
-	return ok && !strings.HasPrefix(topic, RetryGroupTopicPrefix) && b.topics.Exists(topic)
+	return ok && !strings.HasPrefix(topic, RetryGroupTopicPrefix) && b.topics.Exists(topic) && !b.lockHeldLong()
 }
 
 // finishSendResponse trims a failed send's header to what Java sends.
@@ -343,7 +345,7 @@ func (b *Broker) sendResult(resp *codec.RemotingCommand, hdr *codec.SendMessageR
 	case store.PutMessageIllegal, store.PutPropertiesSizeExceeded:
 		setCode(resp, codec.RespMessageIllegal, "the message is illegal, maybe msg body or properties length not matched. msg body length limit 128k, msg properties length limit 32k.")
 	case store.PutServiceNotAvailable:
-		setCode(resp, codec.RespServiceNotAvailable, "service not available now. It may be caused by one of the following reasons: the broker's disk is full, messages are put to the slave, message store has been shut down, etc.")
+		setCode(resp, codec.RespServiceNotAvailable, b.serviceNotAvailableRemark())
 	case store.PutOSPageCacheBusy:
 		setCode(resp, codec.RespSystemBusy, "[PC_SYNCHRONIZED]broker busy, start flow control for a while")
 	default:

@@ -231,6 +231,16 @@ func (d *dispatcher) dispatchOrShed(ep *endpoint, in *inbound, onLoop, shed bool
 		d.release(in)
 		return
 	}
+	if reg.pool != nil && reg.pool.rejects() {
+		// NettyRemotingAbstract: a processor whose rejectRequest holds (the
+		// store is busy) is answered before its request is queued or run.
+		if !cmd.IsOneway() {
+			resp := codec.NewResponse(cmd, codec.RespSystemBusy, "[REJECTREQUEST]system busy, start flow control for a while")
+			d.reply(ep, cmd, resp, onLoop)
+		}
+		d.release(in)
+		return
+	}
 	if reg.inline || onLoop && reg.when != nil && reg.when(cmd) {
 		d.run(ep, reg, in, onLoop)
 		return

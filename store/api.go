@@ -79,6 +79,8 @@ type GetResult struct {
 	release         []func()
 	// files are the mapped commitlog files Records point into, each held once.
 	files []*mappedFile
+	// touched keeps touchPages' reads from being optimised away.
+	touched byte
 }
 
 // Release drops the references that keep Records valid. Safe to call twice.

@@ -7,13 +7,6 @@ import (
 	"time"
 )
 
-// forciblyRatio is diskSpaceCleanForciblyRatio: above it files go regardless of
-// age. warningRatio is diskSpaceWarningLevelRatio: above it puts are refused.
-const (
-	forciblyRatio = 0.85
-	warningRatio  = 0.90
-)
-
 // runClean is CleanCommitLogService plus CleanConsumeQueueService.
 func (s *DefaultStore) runClean(ctx context.Context) {
 	interval := time.Duration(max(s.cfg.CleanResourceInterval, 10)) * time.Millisecond
@@ -53,11 +46,8 @@ func (s *DefaultStore) cleanOnce(ctx context.Context, manual bool) int {
 	ratio := diskRatio(s.cfg.commitLogDir())
 	maxRatio := float64(min(max(s.cfg.DiskMaxUsedSpaceRatio, 10), 95)) / 100
 	spaceFull := ratio > maxRatio
-	immediately := ratio > forciblyRatio
-	if full := ratio > warningRatio; full != s.diskFull.Load() {
-		s.diskFull.Store(full)
-		s.log.Warn("commitlog disk usage", "ratio", ratio, "refusingPuts", full)
-	}
+	immediately := ratio > s.cfg.forciblyRatio()
+	s.checkDisk()
 	deleted := 0
 	if manual || spaceFull || isTimeToDelete(s.cfg.DeleteWhen, time.Now()) {
 		reserved := time.Duration(s.cfg.FileReservedTime) * time.Hour
@@ -78,6 +68,11 @@ func (s *DefaultStore) cleanOnce(ctx context.Context, manual bool) int {
 // offset and corrects each queue's min offset.
 func (s *DefaultStore) cleanQueues(ctx context.Context) {
 	minPhy := s.MinPhyOffset()
+	if s.cleanedMinPhy.Load() == minPhy {
+		// Nothing left the commitlog since the last pass: no queue file can
+		// have fallen below it, and looking would map every queue's files.
+		return
+	}
 	for _, cq := range s.allCQs() {
 		if ctx.Err() != nil {
 			return
@@ -88,4 +83,5 @@ func (s *DefaultStore) cleanQueues(ctx context.Context) {
 		cq.correctMinOffset(minPhy)
 	}
 	s.index.deleteBelow(minPhy)
+	s.cleanedMinPhy.Store(minPhy)
 }

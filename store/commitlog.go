@@ -2,11 +2,14 @@ package store
 
 import (
 	"encoding/binary"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"rmqd/codec"
 )
@@ -48,6 +51,11 @@ type commitLog struct {
 	// pwrite, guarded by mu.
 	scratch  []byte
 	onAppend func()
+	// onNoSpace is told when an append or a new file failed for lack of space.
+	onNoSpace func()
+	// lockBegin is when the put holding mu took it (unix ms), 0 while none
+	// does: CommitLog.beginTimeInLock, read by isOSPageCacheBusy.
+	lockBegin atomic.Int64
 }
 
 func newCommitLog(dir string, cfg *Config) *commitLog {
@@ -57,6 +65,7 @@ func newCommitLog(dir string, cfg *Config) *commitLog {
 		table:      make(map[tqKey]*int64),
 	}
 	c.q.writeThrough = cfg.writeThrough()
+	c.q.reserve = true
 	return c
 }
 
@@ -81,6 +90,35 @@ func (c *commitLog) commit(f *mappedFile, wrote int64, b []byte) error {
 		return nil
 	}
 	return f.pwrite(wrote, b)
+}
+
+// failed maps an append error to its status, telling onNoSpace of a full disk.
+// Called with mu held.
+func (c *commitLog) failed(err error, st PutStatus) PutStatus {
+	if (errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) || errors.Is(err, errMappedFault)) && c.onNoSpace != nil {
+		c.onNoSpace()
+	}
+	return st
+}
+
+// encode writes m's record into dst, a fault on the mapping (a full disk under
+// a file loaded sparse) coming back as an error.
+func encode(dst []byte, m *codec.Message) (n int, err error) {
+	err = guardFault(func() { n = codec.EncodeRecord(dst, m) })
+	return n, err
+}
+
+// lock takes mu and notes when (beginTimeInLock); unlock clears that.
+func (c *commitLog) lock() int64 {
+	c.mu.Lock()
+	now := time.Now().UnixMilli()
+	c.lockBegin.Store(now)
+	return now
+}
+
+func (c *commitLog) unlock() {
+	c.lockBegin.Store(0)
+	c.mu.Unlock()
 }
 
 func tranType(sysFlag int32) int32 { return sysFlag & codec.SysFlagTransMask }
@@ -127,7 +165,7 @@ func (c *commitLog) checkMessage(m *codec.Message) (int, PutStatus) {
 func (c *commitLog) fileFor(need int) (*mappedFile, PutStatus) {
 	f, err := c.q.lastForWrite(0)
 	if err != nil {
-		return nil, PutCreateMappedFileFailed
+		return nil, c.failed(err, PutCreateMappedFileFailed)
 	}
 	wrote := f.wrote.Load()
 	free := int64(f.size) - wrote
@@ -136,15 +174,19 @@ func (c *commitLog) fileFor(need int) (*mappedFile, PutStatus) {
 	}
 	b := c.target(f, wrote, 8)
 	blank := codec.MagicBlank
-	binary.BigEndian.PutUint32(b[4:], uint32(blank))
-	binary.BigEndian.PutUint32(b[0:], uint32(free))
+	if err := guardFault(func() {
+		binary.BigEndian.PutUint32(b[4:], uint32(blank))
+		binary.BigEndian.PutUint32(b[0:], uint32(free))
+	}); err != nil {
+		return nil, c.failed(err, PutUnknownError)
+	}
 	if err := c.commit(f, wrote, b[:8]); err != nil {
-		return nil, PutUnknownError
+		return nil, c.failed(err, PutUnknownError)
 	}
 	f.wrote.Store(int64(f.size))
 	f, err = c.q.lastForWrite(0)
 	if err != nil {
-		return nil, PutCreateMappedFileFailed
+		return nil, c.failed(err, PutCreateMappedFileFailed)
 	}
 	return f, PutOK
 }
@@ -155,17 +197,16 @@ func (c *commitLog) put(m *codec.Message) PutResult {
 	if st != PutOK {
 		return PutResult{Status: st}
 	}
-	c.mu.Lock()
+	now := c.lock()
 	if c.closed {
-		c.mu.Unlock()
+		c.unlock()
 		return PutResult{Status: PutServiceNotAvailable}
 	}
 	f, st := c.fileFor(size)
 	if st != PutOK {
-		c.mu.Unlock()
+		c.unlock()
 		return PutResult{Status: st}
 	}
-	now := time.Now().UnixMilli()
 	m.StoreTimestamp = now
 	key := tqKey{m.Topic, m.QueueID}
 	assign := assignsQueueOffset(m.SysFlag)
@@ -176,17 +217,21 @@ func (c *commitLog) put(m *codec.Message) PutResult {
 	wrote := f.wrote.Load()
 	m.CommitLogOffset = f.from + wrote
 	dst := c.target(f, wrote, size)
-	n := codec.EncodeRecord(dst, m)
-	if err := c.commit(f, wrote, dst[:n]); err != nil {
-		c.mu.Unlock()
-		return PutResult{Status: PutUnknownError}
+	n, err := encode(dst, m)
+	if err == nil {
+		err = c.commit(f, wrote, dst[:n])
+	}
+	if err != nil {
+		st := c.failed(err, PutUnknownError)
+		c.unlock()
+		return PutResult{Status: st}
 	}
 	f.wrote.Store(wrote + int64(n))
 	if assign {
 		c.bumpOffset(key, m.QueueOffset+1)
 	}
 	c.lastStoreTs.Store(now)
-	c.mu.Unlock()
+	c.unlock()
 	if c.onAppend != nil {
 		c.onAppend()
 	}
@@ -228,8 +273,8 @@ func (c *commitLog) putBatch(tmpl *codec.Message, body []byte, fixProps func(str
 	if tranType(tmpl.SysFlag) != 0 {
 		return PutResult{Status: PutMessageIllegal}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	now := c.lock()
+	defer c.unlock()
 	if c.closed {
 		return PutResult{Status: PutServiceNotAvailable}
 	}
@@ -269,7 +314,6 @@ func (c *commitLog) putBatch(tmpl *codec.Message, body []byte, fixProps func(str
 	if st != PutOK {
 		return PutResult{Status: st}
 	}
-	now := time.Now().UnixMilli()
 	key := tqKey{tmpl.Topic, tmpl.QueueID}
 	qoff := c.nextOffset(key)
 	res := PutResult{Status: PutOK, QueueOffset: qoff, MsgNum: int32(len(props)), StoreTimestamp: now,
@@ -284,13 +328,16 @@ func (c *commitLog) putBatch(tmpl *codec.Message, body []byte, fixProps func(str
 		m.QueueOffset = qoff + int64(i)
 		m.CommitLogOffset = f.from + wrote
 		m.PreparedTransactionOffset = 0
-		n := codec.EncodeRecord(dst[at:], m)
+		n, err := encode(dst[at:], m)
+		if err != nil {
+			return PutResult{Status: c.failed(err, PutUnknownError)}
+		}
 		res.RecordOffsets = append(res.RecordOffsets, m.CommitLogOffset)
 		wrote += int64(n)
 		at += n
 	}
 	if err := c.commit(f, wrote-int64(at), dst[:at]); err != nil {
-		return PutResult{Status: PutUnknownError}
+		return PutResult{Status: c.failed(err, PutUnknownError)}
 	}
 	f.wrote.Store(wrote)
 	res.WroteBytes = int32(total)

@@ -42,6 +42,16 @@ type Config struct {
 	DeleteConsumeQueueFilesInterval  int    `prop:"deleteConsumeQueueFilesInterval"`
 	DestroyMapedFileIntervalForcibly int    `prop:"destroyMapedFileIntervalForcibly"`
 	CleanFileForciblyEnable          bool   `prop:"cleanFileForciblyEnable"`
+	// DiskSpaceWarningLevelRatio (%, clamped to 35-90 as Java does): above it
+	// the store refuses puts until space is freed. DiskSpaceCleanForciblyRatio
+	// (%, 30-85): above it retention deletes files however young.
+	// DiskMaxUsedSpaceRatio only starts retention early.
+	DiskSpaceWarningLevelRatio  int `prop:"diskSpaceWarningLevelRatio"`
+	DiskSpaceCleanForciblyRatio int `prop:"diskSpaceCleanForciblyRatio"`
+	// OsPageCacheBusyTimeOutMills: a put that has held the commitlog lock
+	// longer makes the store report busy (isOSPageCacheBusy): new puts are
+	// refused with SYSTEM_BUSY instead of queueing behind it.
+	OsPageCacheBusyTimeOutMills int64 `prop:"osPageCacheBusyTimeOutMills"`
 
 	MaxMessageSize    int  `prop:"maxMessageSize"`
 	CheckCRCOnRecover bool `prop:"checkCRCOnRecover"`
@@ -74,6 +84,11 @@ type Config struct {
 	// "auto" (the default) writes through under SYNC_FLUSH only. See
 	// mappedFile.pwrite.
 	CommitLogWriteThrough string `prop:"commitLogWriteThrough"`
+	// MappedConsumeQueueFilesMax is how many consume-queue files may stay
+	// mapped: files are mapped when read or written and unmapped after 30 s
+	// untouched, or sooner, least recently used first, beyond this many
+	// (vm.max_map_count is 65530 by default). See lazymap.go.
+	MappedConsumeQueueFilesMax int `prop:"mappedConsumeQueueFilesMax"`
 }
 
 // writeThrough resolves CommitLogWriteThrough.
@@ -113,6 +128,9 @@ func DefaultConfig() Config {
 		DeleteConsumeQueueFilesInterval:   100,
 		DestroyMapedFileIntervalForcibly:  120000,
 		CleanFileForciblyEnable:           true,
+		DiskSpaceWarningLevelRatio:        90,
+		DiskSpaceCleanForciblyRatio:       85,
+		OsPageCacheBusyTimeOutMills:       1000,
 		MaxMessageSize:                    4 << 20,
 		CheckCRCOnRecover:                 true,
 		MessageIndexEnable:                true,
@@ -126,6 +144,7 @@ func DefaultConfig() Config {
 		PrefaultAheadBytes:                4 << 20,
 		MappedResidentBytes:               32 << 20,
 		CommitLogWriteThrough:             "auto",
+		MappedConsumeQueueFilesMax:        16384,
 	}
 }
 
@@ -203,6 +222,17 @@ func (c *Config) validate() error {
 		return fmt.Errorf("store config messageDelayLevel=%q: %w", c.MessageDelayLevel, err)
 	}
 	return nil
+}
+
+// warningRatio is getDiskSpaceWarningLevelRatio: the configured percentage
+// as a fraction, clamped to [0.35, 0.90].
+func (c *Config) warningRatio() float64 {
+	return float64(min(max(c.DiskSpaceWarningLevelRatio, 35), 90)) / 100
+}
+
+// forciblyRatio is getDiskSpaceCleanForciblyRatio, clamped to [0.30, 0.85].
+func (c *Config) forciblyRatio() float64 {
+	return float64(min(max(c.DiskSpaceCleanForciblyRatio, 30), 85)) / 100
 }
 
 // cqFileSize rounds the consume queue file size up to whole units, as Java does.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/binary"
+	"fmt"
 	"log/slog"
 	"math"
 	"sync/atomic"
@@ -24,8 +25,9 @@ type consumeQueue struct {
 	minLogicOffset atomic.Int64
 }
 
-func newConsumeQueue(topic string, qid int32, dir string, fileSize int, log *slog.Logger) *consumeQueue {
+func newConsumeQueue(topic string, qid int32, dir string, fileSize int, log *slog.Logger, lazy *lazyMaps) *consumeQueue {
 	c := &consumeQueue{topic: topic, qid: qid, q: newMappedFileQueue(dir, fileSize), log: log}
+	c.q.lazy = lazy
 	c.maxPhysicOffset.Store(-1)
 	return c
 }
@@ -51,6 +53,11 @@ func (c *consumeQueue) put(phy int64, size int32, tags int64, cqOffset int64) er
 	if err != nil {
 		return err
 	}
+	// The writer holds the file too: a lazy one is mapped only while held.
+	if !f.hold() {
+		return fmt.Errorf("consume queue %s/%d: file %s unavailable", c.topic, c.qid, f.name())
+	}
+	defer f.release()
 	if f.firstCreate && cqOffset != 0 && f.wrote.Load() == 0 {
 		// A queue that starts above 0: fill the head with blank units.
 		pos := expected - f.from
@@ -93,6 +100,9 @@ func (c *consumeQueue) recover() error {
 	maxPhy := int64(-1)
 	for i := idx; i < len(files); i++ {
 		f := files[i]
+		if !f.hold() {
+			return fmt.Errorf("consume queue %s/%d: cannot map %s", c.topic, c.qid, f.name())
+		}
 		pos := int64(0)
 		for ; pos+cqUnitSize <= int64(f.size); pos += cqUnitSize {
 			phy, size, _ := readUnit(f.data[pos:])
@@ -103,6 +113,7 @@ func (c *consumeQueue) recover() error {
 				maxPhy = phy + int64(size)
 			}
 		}
+		f.release()
 		process = f.from + pos
 		if pos+cqUnitSize <= int64(f.size) {
 			break
@@ -123,6 +134,9 @@ func (c *consumeQueue) truncateAbove(phyOffset int64) error {
 	for i := len(files) - 1; i >= 0; i-- {
 		f := files[i]
 		wrote := f.wrote.Load()
+		if !f.hold() {
+			return fmt.Errorf("consume queue %s/%d: cannot map %s", c.topic, c.qid, f.name())
+		}
 		pos := int64(0)
 		for ; pos+cqUnitSize <= wrote; pos += cqUnitSize {
 			phy, size, _ := readUnit(f.data[pos:])
@@ -130,6 +144,7 @@ func (c *consumeQueue) truncateAbove(phyOffset int64) error {
 				break
 			}
 		}
+		f.release()
 		if pos+cqUnitSize > wrote {
 			break // every unit of this file is below the cut
 		}
@@ -145,8 +160,9 @@ func (c *consumeQueue) truncateAbove(phyOffset int64) error {
 		return err
 	}
 	c.maxPhysicOffset.Store(-1)
-	if f := c.q.last(); f != nil && f.wrote.Load() >= cqUnitSize {
+	if f := c.q.last(); f != nil && f.wrote.Load() >= cqUnitSize && f.hold() {
 		phy, size, _ := readUnit(f.data[f.wrote.Load()-cqUnitSize:])
+		f.release()
 		if size != math.MaxInt32 {
 			c.maxPhysicOffset.Store(phy + int64(size))
 		}

@@ -74,7 +74,22 @@ func (s *DefaultStore) doReput() (stuck bool) {
 				stop = true
 				break
 			}
-			s.dispatch(&m, n)
+			var derr error
+			if ferr := guardFault(func() { derr = s.dispatch(&m, n) }); ferr != nil {
+				derr = ferr
+			}
+			if derr != nil {
+				// A consume-queue or index page the full disk cannot back:
+				// retried from this record once space is freed. Logged once
+				// per record, not at every retry.
+				if at := f.from + pos; at != s.dispatchFailedAt {
+					s.dispatchFailedAt = at
+					s.log.Error("dispatch: write failed; retrying", "offset", at, "err", derr)
+				}
+				s.noSpace()
+				stop = true
+				break
+			}
 			pos += int64(n)
 			s.reputFrom.Store(f.from + pos)
 		}
@@ -107,7 +122,10 @@ func scanProps(props string) dispatchProps {
 
 // dispatch builds the consume-queue unit and index entries of one record. m
 // aliases the mapping; nothing here keeps it.
-func (s *DefaultStore) dispatch(m *codec.Message, size int) {
+// A consume queue that cannot take the unit (its next file cannot be made: a
+// full disk) fails the dispatch, which is retried from this record later
+// rather than leaving a hole in the queue.
+func (s *DefaultStore) dispatch(m *codec.Message, size int) error {
 	p := scanProps(m.Properties)
 	if assignsQueueOffset(m.SysFlag) {
 		tags := s.tagsCode(m, &p)
@@ -116,11 +134,12 @@ func (s *DefaultStore) dispatch(m *codec.Message, size int) {
 			// Written before the store refused such topics (or by another
 			// broker): the record stays in the commitlog, unindexed.
 			s.log.Error("dispatch: no consume queue for an unsafe topic", "topic", fmt.Sprintf("%.300q", m.Topic), "queue", m.QueueID)
-		} else if err := cq.put(m.CommitLogOffset, int32(size), tags, m.QueueOffset); err != nil {
-			s.log.Error("dispatch: consume queue write failed", "topic", m.Topic, "queue", m.QueueID, "err", err)
-		} else {
-			s.lastLogicTs.Store(m.StoreTimestamp)
+			return nil
 		}
+		if err := cq.put(m.CommitLogOffset, int32(size), tags, m.QueueOffset); err != nil {
+			return fmt.Errorf("consume queue %s/%d: %w", m.Topic, m.QueueID, err)
+		}
+		s.lastLogicTs.Store(m.StoreTimestamp)
 		if l := s.listener.Load(); l != nil {
 			(*l)(m.Topic, m.QueueID, m.QueueOffset+1, tags, m.StoreTimestamp, m.Properties)
 		}
@@ -128,6 +147,7 @@ func (s *DefaultStore) dispatch(m *codec.Message, size int) {
 	if s.cfg.MessageIndexEnable {
 		s.index.build(m, p.uniq, p.keys)
 	}
+	return nil
 }
 
 // tagsCode is the consume-queue tags field: the TAGS hash, or for the schedule

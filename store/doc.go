@@ -18,6 +18,10 @@ package store
 // the last reference goes (GetResult.Release), so a record handed to the network
 // is never read after munmap.
 //
+// Consume-queue files are mapped on demand and unmapped when idle
+// (lazymap.go): a hold maps, a sweeper unmaps what no one holds, so 100,000
+// queues do not need 100,000 of the process's vm.max_map_count areas.
+//
 // Durability: ASYNC_FLUSH writes records into the mapping and msyncs
 // periodically by pages. SYNC_FLUSH writes the commitlog through: records are
 // encoded into a buffer and pwritten, each waiting put queues on groupCommit,

@@ -1,11 +1,13 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -39,6 +41,12 @@ type mappedFile struct {
 	destroyed atomic.Bool
 	// firstCreate marks a consume-queue file created empty as the queue's first file.
 	firstCreate bool
+
+	// lazy is set for a file mapped on demand (a consume queue's, lazymap.go):
+	// data is nil while unmapped and changes only under mapMu.
+	lazy    *lazyMaps
+	mapMu   sync.Mutex
+	lastUse atomic.Int64 // lazy.now at the last hold
 }
 
 func fileName(offset int64) string {
@@ -95,6 +103,19 @@ func newMappedFile(path string, from int64, size int, create, writeThrough bool)
 	return mf, nil
 }
 
+// reserveFrom allocates the file's blocks from pos to its end (see reserve).
+func (m *mappedFile) reserveFrom(pos int64) error {
+	fd, err := unix.Open(m.path, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", m.path, err)
+	}
+	defer unix.Close(fd)
+	if err := reserve(fd, pos, int64(m.size)-pos); err != nil {
+		return fmt.Errorf("reserve %s: %w", m.path, err)
+	}
+	return nil
+}
+
 // openForWrite gives a file loaded at start (mapped only) the descriptor a
 // write-through append needs. Called by the writer only.
 func (m *mappedFile) openForWrite() error {
@@ -148,6 +169,9 @@ func (m *mappedFile) isFull() bool { return m.wrote.Load() >= int64(m.size) }
 
 // hold takes a reader reference; false once the file is being destroyed.
 func (m *mappedFile) hold() bool {
+	if m.lazy != nil {
+		return m.holdLazy()
+	}
 	for {
 		r := m.refs.Load()
 		if r <= 0 || m.destroyed.Load() {
@@ -162,6 +186,10 @@ func (m *mappedFile) hold() bool {
 // release drops a reference; the last one unmaps and closes the file.
 func (m *mappedFile) release() {
 	if m.refs.Add(-1) == 0 {
+		if m.lazy != nil {
+			m.unmapLast()
+			return
+		}
 		_ = unix.Munmap(m.data)
 		m.data = nil
 		if fd := m.fd.Swap(-1); fd >= 0 {
@@ -202,6 +230,9 @@ func (m *mappedFile) flush(leastPages int) (int64, error) {
 	if leastPages > 0 && wrote/osPageSize-flushed/osPageSize < int64(leastPages) && wrote < int64(m.size) {
 		return flushed, nil
 	}
+	if m.lazy != nil {
+		return m.flushByDescriptor(wrote, flushed)
+	}
 	if !m.hold() {
 		return flushed, nil
 	}
@@ -216,6 +247,27 @@ func (m *mappedFile) flush(leastPages int) (int64, error) {
 	start := flushed &^ (osPageSize - 1)
 	if err := unix.Msync(m.data[start:wrote], unix.MS_SYNC); err != nil {
 		return flushed, fmt.Errorf("msync %s: %w", m.path, err)
+	}
+	m.flushed.Store(wrote)
+	return wrote, nil
+}
+
+// flushByDescriptor syncs a lazy file with fdatasync: it may be unmapped, and
+// mapping it again only to msync it would undo the sweeper's work.
+func (m *mappedFile) flushByDescriptor(wrote, flushed int64) (int64, error) {
+	if m.destroyed.Load() {
+		return flushed, nil
+	}
+	fd, err := unix.Open(m.path, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return flushed, nil // deleted meanwhile (topic or retention)
+		}
+		return flushed, fmt.Errorf("open %s: %w", m.path, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Fdatasync(fd); err != nil {
+		return flushed, fmt.Errorf("fdatasync %s: %w", m.path, err)
 	}
 	m.flushed.Store(wrote)
 	return wrote, nil

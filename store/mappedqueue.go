@@ -31,6 +31,12 @@ type mappedFileQueue struct {
 	// (mappedFile.pwrite): new files keep their descriptor, loaded ones get it
 	// at their first append. Set before the first file is made.
 	writeThrough bool
+	// reserve allocates every new file's blocks when it is made (the
+	// commitlog's): a full disk then fails the creation, which is refused
+	// cleanly, instead of a later store into the mapping (SIGBUS).
+	reserve bool
+	// lazy, when set, maps the files on demand (consume queues, lazymap.go).
+	lazy *lazyMaps
 }
 
 func newMappedFileQueue(dir string, fileSize int) *mappedFileQueue {
@@ -74,7 +80,12 @@ func (q *mappedFileQueue) load() error {
 			continue
 		}
 		from, _ := parseFileName(name)
-		mf, err := newMappedFile(path, from, q.fileSize, false, false)
+		var mf *mappedFile
+		if q.lazy != nil {
+			mf, err = newLazyMappedFile(path, from, q.fileSize, false, q.lazy)
+		} else {
+			mf, err = newMappedFile(path, from, q.fileSize, false, false)
+		}
 		if err != nil {
 			return err
 		}
@@ -160,7 +171,18 @@ func (q *mappedFileQueue) takeSpareOrCreate(from int64) (*mappedFile, error) {
 	if err := os.MkdirAll(q.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", q.dir, err)
 	}
-	return newMappedFile(filepath.Join(q.dir, fileName(from)), from, q.fileSize, true, q.writeThrough)
+	if q.lazy != nil {
+		return newLazyMappedFile(filepath.Join(q.dir, fileName(from)), from, q.fileSize, true, q.lazy)
+	}
+	mf, err := newMappedFile(filepath.Join(q.dir, fileName(from)), from, q.fileSize, true, q.writeThrough)
+	if err != nil || !q.reserve {
+		return mf, err
+	}
+	if err := mf.reserveFrom(0); err != nil {
+		_ = mf.destroy()
+		return nil, err
+	}
+	return mf, nil
 }
 
 // prepareNext makes sure the file after the last one exists and returns it held
@@ -210,6 +232,23 @@ func (q *mappedFileQueue) dropSpare() {
 func (q *mappedFileQueue) findHeld(offset int64) *mappedFile {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
+	f := q.findLocked(offset)
+	if f == nil || !f.hold() {
+		return nil
+	}
+	return f
+}
+
+// find is findHeld without the reference: only for what needs no mapping
+// (a lazy file's flush).
+func (q *mappedFileQueue) find(offset int64) *mappedFile {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	return q.findLocked(offset)
+}
+
+// findLocked looks offset up. Called with mu held.
+func (q *mappedFileQueue) findLocked(offset int64) *mappedFile {
 	if len(q.files) == 0 {
 		return nil
 	}
@@ -224,9 +263,6 @@ func (q *mappedFileQueue) findHeld(offset int64) *mappedFile {
 		if i >= len(q.files) || q.files[i].from > offset {
 			return nil
 		}
-	}
-	if !q.files[i].hold() {
-		return nil
 	}
 	return q.files[i]
 }
@@ -253,7 +289,14 @@ func (q *mappedFileQueue) maxOffset() int64 {
 func (q *mappedFileQueue) flush(leastPages int) error {
 	for {
 		where := q.flushedWhere.Load()
-		f := q.findHeld(where)
+		// A lazy file is synced through a descriptor, never its mapping:
+		// holding it would map every idle queue once a flush interval.
+		var f *mappedFile
+		if q.lazy != nil {
+			f = q.find(where)
+		} else {
+			f = q.findHeld(where)
+		}
 		if f == nil {
 			// flushedWhere sits at the start of a file not yet created, or the
 			// queue is empty.
@@ -262,7 +305,9 @@ func (q *mappedFileQueue) flush(leastPages int) error {
 		pos, err := f.flush(leastPages)
 		full := pos >= int64(f.size)
 		end := f.from + pos
-		f.release()
+		if q.lazy == nil {
+			f.release()
+		}
 		if err != nil {
 			return err
 		}
@@ -292,7 +337,10 @@ func (q *mappedFileQueue) truncateDirty(offset int64) error {
 			pos := offset - f.from
 			f.wrote.Store(pos)
 			f.flushed.Store(pos)
-			f.zeroFrom(pos)
+			if f.hold() {
+				f.zeroFrom(pos)
+				f.release()
+			}
 			keep = append(keep, f)
 		}
 	}

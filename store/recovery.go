@@ -39,6 +39,7 @@ func (s *DefaultStore) recover() error {
 		if err := cq.recover(); err != nil {
 			return err
 		}
+		cq.q.unmapUnheld()
 		maxPhyInCQ = max(maxPhyInCQ, cq.maxPhysicOffset.Load())
 	}
 	files := s.commitLog.q.snapshot()
@@ -104,10 +105,18 @@ scan:
 			if err := cq.truncateAbove(process); err != nil {
 				return err
 			}
+			cq.q.unmapUnheld()
 		}
 	}
 	if err := s.commitLog.q.truncateDirty(process); err != nil {
 		return err
+	}
+	if last := s.commitLog.q.last(); last != nil {
+		// A tail file made sparse (by Java, or before files were reserved)
+		// gets its blocks now, so appends into its mapping cannot fault.
+		if err := last.reserveFrom(last.wrote.Load() &^ (osPageSize - 1)); err != nil {
+			s.log.Warn("reserve commitlog tail", "file", last.name(), "err", err)
+		}
 	}
 	if err := s.index.truncateAbove(process); err != nil {
 		return err
@@ -139,6 +148,7 @@ func (s *DefaultStore) rebuildOffsets() {
 	for _, cq := range s.allCQs() {
 		t[tqKey{cq.topic, cq.qid}] = cq.maxOffset()
 		cq.correctMinOffset(minPhy)
+		cq.q.unmapUnheld()
 	}
 	s.commitLog.setQueueOffsets(t)
 }

@@ -35,6 +35,9 @@ type pageKeeper struct {
 	// populated: a write-through commitlog must not be populated (that dirties
 	// its pages through the mapping, the slow path write-through avoids).
 	prepare bool
+	// prepareFailed is set after a failed prepareNext (a full disk), so the
+	// failure is logged once, not every tick.
+	prepareFailed bool
 }
 
 // pageKeeperTick is how often the keeper looks while appends go on; it backs off
@@ -100,11 +103,19 @@ func (k *pageKeeper) prefault() {
 	if !k.populateTo(f, min(want, int64(f.size))) || want <= int64(f.size) {
 		return
 	}
+	if k.s.diskFull.Load() {
+		return // puts are refused; making a file would only fail or eat the rest
+	}
 	next, err := q.prepareNext()
 	if err != nil {
-		k.s.log.Warn("prepare next commitlog file", "err", err)
+		if !k.prepareFailed {
+			k.s.log.Warn("prepare next commitlog file", "err", err)
+		}
+		k.prepareFailed = true
+		k.s.noSpace()
 		return
 	}
+	k.prepareFailed = false
 	if next != nil {
 		k.populateTo(next, min(want-int64(f.size), int64(next.size)))
 		next.release()

@@ -30,6 +30,11 @@ type DefaultStore struct {
 
 	cqMu sync.RWMutex
 	cqs  map[tqKey]*consumeQueue
+	// lazy maps consume-queue files on demand and unmaps idle ones (lazymap.go).
+	lazy *lazyMaps
+	// cleanedMinPhy is the commitlog min offset the last queue cleanup
+	// worked to (-1: none yet).
+	cleanedMinPhy atomic.Int64
 
 	listener atomic.Pointer[ArrivingListener]
 
@@ -39,13 +44,18 @@ type DefaultStore struct {
 	reputWake  chan struct{}
 	reputIdle  atomic.Bool // the dispatcher waits for a wake-up
 	dispatchMu sync.Mutex  // one dispatcher at a time
-	group      *groupCommit
+	// dispatchFailedAt is the record whose dispatch last failed (under dispatchMu).
+	dispatchFailedAt int64
+	group            *groupCommit
 
 	// lastLogicTs is the store time of the last record put into a consume queue;
 	// it reaches the checkpoint only once the queues are flushed past it.
 	lastLogicTs atomic.Int64
-	// diskFull refuses puts while the commitlog disk is above the warning level.
+	// diskFull refuses puts while a store disk is above the warning level;
+	// disk holds the last check's figures (admission.go).
 	diskFull atomic.Bool
+	disk     atomic.Pointer[DiskUsage]
+	diskWake chan struct{}
 
 	lockFile   *os.File
 	lastExitOK bool
@@ -77,8 +87,11 @@ func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
 		delayLevels: levels,
 		cqs:         make(map[tqKey]*consumeQueue),
 		reputWake:   make(chan struct{}, 1),
+		diskWake:    make(chan struct{}, 1),
+		lazy:        newLazyMaps(int64(cfg.MappedConsumeQueueFilesMax)),
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.cleanedMinPhy.Store(-1)
 	if err := os.MkdirAll(cfg.StorePathRootDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create store root: %w", err)
 	}
@@ -95,6 +108,7 @@ func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
 	s.lastExitOK = os.IsNotExist(err)
 	s.commitLog = newCommitLog(cfg.commitLogDir(), &s.cfg)
 	s.commitLog.onAppend = s.wakeReput
+	s.commitLog.onNoSpace = s.noSpace
 	if err := s.commitLog.q.load(); err != nil {
 		return nil, fmt.Errorf("load commitlog: %w", err)
 	}
@@ -160,7 +174,7 @@ func (s *DefaultStore) loadConsumeQueues() error {
 			if err != nil || !q.IsDir() {
 				continue
 			}
-			cq := newConsumeQueue(t.Name(), int32(qid), filepath.Join(root, t.Name(), q.Name()), s.cfg.cqFileSize(), s.log)
+			cq := newConsumeQueue(t.Name(), int32(qid), filepath.Join(root, t.Name(), q.Name()), s.cfg.cqFileSize(), s.log, s.lazy)
 			if err := cq.q.load(); err != nil {
 				return fmt.Errorf("load consume queue %s/%d: %w", t.Name(), qid, err)
 			}
@@ -193,7 +207,7 @@ func (s *DefaultStore) findOrCreateCQ(topic string, qid int32) *consumeQueue {
 	}
 	topic = strings.Clone(topic)
 	dir := filepath.Join(s.cfg.StorePathRootDir, "consumequeue", topic, strconv.Itoa(int(qid)))
-	cq := newConsumeQueue(topic, qid, dir, s.cfg.cqFileSize(), s.log)
+	cq := newConsumeQueue(topic, qid, dir, s.cfg.cqFileSize(), s.log, s.lazy)
 	s.cqs[tqKey{topic, qid}] = cq
 	return cq
 }
@@ -255,6 +269,8 @@ func (s *DefaultStore) Start() error {
 	if err := os.WriteFile(s.abortPath(), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		return fmt.Errorf("create abort file: %w", err)
 	}
+	s.checkDisk()
+	s.goService(s.runDiskCheck)
 	s.goService(s.runReput)
 	if s.cfg.FlushDiskType == SyncFlush {
 		s.goService(s.group.run)
@@ -264,6 +280,7 @@ func (s *DefaultStore) Start() error {
 	s.goService(s.runFlushConsumeQueue)
 	s.goService(s.runClean)
 	s.goService(s.runPageKeeper)
+	s.goService(s.runUnmapIdle)
 	return nil
 }
 
@@ -350,8 +367,8 @@ func (s *DefaultStore) SetArrivingListener(l ArrivingListener) {
 
 // PutMessage appends one message (see processor.MessageStore).
 func (s *DefaultStore) PutMessage(ctx context.Context, msg *codec.Message) PutResult {
-	if s.closed.Load() || s.diskFull.Load() {
-		return PutResult{Status: PutServiceNotAvailable}
+	if st := s.admit(); st != PutOK {
+		return PutResult{Status: st}
 	}
 	res := s.commitLog.put(msg)
 	if res.Status != PutOK {
@@ -363,8 +380,8 @@ func (s *DefaultStore) PutMessage(ctx context.Context, msg *codec.Message) PutRe
 
 // PutMessages appends a client batch, one record per inner message.
 func (s *DefaultStore) PutMessages(ctx context.Context, tmpl *codec.Message, batchBody []byte, fixProps func(props string) string) PutResult {
-	if s.closed.Load() || s.diskFull.Load() {
-		return PutResult{Status: PutServiceNotAvailable}
+	if st := s.admit(); st != PutOK {
+		return PutResult{Status: st}
 	}
 	res := s.commitLog.putBatch(tmpl, batchBody, fixProps)
 	if res.Status != PutOK {
@@ -405,8 +422,8 @@ func (s *DefaultStore) SyncFlush() bool { return s.cfg.FlushDiskType == SyncFlus
 // commit, in which case it runs from the group-commit service after the msync
 // (or after syncFlushTimeout with PutFlushDiskTimeout). No worker blocks meanwhile.
 func (s *DefaultStore) PutMessageAsync(ctx context.Context, msg *codec.Message, done func(PutResult)) {
-	if s.closed.Load() || s.diskFull.Load() {
-		done(PutResult{Status: PutServiceNotAvailable})
+	if st := s.admit(); st != PutOK {
+		done(PutResult{Status: st})
 		return
 	}
 	res := s.commitLog.put(msg)
@@ -419,8 +436,8 @@ func (s *DefaultStore) PutMessageAsync(ctx context.Context, msg *codec.Message, 
 
 // PutMessagesAsync is PutMessages answering through done, as PutMessageAsync.
 func (s *DefaultStore) PutMessagesAsync(ctx context.Context, tmpl *codec.Message, batchBody []byte, fixProps func(props string) string, done func(PutResult)) {
-	if s.closed.Load() || s.diskFull.Load() {
-		done(PutResult{Status: PutServiceNotAvailable})
+	if st := s.admit(); st != PutOK {
+		done(PutResult{Status: st})
 		return
 	}
 	res := s.commitLog.putBatch(tmpl, batchBody, fixProps)

@@ -1,0 +1,151 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"rmqd/codec"
+)
+
+// mapCount is the number of memory areas the process has mapped (the figure
+// vm.max_map_count limits).
+func mapCount(t testing.TB) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/maps")
+	require.NoError(t, err)
+	return bytes.Count(b, []byte("\n"))
+}
+
+// 20,000 queues with a message each keep at most about the budget of
+// consume-queue files mapped, and every message still reads back.
+func TestManyQueuesBoundedMappings(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 20,000 queues")
+	}
+	topics, queues := 200, int32(100)
+	if raceEnabled {
+		topics = 20 // the race detector makes 20,000 queues take minutes
+	}
+	budget := 1000
+	// RMQD_MANY_QUEUES_TOPICS=1000 RMQD_MANY_QUEUES_BUDGET=16384 measures
+	// 100,000 queues at the default budget (minutes).
+	if v, err := strconv.Atoi(os.Getenv("RMQD_MANY_QUEUES_TOPICS")); err == nil && v > 0 {
+		topics = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("RMQD_MANY_QUEUES_BUDGET")); err == nil && v > 0 {
+		budget = v
+	}
+	cfg := testConfig(t.TempDir())
+	cfg.MappedConsumeQueueFilesMax = budget
+	cfg.MessageIndexEnable = false
+	s := openStore(t, cfg)
+	defer s.Shutdown()
+	base := mapCount(t)
+	peak, peakFiles := 0, int64(0)
+	sample := func() {
+		peak = max(peak, mapCount(t)-base)
+		peakFiles = max(peakFiles, s.MappedConsumeQueueFiles())
+	}
+	start := time.Now()
+	for i := 0; i < topics; i++ {
+		for q := int32(0); q < queues; q++ {
+			res := s.PutMessage(context.Background(), newMsg(fmt.Sprintf("MQ%03d", i), q, fmt.Sprintf("m-%d-%d", i, q), nil))
+			require.Equal(t, PutOK, res.Status)
+		}
+		waitDispatched(t, s, fmt.Sprintf("MQ%03d", i), queues-1, 1)
+		sample()
+	}
+	t.Logf("written in %v", time.Since(start))
+	t.Logf("after writing %d queues: peak %d more map areas than before, peak %d queue files mapped, now %d",
+		topics*int(queues), peak, peakFiles, s.MappedConsumeQueueFiles())
+	for i := 0; i < topics; i++ {
+		for q := int32(0); q < queues; q++ {
+			topic := fmt.Sprintf("MQ%03d", i)
+			r := s.GetMessage("g", topic, q, 0, 32, 1<<20, nil)
+			require.Equal(t, GetFound, r.Status, "%s/%d", topic, q)
+			require.Len(t, r.Records, 1)
+			require.Equal(t, fmt.Sprintf("m-%d-%d", i, q), string(recordBodyOf(t, r.Records[0])))
+			r.Release()
+		}
+		sample()
+	}
+	t.Logf("read in %v", time.Since(start))
+	t.Logf("after reading them back: peak %d more map areas than before, peak %d queue files mapped, now %d",
+		peak, peakFiles, s.MappedConsumeQueueFiles())
+	// The sweeper is woken past the budget and trims to three quarters; a
+	// burst may overshoot it by what is mapped before it runs.
+	require.Less(t, peak, 3*budget, "map areas stay bounded by the budget, not the queue count")
+	require.Less(t, peakFiles, int64(3*budget))
+
+	// A restart does not map every queue either.
+	require.NoError(t, s.Shutdown())
+	base = mapCount(t)
+	s2, err := Open(cfg, testLogger())
+	require.NoError(t, err)
+	defer s2.Shutdown()
+	require.LessOrEqual(t, s2.MappedConsumeQueueFiles(), int64(1), "recovery unmaps each queue after it")
+	t.Logf("after reopening: %d more map areas than before the store was opened", mapCount(t)-base)
+	require.Less(t, mapCount(t)-base, budget)
+	require.Equal(t, int64(1), s2.MaxOffsetInQueue(fmt.Sprintf("MQ%03d", topics-1), queues-1))
+}
+
+func recordBodyOf(t *testing.T, rec []byte) []byte {
+	t.Helper()
+	var m codec.Message
+	_, err := codec.DecodeRecord(rec, &m)
+	require.NoError(t, err)
+	return m.Body
+}
+
+// Readers and the writer never see a file unmapped under them while the
+// sweeper unmaps everything it can as fast as it can.
+func TestLazyUnmapRacesReaders(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.MappedConsumeQueueFilesMax = 16
+	s := openStore(t, cfg)
+	defer s.Shutdown()
+	const queues = 8
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // an impatient sweeper
+		defer wg.Done()
+		for !stop.Load() {
+			s.lazy.now.Add(1000) // everything looks idle
+			s.lazy.sweep()
+		}
+	}()
+	for r := 0; r < 3; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				for q := int32(0); q < queues; q++ {
+					res := s.GetMessage("g", "LZ", q, 0, 32, 1<<20, nil)
+					for _, rec := range res.Records {
+						_ = recordBodyOf(t, rec)
+					}
+					res.Release()
+				}
+			}
+		}()
+	}
+	for i := 0; i < 2000; i++ {
+		require.Equal(t, PutOK, s.PutMessage(context.Background(), newMsg("LZ", int32(i%queues), fmt.Sprint(i), nil)).Status)
+	}
+	waitDispatched(t, s, "LZ", queues-1, 2000/queues)
+	stop.Store(true)
+	wg.Wait()
+	for q := int32(0); q < queues; q++ {
+		require.Len(t, readAll(t, s, "LZ", q), 2000/queues)
+	}
+}
