@@ -49,7 +49,7 @@ type Broker struct {
 	nsClose       func() error
 	topicsChanged chan struct{}
 	admin         adminState
-	acl           *acl.Manager // nil unless aclEnable
+	acl           *acl.Manager                // nil unless aclEnable
 	pools         atomic.Pointer[brokerPools] // request pools, set by Register
 
 	mu      sync.Mutex
