@@ -62,6 +62,13 @@ func checkCrashState(t *testing.T, cfg Config) {
 		}
 	}
 	requireKeys(t, s, crashStateMsgs)
+	_, err = os.Stat(filepath.Join(cfg.StorePathRootDir, "index.tmp"))
+	require.True(t, os.IsNotExist(err), "unfinished index file removed")
+	for _, f := range indexFiles(t, cfg) {
+		st, err := os.Stat(f)
+		require.NoError(t, err)
+		require.Equal(t, int64(s.index.size), st.Size(), f)
+	}
 	// New appends continue the queues and are indexed.
 	r := s.PutMessage(context.Background(), newMsg("CS", 0, "after", map[string]string{"KEYS": crashStateKey(crashStateMsgs)}))
 	require.Equal(t, PutOK, r.Status)
@@ -132,7 +139,8 @@ func TestCrashStatesRecover(t *testing.T) {
 			require.NoError(t, os.Truncate(files[len(files)-1], 0))
 		}},
 		{"index: a creation left under its temporary name", func(t *testing.T, cfg Config) {
-			require.NoError(t, os.WriteFile(newerIndexName(t, cfg)+".tmp", []byte("x"), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(cfg.StorePathRootDir, "index.tmp"), []byte("x"), 0o644))
+			require.NoError(t, os.WriteFile(newerIndexName(t, cfg)+".tmp", []byte("x"), 0o644)) // older rmqd
 		}},
 		{"consume queue: a new trailing file of 0 bytes", func(t *testing.T, cfg Config) {
 			files := cqFiles(t, cfg, 1)

@@ -190,6 +190,9 @@ func (ix *indexService) open(path string, create bool) (*indexFile, error) {
 // another size (a changed maxHashSlotNum or maxIndexNum) and stops the load, as
 // a misfit commitlog file does.
 func (ix *indexService) load(lastExitOK bool) error {
+	if err := os.Remove(ix.tmpPath()); err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("delete unfinished index file: %w", err)
+	}
 	entries, err := os.ReadDir(ix.dir)
 	if err != nil {
 		if os.IsNotExist(err) {
@@ -322,10 +325,16 @@ func (ix *indexService) writable() (*indexFile, error) {
 	return x, nil
 }
 
+// tmpPath is where create makes an index file before renaming it into the
+// index directory. It lies outside that directory because Java's
+// IndexService.load takes every file there for an index file.
+func (ix *indexService) tmpPath() string { return filepath.Join(filepath.Dir(ix.dir), "index.tmp") }
+
 // create makes the next index file whole before it has its name: sized and
-// given its header (the end of last, which the build guard needs) under a .tmp
-// name that load deletes, then renamed. A crash leaves no index file of the
-// wrong size or with an empty header.
+// given its header (the end of last, which the build guard needs) under
+// tmpPath, which load deletes, then renamed. A crash leaves no index file of
+// the wrong size or with an empty header. Only the dispatcher (or recovery
+// before it starts) creates index files, so one temporary name does.
 func (ix *indexService) create(last *indexFile) (*indexFile, error) {
 	now := time.Now()
 	var path string
@@ -336,7 +345,7 @@ func (ix *indexService) create(last *indexFile) (*indexFile, error) {
 		}
 		now = now.Add(time.Millisecond)
 	}
-	tmp := path + ".tmp"
+	tmp := ix.tmpPath()
 	_ = os.Remove(tmp) // a leftover would be mapped with its old bytes
 	x, err := ix.open(tmp, true)
 	if err != nil {
@@ -362,6 +371,7 @@ func (ix *indexService) create(last *indexFile) (*indexFile, error) {
 	}
 	x.mf.path = path
 	syncDir(ix.dir)
+	syncDir(filepath.Dir(tmp))
 	return x, nil
 }
 
