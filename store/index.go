@@ -371,7 +371,6 @@ func (ix *indexService) create(last *indexFile) (*indexFile, error) {
 	}
 	x.mf.path = path
 	syncDir(ix.dir)
-	syncDir(filepath.Dir(tmp))
 	return x, nil
 }
 
