@@ -193,17 +193,24 @@ const (
 	crashChildJavaSizes = "RMQD_STORE_CRASH_CHILD_JAVA_SIZES"
 )
 
+// crashConfig has small files so that a kill often falls while one is made:
+// a commitlog file every ~40 messages, an index file every ~20.
+func crashConfig(dir string) Config {
+	cfg := testConfig(dir)
+	cfg.MappedFileSizeCommitLog = 64 * 1024
+	cfg.MappedFileSizeConsumeQueue = 20 * 100
+	cfg.MaxIndexNum = 40
+	return cfg
+}
+
 func TestCrashChild(t *testing.T) {
 	dir := os.Getenv(crashChildEnv)
 	if dir == "" {
 		t.Skip("helper process for TestCrashRecovery")
 	}
-	cfg := testConfig(dir)
-	cfg.MappedFileSizeCommitLog = 64 * 1024
-	cfg.MappedFileSizeConsumeQueue = 20 * 100
+	cfg := crashConfig(dir)
 	if os.Getenv(crashChildJavaSizes) != "" {
-		cfg.MappedFileSizeCommitLog = 1 << 20 // StoreCheck's sizes
-		cfg.MappedFileSizeConsumeQueue = 20 * 1000
+		cfg = testConfig(dir) // StoreCheck's sizes
 	}
 	cfg.FlushDiskType = SyncFlush
 	s, err := Open(cfg, testLogger())
@@ -295,9 +302,7 @@ func TestCrashRecovery(t *testing.T) {
 		}
 		_ = cmd.Wait()
 
-		cfg := testConfig(dir)
-		cfg.MappedFileSizeCommitLog = 64 * 1024
-		cfg.MappedFileSizeConsumeQueue = 20 * 100
+		cfg := crashConfig(dir)
 		s, err := Open(cfg, testLogger())
 		require.NoError(t, err, "round %d", round)
 		for _, a := range acked {
