@@ -214,3 +214,54 @@ func TestCrashDroppedIndexIsRebuilt(t *testing.T) {
 	checkCrashState(t, cfg)
 	checkCrashStateReopen(t, cfg)
 }
+
+// BenchmarkIndexRebuildAfterCrash is the cost of re-indexing what a crash
+// deleted: one open after a kill, with the whole log under one index file.
+func BenchmarkIndexRebuildAfterCrash(b *testing.B) {
+	cfg := testConfig(b.TempDir())
+	cfg.MappedFileSizeCommitLog = 64 << 20
+	cfg.MaxHashSlotNum = 500_000
+	cfg.MaxIndexNum = 2_000_000
+	const n = 200_000
+	s := openStore(b, cfg)
+	body := strings.Repeat("z", 200)
+	for i := 0; i < n; i++ {
+		m := newMsg("RB", int32(i%4), body, map[string]string{"UNIQ_KEY": fmt.Sprintf("U%08d", i), "KEYS": fmt.Sprintf("order-%d", i)})
+		if s.PutMessage(context.Background(), m).Status != PutOK {
+			b.Fatal("put")
+		}
+	}
+	waitDispatched(b, s, "RB", 3, n/4)
+	if err := s.Shutdown(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		// A checkpoint newer than every record: only the index is rebuilt.
+		ts := make([]byte, 16)
+		binary.BigEndian.PutUint64(ts[0:], uint64(time.Now().UnixMilli()+10_000))
+		binary.BigEndian.PutUint64(ts[8:], uint64(time.Now().UnixMilli()+10_000))
+		f, err := os.OpenFile(filepath.Join(cfg.StorePathRootDir, "checkpoint"), os.O_RDWR, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = f.WriteAt(ts, 0)
+		_ = f.Close()
+		if err := os.WriteFile(filepath.Join(cfg.StorePathRootDir, "abort"), nil, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		s, err := Open(cfg, testLogger())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if recs, _, _ := s.QueryMessage("RB", "order-7", 4, 0, time.Now().UnixMilli()+60_000); len(recs) != 1 {
+			b.Fatalf("order-7: %d records", len(recs))
+		}
+		_ = s.Shutdown()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "records/s")
+}
