@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -117,8 +118,9 @@ func cqFiles(t *testing.T, cfg Config, qid int) []string {
 func newerIndexName(t *testing.T, cfg Config) string {
 	files := indexFiles(t, cfg)
 	require.NotEmpty(t, files)
-	last := filepath.Base(files[len(files)-1])
-	return filepath.Join(cfg.StorePathRootDir, "index", last[:len(last)-1]+string(last[len(last)-1]+1))
+	n, err := strconv.ParseInt(filepath.Base(files[len(files)-1]), 10, 64)
+	require.NoError(t, err)
+	return filepath.Join(cfg.StorePathRootDir, "index", strconv.FormatInt(n+1, 10))
 }
 
 func TestCrashStatesRecover(t *testing.T) {
