@@ -2,6 +2,10 @@ package store
 
 import (
 	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -18,7 +22,16 @@ type checkpoint struct {
 
 const checkpointSize = osPageSize
 
+// openCheckpoint maps the checkpoint, making it when missing. A file shorter
+// than a page (damage; rmqd sizes it with one ftruncate, so a crash leaves it
+// empty or whole) is grown with zeros first, as Java's map of a page does: the
+// missing times read as 0, which only makes a crash recovery start earlier.
 func openCheckpoint(path string) (*checkpoint, error) {
+	if st, err := os.Stat(path); err == nil && st.Size() > 0 && st.Size() < checkpointSize {
+		if err := os.Truncate(path, checkpointSize); err != nil {
+			return nil, fmt.Errorf("grow short checkpoint: %w", err)
+		}
+	}
 	mf, err := newMappedFile(path, 0, checkpointSize, true, false)
 	if err != nil {
 		return nil, err
@@ -52,4 +65,26 @@ func (c *checkpoint) minTimestampIndex() int64 {
 func (c *checkpoint) close() {
 	_ = c.flush()
 	c.mf.close()
+}
+
+// createAbortFile writes the abort file (Java's createTempFile) and makes it
+// durable: a power loss must not take it away and pass a crash off as a clean
+// exit. Its content (the pid) is for people; only its existence is read.
+func createAbortFile(path string, pid int) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("create abort file: %w", err)
+	}
+	_, err = f.WriteString(strconv.Itoa(pid))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("create abort file: %w", err)
+	}
+	syncDir(filepath.Dir(path))
+	return nil
 }

@@ -36,3 +36,13 @@ package store
 // of that file is zeroed (hole-punched), later files go, queue units at or past
 // the end are dropped, and the dispatcher replays what the queues miss before
 // the topic-queue table is rebuilt from them.
+//
+// Crash states: every file is made so that a kill at any instant leaves one
+// that load accepts. Queue files (commitlog, consume queue) are sized by one
+// ftruncate, so a kill leaves an empty last file, which load deletes. An index
+// file is sized and headed under index.tmp and then renamed; a short last index
+// file (made in place by older rmqd, or damaged) is deleted, and recovery
+// re-indexes from the end of the kept files whatever load or the commitlog cut
+// deleted. A short checkpoint reads as zeros (recovery starts earlier). The
+// abort file is fsynced and made before recovery, so a crash during recovery
+// is recovered as one. TestCrashStatesRecover builds each of these states.

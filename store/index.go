@@ -156,6 +156,9 @@ type indexService struct {
 
 	mu    sync.RWMutex
 	files []*indexFile
+	// dropped says load or truncateAbove deleted index files whose keys the
+	// commitlog still holds: recovery re-indexes from the end of the kept ones.
+	dropped bool
 }
 
 func newIndexService(s *DefaultStore) *indexService {
@@ -177,8 +180,19 @@ func (ix *indexService) open(path string, create bool) (*indexFile, error) {
 }
 
 // load maps the index files in name order. After a crash, files newer than the
-// checkpoint's index time are deleted; recovery rebuilds them.
+// checkpoint's index time are deleted (IndexService.load). A last file shorter
+// than an index file is one whose creation a crash cut short (rmqd before
+// 2026-12-01 made it in place, open then ftruncate) or a damaged one: it is
+// deleted, where Java would map it grown with zeros. An index file holds nothing
+// the commitlog lacks, so whatever is deleted here recovery builds again
+// (rebuildFrom); every file after a deleted one goes too, so the kept ones stay
+// a prefix. A shorter file that is not the last, or a longer one, is an index of
+// another size (a changed maxHashSlotNum or maxIndexNum) and stops the load, as
+// a misfit commitlog file does.
 func (ix *indexService) load(lastExitOK bool) error {
+	if err := os.Remove(ix.tmpPath()); err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("delete unfinished index file: %w", err)
+	}
 	entries, err := os.ReadDir(ix.dir)
 	if err != nil {
 		if os.IsNotExist(err) {
@@ -197,18 +211,55 @@ func (ix *indexService) load(lastExitOK bool) error {
 		}
 	}
 	sort.Strings(names)
-	for _, name := range names {
-		x, err := ix.open(filepath.Join(ix.dir, name), false)
+	for i, name := range names {
+		path := filepath.Join(ix.dir, name)
+		if ix.dropped {
+			if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+				return fmt.Errorf("delete index file: %w", err)
+			}
+			continue
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			return fmt.Errorf("load index: %w", err)
+		}
+		if i == len(names)-1 && st.Size() < int64(ix.size) {
+			ix.s.log.Warn("index file short, deleted; recovery rebuilds it", "file", name, "size", st.Size(), "want", ix.size)
+			if err := os.Remove(path); err != nil {
+				return fmt.Errorf("delete short index file: %w", err)
+			}
+			ix.dropped = true
+			continue
+		}
+		x, err := ix.open(path, false)
 		if err != nil {
 			return fmt.Errorf("load index: %w", err)
 		}
 		if !lastExitOK && x.endTimestamp() > ix.s.checkpoint.indexMsgTimestamp.Load() {
-			_ = x.mf.destroy()
+			if err := x.mf.destroy(); err != nil {
+				return fmt.Errorf("delete index file: %w", err)
+			}
+			ix.dropped = true
 			continue
 		}
 		ix.files = append(ix.files, x)
 	}
 	return nil
+}
+
+// rebuildFrom is the commitlog offset to re-index from when files were
+// deleted at open: the last record the kept files index (indexed again; queries
+// drop the duplicate), or 0 when none is kept.
+func (ix *indexService) rebuildFrom() (int64, bool) {
+	if !ix.dropped {
+		return 0, false
+	}
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if n := len(ix.files); n > 0 {
+		return ix.files[n-1].endPhyOffset(), true
+	}
+	return 0, true
 }
 
 // isIndexName accepts yyyyMMddHHmmssSSS.
@@ -235,6 +286,7 @@ func (ix *indexService) truncateAbove(phy int64) error {
 			break
 		}
 		ix.files = ix.files[:len(ix.files)-1]
+		ix.dropped = true
 		if err := last.mf.destroy(); err != nil {
 			return err
 		}
@@ -256,6 +308,34 @@ func (ix *indexService) writable() (*indexFile, error) {
 	if err := os.MkdirAll(ix.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create index dir: %w", err)
 	}
+	if last != nil {
+		// The full file goes to disk and the checkpoint vouches for it before
+		// its successor exists, so a crash from here on keeps it.
+		_ = unix.Msync(last.mf.data, unix.MS_SYNC)
+		ix.s.checkpoint.indexMsgTimestamp.Store(last.endTimestamp())
+		_ = ix.s.checkpoint.flush()
+	}
+	x, err := ix.create(last)
+	if err != nil {
+		return nil, err
+	}
+	ix.mu.Lock()
+	ix.files = append(ix.files, x)
+	ix.mu.Unlock()
+	return x, nil
+}
+
+// tmpPath is where create makes an index file before renaming it into the
+// index directory. It lies outside that directory because Java's
+// IndexService.load takes every file there for an index file.
+func (ix *indexService) tmpPath() string { return filepath.Join(filepath.Dir(ix.dir), "index.tmp") }
+
+// create makes the next index file whole before it has its name: sized and
+// given its header (the end of last, which the build guard needs) under
+// tmpPath, which load deletes, then renamed. A crash leaves no index file of
+// the wrong size or with an empty header. Only the dispatcher (or recovery
+// before it starts) creates index files, so one temporary name does.
+func (ix *indexService) create(last *indexFile) (*indexFile, error) {
 	now := time.Now()
 	var path string
 	for {
@@ -265,7 +345,9 @@ func (ix *indexService) writable() (*indexFile, error) {
 		}
 		now = now.Add(time.Millisecond)
 	}
-	x, err := ix.open(path, true)
+	tmp := ix.tmpPath()
+	_ = os.Remove(tmp) // a leftover would be mapped with its old bytes
+	x, err := ix.open(tmp, true)
 	if err != nil {
 		return nil, err
 	}
@@ -278,14 +360,29 @@ func (ix *indexService) writable() (*indexFile, error) {
 			x.put64(16, p)
 			x.put64(24, p)
 		}
-		_ = unix.Msync(last.mf.data, unix.MS_SYNC)
-		ix.s.checkpoint.indexMsgTimestamp.Store(last.endTimestamp())
-		_ = ix.s.checkpoint.flush()
 	}
-	ix.mu.Lock()
-	ix.files = append(ix.files, x)
-	ix.mu.Unlock()
+	err = unix.Msync(x.mf.data[:indexHeaderSize], unix.MS_SYNC)
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = x.mf.destroy()
+		return nil, fmt.Errorf("create index file %s: %w", path, err)
+	}
+	x.mf.path = path
+	syncDir(ix.dir)
 	return x, nil
+}
+
+// syncDir makes a directory's new and renamed entries durable; a failure only
+// costs durability of the name across a power loss, which recovery tolerates.
+func syncDir(dir string) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	_ = unix.Fsync(fd)
+	_ = unix.Close(fd)
 }
 
 // build indexes UNIQ_KEY and each KEYS token of a dispatched record.

@@ -150,7 +150,7 @@ func TestJavaOpensCrashedStore(t *testing.T) {
 	acked := map[string]string{} // "q offset" -> body prefix
 	for _, l := range strings.Split(string(raw), "\n") {
 		f := strings.Fields(l)
-		if len(f) == 4 {
+		if len(f) == 5 { // queue, offset, phy, body prefix, key
 			acked[f[0]+" "+f[1]] = f[3]
 		}
 	}

@@ -131,13 +131,57 @@ scan:
 		}
 		from = max(from, s.commitLog.q.minOffset())
 	}
-	s.reputFrom.Store(min(from, process))
+	from = min(from, process)
+	if at, ok := s.index.rebuildFrom(); ok && s.cfg.MessageIndexEnable {
+		s.rebuildIndex(max(at, s.commitLog.q.minOffset()), from)
+	}
+	s.reputFrom.Store(from)
 	s.doReput()
 	if s.reputFrom.Load() < process {
 		return errors.New("dispatch stopped before the end of the commitlog")
 	}
 	s.rebuildOffsets()
 	return nil
+}
+
+// rebuildIndex indexes the records in [from, to) again: index files deleted at
+// open held them, and the dispatch replay starts only at to. Java loses these
+// keys (a crash deletes the index file being written, and a replay from the
+// checkpoint seldom reaches back to where that file began); query by key or
+// message id would miss them until they expire.
+func (s *DefaultStore) rebuildIndex(from, to int64) {
+	start, n := from, 0
+	var m codec.Message
+	q := s.commitLog.q
+	for from < to {
+		f := q.findHeld(from)
+		if f == nil {
+			break
+		}
+		pos := from - f.from
+		end := min(f.wrote.Load(), to-f.from)
+		for pos < end {
+			if codec.RecordMagic(f.data[pos:end]) == codec.MagicBlank {
+				pos = int64(f.size)
+				break
+			}
+			size, err := codec.DecodeRecord(f.data[pos:end], &m)
+			if err != nil {
+				break // recovery validated [from, to): only a bad start gets here
+			}
+			p := scanProps(m.Properties)
+			s.index.build(&m, p.uniq, p.keys)
+			pos += int64(size)
+			n++
+		}
+		f.release()
+		next := f.from + pos
+		if next <= from || (pos < int64(f.size) && next < to) {
+			break
+		}
+		from = next
+	}
+	s.log.Info("index rebuilt", "from", start, "to", to, "records", n)
 }
 
 // rebuildOffsets sets the topic-queue table from the consume queues and corrects

@@ -193,17 +193,24 @@ const (
 	crashChildJavaSizes = "RMQD_STORE_CRASH_CHILD_JAVA_SIZES"
 )
 
+// crashConfig has small files so that a kill often falls while one is made:
+// a commitlog file every ~40 messages, an index file every ~20.
+func crashConfig(dir string) Config {
+	cfg := testConfig(dir)
+	cfg.MappedFileSizeCommitLog = 64 * 1024
+	cfg.MappedFileSizeConsumeQueue = 20 * 100
+	cfg.MaxIndexNum = 40
+	return cfg
+}
+
 func TestCrashChild(t *testing.T) {
 	dir := os.Getenv(crashChildEnv)
 	if dir == "" {
 		t.Skip("helper process for TestCrashRecovery")
 	}
-	cfg := testConfig(dir)
-	cfg.MappedFileSizeCommitLog = 64 * 1024
-	cfg.MappedFileSizeConsumeQueue = 20 * 100
+	cfg := crashConfig(dir)
 	if os.Getenv(crashChildJavaSizes) != "" {
-		cfg.MappedFileSizeCommitLog = 1 << 20 // StoreCheck's sizes
-		cfg.MappedFileSizeConsumeQueue = 20 * 1000
+		cfg = testConfig(dir) // StoreCheck's sizes
 	}
 	cfg.FlushDiskType = SyncFlush
 	s, err := Open(cfg, testLogger())
@@ -223,12 +230,13 @@ func TestCrashChild(t *testing.T) {
 			defer wg.Done()
 			for i := 0; ; i++ {
 				body := fmt.Sprintf("g%d-%d-%d-%s", g, i, time.Now().UnixNano(), strings.Repeat("x", rand.IntN(3000)))
-				r := s.PutMessage(context.Background(), newMsg("Crash", int32(g), body, map[string]string{"KEYS": "k"}))
+				key := fmt.Sprintf("k%d-%d-%d", os.Getpid(), g, i)
+				r := s.PutMessage(context.Background(), newMsg("Crash", int32(g), body, map[string]string{"KEYS": "k " + key}))
 				if r.Status != PutOK {
 					continue
 				}
 				mu.Lock()
-				fmt.Fprintf(out, "%d %d %d %s\n", g, r.QueueOffset, r.WroteOffset, body[:strings.IndexByte(body[3:], '-')+3+20])
+				fmt.Fprintf(out, "%d %d %d %s %s\n", g, r.QueueOffset, r.WroteOffset, body[:strings.IndexByte(body[3:], '-')+3+20], key)
 				out.Flush()
 				mu.Unlock()
 			}
@@ -249,6 +257,7 @@ func TestCrashRecovery(t *testing.T) {
 		qid       int32
 		qoff, phy int64
 		prefix    string
+		key       string
 	}
 	var acked []ack
 	rounds := 10
@@ -269,13 +278,13 @@ func TestCrashRecovery(t *testing.T) {
 		}(lines)
 		record := func(l string) {
 			f := strings.Fields(l)
-			if len(f) != 4 {
+			if len(f) != 5 {
 				return // a line cut by the kill
 			}
 			q, _ := strconv.Atoi(f[0])
 			qoff, _ := strconv.ParseInt(f[1], 10, 64)
 			phy, _ := strconv.ParseInt(f[2], 10, 64)
-			acked = append(acked, ack{int32(q), qoff, phy, f[3]})
+			acked = append(acked, ack{int32(q), qoff, phy, f[3], f[4]})
 		}
 		// Let it write a little, then kill it at a random moment.
 		time.Sleep(time.Duration(50+rand.IntN(250)) * time.Millisecond)
@@ -293,9 +302,7 @@ func TestCrashRecovery(t *testing.T) {
 		}
 		_ = cmd.Wait()
 
-		cfg := testConfig(dir)
-		cfg.MappedFileSizeCommitLog = 64 * 1024
-		cfg.MappedFileSizeConsumeQueue = 20 * 100
+		cfg := crashConfig(dir)
 		s, err := Open(cfg, testLogger())
 		require.NoError(t, err, "round %d", round)
 		for _, a := range acked {
@@ -324,6 +331,16 @@ func TestCrashRecovery(t *testing.T) {
 				require.Equal(t, off, m.QueueOffset)
 				require.Equal(t, q, m.QueueID)
 			}
+		}
+		// The index answers for acknowledged keys, rebuilt where the crash cost
+		// index files: the newest ones and a sample of the rest.
+		until := time.Now().UnixMilli() + 60_000
+		for i := range acked {
+			if i < len(acked)-50 && rand.IntN(max(1, len(acked)/100)) != 0 {
+				continue
+			}
+			recs, _, _ := s.QueryMessage("Crash", acked[i].key, 4, 0, until)
+			require.Len(t, recs, 1, "round %d: key %s", round, acked[i].key)
 		}
 		require.NoError(t, s.Shutdown())
 		if round%3 == 2 {

@@ -106,6 +106,12 @@ func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
 	}()
 	_, err := os.Stat(s.abortPath())
 	s.lastExitOK = os.IsNotExist(err)
+	// Made before recovery, not in Start as Java does: recovery cuts files and
+	// rebuilds queues and index, and a crash in the middle of that must not be
+	// taken for a clean exit.
+	if err := createAbortFile(s.abortPath(), os.Getpid()); err != nil {
+		return nil, err
+	}
 	s.commitLog = newCommitLog(cfg.commitLogDir(), &s.cfg)
 	s.commitLog.onAppend = s.wakeReput
 	s.commitLog.onNoSpace = s.noSpace
@@ -261,13 +267,10 @@ func (s *DefaultStore) allCQs() []*consumeQueue {
 	return out
 }
 
-// Start runs the dispatcher, flush and cleanup services and creates the abort file.
+// Start runs the dispatcher, flush and cleanup services.
 func (s *DefaultStore) Start() error {
 	if !s.started.CompareAndSwap(false, true) {
 		return nil
-	}
-	if err := os.WriteFile(s.abortPath(), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
-		return fmt.Errorf("create abort file: %w", err)
 	}
 	s.checkDisk()
 	s.goService(s.runDiskCheck)
