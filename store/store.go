@@ -42,6 +42,7 @@ type DefaultStore struct {
 	group      *groupCommit
 	replicas   replicaWaiters
 	slave      bool // brokerRole=SLAVE
+	appendHook atomic.Pointer[func()]
 
 	// lastLogicTs is the store time of the last record put into a consume queue;
 	// it reaches the checkpoint only once the queues are flushed past it.
@@ -97,7 +98,7 @@ func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
 	_, err := os.Stat(s.abortPath())
 	s.lastExitOK = os.IsNotExist(err)
 	s.commitLog = newCommitLog(cfg.commitLogDir(), &s.cfg)
-	s.commitLog.onAppend = s.wakeReput
+	s.commitLog.onAppend = s.appended
 	if err := s.commitLog.q.load(); err != nil {
 		return nil, fmt.Errorf("load commitlog: %w", err)
 	}
@@ -471,6 +472,24 @@ func (s *DefaultStore) afterFlushAsync(ctx context.Context, res PutResult, props
 			res.Status = st
 			done(res)
 		})
+}
+
+// appended runs after every commitlog append, outside the commitlog lock.
+func (s *DefaultStore) appended() {
+	s.wakeReput()
+	if h := s.appendHook.Load(); h != nil {
+		(*h)()
+	}
+}
+
+// SetAppendHook makes h run after every commitlog append (store/ha wakes its
+// idle senders with it). h must not block; nil removes it.
+func (s *DefaultStore) SetAppendHook(h func()) {
+	if h == nil {
+		s.appendHook.Store(nil)
+		return
+	}
+	s.appendHook.Store(&h)
 }
 
 func (s *DefaultStore) wakeReput() {
