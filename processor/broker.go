@@ -49,6 +49,7 @@ type Broker struct {
 	nsClose       func() error
 	topicsChanged chan struct{}
 	admin         adminState
+	masters       masterAddrs
 
 	mu      sync.Mutex
 	started bool
@@ -246,6 +247,9 @@ func (b *Broker) Start(ctx context.Context) error {
 		if b.conf().TimerWheelEnable {
 			b.goLoop(func() { b.timer.run(runCtx) })
 		}
+	}
+	if b.conf().IsSlave() {
+		b.goLoop(func() { b.slaveSyncLoop(runCtx) })
 	}
 	if b.ns != nil && len(b.conf().nameServers()) > 0 {
 		if err := b.RegisterAll(ctx); err != nil {

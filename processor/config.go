@@ -64,6 +64,12 @@ type BrokerConfig struct {
 	// and handed out at the next pull (5.x); false pushes it to the clients
 	// with RESET_CONSUMER_CLIENT_OFFSET, as 4.9.x brokers do.
 	UseServerSideResetOffset bool // useServerSideResetOffset
+	// BrokerRole is ASYNC_MASTER, SYNC_MASTER or SLAVE (MessageStoreConfig): a
+	// slave refuses writes and copies its master's metadata.
+	BrokerRole string // brokerRole
+	// HaListenPort is where the master's HA service listens (registered as
+	// brokerIP2:haListenPort); listenPort+1 unless set.
+	HaListenPort int // haListenPort
 }
 
 // DefaultBrokerConfig returns Java's defaults. BrokerIP1/2 default to the first
@@ -106,6 +112,7 @@ func DefaultBrokerConfig() BrokerConfig {
 		TransactionTimeOut:          6000,
 		TransactionCheckMax:         15,
 		UseServerSideResetOffset:    true,
+		BrokerRole:                  RoleAsyncMaster,
 	}
 }
 
@@ -204,6 +211,10 @@ func (c *BrokerConfig) ApplyProperties(props map[string]string) error {
 			c.UseServerSideResetOffset = parseJavaBool(v)
 		case "brokerConfigPath":
 			c.BrokerConfigPath = v
+		case "brokerRole":
+			c.BrokerRole = v
+		case "haListenPort":
+			c.HaListenPort, err = strconv.Atoi(v)
 		case "channelExpiredTimeout":
 			c.ChannelExpiredTimeout, err = strconv.ParseInt(v, 10, 64)
 		}

@@ -18,6 +18,9 @@ const dlqQueueNums = 1
 // failed goes to %RETRY%<group> with a delay level, or to %DLQ%<group> once its
 // reconsume count is used up.
 func (b *Broker) handleConsumerSendMsgBack(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	if r := b.rejectOnSlave(req); r != nil {
+		return r, nil
+	}
 	h := headerReader{ext: req.Ext}
 	offset := h.reqInt64("offset")
 	group := h.reqStr("group")

@@ -32,6 +32,9 @@ const (
 // re-puts the half message to its real topic, both outcomes write an op message
 // so the checker stops asking.
 func (b *Broker) handleEndTransaction(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	if b.conf().IsSlave() {
+		return codec.NewResponse(req, codec.RespSlaveNotAvailable, ""), nil
+	}
 	h := headerReader{ext: req.Ext}
 	group := h.reqStr("producerGroup")
 	tranOffset := h.reqInt64("tranStateTableOffset")
