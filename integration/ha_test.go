@@ -1,0 +1,150 @@
+package integration
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"rmqd/codec"
+	"rmqd/integration/harness"
+)
+
+// haFileSize keeps commitlog files small so a few hundred messages roll files on
+// both sides (master and slave must agree on it).
+const haFileSize = 1 << 20
+
+func haConf(role, id string) map[string]string {
+	return map[string]string{"brokerRole": role, "brokerId": id, "mappedFileSizeCommitLog": fmt.Sprint(haFileSize),
+		// Quick heartbeats so an idle pair notices a dead peer within the test's patience.
+		"haSendHeartbeatInterval": "1000", "haHousekeepingInterval": "5000"}
+}
+
+// sameCommitLog reports whether every commitlog file of the master is byte-identical on the slave.
+func sameCommitLog(masterDir, slaveDir string) (bool, string) {
+	ents, err := os.ReadDir(filepath.Join(masterDir, "commitlog"))
+	if err != nil {
+		return false, err.Error()
+	}
+	if len(ents) == 0 {
+		return false, "master has no commitlog file"
+	}
+	for _, e := range ents {
+		a, err := os.ReadFile(filepath.Join(masterDir, "commitlog", e.Name()))
+		if err != nil {
+			return false, err.Error()
+		}
+		b, err := os.ReadFile(filepath.Join(slaveDir, "commitlog", e.Name()))
+		if err != nil {
+			return false, err.Error()
+		}
+		if !bytes.Equal(a, b) {
+			return false, "file " + e.Name() + " differs"
+		}
+	}
+	return true, ""
+}
+
+func waitSameCommitLog(t *testing.T, master, slave *harness.Target) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	why := ""
+	for time.Now().Before(deadline) {
+		var ok bool
+		if ok, why = sameCommitLog(master.StoreDir, slave.StoreDir); ok {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("slave commitlog never matched the master's: %s", why)
+}
+
+// queueTotal sums GET_MAX_OFFSET over queues.
+func queueTotal(r *rawClient, topic string, queues int) int64 {
+	var n int64
+	for q := range queues {
+		n += r.maxOffset(topic, q)
+	}
+	return n
+}
+
+// TestHAReplication runs a master and a slave of each pairing the targets allow (rmqd→rmqd under
+// RMQD_TARGET=rmqd; Java→rmqd and rmqd→Java need both kinds): what the master takes is byte for byte in the
+// slave's commitlog and in its consume queues, the slave copies the master's topics, refuses writes, and a
+// slave SIGKILLed mid-stream resumes from its own end with no gap and no duplicate.
+func TestHAReplication(t *testing.T) {
+	kinds := targetsFromEnv(t)
+	for _, pair := range [][2]string{{harness.KindRmqd, harness.KindRmqd}, {harness.KindApache, harness.KindRmqd},
+		{harness.KindRmqd, harness.KindApache}} {
+		if !containsKind(kinds, pair[0]) || !containsKind(kinds, pair[1]) {
+			continue
+		}
+		t.Run(pair[0]+"-to-"+pair[1], func(t *testing.T) { haPair(t, pair[0], pair[1]) })
+	}
+}
+
+func haPair(t *testing.T, masterKind, slaveKind string) {
+	const topic, queues = "IT_ha_topic", 4
+	master := harness.Start(t, masterKind, harness.Options{Split: true, BrokerConf: haConf("ASYNC_MASTER", "0")})
+	mr := newRawClient(t, master)
+	// Created before the slave starts: the slave copies topics at start, then once a minute.
+	mr.createTopic(topic, queues)
+	slave := harness.StartBroker(t, slaveKind, master.NamesrvAddr, harness.Options{BrokerConf: haConf("SLAVE", "1")})
+	sr := newRawClient(t, slave)
+
+	sent := harness.RunGoProduce(t, master, harness.GoProduce{Topic: topic, Count: 400, Size: 2048})
+	onlyOK(t, sent)
+	waitSameCommitLog(t, master, slave)
+
+	// The slave's own dispatch built its consume queues.
+	deadline := time.Now().Add(30 * time.Second)
+	for queueTotal(sr, topic, queues) != 400 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n := queueTotal(sr, topic, queues); n != 400 {
+		t.Fatalf("slave consume queues hold %d messages, want 400", n)
+	}
+
+	// A slave refuses writes: Java's rejectRequest answer.
+	resp := sr.invoke(codec.ReqSendMessage, sendHeader(topic, 0, ""), []byte("x"), 10*time.Second)
+	if resp.Code != codec.RespSystemBusy || !strings.Contains(resp.Remark, "[REJECTREQUEST]") {
+		t.Fatalf("send to the slave: code %d %q, want SYSTEM_BUSY [REJECTREQUEST]", resp.Code, resp.Remark)
+	}
+
+	// The slave has the master's topic config.
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		resp := sr.invoke(codec.ReqGetAllTopicConfig, nil, nil, 10*time.Second)
+		if resp.Code == codec.RespSuccess && bytes.Contains(resp.Body, []byte(`"`+topic+`"`)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("slave never copied topic %s from the master", topic)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	// Killed mid-stream, restarted: it resumes from its own end.
+	more := harness.RunGoProduce(t, master, harness.GoProduce{Topic: topic, Count: 200, Size: 2048, BodyPrefix: "ha-2"})
+	onlyOK(t, more)
+	slave.KillBroker(t)
+	onlyOK(t, harness.RunGoProduce(t, master, harness.GoProduce{Topic: topic, Count: 200, Size: 2048, BodyPrefix: "ha-3"}))
+	slave.RestartBroker(t)
+	onlyOK(t, harness.RunGoProduce(t, master, harness.GoProduce{Topic: topic, Count: 200, Size: 2048, BodyPrefix: "ha-4"}))
+	waitSameCommitLog(t, master, slave)
+	deadline = time.Now().Add(30 * time.Second)
+	for queueTotal(sr, topic, queues) != 1000 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n := queueTotal(sr, topic, queues); n != 1000 {
+		t.Fatalf("after the slave's restart its consume queues hold %d messages, want 1000", n)
+	}
+	for q := range queues {
+		if m, s := mr.maxOffset(topic, q), sr.maxOffset(topic, q); m != s {
+			t.Fatalf("queue %d: master %d, slave %d", q, m, s)
+		}
+	}
+}
