@@ -2,12 +2,18 @@ package integration
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/apache/rocketmq-client-go/v2/primitive"
+	"github.com/apache/rocketmq-client-go/v2/producer"
 
 	"rmqd/codec"
 	"rmqd/integration/harness"
@@ -114,8 +120,8 @@ func haPair(t *testing.T, masterKind, slaveKind string) {
 		t.Fatalf("send to the slave: code %d %q, want SYSTEM_BUSY [REJECTREQUEST]", resp.Code, resp.Remark)
 	}
 
-	// The slave has the master's topic config.
-	deadline = time.Now().Add(30 * time.Second)
+	// The slave has the master's topic config (a Java slave copies it first a minute after its start).
+	deadline = time.Now().Add(90 * time.Second)
 	for {
 		resp := sr.invoke(codec.ReqGetAllTopicConfig, nil, nil, 10*time.Second)
 		if resp.Code == codec.RespSuccess && bytes.Contains(resp.Body, []byte(`"`+topic+`"`)) {
@@ -145,6 +151,103 @@ func haPair(t *testing.T, masterKind, slaveKind string) {
 	for q := range queues {
 		if m, s := mr.maxOffset(topic, q), sr.maxOffset(topic, q); m != s {
 			t.Fatalf("queue %d: master %d, slave %d", q, m, s)
+		}
+	}
+}
+
+// TestHASyncMasterKill loads a SYNC_MASTER with sends, SIGKILLs it and deletes its store mid-load, then
+// counts through a consumer on the slave: every send the master acknowledged with SEND_OK is there.
+func TestHASyncMasterKill(t *testing.T) {
+	kinds := targetsFromEnv(t)
+	for _, pair := range [][2]string{{harness.KindRmqd, harness.KindRmqd}, {harness.KindApache, harness.KindRmqd},
+		{harness.KindRmqd, harness.KindApache}} {
+		if !containsKind(kinds, pair[0]) || !containsKind(kinds, pair[1]) {
+			continue
+		}
+		t.Run(pair[0]+"-to-"+pair[1], func(t *testing.T) { haSyncMasterKill(t, pair[0], pair[1]) })
+	}
+}
+
+func haSyncMasterKill(t *testing.T, masterKind, slaveKind string) {
+	const topic, queues = "IT_ha_sync", 4
+	mc := haConf("SYNC_MASTER", "0")
+	// A 5.x Java master waits for the slave only with two in-sync replicas (4.9.x semantics).
+	mc["inSyncReplicas"] = "2"
+	mc["totalReplicas"] = "2"
+	master := harness.Start(t, masterKind, harness.Options{Split: true, BrokerConf: mc})
+	newRawClient(t, master).createTopic(topic, queues)
+	slave := harness.StartBroker(t, slaveKind, master.NamesrvAddr, harness.Options{BrokerConf: haConf("SLAVE", "1")})
+	_ = slave
+
+	pr, err := producer.NewDefaultProducer(
+		producer.WithNameServer([]string{master.NamesrvAddr}),
+		producer.WithGroupName("IT_ha_sync_pg"),
+		producer.WithInstanceName(fmt.Sprintf("IT_ha_sync_%d", time.Now().UnixNano())),
+		producer.WithRetry(0),
+		producer.WithSendMsgTimeout(3*time.Second))
+	if err != nil {
+		t.Fatalf("producer: %v", err)
+	}
+	if err := pr.Start(); err != nil {
+		t.Fatalf("producer start: %v", err)
+	}
+	defer func() { _ = pr.Shutdown() }()
+
+	var (
+		mu    sync.Mutex
+		acked []string
+		stop  atomic.Bool
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 100000 && !stop.Load(); i++ {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			r, err := pr.SendSync(ctx, primitive.NewMessage(topic, harness.MakeBody("ha-sync", i, 512)))
+			cancel()
+			if err == nil && r.Status == primitive.SendOK {
+				mu.Lock()
+				acked = append(acked, r.MsgID)
+				mu.Unlock()
+			}
+		}
+	}()
+	// Wait until the master acknowledged a good part of the load, then crash it and wipe its store.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		mu.Lock()
+		n := len(acked)
+		mu.Unlock()
+		if n >= 300 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d sends acknowledged by the SYNC_MASTER in 60 s", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	master.KillBroker(t)
+	if err := os.RemoveAll(master.StoreDir); err != nil {
+		t.Fatalf("delete the master's store: %v", err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	stop.Store(true)
+	<-done
+	mu.Lock()
+	want := append([]string(nil), acked...)
+	mu.Unlock()
+	t.Logf("%d sends acknowledged before the master died", len(want))
+
+	// The master is gone from the route; the consumer reads from the slave.
+	got := harness.RunGoConsume(t, master, harness.GoConsume{Topic: topic, Group: "IT_ha_sync_cg", Count: len(want),
+		Timeout: 120 * time.Second})
+	seen := make(map[string]bool, len(got))
+	for _, m := range got {
+		seen[m.MsgID] = true
+	}
+	for _, id := range want {
+		if !seen[id] {
+			t.Fatalf("acknowledged message %s is not on the slave", id)
 		}
 	}
 }

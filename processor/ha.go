@@ -2,6 +2,7 @@ package processor
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"rmqd/codec"
+	"rmqd/remoting"
 )
 
 // Broker roles (brokerRole).
@@ -239,4 +241,40 @@ func (s *scheduleService) replaceFromMaster(body []byte) error {
 	s.version.set(w.DataVersion)
 	s.mu.Unlock()
 	return s.persist()
+}
+
+// handleGetTimerCheckPoint is GET_TIMER_CHECK_POINT, which a Java slave polls
+// every 3 s: TimerCheckpoint.encode's 56 bytes (lastReadTimeMs,
+// lastTimerLogFlushPos, lastTimerQueueOffset, masterTimerQueueOffset, then the
+// data version's stateVersion, timestamp, counter). rmqd keeps no timerlog, so
+// the flush position is 0; the read time is the wheel's cursor and both queue
+// offsets are where it reads rmq_sys_wheel_timer.
+func (b *Broker) handleGetTimerCheckPoint(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	t := b.timer
+	t.mu.Lock()
+	readMs, queueOff := t.cursor*timerPrecisionMs, t.readPos
+	t.mu.Unlock()
+	body := make([]byte, 56)
+	for i, v := range []int64{readMs, 0, queueOff, queueOff, 0, time.Now().UnixMilli(), 0} {
+		binary.BigEndian.PutUint64(body[i*8:], uint64(v))
+	}
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = body
+	return resp, nil
+}
+
+// handleGetTimerMetrics is GET_TIMER_METRICS: TimerMetricsSerializeWrapper with
+// no per-topic counts (rmqd keeps none).
+func (b *Broker) handleGetTimerMetrics(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = []byte(`{"dataVersion":{"counter":0,"stateVersion":0,"timestamp":0},"timingCount":{}}`)
+	return resp, nil
+}
+
+// handleGetAllMessageRequestMode is GET_ALL_MESSAGE_REQUEST_MODE: rmqd keeps
+// no POP request modes, so the map is empty.
+func (b *Broker) handleGetAllMessageRequestMode(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = []byte(`{"messageRequestModeMap":{}}`)
+	return resp, nil
 }
