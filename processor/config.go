@@ -70,6 +70,8 @@ type BrokerConfig struct {
 	// HaListenPort is where the master's HA service listens (registered as
 	// brokerIP2:haListenPort); listenPort+1 unless set.
 	HaListenPort int // haListenPort
+	// SlaveReadEnable lets a slave serve pulls (rejected otherwise, as Java).
+	SlaveReadEnable bool // slaveReadEnable
 }
 
 // DefaultBrokerConfig returns Java's defaults. BrokerIP1/2 default to the first
@@ -213,6 +215,8 @@ func (c *BrokerConfig) ApplyProperties(props map[string]string) error {
 			c.BrokerConfigPath = v
 		case "brokerRole":
 			c.BrokerRole = v
+		case "slaveReadEnable":
+			c.SlaveReadEnable = parseJavaBool(v)
 		case "haListenPort":
 			c.HaListenPort, err = strconv.Atoi(v)
 		case "channelExpiredTimeout":
@@ -249,6 +253,7 @@ func (c *BrokerConfig) Properties() map[string]string {
 		"channelExpiredTimeout": i(c.ChannelExpiredTimeout), "messageDelayLevel": c.MessageDelayLevel,
 		"transactionCheckInterval": i(c.TransactionCheckInterval), "transactionTimeOut": i(c.TransactionTimeOut),
 		"transactionCheckMax":         i(int64(c.TransactionCheckMax)),
+		"slaveReadEnable":             b(c.SlaveReadEnable),
 		"consumerFallbehindThreshold": i(c.ConsumerFallbehindThreshold),
 		"useServerSideResetOffset":    b(c.UseServerSideResetOffset),
 	})

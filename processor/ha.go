@@ -98,11 +98,11 @@ func (b *Broker) slaveSyncLoop(ctx context.Context) {
 		if addr == "" || addr == b.conf().BrokerAddr() {
 			continue
 		}
+		// As Java: a failed round waits for the next minute too.
+		last = time.Now()
 		if err := b.SyncFromMaster(ctx, addr); err != nil {
 			b.log.Warn("slave sync", "master", addr, "err", err)
-			continue
 		}
-		last = time.Now()
 	}
 }
 

@@ -57,6 +57,10 @@ func (p pullReply) response(code int32, remark string) *codec.RemotingCommand {
 // handlePullMessage is PULL_MESSAGE (and LITE_PULL_MESSAGE): PullMessageProcessor
 // with long polling through the pull hold service.
 func (b *Broker) handlePullMessage(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	if b.conf().IsSlave() && !b.conf().SlaveReadEnable {
+		// PullMessageProcessor.rejectRequest: a slave serves reads only when allowed.
+		return codec.NewResponse(req, codec.RespSystemBusy, slaveRejectRemark), nil
+	}
 	reply := pullReply{opaque: req.Opaque, serializeType: req.SerializeType, code: req.Code}
 	h, err := parsePullHeader(req)
 	if err != nil {
