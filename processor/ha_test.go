@@ -1,0 +1,85 @@
+package processor
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"rmqd/codec"
+	"rmqd/remoting"
+	"rmqd/store"
+)
+
+func slaveConf(c *BrokerConfig) {
+	c.BrokerRole = RoleSlave
+	c.BrokerID = 1
+}
+
+func TestSlaveRefusesWrites(t *testing.T) {
+	b := newTestBrokerWith(t, slaveConf, func(s *store.Config) { s.BrokerRole = store.RoleSlave }, nil)
+	c := newTestConn(1)
+	ctx := context.Background()
+	resp, err := b.handleSendMessage(ctx, c, sendReq("T", 0, []byte("x"), ""))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSystemBusy, resp.Code)
+	require.Equal(t, slaveRejectRemark, resp.Remark)
+	require.Zero(t, b.st.MaxPhyOffset(), "nothing stored")
+
+	resp, err = b.handlePullMessage(ctx, c, pullReq("G", "T", 0, 0, 0, 0))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSystemBusy, resp.Code, "no reads without slaveReadEnable")
+
+	req := codec.NewRequest(codec.ReqEndTransaction)
+	resp, err = b.handleEndTransaction(ctx, c, req)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSlaveNotAvailable, resp.Code)
+
+	r := newTestBrokerWith(t, func(c *BrokerConfig) { slaveConf(c); c.SlaveReadEnable = true },
+		func(s *store.Config) { s.BrokerRole = store.RoleSlave }, nil)
+	resp, err = r.handlePullMessage(ctx, c, pullReq("G", "T", 0, 0, 0, 0))
+	require.NoError(t, err)
+	if resp != nil {
+		require.NotEqualValues(t, codec.RespSystemBusy, resp.Code, "slaveReadEnable serves pulls")
+	}
+}
+
+func TestSlaveSyncsMetadataFromMaster(t *testing.T) {
+	ctx := context.Background()
+	master := newTestBroker(t, nil)
+	tc := NewTopicConfig("SyncedTopic")
+	tc.ReadQueueNums, tc.WriteQueueNums = 3, 3
+	master.topics.Update(tc)
+	master.offsets.Commit("SyncedGroup", "SyncedTopic", 2, 42)
+	require.NoError(t, master.groups.Update(NewSubscriptionGroupConfig("SyncedGroup")))
+	srv := remoting.NewServer(remoting.ServerConfig{Addr: "127.0.0.1:0", Logger: quietLog()})
+	master.Register(srv)
+	require.NoError(t, srv.Start(ctx))
+	defer srv.Shutdown(context.Background())
+
+	slave := newTestBrokerWith(t, slaveConf, func(s *store.Config) { s.BrokerRole = store.RoleSlave }, nil)
+	cl := remoting.NewClient(remoting.ClientConfig{Logger: quietLog()})
+	defer cl.Close()
+	slave.SetNameServerInvoker(cl)
+	slave.topics.Update(NewTopicConfig("OnlyOnSlave"))
+
+	require.NoError(t, slave.SyncFromMaster(ctx, srv.Addr().String()))
+	got, ok := slave.topics.Select("SyncedTopic")
+	require.True(t, ok)
+	require.EqualValues(t, 3, got.WriteQueueNums)
+	require.False(t, slave.topics.Exists("OnlyOnSlave"), "topics the master lacks are dropped")
+	require.Equal(t, master.topics.DataVersion(), slave.topics.DataVersion())
+	require.EqualValues(t, 42, slave.offsets.Query("SyncedGroup", "SyncedTopic", 2))
+	_, ok = slave.groups.Get("SyncedGroup")
+	require.True(t, ok)
+
+	// The register answer teaches a slave its master.
+	var ha string
+	slave.OnMasterHAAddr(func(a string) { ha = a })
+	resp := codec.NewResponse(codec.NewRequest(codec.ReqRegisterBroker), codec.RespSuccess, "")
+	resp.Ext.Set("haServerAddr", "127.0.0.1:10912")
+	resp.Ext.Set("masterAddr", "127.0.0.1:10911")
+	slave.registered(resp)
+	require.Equal(t, "127.0.0.1:10912", ha)
+	require.Equal(t, "127.0.0.1:10911", slave.MasterAddr())
+}
