@@ -3,6 +3,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -123,6 +124,18 @@ func haPair(t *testing.T, masterKind, slaveKind string) {
 	sent := harness.RunGoProduce(t, master, harness.GoProduce{Topic: topic, Count: 400, Size: 2048})
 	onlyOK(t, sent)
 	waitSameCommitLog(t, master, slave)
+
+	// haStatus: the master shows its one slave.
+	hs := mr.invoke(codec.ReqGetBrokerHaStatus, nil, nil, 10*time.Second)
+	var info struct {
+		Master bool `json:"master"`
+		Conns  []struct {
+			SlaveAckOffset int64 `json:"slaveAckOffset"`
+		} `json:"haConnectionInfo"`
+	}
+	if err := json.Unmarshal(hs.Body, &info); hs.Code != codec.RespSuccess || err != nil || !info.Master || len(info.Conns) != 1 {
+		t.Fatalf("GET_BROKER_HA_STATUS on the master: code %d %q err %v body %.300s", hs.Code, hs.Remark, err, hs.Body)
+	}
 
 	// The slave's own dispatch built its consume queues.
 	deadline := time.Now().Add(30 * time.Second)

@@ -182,6 +182,7 @@ func (b *Broker) Handlers() map[int32]remoting.Processor {
 		codec.ReqInvokeBrokerToResetOffset:            f(b.handleInvokeBrokerToResetOffset),
 		codec.ReqGetAllDelayOffset:                    f(b.handleGetAllDelayOffset),
 		codec.ReqGetTimerCheckPoint:                   f(b.handleGetTimerCheckPoint),
+		codec.ReqGetBrokerHaStatus:                    f(b.handleGetBrokerHaStatus),
 		codec.ReqGetTimerMetrics:                      f(b.handleGetTimerMetrics),
 		codec.ReqGetAllMessageRequestMode:             f(b.handleGetAllMessageRequestMode),
 		codec.ReqGetSubscriptiongroupConfig:           f(b.handleGetSubscriptionGroupConfig),

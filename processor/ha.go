@@ -41,6 +41,8 @@ type masterAddrs struct {
 	ha, master atomic.Pointer[string]
 	// onHA is told a new master HA address (the HA client dials it).
 	onHA atomic.Pointer[func(string)]
+	// status builds GET_BROKER_HA_STATUS's body.
+	status atomic.Pointer[func() ([]byte, error)]
 }
 
 // OnMasterHAAddr makes f receive the master HA address each time a name server
@@ -276,5 +278,24 @@ func (b *Broker) handleGetTimerMetrics(ctx context.Context, c remoting.Conn, req
 func (b *Broker) handleGetAllMessageRequestMode(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	resp.Body = []byte(`{"messageRequestModeMap":{}}`)
+	return resp, nil
+}
+
+// SetHAStatus gives GET_BROKER_HA_STATUS its body: f returns HARuntimeInfo's
+// JSON (store/ha builds it; the broker does not know the HA service).
+func (b *Broker) SetHAStatus(f func() ([]byte, error)) { b.masters.status.Store(&f) }
+
+// handleGetBrokerHaStatus is GET_BROKER_HA_STATUS (mqadmin haStatus).
+func (b *Broker) handleGetBrokerHaStatus(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	f := b.masters.status.Load()
+	if f == nil {
+		return codec.NewResponse(req, codec.RespSystemError, "Can not get HARuntimeInfo, may be duplicationEnable is true"), nil
+	}
+	body, err := (*f)()
+	if err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
+	}
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = body
 	return resp, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -282,8 +283,10 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 		} else {
 			b.OnMasterHAAddr(haSlave.SetMasterAddr)
 		}
+		b.SetHAStatus(func() ([]byte, error) { return json.Marshal(haSlave.RuntimeInfo()) })
 	} else {
 		haMaster = ha.NewMaster(st, haCfg)
+		b.SetHAStatus(func() ([]byte, error) { return json.Marshal(haMaster.RuntimeInfo(scfg.HaMaxGapNotInSync)) })
 	}
 	start := func(ctx context.Context) error {
 		if err := st.Start(); err != nil {

@@ -116,6 +116,15 @@ func TestMasterToSlaveOverLoopback(t *testing.T) {
 	require.EqualValues(t, 500, total, "every record dispatched once on the slave")
 	require.Eventually(t, func() bool { return master.SlaveAckedOffset() == master.MaxPhyOffset() }, 5*time.Second, 5*time.Millisecond)
 	require.Len(t, m.Status(), 1)
+	info := m.RuntimeInfo(1 << 30)
+	require.True(t, info.Master)
+	require.Equal(t, 1, info.InSyncSlaveNums)
+	require.Len(t, info.HaConnectionInfo, 1)
+	require.Zero(t, info.HaConnectionInfo[0].Diff)
+	ci := sl.RuntimeInfo().HaClientRuntimeInfo
+	require.True(t, ci.Activated)
+	require.Equal(t, m.Addr().String(), ci.MasterAddr)
+	require.Equal(t, slave.MaxPhyOffset(), ci.MaxOffset)
 
 	require.NoError(t, sl.Close())
 	require.NoError(t, m.Close())

@@ -31,7 +31,8 @@ type Slave struct {
 	mu sync.Mutex
 	nc net.Conn
 
-	lastRead atomic.Int64 // unix ms of the last frame read
+	lastRead  atomic.Int64 // unix ms of the last frame read
+	lastWrite atomic.Int64 // unix ms of the last offset report
 }
 
 // NewSlave returns a slave that replicates into st once Start runs.
@@ -173,6 +174,7 @@ func (s *Slave) session(addr string) error {
 			return fmt.Errorf("report offset: %w", err)
 		}
 		reported.Store(off)
+		s.lastWrite.Store(nowMs())
 		return nil
 	}
 	// Java waits for its first heartbeat tick before the first report; rmqd
@@ -225,7 +227,7 @@ func (s *Slave) session(addr string) error {
 		if _, err := io.ReadFull(nc, body); err != nil {
 			return fmt.Errorf("read frame body: %w", err)
 		}
-		s.lastRead.Store(time.Now().UnixMilli())
+		s.lastRead.Store(nowMs())
 		if size == 0 {
 			continue
 		}
