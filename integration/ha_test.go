@@ -97,14 +97,17 @@ func queueTotal(r *rawClient, topic string, queues int) int64 {
 	return n
 }
 
+// haPairs are the master-slave pairings, Java->Java as the control.
+var haPairs = [][2]string{{harness.KindRmqd, harness.KindRmqd}, {harness.KindApache, harness.KindRmqd},
+	{harness.KindRmqd, harness.KindApache}, {harness.KindApache, harness.KindApache}}
+
 // TestHAReplication runs a master and a slave of each pairing the targets allow (rmqd→rmqd under
 // RMQD_TARGET=rmqd; Java→rmqd and rmqd→Java need both kinds): what the master takes is byte for byte in the
 // slave's commitlog and in its consume queues, the slave copies the master's topics, refuses writes, and a
 // slave SIGKILLed mid-stream resumes from its own end with no gap and no duplicate.
 func TestHAReplication(t *testing.T) {
 	kinds := targetsFromEnv(t)
-	for _, pair := range [][2]string{{harness.KindRmqd, harness.KindRmqd}, {harness.KindApache, harness.KindRmqd},
-		{harness.KindRmqd, harness.KindApache}} {
+	for _, pair := range haPairs {
 		if !containsKind(kinds, pair[0]) || !containsKind(kinds, pair[1]) {
 			continue
 		}
@@ -180,8 +183,7 @@ func haPair(t *testing.T, masterKind, slaveKind string) {
 // counts through a consumer on the slave: every send the master acknowledged with SEND_OK is there.
 func TestHASyncMasterKill(t *testing.T) {
 	kinds := targetsFromEnv(t)
-	for _, pair := range [][2]string{{harness.KindRmqd, harness.KindRmqd}, {harness.KindApache, harness.KindRmqd},
-		{harness.KindRmqd, harness.KindApache}} {
+	for _, pair := range haPairs {
 		if !containsKind(kinds, pair[0]) || !containsKind(kinds, pair[1]) {
 			continue
 		}
