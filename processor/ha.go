@@ -11,6 +11,7 @@ import (
 
 	"rmqd/codec"
 	"rmqd/remoting"
+	"rmqd/store"
 )
 
 // Broker roles (brokerRole).
@@ -298,4 +299,26 @@ func (b *Broker) handleGetBrokerHaStatus(ctx context.Context, c remoting.Conn, r
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	resp.Body = body
 	return resp, nil
+}
+
+// suggestBrokerID is the pull answer's suggestWhichBrokerId
+// (PullMessageProcessor): with slaveReadEnable, a consumer whose next message
+// lies further behind the commitlog's end than memory holds is sent to its
+// group's whichBrokerWhenConsumeSlowly, any other to the group's brokerId;
+// without it, always to the master.
+func (b *Broker) suggestBrokerID(group string, res *store.GetResult) int64 {
+	if !b.conf().SlaveReadEnable {
+		return 0
+	}
+	sgc, ok := b.groups.Get(group)
+	if !ok {
+		sgc = NewSubscriptionGroupConfig(group)
+	}
+	if len(res.Records) > 0 && len(res.Records[0]) >= 36 {
+		phy := int64(binary.BigEndian.Uint64(res.Records[0][28:36]))
+		if b.store.MaxPhyOffset()-phy > hotCommitLogBytes() {
+			return sgc.WhichBrokerWhenConsumeSlowly
+		}
+	}
+	return sgc.BrokerID
 }

@@ -3,6 +3,7 @@ package processor
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -82,4 +83,23 @@ func TestSlaveSyncsMetadataFromMaster(t *testing.T) {
 	slave.registered(resp)
 	require.Equal(t, "127.0.0.1:10912", ha)
 	require.Equal(t, "127.0.0.1:10911", slave.MasterAddr())
+}
+
+func TestPullSuggestsBrokerWithSlaveReadEnable(t *testing.T) {
+	b := newTestBroker(t, func(c *BrokerConfig) { c.SlaveReadEnable = true })
+	c := newTestConn(40000)
+	ctx := context.Background()
+	g := NewSubscriptionGroupConfig("GS")
+	g.BrokerID = 1
+	require.NoError(t, b.groups.Update(g))
+	resp, err := b.handleSendMessage(ctx, c, sendReq("TopicS", 0, []byte("x"), ""))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("TopicS", 0) == 1 }, 5*time.Second, 5*time.Millisecond)
+	r, err := b.handlePullMessage(ctx, c, pullReq("GS", "TopicS", 0, 0, pullFlagSubscription, 0))
+	require.NoError(t, err)
+	require.Nil(t, r)
+	pr := waitResponse(t, c, 1)
+	require.EqualValues(t, codec.RespSuccess, pr.Code)
+	require.Equal(t, "1", ext(t, pr, "suggestWhichBrokerId"), "a consumer in memory reads where its group says")
 }

@@ -136,7 +136,7 @@ func (b *Broker) pull(c remoting.Conn, h *pullHeader, reply pullReply, filter st
 	}
 	resp := reply.response(code, res.Status.String())
 	// Every 0/19/20/21 answer carries all four: the Java client unboxes them.
-	resp.CustomHeader = &codec.PullMessageResponseHeader{SuggestWhichBrokerID: 0,
+	resp.CustomHeader = &codec.PullMessageResponseHeader{SuggestWhichBrokerID: b.suggestBrokerID(h.consumerGroup, res),
 		NextBeginOffset: res.NextBeginOffset, MinOffset: res.MinOffset, MaxOffset: res.MaxOffset}
 
 	if allowSuspend && h.sysFlag&pullFlagCommitOffset != 0 && b.conf().BrokerID == 0 {
