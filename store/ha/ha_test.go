@@ -202,3 +202,65 @@ func TestMasterRefusesSlaveAhead(t *testing.T) {
 	require.ErrorIs(t, err, io.EOF, "the master closes on a slave ahead of it")
 	require.Zero(t, master.SlaveAckedOffset(), "its ack counts for nothing")
 }
+
+func TestSlaveDropsMalformedFrames(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	slave := openStore(t, t.TempDir(), store.RoleSlave)
+	defer slave.Shutdown()
+	sl := NewSlave(slave, testCfg())
+	defer sl.Close()
+	sl.SetMasterAddr(ln.Addr().String())
+	sl.Start()
+
+	for _, frame := range [][]byte{
+		{0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff},    // negative size
+		{0, 0, 0, 0, 0, 0, 0, 0, 0x7f, 0, 0, 0},             // 2 GiB body
+		{0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 3, 'a', 'b', 'c'}, // not on a file boundary for an empty slave
+	} {
+		nc, err := ln.Accept()
+		require.NoError(t, err)
+		var rep [8]byte
+		_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
+		_, err = io.ReadFull(nc, rep[:])
+		require.NoError(t, err)
+		_, _ = nc.Write(frame)
+		// The slave hangs up (and redials after its retry wait).
+		_, err = io.ReadAll(nc)
+		require.NoError(t, err)
+		_ = nc.Close()
+		require.Zero(t, slave.MaxPhyOffset())
+		if testing.Short() {
+			break
+		}
+	}
+}
+
+func TestMasterClampsAcksToWhatItSent(t *testing.T) {
+	master := openStore(t, t.TempDir(), store.RoleAsyncMaster)
+	defer master.Shutdown()
+	put(t, master, 0, 1)
+	m := NewMaster(master, testCfg())
+	require.NoError(t, m.Start("127.0.0.1:0"))
+	defer m.Close()
+	nc, err := net.Dial("tcp", m.Addr().String())
+	require.NoError(t, err)
+	defer nc.Close()
+	var rep [8]byte
+	_, err = nc.Write(rep[:]) // empty slave
+	require.NoError(t, err)
+	hdr := make([]byte, 12)
+	_ = nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err = io.ReadFull(nc, hdr)
+	require.NoError(t, err)
+	body := make([]byte, binary.BigEndian.Uint32(hdr[8:]))
+	_, err = io.ReadFull(nc, body)
+	require.NoError(t, err)
+	sent := master.MaxPhyOffset()
+	binary.BigEndian.PutUint64(rep[:], uint64(sent+1<<20)) // a lie
+	_, err = nc.Write(rep[:])
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return master.SlaveAckedOffset() == sent }, 5*time.Second, 5*time.Millisecond)
+	require.Never(t, func() bool { return master.SlaveAckedOffset() > sent }, 100*time.Millisecond, 10*time.Millisecond)
+}

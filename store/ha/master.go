@@ -213,6 +213,11 @@ func (c *masterConn) readLoop() {
 			c.m.st.SlaveConnected(1)
 			close(c.first)
 		}
+		if sent := c.next.Load(); sent >= 0 && off > sent {
+			// Nothing beyond what was sent can be held by the slave: a larger
+			// ack must not answer a SYNC_MASTER put (Java takes it as is).
+			off = sent
+		}
 		c.ack.Store(off)
 		c.m.st.SlaveAcked(off)
 	}
