@@ -258,12 +258,14 @@ func (c *masterConn) writeLoop() {
 		if n > 0 || time.Since(lastWrite) >= cfg.HeartbeatInterval {
 			binary.BigEndian.PutUint64(buf[0:], uint64(next))
 			binary.BigEndian.PutUint32(buf[8:], uint32(n))
+			// Published before the write: the slave may ack these bytes before
+			// Write returns, and the reader clamps acks to it.
+			next += int64(n)
+			c.next.Store(next)
 			_ = c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
 			if _, err := c.nc.Write(buf[:headerSize+n]); err != nil {
 				return
 			}
-			next += int64(n)
-			c.next.Store(next)
 			lastWrite = time.Now()
 			if n > 0 {
 				continue
