@@ -276,3 +276,71 @@ func haSyncMasterKill(t *testing.T, masterKind, slaveKind string) {
 		}
 	}
 }
+
+// TestHAConsumerFailover kills the master (store kept), starts a Java consumer that reads everything from
+// the slave, restarts the master, sends more, and expects the same consumer to get those too and, by its
+// last offset commit, the restarted master to hold the group's offsets at the end of every queue.
+func TestHAConsumerFailover(t *testing.T) {
+	kinds := targetsFromEnv(t)
+	for _, pair := range haPairs {
+		if !containsKind(kinds, pair[0]) || !containsKind(kinds, pair[1]) {
+			continue
+		}
+		t.Run(pair[0]+"-to-"+pair[1], func(t *testing.T) { haConsumerFailover(t, pair[0], pair[1]) })
+	}
+}
+
+func haConsumerFailover(t *testing.T, masterKind, slaveKind string) {
+	const topic, group, queues, n1, n2 = "IT_ha_failover", "IT_ha_failover_cg", 4, 100, 50
+	master := harness.Start(t, masterKind, harness.Options{Split: true, BrokerConf: haConf("ASYNC_MASTER", "0")})
+	newRawClient(t, master).createTopic(topic, queues)
+	slave := harness.StartBroker(t, slaveKind, master.NamesrvAddr, harness.Options{BrokerConf: haConf("SLAVE", "1")})
+	sr := newRawClient(t, slave)
+	waitSlaveTopic(t, sr, topic)
+	onlyOK(t, harness.RunGoProduce(t, master, harness.GoProduce{Topic: topic, Count: n1, BodyPrefix: "fo-1"}))
+	waitSameCommitLog(t, master, slave)
+
+	master.KillBroker(t)
+	type result struct {
+		r   *harness.JavaResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		// Lingers so that, once the master is back in its route, its periodic commit reaches the master.
+		r, err := harness.TryJava(t, master, "5", "consume", "--topic", topic, "--group", group,
+			"--count", fmt.Sprint(n1+n2), "--timeout", "150000", "--linger", "40000", "--deadline", "200000")
+		done <- result{r, err}
+	}()
+	// The consumer reads what the master took before it died from the slave.
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		var sum int64
+		for q := range queues {
+			sum += max(sr.committedOffset(group, topic, q), 0)
+		}
+		if sum == n1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the consumer committed %d of %d on the slave while the master was down", sum, n1)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+
+	master.RestartBroker(t)
+	onlyOK(t, harness.RunGoProduce(t, master, harness.GoProduce{Topic: topic, Count: n2, BodyPrefix: "fo-2"}))
+	res := <-done
+	if res.err != nil {
+		t.Fatalf("java consumer: %v", res.err)
+	}
+	if !res.r.OK || res.r.Distinct < n1+n2 {
+		t.Fatalf("java consumer: ok=%v distinct %d of %d: %s", res.r.OK, res.r.Distinct, n1+n2, res.r.Error)
+	}
+	mr := newRawClient(t, master)
+	for q := range queues {
+		if c, m := mr.committedOffset(group, topic, q), mr.maxOffset(topic, q); c != m {
+			t.Fatalf("queue %d: the master holds offset %d for the group, its queue ends at %d", q, c, m)
+		}
+	}
+}
