@@ -139,6 +139,13 @@ func haPair(t *testing.T, masterKind, slaveKind string) {
 	if err := json.Unmarshal(hs.Body, &info); hs.Code != codec.RespSuccess || err != nil || !info.Master || len(info.Conns) != 1 {
 		t.Fatalf("GET_BROKER_HA_STATUS on the master: code %d %q err %v body %.300s", hs.Code, hs.Remark, err, hs.Body)
 	}
+	// mqadmin shows the pair: clusterList lists the slave as broker 1, haStatus the master's one slave.
+	if out := harness.Mqadmin(t, master, "clusterList"); !strings.Contains(out, slave.BrokerAddr) {
+		t.Fatalf("clusterList does not show the slave %s:\n%s", slave.BrokerAddr, out)
+	}
+	if out := harness.Mqadmin(t, master, "haStatus", "-b", master.BrokerAddr); !strings.Contains(out, "#SlaveNum\t1") {
+		t.Fatalf("haStatus does not show one slave:\n%s", out)
+	}
 
 	// The slave's own dispatch built its consume queues.
 	deadline := time.Now().Add(30 * time.Second)
