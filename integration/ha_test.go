@@ -316,7 +316,7 @@ func haConsumerFailover(t *testing.T, masterKind, slaveKind string) {
 	go func() {
 		// Lingers so that, once the master is back in its route, its periodic commit reaches the master.
 		r, err := harness.TryJava(t, master, "5", "consume", "--topic", topic, "--group", group,
-			"--count", fmt.Sprint(n1+n2), "--timeout", "150000", "--linger", "40000", "--deadline", "200000")
+			"--count", fmt.Sprint(n1+n2), "--timeout", "240000", "--linger", "40000", "--deadline", "300000")
 		done <- result{r, err}
 	}()
 	// The consumer reads what the master took before it died from the slave.
