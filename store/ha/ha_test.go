@@ -264,3 +264,30 @@ func TestMasterClampsAcksToWhatItSent(t *testing.T) {
 	require.Eventually(t, func() bool { return master.SlaveAckedOffset() == sent }, 5*time.Second, 5*time.Millisecond)
 	require.Never(t, func() bool { return master.SlaveAckedOffset() > sent }, 100*time.Millisecond, 10*time.Millisecond)
 }
+
+func TestEmptySlaveJoiningLateServesTheTail(t *testing.T) {
+	master := openStore(t, t.TempDir(), store.RoleAsyncMaster)
+	defer master.Shutdown()
+	put(t, master, 0, 300) // several files before the slave exists
+	m := NewMaster(master, testCfg())
+	require.NoError(t, m.Start("127.0.0.1:0"))
+	defer m.Close()
+	slave := openStore(t, t.TempDir(), store.RoleSlave)
+	defer slave.Shutdown()
+	sl := NewSlave(slave, testCfg())
+	defer sl.Close()
+	sl.SetMasterAddr(m.Addr().String())
+	sl.Start()
+	put(t, master, 300, 320)
+	waitCaughtUp(t, master, slave)
+	require.Greater(t, slave.MinPhyOffset(), int64(0), "only the master's last file and what followed")
+	require.Eventually(t, func() bool { return slave.DispatchedPhyOffset() == slave.MaxPhyOffset() }, 5*time.Second, 5*time.Millisecond)
+	for q := int32(0); q < 4; q++ {
+		require.Equal(t, master.MaxOffsetInQueue("T", q), slave.MaxOffsetInQueue("T", q))
+		last := slave.MaxOffsetInQueue("T", q) - 1
+		r := slave.GetMessage("G", "T", q, last, 1, 1<<20, nil)
+		require.Equal(t, store.GetFound, r.Status, "queue %d offset %d", q, last)
+		require.Len(t, r.Records, 1)
+		r.Release()
+	}
+}
