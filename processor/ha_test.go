@@ -103,3 +103,25 @@ func TestPullSuggestsBrokerWithSlaveReadEnable(t *testing.T) {
 	require.EqualValues(t, codec.RespSuccess, pr.Code)
 	require.Equal(t, "1", ext(t, pr, "suggestWhichBrokerId"), "a consumer in memory reads where its group says")
 }
+
+func TestSyncMasterWithoutSlave(t *testing.T) {
+	b := newTestBrokerWith(t, func(c *BrokerConfig) { c.BrokerRole = RoleSyncMaster },
+		func(s *store.Config) { s.BrokerRole = store.RoleSyncMaster }, nil)
+	c := newTestConn(1)
+	ctx := context.Background()
+	resp, err := b.handleSendMessage(ctx, c, sendReq("T", 0, []byte("x"), ""))
+	require.NoError(t, err)
+	if resp == nil {
+		resp = waitResponse(t, c, 1)
+	}
+	require.EqualValues(t, codec.RespSlaveNotAvailable, resp.Code, "stored, but no slave holds it")
+	require.Len(t, ext(t, resp, "msgId"), 32, "answered as a send, with its id")
+	off := b.st.MaxPhyOffset()
+	require.Positive(t, off)
+
+	// A send-back is stored all the same and answered as Java does.
+	resp, err = b.handleConsumerSendMsgBack(ctx, c, sendBackReq(0, "G", 0, 16))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Greater(t, b.st.MaxPhyOffset(), off)
+}

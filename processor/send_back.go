@@ -85,7 +85,7 @@ func (b *Broker) handleConsumerSendMsgBack(ctx context.Context, c remoting.Conn,
 	msg.SysFlag = hostFlags(msg.SysFlag, msg.BornHost, msg.StoreHost)
 	b.applyDelay(msg)
 	res := b.store.PutMessage(ctx, msg)
-	if res.Status != store.PutOK {
+	if !stored(res.Status) {
 		return codec.NewResponse(req, codec.RespSystemError, putStatusName(res.Status)), nil
 	}
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
