@@ -71,6 +71,14 @@ func waitCaughtUp(t *testing.T, master, slave *store.DefaultStore) {
 		10*time.Second, 5*time.Millisecond, "slave at %d, master at %d", slave.MaxPhyOffset(), master.MaxPhyOffset())
 }
 
+func waitSlaveSeen(t *testing.T, m *Master) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		st := m.Status()
+		return len(st) == 1 && st[0].TransferredOffset >= 0
+	}, 5*time.Second, time.Millisecond)
+}
+
 func sameFiles(t *testing.T, mdir, sdir string) {
 	t.Helper()
 	ents, err := os.ReadDir(filepath.Join(mdir, "commitlog"))
@@ -94,6 +102,8 @@ func TestMasterToSlaveOverLoopback(t *testing.T) {
 	sl := NewSlave(slave, testCfg())
 	sl.SetMasterAddr(m.Addr().String())
 	sl.Start()
+	// An empty slave starts at the master's last file: let it report before the load.
+	waitSlaveSeen(t, m)
 
 	put(t, master, 0, 200) // several files: file-end blanks travel too
 	waitCaughtUp(t, master, slave)
@@ -281,8 +291,11 @@ func TestEmptySlaveJoiningLateServesTheTail(t *testing.T) {
 	put(t, master, 300, 320)
 	waitCaughtUp(t, master, slave)
 	require.Greater(t, slave.MinPhyOffset(), int64(0), "only the master's last file and what followed")
-	require.Eventually(t, func() bool { return slave.DispatchedPhyOffset() == slave.MaxPhyOffset() }, 5*time.Second, 5*time.Millisecond)
+	for _, st := range []*store.DefaultStore{master, slave} {
+		require.Eventually(t, func() bool { return st.DispatchedPhyOffset() == st.MaxPhyOffset() }, 5*time.Second, 5*time.Millisecond)
+	}
 	for q := int32(0); q < 4; q++ {
+		require.EqualValues(t, 80, master.MaxOffsetInQueue("T", q))
 		require.Equal(t, master.MaxOffsetInQueue("T", q), slave.MaxOffsetInQueue("T", q))
 		last := slave.MaxOffsetInQueue("T", q) - 1
 		r := slave.GetMessage("G", "T", q, last, 1, 1<<20, nil)
