@@ -51,6 +51,7 @@ type Broker struct {
 	admin         adminState
 	acl           *acl.Manager                // nil unless aclEnable
 	pools         atomic.Pointer[brokerPools] // request pools, set by Register
+	masters       masterAddrs
 
 	mu      sync.Mutex
 	started bool
@@ -193,6 +194,10 @@ func (b *Broker) Handlers() map[int32]remoting.Processor {
 		codec.ReqGetSystemTopicListFromBroker:         f(b.handleGetSystemTopicListFromBroker),
 		codec.ReqInvokeBrokerToResetOffset:            f(b.handleInvokeBrokerToResetOffset),
 		codec.ReqGetAllDelayOffset:                    f(b.handleGetAllDelayOffset),
+		codec.ReqGetTimerCheckPoint:                   f(b.handleGetTimerCheckPoint),
+		codec.ReqGetBrokerHaStatus:                    f(b.handleGetBrokerHaStatus),
+		codec.ReqGetTimerMetrics:                      f(b.handleGetTimerMetrics),
+		codec.ReqGetAllMessageRequestMode:             f(b.handleGetAllMessageRequestMode),
 		codec.ReqGetSubscriptiongroupConfig:           f(b.handleGetSubscriptionGroupConfig),
 		codec.ReqUpdateAndCreateTopicList:             f(b.handleUpdateAndCreateTopicList),
 		codec.ReqUpdateAndCreateSubscriptiongroupList: f(b.handleUpdateAndCreateSubscriptionGroupList),
@@ -268,6 +273,9 @@ func (b *Broker) Start(ctx context.Context) error {
 		if b.conf().TimerWheelEnable {
 			b.goLoop(func() { b.timer.run(runCtx) })
 		}
+	}
+	if b.conf().IsSlave() {
+		b.goLoop(func() { b.slaveSyncLoop(runCtx) })
 	}
 	if b.ns != nil && len(b.conf().nameServers()) > 0 {
 		if err := b.RegisterAll(ctx); err != nil {

@@ -87,6 +87,14 @@ type BrokerConfig struct {
 	WaitTimeMillsInLitePullQueue    int64 // waitTimeMillsInLitePullQueue
 	WaitTimeMillsInHeartbeatQueue   int64 // waitTimeMillsInHeartbeatQueue
 	WaitTimeMillsInTransactionQueue int64 // waitTimeMillsInTransactionQueue
+	// BrokerRole is ASYNC_MASTER, SYNC_MASTER or SLAVE (MessageStoreConfig): a
+	// slave refuses writes and copies its master's metadata.
+	BrokerRole string // brokerRole
+	// HaListenPort is where the master's HA service listens (registered as
+	// brokerIP2:haListenPort); listenPort+1 unless set.
+	HaListenPort int // haListenPort
+	// SlaveReadEnable lets a slave serve pulls (rejected otherwise, as Java).
+	SlaveReadEnable bool // slaveReadEnable
 }
 
 // DefaultBrokerConfig returns Java's defaults. BrokerIP1/2 default to the first
@@ -137,6 +145,7 @@ func DefaultBrokerConfig() BrokerConfig {
 		WaitTimeMillsInLitePullQueue:    5000,
 		WaitTimeMillsInHeartbeatQueue:   31000,
 		WaitTimeMillsInTransactionQueue: 3000,
+		BrokerRole:                      RoleAsyncMaster,
 	}
 }
 
@@ -247,6 +256,12 @@ func (c *BrokerConfig) ApplyProperties(props map[string]string) error {
 			c.AuthenticationEnabled = parseJavaBool(v)
 		case "authorizationEnabled":
 			c.AuthorizationEnabled = parseJavaBool(v)
+		case "brokerRole":
+			c.BrokerRole = v
+		case "slaveReadEnable":
+			c.SlaveReadEnable = parseJavaBool(v)
+		case "haListenPort":
+			c.HaListenPort, err = strconv.Atoi(v)
 		case "channelExpiredTimeout":
 			c.ChannelExpiredTimeout, err = strconv.ParseInt(v, 10, 64)
 		case "brokerFastFailureEnable":
@@ -293,6 +308,7 @@ func (c *BrokerConfig) Properties() map[string]string {
 		"channelExpiredTimeout": i(c.ChannelExpiredTimeout), "messageDelayLevel": c.MessageDelayLevel,
 		"transactionCheckInterval": i(c.TransactionCheckInterval), "transactionTimeOut": i(c.TransactionTimeOut),
 		"transactionCheckMax":         i(int64(c.TransactionCheckMax)),
+		"slaveReadEnable":             b(c.SlaveReadEnable),
 		"consumerFallbehindThreshold": i(c.ConsumerFallbehindThreshold),
 		"useServerSideResetOffset":    b(c.UseServerSideResetOffset),
 		"aclEnable":                   b(c.AclEnable),

@@ -57,6 +57,10 @@ func (p pullReply) response(code int32, remark string) *codec.RemotingCommand {
 // handlePullMessage is PULL_MESSAGE (and LITE_PULL_MESSAGE): PullMessageProcessor
 // with long polling through the pull hold service.
 func (b *Broker) handlePullMessage(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	if b.conf().IsSlave() && !b.conf().SlaveReadEnable {
+		// PullMessageProcessor.rejectRequest: a slave serves reads only when allowed.
+		return codec.NewResponse(req, codec.RespSystemBusy, slaveRejectRemark), nil
+	}
 	reply := pullReply{opaque: req.Opaque, serializeType: req.SerializeType, code: req.Code}
 	h, err := parsePullHeader(req)
 	if err != nil {
@@ -132,7 +136,7 @@ func (b *Broker) pull(c remoting.Conn, h *pullHeader, reply pullReply, filter st
 	}
 	resp := reply.response(code, res.Status.String())
 	// Every 0/19/20/21 answer carries all four: the Java client unboxes them.
-	resp.CustomHeader = &codec.PullMessageResponseHeader{SuggestWhichBrokerID: 0,
+	resp.CustomHeader = &codec.PullMessageResponseHeader{SuggestWhichBrokerID: b.suggestBrokerID(h.consumerGroup, res),
 		NextBeginOffset: res.NextBeginOffset, MinOffset: res.MinOffset, MaxOffset: res.MaxOffset}
 
 	if allowSuspend && h.sysFlag&pullFlagCommitOffset != 0 && b.conf().BrokerID == 0 {

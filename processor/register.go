@@ -40,7 +40,11 @@ func (b *Broker) haServerAddr() string {
 	if ip == "" {
 		ip = b.conf().BrokerIP1
 	}
-	return net.JoinHostPort(ip, strconv.Itoa(b.conf().ListenPort+1))
+	port := b.conf().HaListenPort
+	if port <= 0 {
+		port = b.conf().ListenPort + 1
+	}
+	return net.JoinHostPort(ip, strconv.Itoa(port))
 }
 
 func (b *Broker) brokerIdentity(req *codec.RemotingCommand) {
@@ -100,6 +104,8 @@ func (b *Broker) RegisterAll(ctx context.Context) error {
 				errs[i] = fmt.Errorf("register broker to name server %s: %w", addr, err)
 			case resp.Code != codec.RespSuccess:
 				errs[i] = fmt.Errorf("register broker to name server %s: code %d %s", addr, resp.Code, resp.Remark)
+			default:
+				b.registered(resp)
 			}
 		}()
 	}

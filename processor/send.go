@@ -28,6 +28,9 @@ const (
 // handleSendMessage is SEND_MESSAGE, SEND_MESSAGE_V2 and SEND_BATCH_MESSAGE
 // (SendMessageProcessor.sendMessage / sendBatchMessage).
 func (b *Broker) handleSendMessage(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	if r := b.rejectOnSlave(req); r != nil {
+		return r, nil
+	}
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	// Every send response carries extFields with MSG_REGION and TRACE_ON: the
 	// Java client reads them unconditionally. The typed header writes its numbers

@@ -18,6 +18,9 @@ const dlqQueueNums = 1
 // failed goes to %RETRY%<group> with a delay level, or to %DLQ%<group> once its
 // reconsume count is used up.
 func (b *Broker) handleConsumerSendMsgBack(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	if r := b.rejectOnSlave(req); r != nil {
+		return r, nil
+	}
 	h := headerReader{ext: req.Ext}
 	offset := h.reqInt64("offset")
 	group := h.reqStr("group")
@@ -90,7 +93,7 @@ func (b *Broker) handleConsumerSendMsgBack(ctx context.Context, c remoting.Conn,
 	msg.SysFlag = hostFlags(msg.SysFlag, msg.BornHost, msg.StoreHost)
 	b.applyDelay(msg)
 	res := b.store.PutMessage(ctx, msg)
-	if res.Status != store.PutOK {
+	if !stored(res.Status) {
 		return codec.NewResponse(req, codec.RespSystemError, putStatusName(res.Status)), nil
 	}
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil

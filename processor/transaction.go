@@ -29,6 +29,9 @@ const (
 // re-puts the half message to its real topic, both outcomes write an op message
 // so the checker stops asking.
 func (b *Broker) handleEndTransaction(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	if b.conf().IsSlave() {
+		return codec.NewResponse(req, codec.RespSlaveNotAvailable, ""), nil
+	}
 	h := headerReader{ext: req.Ext}
 	group := h.reqStr("producerGroup")
 	tranOffset := h.reqInt64("tranStateTableOffset")
@@ -73,7 +76,7 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c remoting.Conn, req 
 		}
 		b.applyDelay(msg)
 		res := b.store.PutMessage(ctx, msg)
-		if res.Status != store.PutOK {
+		if !stored(res.Status) {
 			return codec.NewResponse(req, codec.RespSystemError, putStatusName(res.Status)), nil
 		}
 	}
@@ -178,7 +181,7 @@ func (t *transactionService) writeOp(ctx context.Context, queueID int32, halfOff
 		Properties: props}
 	msg.SysFlag = hostFlags(0, msg.BornHost, msg.StoreHost)
 	res := t.b.store.PutMessage(ctx, msg)
-	if res.Status != store.PutOK {
+	if !stored(res.Status) {
 		return &putError{res.Status}
 	}
 	return nil
@@ -313,7 +316,7 @@ func (t *transactionService) discard(ctx context.Context, half *codec.Message) {
 	msg := *half
 	msg.Topic, msg.QueueID = TopicTransCheckMax, 0
 	msg.StoreHost = b.storeHost
-	if res := b.store.PutMessage(ctx, &msg); res.Status != store.PutOK {
+	if res := b.store.PutMessage(ctx, &msg); !stored(res.Status) {
 		b.log.Warn("transaction: discard half message failed", "offset", half.CommitLogOffset, "status", putStatusName(res.Status))
 	}
 }
@@ -326,7 +329,7 @@ func (t *transactionService) requeueAndAsk(ctx context.Context, half *codec.Mess
 	cp.Properties = codec.SetProperty(half.Properties, codec.PropTranCheckTimes, strconv.Itoa(times))
 	cp.StoreHost = b.storeHost
 	res := b.store.PutMessage(ctx, &cp)
-	if res.Status != store.PutOK {
+	if !stored(res.Status) {
 		b.log.Warn("transaction: re-queue half message failed", "status", putStatusName(res.Status))
 		return false
 	}

@@ -72,6 +72,14 @@ type Config struct {
 	MessageDelayLevel string `prop:"messageDelayLevel"`
 	BrokerRole        string `prop:"brokerRole"`
 
+	// Classic HA (store/ha serves them; the store itself opens no socket).
+	HaListenPort            int    `prop:"haListenPort"`
+	HaMasterAddress         string `prop:"haMasterAddress"`
+	HaSendHeartbeatInterval int    `prop:"haSendHeartbeatInterval"`
+	HaHousekeepingInterval  int    `prop:"haHousekeepingInterval"`
+	HaTransferBatchSize     int    `prop:"haTransferBatchSize"`
+	HaMaxGapNotInSync       int64  `prop:"haMaxGapNotInSync"`
+
 	// rmqd's own keys (a Java broker ignores them). PrefaultAheadBytes of the
 	// commitlog past the write position are populated ahead of the appends (0:
 	// off); MappedResidentBytes behind the flushed and dispatched position stay
@@ -141,6 +149,11 @@ func DefaultConfig() Config {
 		MaxTransferCountOnMessageInMemory: 32,
 		MessageDelayLevel:                 "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h",
 		BrokerRole:                        "ASYNC_MASTER",
+		HaListenPort:                      10912,
+		HaSendHeartbeatInterval:           5000,
+		HaHousekeepingInterval:            20000,
+		HaTransferBatchSize:               32 * 1024,
+		HaMaxGapNotInSync:                 256 * 1024 * 1024,
 		PrefaultAheadBytes:                4 << 20,
 		MappedResidentBytes:               32 << 20,
 		CommitLogWriteThrough:             "auto",
@@ -199,6 +212,11 @@ func (c *Config) Properties() map[string]string {
 }
 
 func (c *Config) validate() error {
+	switch c.BrokerRole {
+	case RoleAsyncMaster, RoleSyncMaster, RoleSlave:
+	default:
+		return fmt.Errorf("store config brokerRole=%q: want ASYNC_MASTER, SYNC_MASTER or SLAVE", c.BrokerRole)
+	}
 	switch c.FlushDiskType {
 	case AsyncFlush, SyncFlush:
 	default:

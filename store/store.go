@@ -47,6 +47,9 @@ type DefaultStore struct {
 	// dispatchFailedAt is the record whose dispatch last failed (under dispatchMu).
 	dispatchFailedAt int64
 	group            *groupCommit
+	replicas         replicaWaiters
+	slave            bool // brokerRole=SLAVE
+	appendHook       atomic.Pointer[func()]
 
 	// lastLogicTs is the store time of the last record put into a consume queue;
 	// it reaches the checkpoint only once the queues are flushed past it.
@@ -89,6 +92,7 @@ func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
 		reputWake:   make(chan struct{}, 1),
 		diskWake:    make(chan struct{}, 1),
 		lazy:        newLazyMaps(int64(cfg.MappedConsumeQueueFilesMax)),
+		slave:       cfg.BrokerRole == RoleSlave,
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.cleanedMinPhy.Store(-1)
@@ -113,7 +117,7 @@ func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
 		return nil, err
 	}
 	s.commitLog = newCommitLog(cfg.commitLogDir(), &s.cfg)
-	s.commitLog.onAppend = s.wakeReput
+	s.commitLog.onAppend = s.appended
 	s.commitLog.onNoSpace = s.noSpace
 	if err := s.commitLog.q.load(); err != nil {
 		return nil, fmt.Errorf("load commitlog: %w", err)
@@ -394,9 +398,20 @@ func (s *DefaultStore) PutMessages(ctx context.Context, tmpl *codec.Message, bat
 	return res
 }
 
-// afterPut waits for the flush under SYNC_FLUSH when the message asks to wait
-// (WAIT absent or "true").
+// afterPut waits for the flush under SYNC_FLUSH, then for a slave's ack on a
+// SYNC_MASTER, when the message asks to wait (WAIT absent or "true"). As in
+// Java, a replication failure replaces a flush success.
 func (s *DefaultStore) afterPut(ctx context.Context, end int64, props string) PutStatus {
+	st := s.afterPutFlush(ctx, end, props)
+	if s.needsReplica(props) {
+		if rs := s.waitReplica(ctx, end, time.Duration(s.cfg.SyncFlushTimeout)*time.Millisecond); rs != PutOK {
+			st = rs
+		}
+	}
+	return st
+}
+
+func (s *DefaultStore) afterPutFlush(ctx context.Context, end int64, props string) PutStatus {
 	if s.cfg.FlushDiskType != SyncFlush {
 		return PutOK
 	}
@@ -417,8 +432,12 @@ func (s *DefaultStore) afterPut(ctx context.Context, end int64, props string) Pu
 // FlushedPhyOffset is how far the commitlog is known to be on disk.
 func (s *DefaultStore) FlushedPhyOffset() int64 { return s.commitLog.q.flushedWhere.Load() }
 
-// SyncFlush reports whether puts wait for the disk (flushDiskType=SYNC_FLUSH).
-func (s *DefaultStore) SyncFlush() bool { return s.cfg.FlushDiskType == SyncFlush }
+// SyncFlush reports whether puts may wait after the append: for the disk
+// (flushDiskType=SYNC_FLUSH) or for a slave (brokerRole=SYNC_MASTER). Only then
+// is the asynchronous put worth its closures.
+func (s *DefaultStore) SyncFlush() bool {
+	return s.cfg.FlushDiskType == SyncFlush || s.syncMaster()
+}
 
 // PutMessageAsync is PutMessage answering through done (Java's asyncPutMessage):
 // done runs exactly once, inline unless the put must wait for a SYNC_FLUSH group
@@ -452,8 +471,26 @@ func (s *DefaultStore) PutMessagesAsync(ctx context.Context, tmpl *codec.Message
 }
 
 func (s *DefaultStore) afterPutAsync(ctx context.Context, res PutResult, props string, done func(PutResult)) {
+	end := res.WroteOffset + int64(res.WroteBytes)
+	if !s.needsReplica(props) {
+		s.afterFlushAsync(ctx, res, props, done)
+		return
+	}
+	// Flush first, then the slave: the slave's ack usually comes after the
+	// master's own flush anyway, and one chain keeps done exactly-once.
+	s.afterFlushAsync(ctx, res, props, func(res PutResult) {
+		s.waitReplicaAsync(end, time.Duration(s.cfg.SyncFlushTimeout)*time.Millisecond, func(st PutStatus) {
+			if st != PutOK {
+				res.Status = st
+			}
+			done(res)
+		})
+	})
+}
+
+func (s *DefaultStore) afterFlushAsync(ctx context.Context, res PutResult, props string, done func(PutResult)) {
 	if s.cfg.FlushDiskType != SyncFlush || !s.started.Load() {
-		res.Status = s.afterPut(ctx, res.WroteOffset+int64(res.WroteBytes), props)
+		res.Status = s.afterPutFlush(ctx, res.WroteOffset+int64(res.WroteBytes), props)
 		done(res)
 		return
 	}
@@ -467,6 +504,24 @@ func (s *DefaultStore) afterPutAsync(ctx context.Context, res PutResult, props s
 			res.Status = st
 			done(res)
 		})
+}
+
+// appended runs after every commitlog append, outside the commitlog lock.
+func (s *DefaultStore) appended() {
+	s.wakeReput()
+	if h := s.appendHook.Load(); h != nil {
+		(*h)()
+	}
+}
+
+// SetAppendHook makes h run after every commitlog append (store/ha wakes its
+// idle senders with it). h must not block; nil removes it.
+func (s *DefaultStore) SetAppendHook(h func()) {
+	if h == nil {
+		s.appendHook.Store(nil)
+		return
+	}
+	s.appendHook.Store(&h)
 }
 
 func (s *DefaultStore) wakeReput() {

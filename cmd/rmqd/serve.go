@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"rmqd/processor"
 	"rmqd/remoting"
 	"rmqd/store"
+	"rmqd/store/ha"
 )
 
 // Keys of rmqd's own, beside the Java ones.
@@ -244,6 +246,22 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 	if err := bcfg.ApplyProperties(props); err != nil {
 		return node{}, nil, fmt.Errorf("broker config: %w", err)
 	}
+	// As BrokerStartup: the HA port follows the listen port, a master is
+	// broker 0 and a slave must be another.
+	if _, ok := props["haListenPort"]; !ok {
+		props["haListenPort"] = strconv.Itoa(bcfg.ListenPort + 1)
+		bcfg.HaListenPort = bcfg.ListenPort + 1
+	}
+	switch bcfg.BrokerRole {
+	case processor.RoleSlave:
+		if bcfg.BrokerID <= 0 {
+			return node{}, nil, fmt.Errorf("broker config: a SLAVE's brokerId must be > 0")
+		}
+	case processor.RoleAsyncMaster, processor.RoleSyncMaster:
+		bcfg.BrokerID = 0
+	default:
+		return node{}, nil, fmt.Errorf("broker config brokerRole=%q: want ASYNC_MASTER, SYNC_MASTER or SLAVE", bcfg.BrokerRole)
+	}
 	scfg := store.DefaultConfig()
 	if _, ok := props["storePathRootDir"]; !ok {
 		props["storePathRootDir"] = bcfg.StorePathRootDir
@@ -292,14 +310,49 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 	b.SetMaxHeldPulls(int(maxHeld))
 	srv := remoting.NewServer(rcfg)
 	b.Register(srv)
+	haCfg := ha.Config{
+		HeartbeatInterval:    time.Duration(scfg.HaSendHeartbeatInterval) * time.Millisecond,
+		HousekeepingInterval: time.Duration(scfg.HaHousekeepingInterval) * time.Millisecond,
+		TransferBatchSize:    scfg.HaTransferBatchSize,
+		Logger:               logger,
+	}
+	var haMaster *ha.Master
+	var haSlave *ha.Slave
+	if bcfg.IsSlave() {
+		haSlave = ha.NewSlave(st, haCfg)
+		if scfg.HaMasterAddress != "" {
+			haSlave.SetMasterAddr(scfg.HaMasterAddress)
+		} else {
+			b.OnMasterHAAddr(haSlave.SetMasterAddr)
+		}
+		b.SetHAStatus(func() ([]byte, error) { return json.Marshal(haSlave.RuntimeInfo()) })
+	} else {
+		haMaster = ha.NewMaster(st, haCfg)
+		b.SetHAStatus(func() ([]byte, error) { return json.Marshal(haMaster.RuntimeInfo(scfg.HaMaxGapNotInSync)) })
+	}
 	start := func(ctx context.Context) error {
 		if err := st.Start(); err != nil {
 			return fmt.Errorf("start store: %w", err)
 		}
+		if haMaster != nil {
+			if err := haMaster.Start(net.JoinHostPort(bind, strconv.Itoa(scfg.HaListenPort))); err != nil {
+				return err
+			}
+		}
+		if haSlave != nil {
+			haSlave.Start()
+		}
 		return b.Start(ctx)
 	}
 	stop := func() error {
-		return errors.Join(b.Shutdown(), st.Shutdown())
+		var haErr error
+		if haMaster != nil {
+			haErr = haMaster.Close()
+		}
+		if haSlave != nil {
+			haErr = haSlave.Close()
+		}
+		return errors.Join(b.Shutdown(), haErr, st.Shutdown())
 	}
 	return node{name: "broker", srv: srv, start: start, stop: stop}, merged, nil
 }

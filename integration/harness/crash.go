@@ -53,7 +53,7 @@ func (t *Target) RestartBroker(tb TB) {
 	if len(t.Procs) > 1 {
 		ctx, cancel := context.WithTimeout(tb.Context(), 15*time.Second)
 		for ctx.Err() == nil {
-			if ok, _, err := routeHasBroker(ctx, t.NamesrvAddr, "TBW102", t.BrokerAddr); err == nil && !ok {
+			if ok, _, err := routeHasBrokerID(ctx, t.NamesrvAddr, "TBW102", t.BrokerAddr, t.id()); err == nil && !ok {
 				break
 			}
 			time.Sleep(100 * time.Millisecond)

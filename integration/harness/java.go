@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -117,6 +118,12 @@ func TryJava(tb TB, target *Target, client, scenario string, args ...string) (*J
 		argv = append(argv, "--namesrv", target.NamesrvAddr)
 	}
 	timeout := JavaTimeout
+	for i := 0; i+1 < len(args); i++ {
+		// A longer --deadline of the runner's own gets the JVM as long, plus time to print its result.
+		if ms, err := strconv.ParseInt(args[i+1], 10, 64); args[i] == "--deadline" && err == nil {
+			timeout = max(timeout, time.Duration(ms)*time.Millisecond+10*time.Second)
+		}
+	}
 	if !hasFlag(args, "--deadline") {
 		// The runner's own watchdog fires first and still prints a result line.
 		argv = append(argv, "--deadline", fmt.Sprint((timeout - 10*time.Second).Milliseconds()))

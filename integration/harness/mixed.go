@@ -131,6 +131,7 @@ func StartBroker(tb TB, kind, namesrvAddr string, opts Options) *Target {
 	}
 	tb.Cleanup(func() { t.checkPortsReleased(tb) })
 	bc := t.brokerConf(opts)
+	t.brokerID = bc["brokerId"]
 	if _, set := opts.BrokerConf["namesrvAddr"]; !set {
 		bc["namesrvAddr"] = strings.Join(addrs, ";")
 	}

@@ -92,6 +92,11 @@ type routeBody struct {
 
 // routeHasBroker asks the name server for the route of topic and reports whether brokerAddr is its master.
 func routeHasBroker(ctx context.Context, namesrv, topic, brokerAddr string) (bool, string, error) {
+	return routeHasBrokerID(ctx, namesrv, topic, brokerAddr, "0")
+}
+
+// routeHasBrokerID is routeHasBroker for the broker id given ("0" master, "1"... slaves).
+func routeHasBrokerID(ctx context.Context, namesrv, topic, brokerAddr, id string) (bool, string, error) {
 	resp, body, err := probeRequest(ctx, namesrv, codeGetRouteInfoByTopic, map[string]string{"topic": topic})
 	if err != nil {
 		return false, "", err
@@ -104,11 +109,11 @@ func routeHasBroker(ctx context.Context, namesrv, topic, brokerAddr string) (boo
 		return false, fmt.Sprintf("route %s: body %.200q: %v", topic, body, err), nil
 	}
 	for _, bd := range r.BrokerDatas {
-		if bd.BrokerAddrs["0"] == brokerAddr {
+		if bd.BrokerAddrs[id] == brokerAddr {
 			return true, "", nil
 		}
 	}
-	return false, fmt.Sprintf("route %s: %s not among masters in %.300s", topic, brokerAddr, body), nil
+	return false, fmt.Sprintf("route %s: %s not broker %s in %.300s", topic, brokerAddr, id, body), nil
 }
 
 // portOpen reports whether something accepts TCP connections on addr.

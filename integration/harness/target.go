@@ -27,6 +27,15 @@ type Target struct {
 	StoreDir    string // storePathRootDir
 	Procs       []*Proc
 	ports       []int
+	brokerID    string // as registered: "" or "0" for a master
+}
+
+// id is the broker id the target registers under.
+func (t *Target) id() string {
+	if t.brokerID == "" {
+		return "0"
+	}
+	return t.brokerID
 }
 
 // Options tune a target. The zero value is a standalone broker "broker-a" in "DefaultCluster".
@@ -179,7 +188,7 @@ func (t *Target) waitReady(tb TB, timeout time.Duration) {
 				continue
 			}
 		case "TBW102 route":
-			ok, why, err := routeHasBroker(ctx, t.NamesrvAddr, "TBW102", t.BrokerAddr)
+			ok, why, err := routeHasBrokerID(ctx, t.NamesrvAddr, "TBW102", t.BrokerAddr, t.id())
 			if ok {
 				tb.Logf("harness: %s ready in %v (namesrv %s, broker %s, logs %s)",
 					t.Kind, time.Since(start).Round(time.Millisecond), t.NamesrvAddr, t.BrokerAddr, t.LogDir)

@@ -1,0 +1,353 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/apache/rocketmq-client-go/v2/primitive"
+	"github.com/apache/rocketmq-client-go/v2/producer"
+
+	"rmqd/codec"
+	"rmqd/integration/harness"
+)
+
+// haFileSize keeps commitlog files small so a few hundred messages roll files on
+// both sides (master and slave must agree on it).
+const haFileSize = 1 << 20
+
+func haConf(role, id string) map[string]string {
+	return map[string]string{"brokerRole": role, "brokerId": id, "mappedFileSizeCommitLog": fmt.Sprint(haFileSize),
+		// Consumers may read from the slave once the master is gone.
+		"slaveReadEnable": "true",
+		// Quick heartbeats so an idle pair notices a dead peer within the test's patience.
+		"haSendHeartbeatInterval": "1000", "haHousekeepingInterval": "5000"}
+}
+
+// sameCommitLog reports whether every commitlog file of the master is byte-identical on the slave.
+func sameCommitLog(masterDir, slaveDir string) (bool, string) {
+	ents, err := os.ReadDir(filepath.Join(masterDir, "commitlog"))
+	if err != nil {
+		return false, err.Error()
+	}
+	if len(ents) == 0 {
+		return false, "master has no commitlog file"
+	}
+	for _, e := range ents {
+		a, err := os.ReadFile(filepath.Join(masterDir, "commitlog", e.Name()))
+		if err != nil {
+			return false, err.Error()
+		}
+		b, err := os.ReadFile(filepath.Join(slaveDir, "commitlog", e.Name()))
+		if err != nil {
+			return false, err.Error()
+		}
+		if !bytes.Equal(a, b) {
+			return false, "file " + e.Name() + " differs"
+		}
+	}
+	return true, ""
+}
+
+func waitSameCommitLog(t *testing.T, master, slave *harness.Target) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	why := ""
+	for time.Now().Before(deadline) {
+		var ok bool
+		if ok, why = sameCommitLog(master.StoreDir, slave.StoreDir); ok {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("slave commitlog never matched the master's: %s", why)
+}
+
+// waitSlaveTopic waits until the slave has the master's topic config (a Java slave copies it first a
+// minute after its start, rmqd's 3 s after).
+func waitSlaveTopic(t *testing.T, sr *rawClient, topic string) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		resp := sr.invoke(codec.ReqGetAllTopicConfig, nil, nil, 10*time.Second)
+		if resp.Code == codec.RespSuccess && bytes.Contains(resp.Body, []byte(`"`+topic+`"`)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("slave never copied topic %s from the master", topic)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// queueTotal sums GET_MAX_OFFSET over queues.
+func queueTotal(r *rawClient, topic string, queues int) int64 {
+	var n int64
+	for q := range queues {
+		n += r.maxOffset(topic, q)
+	}
+	return n
+}
+
+// haPairs are the master-slave pairings, Java->Java as the control.
+var haPairs = [][2]string{{harness.KindRmqd, harness.KindRmqd}, {harness.KindApache, harness.KindRmqd},
+	{harness.KindRmqd, harness.KindApache}, {harness.KindApache, harness.KindApache}}
+
+// TestHAReplication runs a master and a slave of each pairing the targets allow (rmqd→rmqd under
+// RMQD_TARGET=rmqd; Java→rmqd and rmqd→Java need both kinds): what the master takes is byte for byte in the
+// slave's commitlog and in its consume queues, the slave copies the master's topics, refuses writes, and a
+// slave SIGKILLed mid-stream resumes from its own end with no gap and no duplicate.
+func TestHAReplication(t *testing.T) {
+	kinds := targetsFromEnv(t)
+	for _, pair := range haPairs {
+		if !containsKind(kinds, pair[0]) || !containsKind(kinds, pair[1]) {
+			continue
+		}
+		t.Run(pair[0]+"-to-"+pair[1], func(t *testing.T) { haPair(t, pair[0], pair[1]) })
+	}
+}
+
+func haPair(t *testing.T, masterKind, slaveKind string) {
+	const topic, queues = "IT_ha_topic", 4
+	master := harness.Start(t, masterKind, harness.Options{Split: true, BrokerConf: haConf("ASYNC_MASTER", "0")})
+	mr := newRawClient(t, master)
+	// Created before the slave starts: the slave copies topics at start, then once a minute.
+	mr.createTopic(topic, queues)
+	slave := harness.StartBroker(t, slaveKind, master.NamesrvAddr, harness.Options{BrokerConf: haConf("SLAVE", "1")})
+	sr := newRawClient(t, slave)
+
+	sent := harness.RunGoProduce(t, master, harness.GoProduce{Topic: topic, Count: 400, Size: 2048})
+	onlyOK(t, sent)
+	waitSameCommitLog(t, master, slave)
+
+	// haStatus: the master shows its one slave.
+	hs := mr.invoke(codec.ReqGetBrokerHaStatus, nil, nil, 10*time.Second)
+	var info struct {
+		Master bool `json:"master"`
+		Conns  []struct {
+			SlaveAckOffset int64 `json:"slaveAckOffset"`
+		} `json:"haConnectionInfo"`
+	}
+	if err := json.Unmarshal(hs.Body, &info); hs.Code != codec.RespSuccess || err != nil || !info.Master || len(info.Conns) != 1 {
+		t.Fatalf("GET_BROKER_HA_STATUS on the master: code %d %q err %v body %.300s", hs.Code, hs.Remark, err, hs.Body)
+	}
+	// mqadmin shows the pair: clusterList lists the slave as broker 1, haStatus the master's one slave.
+	if out := harness.Mqadmin(t, master, "clusterList"); !strings.Contains(out, slave.BrokerAddr) {
+		t.Fatalf("clusterList does not show the slave %s:\n%s", slave.BrokerAddr, out)
+	}
+	if out := harness.Mqadmin(t, master, "haStatus", "-b", master.BrokerAddr); !strings.Contains(out, "#SlaveNum\t1") {
+		t.Fatalf("haStatus does not show one slave:\n%s", out)
+	}
+
+	// The slave's own dispatch built its consume queues.
+	deadline := time.Now().Add(30 * time.Second)
+	for queueTotal(sr, topic, queues) != 400 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n := queueTotal(sr, topic, queues); n != 400 {
+		t.Fatalf("slave consume queues hold %d messages, want 400", n)
+	}
+
+	// A slave refuses writes: Java's rejectRequest answer.
+	resp := sr.invoke(codec.ReqSendMessage, sendHeader(topic, 0, ""), []byte("x"), 10*time.Second)
+	if resp.Code != codec.RespSystemBusy || !strings.Contains(resp.Remark, "[REJECTREQUEST]") {
+		t.Fatalf("send to the slave: code %d %q, want SYSTEM_BUSY [REJECTREQUEST]", resp.Code, resp.Remark)
+	}
+
+	waitSlaveTopic(t, sr, topic)
+
+	// Killed mid-stream, restarted: it resumes from its own end.
+	more := harness.RunGoProduce(t, master, harness.GoProduce{Topic: topic, Count: 200, Size: 2048, BodyPrefix: "ha-2"})
+	onlyOK(t, more)
+	slave.KillBroker(t)
+	onlyOK(t, harness.RunGoProduce(t, master, harness.GoProduce{Topic: topic, Count: 200, Size: 2048, BodyPrefix: "ha-3"}))
+	slave.RestartBroker(t)
+	onlyOK(t, harness.RunGoProduce(t, master, harness.GoProduce{Topic: topic, Count: 200, Size: 2048, BodyPrefix: "ha-4"}))
+	waitSameCommitLog(t, master, slave)
+	deadline = time.Now().Add(30 * time.Second)
+	for queueTotal(sr, topic, queues) != 1000 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n := queueTotal(sr, topic, queues); n != 1000 {
+		t.Fatalf("after the slave's restart its consume queues hold %d messages, want 1000", n)
+	}
+	for q := range queues {
+		if m, s := mr.maxOffset(topic, q), sr.maxOffset(topic, q); m != s {
+			t.Fatalf("queue %d: master %d, slave %d", q, m, s)
+		}
+	}
+}
+
+// TestHASyncMasterKill loads a SYNC_MASTER with sends, SIGKILLs it and deletes its store mid-load, then
+// counts through a consumer on the slave: every send the master acknowledged with SEND_OK is there.
+func TestHASyncMasterKill(t *testing.T) {
+	kinds := targetsFromEnv(t)
+	for _, pair := range haPairs {
+		if !containsKind(kinds, pair[0]) || !containsKind(kinds, pair[1]) {
+			continue
+		}
+		t.Run(pair[0]+"-to-"+pair[1], func(t *testing.T) { haSyncMasterKill(t, pair[0], pair[1]) })
+	}
+}
+
+func haSyncMasterKill(t *testing.T, masterKind, slaveKind string) {
+	const topic, queues = "IT_ha_sync", 4
+	mc := haConf("SYNC_MASTER", "0")
+	// A 5.x Java master waits for the slave only with two in-sync replicas (4.9.x semantics).
+	mc["inSyncReplicas"] = "2"
+	mc["totalReplicas"] = "2"
+	master := harness.Start(t, masterKind, harness.Options{Split: true, BrokerConf: mc})
+	newRawClient(t, master).createTopic(topic, queues)
+	slave := harness.StartBroker(t, slaveKind, master.NamesrvAddr, harness.Options{BrokerConf: haConf("SLAVE", "1")})
+	// Consumers can read the slave only once it knows the topic.
+	waitSlaveTopic(t, newRawClient(t, slave), topic)
+
+	pr, err := producer.NewDefaultProducer(
+		producer.WithNameServer([]string{master.NamesrvAddr}),
+		producer.WithGroupName("IT_ha_sync_pg"),
+		producer.WithInstanceName(fmt.Sprintf("IT_ha_sync_%d", time.Now().UnixNano())),
+		producer.WithRetry(0),
+		producer.WithSendMsgTimeout(3*time.Second))
+	if err != nil {
+		t.Fatalf("producer: %v", err)
+	}
+	if err := pr.Start(); err != nil {
+		t.Fatalf("producer start: %v", err)
+	}
+	defer func() { _ = pr.Shutdown() }()
+
+	var (
+		mu    sync.Mutex
+		acked []string
+		stop  atomic.Bool
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 100000 && !stop.Load(); i++ {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			r, err := pr.SendSync(ctx, primitive.NewMessage(topic, harness.MakeBody("ha-sync", i, 512)))
+			cancel()
+			if err == nil && r.Status == primitive.SendOK {
+				mu.Lock()
+				acked = append(acked, r.MsgID)
+				mu.Unlock()
+			}
+		}
+	}()
+	// Wait until the master acknowledged a good part of the load, then crash it and wipe its store.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		mu.Lock()
+		n := len(acked)
+		mu.Unlock()
+		if n >= 300 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d sends acknowledged by the SYNC_MASTER in 60 s", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	master.KillBroker(t)
+	if err := os.RemoveAll(master.StoreDir); err != nil {
+		t.Fatalf("delete the master's store: %v", err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	stop.Store(true)
+	<-done
+	mu.Lock()
+	want := append([]string(nil), acked...)
+	mu.Unlock()
+	t.Logf("%d sends acknowledged before the master died", len(want))
+
+	// The master is gone from the route; the consumer reads from the slave. The Java client: the Go client
+	// (v2.1.2) fetches consumer offsets from a master only, so it cannot consume from a lone slave.
+	r := harness.RunJava(t, master, "5", "consume", "--topic", topic, "--group", "IT_ha_sync_cg",
+		"--count", fmt.Sprint(len(want)), "--timeout", "120000")
+	seen := make(map[string]bool, len(r.Received))
+	for _, m := range r.Received {
+		seen[m.MsgID] = true
+	}
+	for _, id := range want {
+		if !seen[id] {
+			t.Fatalf("acknowledged message %s is not on the slave", id)
+		}
+	}
+}
+
+// TestHAConsumerFailover kills the master (store kept), starts a Java consumer that reads everything from
+// the slave, restarts the master, sends more, and expects the same consumer to get those too and, by its
+// last offset commit, the restarted master to hold the group's offsets at the end of every queue.
+func TestHAConsumerFailover(t *testing.T) {
+	kinds := targetsFromEnv(t)
+	for _, pair := range haPairs {
+		if !containsKind(kinds, pair[0]) || !containsKind(kinds, pair[1]) {
+			continue
+		}
+		t.Run(pair[0]+"-to-"+pair[1], func(t *testing.T) { haConsumerFailover(t, pair[0], pair[1]) })
+	}
+}
+
+func haConsumerFailover(t *testing.T, masterKind, slaveKind string) {
+	const topic, group, queues, n1, n2 = "IT_ha_failover", "IT_ha_failover_cg", 4, 100, 50
+	master := harness.Start(t, masterKind, harness.Options{Split: true, BrokerConf: haConf("ASYNC_MASTER", "0")})
+	newRawClient(t, master).createTopic(topic, queues)
+	slave := harness.StartBroker(t, slaveKind, master.NamesrvAddr, harness.Options{BrokerConf: haConf("SLAVE", "1")})
+	sr := newRawClient(t, slave)
+	waitSlaveTopic(t, sr, topic)
+	onlyOK(t, harness.RunGoProduce(t, master, harness.GoProduce{Topic: topic, Count: n1, BodyPrefix: "fo-1"}))
+	waitSameCommitLog(t, master, slave)
+
+	master.KillBroker(t)
+	type result struct {
+		r   *harness.JavaResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		// Lingers so that, once the master is back in its route, its periodic commit reaches the master.
+		r, err := harness.TryJava(t, master, "5", "consume", "--topic", topic, "--group", group,
+			"--count", fmt.Sprint(n1+n2), "--timeout", "240000", "--linger", "40000", "--deadline", "300000")
+		done <- result{r, err}
+	}()
+	// The consumer reads what the master took before it died from the slave.
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		var sum int64
+		for q := range queues {
+			sum += max(sr.committedOffset(group, topic, q), 0)
+		}
+		if sum == n1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the consumer committed %d of %d on the slave while the master was down", sum, n1)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+
+	master.RestartBroker(t)
+	onlyOK(t, harness.RunGoProduce(t, master, harness.GoProduce{Topic: topic, Count: n2, BodyPrefix: "fo-2"}))
+	res := <-done
+	if res.err != nil {
+		t.Fatalf("java consumer: %v", res.err)
+	}
+	if !res.r.OK || res.r.Distinct < n1+n2 {
+		t.Fatalf("java consumer: ok=%v distinct %d of %d: %s", res.r.OK, res.r.Distinct, n1+n2, res.r.Error)
+	}
+	mr := newRawClient(t, master)
+	for q := range queues {
+		if c, m := mr.committedOffset(group, topic, q), mr.maxOffset(topic, q); c != m {
+			t.Fatalf("queue %d: the master holds offset %d for the group, its queue ends at %d", q, c, m)
+		}
+	}
+}

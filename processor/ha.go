@@ -1,0 +1,336 @@
+package processor
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"rmqd/codec"
+	"rmqd/remoting"
+	"rmqd/store"
+)
+
+// Broker roles (brokerRole).
+const (
+	RoleAsyncMaster = "ASYNC_MASTER"
+	RoleSyncMaster  = "SYNC_MASTER"
+	RoleSlave       = "SLAVE"
+)
+
+// IsSlave reports brokerRole=SLAVE.
+func (c *BrokerConfig) IsSlave() bool { return c.BrokerRole == RoleSlave }
+
+// slaveRejectRemark is what Java's remoting layer answers (SYSTEM_BUSY) when a
+// processor's rejectRequest() is true, as SendMessageProcessor's is on a slave.
+const slaveRejectRemark = "[REJECTREQUEST]system busy, start flow control for a while"
+
+// rejectOnSlave answers a write a slave must refuse, or nil on a master.
+func (b *Broker) rejectOnSlave(req *codec.RemotingCommand) *codec.RemotingCommand {
+	if !b.conf().IsSlave() {
+		return nil
+	}
+	return codec.NewResponse(req, codec.RespSystemBusy, slaveRejectRemark)
+}
+
+// masterAddrs are what the last REGISTER_BROKER answer said of this slave's
+// master: its HA address and its remoting address.
+type masterAddrs struct {
+	ha, master atomic.Pointer[string]
+	// onHA is told a new master HA address (the HA client dials it).
+	onHA atomic.Pointer[func(string)]
+	// status builds GET_BROKER_HA_STATUS's body.
+	status atomic.Pointer[func() ([]byte, error)]
+}
+
+// OnMasterHAAddr makes f receive the master HA address each time a name server
+// reports a new one (Java: updateHaMasterAddress when haMasterAddress is unset).
+func (b *Broker) OnMasterHAAddr(f func(addr string)) { b.masters.onHA.Store(&f) }
+
+// MasterAddr is the master's remoting address as the name server reported it.
+func (b *Broker) MasterAddr() string {
+	if p := b.masters.master.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// registered takes a REGISTER_BROKER answer: a slave learns its master there.
+func (b *Broker) registered(resp *codec.RemotingCommand) {
+	if !b.conf().IsSlave() || resp == nil {
+		return
+	}
+	var h codec.RegisterBrokerResponseHeader
+	h.Decode(resp.Ext)
+	if h.MasterAddr != "" {
+		a := strings.Clone(h.MasterAddr)
+		if old := b.masters.master.Swap(&a); old == nil || *old != a {
+			b.log.Info("master address", "addr", a)
+		}
+	}
+	if h.HaServerAddr != "" {
+		a := strings.Clone(h.HaServerAddr)
+		if old := b.masters.ha.Swap(&a); old == nil || *old != a {
+			if f := b.masters.onHA.Load(); f != nil {
+				(*f)(a)
+			}
+		}
+	}
+}
+
+// slaveSyncLoop is SlaveSynchronize on Java's schedule: every 3 s it looks,
+// and copies the master's metadata at most once a minute (the first time at
+// once, so a fresh slave serves its master's topics soon).
+func (b *Broker) slaveSyncLoop(ctx context.Context) {
+	t := time.NewTicker(3 * time.Second)
+	defer t.Stop()
+	var last time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if time.Since(last) < time.Minute {
+			continue
+		}
+		addr := b.MasterAddr()
+		if addr == "" || addr == b.conf().BrokerAddr() {
+			continue
+		}
+		// As Java: a failed round waits for the next minute too.
+		last = time.Now()
+		if err := b.SyncFromMaster(ctx, addr); err != nil {
+			b.log.Warn("slave sync", "master", addr, "err", err)
+		}
+	}
+}
+
+// SyncFromMaster copies topic configs, consumer offsets, delay offsets and
+// subscription groups from the master at addr (SlaveSynchronize.syncAll).
+func (b *Broker) SyncFromMaster(ctx context.Context, addr string) error {
+	if b.ns == nil {
+		return fmt.Errorf("slave sync: no remoting client")
+	}
+	get := func(code int32) ([]byte, error) {
+		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		resp, err := b.ns.InvokeSync(cctx, addr, codec.NewRequest(code))
+		if err != nil {
+			return nil, fmt.Errorf("request %d to %s: %w", code, addr, err)
+		}
+		if resp.Code != codec.RespSuccess {
+			return nil, fmt.Errorf("request %d to %s: code %d %s", code, addr, resp.Code, resp.Remark)
+		}
+		return quoteNumericKeys(resp.Body), nil
+	}
+	var errs []error
+	if body, err := get(codec.ReqGetAllTopicConfig); err != nil {
+		errs = append(errs, err)
+	} else if err := b.topics.replaceFromMaster(body); err != nil {
+		errs = append(errs, err)
+	}
+	if body, err := get(codec.ReqGetAllConsumerOffset); err != nil {
+		errs = append(errs, err)
+	} else if err := b.offsets.putAllFromMaster(body); err != nil {
+		errs = append(errs, err)
+	}
+	if body, err := get(codec.ReqGetAllDelayOffset); err != nil {
+		errs = append(errs, err)
+	} else if err := b.schedule.replaceFromMaster(body); err != nil {
+		errs = append(errs, err)
+	}
+	if body, err := get(codec.ReqGetAllSubscriptiongroupConfig); err != nil {
+		errs = append(errs, err)
+	} else if err := b.groups.replaceFromMaster(body); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("slave sync: %w", errs[0])
+	}
+	return nil
+}
+
+// replaceFromMaster makes the table the master's when its data version differs
+// (topics the master no longer has are dropped), then persists it.
+func (m *TopicConfigManager) replaceFromMaster(body []byte) error {
+	var w TopicConfigTable
+	if err := json.Unmarshal(body, &w); err != nil {
+		return fmt.Errorf("decode master topic configs: %w", err)
+	}
+	if w.DataVersion == m.version.get() {
+		return nil
+	}
+	m.mu.Lock()
+	t := make(map[string]TopicConfig, len(w.TopicConfigTable))
+	for name, tc := range w.TopicConfigTable {
+		if tc.Attributes == nil {
+			tc.Attributes = map[string]string{}
+		}
+		if tc.TopicName == "" {
+			tc.TopicName = name
+		}
+		t[name] = tc
+	}
+	m.table = t
+	m.version.set(w.DataVersion)
+	m.mu.Unlock()
+	return m.Persist()
+}
+
+// replaceFromMaster is replaceFromMaster for subscription groups.
+func (m *SubscriptionGroupManager) replaceFromMaster(body []byte) error {
+	var w SubscriptionGroupTable
+	if err := json.Unmarshal(body, &w); err != nil {
+		return fmt.Errorf("decode master subscription groups: %w", err)
+	}
+	if w.DataVersion == m.version.get() {
+		return nil
+	}
+	m.mu.Lock()
+	t := make(map[string]SubscriptionGroupConfig, len(w.SubscriptionGroupTable))
+	for k, v := range w.SubscriptionGroupTable {
+		if v.GroupName == "" {
+			v.GroupName = k
+		}
+		t[k] = v
+	}
+	m.table = t
+	m.version.set(w.DataVersion)
+	m.mu.Unlock()
+	return m.Persist()
+}
+
+// putAllFromMaster overlays the master's consumer offsets (Java's putAll: a
+// group the master dropped stays) and persists them.
+func (m *ConsumerOffsetManager) putAllFromMaster(body []byte) error {
+	var w struct {
+		DataVersion DataVersion                `json:"dataVersion"`
+		OffsetTable map[string]map[int32]int64 `json:"offsetTable"`
+	}
+	if err := json.Unmarshal(body, &w); err != nil {
+		return fmt.Errorf("decode master consumer offsets: %w", err)
+	}
+	m.mu.Lock()
+	for k, v := range w.OffsetTable {
+		i := strings.LastIndexByte(k, '@')
+		if i < 0 {
+			continue
+		}
+		m.table[topicGroup{k[:i], k[i+1:]}] = v
+	}
+	m.version.set(w.DataVersion)
+	m.mu.Unlock()
+	return m.Persist()
+}
+
+// replaceFromMaster takes the master's delayOffset.json content.
+func (s *scheduleService) replaceFromMaster(body []byte) error {
+	var w struct {
+		DataVersion DataVersion     `json:"dataVersion"`
+		OffsetTable map[int32]int64 `json:"offsetTable"`
+	}
+	if err := json.Unmarshal(body, &w); err != nil {
+		return fmt.Errorf("decode master delay offsets: %w", err)
+	}
+	s.mu.Lock()
+	s.offsets = w.OffsetTable
+	if s.offsets == nil {
+		s.offsets = map[int32]int64{}
+	}
+	s.version.set(w.DataVersion)
+	s.mu.Unlock()
+	return s.persist()
+}
+
+// handleGetTimerCheckPoint is GET_TIMER_CHECK_POINT, which a Java slave polls
+// every 3 s: TimerCheckpoint.encode's 56 bytes (lastReadTimeMs,
+// lastTimerLogFlushPos, lastTimerQueueOffset, masterTimerQueueOffset, then the
+// data version's stateVersion, timestamp, counter). rmqd keeps no timerlog, so
+// the flush position is 0; the read time is the wheel's cursor and both queue
+// offsets are where it reads rmq_sys_wheel_timer.
+func (b *Broker) handleGetTimerCheckPoint(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	t := b.timer
+	t.mu.Lock()
+	readMs, queueOff := t.cursor*timerPrecisionMs, t.readPos
+	t.mu.Unlock()
+	body := make([]byte, 56)
+	for i, v := range []int64{readMs, 0, queueOff, queueOff, 0, time.Now().UnixMilli(), 0} {
+		binary.BigEndian.PutUint64(body[i*8:], uint64(v))
+	}
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = body
+	return resp, nil
+}
+
+// handleGetTimerMetrics is GET_TIMER_METRICS: TimerMetricsSerializeWrapper with
+// no per-topic counts (rmqd keeps none).
+func (b *Broker) handleGetTimerMetrics(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = []byte(`{"dataVersion":{"counter":0,"stateVersion":0,"timestamp":0},"timingCount":{}}`)
+	return resp, nil
+}
+
+// handleGetAllMessageRequestMode is GET_ALL_MESSAGE_REQUEST_MODE: rmqd keeps
+// no POP request modes, so the map is empty.
+func (b *Broker) handleGetAllMessageRequestMode(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = []byte(`{"messageRequestModeMap":{}}`)
+	return resp, nil
+}
+
+// SetHAStatus gives GET_BROKER_HA_STATUS its body: f returns HARuntimeInfo's
+// JSON (store/ha builds it; the broker does not know the HA service).
+func (b *Broker) SetHAStatus(f func() ([]byte, error)) { b.masters.status.Store(&f) }
+
+// handleGetBrokerHaStatus is GET_BROKER_HA_STATUS (mqadmin haStatus).
+func (b *Broker) handleGetBrokerHaStatus(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	f := b.masters.status.Load()
+	if f == nil {
+		return codec.NewResponse(req, codec.RespSystemError, "Can not get HARuntimeInfo, may be duplicationEnable is true"), nil
+	}
+	body, err := (*f)()
+	if err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
+	}
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = body
+	return resp, nil
+}
+
+// suggestBrokerID is the pull answer's suggestWhichBrokerId
+// (PullMessageProcessor): with slaveReadEnable, a consumer whose next message
+// lies further behind the commitlog's end than memory holds is sent to its
+// group's whichBrokerWhenConsumeSlowly, any other to the group's brokerId;
+// without it, always to the master.
+func (b *Broker) suggestBrokerID(group string, res *store.GetResult) int64 {
+	if !b.conf().SlaveReadEnable {
+		return 0
+	}
+	sgc, ok := b.groups.Get(group)
+	if !ok {
+		sgc = NewSubscriptionGroupConfig(group)
+	}
+	if len(res.Records) > 0 && len(res.Records[0]) >= 36 {
+		phy := int64(binary.BigEndian.Uint64(res.Records[0][28:36]))
+		if b.store.MaxPhyOffset()-phy > hotCommitLogBytes() {
+			return sgc.WhichBrokerWhenConsumeSlowly
+		}
+	}
+	return sgc.BrokerID
+}
+
+// stored reports a put that wrote its message, whether or not the disk or a
+// slave confirmed it in time: Java answers these as sent (SendMessageProcessor,
+// EndTransactionProcessor), so a SYNC_MASTER whose slave is away still serves
+// send-backs and transactions.
+func stored(st store.PutStatus) bool {
+	switch st {
+	case store.PutOK, store.PutFlushDiskTimeout, store.PutFlushSlaveTimeout, store.PutSlaveNotAvailable:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,127 @@
+package processor
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"rmqd/codec"
+	"rmqd/remoting"
+	"rmqd/store"
+)
+
+func slaveConf(c *BrokerConfig) {
+	c.BrokerRole = RoleSlave
+	c.BrokerID = 1
+}
+
+func TestSlaveRefusesWrites(t *testing.T) {
+	b := newTestBrokerWith(t, slaveConf, func(s *store.Config) { s.BrokerRole = store.RoleSlave }, nil)
+	c := newTestConn(1)
+	ctx := context.Background()
+	resp, err := b.handleSendMessage(ctx, c, sendReq("T", 0, []byte("x"), ""))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSystemBusy, resp.Code)
+	require.Equal(t, slaveRejectRemark, resp.Remark)
+	require.Zero(t, b.st.MaxPhyOffset(), "nothing stored")
+
+	resp, err = b.handlePullMessage(ctx, c, pullReq("G", "T", 0, 0, 0, 0))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSystemBusy, resp.Code, "no reads without slaveReadEnable")
+
+	req := codec.NewRequest(codec.ReqEndTransaction)
+	resp, err = b.handleEndTransaction(ctx, c, req)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSlaveNotAvailable, resp.Code)
+
+	r := newTestBrokerWith(t, func(c *BrokerConfig) { slaveConf(c); c.SlaveReadEnable = true },
+		func(s *store.Config) { s.BrokerRole = store.RoleSlave }, nil)
+	resp, err = r.handlePullMessage(ctx, c, pullReq("G", "T", 0, 0, 0, 0))
+	require.NoError(t, err)
+	if resp != nil {
+		require.NotEqualValues(t, codec.RespSystemBusy, resp.Code, "slaveReadEnable serves pulls")
+	}
+}
+
+func TestSlaveSyncsMetadataFromMaster(t *testing.T) {
+	ctx := context.Background()
+	master := newTestBroker(t, nil)
+	tc := NewTopicConfig("SyncedTopic")
+	tc.ReadQueueNums, tc.WriteQueueNums = 3, 3
+	master.topics.Update(tc)
+	master.offsets.Commit("SyncedGroup", "SyncedTopic", 2, 42)
+	require.NoError(t, master.groups.Update(NewSubscriptionGroupConfig("SyncedGroup")))
+	srv := remoting.NewServer(remoting.ServerConfig{Addr: "127.0.0.1:0", Logger: quietLog()})
+	master.Register(srv)
+	require.NoError(t, srv.Start(ctx))
+	defer srv.Shutdown(context.Background())
+
+	slave := newTestBrokerWith(t, slaveConf, func(s *store.Config) { s.BrokerRole = store.RoleSlave }, nil)
+	cl := remoting.NewClient(remoting.ClientConfig{Logger: quietLog()})
+	defer cl.Close()
+	slave.SetNameServerInvoker(cl)
+	slave.topics.Update(NewTopicConfig("OnlyOnSlave"))
+
+	require.NoError(t, slave.SyncFromMaster(ctx, srv.Addr().String()))
+	got, ok := slave.topics.Select("SyncedTopic")
+	require.True(t, ok)
+	require.EqualValues(t, 3, got.WriteQueueNums)
+	require.False(t, slave.topics.Exists("OnlyOnSlave"), "topics the master lacks are dropped")
+	require.Equal(t, master.topics.DataVersion(), slave.topics.DataVersion())
+	require.EqualValues(t, 42, slave.offsets.Query("SyncedGroup", "SyncedTopic", 2))
+	_, ok = slave.groups.Get("SyncedGroup")
+	require.True(t, ok)
+
+	// The register answer teaches a slave its master.
+	var ha string
+	slave.OnMasterHAAddr(func(a string) { ha = a })
+	resp := codec.NewResponse(codec.NewRequest(codec.ReqRegisterBroker), codec.RespSuccess, "")
+	resp.Ext.Set("haServerAddr", "127.0.0.1:10912")
+	resp.Ext.Set("masterAddr", "127.0.0.1:10911")
+	slave.registered(resp)
+	require.Equal(t, "127.0.0.1:10912", ha)
+	require.Equal(t, "127.0.0.1:10911", slave.MasterAddr())
+}
+
+func TestPullSuggestsBrokerWithSlaveReadEnable(t *testing.T) {
+	b := newTestBroker(t, func(c *BrokerConfig) { c.SlaveReadEnable = true })
+	c := newTestConn(40000)
+	ctx := context.Background()
+	g := NewSubscriptionGroupConfig("GS")
+	g.BrokerID = 1
+	require.NoError(t, b.groups.Update(g))
+	resp, err := b.handleSendMessage(ctx, c, sendReq("TopicS", 0, []byte("x"), ""))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("TopicS", 0) == 1 }, 5*time.Second, 5*time.Millisecond)
+	r, err := b.handlePullMessage(ctx, c, pullReq("GS", "TopicS", 0, 0, pullFlagSubscription, 0))
+	require.NoError(t, err)
+	require.Nil(t, r)
+	pr := waitResponse(t, c, 1)
+	require.EqualValues(t, codec.RespSuccess, pr.Code)
+	require.Equal(t, "1", ext(t, pr, "suggestWhichBrokerId"), "a consumer in memory reads where its group says")
+}
+
+func TestSyncMasterWithoutSlave(t *testing.T) {
+	b := newTestBrokerWith(t, func(c *BrokerConfig) { c.BrokerRole = RoleSyncMaster },
+		func(s *store.Config) { s.BrokerRole = store.RoleSyncMaster }, nil)
+	c := newTestConn(1)
+	ctx := context.Background()
+	resp, err := b.handleSendMessage(ctx, c, sendReq("T", 0, []byte("x"), ""))
+	require.NoError(t, err)
+	if resp == nil {
+		resp = waitResponse(t, c, 1)
+	}
+	require.EqualValues(t, codec.RespSlaveNotAvailable, resp.Code, "stored, but no slave holds it")
+	require.Len(t, ext(t, resp, "msgId"), 32, "answered as a send, with its id")
+	off := b.st.MaxPhyOffset()
+	require.Positive(t, off)
+
+	// A send-back is stored all the same and answered as Java does.
+	resp, err = b.handleConsumerSendMsgBack(ctx, c, sendBackReq(0, "G", 0, 16))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Greater(t, b.st.MaxPhyOffset(), off)
+}

@@ -1,0 +1,67 @@
+// Package ha is classic (non-controller) RocketMQ master/slave replication,
+// byte-compatible with Java's DefaultHAService, DefaultHAConnection and
+// DefaultHAClient: a slave reports its commitlog end as an 8-byte offset, the
+// master answers with frames of offset(8) size(4) raw commitlog bytes. The
+// store itself opens no socket; this package drives it through Store.
+package ha
+
+import (
+	"log/slog"
+	"time"
+)
+
+const (
+	reportSize = 8  // slave -> master: int64 max offset (REPORT_HEADER_SIZE)
+	headerSize = 12 // master -> slave: int64 offset, int32 size (TRANSFER_HEADER_SIZE)
+	// maxFrameBody bounds what a slave accepts in one frame: Java's slave reads
+	// into a 4 MiB buffer, so no Java master ever sends more.
+	maxFrameBody = 4<<20 - headerSize
+	// retryWait is how long a slave waits after a failed connection or a
+	// rejected frame before dialing again (DefaultHAClient.closeMasterAndWait).
+	retryWait   = 5 * time.Second
+	dialTimeout = 3 * time.Second
+	// writeTimeout bounds one frame write to a peer that stopped reading.
+	writeTimeout = 10 * time.Second
+)
+
+// Store is what replication needs of the message store (*store.DefaultStore).
+type Store interface {
+	MaxPhyOffset() int64
+	CommitLogFileSize() int
+	// ReadCommitLog copies written bytes from offset, never across a file end.
+	ReadCommitLog(dst []byte, offset int64) (int, error)
+	// AppendCommitLog writes replicated bytes at exactly the store's end.
+	AppendCommitLog(offset int64, data []byte) error
+	SlaveAcked(offset int64)
+	SlaveConnected(delta int)
+	SetAppendHook(h func())
+}
+
+// Config holds the MessageStoreConfig HA settings.
+type Config struct {
+	// HeartbeatInterval is haSendHeartbeatInterval: an idle master sends an
+	// empty frame, a slave reports its offset, at least this often.
+	HeartbeatInterval time.Duration
+	// HousekeepingInterval is haHousekeepingInterval: a side that reads nothing
+	// for this long drops the connection.
+	HousekeepingInterval time.Duration
+	// TransferBatchSize is haTransferBatchSize: the most bytes in one frame.
+	TransferBatchSize int
+	Logger            *slog.Logger
+}
+
+func (c *Config) fill() {
+	if c.HeartbeatInterval <= 0 {
+		c.HeartbeatInterval = 5 * time.Second
+	}
+	if c.HousekeepingInterval <= 0 {
+		c.HousekeepingInterval = 20 * time.Second
+	}
+	if c.TransferBatchSize <= 0 {
+		c.TransferBatchSize = 32 * 1024
+	}
+	c.TransferBatchSize = min(c.TransferBatchSize, maxFrameBody)
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}

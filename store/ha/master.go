@@ -1,0 +1,288 @@
+package ha
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Master is the HA listener of a master broker (DefaultHAService with its
+// AcceptSocketService): one reader and one writer goroutine per slave.
+type Master struct {
+	st  Store
+	cfg Config
+	log *slog.Logger
+
+	ln     net.Listener
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu    sync.Mutex
+	conns map[*masterConn]struct{}
+	// wakes holds one buffered channel per connection: the store's append hook
+	// pokes each so an idle writer sends new bytes at once.
+	wakes atomic.Pointer[[]chan struct{}]
+}
+
+// ConnStatus describes one slave connection (haStatus).
+type ConnStatus struct {
+	Addr      string
+	AckOffset int64
+	// TransferredOffset is where the next frame to this slave starts.
+	TransferredOffset int64
+}
+
+// NewMaster returns a master that serves st once Start listens.
+func NewMaster(st Store, cfg Config) *Master {
+	cfg.fill()
+	m := &Master{st: st, cfg: cfg, log: cfg.Logger.With("component", "ha-master"), conns: map[*masterConn]struct{}{}}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	return m
+}
+
+// Start listens on addr (brokerIP's haListenPort) and accepts slaves.
+func (m *Master) Start(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("ha listen %s: %w", addr, err)
+	}
+	m.ln = ln
+	m.st.SetAppendHook(m.poke)
+	m.wg.Add(1)
+	go m.accept()
+	return nil
+}
+
+// Addr is the listening address.
+func (m *Master) Addr() net.Addr { return m.ln.Addr() }
+
+// Close stops accepting, drops every slave and waits for their goroutines.
+func (m *Master) Close() error {
+	m.cancel()
+	m.st.SetAppendHook(nil)
+	var err error
+	if m.ln != nil {
+		err = m.ln.Close()
+	}
+	m.mu.Lock()
+	for c := range m.conns {
+		_ = c.nc.Close()
+	}
+	m.mu.Unlock()
+	m.wg.Wait()
+	return err
+}
+
+// Status lists the connected slaves.
+func (m *Master) Status() []ConnStatus {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]ConnStatus, 0, len(m.conns))
+	for c := range m.conns {
+		out = append(out, ConnStatus{Addr: c.nc.RemoteAddr().String(), AckOffset: c.ack.Load(), TransferredOffset: c.next.Load()})
+	}
+	return out
+}
+
+func (m *Master) poke() {
+	p := m.wakes.Load()
+	if p == nil {
+		return
+	}
+	for _, w := range *p {
+		select {
+		case w <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (m *Master) publishWakes() {
+	ws := make([]chan struct{}, 0, len(m.conns))
+	for c := range m.conns {
+		ws = append(ws, c.wake)
+	}
+	m.wakes.Store(&ws)
+}
+
+func (m *Master) accept() {
+	defer m.wg.Done()
+	for {
+		nc, err := m.ln.Accept()
+		if err != nil {
+			if m.ctx.Err() != nil {
+				return
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			m.log.Error("ha accept", "err", err)
+			select {
+			case <-m.ctx.Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
+		}
+		c := &masterConn{m: m, nc: nc, wake: make(chan struct{}, 1), first: make(chan struct{}), done: make(chan struct{})}
+		c.ack.Store(-1)
+		c.next.Store(-1)
+		m.mu.Lock()
+		if m.ctx.Err() != nil {
+			m.mu.Unlock()
+			_ = nc.Close()
+			return
+		}
+		m.conns[c] = struct{}{}
+		m.publishWakes()
+		m.mu.Unlock()
+		m.log.Info("slave connected", "remote", nc.RemoteAddr())
+		m.wg.Add(2)
+		go c.readLoop()
+		go c.writeLoop()
+	}
+}
+
+func (m *Master) remove(c *masterConn) {
+	m.mu.Lock()
+	delete(m.conns, c)
+	m.publishWakes()
+	m.mu.Unlock()
+}
+
+// masterConn is one slave (DefaultHAConnection).
+type masterConn struct {
+	m    *Master
+	nc   net.Conn
+	wake chan struct{}
+	// first is closed once the slave's first report set request.
+	first   chan struct{}
+	request int64
+	// counted says this slave counts for SYNC_MASTER (its first report was sane).
+	counted   bool
+	ack       atomic.Int64
+	next      atomic.Int64
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+func (c *masterConn) close() {
+	c.closeOnce.Do(func() {
+		close(c.done)
+		_ = c.nc.Close()
+	})
+}
+
+// readLoop takes the slave's 8-byte reports: its acknowledged offset.
+func (c *masterConn) readLoop() {
+	defer c.m.wg.Done()
+	defer c.close()
+	var b [reportSize]byte
+	firstSeen := false
+	for {
+		// A slave reports at least every heartbeat; silence for the
+		// housekeeping interval means it is gone.
+		_ = c.nc.SetReadDeadline(time.Now().Add(c.m.cfg.HousekeepingInterval))
+		if _, err := io.ReadFull(c.nc, b[:]); err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				c.m.log.Info("slave read", "remote", c.nc.RemoteAddr(), "err", err)
+			}
+			break
+		}
+		off := int64(binary.BigEndian.Uint64(b[:]))
+		if !firstSeen {
+			firstSeen = true
+			if max := c.m.st.MaxPhyOffset(); off < 0 || off > max {
+				// Java would stream nothing and still take this slave's acks as
+				// replication; rmqd refuses it instead.
+				c.m.log.Error("slave is ahead of this master, refusing it", "remote", c.nc.RemoteAddr(),
+					"slaveOffset", off, "masterOffset", max)
+				break
+			}
+			c.request = off
+			c.counted = true
+			c.m.st.SlaveConnected(1)
+			close(c.first)
+		}
+		if sent := c.next.Load(); sent >= 0 && off > sent {
+			// Nothing beyond what was sent can be held by the slave: a larger
+			// ack must not answer a SYNC_MASTER put (Java takes it as is).
+			off = sent
+		}
+		c.ack.Store(off)
+		c.m.st.SlaveAcked(off)
+	}
+	if c.counted {
+		c.m.st.SlaveConnected(-1)
+	}
+	c.m.remove(c)
+	c.m.log.Info("slave disconnected", "remote", c.nc.RemoteAddr())
+}
+
+// writeLoop streams commitlog bytes from the slave's first report on (from the
+// start of the last file when it reports 0), and an empty frame when idle.
+func (c *masterConn) writeLoop() {
+	defer c.m.wg.Done()
+	defer c.close()
+	select {
+	case <-c.first:
+	case <-c.done:
+		return
+	}
+	st, cfg := c.m.st, c.m.cfg
+	next := c.request
+	if next == 0 {
+		max := st.MaxPhyOffset()
+		next = max - max%int64(st.CommitLogFileSize())
+	}
+	c.next.Store(next)
+	buf := make([]byte, headerSize+cfg.TransferBatchSize)
+	lastWrite := time.Now()
+	idle := time.NewTimer(cfg.HeartbeatInterval)
+	defer idle.Stop()
+	for {
+		n, err := st.ReadCommitLog(buf[headerSize:], next)
+		if err != nil {
+			c.m.log.Error("read commitlog for slave", "remote", c.nc.RemoteAddr(), "offset", next, "err", err)
+			return
+		}
+		if n > 0 || time.Since(lastWrite) >= cfg.HeartbeatInterval {
+			binary.BigEndian.PutUint64(buf[0:], uint64(next))
+			binary.BigEndian.PutUint32(buf[8:], uint32(n))
+			// Published before the write: the slave may ack these bytes before
+			// Write returns, and the reader clamps acks to it.
+			next += int64(n)
+			c.next.Store(next)
+			_ = c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+			if _, err := c.nc.Write(buf[:headerSize+n]); err != nil {
+				return
+			}
+			lastWrite = time.Now()
+			if n > 0 {
+				continue
+			}
+		}
+		if !idle.Stop() {
+			select {
+			case <-idle.C:
+			default:
+			}
+		}
+		idle.Reset(cfg.HeartbeatInterval - time.Since(lastWrite))
+		select {
+		case <-c.done:
+			return
+		case <-c.wake:
+		case <-idle.C:
+		}
+	}
+}

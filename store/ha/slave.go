@@ -1,0 +1,243 @@
+package ha
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Slave is the HA client of a slave broker (DefaultHAClient): it dials the
+// master's HA address, reports its commitlog end and appends what it is sent.
+type Slave struct {
+	st  Store
+	cfg Config
+	log *slog.Logger
+
+	addr atomic.Pointer[string]
+	// addrChanged wakes a slave waiting for an address.
+	addrChanged chan struct{}
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu sync.Mutex
+	nc net.Conn
+
+	lastRead  atomic.Int64 // unix ms of the last frame read
+	lastWrite atomic.Int64 // unix ms of the last offset report
+}
+
+// NewSlave returns a slave that replicates into st once Start runs.
+func NewSlave(st Store, cfg Config) *Slave {
+	cfg.fill()
+	s := &Slave{st: st, cfg: cfg, log: cfg.Logger.With("component", "ha-slave"), addrChanged: make(chan struct{}, 1)}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	return s
+}
+
+// SetMasterAddr sets the master's HA address (haMasterAddress, or the
+// haServerAddr of the REGISTER_BROKER answer). A change drops the current
+// connection so the next one goes to the new address.
+func (s *Slave) SetMasterAddr(addr string) {
+	if old := s.addr.Load(); old != nil && *old == addr {
+		return
+	}
+	s.addr.Store(&addr)
+	s.log.Info("master HA address", "addr", addr)
+	s.mu.Lock()
+	if s.nc != nil {
+		_ = s.nc.Close()
+	}
+	s.mu.Unlock()
+	select {
+	case s.addrChanged <- struct{}{}:
+	default:
+	}
+}
+
+// MasterAddr is the master HA address in use ("" until known).
+func (s *Slave) MasterAddr() string {
+	if p := s.addr.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// Start runs the client until Close.
+func (s *Slave) Start() {
+	s.wg.Add(1)
+	go s.run()
+}
+
+// Close drops the connection and waits for the client to stop.
+func (s *Slave) Close() error {
+	s.cancel()
+	s.mu.Lock()
+	if s.nc != nil {
+		_ = s.nc.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+// Connected reports whether a master connection is up.
+func (s *Slave) Connected() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nc != nil
+}
+
+func (s *Slave) sleep(d time.Duration) bool {
+	select {
+	case <-s.ctx.Done():
+		return false
+	case <-s.addrChanged:
+		return true
+	case <-time.After(d):
+		return true
+	}
+}
+
+func (s *Slave) run() {
+	defer s.wg.Done()
+	for s.ctx.Err() == nil {
+		addr := s.MasterAddr()
+		if addr == "" {
+			if !s.sleep(retryWait) {
+				return
+			}
+			continue
+		}
+		err := s.session(addr)
+		if s.ctx.Err() != nil {
+			return
+		}
+		s.log.Warn("master connection ended", "master", addr, "err", err)
+		if errors.Is(err, errHousekeeping) {
+			continue // Java closes and dials again at once
+		}
+		if !s.sleep(retryWait) {
+			return
+		}
+	}
+}
+
+var errHousekeeping = errors.New("nothing read from the master for haHousekeepingInterval")
+
+// session is one connection: report, then apply frames until an error.
+func (s *Slave) session(addr string) error {
+	d := net.Dialer{Timeout: dialTimeout}
+	nc, err := d.DialContext(s.ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("dial master %s: %w", addr, err)
+	}
+	s.mu.Lock()
+	if s.ctx.Err() != nil {
+		s.mu.Unlock()
+		_ = nc.Close()
+		return s.ctx.Err()
+	}
+	s.nc = nc
+	s.mu.Unlock()
+	hbDone := make(chan struct{})
+	var hbWG sync.WaitGroup
+	defer func() {
+		close(hbDone)
+		_ = nc.Close()
+		hbWG.Wait()
+		s.mu.Lock()
+		if s.nc == nc {
+			s.nc = nil
+		}
+		s.mu.Unlock()
+	}()
+
+	var wmu sync.Mutex
+	var reported atomic.Int64
+	report := func(off int64) error {
+		var b [reportSize]byte
+		binary.BigEndian.PutUint64(b[:], uint64(off))
+		wmu.Lock()
+		defer wmu.Unlock()
+		_ = nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+		_, err := nc.Write(b[:])
+		if err != nil {
+			return fmt.Errorf("report offset: %w", err)
+		}
+		reported.Store(off)
+		s.lastWrite.Store(nowMs())
+		return nil
+	}
+	// Java waits for its first heartbeat tick before the first report; rmqd
+	// reports at once so the master starts streaming without that delay.
+	if err := report(s.st.MaxPhyOffset()); err != nil {
+		return err
+	}
+	s.log.Info("connected to master", "master", addr, "offset", s.st.MaxPhyOffset())
+	hbWG.Add(1)
+	go func() {
+		defer hbWG.Done()
+		t := time.NewTicker(s.cfg.HeartbeatInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-hbDone:
+				return
+			case <-t.C:
+			}
+			if report(s.st.MaxPhyOffset()) != nil {
+				_ = nc.Close()
+				return
+			}
+		}
+	}()
+
+	hdr := make([]byte, headerSize)
+	body := make([]byte, 0, headerSize+s.cfg.TransferBatchSize)
+	for {
+		_ = nc.SetReadDeadline(time.Now().Add(s.cfg.HousekeepingInterval))
+		if _, err := io.ReadFull(nc, hdr); err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				return errHousekeeping
+			}
+			return fmt.Errorf("read frame header: %w", err)
+		}
+		off := int64(binary.BigEndian.Uint64(hdr[0:]))
+		size := int32(binary.BigEndian.Uint32(hdr[8:]))
+		if size < 0 || size > maxFrameBody {
+			return fmt.Errorf("frame at %d of %d bytes: bad size", off, size)
+		}
+		if mine := s.st.MaxPhyOffset(); mine != 0 && mine != off {
+			return fmt.Errorf("master sent offset %d, slave ends at %d", off, mine)
+		}
+		if cap(body) < int(size) {
+			body = make([]byte, size)
+		}
+		body = body[:size]
+		if _, err := io.ReadFull(nc, body); err != nil {
+			return fmt.Errorf("read frame body: %w", err)
+		}
+		s.lastRead.Store(nowMs())
+		if size == 0 {
+			continue
+		}
+		if err := s.st.AppendCommitLog(off, body); err != nil {
+			return fmt.Errorf("append frame: %w", err)
+		}
+		if mine := s.st.MaxPhyOffset(); mine > reported.Load() {
+			if err := report(mine); err != nil {
+				return err
+			}
+		}
+	}
+}
