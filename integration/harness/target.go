@@ -26,7 +26,9 @@ type Target struct {
 	LogDir      string // this target's logs (and, for Apache, the JVMs' user.home with their own log files)
 	StoreDir    string // storePathRootDir
 	Procs       []*Proc
-	ports       []int
+	// FailpointsFile is the file rmqd's failpoints are read from (Options.Failpoints; SetFailpoint writes it).
+	FailpointsFile string
+	ports          []int
 }
 
 // Options tune a target. The zero value is a standalone broker "broker-a" in "DefaultCluster".
@@ -39,6 +41,9 @@ type Options struct {
 	// Split runs rmqd as two processes (`rmqd namesrv` and `rmqd broker`) instead of the standalone default.
 	// Apache always runs as two processes.
 	Split bool
+	// Failpoints runs rmqd built with -tags failpoint, reading its failpoints from Target.FailpointsFile
+	// (rmqd only; see store/failpoint.go and Target.SetFailpoint).
+	Failpoints bool
 }
 
 func (o *Options) defaults() {

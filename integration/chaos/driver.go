@@ -1,0 +1,443 @@
+// Package chaos drives producers and consumers (the official Go client, in-process) against a target while
+// it injects faults on a schedule, and accounts for every message by id, the way OpenChaos measures
+// RocketMQ: lost (acknowledged, never consumed), duplicated, out of order (orderly topic), and sent without
+// an acknowledgement but stored all the same (counted, not an error). See docs/reliability.md.
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/apache/rocketmq-client-go/v2/consumer"
+	"github.com/apache/rocketmq-client-go/v2/primitive"
+	"github.com/apache/rocketmq-client-go/v2/producer"
+
+	"rmqd/integration/harness"
+)
+
+// Fault is one kind of fault the driver injects.
+type Fault string
+
+// The faults, in the order of their value to a user.
+const (
+	BrokerKill  Fault = "broker-kill"  // SIGKILL of the broker, restarted on the same store
+	NamesrvKill Fault = "namesrv-kill" // SIGKILL of the separate name server, restarted
+	BrokerPause Fault = "broker-pause" // SIGSTOP of the broker for Hold (longer than the clients' timeouts), SIGCONT
+	SlowDisk    Fault = "slow-disk"    // every flush delayed by SlowDiskDelay for Hold (rmqd's flush-delay failpoint)
+)
+
+// Config is one chaos run: a target, a fault, how often.
+type Config struct {
+	Target *harness.Target
+	Fault  Fault
+	Cycles int           // faults injected, one after the other
+	Load   time.Duration // load before each fault (default 2 s)
+	// Hold is how long the fault lasts: time dead before the restart, pause length, slow-disk length.
+	Hold          time.Duration
+	SlowDiskDelay string        // flush-delay value for SlowDisk (default "300ms")
+	Rate          int           // messages per second over all producers (default 400)
+	Producers     int           // sending goroutines per topic (default 2); each is one sharding key on the orderly topic
+	Recover       time.Duration // how long a cycle waits for the first send and consume after the fault (default 60 s)
+	Drain         time.Duration // how long the end waits for acknowledged messages still unconsumed (default 90 s)
+	Topic         string        // base topic name; the orderly topic is Topic + "_ORD"
+}
+
+func (c *Config) defaults() {
+	if c.Load == 0 {
+		c.Load = 2 * time.Second
+	}
+	if c.SlowDiskDelay == "" {
+		c.SlowDiskDelay = "300ms"
+	}
+	if c.Rate == 0 {
+		c.Rate = 400
+	}
+	if c.Producers == 0 {
+		c.Producers = 2
+	}
+	if c.Recover == 0 {
+		c.Recover = 60 * time.Second
+	}
+	if c.Drain == 0 {
+		c.Drain = 90 * time.Second
+	}
+	if c.Topic == "" {
+		c.Topic = "CHAOS_" + strings.ReplaceAll(string(c.Fault), "-", "_")
+	}
+}
+
+// Result is what one run counted.
+type Result struct {
+	Target, Fault, Flush string
+	Cycles               int
+	Sent                 int // send calls made
+	Acked                int // acknowledged SEND_OK
+	Unacked              int // failed, timed out, or not SEND_OK
+	Consumed             int // distinct ids consumed
+	Lost                 int // acknowledged, never consumed
+	Duplicated           int // ids consumed more than once
+	Reordered            int // first deliveries on the orderly topic behind a later message of the same key
+	UnackedStored        int // sent without an acknowledgement, consumed all the same
+	LostIDs              []string
+	// RecoverSend / RecoverConsume: per cycle, fault end to the first acknowledged send, and to the first
+	// consumed message sent after the fault ended; -1 when none came within Config.Recover.
+	RecoverSend, RecoverConsume []time.Duration
+	StoreCheck                  string // "ok", "n/a" or the checker's complaint
+}
+
+// Max and median of the recovery times that came; misses counts those that did not.
+func summary(ds []time.Duration) (med, maxd time.Duration, misses int) {
+	var ok []time.Duration
+	for _, d := range ds {
+		if d < 0 {
+			misses++
+			continue
+		}
+		ok = append(ok, d)
+	}
+	if len(ok) == 0 {
+		return -1, -1, misses
+	}
+	slices.Sort(ok)
+	return ok[len(ok)/2], ok[len(ok)-1], misses
+}
+
+// recovery notes the first acknowledged send and the first consume of a message born after the fault end.
+type recovery struct {
+	mu                  sync.Mutex
+	since               time.Time
+	firstSend, firstCon time.Time
+}
+
+func (r *recovery) arm(since time.Time) {
+	r.mu.Lock()
+	r.since, r.firstSend, r.firstCon = since, time.Time{}, time.Time{}
+	r.mu.Unlock()
+}
+
+func (r *recovery) sent(start, now time.Time) {
+	r.mu.Lock()
+	if !r.since.IsZero() && r.firstSend.IsZero() && !start.Before(r.since) {
+		r.firstSend = now
+	}
+	r.mu.Unlock()
+}
+
+func (r *recovery) consumed(born, now time.Time) {
+	r.mu.Lock()
+	if !r.since.IsZero() && r.firstCon.IsZero() && !born.Before(r.since.Truncate(time.Millisecond)) { // born: ms
+		r.firstCon = now
+	}
+	r.mu.Unlock()
+}
+
+func (r *recovery) wait(ctx context.Context, limit time.Duration) (send, con time.Duration) {
+	deadline := time.Now().Add(limit)
+	for {
+		r.mu.Lock()
+		since, fs, fc := r.since, r.firstSend, r.firstCon
+		r.mu.Unlock()
+		if (!fs.IsZero() && !fc.IsZero()) || time.Now().After(deadline) || ctx.Err() != nil {
+			send, con = -1, -1
+			if !fs.IsZero() {
+				send = fs.Sub(since)
+			}
+			if !fc.IsZero() {
+				con = fc.Sub(since)
+			}
+			return send, con
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// ledger is every id sent and consumed.
+type ledger struct {
+	mu        sync.Mutex
+	acked     map[string]bool // id -> acknowledged (false: sent, no acknowledgement)
+	delivered map[string]int
+	maxSeq    map[string]int // orderly topic: highest sequence first-delivered per key
+	reordered int
+}
+
+func newLedger() *ledger {
+	return &ledger{acked: map[string]bool{}, delivered: map[string]int{}, maxSeq: map[string]int{}}
+}
+
+// An id is "<topic kind>-<key>-<seq>": "c-1-42" (concurrent topic), "o-0-17" (orderly topic, key 0).
+func msgID(kind string, key, seq int) string { return fmt.Sprintf("%s-%d-%d", kind, key, seq) }
+
+const bodySize = 128
+
+func body(id string) []byte {
+	b := make([]byte, bodySize)
+	copy(b, id+"|")
+	for i := len(id) + 1; i < len(b); i++ {
+		b[i] = 'x'
+	}
+	return b
+}
+
+func (l *ledger) deliver(b []byte) {
+	id, _, ok := strings.Cut(string(b), "|")
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.delivered[id]++
+	if l.delivered[id] > 1 || !strings.HasPrefix(id, "o-") {
+		return
+	}
+	// Orderly topic: a first delivery must follow every earlier first delivery of its key.
+	i := strings.LastIndexByte(id, '-')
+	key := id[:i]
+	seq, err := strconv.Atoi(id[i+1:])
+	if err != nil {
+		return
+	}
+	if m, seen := l.maxSeq[key]; seen && seq < m {
+		l.reordered++
+		return
+	}
+	l.maxSeq[key] = seq
+}
+
+// Run runs cfg on tb (a test), injecting cfg.Cycles faults under load, and returns the counts. It does not
+// fail tb on losses: the caller asserts on the Result.
+func Run(tb harness.TB, cfg Config) Result {
+	tb.Helper()
+	cfg.defaults()
+	tg := cfg.Target
+	res := Result{Target: tg.Kind, Fault: string(cfg.Fault), Cycles: cfg.Cycles}
+	led := newLedger()
+	rec := &recovery{}
+	ordTopic := cfg.Topic + "_ORD"
+	ctx, stopLoad := context.WithCancel(tb.Context())
+	defer stopLoad()
+
+	// The topics exist before the load starts (auto-creation races with the first sends otherwise).
+	for _, topic := range []string{cfg.Topic, ordTopic} {
+		harness.RunGoProduce(tb, tg, harness.GoProduce{Topic: topic, Count: 1, BodyPrefix: "warm-up"})
+		tg.WaitRoute(tb, topic, 60*time.Second)
+	}
+
+	stopCons := []func(){startConsumer(tb, tg, cfg.Topic, false, led, rec), startConsumer(tb, tg, ordTopic, true, led, rec)}
+	defer func() {
+		for _, s := range stopCons {
+			s()
+		}
+	}()
+
+	var wg sync.WaitGroup
+	var counts sync.Mutex
+	for _, orderly := range []bool{false, true} {
+		opts := []producer.Option{
+			producer.WithNameServer([]string{tg.NamesrvAddr}),
+			producer.WithGroupName(fmt.Sprintf("chaos-pg-%v", orderly)),
+			producer.WithInstanceName(fmt.Sprintf("chaos-p-%s-%v-%d", cfg.Fault, orderly, time.Now().UnixNano())),
+			producer.WithRetry(2),
+			producer.WithSendMsgTimeout(3 * time.Second),
+		}
+		topic, kind := cfg.Topic, "c"
+		if orderly {
+			opts = append(opts, producer.WithQueueSelector(producer.NewHashQueueSelector()))
+			topic, kind = ordTopic, "o"
+		}
+		pr, err := producer.NewDefaultProducer(opts...)
+		if err != nil {
+			tb.Fatalf("chaos: producer: %v", err)
+		}
+		if err := pr.Start(); err != nil {
+			tb.Fatalf("chaos: producer start: %v", err)
+		}
+		defer func() { _ = pr.Shutdown() }()
+		every := time.Duration(int64(time.Second) * int64(2*cfg.Producers) / int64(cfg.Rate))
+		for key := range cfg.Producers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				tick := time.NewTicker(every)
+				defer tick.Stop()
+				for seq := 0; ; seq++ {
+					select {
+					case <-ctx.Done():
+						return
+					case <-tick.C:
+					}
+					id := msgID(kind, key, seq)
+					m := primitive.NewMessage(topic, body(id))
+					m.WithKeys([]string{id})
+					if orderly {
+						m.WithShardingKey(strconv.Itoa(key))
+					}
+					start := time.Now()
+					sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+					r, err := pr.SendSync(sctx, m)
+					cancel()
+					ok := err == nil && r.Status == primitive.SendOK
+					counts.Lock()
+					res.Sent++
+					led.mu.Lock()
+					led.acked[id] = ok
+					led.mu.Unlock()
+					if ok {
+						res.Acked++
+					} else {
+						res.Unacked++
+					}
+					counts.Unlock()
+					if ok {
+						rec.sent(start, time.Now())
+					} else {
+						time.Sleep(50 * time.Millisecond) // a dead broker answers at once; do not spin
+					}
+				}
+			}()
+		}
+	}
+
+	for cycle := range cfg.Cycles {
+		select {
+		case <-time.After(cfg.Load):
+		case <-tb.Context().Done():
+			tb.Fatalf("chaos: test ended")
+		}
+		end := inject(tb, tg, cfg)
+		rec.arm(end)
+		s, c := rec.wait(tb.Context(), cfg.Recover)
+		res.RecoverSend = append(res.RecoverSend, s)
+		res.RecoverConsume = append(res.RecoverConsume, c)
+		tb.Logf("chaos: %s %s cycle %d: first send %v, first consume %v after the fault ended", tg.Kind, cfg.Fault, cycle, s, c)
+	}
+	time.Sleep(cfg.Load)
+	stopLoad()
+	wg.Wait()
+
+	// Drain: every acknowledged id consumed, or the drain time spent.
+	deadline := time.Now().Add(cfg.Drain)
+	for {
+		led.mu.Lock()
+		missing := 0
+		for id, ok := range led.acked {
+			if ok && led.delivered[id] == 0 {
+				missing++
+			}
+		}
+		led.mu.Unlock()
+		if missing == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	time.Sleep(time.Second) // late duplicates
+	for _, s := range stopCons {
+		s()
+	}
+	stopCons = nil
+
+	led.mu.Lock()
+	defer led.mu.Unlock()
+	for id, ok := range led.acked {
+		n := led.delivered[id]
+		switch {
+		case ok && n == 0:
+			res.Lost++
+			res.LostIDs = append(res.LostIDs, id)
+		case !ok && n > 0:
+			res.UnackedStored++
+		}
+	}
+	for id, n := range led.delivered {
+		if _, sent := led.acked[id]; !sent {
+			continue // warm-up
+		}
+		res.Consumed++
+		if n > 1 {
+			res.Duplicated++
+		}
+	}
+	res.Reordered = led.reordered
+	sort.Strings(res.LostIDs)
+	if len(res.LostIDs) > 20 {
+		res.LostIDs = res.LostIDs[:20]
+	}
+	return res
+}
+
+// inject applies one fault and returns when it ended (the restart issued, the broker resumed, the disk fast).
+func inject(tb harness.TB, tg *harness.Target, cfg Config) time.Time {
+	tb.Helper()
+	switch cfg.Fault {
+	case BrokerKill:
+		tg.KillBroker(tb)
+		time.Sleep(cfg.Hold)
+		return tg.RestartBroker(tb)
+	case NamesrvKill:
+		tg.KillNamesrv(tb)
+		time.Sleep(cfg.Hold)
+		return tg.RestartNamesrv(tb)
+	case BrokerPause:
+		tg.SignalBroker(tb, syscall.SIGSTOP)
+		time.Sleep(cfg.Hold)
+		tg.SignalBroker(tb, syscall.SIGCONT)
+		return time.Now()
+	case SlowDisk:
+		tg.SetFailpoint(tb, "flush-delay", cfg.SlowDiskDelay)
+		time.Sleep(cfg.Hold)
+		tg.SetFailpoint(tb, "flush-delay", "")
+		return time.Now()
+	}
+	tb.Fatalf("chaos: unknown fault %q", cfg.Fault)
+	return time.Time{}
+}
+
+// startConsumer runs a push consumer (orderly or concurrent) that records every delivery; the returned
+// function shuts it down (bounded).
+func startConsumer(tb harness.TB, tg *harness.Target, topic string, orderly bool, led *ledger, rec *recovery) func() {
+	tb.Helper()
+	pc, err := consumer.NewPushConsumer(
+		consumer.WithNameServer([]string{tg.NamesrvAddr}),
+		consumer.WithGroupName("chaos-cg-"+topic),
+		consumer.WithInstance(fmt.Sprintf("chaos-c-%s-%d", topic, time.Now().UnixNano())),
+		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
+		consumer.WithConsumerOrder(orderly),
+	)
+	if err != nil {
+		tb.Fatalf("chaos: consumer: %v", err)
+	}
+	err = pc.Subscribe(topic, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"},
+		func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
+			now := time.Now()
+			for _, m := range msgs {
+				led.deliver(m.Body)
+				rec.consumed(time.UnixMilli(m.BornTimestamp), now)
+			}
+			return consumer.ConsumeSuccess, nil
+		})
+	if err != nil {
+		tb.Fatalf("chaos: subscribe: %v", err)
+	}
+	if err := pc.Start(); err != nil {
+		tb.Fatalf("chaos: consumer start: %v", err)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			done := make(chan struct{})
+			go func() { _ = pc.Shutdown(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(15 * time.Second):
+				tb.Logf("chaos: consumer of %s still shutting down after 15 s; leaving it", topic)
+			}
+		})
+	}
+}
