@@ -25,10 +25,11 @@ type plan struct {
 	full, fullJava int // cycles against rmqd and against Apache in the full run (0: not run)
 	load           time.Duration
 	hold           time.Duration
+	consumeEvery   int // Config.ConsumeEvery
 }
 
 var plans = []plan{
-	{name: "broker-kill-sync", fault: BrokerKill, flush: "SYNC_FLUSH", short: 3, full: 100, fullJava: 5, load: 1500 * time.Millisecond},
+	{name: "broker-kill-sync", fault: BrokerKill, flush: "SYNC_FLUSH", short: 3, full: 100, fullJava: 5, load: 1500 * time.Millisecond, consumeEvery: 10},
 	{name: "broker-kill-async", fault: BrokerKill, flush: "ASYNC_FLUSH", full: 10, fullJava: 3, load: 1500 * time.Millisecond},
 	{name: "namesrv-kill", fault: NamesrvKill, flush: "ASYNC_FLUSH", short: 1, full: 5, fullJava: 3, load: 2 * time.Second, hold: time.Second},
 	// 5 s stopped: longer than the clients' 3 s send timeout.
@@ -129,8 +130,9 @@ func runPlan(t *testing.T, kind string, p plan, cycles int) Result {
 		Failpoints: kind == harness.KindRmqd,
 		BrokerConf: map[string]string{"flushDiskType": p.flush},
 	})
+	topic := "CHAOS_" + strings.ReplaceAll(p.name, "-", "_")
 	r := Run(t, Config{Target: tg, Fault: p.fault, Cycles: cycles, Load: p.load, Hold: p.hold,
-		SlowDiskDelay: "1s", Topic: "CHAOS_" + strings.ReplaceAll(p.name, "-", "_")})
+		SlowDiskDelay: "1s", Topic: topic, ConsumeEvery: p.consumeEvery})
 	r.Fault, r.Flush = p.name, p.flush
 
 	// A graceful stop, then the store as the last recovery and the run left it.
@@ -140,6 +142,7 @@ func runPlan(t *testing.T, kind string, p plan, cycles int) Result {
 		t.Fatalf("store check: %v", err)
 	}
 	r.StoreCheck = st.String()
+	r.Stored = st.PerTopic[topic] + st.PerTopic[topic+"_ORD"] - 2 // less the two warm-up messages
 	t.Logf("%s", row(r))
 	if kind == harness.KindRmqd {
 		if r.Lost != 0 {
@@ -159,6 +162,9 @@ func ms(d time.Duration) string {
 	if d < 0 {
 		return "—"
 	}
+	if d == notMeasured {
+		return "not awaited"
+	}
 	return fmt.Sprintf("%.2f s", d.Seconds())
 }
 
@@ -167,11 +173,11 @@ func row(r Result) string {
 	cm, cx, cmiss := summary(r.RecoverConsume)
 	miss := ""
 	if smiss+cmiss > 0 {
-		miss = fmt.Sprintf(" (%d/%d cycles without recovery in 60 s)", smiss, cmiss)
+		miss = fmt.Sprintf(" (%d/%d cycles without send/consume within 60 s)", smiss, cmiss)
 	}
-	return fmt.Sprintf("| %s | %s | %d | %d | %d | %d | %d | %d | %d of %d | %s / %s | %s / %s%s | %s |",
-		r.Target, r.Flush, r.Cycles, r.Sent, r.Acked, r.Lost, r.Duplicated, r.Reordered, r.UnackedStored, r.Unacked,
-		ms(sm), ms(sx), ms(cm), ms(cx), miss, r.StoreCheck)
+	return fmt.Sprintf("| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d of %d | %d | %s | %s / %s | %s / %s%s | %s |",
+		r.Target, r.Flush, r.Cycles, r.Sent, r.Acked, r.Consumed, r.Lost, r.Duplicated, r.Reordered, r.UnackedStored, r.Unacked, r.Stored,
+		ms(r.SlowestAck), ms(sm), ms(sx), ms(cm), ms(cx), miss, r.StoreCheck)
 }
 
 func writeReport(t *testing.T, results []Result) {
@@ -186,8 +192,8 @@ func writeReport(t *testing.T, results []Result) {
 		if r.Fault != last {
 			last = r.Fault
 			fmt.Fprintf(&b, "\n### %s\n\n", r.Fault)
-			b.WriteString("| target | flush | runs | sent | acknowledged | lost | duplicated | reordered | unacknowledged but stored | recovery: send median / max | recovery: consume median / max | store check |\n")
-			b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+			b.WriteString("| target | flush | runs | sent | acknowledged | consumed | lost | duplicated | reordered | unacknowledged but stored | stored | slowest ack | recovery: send median / max | recovery: consume median / max | store check |\n")
+			b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		}
 		b.WriteString(row(r) + "\n")
 	}

@@ -24,7 +24,8 @@ type CheckStats struct {
 	Records  int // commitlog records
 	Units    int // consume-queue units pointing at records
 	MinPhy   int64
-	EndPhy   int64 // end of the last record
+	EndPhy   int64          // end of the last record
+	PerTopic map[string]int // records per topic
 	Problems []string
 }
 
@@ -60,7 +61,7 @@ const maxProblems = 100
 // without a gap up to the end of the data; every consume-queue unit points at a record of its topic and
 // queue with its queue offset and size; and every record of a dispatched type is indexed by one unit.
 func CheckStore(root string) (CheckStats, error) {
-	st := CheckStats{MinPhy: -1}
+	st := CheckStats{MinPhy: -1, PerTopic: map[string]int{}}
 	problem := func(format string, args ...any) {
 		if len(st.Problems) < maxProblems {
 			st.Problems = append(st.Problems, fmt.Sprintf(format, args...))
@@ -99,6 +100,7 @@ func CheckStore(root string) (CheckStats, error) {
 				t = string([]byte(m.Topic))
 				topics[t] = t
 			}
+			st.PerTopic[t]++
 			tt := m.SysFlag & codec.SysFlagTransMask
 			recs[phy] = &recordInfo{size: m.StoreSize, topic: t, qid: m.QueueID, qoff: m.QueueOffset,
 				dispatched: tt != codec.SysFlagTransPrepared && tt != codec.SysFlagTransRollback}

@@ -46,7 +46,11 @@ type Config struct {
 	Producers     int           // sending goroutines per topic (default 2); each is one sharding key on the orderly topic
 	Recover       time.Duration // how long a cycle waits for the first send and consume after the fault (default 60 s)
 	Drain         time.Duration // how long the end waits for acknowledged messages still unconsumed (default 90 s)
-	Topic         string        // base topic name; the orderly topic is Topic + "_ORD"
+	// ConsumeEvery: the cycles wait for the consumers to recover only every ConsumeEvery-th time (and on the
+	// last), the others only for a send. After a broker restart the Go client consumes again only after its
+	// next heartbeat (every 30 s, fixed), which would make 100 cycles last an hour. Default 1.
+	ConsumeEvery int
+	Topic        string // base topic name; the orderly topic is Topic + "_ORD"
 }
 
 func (c *Config) defaults() {
@@ -68,6 +72,9 @@ func (c *Config) defaults() {
 	if c.Drain == 0 {
 		c.Drain = 90 * time.Second
 	}
+	if c.ConsumeEvery == 0 {
+		c.ConsumeEvery = 1
+	}
 	if c.Topic == "" {
 		c.Topic = "CHAOS_" + strings.ReplaceAll(string(c.Fault), "-", "_")
 	}
@@ -77,25 +84,33 @@ func (c *Config) defaults() {
 type Result struct {
 	Target, Fault, Flush string
 	Cycles               int
-	Sent                 int // send calls made
-	Acked                int // acknowledged SEND_OK
-	Unacked              int // failed, timed out, or not SEND_OK
-	Consumed             int // distinct ids consumed
-	Lost                 int // acknowledged, never consumed
-	Duplicated           int // ids consumed more than once
-	Reordered            int // first deliveries on the orderly topic behind a later message of the same key
-	UnackedStored        int // sent without an acknowledgement, consumed all the same
+	Sent                 int           // send calls made
+	Acked                int           // acknowledged SEND_OK
+	Unacked              int           // failed, timed out, or not SEND_OK
+	Consumed             int           // distinct ids consumed
+	Lost                 int           // acknowledged, never consumed
+	Duplicated           int           // ids consumed more than once
+	Reordered            int           // first deliveries on the orderly topic behind a later message of the same key
+	UnackedStored        int           // sent without an acknowledgement, consumed all the same
+	Stored               int           // records of the run's messages in the commitlog at the end (copies included)
+	SlowestAck           time.Duration // longest SendSync that ended acknowledged (client retries included)
 	LostIDs              []string
 	// RecoverSend / RecoverConsume: per cycle, fault end to the first acknowledged send, and to the first
-	// consumed message sent after the fault ended; -1 when none came within Config.Recover.
+	// consumed message sent after the fault ended; -1 when none came within Config.Recover, notMeasured
+	// when the cycle did not wait for it (Config.ConsumeEvery).
 	RecoverSend, RecoverConsume []time.Duration
 	StoreCheck                  string // "ok", "n/a" or the checker's complaint
 }
+
+const notMeasured = -2
 
 // Max and median of the recovery times that came; misses counts those that did not.
 func summary(ds []time.Duration) (med, maxd time.Duration, misses int) {
 	var ok []time.Duration
 	for _, d := range ds {
+		if d == notMeasured {
+			continue
+		}
 		if d < 0 {
 			misses++
 			continue
@@ -138,19 +153,22 @@ func (r *recovery) consumed(born, now time.Time) {
 	r.mu.Unlock()
 }
 
-func (r *recovery) wait(ctx context.Context, limit time.Duration) (send, con time.Duration) {
+// wait waits for the first send (and, with consume, the first consume) after the fault, limit at most.
+func (r *recovery) wait(ctx context.Context, limit time.Duration, consume bool) (send, con time.Duration) {
 	deadline := time.Now().Add(limit)
 	for {
 		r.mu.Lock()
 		since, fs, fc := r.since, r.firstSend, r.firstCon
 		r.mu.Unlock()
-		if (!fs.IsZero() && !fc.IsZero()) || time.Now().After(deadline) || ctx.Err() != nil {
+		if (!fs.IsZero() && (!fc.IsZero() || !consume)) || time.Now().After(deadline) || ctx.Err() != nil {
 			send, con = -1, -1
 			if !fs.IsZero() {
 				send = fs.Sub(since)
 			}
 			if !fc.IsZero() {
 				con = fc.Sub(since)
+			} else if !consume {
+				con = notMeasured
 			}
 			return send, con
 		}
@@ -290,6 +308,7 @@ func Run(tb harness.TB, cfg Config) Result {
 					led.mu.Unlock()
 					if ok {
 						res.Acked++
+						res.SlowestAck = max(res.SlowestAck, time.Since(start))
 					} else {
 						res.Unacked++
 					}
@@ -312,7 +331,8 @@ func Run(tb harness.TB, cfg Config) Result {
 		}
 		end := inject(tb, tg, cfg)
 		rec.arm(end)
-		s, c := rec.wait(tb.Context(), cfg.Recover)
+		consume := (cycle+1)%cfg.ConsumeEvery == 0 || cycle == cfg.Cycles-1
+		s, c := rec.wait(tb.Context(), cfg.Recover, consume)
 		res.RecoverSend = append(res.RecoverSend, s)
 		res.RecoverConsume = append(res.RecoverConsume, c)
 		tb.Logf("chaos: %s %s cycle %d: first send %v, first consume %v after the fault ended", tg.Kind, cfg.Fault, cycle, s, c)
