@@ -152,6 +152,10 @@ func runPlan(t *testing.T, kind string, p plan, cycles int) Result {
 			t.Errorf("store check: %s", st)
 		}
 	}
+	if p.fault == SlowDisk && r.SlowestAck < time.Second {
+		// Under SYNC_FLUSH every acknowledgement waits for a flush, which the failpoint delays by 1 s.
+		t.Errorf("slowest acknowledged send took %v: the flush-delay failpoint did not act", r.SlowestAck)
+	}
 	if r.Acked == 0 {
 		t.Errorf("no send was acknowledged")
 	}

@@ -124,49 +124,71 @@ func summary(ds []time.Duration) (med, maxd time.Duration, misses int) {
 	return ok[len(ok)/2], ok[len(ok)-1], misses
 }
 
-// recovery notes the first acknowledged send and the first consume of a message born after the fault end.
+// recovery records, from the start of a fault, every acknowledged send (when it started, when it ended)
+// and every consume (the message's birth, the delivery), so that once the fault's end is known the first
+// send started after it and the first consume of a message born after it can be picked out, even when they
+// happened while the harness was still waiting for the restarted process to listen.
 type recovery struct {
-	mu                  sync.Mutex
-	since               time.Time
-	firstSend, firstCon time.Time
+	mu        sync.Mutex
+	recording bool
+	sends     [][2]time.Time
+	cons      [][2]time.Time
 }
 
-func (r *recovery) arm(since time.Time) {
+const maxRecovered = 1 << 20
+
+func (r *recovery) start() {
 	r.mu.Lock()
-	r.since, r.firstSend, r.firstCon = since, time.Time{}, time.Time{}
+	r.recording, r.sends, r.cons = true, r.sends[:0], r.cons[:0]
 	r.mu.Unlock()
 }
 
 func (r *recovery) sent(start, now time.Time) {
 	r.mu.Lock()
-	if !r.since.IsZero() && r.firstSend.IsZero() && !start.Before(r.since) {
-		r.firstSend = now
+	if r.recording && len(r.sends) < maxRecovered {
+		r.sends = append(r.sends, [2]time.Time{start, now})
 	}
 	r.mu.Unlock()
 }
 
 func (r *recovery) consumed(born, now time.Time) {
 	r.mu.Lock()
-	if !r.since.IsZero() && r.firstCon.IsZero() && !born.Before(r.since.Truncate(time.Millisecond)) { // born: ms
-		r.firstCon = now
+	if r.recording && len(r.cons) < maxRecovered {
+		r.cons = append(r.cons, [2]time.Time{born, now})
 	}
 	r.mu.Unlock()
 }
 
-// wait waits for the first send (and, with consume, the first consume) after the fault, limit at most.
-func (r *recovery) wait(ctx context.Context, limit time.Duration, consume bool) (send, con time.Duration) {
+// first is the earliest end among events whose start is not before since (ms: born times are in ms).
+func first(evs [][2]time.Time, since time.Time) time.Time {
+	var f time.Time
+	for _, e := range evs {
+		if !e[0].Before(since) && (f.IsZero() || e[1].Before(f)) {
+			f = e[1]
+		}
+	}
+	return f
+}
+
+// wait waits, limit at most, for the first send after the fault's end (and, with consume, the first
+// consume of a message born after it) and stops recording.
+func (r *recovery) wait(ctx context.Context, end time.Time, limit time.Duration, consume bool) (send, con time.Duration) {
 	deadline := time.Now().Add(limit)
 	for {
 		r.mu.Lock()
-		since, fs, fc := r.since, r.firstSend, r.firstCon
+		fs, fc := first(r.sends, end), first(r.cons, end.Truncate(time.Millisecond))
+		done := (!fs.IsZero() && (!fc.IsZero() || !consume)) || time.Now().After(deadline) || ctx.Err() != nil
+		if done {
+			r.recording = false
+		}
 		r.mu.Unlock()
-		if (!fs.IsZero() && (!fc.IsZero() || !consume)) || time.Now().After(deadline) || ctx.Err() != nil {
+		if done {
 			send, con = -1, -1
 			if !fs.IsZero() {
-				send = fs.Sub(since)
+				send = fs.Sub(end)
 			}
 			if !fc.IsZero() {
-				con = fc.Sub(since)
+				con = fc.Sub(end)
 			} else if !consume {
 				con = notMeasured
 			}
@@ -329,10 +351,10 @@ func Run(tb harness.TB, cfg Config) Result {
 		case <-tb.Context().Done():
 			tb.Fatalf("chaos: test ended")
 		}
+		rec.start()
 		end := inject(tb, tg, cfg)
-		rec.arm(end)
 		consume := (cycle+1)%cfg.ConsumeEvery == 0 || cycle == cfg.Cycles-1
-		s, c := rec.wait(tb.Context(), cfg.Recover, consume)
+		s, c := rec.wait(tb.Context(), end, cfg.Recover, consume)
 		res.RecoverSend = append(res.RecoverSend, s)
 		res.RecoverConsume = append(res.RecoverConsume, c)
 		tb.Logf("chaos: %s %s cycle %d: first send %v, first consume %v after the fault ended", tg.Kind, cfg.Fault, cycle, s, c)
