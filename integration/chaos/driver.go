@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	rocketmq "github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
@@ -214,6 +215,9 @@ func newLedger() *ledger {
 // An id is "<topic kind>-<key>-<seq>": "c-1-42" (concurrent topic), "o-0-17" (orderly topic, key 0).
 func msgID(kind string, key, seq int) string { return fmt.Sprintf("%s-%d-%d", kind, key, seq) }
 
+// probeKey is the key of the recovery probe's messages on the concurrent topic.
+const probeKey = 999
+
 const bodySize = 128
 
 func body(id string) []byte {
@@ -278,27 +282,63 @@ func Run(tb harness.TB, cfg Config) Result {
 
 	var wg sync.WaitGroup
 	var counts sync.Mutex
-	for _, orderly := range []bool{false, true} {
+	newProducer := func(name string, orderly bool) rocketmq.Producer {
 		opts := []producer.Option{
 			producer.WithNameServer([]string{tg.NamesrvAddr}),
-			producer.WithGroupName(fmt.Sprintf("chaos-pg-%v", orderly)),
-			producer.WithInstanceName(fmt.Sprintf("chaos-p-%s-%v-%d", cfg.Fault, orderly, time.Now().UnixNano())),
+			producer.WithGroupName("chaos-pg-" + name),
+			producer.WithInstanceName(fmt.Sprintf("chaos-p-%s-%s-%d", cfg.Fault, name, time.Now().UnixNano())),
 			producer.WithRetry(2),
 			producer.WithSendMsgTimeout(3 * time.Second),
 		}
-		topic, kind := cfg.Topic, "c"
 		if orderly {
 			opts = append(opts, producer.WithQueueSelector(producer.NewHashQueueSelector()))
-			topic, kind = ordTopic, "o"
 		}
-		pr, err := producer.NewDefaultProducer(opts...)
+		pr, err := rocketmq.NewProducer(opts...)
 		if err != nil {
 			tb.Fatalf("chaos: producer: %v", err)
 		}
 		if err := pr.Start(); err != nil {
 			tb.Fatalf("chaos: producer start: %v", err)
 		}
-		defer func() { _ = pr.Shutdown() }()
+		tb.Cleanup(func() { _ = pr.Shutdown() })
+		return pr
+	}
+	// send sends one message, enters it in the ledger and reports whether it was acknowledged.
+	send := func(pr rocketmq.Producer, orderly bool, key, seq int) bool {
+		topic, kind := cfg.Topic, "c"
+		if orderly {
+			topic, kind = ordTopic, "o"
+		}
+		id := msgID(kind, key, seq)
+		m := primitive.NewMessage(topic, body(id))
+		m.WithKeys([]string{id})
+		if orderly {
+			m.WithShardingKey(strconv.Itoa(key))
+		}
+		start := time.Now()
+		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		r, err := pr.SendSync(sctx, m)
+		cancel()
+		ok := err == nil && r.Status == primitive.SendOK
+		counts.Lock()
+		res.Sent++
+		led.mu.Lock()
+		led.acked[id] = ok
+		led.mu.Unlock()
+		if ok {
+			res.Acked++
+			res.SlowestAck = max(res.SlowestAck, time.Since(start))
+		} else {
+			res.Unacked++
+		}
+		counts.Unlock()
+		if ok {
+			rec.sent(start, time.Now())
+		}
+		return ok
+	}
+	for _, orderly := range []bool{false, true} {
+		pr := newProducer(fmt.Sprint("load-", orderly), orderly)
 		every := time.Duration(int64(time.Second) * int64(2*cfg.Producers) / int64(cfg.Rate))
 		for key := range cfg.Producers {
 			wg.Add(1)
@@ -312,37 +352,51 @@ func Run(tb harness.TB, cfg Config) Result {
 						return
 					case <-tick.C:
 					}
-					id := msgID(kind, key, seq)
-					m := primitive.NewMessage(topic, body(id))
-					m.WithKeys([]string{id})
-					if orderly {
-						m.WithShardingKey(strconv.Itoa(key))
-					}
-					start := time.Now()
-					sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-					r, err := pr.SendSync(sctx, m)
-					cancel()
-					ok := err == nil && r.Status == primitive.SendOK
-					counts.Lock()
-					res.Sent++
-					led.mu.Lock()
-					led.acked[id] = ok
-					led.mu.Unlock()
-					if ok {
-						res.Acked++
-						res.SlowestAck = max(res.SlowestAck, time.Since(start))
-					} else {
-						res.Unacked++
-					}
-					counts.Unlock()
-					if ok {
-						rec.sent(start, time.Now())
-					} else {
+					if !send(pr, orderly, key, seq) {
 						time.Sleep(50 * time.Millisecond) // a dead broker answers at once; do not spin
 					}
 				}
 			}()
 		}
+	}
+
+	// The probe: from the moment a fault is in place until the recovery is measured, a fresh send every
+	// 20 ms (up to 50 in flight), so that a send starts right when the fault ends. The load's own senders
+	// may all be stuck then: the Go client leaves a request that was in flight on a connection the broker's
+	// death closed waiting for its whole timeout (3 s) instead of failing it.
+	probePr := newProducer("probe", false)
+	probeSeq := 0
+	startProbe := func() (stop func()) {
+		pctx, cancel := context.WithCancel(ctx)
+		var pwg sync.WaitGroup
+		inFlight := make(chan struct{}, 50)
+		pwg.Add(1)
+		go func() {
+			defer pwg.Done()
+			tick := time.NewTicker(20 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-pctx.Done():
+					return
+				case <-tick.C:
+				}
+				select {
+				case inFlight <- struct{}{}:
+				default:
+					continue
+				}
+				seq := probeSeq
+				probeSeq++
+				pwg.Add(1)
+				go func() {
+					defer pwg.Done()
+					send(probePr, false, probeKey, seq)
+					<-inFlight
+				}()
+			}
+		}()
+		return func() { cancel(); pwg.Wait() }
 	}
 
 	for cycle := range cfg.Cycles {
@@ -352,9 +406,11 @@ func Run(tb harness.TB, cfg Config) Result {
 			tb.Fatalf("chaos: test ended")
 		}
 		rec.start()
-		end := inject(tb, tg, cfg)
+		var stopProbe func()
+		end := inject(tb, tg, cfg, func() { stopProbe = startProbe() })
 		consume := (cycle+1)%cfg.ConsumeEvery == 0 || cycle == cfg.Cycles-1
 		s, c := rec.wait(tb.Context(), end, cfg.Recover, consume)
+		stopProbe()
 		res.RecoverSend = append(res.RecoverSend, s)
 		res.RecoverConsume = append(res.RecoverConsume, c)
 		tb.Logf("chaos: %s %s cycle %d: first send %v, first consume %v after the fault ended", tg.Kind, cfg.Fault, cycle, s, c)
@@ -414,25 +470,30 @@ func Run(tb harness.TB, cfg Config) Result {
 	return res
 }
 
-// inject applies one fault and returns when it ended (the restart issued, the broker resumed, the disk fast).
-func inject(tb harness.TB, tg *harness.Target, cfg Config) time.Time {
+// inject applies one fault, calls inPlace once it is, and returns when it ended (the restart issued, the
+// broker resumed, the disk fast again).
+func inject(tb harness.TB, tg *harness.Target, cfg Config, inPlace func()) time.Time {
 	tb.Helper()
 	switch cfg.Fault {
 	case BrokerKill:
 		tg.KillBroker(tb)
+		inPlace()
 		time.Sleep(cfg.Hold)
 		return tg.RestartBroker(tb)
 	case NamesrvKill:
 		tg.KillNamesrv(tb)
+		inPlace()
 		time.Sleep(cfg.Hold)
 		return tg.RestartNamesrv(tb)
 	case BrokerPause:
 		tg.SignalBroker(tb, syscall.SIGSTOP)
+		inPlace()
 		time.Sleep(cfg.Hold)
 		tg.SignalBroker(tb, syscall.SIGCONT)
 		return time.Now()
 	case SlowDisk:
 		tg.SetFailpoint(tb, "flush-delay", cfg.SlowDiskDelay)
+		inPlace()
 		time.Sleep(cfg.Hold)
 		tg.SetFailpoint(tb, "flush-delay", "")
 		return time.Now()
