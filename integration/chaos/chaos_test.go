@@ -25,17 +25,17 @@ type plan struct {
 	full, fullJava int // cycles against rmqd and against Apache in the full run (0: not run)
 	load           time.Duration
 	hold           time.Duration
-	consumeEvery   int // Config.ConsumeEvery
+	consumeEvery   int // Config.ConsumeEvery in the short run and in runs of 20 cycles and more
 }
 
 var plans = []plan{
-	{name: "broker-kill-sync", fault: BrokerKill, flush: "SYNC_FLUSH", short: 3, full: 100, fullJava: 5, load: 1500 * time.Millisecond, consumeEvery: 10},
-	{name: "broker-kill-async", fault: BrokerKill, flush: "ASYNC_FLUSH", full: 10, fullJava: 3, load: 1500 * time.Millisecond},
-	{name: "namesrv-kill", fault: NamesrvKill, flush: "ASYNC_FLUSH", short: 1, full: 5, fullJava: 3, load: 2 * time.Second, hold: time.Second},
+	{name: "broker-kill-sync", fault: BrokerKill, flush: "SYNC_FLUSH", short: 3, full: 100, fullJava: 10, load: 1500 * time.Millisecond, consumeEvery: 10},
+	{name: "broker-kill-async", fault: BrokerKill, flush: "ASYNC_FLUSH", full: 10, fullJava: 5, load: 1500 * time.Millisecond},
+	{name: "namesrv-kill", fault: NamesrvKill, flush: "ASYNC_FLUSH", short: 1, full: 10, fullJava: 5, load: 2 * time.Second, hold: time.Second},
 	// 5 s stopped: longer than the clients' 3 s send timeout.
-	{name: "broker-pause", fault: BrokerPause, flush: "ASYNC_FLUSH", short: 1, full: 3, fullJava: 2, load: 2 * time.Second, hold: 5 * time.Second},
+	{name: "broker-pause", fault: BrokerPause, flush: "ASYNC_FLUSH", short: 1, full: 5, fullJava: 3, load: 2 * time.Second, hold: 5 * time.Second},
 	// Every flush 1 s late for 6 s: SYNC_FLUSH sends wait on it (below the 5 s syncFlushTimeout).
-	{name: "slow-disk-sync", fault: SlowDisk, flush: "SYNC_FLUSH", short: 1, full: 3, load: 2 * time.Second, hold: 6 * time.Second},
+	{name: "slow-disk-sync", fault: SlowDisk, flush: "SYNC_FLUSH", short: 1, full: 5, load: 2 * time.Second, hold: 6 * time.Second},
 }
 
 // The short run (inside make test) is rmqd only, about a minute. RMQD_CHAOS=full is make chaos: both
@@ -131,8 +131,12 @@ func runPlan(t *testing.T, kind string, p plan, cycles int) Result {
 		BrokerConf: map[string]string{"flushDiskType": p.flush},
 	})
 	topic := "CHAOS_" + strings.ReplaceAll(p.name, "-", "_")
+	consumeEvery := 1
+	if cycles >= 20 || !fullRun() { // the short run awaits the consumers once, on its last cycle
+		consumeEvery = p.consumeEvery
+	}
 	r := Run(t, Config{Target: tg, Fault: p.fault, Cycles: cycles, Load: p.load, Hold: p.hold,
-		SlowDiskDelay: "1s", Topic: topic, ConsumeEvery: p.consumeEvery})
+		SlowDiskDelay: "1s", Topic: topic, ConsumeEvery: consumeEvery})
 	r.Fault, r.Flush = p.name, p.flush
 
 	// A graceful stop, then the store as the last recovery and the run left it.

@@ -365,6 +365,14 @@ func Run(tb harness.TB, cfg Config) Result {
 	// may all be stuck then: the Go client leaves a request that was in flight on a connection the broker's
 	// death closed waiting for its whole timeout (3 s) instead of failing it.
 	probePr := newProducer("probe", false)
+	// One send first, so the probe holds the topic's route like any client that has sent before (a name
+	// server fault would otherwise fail it for want of a route, not of a broker).
+	for probeSeq := 0; !send(probePr, false, probeKey, -1-probeSeq); probeSeq++ {
+		if probeSeq == 20 {
+			tb.Fatalf("chaos: the probe producer cannot send before any fault")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	probeSeq := 0
 	startProbe := func() (stop func()) {
 		pctx, cancel := context.WithCancel(ctx)
