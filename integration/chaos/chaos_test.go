@@ -108,7 +108,12 @@ func TestChaos(t *testing.T) {
 			})
 		}
 	})
-	slices.SortStableFunc(results, func(a, b Result) int { return planIndex(a.Fault) - planIndex(b.Fault) })
+	slices.SortStableFunc(results, func(a, b Result) int {
+		if d := planIndex(a.Fault) - planIndex(b.Fault); d != 0 {
+			return d
+		}
+		return strings.Compare(b.Target, a.Target) // rmqd, then apache
+	})
 	writeReport(t, results)
 }
 
