@@ -140,8 +140,13 @@ func runPlan(t *testing.T, kind string, p plan, cycles int) Result {
 	if cycles >= 20 || !fullRun() { // the short run awaits the consumers once, on its last cycle
 		consumeEvery = p.consumeEvery
 	}
+	// Broker kills: the store is also checked after every 10th recovery (every 2nd in short runs).
+	checkEvery := 10
+	if cycles < 20 {
+		checkEvery = 2
+	}
 	r := Run(t, Config{Target: tg, Fault: p.fault, Cycles: cycles, Load: p.load, Hold: p.hold,
-		SlowDiskDelay: "1s", Topic: topic, ConsumeEvery: consumeEvery})
+		SlowDiskDelay: "1s", Topic: topic, ConsumeEvery: consumeEvery, CheckEvery: checkEvery})
 	r.Fault, r.Flush = p.name, p.flush
 
 	// A graceful stop, then the store as the last recovery and the run left it.
@@ -151,6 +156,9 @@ func runPlan(t *testing.T, kind string, p plan, cycles int) Result {
 		t.Fatalf("store check: %v", err)
 	}
 	r.StoreCheck = st.String()
+	if r.MidChecks > 0 {
+		r.StoreCheck += fmt.Sprintf("; %d more checks after recoveries: %d failed", r.MidChecks, len(r.MidProblems))
+	}
 	r.Stored = st.PerTopic[topic] + st.PerTopic[topic+"_ORD"] - 2 // less the two warm-up messages
 	t.Logf("%s", row(r))
 	if kind == harness.KindRmqd {
@@ -159,6 +167,9 @@ func runPlan(t *testing.T, kind string, p plan, cycles int) Result {
 		}
 		if !st.OK() {
 			t.Errorf("store check: %s", st)
+		}
+		for _, p := range r.MidProblems {
+			t.Errorf("store check %s", p)
 		}
 	}
 	if p.fault == SlowDisk && r.SlowestAck < time.Second {

@@ -52,6 +52,10 @@ type Config struct {
 	// next heartbeat (every 30 s, fixed), which would make 100 cycles last an hour. Default 1.
 	ConsumeEvery int
 	Topic        string // base topic name; the orderly topic is Topic + "_ORD"
+	// CheckEvery > 0 (broker-kill only): after every CheckEvery-th recovery the broker is stopped gracefully
+	// (SIGTERM), its store checked (CheckStore) and the broker started again, so the checks see what crash
+	// recoveries left, not only the end of the run. Problems go to Result.MidProblems.
+	CheckEvery int
 }
 
 func (c *Config) defaults() {
@@ -101,6 +105,8 @@ type Result struct {
 	// when the cycle did not wait for it (Config.ConsumeEvery).
 	RecoverSend, RecoverConsume []time.Duration
 	StoreCheck                  string // "ok", "n/a" or the checker's complaint
+	MidChecks                   int    // stores checked after a recovery, during the run (Config.CheckEvery)
+	MidProblems                 []string
 }
 
 const notMeasured = -2
@@ -421,6 +427,19 @@ func Run(tb harness.TB, cfg Config) Result {
 		stopProbe()
 		res.RecoverSend = append(res.RecoverSend, s)
 		res.RecoverConsume = append(res.RecoverConsume, c)
+		if cfg.CheckEvery > 0 && cfg.Fault == BrokerKill && (cycle+1)%cfg.CheckEvery == 0 && cycle != cfg.Cycles-1 {
+			tg.Procs[len(tg.Procs)-1].Stop(tb)
+			st, err := CheckStore(tg.StoreDir)
+			if err != nil {
+				tb.Fatalf("chaos: store check: %v", err)
+			}
+			res.MidChecks++
+			if !st.OK() {
+				res.MidProblems = append(res.MidProblems, fmt.Sprintf("after cycle %d: %s", cycle, st))
+			}
+			tb.Logf("chaos: store after cycle %d: %s", cycle, st)
+			tg.RestartBroker(tb)
+		}
 		tb.Logf("chaos: %s %s cycle %d: first send %v, first consume %v after the fault ended", tg.Kind, cfg.Fault, cycle, s, c)
 	}
 	time.Sleep(cfg.Load)
