@@ -2,7 +2,7 @@
 # client against rmqd and the Apache 5.3.3 broker side by side, while the broker is killed, paused, its name
 # server killed and its disk slowed; every message accounted for by id. Included by the top-level Makefile.
 #
-#   make chaos                       the full run (about 10 minutes on 2 cores), both targets side by side
+#   make chaos                       the full run (about 15 minutes on 2 cores), both targets side by side
 #   make chaos RMQD_TARGET=rmqd      one target
 #
 # A short version (rmqd only, about a minute) runs inside `make test` with the rest of ./integration/...
