@@ -69,8 +69,8 @@ func (t *Target) SignalBroker(tb TB, sig syscall.Signal) {
 	}
 }
 
-// SetFailpoint sets (value "" clears) one of rmqd's failpoints, e.g. "flush-delay" = "300ms"; the running
-// broker sees it at its next pass through the hook. The target needs Options.Failpoints.
+// SetFailpoint makes name=value the only active failpoint of rmqd (value "" clears all), e.g. "flush-delay"
+// = "300ms"; the running broker sees it at its next pass through the hook. Needs Options.Failpoints.
 func (t *Target) SetFailpoint(tb TB, name, value string) {
 	tb.Helper()
 	if t.FailpointsFile == "" {
