@@ -5,10 +5,11 @@ FUZZTIME ?= 5s
 STATICCHECK_VERSION := v0.8.2
 GOBIN ?= $(shell $(GO) env GOPATH)/bin
 
-.PHONY: all build run test unit vet lint fuzz compat-java compat-filter bench clean tools
+.PHONY: all build run test unit vet lint fuzz compat-java compat-filter bench chaos clean tools
 
 include integration/integration.mk
 include integration/bench.mk
+include integration/chaos.mk
 
 all: build
 

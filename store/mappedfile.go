@@ -237,6 +237,7 @@ func (m *mappedFile) flush(leastPages int) (int64, error) {
 		return flushed, nil
 	}
 	defer m.release()
+	failpointDelay("flush-delay") // a slow disk, in chaos builds only
 	if fd := m.fd.Load(); fd >= 0 {
 		if err := unix.Fdatasync(int(fd)); err != nil {
 			return flushed, fmt.Errorf("fdatasync %s: %w", m.path, err)

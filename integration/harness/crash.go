@@ -44,7 +44,8 @@ func (t *Target) KillBroker(tb TB) {
 // RestartBroker starts the broker KillBroker killed again with the same command line, configuration, store
 // directory and ports, and waits (120 s at most) until the name server serves it again. A separate name
 // server is first given a moment to drop the dead broker, so readiness is not judged on a stale route.
-func (t *Target) RestartBroker(tb TB) {
+// It returns when the new process was started (the end of the fault, for recovery times).
+func (t *Target) RestartBroker(tb TB) time.Time {
 	tb.Helper()
 	old := t.brokerProc(tb)
 	if exited, _ := old.Exited(); !exited {
@@ -60,10 +61,12 @@ func (t *Target) RestartBroker(tb TB) {
 		}
 		cancel()
 	}
+	started := time.Now()
 	p := startProc(tb, old.Name, old.LogPath, old.cmd.Dir, old.cmd.Env, old.cmd.Args...)
 	p.TermGrace = old.TermGrace
 	t.Procs[len(t.Procs)-1] = p
 	t.waitReady(tb, 120*time.Second)
+	return started
 }
 
 // FromGoMessage converts a message the Go client delivered into the runner's view, as RunGoConsume does.

@@ -10,14 +10,28 @@ import (
 	"time"
 )
 
-var rmqdBuild struct {
+type rmqdBuildOnce struct {
 	once sync.Once
 	path string
 	err  error
 }
 
+var rmqdBuild, rmqdFailpointBuild rmqdBuildOnce
+
 // RmqdBinary builds ./cmd/rmqd once per test binary into integration/.logs/.bin/ and returns its path.
 func RmqdBinary(tb TB) string {
+	tb.Helper()
+	return buildRmqd(tb, &rmqdBuild, "")
+}
+
+// RmqdFailpointBinary builds ./cmd/rmqd with -tags failpoint (the store's fault hooks compiled in, see
+// store/failpoint.go) once per test binary, as integration/.logs/.bin/rmqd-failpoint.
+func RmqdFailpointBinary(tb TB) string {
+	tb.Helper()
+	return buildRmqd(tb, &rmqdFailpointBuild, "failpoint")
+}
+
+func buildRmqd(tb TB, rmqdBuild *rmqdBuildOnce, tags string) string {
 	tb.Helper()
 	root := RepoRoot(tb)
 	rmqdBuild.once.Do(func() {
@@ -35,16 +49,23 @@ func RmqdBinary(tb TB) string {
 		_ = tmp.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", tmp.Name(), "./cmd/rmqd")
+		args := []string{"build", "-o", tmp.Name()}
+		if tags != "" {
+			args = append(args, "-tags", tags)
+		}
+		cmd := exec.CommandContext(ctx, "go", append(args, "./cmd/rmqd")...)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // the binary `make build` ships
 		cmd.Dir = root
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			_ = os.Remove(tmp.Name())
-			rmqdBuild.err = fmt.Errorf("go build ./cmd/rmqd: %w\n%s", err, out)
+			rmqdBuild.err = fmt.Errorf("go build -tags %q ./cmd/rmqd: %w\n%s", tags, err, out)
 			return
 		}
 		final := filepath.Join(dir, "rmqd")
+		if tags != "" {
+			final += "-" + tags
+		}
 		if err := os.Rename(tmp.Name(), final); err != nil {
 			rmqdBuild.err = err
 			return
@@ -65,22 +86,31 @@ func StartRmqd(tb TB, opts Options) *Target {
 	tb.Helper()
 	opts.defaults()
 	bin := RmqdBinary(tb)
+	var env []string
 	t := newTarget(tb, KindRmqd, opts)
 	if err := mkdirs(t.StoreDir); err != nil {
 		tb.Fatalf("harness: %v", err)
+	}
+	if opts.Failpoints {
+		bin = RmqdFailpointBinary(tb)
+		t.FailpointsFile = filepath.Join(t.LogDir, "failpoints")
+		if err := os.WriteFile(t.FailpointsFile, nil, 0o644); err != nil {
+			tb.Fatalf("harness: %v", err)
+		}
+		env = []string{"RMQD_FAILPOINTS=" + t.FailpointsFile}
 	}
 	bc := t.brokerConf(opts)
 	if !opts.Split {
 		bc["namesrvListenPort"] = fmt.Sprint(t.ports[0])
 		conf := writeConf(tb, filepath.Join(t.LogDir, "broker.conf"), bc)
-		t.Procs = append(t.Procs, startProc(tb, "rmqd", filepath.Join(t.LogDir, "rmqd.log"), t.LogDir, nil,
+		t.Procs = append(t.Procs, startProc(tb, "rmqd", filepath.Join(t.LogDir, "rmqd.log"), t.LogDir, env,
 			bin, "-c", conf))
 	} else {
 		nsConf := writeConf(tb, filepath.Join(t.LogDir, "namesrv.conf"), t.namesrvConf(opts))
-		t.Procs = append(t.Procs, startProc(tb, "rmqd namesrv", filepath.Join(t.LogDir, "namesrv.log"), t.LogDir, nil,
+		t.Procs = append(t.Procs, startProc(tb, "rmqd namesrv", filepath.Join(t.LogDir, "namesrv.log"), t.LogDir, env,
 			bin, "namesrv", "-c", nsConf))
 		conf := writeConf(tb, filepath.Join(t.LogDir, "broker.conf"), bc)
-		t.Procs = append(t.Procs, startProc(tb, "rmqd broker", filepath.Join(t.LogDir, "broker.log"), t.LogDir, nil,
+		t.Procs = append(t.Procs, startProc(tb, "rmqd broker", filepath.Join(t.LogDir, "broker.log"), t.LogDir, env,
 			bin, "broker", "-c", conf, "-n", t.NamesrvAddr))
 	}
 	t.waitReady(tb, opts.StartTimeout)

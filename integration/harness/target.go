@@ -26,8 +26,10 @@ type Target struct {
 	LogDir      string // this target's logs (and, for Apache, the JVMs' user.home with their own log files)
 	StoreDir    string // storePathRootDir
 	Procs       []*Proc
-	ports       []int
-	brokerID    string // as registered: "" or "0" for a master
+	// FailpointsFile is the file rmqd's failpoints are read from (Options.Failpoints; SetFailpoint writes it).
+	FailpointsFile string
+	ports          []int
+	brokerID       string // as registered: "" or "0" for a master
 }
 
 // id is the broker id the target registers under.
@@ -48,6 +50,9 @@ type Options struct {
 	// Split runs rmqd as two processes (`rmqd namesrv` and `rmqd broker`) instead of the standalone default.
 	// Apache always runs as two processes.
 	Split bool
+	// Failpoints runs rmqd built with -tags failpoint, reading its failpoints from Target.FailpointsFile
+	// (rmqd only; see store/failpoint.go and Target.SetFailpoint).
+	Failpoints bool
 }
 
 func (o *Options) defaults() {

@@ -1,0 +1,20 @@
+# Reliability under faults (issue #21, docs/reliability.md): producers and consumers through the official Go
+# client against rmqd and the Apache 5.3.3 broker side by side, while the broker is killed, paused, its name
+# server killed and its disk slowed; every message accounted for by id. Included by the top-level Makefile.
+#
+#   make chaos                       the full run (about 15 minutes on 2 cores), both targets side by side
+#   make chaos RMQD_TARGET=rmqd      one target
+#
+# A short version (rmqd only, about a minute) runs inside `make test` with the rest of ./integration/...
+
+_chaos_default_goal := $(.DEFAULT_GOAL)
+
+CHAOS_TIMEOUT ?= 80m
+
+.PHONY: chaos
+
+chaos: integration-deps
+	RMQD_CHAOS=full RMQD_TARGET=$(RMQD_TARGET) $(GO) test -count=1 -v -timeout $(CHAOS_TIMEOUT) -run 'TestChaos' ./integration/chaos
+	@echo "figures: integration/.logs/TestChaos/results.md"
+
+.DEFAULT_GOAL := $(_chaos_default_goal)

@@ -1,0 +1,254 @@
+package chaos
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"rmqd/integration/harness"
+)
+
+// plan is one fault under one flush mode, with its cycle counts in the short run (inside make test: rmqd
+// only, about a minute) and in the full one (make chaos: RMQD_CHAOS=full, both targets).
+type plan struct {
+	name           string
+	fault          Fault
+	flush          string
+	short          int // cycles in the short run (0: not in it)
+	full, fullJava int // cycles against rmqd and against Apache in the full run (0: not run)
+	load           time.Duration
+	hold           time.Duration
+	consumeEvery   int // Config.ConsumeEvery in the short run and in runs of 20 cycles and more
+}
+
+var plans = []plan{
+	{name: "broker-kill-sync", fault: BrokerKill, flush: "SYNC_FLUSH", short: 3, full: 100, fullJava: 10, load: 1500 * time.Millisecond, consumeEvery: 10},
+	{name: "broker-kill-async", fault: BrokerKill, flush: "ASYNC_FLUSH", full: 10, fullJava: 5, load: 1500 * time.Millisecond},
+	{name: "namesrv-kill", fault: NamesrvKill, flush: "ASYNC_FLUSH", short: 1, full: 10, fullJava: 5, load: 2 * time.Second, hold: time.Second},
+	// 5 s stopped: longer than the clients' 3 s send timeout.
+	{name: "broker-pause", fault: BrokerPause, flush: "ASYNC_FLUSH", short: 1, full: 5, fullJava: 3, load: 2 * time.Second, hold: 5 * time.Second},
+	// Every flush 1 s late for 6 s: SYNC_FLUSH sends wait on it (below the 5 s syncFlushTimeout).
+	{name: "slow-disk-sync", fault: SlowDisk, flush: "SYNC_FLUSH", short: 1, full: 5, load: 2 * time.Second, hold: 6 * time.Second},
+}
+
+// The short run (inside make test) is rmqd only, about a minute. RMQD_CHAOS=full is make chaos: both
+// targets (RMQD_TARGET narrows it), side by side. RMQD_CHAOS_CYCLES=n runs every plan n times (a smoke run).
+func fullRun() bool { return os.Getenv("RMQD_CHAOS") == "full" }
+
+func overrideCycles(t *testing.T) int {
+	v := os.Getenv("RMQD_CHAOS_CYCLES")
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("RMQD_CHAOS_CYCLES=%q: want a positive count", v)
+	}
+	return n
+}
+
+func kinds(t *testing.T) []string {
+	if !fullRun() && overrideCycles(t) == 0 {
+		return []string{harness.KindRmqd} // Apache's start-up alone would blow the short run's budget
+	}
+	switch v := strings.TrimSpace(os.Getenv("RMQD_TARGET")); v {
+	case "", "all":
+		return []string{harness.KindRmqd, harness.KindApache}
+	case harness.KindApache, harness.KindRmqd:
+		return []string{v}
+	default:
+		t.Fatalf("RMQD_TARGET=%q: want apache, rmqd or all", v)
+		return nil
+	}
+}
+
+// TestChaos runs every plan against the selected targets (the two targets in parallel, each plan on a
+// fresh target), asserts that rmqd loses no acknowledged message and leaves a consistent store, and writes
+// the figures to integration/.logs/TestChaos/results.md (docs/reliability.md is made from a full run's).
+//
+//	go test -count=1 -v -run TestChaos ./integration/chaos                       # short: rmqd, ~1 min
+//	RMQD_CHAOS=full go test -count=1 -v -timeout 80m -run TestChaos ./integration/chaos   # = make chaos
+func TestChaos(t *testing.T) {
+	var (
+		mu      sync.Mutex
+		results []Result
+	)
+	t.Run("targets", func(t *testing.T) {
+		for _, kind := range kinds(t) {
+			t.Run(kind, func(t *testing.T) {
+				t.Parallel()
+				for _, p := range plans {
+					cycles := p.short
+					if fullRun() {
+						cycles = p.full
+						if kind == harness.KindApache {
+							cycles = p.fullJava
+						}
+					}
+					if n := overrideCycles(t); n > 0 && (p.full > 0 && kind == harness.KindRmqd || p.fullJava > 0) {
+						cycles = n
+					}
+					if cycles == 0 {
+						continue
+					}
+					t.Run(p.name, func(t *testing.T) {
+						r := runPlan(t, kind, p, cycles)
+						mu.Lock()
+						results = append(results, r)
+						mu.Unlock()
+					})
+				}
+			})
+		}
+	})
+	slices.SortStableFunc(results, func(a, b Result) int {
+		if d := planIndex(a.Fault) - planIndex(b.Fault); d != 0 {
+			return d
+		}
+		return strings.Compare(b.Target, a.Target) // rmqd, then apache
+	})
+	writeReport(t, results)
+}
+
+func planIndex(name string) int {
+	for i, p := range plans {
+		if p.name == name {
+			return i
+		}
+	}
+	return len(plans)
+}
+
+func runPlan(t *testing.T, kind string, p plan, cycles int) Result {
+	if kind == harness.KindApache {
+		harness.RequireJars(t, "apache")
+	}
+	tg := harness.Start(t, kind, harness.Options{
+		Split:      true,
+		Failpoints: kind == harness.KindRmqd,
+		BrokerConf: map[string]string{"flushDiskType": p.flush},
+	})
+	topic := "CHAOS_" + strings.ReplaceAll(p.name, "-", "_")
+	consumeEvery := 1
+	if cycles >= 20 || !fullRun() { // the short run awaits the consumers once, on its last cycle
+		consumeEvery = p.consumeEvery
+	}
+	// Broker kills: the store is also checked after every 10th recovery (every 2nd in short runs).
+	checkEvery := 10
+	if cycles < 20 {
+		checkEvery = 2
+	}
+	r := Run(t, Config{Target: tg, Fault: p.fault, Cycles: cycles, Load: p.load, Hold: p.hold,
+		SlowDiskDelay: "1s", Topic: topic, ConsumeEvery: consumeEvery, CheckEvery: checkEvery})
+	r.Fault, r.Flush = p.name, p.flush
+
+	// A graceful stop, then the store as the last recovery and the run left it.
+	tg.Procs[len(tg.Procs)-1].Stop(t)
+	st, err := CheckStore(tg.StoreDir)
+	if err != nil {
+		t.Fatalf("store check: %v", err)
+	}
+	r.StoreCheck = st.String()
+	if r.MidChecks > 0 {
+		r.StoreCheck += fmt.Sprintf("; %d more checks after recoveries: %d failed", r.MidChecks, len(r.MidProblems))
+	}
+	r.Stored = st.PerTopic[topic] + st.PerTopic[topic+"_ORD"] - 2 // less the two warm-up messages
+	t.Logf("%s", row(r))
+	if kind == harness.KindRmqd {
+		if r.Lost != 0 {
+			t.Errorf("%d acknowledged messages never consumed (first: %v)", r.Lost, r.LostIDs)
+		}
+		if !st.OK() {
+			t.Errorf("store check: %s", st)
+		}
+		for _, p := range r.MidProblems {
+			t.Errorf("store check %s", p)
+		}
+	}
+	if p.fault == SlowDisk && r.SlowestAck < time.Second {
+		// Under SYNC_FLUSH every acknowledgement waits for a flush, which the failpoint delays by 1 s.
+		t.Errorf("slowest acknowledged send took %v: the flush-delay failpoint did not act", r.SlowestAck)
+	}
+	if r.Acked == 0 {
+		t.Errorf("no send was acknowledged")
+	}
+	return r
+}
+
+func ms(d time.Duration) string {
+	if d < 0 {
+		return "—"
+	}
+	if d == notMeasured {
+		return "not awaited"
+	}
+	return fmt.Sprintf("%.2f s", d.Seconds())
+}
+
+func row(r Result) string {
+	sm, sx, smiss := summary(r.RecoverSend)
+	cm, cx, cmiss := summary(r.RecoverConsume)
+	miss := ""
+	if smiss+cmiss > 0 {
+		miss = fmt.Sprintf(" (%d/%d cycles without send/consume within 60 s)", smiss, cmiss)
+	}
+	return fmt.Sprintf("| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d of %d | %d | %s | %s / %s | %s / %s%s | %s |",
+		r.Target, r.Flush, r.Cycles, r.Sent, r.Acked, r.Consumed, r.Lost, r.Duplicated, r.Reordered, r.UnackedStored, r.Unacked, r.Stored,
+		ms(r.SlowestAck), ms(sm), ms(sx), ms(cm), ms(cx), miss, r.StoreCheck)
+}
+
+func writeReport(t *testing.T, results []Result) {
+	var b strings.Builder
+	mode := "short (inside make test)"
+	if fullRun() {
+		mode = "full (make chaos)"
+	}
+	fmt.Fprintf(&b, "<!-- %s run, %s -->\n", mode, time.Now().UTC().Format(time.RFC3339))
+	last := ""
+	for _, r := range results {
+		if r.Fault != last {
+			last = r.Fault
+			fmt.Fprintf(&b, "\n### %s\n\n", r.Fault)
+			b.WriteString("| target | flush | runs | sent | acknowledged | consumed | lost | duplicated | reordered | unacknowledged but stored | stored | slowest ack | recovery: send median / max | recovery: consume median / max | store check |\n")
+			b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		}
+		b.WriteString(row(r) + "\n")
+	}
+	path := filepath.Join(harness.LogDir(t), "results.md")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Errorf("report: %v", err)
+	}
+	t.Logf("figures in %s:\n%s", path, b.String())
+}
+
+// TestFailpointsCompiledOut: the normal build of the store takes the empty failpoints, the tagged one the
+// real ones, so production binaries carry no fault hook.
+func TestFailpointsCompiledOut(t *testing.T) {
+	for tags, want := range map[string]string{"": "failpoint_off.go", "failpoint": "failpoint.go"} {
+		out, err := exec.Command("go", "list", "-tags", tags, "-f", "{{join .GoFiles \" \"}}", "rmqd/store").CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list: %v\n%s", err, out)
+		}
+		files := strings.Fields(string(out))
+		other := map[string]string{"failpoint_off.go": "failpoint.go", "failpoint.go": "failpoint_off.go"}[want]
+		if !contains(files, want) || contains(files, other) {
+			t.Errorf("-tags %q builds %v; want %s and not %s", tags, files, want, other)
+		}
+	}
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,26 @@
+package chaos
+
+import "testing"
+
+// TestLedgerCounts: a redelivery is a duplicate, not a reorder; a first delivery behind a later message of
+// its key on the orderly topic is a reorder; keys and the concurrent topic are independent.
+func TestLedgerCounts(t *testing.T) {
+	l := newLedger()
+	for _, id := range []string{
+		"o-0-0", "o-0-1", "o-0-1", "o-0-0", // redeliveries after 1: duplicates only
+		"o-0-3", "o-0-2", // 2 after 3: reordered
+		"o-1-0", "o-1-1", // another key, in order
+		"c-0-5", "c-0-4", // concurrent topic: order is not promised
+	} {
+		l.deliver(body(id))
+	}
+	dups := 0
+	for _, n := range l.delivered {
+		if n > 1 {
+			dups++
+		}
+	}
+	if dups != 2 || l.reordered != 1 {
+		t.Fatalf("duplicated %d, reordered %d; want 2 and 1", dups, l.reordered)
+	}
+}
