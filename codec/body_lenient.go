@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // Scalars of client bodies decoded as leniently as fastjson 1.2.83 (the Java
@@ -182,21 +183,27 @@ type subscriptionDataJSON struct {
 	CodeSet         CodeSet      `json:"codeSet"`
 	ExpressionType  jsonString   `json:"expressionType"`
 	SubString       jsonString   `json:"subString"`
-	SubVersion      jsonInt64    `json:"subVersion"`
+	SubVersion      *jsonInt64   `json:"subVersion"` // nil when missing or null
 	TagsSet         []jsonString `json:"tagsSet"`
 	Topic           jsonString   `json:"topic"`
 }
 
 // UnmarshalJSON accepts subVersion as a string (the C++ client) and booleans as
-// fastjson does; a missing expressionType stays empty (TAG, Java's default).
+// fastjson does; a missing expressionType stays empty (TAG, Java's default), and
+// a missing or null subVersion is the decode time, Java's field initialiser, so
+// the pull's "subscription not latest" check does not trip on it.
 func (s *SubscriptionData) UnmarshalJSON(b []byte) error {
 	var j subscriptionDataJSON
 	if err := json.Unmarshal(b, &j); err != nil {
 		return fmt.Errorf("SubscriptionData: %w", err)
 	}
+	ver := time.Now().UnixMilli()
+	if j.SubVersion != nil {
+		ver = int64(*j.SubVersion)
+	}
 	*s = SubscriptionData{ClassFilterMode: bool(j.ClassFilterMode), CodeSet: j.CodeSet,
 		ExpressionType: string(j.ExpressionType), SubString: string(j.SubString),
-		SubVersion: int64(j.SubVersion), Topic: string(j.Topic)}
+		SubVersion: ver, Topic: string(j.Topic)}
 	if j.TagsSet != nil {
 		s.TagsSet = make([]string, len(j.TagsSet))
 		for i, t := range j.TagsSet {

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The bodies under testdata/clients were captured on the wire (strace of the client process) from
@@ -44,6 +45,11 @@ func TestDecodeHeartbeatDataClients(t *testing.T) {
 			ConsumeFromWhere: "CONSUME_FROM_FIRST_OFFSET", ConsumeType: "CONSUME_PASSIVELY", GroupName: "NCG", MessageModel: "CLUSTERING",
 			SubscriptionDataSet: []SubscriptionData{{CodeSet: CodeSet{97}, SubString: "a", SubVersion: 1796140106390, TagsSet: []string{"a"}, Topic: "NT"}},
 		}}}},
+		{"ali-ons/heartbeat-push-sql.json", HeartbeatData{ClientID: "192.0.2.2@6378", ProducerDataSet: []ProducerData{}, ConsumerDataSet: []ConsumerData{{
+			ConsumeFromWhere: "CONSUME_FROM_FIRST_OFFSET", ConsumeType: "CONSUME_PASSIVELY", GroupName: "SQG", MessageModel: "CLUSTERING",
+			SubscriptionDataSet: []SubscriptionData{{CodeSet: CodeSet{}, ExpressionType: "SQL92", SubString: "color = 'red' AND TAGS IN ('a', 'c')",
+				SubVersion: 1796141019374, TagsSet: []string{}, Topic: "SQ"}},
+		}}}},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
@@ -81,7 +87,7 @@ func TestDecodeLockBatchClients(t *testing.T) {
 func TestDecodeHeartbeatDataLenient(t *testing.T) {
 	body := `{"producerDataSet":[{"groupName":"PG","extra":1}],"unknown":{"a":[1,2]},"withoutSub":"true",
 		"heartbeatFingerprint":"-7","consumerDataSet":[{"unitMode":1,"messageModel":"0","consumeType":"CONSUME_POP",
-		"consumeFromWhere":"5","groupName":"G","subscriptionDataSet":[{"topic":"T","subVersion":null,"codeSet":["97",98],
+		"consumeFromWhere":"5","groupName":"G","subscriptionDataSet":[{"topic":"T","subVersion":"0","codeSet":["97",98],
 		"classFilterMode":"false","expressionType":"SQL92","subString":"a > 1","tagsSet":null}]}],"clientID":"c"}`
 	got, err := DecodeHeartbeatData([]byte(body))
 	if err != nil {
@@ -93,6 +99,17 @@ func TestDecodeHeartbeatDataLenient(t *testing.T) {
 				ExpressionType: "SQL92", SubString: "a > 1", Topic: "T"}}}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)
+	}
+	// A missing or null subVersion is the decode time, as Java's field initialiser makes it.
+	before := time.Now().UnixMilli()
+	got, err = DecodeHeartbeatData([]byte(`{"consumerDataSet":[{"subscriptionDataSet":[{"topic":"T"},{"topic":"U","subVersion":null}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sd := range got.ConsumerDataSet[0].SubscriptionDataSet {
+		if sd.SubVersion < before || sd.SubVersion > time.Now().UnixMilli() {
+			t.Errorf("%s: subVersion %d, want the decode time", sd.Topic, sd.SubVersion)
+		}
 	}
 	// fastjson's non-standard spellings reach the same decoder through StrictJSON.
 	got, err = DecodeHeartbeatData([]byte(`{clientID:'x',consumerDataSet:[{groupName:'G',consumeType:1,messageModel:1,consumeFromWhere:4}]}`))
