@@ -23,6 +23,9 @@ type CodeSet []int32
 
 // UnmarshalJSON accepts [1,2], ["1","2"] and null.
 func (c *CodeSet) UnmarshalJSON(data []byte) error {
+	if string(data) == "null" { // as encoding/json leaves a nil slice
+		return nil
+	}
 	var raw []json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return fmt.Errorf("codeSet: %w", err)

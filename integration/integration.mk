@@ -3,6 +3,7 @@
 # repository root. See docs/testing.md.
 #
 #   make integration-deps                       Java side: Maven Central the first time, offline after
+#   make integration-clients                    C++ (PyPI rocketmq 0.4.4) and ali-ons (npm) clients
 #   make integration-test                       every scenario against both targets
 #   make integration-test RMQD_TARGET=apache    one target (apache | rmqd | all)
 #   make integration-test IT_RUN='TestMatrix/apache/java5-push-clustering'
@@ -18,7 +19,17 @@ RMQD_TARGET ?= all
 IT_RUN      ?= .
 IT_TIMEOUT  ?= 20m
 
-.PHONY: integration-deps integration-test
+.PHONY: integration-deps integration-clients integration-test
+
+# Clients in other languages (docs/compatibility.md), installed under integration/.clients (git-ignored):
+# rocketmq-client-cpp as PyPI's rocketmq 0.4.4 (a manylinux x86-64 wheel bundling librocketmq.so) in a
+# venv, and ali-ons from npm. Idempotent: nothing is fetched once a marker or package.json is there.
+# Offline-tolerant: a failed install warns and the tests that need the client skip, saying why.
+IT_CLIENTS  := integration/.clients
+PYTHON      ?= python3
+NPM         ?= npm
+CPP_PYPI    := rocketmq==0.4.4
+ONS_NPM     := ali-ons@3.12.0
 
 # Offline first (no network once ~/.m2 has everything); online only when an artifact is missing.
 integration-deps:
@@ -31,8 +42,26 @@ integration-deps:
 		$(MVN) -q -B -f $(IT_JAVA)/pom.xml package; \
 	fi
 
+integration-clients:
+	@if test -f $(IT_CLIENTS)/venv/.rocketmq-0.4.4; then \
+		echo "integration-clients: $(CPP_PYPI) installed"; \
+	elif $(PYTHON) -m venv $(IT_CLIENTS)/venv && $(IT_CLIENTS)/venv/bin/pip install -q --disable-pip-version-check '$(CPP_PYPI)' && \
+		$(IT_CLIENTS)/venv/bin/python -c 'import rocketmq.client'; then \
+		touch $(IT_CLIENTS)/venv/.rocketmq-0.4.4; echo "integration-clients: installed $(CPP_PYPI)"; \
+	else \
+		echo "integration-clients: WARNING: could not install $(CPP_PYPI); the cpp-* client tests will skip" >&2; \
+	fi
+	@if test -f $(IT_CLIENTS)/node/node_modules/ali-ons/package.json; then \
+		echo "integration-clients: $(ONS_NPM) installed"; \
+	elif mkdir -p $(IT_CLIENTS)/node && $(NPM) install -s --prefer-offline --no-audit --no-fund --no-save \
+		--prefix $(IT_CLIENTS)/node '$(ONS_NPM)'; then \
+		echo "integration-clients: installed $(ONS_NPM)"; \
+	else \
+		echo "integration-clients: WARNING: could not install $(ONS_NPM); the ons-* client tests will skip" >&2; \
+	fi
+
 # -count=1: results depend on the servers and jars, which go test's cache does not see.
-integration-test: integration-deps
+integration-test: integration-deps integration-clients
 	RMQD_TARGET=$(RMQD_TARGET) $(GO) test -count=1 -timeout $(IT_TIMEOUT) -run '$(IT_RUN)' ./integration/...
 
 .DEFAULT_GOAL := $(_it_default_goal)

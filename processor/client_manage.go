@@ -13,8 +13,8 @@ import (
 // client's producer and consumer groups on this connection and create each
 // consumer group's %RETRY% topic.
 func (b *Broker) handleHeartBeat(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	var hb codec.HeartbeatData
-	if err := json.Unmarshal(req.Body, &hb); err != nil {
+	hb, err := codec.DecodeHeartbeatData(req.Body)
+	if err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, "decode heartbeat body: "+err.Error()), nil
 	}
 	if remark, ok := checkHeartbeatNames(&hb); !ok {
@@ -93,8 +93,8 @@ func (b *Broker) handleGetConsumerListByGroup(ctx context.Context, c remoting.Co
 // handleCheckClientConfig is CHECK_CLIENT_CONFIG: TAG subscriptions are fine,
 // SQL92 needs enablePropertyFilter and a parseable expression.
 func (b *Broker) handleCheckClientConfig(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	var body codec.CheckClientRequestBody
-	if err := json.Unmarshal(req.Body, &body); err != nil {
+	body, err := codec.DecodeCheckClientRequestBody(req.Body)
+	if err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, "decode body: "+err.Error()), nil
 	}
 	if body.Group != "" {
@@ -122,8 +122,8 @@ func (b *Broker) handleCheckClientConfig(ctx context.Context, c remoting.Conn, r
 
 // handleLockBatchMQ is LOCK_BATCH_MQ.
 func (b *Broker) handleLockBatchMQ(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	var body codec.LockBatchRequestBody
-	if err := json.Unmarshal(req.Body, &body); err != nil {
+	body, err := codec.DecodeLockBatchRequestBody(req.Body)
+	if err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, "decode body: "+err.Error()), nil
 	}
 	if remark, ok := checkLockBatchNames(&body); !ok {
@@ -141,8 +141,8 @@ func (b *Broker) handleLockBatchMQ(ctx context.Context, c remoting.Conn, req *co
 
 // handleUnlockBatchMQ is UNLOCK_BATCH_MQ.
 func (b *Broker) handleUnlockBatchMQ(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	var body codec.UnlockBatchRequestBody
-	if err := json.Unmarshal(req.Body, &body); err != nil {
+	body, err := codec.DecodeLockBatchRequestBody(req.Body)
+	if err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, "decode body: "+err.Error()), nil
 	}
 	if remark, ok := checkLockBatchNames(&body); !ok {
