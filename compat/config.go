@@ -11,7 +11,9 @@ import (
 
 // The one configuration binder: a struct field tagged `prop:"key"` takes the
 // broker.conf / namesrv.conf value of that key, as Java's
-// MixAll.properties2Object sets a config object from Properties. A field tagged
+// MixAll.properties2Object sets a config object from Properties. More names,
+// comma-separated, are aliases (the first is the one printed); `omitempty`
+// leaves an empty string out of what is printed. A field tagged
 // `prop:",inline"` is a struct whose own fields are bound in turn.
 //
 // Value rules, Java's where they are sound:
@@ -23,8 +25,10 @@ import (
 
 // configField is one bound field: where it is and how it reads and writes.
 type configField struct {
-	key string
-	v   reflect.Value
+	key       string   // the name printed
+	aliases   []string // other names bound
+	omitEmpty bool
+	v         reflect.Value
 }
 
 // configFields lists the tagged fields of the structs dsts point to. A key bound
@@ -41,25 +45,43 @@ func configFields(dsts ...any) ([]configField, error) {
 				continue
 			}
 			f := v.Field(i)
-			if tag == ",inline" {
-				if f.Kind() != reflect.Struct {
-					return fmt.Errorf("config field %s: inline needs a struct", t.Field(i).Name)
+			var names []string
+			inline, omitEmpty := false, false
+			for _, part := range strings.Split(tag, ",") {
+				switch part {
+				case "":
+				case "inline":
+					inline = true
+				case "omitempty":
+					omitEmpty = true
+				default:
+					names = append(names, part)
+				}
+			}
+			if inline {
+				if f.Kind() != reflect.Struct || len(names) > 0 {
+					return fmt.Errorf("config field %s: inline needs an unnamed struct", t.Field(i).Name)
 				}
 				if err := walk(f); err != nil {
 					return err
 				}
 				continue
 			}
-			if seen[tag] {
-				return fmt.Errorf("config key %q is bound twice", tag)
+			if len(names) == 0 {
+				return fmt.Errorf("config field %s: no key", t.Field(i).Name)
 			}
-			seen[tag] = true
+			for _, n := range names {
+				if seen[n] {
+					return fmt.Errorf("config key %q is bound twice", n)
+				}
+				seen[n] = true
+			}
 			switch f.Kind() {
 			case reflect.String, reflect.Bool, reflect.Int, reflect.Int32, reflect.Int64, reflect.Float64:
 			default:
-				return fmt.Errorf("config key %q: unsupported field kind %s", tag, f.Kind())
+				return fmt.Errorf("config key %q: unsupported field kind %s", names[0], f.Kind())
 			}
-			out = append(out, configField{key: tag, v: f})
+			out = append(out, configField{key: names[0], aliases: names[1:], omitEmpty: omitEmpty, v: f})
 		}
 		return nil
 	}
@@ -109,13 +131,18 @@ func BindConfig(props map[string]string, dsts ...any) (unknown []string, err err
 	known := make(map[string]bool, len(fields))
 	var errs []error
 	for _, f := range fields {
-		known[f.key] = true
-		raw, ok := props[f.key]
-		if !ok {
-			continue
+		// The canonical name wins over an alias, as it is the one printed.
+		for _, name := range append([]string{f.key}, f.aliases...) {
+			known[name] = true
 		}
-		if err := setConfigValue(f.v, raw); err != nil {
-			errs = append(errs, fmt.Errorf("%s=%q: %w", f.key, raw, err))
+		for _, name := range append(slices.Clone(f.aliases), f.key) {
+			raw, ok := props[name]
+			if !ok {
+				continue
+			}
+			if err := setConfigValue(f.v, raw); err != nil {
+				errs = append(errs, fmt.Errorf("%s=%q: %w", name, raw, err))
+			}
 		}
 	}
 	for k := range props {
@@ -138,6 +165,9 @@ func ConfigProperties(srcs ...any) map[string]string {
 	for _, f := range fields {
 		switch f.v.Kind() {
 		case reflect.String:
+			if f.omitEmpty && f.v.String() == "" {
+				continue
+			}
 			m[f.key] = f.v.String()
 		case reflect.Bool:
 			m[f.key] = strconv.FormatBool(f.v.Bool())
@@ -157,9 +187,10 @@ func ConfigKeys(srcs ...any) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	keys := make([]string, len(fields))
-	for i, f := range fields {
-		keys[i] = f.key
+	var keys []string
+	for _, f := range fields {
+		keys = append(keys, f.key)
+		keys = append(keys, f.aliases...)
 	}
 	slices.Sort(keys)
 	return keys, nil

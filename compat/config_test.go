@@ -21,6 +21,7 @@ type testConf struct {
 	Store   innerConf `prop:",inline"`
 	Ignored string
 	Skipped string `prop:"-"`
+	Path    string `prop:"aclPlainFile,rocketmq.acl.plain.file,omitempty"`
 }
 
 func TestBindConfigJavaRules(t *testing.T) {
@@ -72,7 +73,22 @@ func TestConfigKeysBoundOnce(t *testing.T) {
 	require.True(t, strings.Contains(err.Error(), "bound twice"))
 	keys, err := ConfigKeys(&a)
 	require.NoError(t, err)
-	require.Len(t, keys, 7)
+	require.Len(t, keys, 9)
+}
+
+func TestBindConfigAliasesAndOmitEmpty(t *testing.T) {
+	var c testConf
+	unknown, err := BindConfig(map[string]string{"rocketmq.acl.plain.file": "/a"}, &c)
+	require.NoError(t, err)
+	require.Empty(t, unknown)
+	require.Equal(t, "/a", c.Path)
+	_, err = BindConfig(map[string]string{"rocketmq.acl.plain.file": "/a", "aclPlainFile": "/b"}, &c)
+	require.NoError(t, err)
+	require.Equal(t, "/b", c.Path, "the canonical name wins")
+	require.Equal(t, "/b", ConfigProperties(&c)["aclPlainFile"])
+	c.Path = ""
+	_, ok := ConfigProperties(&c)["aclPlainFile"]
+	require.False(t, ok)
 }
 
 func TestConfigPropertiesRoundTrip(t *testing.T) {

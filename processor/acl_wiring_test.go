@@ -17,7 +17,7 @@ func TestACLWiring(t *testing.T) {
 		c.AclEnable = true
 		c.RocketmqHome = ""
 	})
-	want := filepath.Join(filepath.Dir(b.Config().StorePathRootDir), "conf", "plain_acl.yml")
+	want := filepath.Join(filepath.Dir(b.Config().Store.StorePathRootDir), "conf", "plain_acl.yml")
 	if b.acl == nil || b.acl.Path() != want {
 		t.Fatalf("acl manager %v, want file %s", b.acl, want)
 	}
@@ -36,8 +36,8 @@ func TestACLWiring(t *testing.T) {
 	if _, err := NewBroker(cfg, b.st, quietLog()); err == nil || !strings.Contains(err.Error(), "not supported yet") {
 		t.Fatalf("authenticationEnabled: %v", err)
 	}
-	var c BrokerConfig
-	if err := c.ApplyProperties(map[string]string{"aclEnable": "true", "aclPlainFile": "conf/x.yml", "authorizationEnabled": "true"}); err != nil ||
+	c := DefaultBrokerConfig()
+	if _, err := c.ApplyProperties(map[string]string{"aclEnable": "true", "aclPlainFile": "conf/x.yml", "authorizationEnabled": "true"}); err != nil ||
 		!c.AclEnable || c.AclPlainFile != "conf/x.yml" || !c.AuthorizationEnabled {
 		t.Fatalf("broker.conf keys: %+v %v", c, err)
 	}

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"rmqd/compat"
-	"rmqd/store"
 )
 
 // liveConfigKeys are the settings UPDATE_BROKER_CONFIG changes in the running
@@ -125,14 +124,10 @@ func (b *Broker) updateConfig(props map[string]string) (applied []string, permCh
 	}
 	// A value the start-up parsers would refuse is refused now, not at the next
 	// start (where it would keep the broker from starting).
-	probe := *b.conf()
-	if err := probe.ApplyProperties(upd); err != nil {
-		return nil, false, err
-	}
 	merged := maps.Clone(known)
 	maps.Copy(merged, upd)
-	scfg := store.DefaultConfig()
-	if err := scfg.ApplyProperties(merged); err != nil {
+	probe := *b.conf()
+	if _, err := probe.ApplyProperties(merged); err != nil {
 		return nil, false, err
 	}
 	if b.admin.overrides == nil {

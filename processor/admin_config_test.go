@@ -13,7 +13,6 @@ import (
 
 	"rmqd/codec"
 	"rmqd/compat"
-	"rmqd/store"
 )
 
 func updateConfigReq(body string) *codec.RemotingCommand {
@@ -29,8 +28,6 @@ func TestUpdateBrokerConfigLiveAndPersisted(t *testing.T) {
 	require.NoError(t, os.WriteFile(conf, []byte(orig), 0o644))
 	b := newTestBroker(t, func(c *BrokerConfig) {
 		c.BrokerConfigPath = conf
-		scfg := store.DefaultConfig()
-		c.Others = scfg.Properties()
 	})
 	ctx := context.Background()
 	c := newTestConn(5)
@@ -76,7 +73,8 @@ func TestUpdateBrokerConfigLiveAndPersisted(t *testing.T) {
 	cfg := DefaultBrokerConfig()
 	props, err := loadPropsFile(conf)
 	require.NoError(t, err)
-	require.NoError(t, cfg.ApplyProperties(props))
+	_, err = cfg.ApplyProperties(props)
+	require.NoError(t, err)
 	require.False(t, cfg.AutoCreateTopicEnable)
 	require.EqualValues(t, 2, cfg.BrokerPermission)
 
@@ -199,7 +197,7 @@ func TestUpdateBrokerConfigBlackList(t *testing.T) {
 	b := newTestBroker(t, func(c *BrokerConfig) { c.BrokerConfigPath = conf })
 	ctx := context.Background()
 	c := newTestConn(5)
-	root := b.conf().StorePathRootDir
+	root := b.conf().Store.StorePathRootDir
 	for _, key := range []string{"configBlackList", "brokerConfigPath", "rocketmqHome"} {
 		resp, _ := b.handleUpdateBrokerConfig(ctx, c, updateConfigReq(key+"=/tmp/x\n"))
 		require.EqualValues(t, codec.RespNoPermission, resp.Code, key)
@@ -218,7 +216,7 @@ func TestUpdateBrokerConfigBlackList(t *testing.T) {
 	got, err := os.ReadFile(conf)
 	require.NoError(t, err)
 	require.Equal(t, orig, string(got), "a refused update wrote the config file")
-	require.Equal(t, root, b.conf().StorePathRootDir)
+	require.Equal(t, root, b.conf().Store.StorePathRootDir)
 	require.True(t, b.conf().TraceOn)
 
 	// broker.conf's configBlackList adds keys, as in Java.

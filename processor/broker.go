@@ -86,7 +86,7 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 	b.locks = NewRebalanceLockManager(DefaultLockMaxLiveTime)
 	b.hold = newPullHoldService(b)
 	b.ids = newUniqIDGen(cfg.BrokerIP1)
-	if b.delayLevels, err = parseDelayLevels(cfg.MessageDelayLevel); err != nil {
+	if b.delayLevels, err = parseDelayLevels(cfg.Store.MessageDelayLevel); err != nil {
 		return nil, fmt.Errorf("new broker: messageDelayLevel: %w", err)
 	}
 	b.schedule = newScheduleService(b)
@@ -114,7 +114,7 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 			"use aclEnable=true with plain_acl.yml (ACL 1.0), or remove the keys to run without access control")
 	}
 	if cfg.AclEnable {
-		path := acl.ResolvePath(cfg.AclPlainFile, cfg.RocketmqHome, cfg.StorePathRootDir)
+		path := acl.ResolvePath(cfg.AclPlainFile, cfg.RocketmqHome, cfg.Store.StorePathRootDir)
 		if b.acl, err = acl.NewManager(path, logger); err != nil {
 			return nil, fmt.Errorf("new broker: %w", err)
 		}

@@ -108,10 +108,10 @@ func TestGoClientEndToEnd(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.ListenPort = freePort(t)
 	cfg.NamesrvAddr = nsAddr
-	cfg.MessageDelayLevel = "1s 1s 1s 1s 1s"
+	cfg.Store.MessageDelayLevel = "1s 1s 1s 1s 1s"
 	cfg.TransactionCheckInterval, cfg.TransactionTimeOut = 300, 200
 	scfg := store.DefaultConfig()
-	scfg.StorePathRootDir = cfg.StorePathRootDir
+	scfg.StorePathRootDir = cfg.Store.StorePathRootDir
 	scfg.MappedFileSizeCommitLog = 4 << 20
 	scfg.MappedFileSizeConsumeQueue = 20 * 10000
 	st, err := store.Open(scfg, quietLog())

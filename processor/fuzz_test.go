@@ -73,7 +73,7 @@ func FuzzHandlers(f *testing.F) {
 	// climbs up to three levels out of it lands where fsEscapes looks.
 	top := f.TempDir()
 	root := filepath.Join(top, "a", "b", "store")
-	b := newTestBroker(f, func(c *BrokerConfig) { c.StorePathRootDir = root })
+	b := newTestBroker(f, func(c *BrokerConfig) { c.Store.StorePathRootDir = root })
 	var keep []string // what the store holds before any request; none of it may go
 	entries, err := os.ReadDir(root)
 	if err != nil {

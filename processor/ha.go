@@ -22,7 +22,7 @@ const (
 )
 
 // IsSlave reports brokerRole=SLAVE.
-func (c *BrokerConfig) IsSlave() bool { return c.BrokerRole == RoleSlave }
+func (c *BrokerConfig) IsSlave() bool { return c.Store.BrokerRole == RoleSlave }
 
 // slaveRejectRemark is what Java's remoting layer answers (SYSTEM_BUSY) when a
 // processor's rejectRequest() is true, as SendMessageProcessor's is on a slave.

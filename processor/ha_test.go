@@ -13,7 +13,7 @@ import (
 )
 
 func slaveConf(c *BrokerConfig) {
-	c.BrokerRole = RoleSlave
+	c.Store.BrokerRole = RoleSlave
 	c.BrokerID = 1
 }
 
@@ -105,7 +105,7 @@ func TestPullSuggestsBrokerWithSlaveReadEnable(t *testing.T) {
 }
 
 func TestSyncMasterWithoutSlave(t *testing.T) {
-	b := newTestBrokerWith(t, func(c *BrokerConfig) { c.BrokerRole = RoleSyncMaster },
+	b := newTestBrokerWith(t, func(c *BrokerConfig) { c.Store.BrokerRole = RoleSyncMaster },
 		func(s *store.Config) { s.BrokerRole = store.RoleSyncMaster }, nil)
 	c := newTestConn(1)
 	ctx := context.Background()

@@ -33,7 +33,7 @@ func newTestBrokerWith(t testing.TB, mod func(*BrokerConfig), smod func(*store.C
 		mod(&cfg)
 	}
 	scfg := store.DefaultConfig()
-	scfg.StorePathRootDir = cfg.StorePathRootDir
+	scfg.StorePathRootDir = cfg.Store.StorePathRootDir
 	scfg.MappedFileSizeCommitLog = 1 << 20
 	scfg.MappedFileSizeConsumeQueue = 20 * 1000
 	if smod != nil {
@@ -214,7 +214,7 @@ func TestSendThenPull(t *testing.T) {
 }
 
 func TestSendChecks(t *testing.T) {
-	b := newTestBroker(t, func(c *BrokerConfig) { c.MaxMessageSize = 1024 })
+	b := newTestBroker(t, func(c *BrokerConfig) { c.Store.MaxMessageSize = 1024 })
 	c := newTestConn(1)
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -437,7 +437,7 @@ func TestHeartbeatConsumerListAndOffsets(t *testing.T) {
 func TestOffsetsPersistAcrossRestart(t *testing.T) {
 	cfg := testConfig(t)
 	scfg := store.DefaultConfig()
-	scfg.StorePathRootDir = cfg.StorePathRootDir
+	scfg.StorePathRootDir = cfg.Store.StorePathRootDir
 	scfg.MappedFileSizeCommitLog = 1 << 20
 	scfg.MappedFileSizeConsumeQueue = 20 * 1000
 	for round := 0; round < 2; round++ {

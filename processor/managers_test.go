@@ -19,18 +19,21 @@ func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, n
 func testConfig(t testing.TB) BrokerConfig {
 	cfg := DefaultBrokerConfig()
 	cfg.BrokerIP1, cfg.BrokerIP2 = "127.0.0.1", "127.0.0.1"
-	cfg.StorePathRootDir = t.TempDir()
+	cfg.Store.StorePathRootDir = t.TempDir()
 	cfg.NamesrvAddr = ""
 	return cfg
 }
 
 func TestApplyProperties(t *testing.T) {
 	cfg := DefaultBrokerConfig()
-	require.NoError(t, cfg.ApplyProperties(map[string]string{
+	unknown, err := cfg.ApplyProperties(map[string]string{
 		"brokerName": "broker-x", "brokerId": "1", "listenPort": "20911", "autoCreateTopicEnable": "FALSE",
 		"defaultTopicQueueNums": "4", "namesrvAddr": "127.0.0.1:9876;127.0.0.1:9877", "unknownKey": "x",
-		"longPollingEnable": "yes",
-	}))
+		"longPollingEnable": "yes", "flushDiskType": "SYNC_FLUSH",
+	})
+	require.NoError(t, err)
+	require.Equal(t, []string{"unknownKey"}, unknown)
+	require.Equal(t, "SYNC_FLUSH", cfg.Store.FlushDiskType, "the store's keys bind in the same pass")
 	require.Equal(t, "broker-x", cfg.BrokerName)
 	require.EqualValues(t, 1, cfg.BrokerID)
 	require.Equal(t, 20911, cfg.ListenPort)
@@ -38,7 +41,10 @@ func TestApplyProperties(t *testing.T) {
 	require.False(t, cfg.LongPollingEnable, "Boolean.parseBoolean: only true is true")
 	require.EqualValues(t, 4, cfg.DefaultTopicQueueNums)
 	require.Equal(t, []string{"127.0.0.1:9876", "127.0.0.1:9877"}, cfg.nameServers())
-	require.Error(t, cfg.ApplyProperties(map[string]string{"listenPort": "abc"}))
+	_, err = cfg.ApplyProperties(map[string]string{"listenPort": "abc"})
+	require.Error(t, err)
+	_, err = cfg.ApplyProperties(map[string]string{"flushDiskType": "SOMETIMES"})
+	require.Error(t, err, "the store's values are checked too")
 	require.Equal(t, "DefaultCluster", cfg.BrokerClusterName)
 	require.EqualValues(t, 6, cfg.BrokerPermission)
 }

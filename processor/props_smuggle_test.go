@@ -29,8 +29,8 @@ import (
 func smuggleBroker(t *testing.T, mod func(*BrokerConfig)) (*testBroker, string) {
 	parent := t.TempDir()
 	b := newTestBroker(t, func(c *BrokerConfig) {
-		c.StorePathRootDir = filepath.Join(parent, "store")
-		c.MessageDelayLevel = "1s 1s 1s"
+		c.Store.StorePathRootDir = filepath.Join(parent, "store")
+		c.Store.MessageDelayLevel = "1s 1s 1s"
 		if mod != nil {
 			mod(c)
 		}
@@ -244,7 +244,7 @@ func TestSmuggledRealTopicThroughSendBack(t *testing.T) {
 }
 
 func TestApplyTimerAndDelayReplaceClientTargets(t *testing.T) {
-	b := newTestBroker(t, func(c *BrokerConfig) { c.MessageDelayLevel = "1s 2s" })
+	b := newTestBroker(t, func(c *BrokerConfig) { c.Store.MessageDelayLevel = "1s 2s" })
 	due := strconv.FormatInt(time.Now().UnixMilli()+60_000, 10)
 	m := &codec.Message{Topic: "Real", QueueID: 3, Properties: "KEYS\x01k\x02" + smuggled + "TIMER_DELIVER_MS\x01" + due + "\x02REAL_TOPIC\x01again\x02"}
 	require.True(t, b.applyTimer(m))

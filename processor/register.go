@@ -40,7 +40,7 @@ func (b *Broker) haServerAddr() string {
 	if ip == "" {
 		ip = b.conf().BrokerIP1
 	}
-	port := b.conf().HaListenPort
+	port := b.conf().Store.HaListenPort
 	if port <= 0 {
 		port = b.conf().ListenPort + 1
 	}

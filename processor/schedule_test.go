@@ -36,7 +36,7 @@ func pullAll(t *testing.T, b *testBroker, topic string, q int32) []codec.Message
 }
 
 func TestDelayedMessageIsDeliveredLater(t *testing.T) {
-	b := newTestBroker(t, func(c *BrokerConfig) { c.MessageDelayLevel = "1s 2s" })
+	b := newTestBroker(t, func(c *BrokerConfig) { c.Store.MessageDelayLevel = "1s 2s" })
 	ctx := context.Background()
 	c := newTestConn(1)
 	start := time.Now()
@@ -75,7 +75,7 @@ func sendBackReq(offset int64, group string, delay int32, max int32) *codec.Remo
 }
 
 func TestConsumerSendMsgBack(t *testing.T) {
-	b := newTestBroker(t, func(c *BrokerConfig) { c.MessageDelayLevel = "1s 1s 1s 1s" })
+	b := newTestBroker(t, func(c *BrokerConfig) { c.Store.MessageDelayLevel = "1s 1s 1s 1s" })
 	ctx := context.Background()
 	c := newTestConn(1)
 	resp, err := b.handleSendMessage(ctx, c, sendReq("BackT", 0, []byte("fail-me"), "TAGS\x01x\x02"))

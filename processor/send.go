@@ -88,13 +88,13 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 	if queueID < 0 {
 		queueID = randomQueue(tc.WriteQueueNums)
 	}
-	if !batch && len(req.Body) > int(b.conf().MaxMessageSize) {
+	if !batch && len(req.Body) > int(b.conf().Store.MaxMessageSize) {
 		return setCode(resp, codec.RespMessageIllegal,
-			fmt.Sprintf("the message body size over max value, MAX: %d", b.conf().MaxMessageSize))
+			fmt.Sprintf("the message body size over max value, MAX: %d", b.conf().Store.MaxMessageSize))
 	}
-	if batch && len(req.Body) > int(b.conf().MaxMessageSize) {
+	if batch && len(req.Body) > int(b.conf().Store.MaxMessageSize) {
 		return setCode(resp, codec.RespMessageIllegal,
-			fmt.Sprintf("the batch message body size over max value, MAX: %d", b.conf().MaxMessageSize))
+			fmt.Sprintf("the batch message body size over max value, MAX: %d", b.conf().Store.MaxMessageSize))
 	}
 
 	topic := tc.TopicName

@@ -26,7 +26,7 @@ func newDeliveryBenchBroker(tb testing.TB, mod func(*BrokerConfig)) *testBroker 
 		mod(&cfg)
 	}
 	scfg := store.DefaultConfig()
-	scfg.StorePathRootDir = cfg.StorePathRootDir
+	scfg.StorePathRootDir = cfg.Store.StorePathRootDir
 	scfg.MappedFileSizeCommitLog = 256 << 20
 	st, err := store.Open(scfg, quietLog())
 	require.NoError(tb, err)
@@ -101,7 +101,7 @@ func BenchmarkTimerScheduleDeliver(bm *testing.B) {
 // BenchmarkDelayLevelScheduleDeliver: delay-level-1 (1 s) messages scheduled
 // and delivered per second, the 1 s wait included (amortised over b.N).
 func BenchmarkDelayLevelScheduleDeliver(bm *testing.B) {
-	b := newDeliveryBenchBroker(bm, func(c *BrokerConfig) { c.MessageDelayLevel = "1s" })
+	b := newDeliveryBenchBroker(bm, func(c *BrokerConfig) { c.Store.MessageDelayLevel = "1s" })
 	c := newTestConn(1)
 	bm.ResetTimer()
 	for i := 0; i < bm.N; i++ {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
+	"rmqd/compat"
 	"strconv"
 	"strings"
 	"time"
@@ -161,57 +161,22 @@ func DefaultConfig() Config {
 	}
 }
 
-// ApplyProperties sets fields from broker.conf keys. Unknown keys are ignored (they
-// belong to other config classes); a value that does not parse is an error naming
-// the key.
+// ApplyProperties sets fields from broker.conf keys through the one config
+// binder (compat.BindConfig) and checks them. Keys that are not the store's are
+// ignored here: the broker binds this config inline with its own and reports
+// what neither knows.
 func (c *Config) ApplyProperties(props map[string]string) error {
-	v := reflect.ValueOf(c).Elem()
-	t := v.Type()
-	for i := 0; i < t.NumField(); i++ {
-		key := t.Field(i).Tag.Get("prop")
-		raw, ok := props[key]
-		if !ok || key == "" {
-			continue
-		}
-		raw = strings.TrimSpace(raw)
-		f := v.Field(i)
-		switch f.Kind() {
-		case reflect.String:
-			f.SetString(raw)
-		case reflect.Int, reflect.Int64:
-			n, err := strconv.ParseInt(raw, 10, 64)
-			if err != nil {
-				return fmt.Errorf("store config %s=%q: %w", key, raw, err)
-			}
-			f.SetInt(n)
-		case reflect.Bool:
-			b, err := strconv.ParseBool(raw)
-			if err != nil {
-				return fmt.Errorf("store config %s=%q: %w", key, raw, err)
-			}
-			f.SetBool(b)
-		}
+	if _, err := compat.BindConfig(props, c); err != nil {
+		return fmt.Errorf("store config: %w", err)
 	}
-	return c.validate()
+	return c.Validate()
 }
 
-// Properties returns the settings under their broker.conf keys (GET_BROKER_CONFIG
-// and rmqd -p show them).
-func (c *Config) Properties() map[string]string {
-	v := reflect.ValueOf(c).Elem()
-	t := v.Type()
-	props := make(map[string]string, t.NumField())
-	for i := 0; i < t.NumField(); i++ {
-		key := t.Field(i).Tag.Get("prop")
-		if key == "" {
-			continue
-		}
-		props[key] = fmt.Sprint(v.Field(i).Interface())
-	}
-	return props
-}
+// Properties returns the settings under their broker.conf keys.
+func (c *Config) Properties() map[string]string { return compat.ConfigProperties(c) }
 
-func (c *Config) validate() error {
+// Validate checks values the binder cannot: enumerations, sizes, formats.
+func (c *Config) Validate() error {
 	switch c.BrokerRole {
 	case RoleAsyncMaster, RoleSyncMaster, RoleSlave:
 	default:

@@ -77,7 +77,7 @@ var ErrLocked = errors.New("store: lock failed, MQ already started")
 // Open loads and recovers the store under cfg.StorePathRootDir. Start begins the
 // background services; Shutdown closes it.
 func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if logger == nil {

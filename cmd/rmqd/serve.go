@@ -97,6 +97,10 @@ func serve(ctx context.Context, opts options, stdout io.Writer, logger *slog.Log
 	if err != nil {
 		return err
 	}
+	if u := unknownKeys(props); len(u) > 0 {
+		// Java ignores them silently; a typo then goes unnoticed.
+		logger.Warn("configuration keys rmqd does not know are ignored", "keys", u)
+	}
 	bind := props[keyBindAddress]
 	if opts.mode == "standalone" {
 		bind = standaloneBind(props)
@@ -218,10 +222,9 @@ func newNamesrv(props map[string]string, opts options, bind string, logger *slog
 		cfg.ConfigStorePath = opts.configFile
 	}
 	scfg := remoting.ServerConfig{
-		Addr:        net.JoinHostPort(cfg.BindAddress, strconv.Itoa(int(cfg.ListenPort))),
-		Multicore:   true,
-		IdleTimeout: idleTimeout(props),
-		Logger:      logger.With("server", "namesrv"),
+		Addr:      net.JoinHostPort(cfg.BindAddress, strconv.Itoa(int(cfg.ListenPort))),
+		Multicore: true,
+		Logger:    logger.With("server", "namesrv"),
 	}
 	lim, err := limits(props, &scfg)
 	if err != nil {
@@ -243,16 +246,15 @@ func newNamesrv(props map[string]string, opts options, bind string, logger *slog
 
 func newBroker(props map[string]string, bind string, logger *slog.Logger, printOnly bool) (node, map[string]string, error) {
 	bcfg := processor.DefaultBrokerConfig()
-	if err := bcfg.ApplyProperties(props); err != nil {
-		return node{}, nil, fmt.Errorf("broker config: %w", err)
+	if _, err := bcfg.ApplyProperties(props); err != nil {
+		return node{}, nil, err
 	}
 	// As BrokerStartup: the HA port follows the listen port, a master is
 	// broker 0 and a slave must be another.
 	if _, ok := props["haListenPort"]; !ok {
-		props["haListenPort"] = strconv.Itoa(bcfg.ListenPort + 1)
-		bcfg.HaListenPort = bcfg.ListenPort + 1
+		bcfg.Store.HaListenPort = bcfg.ListenPort + 1
 	}
-	switch bcfg.BrokerRole {
+	switch bcfg.Store.BrokerRole {
 	case processor.RoleSlave:
 		if bcfg.BrokerID <= 0 {
 			return node{}, nil, fmt.Errorf("broker config: a SLAVE's brokerId must be > 0")
@@ -260,16 +262,9 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 	case processor.RoleAsyncMaster, processor.RoleSyncMaster:
 		bcfg.BrokerID = 0
 	default:
-		return node{}, nil, fmt.Errorf("broker config brokerRole=%q: want ASYNC_MASTER, SYNC_MASTER or SLAVE", bcfg.BrokerRole)
+		return node{}, nil, fmt.Errorf("broker config brokerRole=%q: want ASYNC_MASTER, SYNC_MASTER or SLAVE", bcfg.Store.BrokerRole)
 	}
-	scfg := store.DefaultConfig()
-	if _, ok := props["storePathRootDir"]; !ok {
-		props["storePathRootDir"] = bcfg.StorePathRootDir
-	}
-	if err := scfg.ApplyProperties(props); err != nil {
-		return node{}, nil, fmt.Errorf("store config: %w", err)
-	}
-	bcfg.Others = scfg.Properties()
+	scfg := bcfg.Store
 	merged := bcfg.Properties()
 	if bind == "" {
 		bind = "0.0.0.0"
@@ -278,22 +273,14 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 		Addr: net.JoinHostPort(bind, strconv.Itoa(bcfg.ListenPort)),
 		// The "VIP" port Java brokers also serve (listenPort-2); old clients with
 		// sendMessageWithVIPChannel=true dial it.
-		ExtraAddrs:  []string{net.JoinHostPort(bind, strconv.Itoa(bcfg.ListenPort-2))},
-		Multicore:   true,
-		IdleTimeout: idleTimeout(props),
-		Logger:      logger.With("server", "broker"),
+		ExtraAddrs: []string{net.JoinHostPort(bind, strconv.Itoa(bcfg.ListenPort-2))},
+		Multicore:  true,
+		Logger:     logger.With("server", "broker"),
 	}
 	lim, err := limits(props, &rcfg)
 	if err != nil {
 		return node{}, nil, fmt.Errorf("broker config: %w", err)
 	}
-	maxHeld := int64(processor.DefaultMaxHeldPulls)
-	if v, ok := props[keyMaxHeldPullRequests]; ok && v != "" {
-		if maxHeld, err = strconv.ParseInt(v, 10, 32); err != nil {
-			return node{}, nil, fmt.Errorf("broker config %s: %w", keyMaxHeldPullRequests, err)
-		}
-	}
-	lim[keyMaxHeldPullRequests] = strconv.FormatInt(maxHeld, 10)
 	maps.Copy(merged, lim)
 	if printOnly {
 		return node{}, merged, nil
@@ -307,7 +294,7 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 		_ = st.Shutdown()
 		return node{}, nil, err
 	}
-	b.SetMaxHeldPulls(int(maxHeld))
+	b.SetMaxHeldPulls(int(bcfg.MaxHeldPullRequests))
 	srv := remoting.NewServer(rcfg)
 	b.Register(srv)
 	haCfg := ha.Config{
@@ -357,47 +344,44 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 	return node{name: "broker", srv: srv, start: start, stop: stop}, merged, nil
 }
 
-// Limit keys (README "Limits"). writeBuffer*WaterMark are NettyServerConfig's
-// names; the others are rmqd's own.
-const (
-	keyMaxConns            = "serverMaxConnections"
-	keyHighWaterMark       = "writeBufferHighWaterMark"
-	keyLowWaterMark        = "writeBufferLowWaterMark"
-	keyWriteStallTimeout   = "serverWriteStallTimeoutSeconds"
-	keyMaxQueuedBytes      = "serverMaxQueuedRequestBytes"
-	keyMaxRequestsPerConn  = "serverMaxRequestsPerConnection"
-	keyMaxHeldPullRequests = "maxHeldPullRequests"
-)
+// netConfig is the NettyServerConfig side of a configuration file and rmqd's
+// own connection limits (README "Limits"), bound like every other key.
+type netConfig struct {
+	MaxConns              int   `prop:"serverMaxConnections"`
+	HighWaterMark         int   `prop:"writeBufferHighWaterMark"`
+	LowWaterMark          int   `prop:"writeBufferLowWaterMark"`
+	WriteStallTimeoutSecs int64 `prop:"serverWriteStallTimeoutSeconds"`
+	MaxQueuedRequestBytes int64 `prop:"serverMaxQueuedRequestBytes"`
+	MaxRequestsPerConn    int   `prop:"serverMaxRequestsPerConnection"`
+	IdleTimeoutSecs       int   `prop:"serverChannelMaxIdleTimeSeconds"`
+}
+
+func defaultNetConfig() netConfig {
+	return netConfig{
+		MaxConns:              remoting.DefaultMaxConns,
+		WriteStallTimeoutSecs: int64(remoting.DefaultWriteStallTimeout / time.Second),
+		MaxQueuedRequestBytes: remoting.DefaultMaxQueuedRequestBytes,
+		MaxRequestsPerConn:    remoting.DefaultMaxRequestsPerConn,
+		IdleTimeoutSecs:       int(remoting.DefaultIdleTimeout / time.Second),
+	}
+}
 
 // limits reads the connection limits of a server from the configuration
 // into cfg, and returns them as they take effect, for -p.
 func limits(props map[string]string, cfg *remoting.ServerConfig) (map[string]string, error) {
-	num := func(k string, def int64) (int64, error) {
-		v, ok := props[k]
-		if !ok || v == "" {
-			return def, nil
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("config %s: %w", k, err)
-		}
-		return n, nil
-	}
-	var errs []error
-	get := func(k string, def int64) int64 {
-		n, err := num(k, def)
-		errs = append(errs, err)
-		return n
+	n := defaultNetConfig()
+	if _, err := compat.BindConfig(props, &n); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
 	}
 	// Java's 0 means Netty's own marks; rmqd's defaults apply then too.
-	cfg.MaxConns = int(get(keyMaxConns, remoting.DefaultMaxConns))
-	cfg.WriteBufferHighWaterMark = int(get(keyHighWaterMark, 0))
-	cfg.WriteBufferLowWaterMark = int(get(keyLowWaterMark, 0))
-	cfg.WriteStallTimeout = time.Duration(get(keyWriteStallTimeout, int64(remoting.DefaultWriteStallTimeout/time.Second))) * time.Second
-	cfg.MaxQueuedRequestBytes = get(keyMaxQueuedBytes, remoting.DefaultMaxQueuedRequestBytes)
-	cfg.MaxRequestsPerConn = int(get(keyMaxRequestsPerConn, remoting.DefaultMaxRequestsPerConn))
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	cfg.MaxConns = n.MaxConns
+	cfg.WriteBufferHighWaterMark = n.HighWaterMark
+	cfg.WriteBufferLowWaterMark = n.LowWaterMark
+	cfg.WriteStallTimeout = time.Duration(n.WriteStallTimeoutSecs) * time.Second
+	cfg.MaxQueuedRequestBytes = n.MaxQueuedRequestBytes
+	cfg.MaxRequestsPerConn = n.MaxRequestsPerConn
+	if n.IdleTimeoutSecs > 0 {
+		cfg.IdleTimeout = time.Duration(n.IdleTimeoutSecs) * time.Second
 	}
 	// Zero in a config means "no limit" for rmqd's own keys, as negative does.
 	for _, p := range []*int{&cfg.MaxConns, &cfg.MaxRequestsPerConn} {
@@ -418,22 +402,33 @@ func limits(props map[string]string, cfg *remoting.ServerConfig) (map[string]str
 	if low == 0 {
 		low = min(remoting.DefaultWriteBufferLowWaterMark, high/2)
 	}
-	return map[string]string{
-		keyMaxConns:           strconv.Itoa(cfg.MaxConns),
-		keyHighWaterMark:      strconv.Itoa(high),
-		keyLowWaterMark:       strconv.Itoa(low),
-		keyWriteStallTimeout:  strconv.FormatInt(int64(cfg.WriteStallTimeout/time.Second), 10),
-		keyMaxQueuedBytes:     strconv.FormatInt(cfg.MaxQueuedRequestBytes, 10),
-		keyMaxRequestsPerConn: strconv.Itoa(cfg.MaxRequestsPerConn),
-	}, nil
+	n.HighWaterMark, n.LowWaterMark = high, low
+	n.MaxConns, n.MaxRequestsPerConn = cfg.MaxConns, cfg.MaxRequestsPerConn
+	n.MaxQueuedRequestBytes = cfg.MaxQueuedRequestBytes
+	n.WriteStallTimeoutSecs = int64(cfg.WriteStallTimeout / time.Second)
+	n.IdleTimeoutSecs = int(cfg.IdleTimeout / time.Second)
+	return compat.ConfigProperties(&n), nil
 }
 
-// idleTimeout is NettyServerConfig.serverChannelMaxIdleTimeSeconds (120 s).
-func idleTimeout(props map[string]string) time.Duration {
-	if v, err := strconv.Atoi(props["serverChannelMaxIdleTimeSeconds"]); err == nil && v > 0 {
-		return time.Duration(v) * time.Second
+// unknownKeys are the keys of props that no part of rmqd binds: a typo, or a
+// Java setting rmqd has no counterpart for. They are warned about at start.
+func unknownKeys(props map[string]string) []string {
+	ns, b, n := namesrv.DefaultConfig(), processor.DefaultBrokerConfig(), defaultNetConfig()
+	known := map[string]bool{keyNamesrvListenPort: true}
+	for _, cfg := range []any{&ns, &b, &n} {
+		keys, _ := compat.ConfigKeys(cfg)
+		for _, k := range keys {
+			known[k] = true
+		}
 	}
-	return remoting.DefaultIdleTimeout
+	var out []string
+	for k := range props {
+		if !known[k] {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func printConfig(w io.Writer, sets []map[string]string) {
