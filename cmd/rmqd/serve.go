@@ -225,6 +225,13 @@ func newNamesrv(props map[string]string, opts options, bind string, logger *slog
 	if err != nil {
 		return node{}, nil, fmt.Errorf("name server config: %w", err)
 	}
+	tlsSt, err := tlsSettings(props)
+	if err == nil {
+		err = applyServerTLS(tlsSt, &scfg)
+	}
+	if err != nil {
+		return node{}, nil, fmt.Errorf("name server config: %w", err)
+	}
 	if opts.print {
 		printed := cfg.Properties()
 		maps.Copy(printed, lim)
@@ -269,6 +276,17 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 	if err != nil {
 		return node{}, nil, fmt.Errorf("broker config: %w", err)
 	}
+	tlsSt, err := tlsSettings(props)
+	if err == nil {
+		err = applyServerTLS(tlsSt, &rcfg)
+	}
+	if err != nil {
+		return node{}, nil, fmt.Errorf("broker config: %w", err)
+	}
+	nsTLS, err := clientTLS(tlsSt)
+	if err != nil {
+		return node{}, nil, fmt.Errorf("broker config: %w", err)
+	}
 	maxHeld := int64(processor.DefaultMaxHeldPulls)
 	if v, ok := props[keyMaxHeldPullRequests]; ok && v != "" {
 		if maxHeld, err = strconv.ParseInt(v, 10, 32); err != nil {
@@ -290,6 +308,13 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 		return node{}, nil, err
 	}
 	b.SetMaxHeldPulls(int(maxHeld))
+	closeNS := func() error { return nil }
+	if nsTLS != nil && bcfg.NamesrvAddr != "" {
+		// tls.enable: the broker's requests to the name server go over TLS too.
+		c := remoting.NewClient(remoting.ClientConfig{Logger: logger.With("client", "namesrv"), TLS: nsTLS})
+		b.SetNameServerInvoker(c)
+		closeNS = c.Close
+	}
 	srv := remoting.NewServer(rcfg)
 	b.Register(srv)
 	start := func(ctx context.Context) error {
@@ -299,7 +324,7 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 		return b.Start(ctx)
 	}
 	stop := func() error {
-		return errors.Join(b.Shutdown(), st.Shutdown())
+		return errors.Join(b.Shutdown(), closeNS(), st.Shutdown())
 	}
 	return node{name: "broker", srv: srv, start: start, stop: stop}, merged, nil
 }
