@@ -32,14 +32,14 @@ type testPKI struct {
 	clientCert, clientKey string
 }
 
-func writePEM(t *testing.T, path, typ string, der []byte) {
+func writePEM(t testing.TB, path, typ string, der []byte) {
 	t.Helper()
 	require.NoError(t, os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600))
 }
 
 // issue writes a key and a certificate signed by parent (self-signed when
 // parent is nil) and returns them.
-func issue(t *testing.T, dir, name string, tmpl *x509.Certificate, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*x509.Certificate, *ecdsa.PrivateKey, string, string) {
+func issue(t testing.TB, dir, name string, tmpl *x509.Certificate, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*x509.Certificate, *ecdsa.PrivateKey, string, string) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
@@ -61,7 +61,7 @@ func issue(t *testing.T, dir, name string, tmpl *x509.Certificate, parent *x509.
 	return cert, key, certPath, keyPath
 }
 
-func newTestPKI(t *testing.T) *testPKI {
+func newTestPKI(t testing.TB) *testPKI {
 	t.Helper()
 	dir := t.TempDir()
 	caTmpl := &x509.Certificate{Subject: pkix.Name{CommonName: "test CA"}, IsCA: true, BasicConstraintsValid: true,
@@ -95,7 +95,7 @@ func (p *testPKI) serverSettings(mode TLSMode, needClientAuth string) TLSSetting
 
 // clientTLS verifies the server against the test CA, presenting certPath's
 // certificate when given.
-func (p *testPKI) clientTLS(t *testing.T, certPath, keyPath string) *tls.Config {
+func (p *testPKI) clientTLS(t testing.TB, certPath, keyPath string) *tls.Config {
 	t.Helper()
 	cfg, err := TLSSettings{ClientEnable: true, ClientAuthServer: true, ClientTrustCertPath: p.caPath,
 		ClientCertPath: certPath, ClientKeyPath: keyPath}.ClientConfig()
@@ -124,7 +124,7 @@ func startTLSServer(t *testing.T, st TLSSettings, setup func(*Server)) *Server {
 	})
 }
 
-func tlsClient(t *testing.T, cfg *tls.Config) *Client {
+func tlsClient(t testing.TB, cfg *tls.Config) *Client {
 	t.Helper()
 	c := NewClient(ClientConfig{Logger: testLogger(), TLS: cfg})
 	t.Cleanup(func() { _ = c.Close() })
