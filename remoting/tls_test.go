@@ -278,3 +278,43 @@ func TestTLSSettingsFromProperties(t *testing.T) {
 	_, err = TLSSettingsFromProperties(map[string]string{KeyTLSServerMode: "sometimes"})
 	require.Error(t, err)
 }
+
+// A TLS connection idle for longer than IdleTimeout is closed like a plain
+// one; a peer that starts a handshake with garbage is closed without harm to
+// the server.
+func TestTLSIdleAndBadHandshake(t *testing.T) {
+	p := newTestPKI(t)
+	scfg, err := p.serverSettings(TLSPermissive, "none").ServerConfig()
+	require.NoError(t, err)
+	s := startServer(t, ServerConfig{TLSMode: TLSPermissive, TLS: scfg, IdleTimeout: 200 * time.Millisecond},
+		func(s *Server) { s.Register(100, echo()) })
+	addr := s.Addr().String()
+	ctx := tctx(t, 10*time.Second)
+
+	c := tlsClient(t, p.clientTLS(t, "", ""))
+	conn, err := c.Conn(ctx, addr)
+	require.NoError(t, err)
+	require.NoError(t, roundTrip(ctx, c, addr, 100, []byte("x")))
+	for !conn.Closed() {
+		select {
+		case <-ctx.Done():
+			t.Fatal("idle TLS connection not closed")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+
+	raw, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer raw.Close()
+	_, err = raw.Write([]byte{0x16, 0x03, 0x01, 0x00, 0x05, 'h', 'e', 'l', 'l', 'o'})
+	require.NoError(t, err)
+	require.NoError(t, raw.SetReadDeadline(time.Now().Add(5*time.Second)))
+	buf := make([]byte, 64)
+	for {
+		if _, err := raw.Read(buf); err != nil {
+			require.NotErrorIs(t, err, os.ErrDeadlineExceeded, "bad handshake not closed")
+			break
+		}
+	}
+	require.NoError(t, roundTrip(ctx, newClient(t), addr, 100, []byte("still serving")))
+}
