@@ -147,3 +147,4 @@ func TestTLSJava(t *testing.T) {
 		})
 	}
 }
+
