@@ -147,4 +147,3 @@ func TestTLSJava(t *testing.T) {
 		})
 	}
 }
-
