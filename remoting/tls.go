@@ -117,9 +117,19 @@ func (t *tlsConns) start(s *Server, nc net.Conn, replay []byte, port int, local 
 	t.conns[tc] = struct{}{}
 	t.wg.Add(1)
 	t.mu.Unlock()
+	// It stays counted against its listener's MaxConns: counted before the
+	// gnet connection it replaces is uncounted by OnClose.
+	s.connsMu.Lock()
+	s.perListener[port]++
+	s.connsMu.Unlock()
 	go func() {
 		defer t.wg.Done()
 		tc.serve()
+		s.connsMu.Lock()
+		if s.perListener[port]--; s.perListener[port] <= 0 {
+			delete(s.perListener, port)
+		}
+		s.connsMu.Unlock()
 		t.mu.Lock()
 		delete(t.conns, tc)
 		t.mu.Unlock()

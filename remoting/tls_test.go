@@ -318,3 +318,20 @@ func TestTLSIdleAndBadHandshake(t *testing.T) {
 	}
 	require.NoError(t, roundTrip(ctx, newClient(t), addr, 100, []byte("still serving")))
 }
+
+// TLS connections count against MaxConns as plain ones do.
+func TestTLSMaxConns(t *testing.T) {
+	p := newTestPKI(t)
+	scfg, err := p.serverSettings(TLSPermissive, "none").ServerConfig()
+	require.NoError(t, err)
+	s := startServer(t, ServerConfig{TLSMode: TLSPermissive, TLS: scfg, MaxConns: 2},
+		func(s *Server) { s.Register(100, echo()) })
+	addr := s.Addr().String()
+	ctx := tctx(t, 10*time.Second)
+	for i := 0; i < 2; i++ {
+		require.NoError(t, roundTrip(ctx, tlsClient(t, p.clientTLS(t, "", "")), addr, 100, []byte("x")))
+	}
+	require.Equal(t, 2, s.ConnCount())
+	require.Error(t, roundTrip(ctx, newClient(t), addr, 100, []byte("over the limit")))
+	require.Error(t, roundTrip(ctx, tlsClient(t, p.clientTLS(t, "", "")), addr, 100, []byte("over the limit")))
+}
