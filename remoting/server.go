@@ -361,7 +361,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// ConnCount is the number of open connections.
+// ConnCount is the number of open connections, TLS ones included.
 func (s *Server) ConnCount() int {
 	s.connsMu.Lock()
 	n := len(s.conns)
