@@ -70,7 +70,8 @@ func newITPKI(t *testing.T) itPKI {
 	return p
 }
 
-// TestTLSJava: the Java 5.3.3 client with -Dtls.enable=true produces and consumes over TLS.
+// TestTLSJava: the Java 5.3.3 (and, against rmqd, 4.9.7) client with -Dtls.enable=true produces and consumes
+// over TLS.
 //
 // rmqd runs tls.server.mode=permissive with its own CA's certificate and tls.server.need.client.auth=require:
 // the client presents a certificate the CA signed and verifies the server's (tls.client.authServer); a TLS
@@ -113,12 +114,21 @@ func TestTLSJava(t *testing.T) {
 			if kind != harness.KindRmqd {
 				withCert = tlsProps
 			}
-			topic, group := "IT_tls_"+kind, "IT_tls_cg_"+kind
-			sent := harness.RunJava(t, tg, "5", "produce", append([]string{"--topic", topic, "--count", "8"}, withCert...)...)
-			onlyOK(t, sent.Sent)
-			got := harness.RunJava(t, tg, "5", "consume", append([]string{"--topic", topic, "--group", group,
-				"--count", "8"}, withCert...)...)
-			expectDelivered(t, sent.Sent, got.Received, nil)
+			clients := []string{"5"}
+			if kind == harness.KindRmqd {
+				clients = []string{"4", "5"} // 4.9.7 reads the same tls.* properties
+			}
+			topic := "IT_tls_" + kind
+			for _, client := range clients {
+				harness.RequireJars(t, "client"+client)
+				topic = "IT_tls_" + kind + "_java" + client
+				group := "IT_tls_cg_" + kind + "_java" + client
+				sent := harness.RunJava(t, tg, client, "produce", append([]string{"--topic", topic, "--count", "8"}, withCert...)...)
+				onlyOK(t, sent.Sent)
+				got := harness.RunJava(t, tg, client, "consume", append([]string{"--topic", topic, "--group", group,
+					"--count", "8"}, withCert...)...)
+				expectDelivered(t, sent.Sent, got.Received, nil)
+			}
 
 			// Plain peers share the port in permissive mode.
 			c := remoting.NewClient(remoting.ClientConfig{})
