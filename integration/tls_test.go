@@ -154,6 +154,12 @@ func TestTLSJava(t *testing.T) {
 				t.Fatalf("a TLS client without a certificate was served though client auth is required")
 			}
 			t.Logf("refused as expected: %.200s", strings.TrimSpace(res.Error))
+
+			// Java's defaults on both sides: rmqd permissive with its test-mode self-signed certificate, the
+			// client with tls.enable=true only (test mode: it trusts any server).
+			def := harness.Start(t, kind, harness.Options{})
+			sent := harness.RunJava(t, def, "5", "produce", "--topic", "IT_tls_defaults", "--count", "4", "-Dtls.enable=true")
+			onlyOK(t, sent.Sent)
 		})
 	}
 }
