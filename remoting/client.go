@@ -3,6 +3,7 @@ package remoting
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -25,6 +26,9 @@ type ClientConfig struct {
 	// MaxFrameLength bounds an incoming frame; default DefaultMaxFrameLength.
 	MaxFrameLength int
 	Logger         *slog.Logger
+	// TLS, when set, makes every connection a TLS client (Java's
+	// tls.enable=true); see TLSSettings.ClientConfig.
+	TLS *tls.Config
 }
 
 // Client keeps one connection per server address, dialed on first use and
@@ -125,6 +129,9 @@ func (c *Client) conn(ctx context.Context, addr string) (*clientConn, error) {
 	}
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
+	}
+	if nc, err = c.handshake(dctx, nc, addr); err != nil {
+		return nil, err
 	}
 	cc := c.newConn(nc)
 	// A Close racing the dial must not leave this connection behind.

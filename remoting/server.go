@@ -2,6 +2,7 @@ package remoting
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -65,6 +66,12 @@ type ServerConfig struct {
 	// before its output pauses it.
 	// Default DefaultMaxRequestsPerConn; negative means no limit.
 	MaxRequestsPerConn int
+
+	// TLSMode (Java's tls.server.mode) and TLS, the server's certificate and
+	// client-auth settings, required unless TLSMode is TLSDisabled. Plain
+	// connections stay on gnet; TLS ones are served on goroutines (tls.go).
+	TLSMode TLSMode
+	TLS     *tls.Config
 }
 
 // Limit defaults (rmqd's own; see README "Limits").
@@ -156,6 +163,8 @@ type Server struct {
 
 	pausedMu sync.Mutex
 	paused   map[*serverConn]struct{} // connections not read for their output
+
+	tls tlsConns // connections handed over to TLS (TLSMode)
 }
 
 type serverState int
@@ -205,6 +214,10 @@ func (s *Server) Start(ctx context.Context) error {
 	if s.state != stateNew {
 		s.life.Unlock()
 		return fmt.Errorf("remoting: start %s: %w", s.cfg.Addr, ErrServerClosed)
+	}
+	if s.cfg.TLSMode != TLSDisabled && s.cfg.TLS == nil {
+		s.life.Unlock()
+		return fmt.Errorf("remoting: start %s: TLS mode %v without a TLS config", s.cfg.Addr, s.cfg.TLSMode)
 	}
 	s.state = stateStarting
 	s.life.Unlock()
@@ -335,6 +348,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			s.events.post(&sc.ep, false)
 		}
 	}
+	if err := s.tls.closeAll(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	if err := s.stopRest(ctx); err != nil {
 		errs = append(errs, err)
 	}
@@ -345,11 +361,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// ConnCount is the number of open connections.
+// ConnCount is the number of open connections, TLS ones included.
 func (s *Server) ConnCount() int {
 	s.connsMu.Lock()
-	defer s.connsMu.Unlock()
-	return len(s.conns)
+	n := len(s.conns)
+	s.connsMu.Unlock()
+	return n + s.tls.count()
 }
 
 // boundAddr asks the kernel for a listener's address through a duplicate of
@@ -502,6 +519,11 @@ func (h *serverHandler) OnTraffic(c gnet.Conn) (act gnet.Action) {
 			act = gnet.Close
 		}
 	}()
+	if !sc.sniffed && h.s.cfg.TLSMode != TLSDisabled {
+		if act, handled := sc.sniffTLS(c); handled {
+			return act
+		}
+	}
 	return sc.onTraffic(c)
 }
 

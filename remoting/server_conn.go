@@ -54,6 +54,7 @@ type serverConn struct {
 	frame   *buffer // nil while waiting for the length field
 	length  int     // announced length of frame
 	checked bool    // header-length word validated
+	sniffed bool    // first byte looked at for TLS (ServerConfig.TLSMode)
 }
 
 // inboundReader is the part of gnet.Conn the framing reads through.

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"rmqd/compat"
@@ -230,6 +231,13 @@ func newNamesrv(props map[string]string, opts options, bind string, logger *slog
 	if err != nil {
 		return node{}, nil, fmt.Errorf("name server config: %w", err)
 	}
+	tlsSt, err := tlsSettings(props)
+	if err == nil {
+		err = applyServerTLS(tlsSt, &scfg)
+	}
+	if err != nil {
+		return node{}, nil, fmt.Errorf("name server config: %w", err)
+	}
 	if opts.print {
 		printed := cfg.Properties()
 		maps.Copy(printed, lim)
@@ -281,6 +289,17 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 	if err != nil {
 		return node{}, nil, fmt.Errorf("broker config: %w", err)
 	}
+	tlsSt, err := tlsSettings(props)
+	if err == nil {
+		err = applyServerTLS(tlsSt, &rcfg)
+	}
+	if err != nil {
+		return node{}, nil, fmt.Errorf("broker config: %w", err)
+	}
+	nsTLS, err := clientTLS(tlsSt)
+	if err != nil {
+		return node{}, nil, fmt.Errorf("broker config: %w", err)
+	}
 	maps.Copy(merged, lim)
 	if printOnly {
 		return node{}, merged, nil
@@ -295,6 +314,13 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 		return node{}, nil, err
 	}
 	b.SetMaxHeldPulls(int(bcfg.MaxHeldPullRequests))
+	closeNS := func() error { return nil }
+	if nsTLS != nil && bcfg.NamesrvAddr != "" {
+		// tls.enable: the broker's requests to the name server go over TLS too.
+		c := remoting.NewClient(remoting.ClientConfig{Logger: logger.With("client", "namesrv"), TLS: nsTLS})
+		b.SetNameServerInvoker(c)
+		closeNS = c.Close
+	}
 	srv := remoting.NewServer(rcfg)
 	b.Register(srv)
 	haCfg := ha.Config{
@@ -339,7 +365,7 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 		if haSlave != nil {
 			haErr = haSlave.Close()
 		}
-		return errors.Join(b.Shutdown(), haErr, st.Shutdown())
+		return errors.Join(b.Shutdown(), haErr, closeNS(), st.Shutdown())
 	}
 	return node{name: "broker", srv: srv, start: start, stop: stop}, merged, nil
 }
@@ -423,7 +449,8 @@ func unknownKeys(props map[string]string) []string {
 	}
 	var out []string
 	for k := range props {
-		if !known[k] {
+		// tls.* are TlsSystemConfig's keys, read by tlsSettings.
+		if !known[k] && !strings.HasPrefix(k, "tls.") {
 			out = append(out, k)
 		}
 	}

@@ -89,7 +89,8 @@ var javaSeq atomic.Int64
 
 // RunJava runs the scenario runner built against rocketmq-client 5.3.3 (client "5") or 4.9.7 ("4") against
 // target (--namesrv is added unless given) and returns its result. The test fails unless the runner printed
-// a result with ok=true. Args are runner flags: "--topic", "T", "--count", "10", ...
+// a result with ok=true. Args are runner flags: "--topic", "T", "--count", "10", ..., and JVM system
+// properties "-Dtls.enable=true" (passed to the JVM, wherever they stand).
 // The JVM's stderr goes to <LogDir>/java<client>-<n>-<scenario>.log, its own log files under
 // <LogDir>/java-home/logs/rocketmqlogs/.
 func RunJava(tb TB, target *Target, client, scenario string, args ...string) *JavaResult {
@@ -113,7 +114,18 @@ func TryJava(tb TB, target *Target, client, scenario string, args ...string) (*J
 		tb.Fatalf("harness: client %q: want \"5\" or \"4\"", client)
 	}
 	RequireJars(tb, lib)
-	argv := []string{"rmqd.it.Main", scenario}
+	// "-Dkey=value" args are JVM system properties (tls.enable, ...), the rest runner flags.
+	var sysProps []string
+	var flags []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "-D") {
+			sysProps = append(sysProps, a)
+		} else {
+			flags = append(flags, a)
+		}
+	}
+	args = flags
+	argv := append(sysProps, "rmqd.it.Main", scenario)
 	if target != nil && !hasFlag(args, "--namesrv") {
 		argv = append(argv, "--namesrv", target.NamesrvAddr)
 	}
@@ -199,8 +211,13 @@ func runJVM(tb TB, name, classpath string, timeout time.Duration, mainAndArgs []
 		tb.Fatalf("harness: %v", err)
 	}
 	defer f.Close()
-	argv := append(append(cloneArgs(jvmClientOpts), "-Duser.home="+home, "-Drocketmq.home.dir="+home,
-		"-cp", classpath), mainAndArgs...)
+	// Leading "-D" entries of mainAndArgs are system properties: they go before -cp.
+	i := 0
+	for i < len(mainAndArgs) && strings.HasPrefix(mainAndArgs[i], "-D") {
+		i++
+	}
+	argv := append(append(append(cloneArgs(jvmClientOpts), mainAndArgs[:i]...), "-Duser.home="+home,
+		"-Drocketmq.home.dir="+home, "-cp", classpath), mainAndArgs[i:]...)
 	fmt.Fprintf(f, "# %s: java %s\n", time.Now().Format(time.RFC3339Nano), strings.Join(argv, " "))
 
 	ctx, cancel := context.WithTimeout(tb.Context(), timeout)

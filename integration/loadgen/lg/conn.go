@@ -6,6 +6,7 @@ package lg
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -53,7 +54,10 @@ func NewCall(on func(cmd *codec.RemotingCommand)) *Call {
 }
 
 // Dial connects to addr.
-func Dial(ctx context.Context, addr string) (*Conn, error) {
+func Dial(ctx context.Context, addr string) (*Conn, error) { return DialTLS(ctx, addr, nil) }
+
+// DialTLS connects to addr over TLS when cfg is not nil.
+func DialTLS(ctx context.Context, addr string, cfg *tls.Config) (*Conn, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -61,6 +65,14 @@ func Dial(ctx context.Context, addr string) (*Conn, error) {
 	}
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
+	}
+	if cfg != nil {
+		tc := tls.Client(nc, cfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			_ = nc.Close()
+			return nil, fmt.Errorf("lg: TLS handshake with %s: %w", addr, err)
+		}
+		nc = tc
 	}
 	c := &Conn{nc: nc, pending: make(map[int32]*Call), done: make(chan struct{})}
 	c.lastRead.Store(time.Now().UnixNano())

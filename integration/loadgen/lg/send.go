@@ -2,6 +2,7 @@ package lg
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -29,6 +30,7 @@ type SendConfig struct {
 	Timeout  time.Duration // per request, default 10s
 	Binary   bool          // ROCKETMQ binary headers instead of JSON (the Java client default is JSON)
 	Full     bool          // include every histogram bucket in the result
+	TLS      *tls.Config   // connect to the broker over TLS when set
 }
 
 // SendResult is what a run measured. Sent counts every SEND_OK, warm-up included; Rate and Lat cover the
@@ -90,7 +92,7 @@ func Send(ctx context.Context, cfg SendConfig) (SendResult, error) {
 	}
 	s := &sender{cfg: cfg, perQueue: make([]atomic.Int64, cfg.Route.Queues)}
 	for range cfg.Conns {
-		c, err := Dial(ctx, cfg.Route.BrokerAddr)
+		c, err := DialTLS(ctx, cfg.Route.BrokerAddr, cfg.TLS)
 		if err != nil {
 			for _, c := range s.conns {
 				_ = c.Close()

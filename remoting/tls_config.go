@@ -1,0 +1,236 @@
+package remoting
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"fmt"
+	"math/big"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Java's TLS keys (TlsSystemConfig): JVM system properties there, broker.conf
+// keys or a tls.config.file properties file here.
+const (
+	KeyTLSServerMode           = "tls.server.mode"
+	KeyTLSEnable               = "tls.enable"
+	KeyTLSConfigFile           = "tls.config.file"
+	KeyTLSTestModeEnable       = "tls.test.mode.enable"
+	KeyTLSServerNeedClientAuth = "tls.server.need.client.auth"
+	KeyTLSServerKeyPath        = "tls.server.keyPath"
+	KeyTLSServerKeyPassword    = "tls.server.keyPassword"
+	KeyTLSServerCertPath       = "tls.server.certPath"
+	KeyTLSServerAuthClient     = "tls.server.authClient"
+	KeyTLSServerTrustCertPath  = "tls.server.trustCertPath"
+	KeyTLSClientKeyPath        = "tls.client.keyPath"
+	KeyTLSClientKeyPassword    = "tls.client.keyPassword"
+	KeyTLSClientCertPath       = "tls.client.certPath"
+	KeyTLSClientAuthServer     = "tls.client.authServer"
+	KeyTLSClientTrustCertPath  = "tls.client.trustCertPath"
+
+	// DefaultTLSConfigFile is where Java looks for tls.config.file.
+	DefaultTLSConfigFile = "/etc/rocketmq/tls.properties"
+)
+
+// TLSSettings are Java's TLS settings. Java's defaults: server mode
+// permissive, test mode on (a throwaway self-signed certificate, clients
+// that trust any server).
+type TLSSettings struct {
+	ServerMode           TLSMode
+	TestMode             bool
+	ServerNeedClientAuth string // none | optional | require
+	ServerCertPath       string
+	ServerKeyPath        string
+	ServerKeyPassword    string
+	ServerAuthClient     bool
+	ServerTrustCertPath  string
+
+	ClientEnable        bool
+	ClientCertPath      string
+	ClientKeyPath       string
+	ClientKeyPassword   string
+	ClientAuthServer    bool
+	ClientTrustCertPath string
+}
+
+// TLSSettingsFromProperties reads the tls.* keys of props over Java's
+// defaults. Unknown values of need.client.auth mean none, as in Java.
+func TLSSettingsFromProperties(props map[string]string) (TLSSettings, error) {
+	s := TLSSettings{ServerMode: TLSPermissive, TestMode: true, ServerNeedClientAuth: "none"}
+	var errs []error
+	boolKey := func(key string, dst *bool) {
+		if v, ok := props[key]; ok && strings.TrimSpace(v) != "" {
+			b, err := strconv.ParseBool(strings.TrimSpace(v))
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", key, err))
+				return
+			}
+			*dst = b
+		}
+	}
+	strKey := func(key string, dst *string) {
+		if v, ok := props[key]; ok {
+			*dst = strings.TrimSpace(v)
+		}
+	}
+	if v, ok := props[KeyTLSServerMode]; ok && strings.TrimSpace(v) != "" {
+		m, err := ParseTLSMode(v)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		s.ServerMode = m
+	}
+	boolKey(KeyTLSTestModeEnable, &s.TestMode)
+	boolKey(KeyTLSEnable, &s.ClientEnable)
+	boolKey(KeyTLSServerAuthClient, &s.ServerAuthClient)
+	boolKey(KeyTLSClientAuthServer, &s.ClientAuthServer)
+	strKey(KeyTLSServerNeedClientAuth, &s.ServerNeedClientAuth)
+	strKey(KeyTLSServerCertPath, &s.ServerCertPath)
+	strKey(KeyTLSServerKeyPath, &s.ServerKeyPath)
+	strKey(KeyTLSServerKeyPassword, &s.ServerKeyPassword)
+	strKey(KeyTLSServerTrustCertPath, &s.ServerTrustCertPath)
+	strKey(KeyTLSClientCertPath, &s.ClientCertPath)
+	strKey(KeyTLSClientKeyPath, &s.ClientKeyPath)
+	strKey(KeyTLSClientKeyPassword, &s.ClientKeyPassword)
+	strKey(KeyTLSClientTrustCertPath, &s.ClientTrustCertPath)
+	return s, errors.Join(errs...)
+}
+
+// ServerConfig builds the server's tls.Config, or nil when the mode is
+// disabled.
+//
+// Where rmqd differs from Java, it is stricter: configured certificate paths
+// are used even in test mode (Java then ignores them for a self-signed
+// certificate), and a trust path verifies client certificates whether or not
+// tls.server.authClient is set (Java accepts any client certificate unless
+// it is).
+func (s TLSSettings) ServerConfig() (*tls.Config, error) {
+	if s.ServerMode == TLSDisabled {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if s.ServerCertPath == "" && s.ServerKeyPath == "" {
+		if !s.TestMode {
+			return nil, fmt.Errorf("remoting: TLS %v needs %s and %s (or %s=true)", s.ServerMode,
+				KeyTLSServerCertPath, KeyTLSServerKeyPath, KeyTLSTestModeEnable)
+		}
+		cert, err := selfSignedCert()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	} else {
+		cert, err := loadKeyPair(s.ServerCertPath, s.ServerKeyPath, s.ServerKeyPassword)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	verify := s.ServerAuthClient || s.ServerTrustCertPath != ""
+	if s.ServerTrustCertPath != "" {
+		pool, err := loadCertPool(s.ServerTrustCertPath)
+		if err != nil {
+			return nil, err
+		}
+		cfg.ClientCAs = pool
+	}
+	switch strings.ToLower(s.ServerNeedClientAuth) {
+	case "optional":
+		cfg.ClientAuth = tls.RequestClientCert
+		if verify {
+			cfg.ClientAuth = tls.VerifyClientCertIfGiven
+		}
+	case "require":
+		cfg.ClientAuth = tls.RequireAnyClientCert
+		if verify {
+			cfg.ClientAuth = tls.RequireAndVerifyClientCert
+		}
+	default:
+		cfg.ClientAuth = tls.NoClientCert
+	}
+	return cfg, nil
+}
+
+// ClientConfig builds the client's tls.Config (tls.enable), or nil when TLS
+// is off for clients. In test mode, or without tls.client.authServer, the
+// server's certificate is not verified, as Java's clients do.
+func (s TLSSettings) ClientConfig() (*tls.Config, error) {
+	if !s.ClientEnable {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if s.TestMode || !s.ClientAuthServer {
+		cfg.InsecureSkipVerify = true
+	} else if s.ClientTrustCertPath != "" {
+		pool, err := loadCertPool(s.ClientTrustCertPath)
+		if err != nil {
+			return nil, err
+		}
+		cfg.RootCAs = pool
+	}
+	if !s.TestMode && s.ClientCertPath != "" {
+		cert, err := loadKeyPair(s.ClientCertPath, s.ClientKeyPath, s.ClientKeyPassword)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+func loadKeyPair(certPath, keyPath, password string) (tls.Certificate, error) {
+	if password != "" {
+		return tls.Certificate{}, fmt.Errorf("remoting: TLS key %s: encrypted private keys are not supported; use an unencrypted PKCS#8 or PKCS#1 key", keyPath)
+	}
+	cert, err := tls.LoadX509KeyPair(certPath, keyPath)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("remoting: TLS key pair %s, %s: %w", certPath, keyPath, err)
+	}
+	return cert, nil
+}
+
+func loadCertPool(path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("remoting: TLS trust certificates: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("remoting: TLS trust certificates %s: no PEM certificate found", path)
+	}
+	return pool, nil
+}
+
+// selfSignedCert is test mode's throwaway server certificate (Java's
+// SelfSignedCertificate).
+func selfSignedCert() (tls.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("remoting: self-signed TLS key: %w", err)
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("remoting: self-signed TLS serial: %w", err)
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: "rmqd"},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.AddDate(1, 0, 0),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("remoting: self-signed TLS certificate: %w", err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+}

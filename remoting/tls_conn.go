@@ -1,0 +1,331 @@
+package remoting
+
+import (
+	"bufio"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"rmqd/codec"
+)
+
+// tlsHandshakeTimeout bounds a TLS handshake: a peer that opens a
+// ClientHello and stalls must not hold a goroutine for long.
+const tlsHandshakeTimeout = 10 * time.Second
+
+// tlsConn is a server connection served over TLS: a reader goroutine that
+// frames, decodes and dispatches with the same dispatcher and hooks as the
+// gnet connections, and a writer goroutine that batches the answers into one
+// TLS write per wake-up. Flow control follows ServerConfig's limits: the
+// reader waits while the connection has MaxRequestsPerConn requests in the
+// pools or its output is above the high-water mark.
+type tlsConn struct {
+	s    *Server
+	raw  net.Conn
+	tc   *tls.Conn
+	ep   endpoint
+	port int
+
+	outMu    sync.Mutex
+	out      []outFrame
+	outBytes atomic.Int64
+	shutDown bool
+	wake     chan struct{}
+	drained  chan struct{} // the writer flushed, or a request finished
+
+	quit     chan struct{}
+	quitOnce sync.Once
+}
+
+func newTLSConn(s *Server, nc net.Conn, replay []byte, port int, local net.Addr) *tlsConn {
+	raw := &replayConn{Conn: nc, pre: replay}
+	c := &tlsConn{
+		s:       s,
+		raw:     nc,
+		tc:      tls.Server(raw, s.cfg.TLS),
+		port:    port,
+		wake:    make(chan struct{}, 1),
+		drained: make(chan struct{}, 1),
+		quit:    make(chan struct{}),
+	}
+	c.ep = endpoint{
+		id:          s.nextID.Add(1),
+		local:       local,
+		remote:      nc.RemoteAddr(),
+		opaque:      &s.opaque,
+		bufs:        s.bufs,
+		w:           c,
+		clock:       &s.clock,
+		maxInflight: int32(max(s.cfg.MaxRequestsPerConn, 0)),
+	}
+	c.ep.touch()
+	return c
+}
+
+// serve runs the handshake, then reads until the connection ends.
+func (c *tlsConn) serve() {
+	s := c.s
+	_ = c.raw.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
+	if err := c.tc.Handshake(); err != nil {
+		s.warnClose("remoting: TLS handshake failed, closing the connection", "conn", &c.ep, "reason", err)
+		c.shut()
+		return
+	}
+	_ = c.raw.SetDeadline(time.Time{})
+	st := c.tc.ConnectionState()
+	s.log.Debug("remoting: TLS connection open", "conn", &c.ep, "version", tls.VersionName(st.Version),
+		"cipher", tls.CipherSuiteName(st.CipherSuite), "client_certs", len(st.PeerCertificates))
+	s.events.post(&c.ep, true)
+	go c.writeLoop()
+	err := c.readRecovered()
+	c.shut()
+	c.ep.markClosed()
+	s.log.Debug("remoting: TLS connection closed", "conn", &c.ep, "err", err)
+	s.events.post(&c.ep, false)
+}
+
+func (c *tlsConn) readRecovered() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.s.log.Error("remoting: panic reading a TLS connection, closing it", "conn", &c.ep,
+				"panic", r, "stack", string(debug.Stack()))
+			err = fmt.Errorf("remoting: panic: %v", r)
+		}
+	}()
+	return c.read()
+}
+
+// idleReader turns a read deadline into the server's idle timeout: the
+// deadline is pushed back while the connection wrote meanwhile.
+type idleReader struct {
+	c *tlsConn
+}
+
+func (r idleReader) Read(p []byte) (int, error) {
+	c := r.c
+	idle := c.s.cfg.IdleTimeout
+	for {
+		if idle > 0 {
+			_ = c.raw.SetReadDeadline(time.Now().Add(idle))
+		}
+		n, err := c.tc.Read(p)
+		if n > 0 {
+			c.ep.touch()
+		}
+		if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && n == 0 {
+			if time.Duration(c.s.clock.Load()-c.ep.lastUsed.Load()) < idle {
+				continue // it wrote meanwhile
+			}
+			c.s.log.Info("remoting: closing idle connection", "conn", &c.ep, "idle", idle)
+		}
+		return n, err
+	}
+}
+
+// read frames, decodes and dispatches until the connection fails.
+func (c *tlsConn) read() error {
+	s := c.s
+	d := s.d
+	r := bufio.NewReaderSize(idleReader{c}, 64<<10)
+	var lenBuf [lengthFieldSize]byte
+	for {
+		if err := c.waitFlow(); err != nil {
+			return err
+		}
+		if _, err := io.ReadFull(r, lenBuf[:]); err != nil {
+			return err
+		}
+		length := int32(binary.BigEndian.Uint32(lenBuf[:]))
+		if err := checkLength(length, s.cfg.MaxFrameLength); err != nil {
+			s.warnClose("remoting: closing connection on a bad frame", "conn", &c.ep, "reason", err)
+			return err
+		}
+		buf := s.bufs.get(min(int(length), initialFrameCap))
+		var err error
+		buf.b, err = readFrame(r, buf.b, int(length))
+		if err != nil {
+			s.bufs.put(buf)
+			return err
+		}
+		if err := checkHeaderWord(buf.b[:headerWordSize], int(length)); err != nil {
+			s.bufs.put(buf)
+			s.warnClose("remoting: closing connection on a bad frame", "conn", &c.ep, "reason", err)
+			return err
+		}
+		in := d.getInbound()
+		in.buf = buf
+		if err := codec.DecodeCommand(buf.b, &in.cmd); err != nil {
+			d.release(in)
+			s.warnClose("remoting: closing connection on a bad frame", "conn", &c.ep, "reason", err)
+			return fmt.Errorf("decode: %w", err)
+		}
+		d.dispatch(&c.ep, in, false)
+	}
+}
+
+// waitFlow blocks the reader while the connection has as many requests in
+// the pools as it may, or more output queued than the high-water mark; the
+// output must then drain within WriteStallTimeout.
+func (c *tlsConn) waitFlow() error {
+	cfg := &c.s.cfg
+	var stalled *time.Timer
+	defer func() {
+		if stalled != nil {
+			stalled.Stop()
+		}
+	}()
+	for {
+		busy := c.ep.maxInflight > 0 && c.ep.inflight.Load() >= c.ep.maxInflight
+		high := cfg.WriteBufferHighWaterMark > 0 && c.outBytes.Load() > int64(cfg.WriteBufferHighWaterMark)
+		if !busy && !high {
+			return nil
+		}
+		var timeout <-chan time.Time
+		if high && cfg.WriteStallTimeout > 0 {
+			if stalled == nil {
+				stalled = time.NewTimer(cfg.WriteStallTimeout)
+			}
+			timeout = stalled.C
+		}
+		select {
+		case <-c.drained:
+		case <-c.quit:
+			return ErrConnClosed
+		case <-timeout:
+			c.s.warnClose("remoting: closing a connection that does not read its answers",
+				"conn", &c.ep, "unsent_bytes", c.outBytes.Load(), "for", cfg.WriteStallTimeout)
+			return ErrConnClosed
+		}
+	}
+}
+
+func (c *tlsConn) signalDrained() {
+	select {
+	case c.drained <- struct{}{}:
+	default:
+	}
+}
+
+// resume is told by a worker that a request of this connection finished.
+func (c *tlsConn) resume() { c.signalDrained() }
+
+func (c *tlsConn) send(buf *buffer, _ bool) error {
+	return c.enqueue(outFrame{buf: buf})
+}
+
+func (c *tlsConn) sendv(hdr *buffer, bodies [][]byte, done func()) error {
+	return c.enqueue(outFrame{buf: hdr, bodies: bodies, done: done})
+}
+
+func (c *tlsConn) enqueue(f outFrame) error {
+	cfg := &c.s.cfg
+	if high := int64(cfg.WriteBufferHighWaterMark); high > 0 {
+		limit := max(high*outputHardCapFactor, 2*int64(cfg.MaxFrameLength))
+		if out := c.outBytes.Load(); out+f.size() > limit {
+			c.s.warnClose("remoting: closing a connection whose unsent output passed its limit",
+				"conn", &c.ep, "unsent_bytes", out, "limit", limit)
+			c.drop(f)
+			c.shut()
+			return ErrOutputOverflow
+		}
+	}
+	c.outMu.Lock()
+	if c.shutDown {
+		c.outMu.Unlock()
+		c.drop(f)
+		return ErrConnClosed
+	}
+	c.outBytes.Add(f.size())
+	c.out = append(c.out, f)
+	c.outMu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (c *tlsConn) drop(f outFrame) {
+	c.s.bufs.put(f.buf)
+	if f.done != nil {
+		f.done()
+	}
+}
+
+// shut closes the socket; the reader notices and finishes the teardown.
+func (c *tlsConn) shut() error {
+	c.quitOnce.Do(func() {
+		close(c.quit)
+		_ = c.raw.Close()
+	})
+	return nil
+}
+
+// writeLoop writes what is queued with one TLS flush per wake-up.
+func (c *tlsConn) writeLoop() {
+	w := bufio.NewWriterSize(c.tc, 64<<10)
+	var batch []outFrame
+	var err error
+	stall := c.s.cfg.WriteStallTimeout
+	for {
+		select {
+		case <-c.wake:
+		case <-c.quit:
+			c.outMu.Lock()
+			c.shutDown = true
+			batch, c.out = c.out, nil
+			c.outMu.Unlock()
+			for _, f := range batch {
+				c.outBytes.Add(-f.size())
+				c.drop(f)
+			}
+			return
+		}
+		c.outMu.Lock()
+		batch, c.out = c.out, batch[:0]
+		c.outMu.Unlock()
+		if stall > 0 {
+			_ = c.raw.SetWriteDeadline(time.Now().Add(stall))
+		}
+		for _, f := range batch {
+			n := f.size()
+			if err == nil {
+				err = c.writeFrame(w, f)
+			} else {
+				c.drop(f)
+			}
+			c.outBytes.Add(-n)
+		}
+		clear(batch)
+		if err == nil {
+			err = w.Flush()
+		}
+		c.signalDrained()
+		if err != nil {
+			c.s.log.Debug("remoting: TLS write failed", "conn", &c.ep, "err", err)
+			c.shut()
+		}
+	}
+}
+
+func (c *tlsConn) writeFrame(w *bufio.Writer, f outFrame) error {
+	_, err := w.Write(f.buf.b)
+	c.s.bufs.put(f.buf)
+	for _, b := range f.bodies {
+		if err == nil {
+			_, err = w.Write(b)
+		}
+	}
+	if f.done != nil {
+		f.done()
+	}
+	return err
+}
