@@ -250,11 +250,29 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 		Logger:      logger.With("server", "broker"),
 	})
 	b.Register(srv)
+	exp, metricsAddr, err := metricsSetup(props, bcfg, b, st, logger)
+	if err != nil {
+		_ = st.Shutdown()
+		return node{}, nil, err
+	}
+	if exp != nil {
+		srv.AddRPCHook(exp.Hook())
+	}
 	start := func(ctx context.Context) error {
 		if err := st.Start(); err != nil {
 			return fmt.Errorf("start store: %w", err)
 		}
-		return b.Start(ctx)
+		if err := b.Start(ctx); err != nil {
+			return err
+		}
+		if exp != nil {
+			addr, err := exp.Serve(ctx, metricsAddr)
+			if err != nil {
+				return err
+			}
+			logger.Info("metrics listening", "addr", addr.String(), "path", "/metrics")
+		}
+		return nil
 	}
 	stop := func() error {
 		return errors.Join(b.Shutdown(), st.Shutdown())

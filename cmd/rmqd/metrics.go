@@ -1,0 +1,49 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+
+	"rmqd/processor"
+	"rmqd/processor/metrics"
+	"rmqd/store"
+)
+
+// metricsSetup reads Java's metrics keys (BrokerConfig.metricsExporterType,
+// metricsPromExporterHost/Port, metricsLabel, metricsInDelta). Only PROM is
+// served; the OpenTelemetry push exporters (OTLP_GRPC, LOG) are refused
+// rather than silently ignored. A nil exporter means metrics are off.
+func metricsSetup(props map[string]string, bcfg processor.BrokerConfig, b *processor.Broker,
+	st *store.DefaultStore, logger *slog.Logger) (*metrics.Exporter, string, error) {
+	switch strings.TrimSpace(props["metricsExporterType"]) {
+	case "", "DISABLE", "0":
+		return nil, "", nil
+	case "PROM", "2":
+	default:
+		return nil, "", fmt.Errorf("metricsExporterType=%s: rmqd serves only PROM (or DISABLE)", props["metricsExporterType"])
+	}
+	host := strings.TrimSpace(props["metricsPromExporterHost"])
+	if host == "" {
+		host = bcfg.BrokerIP1 // as BrokerMetricsManager does
+	}
+	port := 5557
+	if v := strings.TrimSpace(props["metricsPromExporterPort"]); v != "" {
+		p, err := strconv.Atoi(v)
+		if err != nil || p < 0 || p > 65535 {
+			return nil, "", fmt.Errorf("metricsPromExporterPort=%q: not a port", v)
+		}
+		port = p
+	}
+	labels := map[string]string{}
+	for _, kv := range strings.Split(props["metricsLabel"], ",") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(kv), ":"); ok && k != "" {
+			labels[k] = v
+		}
+	}
+	cfg := metrics.Config{Cluster: bcfg.BrokerClusterName, BrokerName: bcfg.BrokerName, Labels: labels,
+		Delta: strings.EqualFold(strings.TrimSpace(props["metricsInDelta"]), "true")}
+	return metrics.New(cfg, b, st, logger.With("component", "metrics")), net.JoinHostPort(host, strconv.Itoa(port)), nil
+}
