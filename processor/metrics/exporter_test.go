@@ -23,7 +23,9 @@ func TestVersionDescMatchesMQVersion(t *testing.T) {
 
 type snap processor.MetricsSnapshot
 
-func (s snap) MetricsSnapshot(time.Time) processor.MetricsSnapshot { return processor.MetricsSnapshot(s) }
+func (s snap) MetricsSnapshot(time.Time) processor.MetricsSnapshot {
+	return processor.MetricsSnapshot(s)
+}
 
 // TestScrapeShowsSnapshotAndLatency checks the exposition of a snapshot and of
 // timed requests, and that timing a request allocates nothing once its code
