@@ -144,6 +144,11 @@ var (
 	descFlushBehind    = prometheus.NewDesc("rocketmq_storage_flush_behind_bytes", "Broker flush behind bytes", labelsStore, nil)
 	descDispatchBehind = prometheus.NewDesc("rocketmq_storage_dispatch_behind_bytes", "Broker dispatch behind bytes", labelsStore, nil)
 	descReserveTime    = prometheus.NewDesc("rocketmq_storage_message_reserve_time_milliseconds", "Broker message reserve time", labelsStore, nil)
+	descTimerEnqLag    = prometheus.NewDesc("rocketmq_timer_enqueue_lag", "Timer enqueue messages lag", labelsStore, nil)
+	descTimerEnqLat    = prometheus.NewDesc("rocketmq_timer_enqueue_latency_milliseconds", "Timer enqueue latency", labelsStore, nil)
+	descTimerDeqLag    = prometheus.NewDesc("rocketmq_timer_dequeue_lag", "Timer dequeue messages lag", labelsStore, nil)
+	descTimerDeqLat    = prometheus.NewDesc("rocketmq_timer_dequeue_latency_milliseconds", "Timer dequeue latency", labelsStore, nil)
+	descTimerSnapshot  = prometheus.NewDesc("rocketmq_timer_message_snapshot", "Timer message distribution snapshot, only count timing messages in 24h.", append(append([]string(nil), labelsStore...), "timer_bound_s"), nil)
 )
 
 // messageSizeBounds are processor.MessageSizeBuckets as histogram bounds.
@@ -226,10 +231,20 @@ func (c *brokerCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descReady, float64(l.Lag), lv...)
 	}
 
+	sv := []string{"local", "disk"}
+	gauge(descTimerEnqLag, float64(s.Timer.EnqueueLag), sv...)
+	gauge(descTimerEnqLat, float64(s.Timer.EnqueueLatencyMs), sv...)
+	gauge(descTimerDeqLag, float64(s.Timer.DequeueLag), sv...)
+	// Java records whole seconds here under a milliseconds unit; rmqd reports
+	// the milliseconds the name promises.
+	gauge(descTimerDeqLat, float64(s.Timer.DequeueLatencyMs), sv...)
+	for i, bound := range processor.TimerBoundsSec {
+		gauge(descTimerSnapshot, float64(s.Timer.Due[i]), "local", "disk", strconv.FormatInt(bound, 10))
+	}
+
 	if c.st == nil {
 		return
 	}
-	sv := []string{"local", "disk"}
 	// DefaultStoreMetricsManager: the used space of the store's file system.
 	var fs unix.Statfs_t
 	if err := unix.Statfs(c.st.RootDir(), &fs); err == nil {
