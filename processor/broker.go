@@ -176,6 +176,7 @@ func (b *Broker) Handlers() map[int32]remoting.Processor {
 		codec.ReqGetConsumeStats:                      f(b.handleGetConsumeStats),
 		codec.ReqGetConsumerConnectionList:            f(b.handleGetConsumerConnectionList),
 		codec.ReqGetProducerConnectionList:            f(b.handleGetProducerConnectionList),
+		codec.ReqGetAllProducerInfo:                   f(b.handleGetAllProducerInfo),
 		codec.ReqQueryTopicConsumeByWho:               f(b.handleQueryTopicConsumeByWho),
 		codec.ReqGetSystemTopicListFromBroker:         f(b.handleGetSystemTopicListFromBroker),
 		codec.ReqInvokeBrokerToResetOffset:            f(b.handleInvokeBrokerToResetOffset),
