@@ -20,7 +20,8 @@ import (
 // adminState is what the admin handlers keep between requests: runtime
 // statistics and the broker settings changed with UPDATE_BROKER_CONFIG.
 type adminState struct {
-	stats brokerStats
+	stats      brokerStats
+	storeStats storeStats // StoreStatsService's lookup and put figures
 
 	// cfgMu serializes UPDATE_BROKER_CONFIG (Java's handler is synchronized)
 	// and guards overrides.
@@ -114,6 +115,7 @@ func (b *Broker) handleBrokerRuntimeInfo(ctx context.Context, c remoting.Conn, r
 		"brokerName":                               b.conf().BrokerName,
 	}
 	b.admin.stats.runtime(t)
+	b.storeRuntime(t)
 	body, err := json.Marshal(kvTable{Table: t})
 	if err != nil {
 		return nil, fmt.Errorf("encode runtime info: %w", err)

@@ -242,6 +242,7 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.goLoop(func() { b.flushOffsetsLoop(runCtx) })
 	b.goLoop(func() { b.housekeepingLoop(runCtx) })
 	b.goLoop(func() { b.admin.stats.run(runCtx) })
+	b.goLoop(func() { b.admin.storeStats.run(runCtx) })
 	if b.conf().BrokerID == 0 {
 		b.goLoop(func() { b.schedule.run(runCtx) })
 		b.goLoop(func() { b.trans.run(runCtx) })

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"rmqd/codec"
 	"rmqd/compat"
@@ -138,7 +139,10 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 				as.PutMessagesAsync(ctx, msg, req.Body, fix, done)
 			})
 		}
-		return b.sendDone(resp, hdr, msg, queueID, b.store.PutMessages(ctx, msg, req.Body, fix))
+		start := time.Now()
+		res := b.store.PutMessages(ctx, msg, req.Body, fix)
+		b.admin.storeStats.countPut(time.Since(start))
+		return b.sendDone(resp, hdr, msg, queueID, res)
 	}
 	props := h.properties
 	if strings.HasPrefix(h.topic, RetryGroupTopicPrefix) {
@@ -172,7 +176,10 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 			as.PutMessageAsync(ctx, msg, done)
 		})
 	}
-	return b.sendDone(resp, hdr, msg, queueID, b.store.PutMessage(ctx, msg))
+	start := time.Now()
+	res := b.store.PutMessage(ctx, msg)
+	b.admin.storeStats.countPut(time.Since(start))
+	return b.sendDone(resp, hdr, msg, queueID, res)
 }
 
 // sendDone answers a send the store has finished and recycles its message.
@@ -350,6 +357,7 @@ func (b *Broker) sendResult(resp *codec.RemotingCommand, hdr *codec.SendMessageR
 		setCode(resp, codec.RespSystemError, "UNKNOWN_ERROR")
 	}
 	if !stored {
+		b.admin.storeStats.putFailed.Add(1)
 		return resp
 	}
 	b.countPut(msg.Topic, max(res.MsgNum, 1), res.WroteBytes)
