@@ -215,7 +215,9 @@ func (b *Broker) putDeferred(c remoting.Conn, resp *codec.RemotingCommand, hdr *
 		deferred bool
 		inline   store.PutResult
 	)
+	start := time.Now() // captured by value: no extra allocation
 	put(func(res store.PutResult) {
+		b.admin.storeStats.countPut(time.Since(start))
 		mu.Lock()
 		if !deferred {
 			inline, have = res, true
