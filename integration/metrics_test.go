@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -96,6 +97,7 @@ func metricsScrape(t *testing.T, kind string) {
 		t.Fatal(err)
 	}
 	t.Logf("%s exports %d metric names (shapes in %s)", kind, len(got), dump)
+	defer checkStoreAfterStop(t, target)
 	if kind == harness.KindApache && os.Getenv("RMQD_UPDATE_GOLDEN") == "1" {
 		if err := os.WriteFile(metricsGolden, []byte(formatShapes(got)), 0o644); err != nil {
 			t.Fatal(err)
@@ -107,6 +109,22 @@ func metricsScrape(t *testing.T, kind string) {
 		if !justifiedMetricDiff(kind, d) {
 			t.Errorf("%s: %s (not listed in docs/observability.md)", kind, d)
 		}
+	}
+}
+
+// checkStoreAfterStop stops the target's processes gracefully and runs `rmqd check` on the store the broker
+// wrote under the test's load: it must find nothing, whichever broker wrote it.
+func checkStoreAfterStop(t *testing.T, target *harness.Target) {
+	if t.Failed() {
+		return
+	}
+	for _, p := range target.Procs {
+		p.TermGrace = 60 * time.Second // let the JVM finish its shutdown hook (flush, checkpoint)
+		p.Stop(t)
+	}
+	out, err := exec.Command(harness.RmqdBinary(t), "check", target.StoreDir).CombinedOutput()
+	if err != nil {
+		t.Errorf("rmqd check %s on the store %s wrote: %v\n%s", target.StoreDir, target.Kind, err, out)
 	}
 }
 
