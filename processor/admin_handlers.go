@@ -20,7 +20,8 @@ import (
 // adminState is what the admin handlers keep between requests: runtime
 // statistics and the broker settings changed with UPDATE_BROKER_CONFIG.
 type adminState struct {
-	stats brokerStats
+	stats      brokerStats
+	storeStats storeStats // StoreStatsService's lookup and put figures
 
 	// cfgMu serializes UPDATE_BROKER_CONFIG (Java's handler is synchronized)
 	// and guards overrides.
@@ -115,6 +116,7 @@ func (b *Broker) handleBrokerRuntimeInfo(ctx context.Context, c remoting.Conn, r
 	}
 	b.admin.stats.runtime(t)
 	b.overloadRuntime(t)
+	b.storeRuntime(t)
 	body, err := json.Marshal(kvTable{Table: t})
 	if err != nil {
 		return nil, fmt.Errorf("encode runtime info: %w", err)

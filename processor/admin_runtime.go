@@ -46,6 +46,7 @@ type statCounter struct {
 	minute [7]counterSample
 	held   int
 	next   int
+	sizes  sizeHist // rocketmq_message_size, topics only
 }
 
 type counterSample struct{ atMs, nums, size int64 }
@@ -187,6 +188,9 @@ func (s *brokerStats) countPut(topic string, n int32, size int32, isSystem func(
 	c := s.topicCounter(topic, isSystem)
 	c.nums.Add(int64(n))
 	c.size.Add(int64(size))
+	if n > 0 {
+		c.sizes.observe(int64(size / n)) // one observation per put, as Java records
+	}
 	if !c.system {
 		s.putNums.Add(int64(n))
 	}

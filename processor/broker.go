@@ -190,6 +190,7 @@ func (b *Broker) Handlers() map[int32]remoting.Processor {
 		codec.ReqGetConsumeStats:                      f(b.handleGetConsumeStats),
 		codec.ReqGetConsumerConnectionList:            f(b.handleGetConsumerConnectionList),
 		codec.ReqGetProducerConnectionList:            f(b.handleGetProducerConnectionList),
+		codec.ReqGetAllProducerInfo:                   f(b.handleGetAllProducerInfo),
 		codec.ReqQueryTopicConsumeByWho:               f(b.handleQueryTopicConsumeByWho),
 		codec.ReqGetSystemTopicListFromBroker:         f(b.handleGetSystemTopicListFromBroker),
 		codec.ReqInvokeBrokerToResetOffset:            f(b.handleInvokeBrokerToResetOffset),
@@ -267,6 +268,7 @@ func (b *Broker) Start(ctx context.Context) error {
 	if b.acl != nil {
 		b.goLoop(func() { b.acl.Run(runCtx) })
 	}
+	b.goLoop(func() { b.admin.storeStats.run(runCtx) })
 	if b.conf().BrokerID == 0 {
 		b.goLoop(func() { b.schedule.run(runCtx) })
 		b.goLoop(func() { b.trans.run(runCtx) })

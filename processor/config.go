@@ -85,6 +85,12 @@ type BrokerConfig struct {
 	// MaxHeldPullRequests bounds the long-polling pulls held at once (rmqd's
 	// own); past it a pull is answered PULL_NOT_FOUND at once.
 	MaxHeldPullRequests int64 `prop:"maxHeldPullRequests"`
+	// Metrics (BrokerMetricsManager): only PROM is served; see cmd/rmqd/metrics.go.
+	MetricsExporterType     string `prop:"metricsExporterType"`
+	MetricsPromExporterHost string `prop:"metricsPromExporterHost"`
+	MetricsPromExporterPort int    `prop:"metricsPromExporterPort"`
+	MetricsLabel            string `prop:"metricsLabel"`
+	MetricsInDelta          bool   `prop:"metricsInDelta"`
 	// Store is the store's configuration (MessageStoreConfig): the same file
 	// binds it, and the broker reads the few store keys it needs from here.
 	Store store.Config `prop:",inline"`
@@ -128,6 +134,8 @@ func DefaultBrokerConfig() BrokerConfig {
 		UseServerSideResetOffset:    true,
 		RocketmqHome:                os.Getenv("ROCKETMQ_HOME"),
 		MaxHeldPullRequests:         DefaultMaxHeldPulls,
+		MetricsExporterType:         "DISABLE",
+		MetricsPromExporterPort:     5557,
 		Store:                       store.DefaultConfig(),
 
 		BrokerFastFailureEnable:         true,

@@ -121,10 +121,12 @@ func (b *Broker) pull(c remoting.Conn, h *pullHeader, reply pullReply, filter st
 	if h.maxMsgBytes > 0 {
 		maxBytes = h.maxMsgBytes
 	}
+	start := time.Now()
 	res := b.store.GetMessage(h.consumerGroup, h.topic, h.queueID, h.queueOffset, h.maxMsgNums, maxBytes, filter)
 	if res == nil {
 		return reply.response(codec.RespSystemError, "store getMessage return null"), nil
 	}
+	b.admin.storeStats.countGet(res.Status == store.GetFound, time.Since(start))
 	code := pullCode(res.Status, h.queueOffset)
 	if dispatchTarget > 0 && atQueueEnd(code, res) && b.dispatchBehind(dispatchTarget) {
 		res.Release()

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"rmqd/codec"
 	"rmqd/compat"
@@ -143,7 +144,10 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 				as.PutMessagesAsync(ctx, msg, req.Body, fix, done)
 			})
 		}
-		return b.sendDone(resp, hdr, msg, queueID, b.store.PutMessages(ctx, msg, req.Body, fix))
+		start := time.Now()
+		res := b.store.PutMessages(ctx, msg, req.Body, fix)
+		b.admin.storeStats.countPut(time.Since(start))
+		return b.sendDone(resp, hdr, msg, queueID, res)
 	}
 	props := h.properties
 	if strings.HasPrefix(h.topic, RetryGroupTopicPrefix) {
@@ -177,7 +181,10 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 			as.PutMessageAsync(ctx, msg, done)
 		})
 	}
-	return b.sendDone(resp, hdr, msg, queueID, b.store.PutMessage(ctx, msg))
+	start := time.Now()
+	res := b.store.PutMessage(ctx, msg)
+	b.admin.storeStats.countPut(time.Since(start))
+	return b.sendDone(resp, hdr, msg, queueID, res)
 }
 
 // sendDone answers a send the store has finished and recycles its message.
@@ -213,7 +220,9 @@ func (b *Broker) putDeferred(c remoting.Conn, resp *codec.RemotingCommand, hdr *
 		deferred bool
 		inline   store.PutResult
 	)
+	start := time.Now() // captured by value: no extra allocation
 	put(func(res store.PutResult) {
+		b.admin.storeStats.countPut(time.Since(start))
 		mu.Lock()
 		if !deferred {
 			inline, have = res, true
@@ -355,6 +364,7 @@ func (b *Broker) sendResult(resp *codec.RemotingCommand, hdr *codec.SendMessageR
 		setCode(resp, codec.RespSystemError, "UNKNOWN_ERROR")
 	}
 	if !stored {
+		b.admin.storeStats.putFailed.Add(1)
 		return resp
 	}
 	b.countPut(msg.Topic, max(res.MsgNum, 1), res.WroteBytes)

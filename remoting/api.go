@@ -66,6 +66,13 @@ type RPCHook interface {
 	After(c Conn, req, resp *codec.RemotingCommand)
 }
 
+// RPCTimer is an optional extension of an RPCHook: after After it is told how
+// long the hooks and the processor took (metrics). Requests answered later
+// through Conn.WriteResponse are reported with a nil resp.
+type RPCTimer interface {
+	Timed(c Conn, req, resp *codec.RemotingCommand, elapsed time.Duration)
+}
+
 // ConnListener is told when connections open and close (the broker drops a
 // client's registrations when its channel closes).
 type ConnListener interface {

@@ -296,6 +296,10 @@ func (d *dispatcher) run(ep *endpoint, reg *registration, in *inbound, onLoop bo
 		}
 	}()
 	hooks := *d.hooks.Load()
+	var start time.Time
+	if len(hooks) > 0 {
+		start = time.Now()
+	}
 	var resp *codec.RemotingCommand
 	for _, h := range hooks {
 		if resp = h.Before(ep, req); resp != nil {
@@ -312,6 +316,9 @@ func (d *dispatcher) run(ep *endpoint, reg *registration, in *inbound, onLoop bo
 	}
 	for _, h := range hooks {
 		h.After(ep, req, resp)
+		if t, ok := h.(RPCTimer); ok {
+			t.Timed(ep, req, resp, time.Since(start))
+		}
 	}
 	if resp == nil {
 		// Answered later through Conn.WriteResponse, or never: the request is

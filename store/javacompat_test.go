@@ -70,6 +70,8 @@ func TestJavaStoreCompat(t *testing.T) {
 	require.Equal(t, n, msgs, "java read: %s", out)
 	require.Equal(t, 6, puts)
 	require.Equal(t, "DONE", lines[len(lines)-1])
+	// The store Java's DefaultMessageStore appended to (and shut down) checks clean.
+	require.Empty(t, Check(dir), "rmqd check on the store Java wrote")
 
 	// A second Java run appends and then dies without shutdown (abort file left).
 	out = runJava(dir, "JT", "2", "4", "halt", "crash-")

@@ -4,6 +4,7 @@
 //	rmqd [-c broker.conf]                    standalone: name server + broker
 //	rmqd namesrv [-c namesrv.conf]           name server only
 //	rmqd broker -c broker.conf -n host:9876  broker only
+//	rmqd check [-repair] STORE_DIR           offline store consistency check
 package main
 
 import (
@@ -24,6 +25,7 @@ Usage:
   rmqd [standalone] [-c broker.conf] [-n addr] [-p]   name server and broker in one process (default)
   rmqd namesrv [-c namesrv.conf] [-p]                name server only
   rmqd broker -c broker.conf [-n addr] [-p]          broker only
+  rmqd check [-repair] STORE_DIR                     check a stopped broker's store offline
 
 Flags:
   -c file   configuration file in the Java broker.conf / namesrv.conf format (key=value)
@@ -71,6 +73,9 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "check" {
+		return runCheck(args[1:], stdout, stderr)
+	}
 	opts, err := parseArgs(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0

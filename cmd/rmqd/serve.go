@@ -343,6 +343,14 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 		haMaster = ha.NewMaster(st, haCfg)
 		b.SetHAStatus(func() ([]byte, error) { return json.Marshal(haMaster.RuntimeInfo(scfg.HaMaxGapNotInSync)) })
 	}
+	exp, metricsAddr, err := metricsSetup(bcfg, b, st, logger)
+	if err != nil {
+		_ = st.Shutdown()
+		return node{}, nil, err
+	}
+	if exp != nil {
+		srv.AddRPCHook(exp.Hook())
+	}
 	start := func(ctx context.Context) error {
 		if err := st.Start(); err != nil {
 			return fmt.Errorf("start store: %w", err)
@@ -355,7 +363,17 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 		if haSlave != nil {
 			haSlave.Start()
 		}
-		return b.Start(ctx)
+		if err := b.Start(ctx); err != nil {
+			return err
+		}
+		if exp != nil {
+			addr, err := exp.Serve(ctx, metricsAddr)
+			if err != nil {
+				return err
+			}
+			logger.Info("metrics listening", "addr", addr.String(), "path", "/metrics")
+		}
+		return nil
 	}
 	stop := func() error {
 		var haErr error

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+
+	"rmqd/processor"
+	"rmqd/processor/metrics"
+	"rmqd/store"
+)
+
+// metricsSetup reads Java's metrics keys (BrokerConfig.metricsExporterType,
+// metricsPromExporterHost/Port, metricsLabel, metricsInDelta). Only PROM is
+// served; the OpenTelemetry push exporters (OTLP_GRPC, LOG) are refused
+// rather than silently ignored. A nil exporter means metrics are off.
+func metricsSetup(bcfg processor.BrokerConfig, b *processor.Broker,
+	st *store.DefaultStore, logger *slog.Logger) (*metrics.Exporter, string, error) {
+	switch bcfg.MetricsExporterType {
+	case "", "DISABLE", "0":
+		return nil, "", nil
+	case "PROM", "2":
+	default:
+		return nil, "", fmt.Errorf("metricsExporterType=%s: rmqd serves only PROM (or DISABLE)", bcfg.MetricsExporterType)
+	}
+	host := bcfg.MetricsPromExporterHost
+	if host == "" {
+		host = bcfg.BrokerIP1 // as BrokerMetricsManager does
+	}
+	if p := bcfg.MetricsPromExporterPort; p < 0 || p > 65535 {
+		return nil, "", fmt.Errorf("metricsPromExporterPort=%d: not a port", p)
+	}
+	labels := map[string]string{}
+	for _, kv := range strings.Split(bcfg.MetricsLabel, ",") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(kv), ":"); ok && k != "" {
+			labels[k] = v
+		}
+	}
+	cfg := metrics.Config{Cluster: bcfg.BrokerClusterName, BrokerName: bcfg.BrokerName, Labels: labels,
+		Delta: bcfg.MetricsInDelta}
+	return metrics.New(cfg, b, st, logger.With("component", "metrics")), net.JoinHostPort(host, strconv.Itoa(bcfg.MetricsPromExporterPort)), nil
+}

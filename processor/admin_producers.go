@@ -1,0 +1,51 @@
+package processor
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+
+	"rmqd/codec"
+	"rmqd/remoting"
+)
+
+// producerInfoJSON is ProducerInfo as fastjson writes it (fields in
+// alphabetical order, the language enum by name).
+type producerInfoJSON struct {
+	ClientID            string `json:"clientId"`
+	Language            string `json:"language"`
+	LastUpdateTimestamp int64  `json:"lastUpdateTimestamp"`
+	RemoteIP            string `json:"remoteIP"`
+	Version             int32  `json:"version"`
+}
+
+// handleGetAllProducerInfo is GET_ALL_PRODUCER_INFO (328), which
+// rocketmq-exporter polls: ProducerTableInfo, every producer group's
+// registered clients.
+func (b *Broker) handleGetAllProducerInfo(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	data := map[string][]producerInfoJSON{}
+	b.producers.mu.RLock()
+	for group, chs := range b.producers.groups {
+		list := make([]producerInfoJSON, 0, len(chs))
+		for _, ch := range chs {
+			addr := ""
+			if a := ch.Conn.RemoteAddr(); a != nil {
+				addr = a.String()
+			}
+			list = append(list, producerInfoJSON{ClientID: ch.ClientID, Language: languageName(ch.Language),
+				LastUpdateTimestamp: ch.LastUpdate.UnixMilli(), RemoteIP: addr, Version: ch.Version})
+		}
+		sort.Slice(list, func(i, j int) bool { return list[i].ClientID < list[j].ClientID })
+		data[group] = list
+	}
+	b.producers.mu.RUnlock()
+	body, err := json.Marshal(struct {
+		Data map[string][]producerInfoJSON `json:"data"`
+	}{data})
+	if err != nil {
+		return nil, err
+	}
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = body
+	return resp, nil
+}

@@ -1,0 +1,185 @@
+package processor
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// putTimeBoundsMs are StoreStatsService's put-time buckets (upper bounds in ms
+// of "[<=0ms]" ... "[5~10s]"; the last bucket is "[10s~]").
+var putTimeBoundsMs = [...]int64{0, 10, 50, 100, 200, 500, 1000, 2000, 3000, 4000, 5000, 10000}
+
+var putTimeDesc = [...]string{"[<=0ms]", "[0~10ms]", "[10~50ms]", "[50~100ms]", "[100~200ms]", "[200~500ms]",
+	"[500ms~1s]", "[1~2s]", "[2~3s]", "[3~4s]", "[4~5s]", "[5~10s]", "[10s~]"}
+
+// storeStats is the part of StoreStatsService the broker measures around its
+// store calls: pull lookups found or missed, put times and failures. The hot
+// paths only add to atomics; a sampler snapshots the lookup totals each second.
+type storeStats struct {
+	getFound, getMiss atomic.Int64
+	getMaxMs          atomic.Int64
+	putFailed         atomic.Int64
+	putMaxMs          atomic.Int64
+	putTimes          [len(putTimeDesc)]atomic.Int64
+
+	mu            sync.Mutex
+	founds, misss sampleRing
+}
+
+func (s *storeStats) countGet(found bool, d time.Duration) {
+	if found {
+		s.getFound.Add(1)
+	} else {
+		s.getMiss.Add(1)
+	}
+	raiseMax(&s.getMaxMs, d.Milliseconds())
+}
+
+func (s *storeStats) countPut(d time.Duration) {
+	ms := d.Milliseconds()
+	i := 0
+	for i < len(putTimeBoundsMs) && ms > putTimeBoundsMs[i] {
+		i++
+	}
+	s.putTimes[i].Add(1)
+	raiseMax(&s.putMaxMs, ms)
+}
+
+func raiseMax(m *atomic.Int64, v int64) {
+	for {
+		cur := m.Load()
+		if v <= cur || m.CompareAndSwap(cur, v) {
+			return
+		}
+	}
+}
+
+func (s *storeStats) run(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		s.sample(time.Now())
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (s *storeStats) sample(now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.founds.add(now.UnixMilli(), s.getFound.Load())
+	s.misss.add(now.UnixMilli(), s.getMiss.Load())
+}
+
+// rate is a sampleRing's rate over secs as a number, 0 while too few samples
+// are held (getGetTotalTps always prints a number).
+func rate(r *sampleRing, secs int) float64 {
+	v, err := strconv.ParseFloat(r.tps(secs), 64)
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// percentile is findPutMessageEntireTimePX: the upper bound of the bucket in
+// which the p-th put falls.
+func percentile(counts []int64, p float64) float64 {
+	var total int64
+	for _, c := range counts {
+		total += c
+	}
+	if total == 0 {
+		return 0
+	}
+	want := int64(math.Ceil(float64(total) * p))
+	var cum int64
+	for i, c := range counts {
+		cum += c
+		if cum >= want {
+			if i < len(putTimeBoundsMs) {
+				return float64(putTimeBoundsMs[i])
+			}
+			return float64(putTimeBoundsMs[len(putTimeBoundsMs)-1])
+		}
+	}
+	return 0
+}
+
+// humanBytes is MixAll.humanReadableByteCount(bytes, false).
+func humanBytes(b int64) string {
+	if b < 1024 {
+		return strconv.FormatInt(b, 10) + " B"
+	}
+	exp := int(math.Log(float64(b)) / math.Log(1024))
+	return fmt.Sprintf("%.1f %ciB", float64(b)/math.Pow(1024, float64(exp)), "KMGTPE"[exp-1])
+}
+
+// storeBehind is what a store may tell beyond MessageStore (store.DefaultStore).
+type storeBehind interface {
+	FlushBehindBytes() int64
+	DispatchBehindBytes() int64
+}
+
+// storeRuntime fills StoreStatsService.getRuntimeInfo's keys that the
+// broker's own statistics do not: lookup TPS, put counts, sizes, times and
+// failures, and the commitlog directory's capacity.
+func (b *Broker) storeRuntime(t map[string]string) {
+	s := &b.admin.storeStats
+	s.mu.Lock()
+	var found, miss, total [3]string
+	for i, secs := range [3]int{10, 60, 600} {
+		found[i], miss[i] = s.founds.tps(secs), s.misss.tps(secs)
+		total[i] = javaDouble(rate(&s.founds, secs) + rate(&s.misss, secs))
+	}
+	s.mu.Unlock()
+	t["getFoundTps"] = strings.Join(found[:], " ")
+	t["getMissTps"] = strings.Join(miss[:], " ")
+	t["getTotalTps"] = strings.Join(total[:], " ")
+	t["getMessageEntireTimeMax"] = i64s(s.getMaxMs.Load())
+
+	var counts [len(putTimeDesc)]int64
+	var times int64
+	var dist strings.Builder
+	for i := range counts {
+		counts[i] = s.putTimes[i].Load()
+		times += counts[i]
+		fmt.Fprintf(&dist, "%s:%d ", putTimeDesc[i], counts[i])
+	}
+	var size int64
+	if m := b.admin.stats.topics.Load(); m != nil {
+		for _, c := range *m {
+			size += c.size.Load()
+		}
+	}
+	times = max(times, 1) // as Java, to divide by
+	t["putMessageEntireTimeMax"] = i64s(s.putMaxMs.Load())
+	t["putMessageTimesTotal"] = i64s(times)
+	t["putMessageFailedTimes"] = i64s(s.putFailed.Load())
+	t["putMessageSizeTotal"] = i64s(size)
+	t["putMessageDistributeTime"] = dist.String()
+	t["putMessageAverageSize"] = javaDouble(float64(size) / float64(times))
+	t["putLatency99"] = fmt.Sprintf("%.2f", percentile(counts[:], 0.99))
+	t["putLatency999"] = fmt.Sprintf("%.2f", percentile(counts[:], 0.999))
+	t["dispatchMaxBuffer"] = "0" // never raised in Java 5.x either
+
+	if sb, ok := b.store.(storeBehind); ok {
+		t["remainHowManyDataToFlush"] = humanBytes(sb.FlushBehindBytes())
+		t["dispatchBehindBytes"] = i64s(sb.DispatchBehindBytes())
+	}
+	var fs unix.Statfs_t
+	if err := unix.Statfs(b.conf().Store.StorePathRootDir, &fs); err == nil {
+		t["commitLogDirCapacity"] = fmt.Sprintf("Total : %s, Free : %s.",
+			humanBytes(int64(fs.Blocks)*fs.Bsize), humanBytes(int64(fs.Bfree)*fs.Bsize))
+	}
+}

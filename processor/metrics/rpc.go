@@ -1,0 +1,125 @@
+package metrics
+
+import (
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"rmqd/codec"
+	"rmqd/remoting"
+)
+
+// rpcBoundsMs are RemotingMetricsManager's rocketmq_rpc_latency buckets.
+var rpcBoundsMs = [...]float64{1, 3, 5, 7, 10, 100, 1000, 2000, 3000}
+
+var descRPCLatency = prometheus.NewDesc("rocketmq_rpc_latency_milliseconds", "Rpc latency",
+	[]string{"protocol_type", "request_code", "response_code", "is_long_polling", "result"}, nil)
+
+type rpcKey struct {
+	req, resp int32
+	oneway    bool
+}
+
+// rpcSeries is one label set's histogram, kept in atomics.
+type rpcSeries struct {
+	counts [len(rpcBoundsMs) + 1]atomic.Uint64
+	sumUs  atomic.Int64 // microseconds, so sub-millisecond requests add up
+}
+
+// rpcLatency keeps series in a copy-on-write map: a request finds its series
+// with one atomic load and a map lookup; only a new code pair takes the lock.
+type rpcLatency struct {
+	series atomic.Pointer[map[rpcKey]*rpcSeries]
+	grow   sync.Mutex
+}
+
+func newRPCLatency() *rpcLatency {
+	l := &rpcLatency{}
+	l.series.Store(&map[rpcKey]*rpcSeries{})
+	return l
+}
+
+func (l *rpcLatency) get(k rpcKey) *rpcSeries {
+	if s, ok := (*l.series.Load())[k]; ok {
+		return s
+	}
+	l.grow.Lock()
+	defer l.grow.Unlock()
+	old := *l.series.Load()
+	if s, ok := old[k]; ok {
+		return s
+	}
+	next := make(map[rpcKey]*rpcSeries, len(old)+1)
+	for k, v := range old {
+		next[k] = v
+	}
+	s := &rpcSeries{}
+	next[k] = s
+	l.series.Store(&next)
+	return s
+}
+
+func (l *rpcLatency) observe(k rpcKey, d time.Duration) {
+	s := l.get(k)
+	ms := float64(d) / float64(time.Millisecond)
+	i := 0
+	for i < len(rpcBoundsMs) && ms > rpcBoundsMs[i] {
+		i++
+	}
+	s.counts[i].Add(1)
+	s.sumUs.Add(d.Microseconds())
+}
+
+func (l *rpcLatency) Describe(ch chan<- *prometheus.Desc) { ch <- descRPCLatency }
+
+func (l *rpcLatency) Collect(ch chan<- prometheus.Metric) {
+	for k, s := range *l.series.Load() {
+		buckets := make(map[float64]uint64, len(rpcBoundsMs))
+		var cum uint64
+		for i, b := range rpcBoundsMs {
+			cum += s.counts[i].Load()
+			buckets[b] = cum
+		}
+		cum += s.counts[len(rpcBoundsMs)].Load()
+		result := "success"
+		if k.oneway {
+			result = "oneway"
+		}
+		ch <- prometheus.MustNewConstHistogram(descRPCLatency, cum, float64(s.sumUs.Load())/1000, buckets,
+			"remoting", codeName(requestCodeNames, k.req), codeName(responseCodeNames, k.resp), "false", result)
+	}
+}
+
+// codeName is RemotingHelper.getRequestCodeDesc / getResponseCodeDesc.
+func codeName(names map[int32]string, code int32) string {
+	if n, ok := names[code]; ok {
+		return n
+	}
+	return strconv.Itoa(int(code))
+}
+
+// RPCHook times requests for rocketmq_rpc_latency (remoting.RPCTimer).
+type RPCHook struct{ l *rpcLatency }
+
+var (
+	_ remoting.RPCHook  = (*RPCHook)(nil)
+	_ remoting.RPCTimer = (*RPCHook)(nil)
+)
+
+// Before lets every request through.
+func (h *RPCHook) Before(remoting.Conn, *codec.RemotingCommand) *codec.RemotingCommand { return nil }
+
+// After does nothing; Timed records.
+func (h *RPCHook) After(remoting.Conn, *codec.RemotingCommand, *codec.RemotingCommand) {}
+
+// Timed records one answered request. Requests answered later (held pulls,
+// asynchronous puts) are left out: their response code is not known here.
+func (h *RPCHook) Timed(_ remoting.Conn, req, resp *codec.RemotingCommand, elapsed time.Duration) {
+	if resp == nil {
+		return
+	}
+	h.l.observe(rpcKey{req: req.Code, resp: resp.Code, oneway: req.IsOneway()}, elapsed)
+}

@@ -1,0 +1,483 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"rmqd/codec"
+)
+
+// Problem is one inconsistency Check found.
+type Problem struct {
+	Path   string // the file concerned
+	Offset int64  // byte offset in Path, -1 when the whole file is meant
+	What   string
+	// Repairable marks a torn tail recovery would cut: the end of the last
+	// commitlog file, or consume-queue units past the commitlog's end.
+	Repairable bool
+}
+
+func (p Problem) String() string {
+	if p.Offset < 0 {
+		return p.Path + ": " + p.What
+	}
+	return fmt.Sprintf("%s@%d: %s", p.Path, p.Offset, p.What)
+}
+
+// Check examines a store directory offline (no broker may have it open): every
+// commitlog record's magic, length and body CRC, every consume-queue unit
+// against the record it points to, every index entry against the record's
+// keys, the checkpoint and the JSON config files. It reads only.
+func Check(dir string) []Problem {
+	c := &checker{dir: dir}
+	c.commitLog()
+	c.consumeQueues()
+	c.indexes()
+	c.checkpoint()
+	c.configs()
+	return c.problems
+}
+
+// Repair cuts the torn tails Check reported as Repairable, as recovery would:
+// it zeroes the last commitlog file from its first bad record on, zeroes
+// consume-queue units from the first one pointing past the commitlog's end and
+// removes index files reaching past it. Nothing else is touched. It returns
+// the problems it repaired; run Check again afterwards.
+func Repair(dir string, problems []Problem) ([]Problem, error) {
+	var done []Problem
+	for _, p := range problems {
+		if !p.Repairable {
+			continue
+		}
+		if p.Offset < 0 {
+			if err := os.Remove(p.Path); err != nil {
+				return done, fmt.Errorf("repair: %w", err)
+			}
+			done = append(done, p)
+			continue
+		}
+		if err := zeroFrom(p.Path, p.Offset); err != nil {
+			return done, fmt.Errorf("repair %s: %w", p.Path, err)
+		}
+		done = append(done, p)
+	}
+	return done, nil
+}
+
+func zeroFrom(path string, off int64) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if off >= st.Size() {
+		return nil
+	}
+	// Keep the file's length (mapped files are preallocated); zeros read as
+	// the end of data to recovery.
+	if _, err := f.WriteAt(make([]byte, st.Size()-off), off); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+type clFile struct {
+	path string
+	from int64
+	data []byte
+}
+
+type checker struct {
+	dir      string
+	problems []Problem
+	files    []clFile // commitlog files, by offset
+	minOff   int64
+	endOff   int64 // end of the valid commitlog data
+}
+
+func (c *checker) add(path string, off int64, repairable bool, format string, args ...any) {
+	c.problems = append(c.problems, Problem{Path: path, Offset: off, What: fmt.Sprintf(format, args...), Repairable: repairable})
+}
+
+// numbered lists the files of dir named by a 20-digit offset, sorted.
+func numbered(dir string) ([]string, []int64, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	var names []string
+	var offs []int64
+	for _, e := range ents {
+		if e.IsDir() || len(e.Name()) != 20 {
+			continue
+		}
+		off, err := strconv.ParseInt(e.Name(), 10, 64)
+		if err != nil {
+			continue
+		}
+		names = append(names, filepath.Join(dir, e.Name()))
+		offs = append(offs, off)
+	}
+	return names, offs, nil
+}
+
+func (c *checker) commitLog() {
+	dir := filepath.Join(c.dir, "commitlog")
+	names, offs, err := numbered(dir)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			c.add(dir, -1, false, "%v", err)
+		}
+		return
+	}
+	for i, p := range names {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			c.add(p, -1, false, "%v", err)
+			return
+		}
+		if i > 0 {
+			prev := c.files[len(c.files)-1]
+			if want := prev.from + int64(len(prev.data)); offs[i] != want {
+				c.add(p, -1, false, "file starts at %d, the previous one ends at %d", offs[i], want)
+			}
+		}
+		c.files = append(c.files, clFile{path: p, from: offs[i], data: b})
+	}
+	if len(c.files) == 0 {
+		return
+	}
+	c.minOff = c.files[0].from
+	var m codec.Message
+	for i, f := range c.files {
+		last := i == len(c.files)-1
+		pos := 0
+		for pos+8 <= len(f.data) {
+			size := int32(binary.BigEndian.Uint32(f.data[pos:]))
+			magic := int32(binary.BigEndian.Uint32(f.data[pos+4:]))
+			if magic == codec.MagicBlank {
+				pos = len(f.data) // end-of-file filler
+				break
+			}
+			if size == 0 && magic == 0 {
+				if !last {
+					c.add(f.path, int64(pos), false, "zeros before the file's end record, the next file follows")
+				}
+				break
+			}
+			n := checkRecord(f.data[pos:], &m, true)
+			if n <= 0 {
+				what := "bad record"
+				if _, err := codec.DecodeRecord(f.data[pos:], &m); err != nil {
+					what = err.Error()
+				} else if len(m.Body) > 0 && codec.BodyCRC(m.Body) != m.BodyCRC {
+					what = "body CRC mismatch"
+				}
+				c.add(f.path, int64(pos), last, "commitlog offset %d: %s", f.from+int64(pos), what)
+				break
+			}
+			if m.CommitLogOffset != f.from+int64(pos) {
+				c.add(f.path, int64(pos), false, "record says commitlog offset %d, sits at %d", m.CommitLogOffset, f.from+int64(pos))
+			}
+			pos += n
+		}
+		if last {
+			c.endOff = f.from + int64(pos)
+		}
+	}
+}
+
+// record returns the decoded record at a commitlog offset, false if it is not
+// in the files held.
+func (c *checker) record(off int64, size int32, m *codec.Message) (string, bool) {
+	i := sort.Search(len(c.files), func(i int) bool { return c.files[i].from+int64(len(c.files[i].data)) > off })
+	if i == len(c.files) || off < c.files[i].from {
+		return "not in any commitlog file", false
+	}
+	f := c.files[i]
+	pos := off - f.from
+	if size > 0 && pos+int64(size) > int64(len(f.data)) {
+		return "runs past its commitlog file", false
+	}
+	n, err := codec.DecodeRecord(f.data[pos:], m)
+	if err != nil {
+		return err.Error(), false
+	}
+	if size > 0 && int32(n) != size {
+		return fmt.Sprintf("record is %d bytes, unit says %d", n, size), false
+	}
+	return "", true
+}
+
+func (c *checker) consumeQueues() {
+	root := filepath.Join(c.dir, "consumequeue")
+	topics, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	var m codec.Message
+	for _, t := range topics {
+		if !t.IsDir() {
+			continue
+		}
+		qs, err := os.ReadDir(filepath.Join(root, t.Name()))
+		if err != nil {
+			c.add(filepath.Join(root, t.Name()), -1, false, "%v", err)
+			continue
+		}
+		for _, q := range qs {
+			qid, err := strconv.Atoi(q.Name())
+			if err != nil || !q.IsDir() {
+				continue
+			}
+			c.consumeQueue(filepath.Join(root, t.Name(), q.Name()), t.Name(), int32(qid), &m)
+		}
+	}
+}
+
+func (c *checker) consumeQueue(dir, topic string, qid int32, m *codec.Message) {
+	names, offs, err := numbered(dir)
+	if err != nil {
+		c.add(dir, -1, false, "%v", err)
+		return
+	}
+	lmq := strings.HasPrefix(topic, "%LMQ%")
+	ended := false
+	for i, p := range names {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			c.add(p, -1, false, "%v", err)
+			continue
+		}
+		if len(b)%cqUnitSize != 0 {
+			c.add(p, -1, false, "length %d is not a multiple of %d", len(b), cqUnitSize)
+		}
+		for pos := 0; pos+cqUnitSize <= len(b); pos += cqUnitSize {
+			phy, size, _ := readUnit(b[pos:])
+			if phy == 0 && size == 0 {
+				ended = true // units are written in order: zeros end the queue
+				continue
+			}
+			if ended {
+				c.add(p, int64(pos), false, "unit after the queue's end")
+				ended = false
+			}
+			qoff := (offs[i] + int64(pos)) / cqUnitSize
+			if phy < 0 || size <= 0 {
+				c.add(p, int64(pos), false, "unit %d: offset %d size %d", qoff, phy, size)
+				continue
+			}
+			if phy < c.minOff {
+				continue // expired with the commitlog file it pointed into
+			}
+			if phy+int64(size) > c.endOff {
+				c.add(p, int64(pos), true, "unit %d points past the commitlog's end (%d+%d > %d)", qoff, phy, size, c.endOff)
+				return // the rest of the queue is the same torn tail
+			}
+			if why, ok := c.record(phy, size, m); !ok {
+				c.add(p, int64(pos), false, "unit %d at commitlog %d: %s", qoff, phy, why)
+				continue
+			}
+			if !lmq && (m.Topic != topic || m.QueueID != qid) {
+				c.add(p, int64(pos), false, "unit %d points to a record of %s/%d", qoff, m.Topic, m.QueueID)
+			} else if !lmq && m.QueueOffset != qoff {
+				c.add(p, int64(pos), false, "unit %d points to a record of queue offset %d", qoff, m.QueueOffset)
+			}
+		}
+	}
+}
+
+func (c *checker) indexes() {
+	dir := filepath.Join(c.dir, "index")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	var m codec.Message
+	for _, e := range ents {
+		if e.IsDir() || !isIndexName(e.Name()) {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		b, err := os.ReadFile(p)
+		if err != nil {
+			c.add(p, -1, false, "%v", err)
+			continue
+		}
+		// Java's geometry keeps maxIndexNum = 4 x maxHashSlotNum (the defaults
+		// and rmqd's tests); other geometries cannot be told from the file.
+		if len(b) < indexHeaderSize || (len(b)-indexHeaderSize)%84 != 0 {
+			c.add(p, -1, false, "length %d does not fit an index file with maxIndexNum = 4 x maxHashSlotNum", len(b))
+			continue
+		}
+		slots := (len(b) - indexHeaderSize) / 84
+		entries := 4 * slots
+		be := binary.BigEndian
+		count := int(int32(be.Uint32(b[36:])))
+		if count < 0 || count > entries {
+			c.add(p, 36, false, "header says %d entries, the file holds %d", count, entries)
+			continue
+		}
+		for s := 0; s < slots; s++ {
+			v := int(int32(be.Uint32(b[indexHeaderSize+4*s:])))
+			if v < 0 || v >= max(count, 1) {
+				c.add(p, int64(indexHeaderSize+4*s), false, "slot %d names entry %d of %d", s, v, count)
+			}
+		}
+		base := indexHeaderSize + 4*slots
+		for i := 1; i < count; i++ {
+			at := base + 20*i
+			hash := int32(be.Uint32(b[at:]))
+			phy := int64(be.Uint64(b[at+4:]))
+			prev := int(int32(be.Uint32(b[at+16:])))
+			if prev < 0 || prev >= i {
+				c.add(p, int64(at), false, "entry %d chains to %d", i, prev)
+			}
+			if phy < c.minOff {
+				continue // expired
+			}
+			if phy >= c.endOff {
+				// Recovery drops such an index file whole (truncateAbove).
+				c.add(p, -1, true, "entry %d (at %d) points past the commitlog's end (%d >= %d)", i, at, phy, c.endOff)
+				break
+			}
+			if why, ok := c.record(phy, 0, &m); !ok {
+				c.add(p, int64(at), false, "entry %d at commitlog %d: %s", i, phy, why)
+				continue
+			}
+			if !indexedBy(&m, hash) {
+				c.add(p, int64(at), false, "entry %d: no key of the record at %d hashes to %d", i, phy, hash)
+			}
+		}
+	}
+}
+
+// indexedBy reports whether one of the record's keys (UNIQ_KEY, KEYS) has
+// the entry's hash.
+func indexedBy(m *codec.Message, hash int32) bool {
+	if v, ok := codec.PropertyValue(m.Properties, "UNIQ_KEY"); ok && keyHash(m.Topic, v) == hash {
+		return true
+	}
+	keys, _ := codec.PropertyValue(m.Properties, "KEYS")
+	for _, k := range strings.Split(keys, " ") {
+		if k != "" && keyHash(m.Topic, k) == hash {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *checker) checkpoint() {
+	p := filepath.Join(c.dir, "checkpoint")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			c.add(p, -1, false, "%v", err)
+		}
+		return
+	}
+	if len(b) < 24 {
+		c.add(p, -1, false, "%d bytes, want at least 24", len(b))
+		return
+	}
+	future := time.Now().Add(24 * time.Hour).UnixMilli()
+	for i, name := range []string{"physicMsgTimestamp", "logicsMsgTimestamp", "indexMsgTimestamp"} {
+		v := int64(binary.BigEndian.Uint64(b[8*i:]))
+		if v < 0 || v > future {
+			c.add(p, int64(8*i), false, "%s %d is not a time", name, v)
+		}
+	}
+}
+
+// configs checks that each config/*.json parses; fastjson's bare numeric
+// map keys ({0:12}) are accepted as Java writes them.
+func (c *checker) configs() {
+	dir := filepath.Join(c.dir, "config")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		b, err := os.ReadFile(p)
+		if err != nil {
+			c.add(p, -1, false, "%v", err)
+			continue
+		}
+		if len(bytes.TrimSpace(b)) == 0 {
+			continue // Java leaves empty files for tables never written
+		}
+		var v any
+		if err := json.Unmarshal(quoteBareKeys(b), &v); err != nil {
+			c.add(p, -1, false, "not JSON: %v", err)
+		}
+	}
+}
+
+// quoteBareKeys quotes the bare integer object keys fastjson writes, outside
+// strings, so encoding/json can parse the file.
+func quoteBareKeys(b []byte) []byte {
+	out := make([]byte, 0, len(b)+16)
+	inStr, esc := false, false
+	for i := 0; i < len(b); i++ {
+		ch := b[i]
+		if inStr {
+			out = append(out, ch)
+			switch {
+			case esc:
+				esc = false
+			case ch == '\\':
+				esc = true
+			case ch == '"':
+				inStr = false
+			}
+			continue
+		}
+		if ch == '"' {
+			inStr = true
+			out = append(out, ch)
+			continue
+		}
+		if (ch == '{' || ch == ',') && i+1 < len(b) {
+			out = append(out, ch)
+			j := i + 1
+			for j < len(b) && (b[j] == ' ' || b[j] == '\n' || b[j] == '\t' || b[j] == '\r') {
+				j++
+			}
+			k := j
+			if k < len(b) && b[k] == '-' {
+				k++
+			}
+			for k < len(b) && b[k] >= '0' && b[k] <= '9' {
+				k++
+			}
+			if k > j && k < len(b) && b[k] == ':' {
+				out = append(out, b[i+1:j]...)
+				out = append(out, '"')
+				out = append(out, b[j:k]...)
+				out = append(out, '"')
+				i = k - 1
+			}
+			continue
+		}
+		out = append(out, ch)
+	}
+	return out
+}
