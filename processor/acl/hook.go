@@ -111,7 +111,7 @@ func skipUniqueKeyQuery(k string) bool { return k == jacl.FieldUniqueKeyQuery }
 // run on a network event loop, which must not wait on the log's writer.
 func (h *Hook) refuse(c remoting.Conn, req *codec.RemotingCommand, accessKey string, err error) *codec.RemotingCommand {
 	reason := err.Error()
-	h.m.logRefusal(refusal{accessKey: strings.Clone(accessKey), addr: c.RemoteAddr().String(), code: req.Code, reason: reason})
+	h.m.refusals.Add(Refusal{User: strings.Clone(accessKey), Addr: c.RemoteAddr().String(), Code: req.Code, Reason: reason})
 	return codec.NewResponse(req, codec.RespNoPermission, reason)
 }
 
