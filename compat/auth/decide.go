@@ -66,7 +66,7 @@ type Request struct {
 	Resource    Resource
 	Actions     Action
 	Addr        netip.Addr
-	AddrText    string // the source IP as Java prints it
+	AddrText    string // the source IP as printed in refusals; "": Addr's text
 }
 
 // Authorize is the DefaultAuthorizationProvider chain (UserAuthorizationHandler
@@ -108,7 +108,11 @@ func Authorize(r *Request, u *User, acl *Acl) error {
 }
 
 func (r *Request) denied(detail string) error {
-	return refuse("{} has no permission to access {} from {}, "+detail, SubjectKey(r.Username), r.Resource.Key(), r.AddrText)
+	text := r.AddrText
+	if text == "" && r.Addr.IsValid() {
+		text = r.Addr.String()
+	}
+	return refuse("{} has no permission to access {} from {}, "+detail, SubjectKey(r.Username), r.Resource.Key(), text)
 }
 
 // best is the entry of policy t that decides r, or nil.

@@ -271,7 +271,7 @@ func (m *Manager) edit(change func(files []aclFile) (int, error)) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(files[i].path, out); err != nil {
+	if err := WriteFileAtomic(files[i].path, out); err != nil {
 		return fmt.Errorf("acl: write %s: %w", files[i].path, err)
 	}
 	if st, err := os.Stat(files[i].path); err == nil {
@@ -301,9 +301,13 @@ func (m *Manager) Files() ([]string, []*jacl.File, error) {
 	return paths, data, nil
 }
 
-// writeFileAtomic writes tmp -> fsync -> rename -> fsync(dir), so a crash
+// WriteFileAtomic (also used by processor/auth) writes tmp -> fsync -> rename -> fsync(dir), so a crash
 // leaves the old file or the new one, never a torn one.
-func writeFileAtomic(path string, data []byte) error {
+func WriteFileAtomic(path string, data []byte) error { return WriteFileAtomicPerm(path, data, 0o644) }
+
+// WriteFileAtomicPerm is WriteFileAtomic with the file's permission bits
+// (0o600 for files holding secrets, set before the file becomes visible).
+func WriteFileAtomicPerm(path string, data []byte, perm os.FileMode) error {
 	// Write where a symlink points (as Java's PrintWriter does), not over it.
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
@@ -319,7 +323,7 @@ func writeFileAtomic(path string, data []byte) error {
 		tmp.Close()
 		return err
 	}
-	if err := tmp.Chmod(0o644); err != nil {
+	if err := tmp.Chmod(perm); err != nil {
 		tmp.Close()
 		return err
 	}
