@@ -50,7 +50,7 @@ type Config struct {
 // state is the users and ACLs in force; never changed once published.
 type state struct {
 	users   map[string]*jauth.User
-	acls    map[string]*jauth.Acl    // by subject key
+	acls    map[string]*jauth.Acl   // by subject key
 	secrets map[string]*jacl.Secret // by user: keyed MACs to reuse
 }
 
