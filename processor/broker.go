@@ -17,6 +17,7 @@ import (
 
 	"rmqd/codec"
 	"rmqd/processor/acl"
+	"rmqd/processor/auth"
 	"rmqd/remoting"
 )
 
@@ -50,7 +51,8 @@ type Broker struct {
 	nsClose       func() error
 	topicsChanged chan struct{}
 	admin         adminState
-	acl           *acl.Manager // nil unless aclEnable
+	acl           *acl.Manager  // nil unless aclEnable
+	auth          *auth.Manager // nil unless authenticationEnabled or authorizationEnabled
 
 	mu      sync.Mutex
 	started bool
@@ -108,9 +110,13 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 	}
 	b.topics.onChange = b.topicChanged
 	if cfg.AuthenticationEnabled || cfg.AuthorizationEnabled {
-		// A Java broker.conf asking for ACL 2.0 must not run open.
-		return nil, errors.New("new broker: authenticationEnabled/authorizationEnabled (ACL 2.0) are not supported yet; " +
-			"use aclEnable=true with plain_acl.yml (ACL 1.0), or remove the keys to run without access control")
+		if cfg.AclEnable {
+			// 5.3 has no ACL 1.0 and would silently ignore aclEnable.
+			return nil, errors.New("new broker: aclEnable (ACL 1.0) and authenticationEnabled/authorizationEnabled (ACL 2.0) are exclusive")
+		}
+		if b.auth, err = newAuth(&cfg, logger); err != nil {
+			return nil, fmt.Errorf("new broker: %w", err)
+		}
 	}
 	if cfg.AclEnable {
 		path := acl.ResolvePath(cfg.AclPlainFile, cfg.RocketmqHome, cfg.StorePathRootDir)
@@ -121,8 +127,27 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 	if len(cfg.nameServers()) > 0 {
 		c := remoting.NewClient(remoting.ClientConfig{Logger: b.log})
 		b.ns, b.nsClose = c, c.Close
+		if b.auth != nil {
+			if b.ns, err = b.auth.SignInner(c); err != nil {
+				return nil, fmt.Errorf("new broker: %w", err)
+			}
+		}
 	}
 	return b, nil
+}
+
+// newAuth builds ACL 2.0 from broker.conf (processor/auth).
+func newAuth(cfg *BrokerConfig, logger *slog.Logger) (*auth.Manager, error) {
+	if err := auth.CheckProviders(cfg.AuthProviders); err != nil {
+		return nil, err
+	}
+	return auth.NewManager(auth.Config{
+		AuthenticationEnabled: cfg.AuthenticationEnabled, AuthorizationEnabled: cfg.AuthorizationEnabled,
+		InitAuthenticationUser:               cfg.InitAuthenticationUser,
+		InnerClientAuthenticationCredentials: cfg.InnerClientAuthenticationCredentials,
+		AuthenticationWhitelist:              cfg.AuthenticationWhitelist, AuthorizationWhitelist: cfg.AuthorizationWhitelist,
+		ClusterName: cfg.BrokerClusterName, StoreRoot: cfg.StorePathRootDir,
+	}, logger)
 }
 
 // SetNameServerInvoker replaces the name-server client (tests, or a shared
@@ -204,6 +229,7 @@ func (b *Broker) Handlers() map[int32]remoting.Processor {
 		c := b.conf()
 		return c.BrokerClusterName, c.BrokerName, c.BrokerAddr()
 	}))
+	maps.Copy(m, auth.Handlers(b.auth))
 	gateHandlers(m)
 	return m
 }
@@ -221,7 +247,7 @@ func (b *Broker) Register(srv *remoting.Server) {
 	// case does not even reach them (sendInline).
 	send := remoting.NewWorkerPool("send", min(runtime.NumCPU(), 4), 0)
 	inline := b.sendInline
-	if b.acl != nil {
+	if b.acl != nil || b.auth != nil && b.auth.Authenticates() {
 		// The ACL hook MACs the whole body where the request runs: keep big
 		// bodies off the event loop.
 		inline = func(r *codec.RemotingCommand) bool { return len(r.Body) <= aclInlineBodyMax && b.sendInline(r) }
@@ -237,6 +263,9 @@ func (b *Broker) Register(srv *remoting.Server) {
 	srv.AddConnListener(b)
 	if b.acl != nil {
 		srv.AddRPCHook(b.acl.Hook())
+	}
+	if b.auth != nil {
+		srv.AddRPCHook(b.auth.Hook())
 	}
 }
 
@@ -273,6 +302,9 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.goLoop(func() { b.admin.stats.run(runCtx) })
 	if b.acl != nil {
 		b.goLoop(func() { b.acl.Run(runCtx) })
+	}
+	if b.auth != nil {
+		b.goLoop(func() { b.auth.Run(runCtx) })
 	}
 	if b.conf().BrokerID == 0 {
 		b.goLoop(func() { b.schedule.run(runCtx) })

@@ -75,10 +75,21 @@ type BrokerConfig struct {
 	// <storePathRootDir>/../conf/plain_acl.yml.
 	AclPlainFile string // aclPlainFile (rmqd) or rocketmq.acl.plain.file
 	RocketmqHome string // rocketmqHome, default $ROCKETMQ_HOME
-	// AuthenticationEnabled / AuthorizationEnabled are 5.3's ACL 2.0 switches,
-	// not implemented yet: NewBroker refuses them rather than run open.
+	// AuthenticationEnabled / AuthorizationEnabled are 5.3's ACL 2.0 switches
+	// (processor/auth); exclusive with AclEnable.
 	AuthenticationEnabled bool // authenticationEnabled
 	AuthorizationEnabled  bool // authorizationEnabled
+	// InitAuthenticationUser (JSON username/password: the super user made at
+	// first start) and InnerClientAuthenticationCredentials (JSON
+	// accessKey/secretKey the broker signs its own requests with) hold
+	// secrets, so GET_BROKER_CONFIG does not show them.
+	InitAuthenticationUser               string // initAuthenticationUser
+	InnerClientAuthenticationCredentials string // innerClientAuthenticationCredentials
+	AuthenticationWhitelist              string // authenticationWhitelist: request codes, comma separated
+	AuthorizationWhitelist               string // authorizationWhitelist
+	// AuthProviders holds authenticationProvider, authorizationStrategy and
+	// the other provider class keys: only Java's defaults are served.
+	AuthProviders map[string]string
 }
 
 // DefaultBrokerConfig returns Java's defaults. BrokerIP1/2 default to the first
@@ -232,6 +243,20 @@ func (c *BrokerConfig) ApplyProperties(props map[string]string) error {
 			c.AuthenticationEnabled = parseJavaBool(v)
 		case "authorizationEnabled":
 			c.AuthorizationEnabled = parseJavaBool(v)
+		case "initAuthenticationUser":
+			c.InitAuthenticationUser = v
+		case "innerClientAuthenticationCredentials":
+			c.InnerClientAuthenticationCredentials = v
+		case "authenticationWhitelist":
+			c.AuthenticationWhitelist = v
+		case "authorizationWhitelist":
+			c.AuthorizationWhitelist = v
+		case "authenticationProvider", "authenticationMetadataProvider", "authenticationStrategy",
+			"authorizationProvider", "authorizationMetadataProvider", "authorizationStrategy":
+			if c.AuthProviders == nil {
+				c.AuthProviders = map[string]string{}
+			}
+			c.AuthProviders[k] = v
 		case "channelExpiredTimeout":
 			c.ChannelExpiredTimeout, err = strconv.ParseInt(v, 10, 64)
 		}
@@ -269,6 +294,10 @@ func (c *BrokerConfig) Properties() map[string]string {
 		"consumerFallbehindThreshold": i(c.ConsumerFallbehindThreshold),
 		"useServerSideResetOffset":    b(c.UseServerSideResetOffset),
 		"aclEnable":                   b(c.AclEnable),
+		"authenticationEnabled":       b(c.AuthenticationEnabled),
+		"authorizationEnabled":        b(c.AuthorizationEnabled),
+		"authenticationWhitelist":     c.AuthenticationWhitelist,
+		"authorizationWhitelist":      c.AuthorizationWhitelist,
 	})
 	if c.AclPlainFile != "" {
 		props["aclPlainFile"] = c.AclPlainFile

@@ -194,3 +194,12 @@ func resources(dst []jacl.Resource, req *codec.RemotingCommand) ([]jacl.Resource
 	}
 	return dst, nil
 }
+
+// SignRequest signs req as AclClientRPCHook does: AccessKey added, then
+// Signature over the other fields and the body. The broker's own requests
+// sign this way under ACL 2.0 (innerClientAuthenticationCredentials).
+func SignRequest(req *codec.RemotingCommand, accessKey, secretKey string) {
+	req.Ext.Del(jacl.FieldSignature)
+	req.Ext.Set(jacl.FieldAccessKey, accessKey)
+	req.Ext.Set(jacl.FieldSignature, jacl.Signature(secretKey, (*extFields)(&req.Ext), req.Body))
+}

@@ -262,3 +262,7 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // Run writes the refusal log lines until ctx ends.
 func (m *Manager) Run(ctx context.Context) { m.refusals.Run(ctx) }
+
+// Authenticates reports whether requests are signature-checked (the hook
+// then MACs whole bodies).
+func (m *Manager) Authenticates() bool { return m.cfg.AuthenticationEnabled }
