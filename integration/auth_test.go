@@ -60,7 +60,12 @@ func runAuth2(t *testing.T, kind string) {
 	// Users and ACLs through mqadmin 5.3.3, which signs with conf/tools.yml of its home.
 	harness.WriteMqadmin4Home(t, filepath.Join(harness.LogDir(t), "java-home"), authSuper.AccessKey, authSuper.SecretKey)
 	b := tg.BrokerAddr
-	harness.Mqadmin(t, tg, "createUser", "-b", b, "-u", authAlice.AccessKey, "-p", authAlice.SecretKey)
+	if out := harness.Mqadmin(t, tg, "createUser", "-b", b, "-u", authAlice.AccessKey, "-p", authAlice.SecretKey); !strings.Contains(out, "success") {
+		t.Fatalf("createUser:\n%s", out)
+	}
+	if r := c.call(codec.ReqAuthGetUser, &authSuper, map[string]string{"username": authAlice.AccessKey}, nil); r.Code != codec.RespSuccess || len(r.Body) == 0 {
+		t.Fatalf("getUser after createUser: %d %q %s", r.Code, r.Remark, r.Body)
+	}
 	harness.Mqadmin(t, tg, "createAcl", "-b", b, "-s", "User:"+authAlice.AccessKey, "-r", "Topic:IT_auth_pub", "-a", "Pub", "-d", "Allow")
 	harness.Mqadmin(t, tg, "createAcl", "-b", b, "-s", "User:"+authAlice.AccessKey, "-r", "Topic:IT_auth_sub,Group:IT_auth_cg",
 		"-a", "Sub", "-d", "Allow")

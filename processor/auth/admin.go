@@ -83,7 +83,9 @@ func decodeUser(req *codec.RemotingCommand) (*jauth.UserInfo, error) {
 			return nil, err
 		}
 	}
-	in.Username, _ = req.Ext.Get("username")
+	// Header values alias the request's frame: clone what is kept.
+	name, _ := req.Ext.Get("username")
+	in.Username = strings.Clone(name)
 	return &in, nil
 }
 

@@ -250,3 +250,19 @@ func (f invokerFunc) InvokeSync(_ context.Context, _ string, req *codec.Remoting
 	f(req)
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }
+
+// TestKeptNamesDoNotAliasFrames: header values alias the request's frame,
+// which the server reuses; a created user must keep its own name.
+func TestKeptNamesDoNotAliasFrames(t *testing.T) {
+	m := newTestManager(t, t.TempDir(), nil)
+	frame := []byte("username-bob")
+	name := unsafeString(frame[len("username-"):])
+	req := signed(codec.ReqAuthCreateUser, "rocketmq", "12345678", ext("username", name), []byte(`{"password":"pw"}`))
+	if resp := serve(t, m, from("127.0.0.1"), req); resp.Code != codec.RespSuccess {
+		t.Fatalf("createUser %d %q", resp.Code, resp.Remark)
+	}
+	copy(frame, "XXXXXXXXXXXX") // the server reuses the buffer for the next frame
+	if m.User("bob") == nil {
+		t.Fatalf("user lost once the frame was reused; users %v", sortedKeys(m.cur.Load().users))
+	}
+}
