@@ -22,8 +22,12 @@ var (
 
 // authBrokerConf is ACL 2.0 as a 5.3.3 broker.conf turns it on: the super
 // user made at first start, and the broker's own requests signed with it.
+// Java needs the metadata providers named (it has no default for them and
+// stops at start-up); rmqd serves its one store whether they are named or not.
 func authBrokerConf() map[string]string {
 	return map[string]string{
+		"authenticationMetadataProvider":       "org.apache.rocketmq.auth.authentication.provider.LocalAuthenticationMetadataProvider",
+		"authorizationMetadataProvider":        "org.apache.rocketmq.auth.authorization.provider.LocalAuthorizationMetadataProvider",
 		"authenticationEnabled":                "true",
 		"authorizationEnabled":                 "true",
 		"initAuthenticationUser":               `{"username":"itSuper01","password":"itSuperSecret"}`,
