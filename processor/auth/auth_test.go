@@ -191,7 +191,7 @@ func TestAdminAndDecisions(t *testing.T) {
 
 func TestWhitelistAndSuperRules(t *testing.T) {
 	m := newTestManager(t, t.TempDir(), func(c *Config) {
-		c.AuthenticationWhitelist = "34, 11"
+		c.AuthenticationWhitelist = "34, 11, NOT_A_CODE"
 		c.AuthorizationWhitelist = "11"
 	})
 	local := from("127.0.0.1")

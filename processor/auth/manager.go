@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -100,13 +101,8 @@ func NewManager(cfg Config, logger *slog.Logger) (*Manager, error) {
 	m.refusals = acl.NewRefusalLog(m.log, "auth: request refused", "user")
 	m.needs.New = func() any { n := make([]need, 0, 4); return &n }
 	m.scratch.New = func() any { b := make([]byte, 0, 512); return &b }
-	var err error
-	if m.authnWL, err = parseWhitelist(cfg.AuthenticationWhitelist); err != nil {
-		return nil, fmt.Errorf("auth: authenticationWhitelist: %w", err)
-	}
-	if m.authzWL, err = parseWhitelist(cfg.AuthorizationWhitelist); err != nil {
-		return nil, fmt.Errorf("auth: authorizationWhitelist: %w", err)
-	}
+	m.authnWL = parseWhitelist(cfg.AuthenticationWhitelist, m.log, "authenticationWhitelist")
+	m.authzWL = parseWhitelist(cfg.AuthorizationWhitelist, m.log, "authorizationWhitelist")
 	st, err := load(m.path)
 	if err != nil {
 		return nil, err
@@ -118,19 +114,23 @@ func NewManager(cfg Config, logger *slog.Logger) (*Manager, error) {
 	return m, nil
 }
 
-func parseWhitelist(s string) (map[int32]bool, error) {
+// parseWhitelist reads a comma-separated list of request codes. Java compares
+// the entries as strings with the code's decimal form, so an entry that is no
+// number never matches: it is skipped with a warning rather than refused.
+func parseWhitelist(s string, log *slog.Logger, key string) map[int32]bool {
 	out := map[int32]bool{}
 	for _, p := range strings.Split(s, ",") {
 		if p = strings.TrimSpace(p); p == "" {
 			continue
 		}
-		var c int32
-		if _, err := fmt.Sscan(p, &c); err != nil {
-			return nil, fmt.Errorf("request code %q: %w", p, err)
+		c, err := strconv.ParseInt(p, 10, 32)
+		if err != nil {
+			log.Warn("auth: whitelist entry is not a request code, ignored", "key", key, "entry", p)
+			continue
 		}
-		out[c] = true
+		out[int32(c)] = true
 	}
-	return out, nil
+	return out
 }
 
 func load(path string) (*state, error) {
