@@ -143,6 +143,8 @@ func TestAdminAndDecisions(t *testing.T) {
 			"User:alice has no permission to access Cluster:DefaultCluster from 127.0.0.1, no matched policies."},
 		{"topic create", "alice", "alicepw", codec.ReqUpdateAndCreateTopic, ext("topic", "orders"), codec.RespNoPermission,
 			"User:alice has no permission to access Topic:orders from 127.0.0.1, no matched policies."},
+		{"broker config change needs the cluster (stricter than Java)", "alice", "alicepw", codec.ReqUpdateBrokerConfig, nil, codec.RespNoPermission,
+			"User:alice has no permission to access Cluster:DefaultCluster from 127.0.0.1, no matched policies."},
 		{"unannotated code passes once authenticated", "alice", "alicepw", codec.ReqGetBrokerRuntimeInfo, nil, codec.RespSuccess, ""},
 	} {
 		resp := serve(t, m, local, signed(c.code, c.ak, c.sk, c.e, nil))
@@ -150,8 +152,8 @@ func TestAdminAndDecisions(t *testing.T) {
 			t.Errorf("%s: %d %q, want %d %q", c.name, resp.Code, resp.Remark, c.want, c.remark)
 		}
 	}
-	if got := m.refusals.Len(); got != 8 {
-		t.Errorf("%d refusal lines queued, want 8", got)
+	if got := m.refusals.Len(); got != 9 {
+		t.Errorf("%d refusal lines queued, want 9", got)
 	}
 	r := <-m.refusals.Queued()
 	if r.User != "alice" || r.Addr != "127.0.0.1:40000" {

@@ -112,6 +112,9 @@ func needs(dst []need, req *codec.RemotingCommand, cluster string) ([]need, erro
 	default:
 		a, ok := actions[req.Code]
 		if !ok {
+			a, ok = stricter[req.Code]
+		}
+		if !ok {
 			return dst, nil // no annotated header: Java builds no context
 		}
 		n := len(dst)
@@ -138,6 +141,18 @@ func needs(dst []need, req *codec.RemotingCommand, cluster string) ([]need, erro
 		}
 	}
 	return dst, nil
+}
+
+// stricter covers codes whose 5.3.3 request has no annotated header, so that
+// Java lets any authenticated user run them: broker-wide changes are made to
+// need the cluster resource. (rmqd is stricter than Java here on purpose.)
+var stricter = map[int32]action{
+	codec.ReqUpdateBrokerConfig:                   {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqGetBrokerConfig:                      {cluster: true, actions: jauth.ActGet},
+	codec.ReqTriggerDeleteFiles:                   {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqUpdateAndCreateSubscriptiongroup:     {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqUpdateAndCreateSubscriptiongroupList: {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqCleanExpiredConsumequeue:             {cluster: true, actions: jauth.ActUpdate},
 }
 
 // actions is the @RocketMQAction / @RocketMQResource table of 5.3.3's
