@@ -13,7 +13,8 @@ import (
 // broker.conf / namesrv.conf value of that key, as Java's
 // MixAll.properties2Object sets a config object from Properties. More names,
 // comma-separated, are aliases (the first is the one printed); `omitempty`
-// leaves an empty string out of what is printed. A field tagged
+// leaves an empty string out of what is printed, `secret` leaves the value out
+// always (credentials). A field tagged
 // `prop:",inline"` is a struct whose own fields are bound in turn.
 //
 // Value rules, Java's where they are sound:
@@ -28,6 +29,7 @@ type configField struct {
 	key       string   // the name printed
 	aliases   []string // other names bound
 	omitEmpty bool
+	secret    bool
 	v         reflect.Value
 }
 
@@ -46,7 +48,7 @@ func configFields(dsts ...any) ([]configField, error) {
 			}
 			f := v.Field(i)
 			var names []string
-			inline, omitEmpty := false, false
+			inline, omitEmpty, secret := false, false, false
 			for _, part := range strings.Split(tag, ",") {
 				switch part {
 				case "":
@@ -54,6 +56,8 @@ func configFields(dsts ...any) ([]configField, error) {
 					inline = true
 				case "omitempty":
 					omitEmpty = true
+				case "secret":
+					secret = true
 				default:
 					names = append(names, part)
 				}
@@ -81,7 +85,7 @@ func configFields(dsts ...any) ([]configField, error) {
 			default:
 				return fmt.Errorf("config key %q: unsupported field kind %s", names[0], f.Kind())
 			}
-			out = append(out, configField{key: names[0], aliases: names[1:], omitEmpty: omitEmpty, v: f})
+			out = append(out, configField{key: names[0], aliases: names[1:], omitEmpty: omitEmpty, secret: secret, v: f})
 		}
 		return nil
 	}
@@ -163,6 +167,9 @@ func ConfigProperties(srcs ...any) map[string]string {
 	}
 	m := make(map[string]string, len(fields))
 	for _, f := range fields {
+		if f.secret {
+			continue
+		}
 		switch f.v.Kind() {
 		case reflect.String:
 			if f.omitEmpty && f.v.String() == "" {

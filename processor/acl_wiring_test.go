@@ -10,8 +10,8 @@ import (
 )
 
 // TestACLWiring: aclEnable loads plain_acl.yml beside the store (created when
-// missing) and serves the ACL admin codes; the ACL 2.0 switches are refused
-// instead of running open.
+// missing) and serves the ACL admin codes; aclEnable with the ACL 2.0
+// switches is refused.
 func TestACLWiring(t *testing.T) {
 	b := newTestBroker(t, func(c *BrokerConfig) {
 		c.AclEnable = true
@@ -32,8 +32,8 @@ func TestACLWiring(t *testing.T) {
 	}
 
 	cfg := testConfig(t)
-	cfg.AuthenticationEnabled = true
-	if _, err := NewBroker(cfg, b.st, quietLog()); err == nil || !strings.Contains(err.Error(), "not supported yet") {
+	cfg.AuthenticationEnabled, cfg.AclEnable = true, true
+	if _, err := NewBroker(cfg, b.st, quietLog()); err == nil || !strings.Contains(err.Error(), "exclusive") {
 		t.Fatalf("authenticationEnabled: %v", err)
 	}
 	c := DefaultBrokerConfig()

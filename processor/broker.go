@@ -16,6 +16,7 @@ import (
 
 	"rmqd/codec"
 	"rmqd/processor/acl"
+	"rmqd/processor/auth"
 	"rmqd/remoting"
 )
 
@@ -50,6 +51,7 @@ type Broker struct {
 	topicsChanged chan struct{}
 	admin         adminState
 	acl           *acl.Manager                // nil unless aclEnable
+	auth          *auth.Manager               // nil unless authenticationEnabled or authorizationEnabled
 	pools         atomic.Pointer[brokerPools] // request pools, set by Register
 	masters       masterAddrs
 
@@ -109,9 +111,13 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 	}
 	b.topics.onChange = b.topicChanged
 	if cfg.AuthenticationEnabled || cfg.AuthorizationEnabled {
-		// A Java broker.conf asking for ACL 2.0 must not run open.
-		return nil, errors.New("new broker: authenticationEnabled/authorizationEnabled (ACL 2.0) are not supported yet; " +
-			"use aclEnable=true with plain_acl.yml (ACL 1.0), or remove the keys to run without access control")
+		if cfg.AclEnable {
+			// 5.3 has no ACL 1.0 and would silently ignore aclEnable.
+			return nil, errors.New("new broker: aclEnable (ACL 1.0) and authenticationEnabled/authorizationEnabled (ACL 2.0) are exclusive")
+		}
+		if b.auth, err = newAuth(&cfg, logger); err != nil {
+			return nil, fmt.Errorf("new broker: %w", err)
+		}
 	}
 	if cfg.AclEnable {
 		path := acl.ResolvePath(cfg.AclPlainFile, cfg.RocketmqHome, cfg.Store.StorePathRootDir)
@@ -122,8 +128,27 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 	if len(cfg.nameServers()) > 0 {
 		c := remoting.NewClient(remoting.ClientConfig{Logger: b.log})
 		b.ns, b.nsClose = c, c.Close
+		if b.auth != nil {
+			if b.ns, err = b.auth.SignInner(c); err != nil {
+				return nil, fmt.Errorf("new broker: %w", err)
+			}
+		}
 	}
 	return b, nil
+}
+
+// newAuth builds ACL 2.0 from broker.conf (processor/auth).
+func newAuth(cfg *BrokerConfig, logger *slog.Logger) (*auth.Manager, error) {
+	if err := auth.CheckProviders(cfg.authProviders()); err != nil {
+		return nil, err
+	}
+	return auth.NewManager(auth.Config{
+		AuthenticationEnabled: cfg.AuthenticationEnabled, AuthorizationEnabled: cfg.AuthorizationEnabled,
+		InitAuthenticationUser:               cfg.InitAuthenticationUser,
+		InnerClientAuthenticationCredentials: cfg.InnerClientAuthenticationCredentials,
+		AuthenticationWhitelist:              cfg.AuthenticationWhitelist, AuthorizationWhitelist: cfg.AuthorizationWhitelist,
+		ClusterName: cfg.BrokerClusterName, StoreRoot: cfg.Store.StorePathRootDir,
+	}, logger)
 }
 
 // SetNameServerInvoker replaces the name-server client (tests, or a shared
@@ -210,6 +235,7 @@ func (b *Broker) Handlers() map[int32]remoting.Processor {
 		c := b.conf()
 		return c.BrokerClusterName, c.BrokerName, c.BrokerAddr()
 	}))
+	maps.Copy(m, auth.Handlers(b.auth))
 	gateHandlers(m)
 	return m
 }
@@ -231,6 +257,9 @@ func (b *Broker) Register(srv *remoting.Server) {
 	srv.AddConnListener(b)
 	if b.acl != nil {
 		srv.AddRPCHook(b.acl.Hook())
+	}
+	if b.auth != nil {
+		srv.AddRPCHook(b.auth.Hook())
 	}
 }
 
@@ -269,6 +298,9 @@ func (b *Broker) Start(ctx context.Context) error {
 		b.goLoop(func() { b.acl.Run(runCtx) })
 	}
 	b.goLoop(func() { b.admin.storeStats.run(runCtx) })
+	if b.auth != nil {
+		b.goLoop(func() { b.auth.Run(runCtx) })
+	}
 	if b.conf().BrokerID == 0 {
 		b.goLoop(func() { b.schedule.run(runCtx) })
 		b.goLoop(func() { b.trans.run(runCtx) })

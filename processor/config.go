@@ -68,10 +68,25 @@ type BrokerConfig struct {
 	// <storePathRootDir>/../conf/plain_acl.yml.
 	AclPlainFile string `prop:"aclPlainFile,rocketmq.acl.plain.file,omitempty"`
 	RocketmqHome string `prop:"rocketmqHome,omitempty"` // default $ROCKETMQ_HOME
-	// AuthenticationEnabled / AuthorizationEnabled are 5.3's ACL 2.0 switches,
-	// not implemented yet: NewBroker refuses them rather than run open.
+	// AuthenticationEnabled / AuthorizationEnabled are 5.3's ACL 2.0 switches
+	// (processor/auth); exclusive with AclEnable.
 	AuthenticationEnabled bool `prop:"authenticationEnabled"`
 	AuthorizationEnabled  bool `prop:"authorizationEnabled"`
+	// InitAuthenticationUser (JSON username/password: the super user made at
+	// first start) and InnerClientAuthenticationCredentials (JSON
+	// accessKey/secretKey the broker signs its own requests with) hold
+	// secrets, so GET_BROKER_CONFIG does not show them.
+	InitAuthenticationUser               string `prop:"initAuthenticationUser,secret"`
+	InnerClientAuthenticationCredentials string `prop:"innerClientAuthenticationCredentials,secret"`
+	AuthenticationWhitelist              string `prop:"authenticationWhitelist"` // request codes, comma separated
+	AuthorizationWhitelist               string `prop:"authorizationWhitelist"`
+	// The provider classes: only Java's defaults are served (auth.CheckProviders).
+	AuthenticationProvider         string `prop:"authenticationProvider,omitempty"`
+	AuthenticationMetadataProvider string `prop:"authenticationMetadataProvider,omitempty"`
+	AuthenticationStrategy         string `prop:"authenticationStrategy,omitempty"`
+	AuthorizationProvider          string `prop:"authorizationProvider,omitempty"`
+	AuthorizationMetadataProvider  string `prop:"authorizationMetadataProvider,omitempty"`
+	AuthorizationStrategy          string `prop:"authorizationStrategy,omitempty"`
 	// Fast failure (BrokerFastFailure): requests that waited longer than
 	// these for a worker are answered SYSTEM_BUSY instead of run (ms).
 	BrokerFastFailureEnable         bool  `prop:"brokerFastFailureEnable"`
@@ -185,6 +200,21 @@ var unsupportedKeys = map[string]struct {
 	"enableSlaveActingMaster": {parseJavaBool, "slave acting master is not supported yet"},
 	"storeType": {func(v string) bool { return v != "" && v != "default" },
 		"only the file-based consume queue (storeType=default) is supported"},
+}
+
+// authProviders are the provider class keys that are set, for auth.CheckProviders.
+func (c *BrokerConfig) authProviders() map[string]string {
+	m := map[string]string{}
+	for k, v := range map[string]string{
+		"authenticationProvider": c.AuthenticationProvider, "authenticationMetadataProvider": c.AuthenticationMetadataProvider,
+		"authenticationStrategy": c.AuthenticationStrategy, "authorizationProvider": c.AuthorizationProvider,
+		"authorizationMetadataProvider": c.AuthorizationMetadataProvider, "authorizationStrategy": c.AuthorizationStrategy,
+	} {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	return m
 }
 
 // Properties returns the settings under their Java key names (GET_BROKER_CONFIG,

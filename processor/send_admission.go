@@ -116,7 +116,7 @@ func (b *Broker) registerOptions(p *brokerPools, code int32) []remoting.Register
 	switch code {
 	case codec.ReqSendMessage, codec.ReqSendMessageV2, codec.ReqSendBatchMessage:
 		inline := b.sendInline
-		if b.acl != nil {
+		if b.acl != nil || b.auth != nil && b.auth.Authenticates() {
 			// The ACL hook MACs the whole body where the request runs: keep big
 			// bodies off the event loop.
 			inline = func(r *codec.RemotingCommand) bool { return len(r.Body) <= aclInlineBodyMax && b.sendInline(r) }

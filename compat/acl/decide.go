@@ -41,7 +41,8 @@ type Secret struct {
 	macs sync.Pool
 }
 
-func newSecret(key string) *Secret {
+// NewSecret keeps key with a pool of HmacSHA1 instances keyed with it.
+func NewSecret(key string) *Secret {
 	s := &Secret{key: key}
 	s.macs.New = func() any { return NewMAC(key) }
 	return s
@@ -109,7 +110,7 @@ func (c *Checker) add(f *File) error {
 		if err != nil {
 			return fmt.Errorf("account %s whiteRemoteAddress: %w", a.AccessKey, err)
 		}
-		acc := &account{Account: *a, secret: newSecret(a.SecretKey), white: w, defaultTopic: ParsePerm(a.DefaultTopicPerm),
+		acc := &account{Account: *a, secret: NewSecret(a.SecretKey), white: w, defaultTopic: ParsePerm(a.DefaultTopicPerm),
 			defaultGroup: ParsePerm(a.DefaultGroupPerm), perms: map[string]byte{}}
 		for _, r := range a.GroupPerms {
 			name, perm, _ := splitResourcePerm(r)

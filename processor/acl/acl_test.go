@@ -116,11 +116,11 @@ func TestHookDecisions(t *testing.T) {
 		}
 	}
 	// One log line per refusal, naming the account and the address.
-	if len(m.refusals) != refused {
-		t.Fatalf("%d refusals queued for the log, want %d", len(m.refusals), refused)
+	if m.refusals.Len() != refused {
+		t.Fatalf("%d refusals queued for the log, want %d", m.refusals.Len(), refused)
 	}
-	r := <-m.refusals
-	if r.accessKey != "RocketMQ" || r.addr != "127.0.0.1:40000" || r.reason != "No permission for topic:TopicB" {
+	r := <-m.refusals.Queued()
+	if r.User != "RocketMQ" || r.Addr != "127.0.0.1:40000" || r.Reason != "No permission for topic:TopicB" {
 		t.Fatalf("first refusal line %+v", r)
 	}
 }

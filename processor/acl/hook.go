@@ -41,7 +41,7 @@ func (h *Hook) Before(c remoting.Conn, req *codec.RemotingCommand) *codec.Remoti
 	if chk == nil {
 		return nil
 	}
-	r := jacl.Request{Code: req.Code, Addr: peerAddr(c.RemoteAddr())}
+	r := jacl.Request{Code: req.Code, Addr: PeerAddr(c.RemoteAddr())}
 	r.AccessKey, r.HasAccessKey = req.Ext.Get(jacl.FieldAccessKey)
 	dec, secret, err := chk.Authenticate(&r)
 	if err != nil {
@@ -70,12 +70,20 @@ func (h *Hook) Before(c remoting.Conn, req *codec.RemotingCommand) *codec.Remoti
 	return nil
 }
 
-// verify checks the Signature field with the account's secret key. Clients up
-// to 4.9.3 add _UNIQUE_KEY_QUERY after signing (Java's server skips it for
-// them). The Go client (v2.1.2) leaves the SecurityToken value out of what it
-// signs; Java refuses such requests, rmqd accepts that form too since the
-// token adds nothing secret.
+// verify checks the Signature field with the account's secret key.
 func (h *Hook) verify(req *codec.RemotingCommand, secret *jacl.Secret) bool {
+	bp := h.m.scratch.Get().(*[]byte)
+	defer h.m.scratch.Put(bp)
+	return VerifySignature(req, secret, bp)
+}
+
+// VerifySignature checks req's Signature field with secret, as
+// AclClientRPCHook signs (ACL 1.0 and 2.0 alike). Clients up to 4.9.3 add
+// _UNIQUE_KEY_QUERY after signing (Java's server skips it for them). The Go
+// client (v2.1.2) leaves the SecurityToken value out of what it signs; Java
+// refuses such requests, rmqd accepts that form too since the token adds
+// nothing secret. scratch is reused and grown.
+func VerifySignature(req *codec.RemotingCommand, secret *jacl.Secret, scratch *[]byte) bool {
 	sent, has := req.Ext.Get(jacl.FieldSignature)
 	if !has {
 		return false
@@ -84,8 +92,7 @@ func (h *Hook) verify(req *codec.RemotingCommand, secret *jacl.Secret) bool {
 	if req.Version <= jacl.VersionV4_9_3 {
 		skip = skipUniqueKeyQuery
 	}
-	bp := h.m.scratch.Get().(*[]byte)
-	defer h.m.scratch.Put(bp)
+	bp := scratch
 	mac := secret.MAC()
 	defer secret.PutMAC(mac)
 	f := (*extFields)(&req.Ext)
@@ -111,12 +118,13 @@ func skipUniqueKeyQuery(k string) bool { return k == jacl.FieldUniqueKeyQuery }
 // run on a network event loop, which must not wait on the log's writer.
 func (h *Hook) refuse(c remoting.Conn, req *codec.RemotingCommand, accessKey string, err error) *codec.RemotingCommand {
 	reason := err.Error()
-	h.m.logRefusal(refusal{accessKey: strings.Clone(accessKey), addr: c.RemoteAddr().String(), code: req.Code, reason: reason})
+	h.m.refusals.Add(Refusal{User: strings.Clone(accessKey), Addr: c.RemoteAddr().String(), Code: req.Code, Reason: reason})
 	return codec.NewResponse(req, codec.RespNoPermission, reason)
 }
 
-// peerAddr is the peer IP without port, as Java's parse strips it.
-func peerAddr(a net.Addr) netip.Addr {
+// PeerAddr is the peer IP without port, as Java's parse strips it (ACL 1.0
+// and 2.0).
+func PeerAddr(a net.Addr) netip.Addr {
 	if t, ok := a.(*net.TCPAddr); ok {
 		ip, _ := netip.AddrFromSlice(t.IP)
 		return ip.Unmap()
@@ -185,4 +193,13 @@ func resources(dst []jacl.Resource, req *codec.RemotingCommand) ([]jacl.Resource
 		add(get("topic"), jacl.Sub)
 	}
 	return dst, nil
+}
+
+// SignRequest signs req as AclClientRPCHook does: AccessKey added, then
+// Signature over the other fields and the body. The broker's own requests
+// sign this way under ACL 2.0 (innerClientAuthenticationCredentials).
+func SignRequest(req *codec.RemotingCommand, accessKey, secretKey string) {
+	req.Ext.Del(jacl.FieldSignature)
+	req.Ext.Set(jacl.FieldAccessKey, accessKey)
+	req.Ext.Set(jacl.FieldSignature, jacl.Signature(secretKey, (*extFields)(&req.Ext), req.Body))
 }

@@ -62,31 +62,7 @@ type Manager struct {
 	loaded  []aclFile  // the files cur was built from
 	pending []aclFile  // a change seen by the last poll, applied once it holds still
 
-	refusals chan refusal // log lines written by Run
-	dropped  atomic.Int64 // refusals not logged because the queue was full
-}
-
-// refusal is one refused request, for the log.
-type refusal struct {
-	accessKey, addr, reason string
-	code                    int32
-}
-
-// refusalQueue bounds the log lines waiting for Run.
-const refusalQueue = 4096
-
-// logRefusal queues one log line without ever waiting; a full queue counts the
-// line as dropped (Run reports how many).
-func (m *Manager) logRefusal(r refusal) {
-	select {
-	case m.refusals <- r:
-	default:
-		m.dropped.Add(1)
-	}
-}
-
-func (m *Manager) writeRefusal(r refusal) {
-	m.log.Warn("acl: request refused", "accessKey", r.accessKey, "addr", r.addr, "code", r.code, "reason", r.reason)
+	refusals *RefusalLog // log lines written by Run
 }
 
 // aclFile is one file as last read.
@@ -106,7 +82,8 @@ func NewManager(path string, logger *slog.Logger) (*Manager, error) {
 	}
 	path = filepath.Clean(path)
 	m := &Manager{path: path, dir: filepath.Join(filepath.Dir(path), "acl"), log: logger.With("component", "acl"),
-		poll: DefaultPollInterval, now: time.Now, refusals: make(chan refusal, refusalQueue)}
+		poll: DefaultPollInterval, now: time.Now}
+	m.refusals = NewRefusalLog(m.log, "acl: request refused", "accessKey")
 	m.scratch.New = func() any { b := make([]byte, 0, 512); return &b }
 	m.resources.New = func() any { r := make([]jacl.Resource, 0, 4); return &r }
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
@@ -248,22 +225,14 @@ func (m *Manager) Run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			for {
-				select {
-				case r := <-m.refusals:
-					m.writeRefusal(r)
-				default:
-					return
-				}
-			}
-		case r := <-m.refusals:
-			m.writeRefusal(r)
+			m.refusals.Flush()
+			return
+		case r := <-m.refusals.Queued():
+			m.refusals.Write(r)
 			continue
 		case <-t.C:
 		}
-		if n := m.dropped.Swap(0); n > 0 {
-			m.log.Warn("acl: refusals not logged, the log queue was full", "count", n)
-		}
+		m.refusals.Flush()
 		if _, err := m.reload(false); err != nil {
 			if err.Error() != lastErr {
 				m.log.Error("acl: file change not applied; the previous configuration stays in force", "err", err)
@@ -302,7 +271,7 @@ func (m *Manager) edit(change func(files []aclFile) (int, error)) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(files[i].path, out); err != nil {
+	if err := WriteFileAtomic(files[i].path, out); err != nil {
 		return fmt.Errorf("acl: write %s: %w", files[i].path, err)
 	}
 	if st, err := os.Stat(files[i].path); err == nil {
@@ -332,9 +301,13 @@ func (m *Manager) Files() ([]string, []*jacl.File, error) {
 	return paths, data, nil
 }
 
-// writeFileAtomic writes tmp -> fsync -> rename -> fsync(dir), so a crash
+// WriteFileAtomic (also used by processor/auth) writes tmp -> fsync -> rename -> fsync(dir), so a crash
 // leaves the old file or the new one, never a torn one.
-func writeFileAtomic(path string, data []byte) error {
+func WriteFileAtomic(path string, data []byte) error { return WriteFileAtomicPerm(path, data, 0o644) }
+
+// WriteFileAtomicPerm is WriteFileAtomic with the file's permission bits
+// (0o600 for files holding secrets, set before the file becomes visible).
+func WriteFileAtomicPerm(path string, data []byte, perm os.FileMode) error {
 	// Write where a symlink points (as Java's PrintWriter does), not over it.
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
@@ -350,7 +323,7 @@ func writeFileAtomic(path string, data []byte) error {
 		tmp.Close()
 		return err
 	}
-	if err := tmp.Chmod(0o644); err != nil {
+	if err := tmp.Chmod(perm); err != nil {
 		tmp.Close()
 		return err
 	}

@@ -1,0 +1,256 @@
+package auth
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"rmqd/codec"
+	jauth "rmqd/compat/auth"
+)
+
+// need is one authorization context: a resource and the actions wanted on it.
+type need struct {
+	res     jauth.Resource
+	actions jauth.Action
+}
+
+// field is a header field that names a resource (@RocketMQResource).
+type field struct {
+	typ      jauth.ResourceType
+	key      string
+	splitter string
+}
+
+// action is a request header's @RocketMQAction: its actions, whether the
+// resource is the cluster, and the fields naming resources.
+type action struct {
+	cluster bool
+	actions jauth.Action
+	fields  []field
+}
+
+// needs is DefaultAuthorizationContextBuilder.build for a remoting request:
+// the resources a request touches and the actions it wants on each. Names
+// alias the request's frame; use them only while the request is handled.
+func needs(dst []need, req *codec.RemotingCommand, cluster string) ([]need, error) {
+	if len(req.Ext) == 0 {
+		return dst, nil
+	}
+	get := func(k string) string { v, _ := req.Ext.Get(k); return v }
+	add := func(r jauth.Resource, a jauth.Action) { dst = append(dst, need{res: r, actions: a}) }
+	retry := jauth.IsRetryTopic
+	switch req.Code {
+	case codec.ReqSendMessage, codec.ReqSendMessageV2, codec.ReqSendBatchMessage:
+		tk, gk := "topic", "group"
+		if req.Code != codec.ReqSendMessage {
+			tk, gk = "b", "a"
+		}
+		if t := get(tk); retry(t) {
+			g := get(gk)
+			if strings.TrimSpace(g) == "" {
+				g = t
+			}
+			add(jauth.Group(g), jauth.ActSub)
+		} else {
+			add(jauth.Topic(t), jauth.ActPub)
+		}
+	case codec.ReqRecallMessage:
+		add(jauth.Topic(get("topic")), jauth.ActPub)
+	case codec.ReqEndTransaction:
+		if t := get("topic"); strings.TrimSpace(t) != "" {
+			add(jauth.Topic(t), jauth.ActPub)
+		}
+	case codec.ReqConsumerSendMsgBack:
+		add(jauth.Group(get("group")), jauth.ActSub)
+	case codec.ReqPullMessage:
+		if t := get("topic"); !retry(t) {
+			add(jauth.Topic(t), jauth.ActSub)
+		}
+		add(jauth.Group(get("consumerGroup")), jauth.ActSub)
+	case codec.ReqQueryMessage:
+		add(jauth.Topic(get("topic")), jauth.ActSub|jauth.ActGet)
+	case codec.ReqHeartBeat:
+		var hb codec.HeartbeatData
+		if err := json.Unmarshal(req.Body, &hb); err != nil {
+			return dst, fmt.Errorf("heartbeat body: %w", err)
+		}
+		for _, cd := range hb.ConsumerDataSet {
+			add(jauth.Group(cd.GroupName), jauth.ActSub)
+			for _, s := range cd.SubscriptionDataSet {
+				if !retry(s.Topic) {
+					add(jauth.Topic(s.Topic), jauth.ActSub)
+				}
+			}
+		}
+	case codec.ReqUnregisterClient:
+		if g := get("consumerGroup"); strings.TrimSpace(g) != "" {
+			add(jauth.Group(g), jauth.ActSub)
+		}
+	case codec.ReqGetConsumerListByGroup:
+		add(jauth.Group(get("consumerGroup")), jauth.ActSub|jauth.ActGet)
+	case codec.ReqQueryConsumerOffset, codec.ReqUpdateConsumerOffset:
+		a := jauth.ActSub | jauth.ActGet
+		if req.Code == codec.ReqUpdateConsumerOffset {
+			a = jauth.ActSub | jauth.ActUpdate
+		}
+		if t := get("topic"); !retry(t) {
+			add(jauth.Topic(t), a)
+		}
+		add(jauth.Group(get("consumerGroup")), a)
+	case codec.ReqLockBatchMq, codec.ReqUnlockBatchMq:
+		var body codec.LockBatchRequestBody
+		if err := json.Unmarshal(req.Body, &body); err != nil {
+			return dst, fmt.Errorf("lock body: %w", err)
+		}
+		add(jauth.Group(body.ConsumerGroup), jauth.ActSub)
+		for _, mq := range body.MQSet {
+			if !retry(mq.Topic) {
+				add(jauth.Topic(mq.Topic), jauth.ActSub)
+			}
+		}
+	default:
+		a, ok := actions[req.Code]
+		if !ok {
+			a, ok = stricter[req.Code]
+		}
+		if !ok {
+			return dst, nil // no annotated header: Java builds no context
+		}
+		n := len(dst)
+		for _, f := range a.fields {
+			v, has := req.Ext.Get(f.key)
+			if !has {
+				continue
+			}
+			vals := []string{v}
+			if f.splitter != "" {
+				vals = strings.FieldsFunc(v, func(r rune) bool { return strings.ContainsRune(f.splitter, r) })
+			}
+			for _, v := range vals {
+				switch {
+				case f.typ == jauth.TypeTopic && retry(v):
+					add(jauth.Group(v), a.actions)
+				default:
+					add(jauth.Resource{Type: f.typ, Name: v, Pattern: jauth.PatLiteral}, a.actions)
+				}
+			}
+		}
+		if len(dst) == n && a.cluster {
+			add(jauth.Cluster(cluster), a.actions)
+		}
+	}
+	return dst, nil
+}
+
+// stricter covers codes whose 5.3.3 request has no annotated header, so that
+// Java lets any authenticated user run them: broker-wide changes are made to
+// need the cluster resource. (rmqd is stricter than Java here on purpose.)
+var stricter = map[int32]action{
+	codec.ReqUpdateBrokerConfig:                   {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqGetBrokerConfig:                      {cluster: true, actions: jauth.ActGet},
+	codec.ReqTriggerDeleteFiles:                   {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqUpdateAndCreateSubscriptiongroup:     {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqUpdateAndCreateSubscriptiongroupList: {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqCleanExpiredConsumequeue:             {cluster: true, actions: jauth.ActUpdate},
+}
+
+// actions is the @RocketMQAction / @RocketMQResource table of 5.3.3's
+// request headers (derived from the Java sources).
+var actions = map[int32]action{
+	codec.ReqAckMessage:                      {cluster: false, actions: jauth.ActSub, fields: []field{{jauth.TypeGroup, "consumerGroup", ""}, {jauth.TypeTopic, "topic", ""}}},
+	codec.ReqAddBroker:                       {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqAddWritePermOfBroker:            {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqAuthCreateAcl:                   {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqAuthCreateUser:                  {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqAuthDeleteAcl:                   {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqAuthDeleteUser:                  {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqAuthGetAcl:                      {cluster: true, actions: jauth.ActGet},
+	codec.ReqAuthGetUser:                     {cluster: true, actions: jauth.ActGet},
+	codec.ReqAuthListAcl:                     {cluster: true, actions: jauth.ActGet},
+	codec.ReqAuthListUser:                    {cluster: true, actions: jauth.ActGet},
+	codec.ReqAuthUpdateAcl:                   {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqAuthUpdateUser:                  {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqBrokerHeartbeat:                 {cluster: true, actions: jauth.ActUpdate, fields: []field{{jauth.TypeCluster, "clusterName", ""}}},
+	codec.ReqChangeMessageInvisibletime:      {cluster: false, actions: jauth.ActSub, fields: []field{{jauth.TypeGroup, "consumerGroup", ""}, {jauth.TypeTopic, "topic", ""}}},
+	codec.ReqCheckRocksdbCqWriteProgress:     {cluster: false, actions: jauth.ActGet, fields: []field{{jauth.TypeTopic, "topic", ""}}},
+	codec.ReqCheckTransactionState:           {cluster: false, actions: jauth.ActPub, fields: []field{{jauth.TypeTopic, "topic", ""}}},
+	codec.ReqCleanBrokerData:                 {cluster: true, actions: jauth.ActUpdate, fields: []field{{jauth.TypeCluster, "clusterName", ""}}},
+	codec.ReqCloneGroupOffset:                {cluster: false, actions: jauth.ActUpdate, fields: []field{{jauth.TypeGroup, "destGroup", ""}, {jauth.TypeTopic, "topic", ""}}},
+	codec.ReqConsumerSendMsgBack:             {cluster: false, actions: jauth.ActSub, fields: []field{{jauth.TypeGroup, "group", ""}, {jauth.TypeTopic, "originTopic", ""}}},
+	codec.ReqConsumeMessageDirectly:          {cluster: false, actions: jauth.ActSub, fields: []field{{jauth.TypeGroup, "consumerGroup", ""}, {jauth.TypeTopic, "topic", ""}}},
+	codec.ReqControllerAlterSyncStateSet:     {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqControllerApplyBrokerId:         {cluster: true, actions: jauth.ActUpdate, fields: []field{{jauth.TypeCluster, "clusterName", ""}}},
+	codec.ReqControllerElectMaster:           {cluster: true, actions: jauth.ActUpdate, fields: []field{{jauth.TypeCluster, "clusterName", ""}}},
+	codec.ReqControllerGetNextBrokerId:       {cluster: true, actions: jauth.ActGet, fields: []field{{jauth.TypeCluster, "clusterName", ""}}},
+	codec.ReqControllerGetReplicaInfo:        {cluster: true, actions: jauth.ActGet},
+	codec.ReqControllerRegisterBroker:        {cluster: true, actions: jauth.ActUpdate, fields: []field{{jauth.TypeCluster, "clusterName", ""}}},
+	codec.ReqDeleteKvConfig:                  {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqDeleteSubscriptiongroup:         {cluster: false, actions: jauth.ActDelete, fields: []field{{jauth.TypeGroup, "groupName", ""}}},
+	codec.ReqDeleteTopicInBroker:             {cluster: false, actions: jauth.ActDelete, fields: []field{{jauth.TypeTopic, "topic", ""}}},
+	codec.ReqDeleteTopicInNamesrv:            {cluster: true, actions: jauth.ActUpdate, fields: []field{{jauth.TypeCluster, "clusterName", ""}}},
+	codec.ReqEndTransaction:                  {cluster: false, actions: jauth.ActPub, fields: []field{{jauth.TypeTopic, "topic", ""}}},
+	codec.ReqExchangeBrokerHaInfo:            {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqExportRocksdbConfigToJson:       {cluster: true, actions: jauth.ActGet},
+	codec.ReqGetAllProducerInfo:              {cluster: true, actions: jauth.ActGet},
+	codec.ReqGetAllTopicConfig:               {cluster: false, actions: jauth.ActList},
+	codec.ReqGetBrokerConsumeStats:           {cluster: true, actions: jauth.ActGet},
+	codec.ReqGetBrokerMemberGroup:            {cluster: false, actions: jauth.ActGet, fields: []field{{jauth.TypeCluster, "clusterName", ""}}},
+	codec.ReqGetConsumerConnectionList:       {cluster: false, actions: jauth.ActGet, fields: []field{{jauth.TypeGroup, "consumerGroup", ""}}},
+	codec.ReqGetConsumerListByGroup:          {cluster: false, actions: jauth.ActSub, fields: []field{{jauth.TypeGroup, "consumerGroup", ""}}},
+	codec.ReqGetConsumerRunningInfo:          {cluster: false, actions: jauth.ActGet, fields: []field{{jauth.TypeGroup, "consumerGroup", ""}}},
+	codec.ReqGetConsumeStats:                 {cluster: false, actions: jauth.ActGet, fields: []field{{jauth.TypeGroup, "consumerGroup", ""}, {jauth.TypeTopic, "topic", ""}, {jauth.TypeTopic, "topicList", ""}}},
+	codec.ReqGetEarliestMsgStoretime:         {cluster: false, actions: jauth.ActGet, fields: []field{{jauth.TypeTopic, "topic", ""}}},
+	codec.ReqGetKvlistByNamespace:            {cluster: true, actions: jauth.ActGet},
+	codec.ReqGetKvConfig:                     {cluster: true, actions: jauth.ActGet},
+	codec.ReqGetMaxOffset:                    {cluster: false, actions: jauth.ActGet, fields: []field{{jauth.TypeTopic, "topic", ""}}},
+	codec.ReqGetMinOffset:                    {cluster: false, actions: jauth.ActGet, fields: []field{{jauth.TypeTopic, "topic", ""}}},
+	codec.ReqGetProducerConnectionList:       {cluster: true, actions: jauth.ActGet},
+	codec.ReqGetRouteinfoByTopic:             {cluster: true, actions: jauth.ActGet},
+	codec.ReqGetSubscriptiongroupConfig:      {cluster: false, actions: jauth.ActGet, fields: []field{{jauth.TypeGroup, "group", ""}}},
+	codec.ReqGetTopicsByCluster:              {cluster: false, actions: jauth.ActList},
+	codec.ReqGetTopicConfig:                  {cluster: false, actions: jauth.ActGet, fields: []field{{jauth.TypeTopic, "topic", ""}}},
+	codec.ReqGetTopicStatsInfo:               {cluster: false, actions: jauth.ActGet, fields: []field{{jauth.TypeTopic, "topic", ""}}},
+	codec.ReqHeartBeat:                       {cluster: false, actions: jauth.ActPub | jauth.ActSub},
+	codec.ReqInvokeBrokerToGetConsumerStatus: {cluster: false, actions: jauth.ActGet, fields: []field{{jauth.TypeTopic, "topic", ""}, {jauth.TypeGroup, "group", ""}}},
+	codec.ReqInvokeBrokerToResetOffset:       {cluster: false, actions: jauth.ActUpdate, fields: []field{{jauth.TypeGroup, "group", ""}, {jauth.TypeTopic, "topic", ""}}},
+	codec.ReqLockBatchMq:                     {cluster: false, actions: jauth.ActSub},
+	codec.ReqNotification:                    {cluster: false, actions: jauth.ActSub, fields: []field{{jauth.TypeGroup, "consumerGroup", ""}, {jauth.TypeTopic, "topic", ""}}},
+	codec.ReqNotifyBrokerRoleChanged:         {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqNotifyConsumerIdsChanged:        {cluster: false, actions: jauth.ActSub, fields: []field{{jauth.TypeGroup, "consumerGroup", ""}}},
+	codec.ReqNotifyMinBrokerIdChange:         {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqPeekMessage:                     {cluster: false, actions: jauth.ActSub, fields: []field{{jauth.TypeTopic, "topic", ""}, {jauth.TypeGroup, "consumerGroup", ""}}},
+	codec.ReqPollingInfo:                     {cluster: false, actions: jauth.ActGet, fields: []field{{jauth.TypeGroup, "consumerGroup", ""}, {jauth.TypeTopic, "topic", ""}}},
+	codec.ReqPopMessage:                      {cluster: false, actions: jauth.ActSub, fields: []field{{jauth.TypeGroup, "consumerGroup", ""}, {jauth.TypeTopic, "topic", ""}}},
+	codec.ReqPullMessage:                     {cluster: false, actions: jauth.ActSub, fields: []field{{jauth.TypeGroup, "consumerGroup", ""}, {jauth.TypeTopic, "topic", ""}}},
+	codec.ReqPushReplyMessageToClient:        {cluster: false, actions: jauth.ActSub, fields: []field{{jauth.TypeGroup, "producerGroup", ""}, {jauth.TypeTopic, "topic", ""}}},
+	codec.ReqPutKvConfig:                     {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqQueryConsumerOffset:             {cluster: false, actions: jauth.ActGet, fields: []field{{jauth.TypeGroup, "consumerGroup", ""}, {jauth.TypeTopic, "topic", ""}}},
+	codec.ReqQueryConsumeQueue:               {cluster: false, actions: jauth.ActGet, fields: []field{{jauth.TypeTopic, "topic", ""}, {jauth.TypeGroup, "consumerGroup", ""}}},
+	codec.ReqQueryConsumeTimeSpan:            {cluster: false, actions: jauth.ActGet, fields: []field{{jauth.TypeTopic, "topic", ""}, {jauth.TypeGroup, "group", ""}}},
+	codec.ReqQueryCorrectionOffset:           {cluster: false, actions: jauth.ActGet, fields: []field{{jauth.TypeGroup, "filterGroups", ","}, {jauth.TypeGroup, "compareGroup", ""}, {jauth.TypeTopic, "topic", ""}}},
+	codec.ReqQueryDataVersion:                {cluster: true, actions: jauth.ActGet, fields: []field{{jauth.TypeCluster, "clusterName", ""}}},
+	codec.ReqQueryMessage:                    {cluster: false, actions: jauth.ActSub | jauth.ActGet, fields: []field{{jauth.TypeTopic, "topic", ""}}},
+	codec.ReqQuerySubscriptionByConsumer:     {cluster: false, actions: jauth.ActGet, fields: []field{{jauth.TypeGroup, "group", ""}, {jauth.TypeTopic, "topic", ""}}},
+	codec.ReqQueryTopicsByConsumer:           {cluster: false, actions: jauth.ActGet, fields: []field{{jauth.TypeGroup, "group", ""}}},
+	codec.ReqQueryTopicConsumeByWho:          {cluster: false, actions: jauth.ActGet, fields: []field{{jauth.TypeTopic, "topic", ""}}},
+	codec.ReqRecallMessage:                   {cluster: false, actions: jauth.ActPub, fields: []field{{jauth.TypeTopic, "topic", ""}}},
+	codec.ReqRegisterBroker:                  {cluster: true, actions: jauth.ActUpdate, fields: []field{{jauth.TypeCluster, "clusterName", ""}}},
+	codec.ReqRegisterTopicInNamesrv:          {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqRemoveBroker:                    {cluster: true, actions: jauth.ActUpdate, fields: []field{{jauth.TypeCluster, "brokerClusterName", ""}}},
+	codec.ReqResetMasterFlushOffset:          {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqResumeCheckHalfMessage:          {cluster: false, actions: jauth.ActUpdate, fields: []field{{jauth.TypeTopic, "topic", ""}}},
+	codec.ReqSearchOffsetByTimestamp:         {cluster: false, actions: jauth.ActGet, fields: []field{{jauth.TypeTopic, "topic", ""}}},
+	codec.ReqSendMessage:                     {cluster: false, actions: jauth.ActPub, fields: []field{{jauth.TypeTopic, "topic", ""}}},
+	codec.ReqSendMessageV2:                   {cluster: false, actions: jauth.ActPub, fields: []field{{jauth.TypeTopic, "b", ""}}},
+	codec.ReqUnlockBatchMq:                   {cluster: false, actions: jauth.ActSub},
+	codec.ReqUnregisterBroker:                {cluster: true, actions: jauth.ActUpdate, fields: []field{{jauth.TypeCluster, "clusterName", ""}}},
+	codec.ReqUnregisterClient:                {cluster: false, actions: jauth.ActPub | jauth.ActSub, fields: []field{{jauth.TypeGroup, "consumerGroup", ""}}},
+	codec.ReqUpdateAndCreateTopic:            {cluster: false, actions: jauth.ActCreate, fields: []field{{jauth.TypeTopic, "topic", ""}}},
+	codec.ReqUpdateAndCreateTopicList:        {cluster: false, actions: jauth.ActCreate},
+	codec.ReqUpdateAndGetGroupForbidden:      {cluster: false, actions: jauth.ActUpdate, fields: []field{{jauth.TypeGroup, "group", ""}, {jauth.TypeTopic, "topic", ""}}},
+	codec.ReqUpdateConsumerOffset:            {cluster: false, actions: jauth.ActSub, fields: []field{{jauth.TypeGroup, "consumerGroup", ""}, {jauth.TypeTopic, "topic", ""}}},
+	codec.ReqViewBrokerStatsData:             {cluster: true, actions: jauth.ActGet},
+	codec.ReqViewMessageById:                 {cluster: false, actions: jauth.ActGet, fields: []field{{jauth.TypeTopic, "topic", ""}}},
+	codec.ReqWipeWritePermOfBroker:           {cluster: true, actions: jauth.ActUpdate},
+}
