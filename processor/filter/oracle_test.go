@@ -209,6 +209,10 @@ func TestJavaOracleTables(t *testing.T) {
 	for _, s := range invalidExprs {
 		items = append(items, item{s, "", "PARSE"})
 	}
+	// Java's recursive-descent parser fails a deep nesting with a stack
+	// overflow whose depth depends on the thread's stack and on what the JIT has
+	// compiled so far; rmqd's fixed depth limit is checked by its own tables.
+	items = slices.DeleteFunc(items, func(it item) bool { return strings.Count(it.expr, "(") > 200 })
 	var in bytes.Buffer
 	for _, it := range items {
 		fmt.Fprintf(&in, "%s\t%s\n", hex.EncodeToString([]byte(it.expr)), hex.EncodeToString([]byte(it.props)))
