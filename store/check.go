@@ -476,8 +476,8 @@ func (c *checker) checkpoint() {
 	}
 }
 
-// configs checks that each config/*.json parses; fastjson's bare numeric
-// map keys ({0:12}) are accepted as Java writes them.
+// configs checks that each config/*.json parses; what fastjson writes
+// (bare numeric map keys, {0:12}) is read as the broker reads it.
 func (c *checker) configs() {
 	dir := filepath.Join(c.dir, "config")
 	ents, err := os.ReadDir(dir)
@@ -498,59 +498,12 @@ func (c *checker) configs() {
 			continue // Java leaves empty files for tables never written
 		}
 		var v any
-		if err := json.Unmarshal(quoteBareKeys(b), &v); err != nil {
+		strict, err := codec.StrictJSON(b)
+		if err == nil {
+			err = json.Unmarshal(strict, &v)
+		}
+		if err != nil {
 			c.add(p, -1, false, "not JSON: %v", err)
 		}
 	}
-}
-
-// quoteBareKeys quotes the bare integer object keys fastjson writes, outside
-// strings, so encoding/json can parse the file.
-func quoteBareKeys(b []byte) []byte {
-	out := make([]byte, 0, len(b)+16)
-	inStr, esc := false, false
-	for i := 0; i < len(b); i++ {
-		ch := b[i]
-		if inStr {
-			out = append(out, ch)
-			switch {
-			case esc:
-				esc = false
-			case ch == '\\':
-				esc = true
-			case ch == '"':
-				inStr = false
-			}
-			continue
-		}
-		if ch == '"' {
-			inStr = true
-			out = append(out, ch)
-			continue
-		}
-		if (ch == '{' || ch == ',') && i+1 < len(b) {
-			out = append(out, ch)
-			j := i + 1
-			for j < len(b) && (b[j] == ' ' || b[j] == '\n' || b[j] == '\t' || b[j] == '\r') {
-				j++
-			}
-			k := j
-			if k < len(b) && b[k] == '-' {
-				k++
-			}
-			for k < len(b) && b[k] >= '0' && b[k] <= '9' {
-				k++
-			}
-			if k > j && k < len(b) && b[k] == ':' {
-				out = append(out, b[i+1:j]...)
-				out = append(out, '"')
-				out = append(out, b[j:k]...)
-				out = append(out, '"')
-				i = k - 1
-			}
-			continue
-		}
-		out = append(out, ch)
-	}
-	return out
 }

@@ -122,11 +122,6 @@ func TestCheckReportsPlantedCorruptions(t *testing.T) {
 	}
 }
 
-func TestQuoteBareKeys(t *testing.T) {
-	require.Equal(t, `{"a":{"0":1, "12":"x{3:4}"},"b":[1,2]}`,
-		string(quoteBareKeys([]byte(`{"a":{0:1, 12:"x{3:4}"},"b":[1,2]}`))))
-}
-
 // handWrittenStore writes n records of topic T queue 0 into one commitlog file
 // and the matching consume queue, byte by byte as a broker leaves them (no
 // rmqd code), and returns its root and the records' offsets.
