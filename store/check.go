@@ -122,7 +122,7 @@ type recRef struct {
 	topic      string
 	qid        int32
 	file       int  // index in checker.files
-	dispatched bool // a type the queues index: not a prepared or rolled-back half
+	dispatched bool // a type dispatch indexes (assignsQueueOffset)
 	indexed    bool
 }
 
@@ -222,9 +222,8 @@ func (c *checker) commitLog() {
 			if m.CommitLogOffset != f.from+int64(pos) {
 				c.add(f.path, int64(pos), false, "record's PHYSICALOFFSET says %d, it sits at %d", m.CommitLogOffset, f.from+int64(pos))
 			}
-			tt := m.SysFlag & codec.SysFlagTransMask
 			c.recs = append(c.recs, recRef{phy: f.from + int64(pos), topic: m.Topic, qid: m.QueueID, file: i,
-				dispatched: tt != codec.SysFlagTransPrepared && tt != codec.SysFlagTransRollback})
+				dispatched: assignsQueueOffset(m.SysFlag)})
 			c.perTopic[m.Topic]++
 			pos += n
 		}
@@ -361,7 +360,8 @@ func (c *checker) recAt(phy int64) *recRef {
 // unindexed reports the dispatched records no unit of their queue points at.
 // A store left without a clean shutdown (abort file present) is skipped:
 // recovery dispatches its tail again. So are topics without a consumequeue
-// folder, whose queues were deleted with the topic.
+// folder: their queues were deleted with the topic, or dispatch could not
+// make one for an unsafe name.
 func (c *checker) unindexed() {
 	if _, err := os.Stat(filepath.Join(c.dir, "abort")); err == nil {
 		return
