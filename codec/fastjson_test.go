@@ -65,6 +65,9 @@ func TestStrictJSON(t *testing.T) {
 		`{'a':'it\'s "q"',b:true,}`: `{"a":"it's \"q\"","b":true}`,
 		`[{0:[]}, {1:{}}]`:          `[{"0":[]},{"1":{}}]`,
 		`{{0:1}:2}`:                 `{"{\"0\":1}":2}`,
+		// consumerOffset.json as Java writes it, and key-like text in strings.
+		"{\"offsetTable\":{\"T@g\":{0:250,-1:3, 12 :7\n\t},\"x\":\"{1:2}\"}}": `{"offsetTable":{"T@g":{"0":250,"-1":3,"12":7},"x":"{1:2}"}}`,
+		`{"a":{0:1, 12:"x{3:4}"},"b":[1,2]}`:                                  `{"a":{"0":1,"12":"x{3:4}"},"b":[1,2]}`,
 	}
 	for in, want := range cases {
 		out, err := StrictJSON([]byte(in))
@@ -87,10 +90,16 @@ func TestStrictJSON(t *testing.T) {
 func FuzzStrictJSON(f *testing.F) {
 	f.Add([]byte(`{0:"a",{"brokerName":"b","queueId":0,"topic":"t"}:1,'s':[1,2]}`))
 	f.Add([]byte(`{"a":1}`))
+	f.Add([]byte(`{"offsetTable":{"T@g":{0:250,1:250}}}`))
+	f.Add([]byte(`{"a":"{1:2}","b":[1,2],-3:4}`))
+	f.Add([]byte(`{"x\"":{7 :1}}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		out, err := StrictJSON(in)
 		if err == nil && !json.Valid(out) {
 			t.Fatalf("StrictJSON(%q) = %q, not valid JSON", in, out)
+		}
+		if json.Valid(in) && string(out) != string(in) {
+			t.Fatalf("valid JSON changed: %q → %q", in, out)
 		}
 	})
 }

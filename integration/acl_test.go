@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
@@ -127,40 +126,7 @@ func TestACL(t *testing.T) {
 		if _, err := p.p.SendSync(context.Background(), primitive.NewMessage("IT_acl_both", []byte("for the consumer"))); err != nil {
 			t.Fatal(err)
 		}
-		got := make(chan string, 16)
-		pc, err := consumer.NewPushConsumer(consumer.WithNameServer([]string{tg.NamesrvAddr}), consumer.WithGroupName("IT_acl_cg"),
-			consumer.WithInstance(uniq("it-acl-c")), consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
-			consumer.WithCredentials(aclUser))
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = pc.Subscribe("IT_acl_both", consumer.MessageSelector{}, func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
-			for _, m := range msgs {
-				select {
-				case got <- string(m.Body):
-				default:
-				}
-			}
-			return consumer.ConsumeSuccess, nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := pc.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = pc.Shutdown() }()
-		deadline := time.After(60 * time.Second)
-		for {
-			select {
-			case b := <-got:
-				if b == "for the consumer" {
-					return
-				}
-			case <-deadline:
-				t.Fatal("signed consumer got nothing from IT_acl_both in 60 s")
-			}
-		}
+		awaitSignedBody(t, tg, "IT_acl_both", "IT_acl_cg", uniq("it-acl-c"), aclUser, "for the consumer")
 	})
 
 	// Java 4.9.7 and 5.3.3 clients sign with their own AclClientRPCHook (runner flags --ak/--sk).

@@ -7,9 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
@@ -158,40 +156,7 @@ func runAuth2(t *testing.T, kind string) {
 		if _, err := p.p.SendSync(context.Background(), primitive.NewMessage("IT_auth_sub", []byte("for the consumer"))); err != nil {
 			t.Fatal(err)
 		}
-		got := make(chan string, 16)
-		pc, err := consumer.NewPushConsumer(consumer.WithNameServer([]string{tg.NamesrvAddr}), consumer.WithGroupName("IT_auth_cg"),
-			consumer.WithInstance(uniq("it-auth-c")), consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
-			consumer.WithCredentials(authAlice))
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = pc.Subscribe("IT_auth_sub", consumer.MessageSelector{}, func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
-			for _, m := range msgs {
-				select {
-				case got <- string(m.Body):
-				default:
-				}
-			}
-			return consumer.ConsumeSuccess, nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := pc.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = pc.Shutdown() }()
-		deadline := time.After(60 * time.Second)
-		for {
-			select {
-			case b := <-got:
-				if b == "for the consumer" {
-					return
-				}
-			case <-deadline:
-				t.Fatal("signed consumer got nothing from IT_auth_sub in 60 s")
-			}
-		}
+		awaitSignedBody(t, tg, "IT_auth_sub", "IT_auth_cg", uniq("it-auth-c"), authAlice, "for the consumer")
 	})
 
 	t.Run("raw-sub", func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/apache/rocketmq-client-go/v2/consumer"
@@ -495,5 +496,46 @@ func checkOrder(tb harness.TB, sent, got []harness.Msg) {
 			tb.Fatalf("queue %d: offset %d delivered after %d", r.QueueID, r.QueueOffset, prev)
 		}
 		lastByQueue[r.QueueID] = r.QueueOffset
+	}
+}
+
+// awaitSignedBody subscribes a push consumer signing with cred to topic (from the first offset) and waits
+// up to 60 s for a message whose body is want.
+func awaitSignedBody(t *testing.T, tg *harness.Target, topic, group, instance string, cred primitive.Credentials, want string) {
+	t.Helper()
+	goLog(t)
+	got := make(chan string, 16)
+	pc, err := consumer.NewPushConsumer(consumer.WithNameServer([]string{tg.NamesrvAddr}), consumer.WithGroupName(group),
+		consumer.WithInstance(instance), consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
+		consumer.WithCredentials(cred))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = pc.Subscribe(topic, consumer.MessageSelector{}, func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
+		for _, m := range msgs {
+			select {
+			case got <- string(m.Body):
+			default:
+			}
+		}
+		return consumer.ConsumeSuccess, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = pc.Shutdown() }()
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case b := <-got:
+			if b == want {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("signed consumer got nothing from %s in 60 s", topic)
+		}
 	}
 }

@@ -321,6 +321,21 @@ func (b *Broker) Start(ctx context.Context) error {
 	return nil
 }
 
+// everyTick calls f every d until ctx ends: the loop of the broker's
+// periodic services.
+func everyTick(ctx context.Context, d time.Duration, f func(context.Context)) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			f(ctx)
+		}
+	}
+}
+
 func (b *Broker) goLoop(f func()) {
 	b.wg.Add(1)
 	go func() {
@@ -358,18 +373,11 @@ func (b *Broker) Shutdown() error {
 }
 
 func (b *Broker) flushOffsetsLoop(ctx context.Context) {
-	t := time.NewTicker(time.Duration(max(b.conf().FlushConsumerOffsetInterval, 100)) * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := b.offsets.PersistIfChanged(); err != nil {
-				b.log.Error("persist consumer offsets", "err", err)
-			}
+	everyTick(ctx, time.Duration(max(b.conf().FlushConsumerOffsetInterval, 100))*time.Millisecond, func(context.Context) {
+		if err := b.offsets.PersistIfChanged(); err != nil {
+			b.log.Error("persist consumer offsets", "err", err)
 		}
-	}
+	})
 }
 
 // housekeepingLoop closes client connections whose last heartbeat is older than

@@ -92,7 +92,12 @@ func loadConfigFile(path string, decode func([]byte) error) error {
 		if len(bytes.TrimSpace(data)) == 0 {
 			continue
 		}
-		if err := decode(quoteNumericKeys(data)); err != nil {
+		// Java's fastjson writes bare integer map keys ({0:12}).
+		strict, err := codec.StrictJSON(data)
+		if err == nil {
+			err = decode(strict)
+		}
+		if err != nil {
 			if firstErr == nil {
 				firstErr = fmt.Errorf("parse %s: %w", p, err)
 			}
@@ -101,62 +106,4 @@ func loadConfigFile(path string, decode func([]byte) error) error {
 		return nil
 	}
 	return firstErr
-}
-
-// quoteNumericKeys turns fastjson's bare integer map keys ({0:12}) into quoted
-// ones so encoding/json can read files a Java broker wrote.
-func quoteNumericKeys(in []byte) []byte {
-	var out []byte
-	inStr, esc := false, false
-	expectKey := false
-	last := 0
-	for i := 0; i < len(in); i++ {
-		ch := in[i]
-		if inStr {
-			switch {
-			case esc:
-				esc = false
-			case ch == '\\':
-				esc = true
-			case ch == '"':
-				inStr = false
-			}
-			continue
-		}
-		switch ch {
-		case '"':
-			inStr = true
-			expectKey = false
-		case '{', ',':
-			expectKey = true
-		case ' ', '\t', '\r', '\n':
-		default:
-			if expectKey && (ch == '-' || (ch >= '0' && ch <= '9')) {
-				j := i + 1
-				for j < len(in) && in[j] >= '0' && in[j] <= '9' {
-					j++
-				}
-				k := j
-				for k < len(in) && (in[k] == ' ' || in[k] == '\t' || in[k] == '\r' || in[k] == '\n') {
-					k++
-				}
-				if k < len(in) && in[k] == ':' {
-					if out == nil {
-						out = make([]byte, 0, len(in)+64)
-					}
-					out = append(out, in[last:i]...)
-					out = append(out, '"')
-					out = append(out, in[i:j]...)
-					out = append(out, '"')
-					last = j
-					i = j - 1
-				}
-			}
-			expectKey = false
-		}
-	}
-	if out == nil {
-		return in
-	}
-	return append(out, in[last:]...)
 }

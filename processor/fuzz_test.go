@@ -12,20 +12,6 @@ import (
 	"rmqd/codec"
 )
 
-// FuzzQuoteNumericKeys: the lenient config-file reader never panics, and on
-// valid JSON it changes nothing.
-func FuzzQuoteNumericKeys(f *testing.F) {
-	f.Add([]byte(`{"offsetTable":{"T@g":{0:250,1:250}}}`))
-	f.Add([]byte(`{"a":"{1:2}","b":[1,2],-3:4}`))
-	f.Add([]byte(`{"x\"":{7 :1}}`))
-	f.Fuzz(func(t *testing.T, in []byte) {
-		out := quoteNumericKeys(in)
-		if json.Valid(in) && string(out) != string(in) {
-			t.Fatalf("valid JSON changed: %q → %q", in, out)
-		}
-	})
-}
-
 // FuzzFixStoredProps: any properties string gets exactly one CLUSTER and keeps
 // or gains a UNIQ_KEY.
 func FuzzFixStoredProps(f *testing.F) {

@@ -125,7 +125,7 @@ func (b *Broker) SyncFromMaster(ctx context.Context, addr string) error {
 		if resp.Code != codec.RespSuccess {
 			return nil, fmt.Errorf("request %d to %s: code %d %s", code, addr, resp.Code, resp.Remark)
 		}
-		return quoteNumericKeys(resp.Body), nil
+		return codec.StrictJSON(resp.Body)
 	}
 	var errs []error
 	if body, err := get(codec.ReqGetAllTopicConfig); err != nil {

@@ -49,14 +49,6 @@ func TestApplyProperties(t *testing.T) {
 	require.EqualValues(t, 6, cfg.BrokerPermission)
 }
 
-func TestQuoteNumericKeys(t *testing.T) {
-	in := `{"offsetTable":{"T@g":{0:250,-1:3, 12 :7
-	},"x":"{1:2}"}}`
-	out := string(quoteNumericKeys([]byte(in)))
-	require.Equal(t, `{"offsetTable":{"T@g":{"0":250,"-1":3, "12" :7
-	},"x":"{1:2}"}}`, out)
-}
-
 func TestConsumerOffsetPersistAndLoadJavaFile(t *testing.T) {
 	cfg := testConfig(t)
 	m := NewConsumerOffsetManager(&cfg, quietLog())

@@ -187,24 +187,17 @@ func (s *pullHoldService) executeOne(p *heldPull) {
 
 // run checks every held queue each tick until ctx ends.
 func (s *pullHoldService) run(ctx context.Context) {
-	t := time.NewTicker(s.tick)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			s.mu.Lock()
-			keys := make([]topicQueue, 0, len(s.held))
-			for k := range s.held {
-				keys = append(keys, k)
-			}
-			s.mu.Unlock()
-			for _, k := range keys {
-				s.notify(k.topic, k.queue, -1, 0, "", false)
-			}
+	everyTick(ctx, s.tick, func(context.Context) {
+		s.mu.Lock()
+		keys := make([]topicQueue, 0, len(s.held))
+		for k := range s.held {
+			keys = append(keys, k)
 		}
-	}
+		s.mu.Unlock()
+		for _, k := range keys {
+			s.notify(k.topic, k.queue, -1, 0, "", false)
+		}
+	})
 }
 
 // wakeAll answers every held pull (shutdown).

@@ -129,18 +129,7 @@ func newTimerService(b *Broker) *timerService {
 	return &timerService{b: b, tick: 100 * time.Millisecond}
 }
 
-func (t *timerService) run(ctx context.Context) {
-	tk := time.NewTicker(t.tick)
-	defer tk.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tk.C:
-			t.step(ctx)
-		}
-	}
-}
+func (t *timerService) run(ctx context.Context) { everyTick(ctx, t.tick, t.step) }
 
 // add puts e in its slot; an overdue entry goes to the cursor's slot.
 func (t *timerService) add(e timerEntry) {

@@ -191,18 +191,7 @@ type putError struct{ s store.PutStatus }
 
 func (e *putError) Error() string { return "write transaction op message: " + putStatusName(e.s) }
 
-func (t *transactionService) run(ctx context.Context) {
-	tk := time.NewTicker(t.interval)
-	defer tk.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tk.C:
-			t.check(ctx)
-		}
-	}
-}
+func (t *transactionService) run(ctx context.Context) { everyTick(ctx, t.interval, t.check) }
 
 // readOps loads op records written since the last read.
 func (t *transactionService) readOps() {

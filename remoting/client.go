@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -235,13 +234,7 @@ type clientConn struct {
 	nc net.Conn
 	ep endpoint
 
-	// The outgoing queue is a slice swapped out whole by the writer, so callers
-	// never block on a slow network and the writer flushes everything queued
-	// with one syscall.
-	outMu    sync.Mutex
-	out      []outFrame
-	shutDown bool
-	wake     chan struct{}
+	q outQueue
 
 	quit       chan struct{}
 	quitOnce   sync.Once
@@ -260,7 +253,7 @@ func (c *Client) newConn(nc net.Conn) *clientConn {
 	cc := &clientConn{
 		c:          c,
 		nc:         nc,
-		wake:       make(chan struct{}, 1),
+		q:          newOutQueue(c.bufs),
 		quit:       make(chan struct{}),
 		readerDone: make(chan struct{}),
 	}
@@ -278,34 +271,11 @@ func (c *Client) newConn(nc net.Conn) *clientConn {
 }
 
 func (cc *clientConn) send(buf *buffer, _ bool) error {
-	return cc.enqueue(outFrame{buf: buf})
+	return cc.q.push(outFrame{buf: buf})
 }
 
 func (cc *clientConn) sendv(hdr *buffer, bodies [][]byte, done func()) error {
-	return cc.enqueue(outFrame{buf: hdr, bodies: bodies, done: done})
-}
-
-func (cc *clientConn) enqueue(f outFrame) error {
-	cc.outMu.Lock()
-	if cc.shutDown {
-		cc.outMu.Unlock()
-		cc.drop(f)
-		return ErrConnClosed
-	}
-	cc.out = append(cc.out, f)
-	cc.outMu.Unlock()
-	select {
-	case cc.wake <- struct{}{}:
-	default:
-	}
-	return nil
-}
-
-func (cc *clientConn) drop(f outFrame) {
-	cc.c.bufs.put(f.buf)
-	if f.done != nil {
-		f.done()
-	}
+	return cc.q.push(outFrame{buf: hdr, bodies: bodies, done: done})
 }
 
 // shut closes the socket; the reader notices and finishes the teardown.
@@ -324,15 +294,9 @@ func (cc *clientConn) writeLoop() {
 	var err error
 	for {
 		select {
-		case <-cc.wake:
+		case <-cc.q.wake:
 		case <-cc.quit:
-			cc.outMu.Lock()
-			cc.shutDown = true
-			batch, cc.out = cc.out, nil
-			cc.outMu.Unlock()
-			for _, f := range batch {
-				cc.drop(f)
-			}
+			cc.q.shutdown()
 			return
 		}
 		// When the last flush carried several frames, calls are pipelined: let
@@ -341,39 +305,12 @@ func (cc *clientConn) writeLoop() {
 		if len(batch) > 1 {
 			runtime.Gosched()
 		}
-		cc.outMu.Lock()
-		batch, cc.out = cc.out, batch[:0]
-		cc.outMu.Unlock()
-		for _, f := range batch {
-			if err == nil {
-				err = cc.writeFrame(w, f)
-			} else {
-				cc.drop(f)
-			}
-		}
-		clear(batch) // keeps its length for the next round's test
-		if err == nil {
-			err = w.Flush()
-		}
-		if err != nil {
+		batch = cc.q.take(batch)
+		if err = cc.q.writeBatch(w, batch, err); err != nil {
 			cc.c.log.Debug("remoting: client write failed", "conn", &cc.ep, "err", err)
 			cc.shut()
 		}
 	}
-}
-
-func (cc *clientConn) writeFrame(w *bufio.Writer, f outFrame) error {
-	_, err := w.Write(f.buf.b)
-	cc.c.bufs.put(f.buf)
-	for _, b := range f.bodies {
-		if err == nil {
-			_, err = w.Write(b)
-		}
-	}
-	if f.done != nil {
-		f.done()
-	}
-	return err
 }
 
 func (cc *clientConn) readLoop() {
@@ -402,53 +339,12 @@ func (cc *clientConn) readRecovered() (err error) {
 
 // read serves the connection until it fails; it never returns nil.
 func (cc *clientConn) read() error {
-	r := bufio.NewReaderSize(cc.nc, 64<<10)
-	var lenBuf [lengthFieldSize]byte
-	d := cc.c.d
+	frames := newStreamFrames(cc.nc, cc.c.cfg.MaxFrameLength, cc.c.bufs, cc.c.d)
 	for {
-		if _, err := io.ReadFull(r, lenBuf[:]); err != nil {
-			return err
-		}
-		length := int32(binary.BigEndian.Uint32(lenBuf[:]))
-		if err := checkLength(length, cc.c.cfg.MaxFrameLength); err != nil {
-			return err
-		}
-		buf := cc.c.bufs.get(min(int(length), initialFrameCap))
-		var err error
-		buf.b, err = readFrame(r, buf.b, int(length))
+		in, _, err := frames.next()
 		if err != nil {
-			cc.c.bufs.put(buf)
 			return err
 		}
-		if err := checkHeaderWord(buf.b[:headerWordSize], int(length)); err != nil {
-			cc.c.bufs.put(buf)
-			return err
-		}
-		in := d.getInbound()
-		in.buf = buf
-		if err := codec.DecodeCommand(buf.b, &in.cmd); err != nil {
-			d.release(in)
-			return fmt.Errorf("decode: %w", err)
-		}
-		d.dispatch(&cc.ep, in, false)
+		cc.c.d.dispatch(&cc.ep, in, false)
 	}
-}
-
-// readFrame reads length bytes into dst, growing it as bytes arrive so that an
-// announced length alone does not allocate it.
-func readFrame(r io.Reader, dst []byte, length int) ([]byte, error) {
-	for len(dst) < length {
-		if len(dst) == cap(dst) {
-			grown := make([]byte, len(dst), min(length, 2*cap(dst)+initialFrameCap))
-			copy(grown, dst)
-			dst = grown
-		}
-		end := min(length, cap(dst))
-		n, err := io.ReadFull(r, dst[len(dst):end])
-		dst = dst[:len(dst)+n]
-		if err != nil {
-			return dst, err
-		}
-	}
-	return dst, nil
 }

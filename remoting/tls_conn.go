@@ -3,18 +3,13 @@ package remoting
 import (
 	"bufio"
 	"crypto/tls"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"runtime/debug"
 	"sync"
-	"sync/atomic"
 	"time"
-
-	"rmqd/codec"
 )
 
 // tlsHandshakeTimeout bounds a TLS handshake: a peer that opens a
@@ -34,12 +29,8 @@ type tlsConn struct {
 	ep   endpoint
 	port int
 
-	outMu    sync.Mutex
-	out      []outFrame
-	outBytes atomic.Int64
-	shutDown bool
-	wake     chan struct{}
-	drained  chan struct{} // the writer flushed, or a request finished
+	q       outQueue
+	drained chan struct{} // the writer flushed, or a request finished
 
 	quit     chan struct{}
 	quitOnce sync.Once
@@ -52,7 +43,7 @@ func newTLSConn(s *Server, nc net.Conn, replay []byte, port int, local net.Addr)
 		raw:     nc,
 		tc:      tls.Server(raw, s.cfg.TLS),
 		port:    port,
-		wake:    make(chan struct{}, 1),
+		q:       newOutQueue(s.bufs),
 		drained: make(chan struct{}, 1),
 		quit:    make(chan struct{}),
 	}
@@ -133,41 +124,19 @@ func (r idleReader) Read(p []byte) (int, error) {
 // read frames, decodes and dispatches until the connection fails.
 func (c *tlsConn) read() error {
 	s := c.s
-	d := s.d
-	r := bufio.NewReaderSize(idleReader{c}, 64<<10)
-	var lenBuf [lengthFieldSize]byte
+	frames := newStreamFrames(idleReader{c}, s.cfg.MaxFrameLength, s.bufs, s.d)
 	for {
 		if err := c.waitFlow(); err != nil {
 			return err
 		}
-		if _, err := io.ReadFull(r, lenBuf[:]); err != nil {
-			return err
-		}
-		length := int32(binary.BigEndian.Uint32(lenBuf[:]))
-		if err := checkLength(length, s.cfg.MaxFrameLength); err != nil {
-			s.warnClose("remoting: closing connection on a bad frame", "conn", &c.ep, "reason", err)
-			return err
-		}
-		buf := s.bufs.get(min(int(length), initialFrameCap))
-		var err error
-		buf.b, err = readFrame(r, buf.b, int(length))
+		in, bad, err := frames.next()
 		if err != nil {
-			s.bufs.put(buf)
+			if bad {
+				s.warnClose("remoting: closing connection on a bad frame", "conn", &c.ep, "reason", err)
+			}
 			return err
 		}
-		if err := checkHeaderWord(buf.b[:headerWordSize], int(length)); err != nil {
-			s.bufs.put(buf)
-			s.warnClose("remoting: closing connection on a bad frame", "conn", &c.ep, "reason", err)
-			return err
-		}
-		in := d.getInbound()
-		in.buf = buf
-		if err := codec.DecodeCommand(buf.b, &in.cmd); err != nil {
-			d.release(in)
-			s.warnClose("remoting: closing connection on a bad frame", "conn", &c.ep, "reason", err)
-			return fmt.Errorf("decode: %w", err)
-		}
-		d.dispatch(&c.ep, in, false)
+		s.d.dispatch(&c.ep, in, false)
 	}
 }
 
@@ -184,7 +153,7 @@ func (c *tlsConn) waitFlow() error {
 	}()
 	for {
 		busy := c.ep.maxInflight > 0 && c.ep.inflight.Load() >= c.ep.maxInflight
-		high := cfg.WriteBufferHighWaterMark > 0 && c.outBytes.Load() > int64(cfg.WriteBufferHighWaterMark)
+		high := cfg.WriteBufferHighWaterMark > 0 && c.q.bytes.Load() > int64(cfg.WriteBufferHighWaterMark)
 		if !busy && !high {
 			return nil
 		}
@@ -201,7 +170,7 @@ func (c *tlsConn) waitFlow() error {
 			return ErrConnClosed
 		case <-timeout:
 			c.s.warnClose("remoting: closing a connection that does not read its answers",
-				"conn", &c.ep, "unsent_bytes", c.outBytes.Load(), "for", cfg.WriteStallTimeout)
+				"conn", &c.ep, "unsent_bytes", c.q.bytes.Load(), "for", cfg.WriteStallTimeout)
 			return ErrConnClosed
 		}
 	}
@@ -229,35 +198,15 @@ func (c *tlsConn) enqueue(f outFrame) error {
 	cfg := &c.s.cfg
 	if high := int64(cfg.WriteBufferHighWaterMark); high > 0 {
 		limit := max(high*outputHardCapFactor, 2*int64(cfg.MaxFrameLength))
-		if out := c.outBytes.Load(); out+f.size() > limit {
+		if out := c.q.bytes.Load(); out+f.size() > limit {
 			c.s.warnClose("remoting: closing a connection whose unsent output passed its limit",
 				"conn", &c.ep, "unsent_bytes", out, "limit", limit)
-			c.drop(f)
+			c.q.drop(f)
 			c.shut()
 			return ErrOutputOverflow
 		}
 	}
-	c.outMu.Lock()
-	if c.shutDown {
-		c.outMu.Unlock()
-		c.drop(f)
-		return ErrConnClosed
-	}
-	c.outBytes.Add(f.size())
-	c.out = append(c.out, f)
-	c.outMu.Unlock()
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-	return nil
-}
-
-func (c *tlsConn) drop(f outFrame) {
-	c.s.bufs.put(f.buf)
-	if f.done != nil {
-		f.done()
-	}
+	return c.q.push(f)
 }
 
 // shut closes the socket; the reader notices and finishes the teardown.
@@ -277,55 +226,20 @@ func (c *tlsConn) writeLoop() {
 	stall := c.s.cfg.WriteStallTimeout
 	for {
 		select {
-		case <-c.wake:
+		case <-c.q.wake:
 		case <-c.quit:
-			c.outMu.Lock()
-			c.shutDown = true
-			batch, c.out = c.out, nil
-			c.outMu.Unlock()
-			for _, f := range batch {
-				c.outBytes.Add(-f.size())
-				c.drop(f)
-			}
+			c.q.shutdown()
 			return
 		}
-		c.outMu.Lock()
-		batch, c.out = c.out, batch[:0]
-		c.outMu.Unlock()
+		batch = c.q.take(batch)
 		if stall > 0 {
 			_ = c.raw.SetWriteDeadline(time.Now().Add(stall))
 		}
-		for _, f := range batch {
-			n := f.size()
-			if err == nil {
-				err = c.writeFrame(w, f)
-			} else {
-				c.drop(f)
-			}
-			c.outBytes.Add(-n)
-		}
-		clear(batch)
-		if err == nil {
-			err = w.Flush()
-		}
+		err = c.q.writeBatch(w, batch, err)
 		c.signalDrained()
 		if err != nil {
 			c.s.log.Debug("remoting: TLS write failed", "conn", &c.ep, "err", err)
 			c.shut()
 		}
 	}
-}
-
-func (c *tlsConn) writeFrame(w *bufio.Writer, f outFrame) error {
-	_, err := w.Write(f.buf.b)
-	c.s.bufs.put(f.buf)
-	for _, b := range f.bodies {
-		if err == nil {
-			_, err = w.Write(b)
-		}
-	}
-	if f.done != nil {
-		f.done()
-	}
-	return err
 }

@@ -36,16 +36,30 @@ func (p Problem) String() string {
 
 // Check examines a store directory offline (no broker may have it open): every
 // commitlog record's magic, length and body CRC, every consume-queue unit
-// against the record it points to, every index entry against the record's
-// keys, the checkpoint and the JSON config files. It reads only.
-func Check(dir string) []Problem {
-	c := &checker{dir: dir}
+// against the record it points to, every dispatched record indexed by exactly
+// one unit of its queue, every index entry against the record's keys, the
+// checkpoint and the JSON config files. It reads only.
+func Check(dir string) []Problem { return Inspect(dir).Problems }
+
+// Report is what Inspect found: the problems, and the counts a caller compares
+// with what it sent (the chaos runs count records per topic).
+type Report struct {
+	Problems []Problem
+	Records  int            // commitlog records read
+	Units    int            // consume-queue units that point at their record
+	PerTopic map[string]int // commitlog records per topic
+}
+
+// Inspect is Check with the counts of what it walked.
+func Inspect(dir string) Report {
+	c := &checker{dir: dir, perTopic: map[string]int{}, cqTopics: map[string]bool{}}
 	c.commitLog()
 	c.consumeQueues()
+	c.unindexed()
 	c.indexes()
 	c.checkpoint()
 	c.configs()
-	return c.problems
+	return Report{Problems: c.problems, Records: len(c.recs), Units: c.units, PerTopic: c.perTopic}
 }
 
 // Repair cuts the torn tails Check reported as Repairable, as recovery would:
@@ -101,12 +115,27 @@ type clFile struct {
 	data []byte
 }
 
+// recRef is what the checker keeps of a commitlog record to match it with the
+// consume-queue units that point at it.
+type recRef struct {
+	phy        int64
+	topic      string
+	qid        int32
+	file       int  // index in checker.files
+	dispatched bool // a type dispatch indexes (assignsQueueOffset)
+	indexed    bool
+}
+
 type checker struct {
 	dir      string
 	problems []Problem
 	files    []clFile // commitlog files, by offset
 	minOff   int64
-	endOff   int64 // end of the valid commitlog data
+	endOff   int64    // end of the valid commitlog data
+	recs     []recRef // by phy, as the commitlog walk meets them
+	perTopic map[string]int
+	cqTopics map[string]bool // topics that have a consumequeue folder
+	units    int
 }
 
 func (c *checker) add(path string, off int64, repairable bool, format string, args ...any) {
@@ -191,8 +220,11 @@ func (c *checker) commitLog() {
 				break
 			}
 			if m.CommitLogOffset != f.from+int64(pos) {
-				c.add(f.path, int64(pos), false, "record says commitlog offset %d, sits at %d", m.CommitLogOffset, f.from+int64(pos))
+				c.add(f.path, int64(pos), false, "record's PHYSICALOFFSET says %d, it sits at %d", m.CommitLogOffset, f.from+int64(pos))
 			}
+			c.recs = append(c.recs, recRef{phy: f.from + int64(pos), topic: m.Topic, qid: m.QueueID, file: i,
+				dispatched: assignsQueueOffset(m.SysFlag)})
+			c.perTopic[m.Topic]++
 			pos += n
 		}
 		if last {
@@ -234,6 +266,7 @@ func (c *checker) consumeQueues() {
 		if !t.IsDir() {
 			continue
 		}
+		c.cqTopics[t.Name()] = true
 		qs, err := os.ReadDir(filepath.Join(root, t.Name()))
 		if err != nil {
 			c.add(filepath.Join(root, t.Name()), -1, false, "%v", err)
@@ -289,14 +322,54 @@ func (c *checker) consumeQueue(dir, topic string, qid int32, m *codec.Message) {
 				return // the rest of the queue is the same torn tail
 			}
 			if why, ok := c.record(phy, size, m); !ok {
-				c.add(p, int64(pos), false, "unit %d at commitlog %d: %s", qoff, phy, why)
+				c.add(p, int64(pos), false, "unit %d at commitlog %d: no record starts there (%s)", qoff, phy, why)
 				continue
 			}
-			if !lmq && (m.Topic != topic || m.QueueID != qid) {
-				c.add(p, int64(pos), false, "unit %d points to a record of %s/%d", qoff, m.Topic, m.QueueID)
-			} else if !lmq && m.QueueOffset != qoff {
-				c.add(p, int64(pos), false, "unit %d points to a record of queue offset %d", qoff, m.QueueOffset)
+			if lmq {
+				c.units++ // an LMQ unit points at a record of another queue
+				continue
 			}
+			r := c.recAt(phy)
+			switch {
+			case r == nil:
+				c.add(p, int64(pos), false, "unit %d at commitlog %d: no record starts there", qoff, phy)
+			case m.Topic != topic || m.QueueID != qid:
+				c.add(p, int64(pos), false, "unit %d points to a record of %s/%d", qoff, m.Topic, m.QueueID)
+			case m.QueueOffset != qoff:
+				c.add(p, int64(pos), false, "unit %d points to a record of queue offset %d", qoff, m.QueueOffset)
+			default:
+				// Its queue offset matched, so no other unit of the queue can
+				// point here: with unindexed() every record is indexed once.
+				r.indexed = true
+				c.units++
+			}
+		}
+	}
+}
+
+// recAt returns the record the commitlog walk found starting at phy, nil if
+// none does (a unit pointing into the middle of a record).
+func (c *checker) recAt(phy int64) *recRef {
+	i := sort.Search(len(c.recs), func(i int) bool { return c.recs[i].phy >= phy })
+	if i == len(c.recs) || c.recs[i].phy != phy {
+		return nil
+	}
+	return &c.recs[i]
+}
+
+// unindexed reports the dispatched records no unit of their queue points at.
+// A store left without a clean shutdown (abort file present) is skipped:
+// recovery dispatches its tail again. So are topics without a consumequeue
+// folder: their queues were deleted with the topic, or dispatch could not
+// make one for an unsafe name.
+func (c *checker) unindexed() {
+	if _, err := os.Stat(filepath.Join(c.dir, "abort")); err == nil {
+		return
+	}
+	for _, r := range c.recs {
+		if r.dispatched && !r.indexed && c.cqTopics[r.topic] && !strings.HasPrefix(r.topic, "%LMQ%") {
+			f := c.files[r.file]
+			c.add(f.path, r.phy-f.from, false, "record at commitlog %d (%s/%d) is in no consume queue", r.phy, r.topic, r.qid)
 		}
 	}
 }
@@ -403,8 +476,8 @@ func (c *checker) checkpoint() {
 	}
 }
 
-// configs checks that each config/*.json parses; fastjson's bare numeric
-// map keys ({0:12}) are accepted as Java writes them.
+// configs checks that each config/*.json parses; what fastjson writes
+// (bare numeric map keys, {0:12}) is read as the broker reads it.
 func (c *checker) configs() {
 	dir := filepath.Join(c.dir, "config")
 	ents, err := os.ReadDir(dir)
@@ -425,59 +498,12 @@ func (c *checker) configs() {
 			continue // Java leaves empty files for tables never written
 		}
 		var v any
-		if err := json.Unmarshal(quoteBareKeys(b), &v); err != nil {
+		strict, err := codec.StrictJSON(b)
+		if err == nil {
+			err = json.Unmarshal(strict, &v)
+		}
+		if err != nil {
 			c.add(p, -1, false, "not JSON: %v", err)
 		}
 	}
-}
-
-// quoteBareKeys quotes the bare integer object keys fastjson writes, outside
-// strings, so encoding/json can parse the file.
-func quoteBareKeys(b []byte) []byte {
-	out := make([]byte, 0, len(b)+16)
-	inStr, esc := false, false
-	for i := 0; i < len(b); i++ {
-		ch := b[i]
-		if inStr {
-			out = append(out, ch)
-			switch {
-			case esc:
-				esc = false
-			case ch == '\\':
-				esc = true
-			case ch == '"':
-				inStr = false
-			}
-			continue
-		}
-		if ch == '"' {
-			inStr = true
-			out = append(out, ch)
-			continue
-		}
-		if (ch == '{' || ch == ',') && i+1 < len(b) {
-			out = append(out, ch)
-			j := i + 1
-			for j < len(b) && (b[j] == ' ' || b[j] == '\n' || b[j] == '\t' || b[j] == '\r') {
-				j++
-			}
-			k := j
-			if k < len(b) && b[k] == '-' {
-				k++
-			}
-			for k < len(b) && b[k] >= '0' && b[k] <= '9' {
-				k++
-			}
-			if k > j && k < len(b) && b[k] == ':' {
-				out = append(out, b[i+1:j]...)
-				out = append(out, '"')
-				out = append(out, b[j:k]...)
-				out = append(out, '"')
-				i = k - 1
-			}
-			continue
-		}
-		out = append(out, ch)
-	}
-	return out
 }

@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"rmqd/codec"
 )
 
 // checkedStore writes a small store through rmqd (two queues, keys, a config
@@ -119,7 +122,83 @@ func TestCheckReportsPlantedCorruptions(t *testing.T) {
 	}
 }
 
-func TestQuoteBareKeys(t *testing.T) {
-	require.Equal(t, `{"a":{"0":1, "12":"x{3:4}"},"b":[1,2]}`,
-		string(quoteBareKeys([]byte(`{"a":{0:1, 12:"x{3:4}"},"b":[1,2]}`))))
+// handWrittenStore writes n records of topic T queue 0 into one commitlog file
+// and the matching consume queue, byte by byte as a broker leaves them (no
+// rmqd code), and returns its root and the records' offsets.
+func handWrittenStore(t *testing.T, n int) (string, []int64) {
+	t.Helper()
+	root := t.TempDir()
+	host := netip.MustParseAddrPort("127.0.0.1:10911")
+	log := make([]byte, 0, 4096)
+	cq := make([]byte, 0, 20*n)
+	var offs []int64
+	for i := range n {
+		m := codec.Message{QueueID: 0, QueueOffset: int64(i), CommitLogOffset: int64(len(log)), BornHost: host,
+			StoreHost: host, Topic: "T", Body: []byte(fmt.Sprintf("body-%d", i))}
+		buf := make([]byte, codec.RecordSize(&m))
+		codec.EncodeRecord(buf, &m)
+		offs = append(offs, int64(len(log)))
+		cq = binary.BigEndian.AppendUint64(cq, uint64(len(log)))
+		cq = binary.BigEndian.AppendUint32(cq, uint32(len(buf)))
+		cq = binary.BigEndian.AppendUint64(cq, 0)
+		log = append(log, buf...)
+	}
+	log = append(log, make([]byte, 4096)...) // the zero tail of a mapped file
+	write := func(dir string, b []byte) {
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "00000000000000000000"), b, 0o644))
+	}
+	write(filepath.Join(root, "commitlog"), log)
+	write(filepath.Join(root, "consumequeue", "T", "0"), append(cq, make([]byte, 200)...))
+	return root, offs
+}
+
+// TestCheckHandWrittenStore: the corruptions the chaos runs must catch, each
+// planted into a store written without rmqd, each named by a problem.
+func TestCheckHandWrittenStore(t *testing.T) {
+	root, offs := handWrittenStore(t, 5)
+	r := Inspect(root)
+	if len(r.Problems) != 0 || r.Records != 5 || r.Units != 5 || r.PerTopic["T"] != 5 {
+		t.Fatalf("clean store: %+v", r)
+	}
+
+	corrupt := func(t *testing.T, path string, at int64, b []byte, want string) {
+		t.Helper()
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		require.NoError(t, err)
+		old := make([]byte, len(b))
+		_, _ = f.ReadAt(old, at)
+		_, _ = f.WriteAt(b, at)
+		defer func() { _, _ = f.WriteAt(old, at); _ = f.Close() }()
+		probs := Check(root)
+		found := false
+		for _, p := range probs {
+			found = found || strings.Contains(p.String(), want)
+		}
+		if !found {
+			t.Errorf("corrupted at %d: %v; want a problem saying %q", at, probs, want)
+		}
+	}
+	log := filepath.Join(root, "commitlog", "00000000000000000000")
+	cq := filepath.Join(root, "consumequeue", "T", "0", "00000000000000000000")
+	// The body starts 88 bytes into a record with IPv4 hosts.
+	t.Run("body", func(t *testing.T) { corrupt(t, log, offs[2]+90, []byte("X"), "body CRC") })
+	t.Run("unit points nowhere", func(t *testing.T) { corrupt(t, cq, 20*3+7, []byte{1}, "no record starts there") })
+	t.Run("unit missing", func(t *testing.T) { corrupt(t, cq, 20*4+8, []byte{0, 0, 0, 0}, "in no consume queue") })
+	t.Run("offset field", func(t *testing.T) { corrupt(t, log, offs[1]+35, []byte{9}, "PHYSICALOFFSET") })
+	// Unit 1 repeats unit 0: record 0 would be indexed twice.
+	t.Run("indexed twice", func(t *testing.T) {
+		corrupt(t, cq, 20, binary.BigEndian.AppendUint64(nil, uint64(offs[0])), "points to a record of queue offset 0")
+	})
+}
+
+// TestCheckSkipsUndispatchedTailAfterCrash: an abort file says the broker did
+// not stop cleanly, so records recovery will dispatch again are no problem.
+func TestCheckSkipsUndispatchedTailAfterCrash(t *testing.T) {
+	root, _ := handWrittenStore(t, 3)
+	cq := filepath.Join(root, "consumequeue", "T", "0", "00000000000000000000")
+	require.NoError(t, os.Truncate(cq, 2*cqUnitSize))
+	require.NotEmpty(t, Check(root))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "abort"), nil, 0o644))
+	require.Empty(t, Check(root))
 }

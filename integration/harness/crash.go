@@ -26,6 +26,14 @@ func (t *Target) brokerProc(tb TB) *Proc {
 func (t *Target) KillBroker(tb TB) {
 	tb.Helper()
 	p := t.brokerProc(tb)
+	killProc(tb, p, t.ports[1:]...)
+	tb.Logf("harness: %s killed (SIGKILL)", p.Name)
+}
+
+// killProc sends SIGKILL to p's process group and waits until it is gone and ports are free (10 s at
+// most for the ports: a port still held then shows in the restart's error).
+func killProc(tb TB, p *Proc, ports ...int) {
+	tb.Helper()
 	_ = syscall.Kill(-p.Pid(), syscall.SIGKILL)
 	select {
 	case <-p.done:
@@ -33,12 +41,11 @@ func (t *Target) KillBroker(tb TB) {
 		tb.Fatalf("harness: %s (pid %d) still running %v after SIGKILL", p.Name, p.Pid(), killGrace)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for _, port := range t.ports[1:] {
+	for _, port := range ports {
 		for !portFree(port) && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	tb.Logf("harness: %s killed (SIGKILL)", p.Name)
 }
 
 // RestartBroker starts the broker KillBroker killed again with the same command line, configuration, store

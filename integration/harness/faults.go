@@ -22,17 +22,7 @@ func (t *Target) namesrvProc(tb TB) *Proc {
 // KillNamesrv sends SIGKILL to the separate name server and waits until it is gone and its port is free.
 func (t *Target) KillNamesrv(tb TB) {
 	tb.Helper()
-	p := t.namesrvProc(tb)
-	_ = syscall.Kill(-p.Pid(), syscall.SIGKILL)
-	select {
-	case <-p.done:
-	case <-time.After(killGrace):
-		tb.Fatalf("harness: %s (pid %d) still running %v after SIGKILL", p.Name, p.Pid(), killGrace)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !portFree(t.ports[0]) && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	killProc(tb, t.namesrvProc(tb), t.ports[0])
 }
 
 // RestartNamesrv starts the name server KillNamesrv killed with the same command line and port, and returns

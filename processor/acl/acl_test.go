@@ -2,7 +2,6 @@ package acl
 
 import (
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,24 +12,11 @@ import (
 	"rmqd/codec"
 	jacl "rmqd/compat/acl"
 	"rmqd/remoting"
+	"rmqd/remoting/remotingtest"
 )
 
-type fakeConn struct{ addr net.Addr }
-
-func (c fakeConn) ID() uint64                                 { return 1 }
-func (c fakeConn) RemoteAddr() net.Addr                       { return c.addr }
-func (c fakeConn) LocalAddr() net.Addr                        { return c.addr }
-func (c fakeConn) WriteResponse(*codec.RemotingCommand) error { return nil }
-func (c fakeConn) InvokeOneway(*codec.RemotingCommand) error  { return nil }
-func (c fakeConn) Close() error                               { return nil }
-func (c fakeConn) Closed() bool                               { return false }
-func (c fakeConn) Invoke(context.Context, *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	return nil, nil
-}
-
-func from(ip string) remoting.Conn {
-	return fakeConn{addr: &net.TCPAddr{IP: net.ParseIP(ip), Port: 40000}}
-}
+// from is a connection from ip that discards what is written to it.
+func from(ip string) remoting.Conn { return remotingtest.From(ip) }
 
 const testYAML = `globalWhiteRemoteAddresses:
   - 127.0.0.9
