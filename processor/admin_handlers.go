@@ -171,6 +171,7 @@ func (b *Broker) handleUpdateBrokerConfig(ctx context.Context, c remoting.Conn, 
 	}
 	props, err := compat.ParseProperties(bytes.NewReader(req.Body))
 	if err != nil {
+		b.log.Warn("broker config update refused: bad properties text", "err", err, "remote", c.RemoteAddr())
 		return codec.NewResponse(req, codec.RespSystemError, "string2Properties error"), nil
 	}
 	applied, permChanged, err := b.updateConfig(props)
@@ -179,6 +180,7 @@ func (b *Broker) handleUpdateBrokerConfig(ctx context.Context, c remoting.Conn, 
 		b.log.Warn("broker config update refused: black-listed key", "err", err, "remote", c.RemoteAddr())
 		return codec.NewResponse(req, codec.RespNoPermission, blackListRemark(err)), nil
 	case err != nil && applied == nil:
+		b.log.Warn("broker config update refused", "err", err, "remote", c.RemoteAddr())
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	case err != nil:
 		// Applied but not persisted: Java logs persist failures and answers
