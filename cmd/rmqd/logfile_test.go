@@ -2,11 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -112,4 +117,62 @@ func TestLogFileFlagWritesThere(t *testing.T) {
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.Contains(t, string(got), `"msg":"name server started"`)
+}
+
+// TestLifecycleLogLines runs a standalone rmqd logging JSON to a file and
+// checks that start, registration and stop each leave exactly one line.
+func TestLifecycleLogLines(t *testing.T) {
+	dir := t.TempDir()
+	nsPort, brokerPort := freePort(t), freeBrokerPort(t)
+	conf := fmt.Sprintf("bindAddress=127.0.0.1\nlistenPort=%d\nnamesrvListenPort=%d\nstorePathRootDir=%s\nmappedFileSizeCommitLog=4194304\n",
+		brokerPort, nsPort, filepath.Join(dir, "store"))
+	confPath := filepath.Join(dir, "broker.conf")
+	require.NoError(t, os.WriteFile(confPath, []byte(conf), 0o644))
+	logPath := filepath.Join(dir, "rmqd.log")
+	logger, closer, err := newLogger(logOptions{format: "json", file: logPath, maxSize: 1, keep: 1}, io.Discard)
+	require.NoError(t, err)
+	defer closer.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, options{mode: "standalone", configFile: confPath}, io.Discard, logger) }()
+	// msgs reads the messages logged so far; bad is the first line that is not
+	// JSON (a line being written while polling may be cut short).
+	msgs := func() (out []string, bad string) {
+		data, _ := os.ReadFile(logPath)
+		for _, l := range bytes.Split(data, []byte("\n")) {
+			if len(l) == 0 {
+				continue
+			}
+			var rec struct{ Msg string }
+			if err := json.Unmarshal(l, &rec); err != nil && bad == "" {
+				bad = string(l)
+			}
+			out = append(out, rec.Msg)
+		}
+		return out, bad
+	}
+	require.Eventually(t, func() bool {
+		m, _ := msgs()
+		return slices.Contains(m, "broker listening") && slices.Contains(m, "registered with name server")
+	}, 15*time.Second, 20*time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(15 * time.Second):
+		t.Fatal("rmqd did not stop within 15 s")
+	}
+	m, bad := msgs()
+	require.Empty(t, bad, "every line is one JSON object")
+	for _, want := range []string{"namesrv listening", "broker listening", "broker started", "registered with name server",
+		"stopping", "unregistered from name server", "broker stopped", "namesrv stopped"} {
+		n := 0
+		for _, got := range m {
+			if got == want {
+				n++
+			}
+		}
+		require.Equal(t, 1, n, "%q in %q", want, m)
+	}
 }
