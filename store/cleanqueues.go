@@ -3,6 +3,7 @@ package store
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 )
 
@@ -35,12 +36,14 @@ func (s *DefaultStore) CleanExpiredQueues(keep func(topic string) bool) int {
 	defer s.dispatchMu.Unlock()
 	s.cqMu.Lock()
 	var cand []*consumeQueue
-	for k, cq := range s.cqs {
-		if last := cq.maxPhysicOffset.Load(); !keep(k.topic) && last != -1 && last < minPhy {
+	for _, cq := range s.cqs {
+		if last := cq.maxPhysicOffset.Load(); last != -1 && last < minPhy {
 			cand = append(cand, cq)
 		}
 	}
 	s.cqMu.Unlock()
+	// keep is the caller's code: never run it under the store's locks.
+	cand = slices.DeleteFunc(cand, func(cq *consumeQueue) bool { return keep(cq.topic) })
 	removed := 0
 	dirs := map[string]bool{}
 	for _, cq := range cand {
