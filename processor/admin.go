@@ -32,13 +32,13 @@ func (b *Broker) handleUpdateAndCreateTopic(ctx context.Context, c remoting.Conn
 		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
 	}
 	if remark, ok := validateTopic(topic); !ok {
-		return codec.NewResponse(req, codec.RespInvalidParameter, remark), nil
+		return b.refuseAdmin(c, req, codec.RespInvalidParameter, remark, "topic update refused"), nil
 	}
 	if b.isSystemTopic(topic) { // validateSystemTopicWhenUpdateTopic, true by default
-		return codec.NewResponse(req, codec.RespInvalidParameter, systemTopicConflict(topic)), nil
+		return b.refuseAdmin(c, req, codec.RespInvalidParameter, systemTopicConflict(topic), "topic update refused"), nil
 	}
 	if tc.Perm < 0 || tc.Perm >= 8 {
-		return codec.NewResponse(req, codec.RespInvalidParameter, fmt.Sprintf("perm %d is illegal", tc.Perm)), nil
+		return b.refuseAdmin(c, req, codec.RespInvalidParameter, fmt.Sprintf("perm %d is illegal", tc.Perm), "topic update refused"), nil
 	}
 	if old, ok := b.topics.Select(topic); ok {
 		for k, v := range old.Attributes {
@@ -58,11 +58,13 @@ func (b *Broker) handleUpdateAndCreateTopic(ctx context.Context, c remoting.Conn
 			case '-':
 				delete(tc.Attributes, kv[1:])
 			default:
-				return codec.NewResponse(req, codec.RespInvalidParameter, "attribute format error: "+kv), nil
+				return b.refuseAdmin(c, req, codec.RespInvalidParameter, "attribute format error: "+kv, "topic update refused"), nil
 			}
 		}
 	}
 	b.topics.Update(tc)
+	b.log.Info("topic updated", "topic", topic, "readQueueNums", tc.ReadQueueNums, "writeQueueNums", tc.WriteQueueNums,
+		"perm", tc.Perm, "remote", c.RemoteAddr())
 	// Java registers with the name servers before answering (registerIncrementBrokerData), so a client
 	// that asks for the route right after `mqadmin updateTopic` finds the topic; the register loop alone
 	// would leave a window where the route is unknown (the Go client's consumer Start then fails).
@@ -89,12 +91,13 @@ func (b *Broker) handleDeleteTopicInBroker(ctx context.Context, c remoting.Conn,
 		return codec.NewResponse(req, codec.RespInvalidParameter, "The specified topic is blank."), nil
 	}
 	if b.isSystemTopic(topic) {
-		return codec.NewResponse(req, codec.RespInvalidParameter, systemTopicConflict(topic)), nil
+		return b.refuseAdmin(c, req, codec.RespInvalidParameter, systemTopicConflict(topic), "topic delete refused"), nil
 	}
 	topic = strings.Clone(topic)
 	b.topics.Delete(topic)
 	b.offsets.DeleteTopic(topic)
 	b.store.DeleteTopics([]string{topic})
+	b.log.Info("topic deleted", "topic", topic, "remote", c.RemoteAddr())
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }
 
@@ -144,11 +147,13 @@ func (b *Broker) handleUpdateAndCreateSubscriptionGroup(ctx context.Context, c r
 		return codec.NewResponse(req, codec.RespSystemError, fmt.Sprintf("decode subscription group: %v", err)), nil
 	}
 	if remark, ok := checkGroupName(sgc.GroupName); !ok { // Java 5.3.3 takes any name here
+		b.log.Warn("subscription group update refused", "remark", remark, "remote", c.RemoteAddr())
 		return refuseName(req, remark), nil
 	}
 	if err := b.groups.Update(sgc); err != nil {
 		return nil, err
 	}
+	b.log.Info("subscription group updated", "group", sgc.GroupName, "remote", c.RemoteAddr())
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }
 
@@ -159,10 +164,19 @@ func (b *Broker) handleDeleteSubscriptionGroup(ctx context.Context, c remoting.C
 	if err := b.groups.Delete(g); err != nil {
 		return nil, err
 	}
-	if v, _ := req.Ext.Get("cleanOffset"); parseJavaBool(v) {
+	clean, _ := req.Ext.Get("cleanOffset")
+	if parseJavaBool(clean) {
 		b.offsets.DeleteGroup(g)
 	}
+	b.log.Info("subscription group deleted", "group", g, "cleanOffset", parseJavaBool(clean), "remote", c.RemoteAddr())
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
+}
+
+// refuseAdmin answers an administrative request with code and remark and logs
+// the refusal: admin requests are rare, so every refusal gets a line.
+func (b *Broker) refuseAdmin(c remoting.Conn, req *codec.RemotingCommand, code int32, remark, what string) *codec.RemotingCommand {
+	b.log.Warn(what, "remark", remark, "remote", c.RemoteAddr())
+	return codec.NewResponse(req, code, remark)
 }
 
 // handleGetAllConsumerOffset is GET_ALL_CONSUMER_OFFSET (bare integer keys, as

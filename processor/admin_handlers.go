@@ -40,7 +40,7 @@ func (b *Broker) adminHandlers() map[int32]remoting.Processor {
 		codec.ReqGetBrokerConfig:          f(b.handleBrokerConfig),
 		codec.ReqUpdateBrokerConfig:       f(b.handleUpdateBrokerConfig),
 		codec.ReqCleanExpiredConsumequeue: f(b.handleCleanExpiredConsumeQueue),
-		codec.ReqCleanUnusedTopic:         f(b.handleCleanExpiredConsumeQueue),
+		codec.ReqCleanUnusedTopic:         f(b.handleCleanUnusedTopic),
 		codec.ReqViewBrokerStatsData:      f(b.handleViewBrokerStatsData),
 		codec.ReqQueryConsumeQueue:        f(b.handleQueryConsumeQueue),
 	}
@@ -171,6 +171,7 @@ func (b *Broker) handleUpdateBrokerConfig(ctx context.Context, c remoting.Conn, 
 	}
 	props, err := compat.ParseProperties(bytes.NewReader(req.Body))
 	if err != nil {
+		b.log.Warn("broker config update refused: bad properties text", "err", err, "remote", c.RemoteAddr())
 		return codec.NewResponse(req, codec.RespSystemError, "string2Properties error"), nil
 	}
 	applied, permChanged, err := b.updateConfig(props)
@@ -179,6 +180,7 @@ func (b *Broker) handleUpdateBrokerConfig(ctx context.Context, c remoting.Conn, 
 		b.log.Warn("broker config update refused: black-listed key", "err", err, "remote", c.RemoteAddr())
 		return codec.NewResponse(req, codec.RespNoPermission, blackListRemark(err)), nil
 	case err != nil && applied == nil:
+		b.log.Warn("broker config update refused", "err", err, "remote", c.RemoteAddr())
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	case err != nil:
 		// Applied but not persisted: Java logs persist failures and answers
@@ -195,16 +197,57 @@ func (b *Broker) handleUpdateBrokerConfig(ctx context.Context, c remoting.Conn, 
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }
 
-// handleCleanExpiredConsumeQueue is CLEAN_EXPIRED_CONSUMEQUEUE (and
-// CLEAN_UNUSED_TOPIC): the store drops expired consume-queue files on its own
-// retention pass, so there is nothing left to trigger; Java answers SUCCESS too.
+// queueCleaner is what CLEAN_EXPIRED_CONSUMEQUEUE and CLEAN_UNUSED_TOPIC need
+// from the store (DefaultStore has it).
+type queueCleaner interface {
+	CleanExpiredQueues(keep func(topic string) bool) int
+	QueueTopics() []string
+	DeleteTopics(topics []string)
+}
+
+// handleCleanExpiredConsumeQueue is CLEAN_EXPIRED_CONSUMEQUEUE
+// (DefaultMessageStore.cleanExpiredConsumerQueue): the consume queues of user
+// topics whose messages have all left the commitlog are removed.
 func (b *Broker) handleCleanExpiredConsumeQueue(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	qc, ok := b.store.(queueCleaner)
+	if !ok {
+		return codec.NewResponse(req, codec.RespSystemError, "this message store cannot clean consume queues"), nil
+	}
+	n := qc.CleanExpiredQueues(b.isSystemTopic)
+	b.log.Info("clean expired consume queues", "removed", n, "remote", c.RemoteAddr())
+	return codec.NewResponse(req, codec.RespSuccess, ""), nil
+}
+
+// lmqPrefix marks light message queue topics (MixAll.LMQ_PREFIX), which have
+// queues but no topic config.
+const lmqPrefix = "%LMQ%"
+
+// handleCleanUnusedTopic is CLEAN_UNUSED_TOPIC (DefaultMessageStore.
+// cleanUnusedTopic): consume queues of topics the topic table no longer
+// holds are deleted, system topics and LMQ queues excepted.
+func (b *Broker) handleCleanUnusedTopic(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	qc, ok := b.store.(queueCleaner)
+	if !ok {
+		return codec.NewResponse(req, codec.RespSystemError, "this message store cannot clean consume queues"), nil
+	}
+	var unused []string
+	for _, t := range qc.QueueTopics() {
+		if _, known := b.topics.Select(t); known || b.isSystemTopic(t) || strings.HasPrefix(t, lmqPrefix) {
+			continue
+		}
+		unused = append(unused, t)
+	}
+	if len(unused) > 0 {
+		qc.DeleteTopics(unused)
+	}
+	b.log.Warn("clean unused topics", "deleted", unused, "remote", c.RemoteAddr())
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }
 
 // handleViewBrokerStatsData is VIEW_BROKER_STATS_DATA (mqadmin statsAll,
-// dashboard): BrokerStatsData for one statsName/statsKey. Only the minute
-// window is measured (10 s samples); hour and day give the running total.
+// dashboard): BrokerStatsData for one statsName/statsKey, each window as
+// StatsItem computes it from its snapshots (10 s over a minute, 10 min over
+// an hour, 1 h over a day).
 func (b *Broker) handleViewBrokerStatsData(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	name, _ := req.Ext.Get("statsName")
 	key, _ := req.Ext.Get("statsKey")
@@ -212,25 +255,22 @@ func (b *Broker) handleViewBrokerStatsData(ctx context.Context, c remoting.Conn,
 	if ctr == nil {
 		return codec.NewResponse(req, codec.RespSystemError, "The stats <"+name+"> <"+key+"> not exist"), nil
 	}
-	v := ctr.nums.Load()
-	if isSize {
-		v = ctr.size.Load()
-	}
-	sum, tps := b.admin.stats.minute(ctr, isSize)
-	item := func(sum int64, tps float64) []byte {
-		var dst []byte
-		dst = append(dst, `{"avgpt":0.0,"sum":`...)
-		dst = strconv.AppendInt(dst, sum, 10)
+	w := b.admin.stats.windows(ctr, isSize)
+	item := func(dst []byte, s statsSnapshot) []byte {
+		dst = append(dst, `{"avgpt":`...)
+		dst = append(dst, javaDouble(s.avgpt)...)
+		dst = append(dst, `,"sum":`...)
+		dst = strconv.AppendInt(dst, s.sum, 10)
 		dst = append(dst, `,"tps":`...)
-		dst = append(dst, javaDouble(tps)...)
+		dst = append(dst, javaDouble(s.tps)...)
 		return append(dst, '}')
 	}
 	body := []byte(`{"statsDay":`)
-	body = append(body, item(v, 0)...)
+	body = item(body, w[winDay])
 	body = append(body, `,"statsHour":`...)
-	body = append(body, item(v, 0)...)
+	body = item(body, w[winHour])
 	body = append(body, `,"statsMinute":`...)
-	body = append(body, item(sum, tps)...)
+	body = item(body, w[winMinute])
 	body = append(body, '}')
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	resp.Body = body

@@ -38,6 +38,8 @@ func TestRuntimeInfoCountsPutsAndGets(t *testing.T) {
 	_, err = b.handlePullMessage(ctx, c, pullReq("RtG", "RtT", 0, 0, 0, 0))
 	require.NoError(t, err)
 
+	b.admin.stats.manual.Store(true)
+	b.admin.stats.sample(time.Now().Add(time.Hour)) // the windows below hold the puts
 	tb := runtimeTable(t, b)
 	require.Equal(t, "3", tb["msgPutTotalTodayNow"])
 	require.Equal(t, "3", tb["msgGetTotalTodayNow"])
@@ -55,7 +57,7 @@ func TestRuntimeInfoCountsPutsAndGets(t *testing.T) {
 	v.Ext.Set("statsKey", "RtT")
 	resp, _ := b.handleViewBrokerStatsData(ctx, c, v)
 	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
-	require.Contains(t, string(resp.Body), `"statsDay":{"avgpt":0.0,"sum":3,`)
+	require.Contains(t, string(resp.Body), `"statsDay":{"avgpt":1.0,"sum":3,`)
 	v.Ext.Set("statsName", "GROUP_GET_NUMS")
 	v.Ext.Set("statsKey", "RtT@RtG")
 	resp, _ = b.handleViewBrokerStatsData(ctx, c, v)
@@ -200,7 +202,7 @@ func TestMinuteStatsAndConsumeTps(t *testing.T) {
 	require.InDelta(t, 5.0, s.consumeTps("T", "G"), 0.01)
 	require.Zero(t, s.consumeTps("T", "other"))
 	c, _ := s.counter("GROUP_GET_SIZE", "T@G")
-	sum, tps := s.minute(c, true)
-	require.EqualValues(t, 50*60, sum)
-	require.InDelta(t, 50.0, tps, 0.01)
+	m := s.windows(c, true)[winMinute]
+	require.EqualValues(t, 50*60, m.sum)
+	require.InDelta(t, 50.0, m.tps, 0.01)
 }

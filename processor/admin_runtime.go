@@ -31,48 +31,126 @@ type brokerStats struct {
 	todayMorning  [2]int64   // put, get totals at the last midnight (BrokerStats.record)
 	yesterdayMorn [2]int64
 	lastRecordDay int
-	ticks         int
+	// manual stops the once-a-second sampler: tests drive sample themselves.
+	manual atomic.Bool
 }
 
 // statCounter counts messages and bytes of one topic or topic@group.
 type statCounter struct {
 	nums atomic.Int64
 	size atomic.Int64
+	// times counts pulls (StatsItem.times) for a group; a topic's puts are
+	// the observations of its size histogram, so a put adds no atomic for it.
+	times atomic.Int64
 	// system marks a system topic, left out of the broker totals; decided once
 	// when the counter is made.
 	system bool
-	// minute holds the sampler's snapshots every 10 s, the last 7 (a minute, as
-	// StatsItem's csListMinute); guarded by brokerStats.mu.
-	minute [7]counterSample
-	held   int
-	next   int
-	sizes  sizeHist // rocketmq_message_size, topics only
+	// win are StatsItem's csListMinute, csListHour and csListDay: snapshots
+	// every 10 s, 10 min and 1 h, guarded by brokerStats.mu.
+	win   [3]statWindow
+	sizes sizeHist // rocketmq_message_size, topics only
 }
 
-type counterSample struct{ atMs, nums, size int64 }
+// Window indexes of statCounter.win, and their sampling period and length
+// (StatsItem.samplingInSeconds/InMinutes/InHour).
+const (
+	winMinute = iota
+	winHour
+	winDay
+)
 
-// minuteStats is StatsItem.getStatsDataInMinute: what was added between the
-// oldest and newest snapshot of the last minute, and its rate per second.
-func (c *statCounter) minuteStats(size bool) (sum int64, tps float64) {
-	if c.held < 2 {
-		return 0, 0
+var windowSpecs = [3]struct {
+	periodMs int64
+	keep     int
+}{{10_000, 7}, {600_000, 7}, {3_600_000, 25}}
+
+// statWindow is a ring of the last keep snapshots, made by the sampler on
+// first use (39 snapshots, 1.2 KB, a counter in all).
+type statWindow struct {
+	s    []counterSample
+	held int
+	next int
+}
+
+type counterSample struct{ atMs, times, nums, size int64 }
+
+func (w *statWindow) add(keep int, c counterSample) {
+	if w.s == nil {
+		w.s = make([]counterSample, keep)
 	}
-	last := c.minute[(c.next+len(c.minute)-1)%len(c.minute)]
-	first := c.minute[(c.next+len(c.minute)-c.held)%len(c.minute)]
-	sum = last.nums - first.nums
+	w.s[w.next] = c
+	w.next = (w.next + 1) % keep
+	w.held = min(w.held+1, keep)
+}
+
+// total is how many observations the histogram holds: a topic's put calls.
+func (h *sizeHist) total() int64 {
+	var n int64
+	for i := range h.counts {
+		n += h.counts[i].Load()
+	}
+	return n
+}
+
+// statsSnapshot is StatsSnapshot: what was added between the oldest and newest
+// snapshot of a window, its rate per second and its average per call.
+type statsSnapshot struct {
+	sum   int64
+	tps   float64
+	avgpt float64
+}
+
+func (c *statCounter) stats(win int, size bool) statsSnapshot {
+	w, keep := &c.win[win], windowSpecs[win].keep
+	if w.held == 0 {
+		return statsSnapshot{}
+	}
+	last := w.s[(w.next+keep-1)%keep]
+	first := w.s[(w.next+keep-w.held)%keep]
+	var r statsSnapshot
+	r.sum = last.nums - first.nums
 	if size {
-		sum = last.size - first.size
+		r.sum = last.size - first.size
 	}
 	if dt := last.atMs - first.atMs; dt > 0 {
-		tps = float64(sum) * 1000 / float64(dt)
+		r.tps = float64(r.sum) * 1000 / float64(dt)
 	}
-	return sum, tps
+	if dn := last.times - first.times; dn > 0 {
+		r.avgpt = float64(r.sum) / float64(dn)
+	}
+	return r
 }
 
-func (c *statCounter) snapshot(atMs int64) {
-	c.minute[c.next] = counterSample{atMs, c.nums.Load(), c.size.Load()}
-	c.next = (c.next + 1) % len(c.minute)
-	c.held = min(c.held+1, len(c.minute))
+// minuteStats is StatsItem.getStatsDataInMinute's sum and tps.
+func (c *statCounter) minuteStats(size bool) (int64, float64) {
+	r := c.stats(winMinute, size)
+	return r.sum, r.tps
+}
+
+// sampleDue takes the snapshots that are due at atMs. As StatsItem.init
+// schedules with no delay, a window's first snapshot comes at the first tick
+// after the counter is made, preceded by a zero one a period back (Java's
+// seed), so the first window holds all counted so far.
+func (c *statCounter) sampleDue(atMs int64) {
+	var cur counterSample
+	for i := range c.win {
+		w, spec := &c.win[i], windowSpecs[i]
+		if w.held > 0 {
+			lastAt := w.s[(w.next+spec.keep-1)%spec.keep].atMs
+			// A tick late or early still counts, as the fixed-rate schedule would.
+			if atMs-lastAt < spec.periodMs-500 {
+				continue
+			}
+		}
+		if cur.atMs == 0 {
+			// One of the two call counts is always zero (see times).
+			cur = counterSample{atMs, c.times.Load() + c.sizes.total(), c.nums.Load(), c.size.Load()}
+		}
+		if w.held == 0 {
+			w.add(spec.keep, counterSample{atMs: atMs - spec.periodMs})
+		}
+		w.add(spec.keep, cur)
+	}
 }
 
 // statsWindow is how many one-second samples are kept: 10 min plus one.
@@ -202,6 +280,7 @@ func (s *brokerStats) countGet(group, topic string, n int, size int, isSystem fu
 	c := s.groupCounter(topic, group, isSystem)
 	c.nums.Add(int64(n))
 	c.size.Add(int64(size))
+	c.times.Add(1)
 	if !c.system {
 		s.getNums.Add(int64(n))
 	}
@@ -216,19 +295,16 @@ func (s *brokerStats) sample(now time.Time) {
 	ms := now.UnixMilli()
 	s.puts.add(ms, put)
 	s.gets.add(ms, get)
-	if s.ticks%10 == 0 {
-		if m := s.topics.Load(); m != nil {
-			for _, c := range *m {
-				c.snapshot(ms)
-			}
-		}
-		if m := s.groups.Load(); m != nil {
-			for _, c := range *m {
-				c.snapshot(ms)
-			}
+	if m := s.topics.Load(); m != nil {
+		for _, c := range *m {
+			c.sampleDue(ms)
 		}
 	}
-	s.ticks++
+	if m := s.groups.Load(); m != nil {
+		for _, c := range *m {
+			c.sampleDue(ms)
+		}
+	}
 	if day := now.YearDay(); s.lastRecordDay == 0 {
 		s.lastRecordDay = day
 	} else if day != s.lastRecordDay {
@@ -247,7 +323,9 @@ func (s *brokerStats) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			s.sample(now)
+			if !s.manual.Load() {
+				s.sample(now)
+			}
 		}
 	}
 }
@@ -302,9 +380,27 @@ func (s *brokerStats) consumeTps(topic, group string) float64 {
 	return tps
 }
 
-// minute returns a counter's last-minute sum and rate.
-func (s *brokerStats) minute(c *statCounter, size bool) (int64, float64) {
+// windows returns a counter's minute, hour and day statistics
+// (getStatsDataInMinute, InHour, InDay).
+func (s *brokerStats) windows(c *statCounter, size bool) [3]statsSnapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return c.minuteStats(size)
+	return [3]statsSnapshot{c.stats(winMinute, size), c.stats(winHour, size), c.stats(winDay, size)}
+}
+
+// topicPutTps is BrokerStatsManager.tpsTopicPutNums: the topic's put rate
+// over the last minute, 0 when nothing was put.
+func (s *brokerStats) topicPutTps(topic string) float64 {
+	m := s.topics.Load()
+	if m == nil {
+		return 0
+	}
+	c, ok := (*m)[topic]
+	if !ok {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, tps := c.minuteStats(false)
+	return tps
 }

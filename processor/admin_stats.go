@@ -82,7 +82,8 @@ func (b *Broker) appendMQ(dst []byte, k mqKey) []byte {
 }
 
 // handleGetTopicStatsInfo is GET_TOPIC_STATS_INFO: min/max offset and last
-// store time per queue, MessageQueue-keyed in fastjson's object-key form.
+// store time per queue (of max(write, read) queues, as Java), MessageQueue-keyed
+// in fastjson's object-key form, and the topic's put rate over the last minute.
 func (b *Broker) handleGetTopicStatsInfo(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	topic, _ := req.Ext.Get("topic")
 	tc, ok := b.topics.Select(topic)
@@ -91,7 +92,7 @@ func (b *Broker) handleGetTopicStatsInfo(ctx context.Context, c remoting.Conn, r
 	}
 	type stat struct{ min, max, last int64 }
 	table := map[mqKey]stat{}
-	for q := int32(0); q < tc.WriteQueueNums; q++ {
+	for q := int32(0); q < max(tc.WriteQueueNums, tc.ReadQueueNums); q++ {
 		s := stat{min: max(b.store.MinOffsetInQueue(topic, q), 0), max: max(b.store.MaxOffsetInQueue(topic, q), 0)}
 		if s.max > 0 {
 			s.last = b.store.MessageStoreTimestamp(topic, q, s.max-1)
@@ -108,7 +109,9 @@ func (b *Broker) handleGetTopicStatsInfo(ctx context.Context, c remoting.Conn, r
 		dst = strconv.AppendInt(dst, s.min, 10)
 		return append(dst, '}')
 	})
-	body = append(body, `,"topicPutTps":0.0}`...)
+	body = append(body, `,"topicPutTps":`...)
+	body = append(body, javaDouble(b.admin.stats.topicPutTps(topic))...)
+	body = append(body, '}')
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	resp.Body = body
 	return resp, nil
@@ -133,7 +136,7 @@ func (b *Broker) handleGetConsumeStats(ctx context.Context, c remoting.Conn, req
 		if !ok {
 			continue
 		}
-		for q := int32(0); q < tc.WriteQueueNums; q++ {
+		for q := int32(0); q < max(tc.WriteQueueNums, tc.ReadQueueNums); q++ {
 			s := stat{broker: max(b.store.MaxOffsetInQueue(topic, q), 0), consumer: max(b.offsets.Query(group, topic, q), 0)}
 			if s.consumer > 0 {
 				s.last = b.store.MessageStoreTimestamp(topic, q, s.consumer-1)

@@ -48,6 +48,7 @@ type Broker struct {
 
 	ns            NameServerInvoker
 	nsClose       func() error
+	regState      registrationState
 	topicsChanged chan struct{}
 	admin         adminState
 	acl           *acl.Manager                // nil unless aclEnable
@@ -312,9 +313,7 @@ func (b *Broker) Start(ctx context.Context) error {
 		b.goLoop(func() { b.slaveSyncLoop(runCtx) })
 	}
 	if b.ns != nil && len(b.conf().nameServers()) > 0 {
-		if err := b.RegisterAll(ctx); err != nil {
-			b.log.Warn("first broker registration failed; retrying every period", "err", err)
-		}
+		_ = b.RegisterAll(ctx) // logged per name server (regState)
 		b.goLoop(func() { b.registerLoop(runCtx) })
 	}
 	b.log.Info("broker started", "name", b.conf().BrokerName, "addr", b.conf().BrokerAddr(), "cluster", b.conf().BrokerClusterName)

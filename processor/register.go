@@ -3,6 +3,7 @@ package processor
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"strconv"
 	"strings"
@@ -107,6 +108,7 @@ func (b *Broker) RegisterAll(ctx context.Context) error {
 			default:
 				b.registered(resp)
 			}
+			b.regState.note(b.log, addr, errs[i])
 		}()
 	}
 	wg.Wait()
@@ -129,6 +131,8 @@ func (b *Broker) unregisterAll(ctx context.Context) {
 		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		if _, err := b.ns.InvokeSync(cctx, addr, req); err != nil {
 			b.log.Warn("unregister broker", "namesrv", addr, "err", err)
+		} else {
+			b.log.Info("unregistered from name server", "namesrv", addr)
 		}
 		cancel()
 	}
@@ -145,9 +149,9 @@ func (b *Broker) registerLoop(ctx context.Context) {
 		case <-t.C:
 		case <-b.topicsChanged:
 		}
-		if err := b.RegisterAll(ctx); err != nil && ctx.Err() == nil {
-			b.log.Warn("register broker", "err", err)
-		}
+		// Failures are logged per name server when its state changes
+		// (regState), not once every period.
+		_ = b.RegisterAll(ctx)
 	}
 }
 
@@ -173,4 +177,28 @@ func (b *Broker) topicChanged(changed []TopicConfig) {
 // first dispatch into each does not pay for creating its file.
 type queuePreparer interface {
 	PrepareQueues(topic string, queues int32)
+}
+
+// registrationState remembers, per name server, whether the last registration
+// succeeded, so the log gets one line when that changes (first success,
+// failure, recovery) rather than one every registration period.
+type registrationState struct {
+	mu sync.Mutex
+	ok map[string]bool
+}
+
+func (r *registrationState) note(log *slog.Logger, addr string, err error) {
+	r.mu.Lock()
+	was, seen := r.ok[addr]
+	if r.ok == nil {
+		r.ok = make(map[string]bool)
+	}
+	r.ok[addr] = err == nil
+	r.mu.Unlock()
+	switch {
+	case err == nil && (!seen || !was):
+		log.Info("registered with name server", "namesrv", addr)
+	case err != nil && (!seen || was):
+		log.Warn("registration with name server failed; retrying every period", "namesrv", addr, "err", err)
+	}
 }

@@ -13,7 +13,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -32,6 +31,10 @@ Flags:
   -n addrs  name server list host:port;host:port (overrides namesrvAddr)
   -p        print the effective configuration and exit
   -h        this help
+  -log-format text|json   log line format (default text)
+  -log-file PATH          log to PATH instead of standard error
+  -log-max-size MiB       rotate PATH before it grows past this size (default 100; 0 never)
+  -log-keep N             rotated files kept, PATH.1 newest .. PATH.N (default 5)
 
 Standalone listens on namesrvListenPort (9876) and listenPort (10911) of 127.0.0.1
 only unless bindAddress (or a non-loopback brokerIP1) is set, advertises 127.0.0.1
@@ -47,10 +50,11 @@ type options struct {
 	configFile string
 	namesrv    string
 	print      bool
+	log        logOptions
 }
 
 func parseArgs(args []string, stderr io.Writer) (options, error) {
-	opts := options{mode: "standalone"}
+	opts := options{mode: "standalone", log: defaultLogOptions()}
 	if len(args) > 0 && (args[0] == "namesrv" || args[0] == "broker" || args[0] == "standalone") {
 		opts.mode, args = args[0], args[1:]
 	}
@@ -60,11 +64,18 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&opts.configFile, "c", "", "configuration file")
 	fs.StringVar(&opts.namesrv, "n", "", "name server addresses")
 	fs.BoolVar(&opts.print, "p", false, "print effective configuration")
+	fs.StringVar(&opts.log.format, "log-format", opts.log.format, "text or json")
+	fs.StringVar(&opts.log.file, "log-file", "", "log file")
+	fs.IntVar(&opts.log.maxSize, "log-max-size", opts.log.maxSize, "MiB before rotation")
+	fs.IntVar(&opts.log.keep, "log-keep", opts.log.keep, "rotated files kept")
 	if err := fs.Parse(args); err != nil {
 		return opts, err
 	}
 	if fs.NArg() > 0 {
 		return opts, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if err := opts.log.validate(); err != nil {
+		return opts, err
 	}
 	if opts.mode == "broker" && opts.configFile == "" && opts.namesrv == "" {
 		return opts, errors.New("broker mode needs -c broker.conf or -n namesrvAddr")
@@ -84,7 +95,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "rmqd: %v\n", err)
 		return 2
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	logger, closeLog, err := newLogger(opts.log, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "rmqd: %v\n", err)
+		return 1
+	}
+	defer closeLog.Close()
 	if !opts.print {
 		raiseNoFileLimit(logger)
 	}

@@ -50,7 +50,7 @@ func TestParseArgs(t *testing.T) {
 
 	o, err = parseArgs([]string{"broker", "-c", "b.conf", "-n", "h:9876"}, &errBuf)
 	require.NoError(t, err)
-	require.Equal(t, options{mode: "broker", configFile: "b.conf", namesrv: "h:9876"}, o)
+	require.Equal(t, options{mode: "broker", configFile: "b.conf", namesrv: "h:9876", log: defaultLogOptions()}, o)
 
 	_, err = parseArgs([]string{"broker"}, &errBuf)
 	require.Error(t, err, "broker mode without config or name server")

@@ -183,7 +183,9 @@ func stopNode(ctx context.Context, n node, logger *slog.Logger) {
 	}
 	if err := n.stop(); err != nil {
 		logger.Error(n.name+" stop", "err", err)
+		return
 	}
+	logger.Info(n.name + " stopped")
 }
 
 // loopbackFor is where a standalone broker finds its own name server.
