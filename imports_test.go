@@ -30,6 +30,8 @@ var importRules = []importRule{
 	{prefix: "rmqd/cmd", allowed: []string{"rmqd/"}},
 	// Black-box tests drive the binary and the wire; the load generator speaks the wire itself.
 	{prefix: "rmqd/integration", allowed: []string{"rmqd/integration", "rmqd/codec"}},
+	// The chaos driver checks each stopped broker's files with the store's offline checker, as `rmqd check` does.
+	{prefix: "rmqd/integration/chaos", allowed: []string{"rmqd/integration", "rmqd/codec", "rmqd/store"}},
 }
 
 func ruleFor(pkg string) *importRule {
