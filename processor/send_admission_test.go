@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"rmqd/codec"
+	"rmqd/compat"
 	"rmqd/remoting"
 	"rmqd/store"
 )
@@ -184,4 +185,33 @@ func TestFastFailureConfigLive(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1500*time.Millisecond, ff.MaxWait())
 	require.Equal(t, "1500", b.brokerProperties()["waitTimeMillsInSendQueue"])
+}
+
+// A commit the store refuses (a full disk) answers as Java's
+// EndTransactionProcessor does, and writes no op record, so the checker keeps
+// the half message and the commit can be retried once space is back.
+func TestEndTransactionRefusedByFullDisk(t *testing.T) {
+	b, ls, _ := startLoadBroker(t, func(c *BrokerConfig) { c.TransactionCheckInterval = 3600000 })
+	ctx := context.Background()
+	c := newTestConn(31)
+	req := sendReq("TxFull", 0, []byte("commit-later"), "TRAN_MSG\x01true\x02PGROUP\x01PG\x02")
+	req.Ext.Set("sysFlag", "4")
+	resp, err := b.handleSendMessage(ctx, c, req)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	_, off, err := compat.DecodeOffsetMsgID(ext(t, resp, "msgId"))
+	require.NoError(t, err)
+	qo, err := strconv.ParseInt(ext(t, resp, "queueOffset"), 10, 64)
+	require.NoError(t, err)
+
+	ls.full.Store(true)
+	r, _ := b.handleEndTransaction(ctx, c, endTxReq("PG", qo, off, tranCommit))
+	require.EqualValues(t, codec.RespServiceNotAvailable, r.Code, r.Remark)
+	require.Equal(t, "Service not available now.", r.Remark)
+	require.EqualValues(t, 0, b.st.MaxOffsetInQueue(TopicTransOpHalf, 0), "no op record for a refused commit")
+
+	ls.full.Store(false)
+	r, _ = b.handleEndTransaction(ctx, c, endTxReq("PG", qo, off, tranCommit))
+	require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("TxFull", 0) == 1 }, 5*time.Second, 10*time.Millisecond)
 }

@@ -77,7 +77,8 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c remoting.Conn, req 
 		b.applyDelay(msg)
 		res := b.store.PutMessage(ctx, msg)
 		if !stored(res.Status) {
-			return codec.NewResponse(req, codec.RespSystemError, putStatusName(res.Status)), nil
+			code, remark := b.endTransactionRefusal(res.Status)
+			return codec.NewResponse(req, code, remark), nil
 		}
 	}
 	if err := b.trans.writeOp(ctx, half.QueueID, half.QueueOffset); err != nil {
@@ -354,4 +355,22 @@ func (t *transactionService) requeueAndAsk(ctx context.Context, half *codec.Mess
 		b.log.Debug("transaction: check request not sent", "group", group, "err", err)
 	}
 	return true
+}
+
+// endTransactionRefusal is EndTransactionProcessor.sendFinalMessage's answer
+// for a commit the store refused: a full disk is SERVICE_NOT_AVAILABLE, a bad
+// message MESSAGE_ILLEGAL, the rest SYSTEM_ERROR with Java's remark.
+func (b *Broker) endTransactionRefusal(st store.PutStatus) (int32, string) {
+	switch st {
+	case store.PutServiceNotAvailable:
+		return codec.RespServiceNotAvailable, "Service not available now."
+	case store.PutMessageIllegal, store.PutPropertiesSizeExceeded:
+		return codec.RespMessageIllegal, fmt.Sprintf("The message is illegal, maybe msg body or properties length not matched. "+
+			"msg body length limit %dB, msg properties length limit 32KB.", b.conf().Store.MaxMessageSize)
+	case store.PutCreateMappedFileFailed:
+		return codec.RespSystemError, "Create mapped file failed."
+	case store.PutOSPageCacheBusy:
+		return codec.RespSystemError, "OS page cache busy, please try another machine"
+	}
+	return codec.RespSystemError, putStatusName(st)
 }
