@@ -17,7 +17,7 @@ MVN         ?= mvn
 IT_JAVA     := integration/java
 RMQD_TARGET ?= all
 IT_RUN      ?= .
-IT_TIMEOUT  ?= 20m
+IT_TIMEOUT  ?= 40m
 
 .PHONY: integration-deps integration-clients integration-test
 
