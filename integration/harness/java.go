@@ -211,13 +211,15 @@ func runJVM(tb TB, name, classpath string, timeout time.Duration, mainAndArgs []
 		tb.Fatalf("harness: %v", err)
 	}
 	defer f.Close()
-	// Leading "-D" entries of mainAndArgs are system properties: they go before -cp.
+	// Leading "-D" entries of mainAndArgs are system properties: they go before -cp, after the harness's own
+	// so that a caller's -Drocketmq.home.dir wins (the JVM takes the last of a repeated property).
 	i := 0
 	for i < len(mainAndArgs) && strings.HasPrefix(mainAndArgs[i], "-D") {
 		i++
 	}
-	argv := append(append(append(cloneArgs(jvmClientOpts), mainAndArgs[:i]...), "-Duser.home="+home,
-		"-Drocketmq.home.dir="+home, "-cp", classpath), mainAndArgs[i:]...)
+	argv := append(append(append(cloneArgs(jvmClientOpts), "-Duser.home="+home, "-Drocketmq.home.dir="+home),
+		mainAndArgs[:i]...), "-cp", classpath)
+	argv = append(argv, mainAndArgs[i:]...)
 	fmt.Fprintf(f, "# %s: java %s\n", time.Now().Format(time.RFC3339Nano), strings.Join(argv, " "))
 
 	ctx, cancel := context.WithTimeout(tb.Context(), timeout)
