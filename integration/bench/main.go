@@ -83,7 +83,8 @@ type BrokerResult struct {
 	Kind               string      `json:"kind"`
 	StartToFirstMs     float64     `json:"startToFirstSendMs"`
 	RSSIdleKiB         int64       `json:"rssIdleKiB"`
-	RSSLoadKiB         int64       `json:"rssLoadKiB"` // peak during the fixed-rate run
+	IdleCPUsPerMin     float64     `json:"idleCpuSecondsPerMinute"` // over idleWindow, scaled
+	RSSLoadKiB         int64       `json:"rssLoadKiB"`              // peak during the fixed-rate run
 	AnonIdleKiB        int64       `json:"rssAnonIdleKiB"`
 	AnonLoadKiB        int64       `json:"rssAnonLoadKiB"`
 	RSSPeakKiB         int64       `json:"rssPeakKiB"`     // whole ASYNC_FLUSH run; grows with bytes written through mmap
@@ -409,6 +410,13 @@ func runBroker(ctx context.Context, e *env, kind string) *BrokerResult {
 	sleepCtx(ctx, 3*time.Second)
 	res.RSSIdleKiB, _ = rssKiB(b.brokerProc.pid())
 	res.AnonIdleKiB, _ = anonKiB(b.brokerProc.pid())
+	// Idle CPU: what the broker burns with one topic, no clients and no load (timers, housekeeping).
+	if c0, err := cpuMicros(b.brokerProc.pid()); err == nil {
+		sleepCtx(ctx, idleWindow)
+		if c1, err := cpuMicros(b.brokerProc.pid()); err == nil {
+			res.IdleCPUsPerMin = float64(c1-c0) / 1e6 * float64(time.Minute) / float64(idleWindow)
+		}
+	}
 	peak := sampleRSS(b.brokerProc.pid())
 
 	// Warm-up (JIT, page cache, mapped files): not recorded. A fixed count, so that both brokers have written
@@ -549,6 +557,9 @@ func (r *runner) goClient(ctx context.Context) {
 		r.e.log.Info("go client", "broker", r.res.Kind, "threads", threads, "msg/s", int(res.MsgPerS), "lat", res.Lat.String())
 	}
 }
+
+// idleWindow is how long idle CPU is measured (scaled to a minute in the report).
+const idleWindow = 20 * time.Second
 
 // syncWarmN is the SYNC_FLUSH warm-up: the same bytes on both brokers.
 const syncWarmN = 5000

@@ -103,6 +103,7 @@ func rows(res *Results, e *env) []row {
 	}
 	add("start → first accepted send", "ms", a.StartToFirstMs, r.StartToFirstMs, "", "", "<= 0.05x", true)
 	add("broker RSS idle", "MiB", float64(a.RSSIdleKiB)/1024, float64(r.RSSIdleKiB)/1024, "", "", "", true)
+	add("broker CPU per idle minute (no clients)", "s", a.IdleCPUsPerMin, r.IdleCPUsPerMin, "", "", "", true)
 	ra := fmt.Sprintf(" @%.0f/s 1 KiB", e.cpuRate)
 	add("broker RSS under load (peak VmRSS"+ra+")", "MiB", float64(a.RSSLoadKiB)/1024, float64(r.RSSLoadKiB)/1024, "", "", "<= 0.25x", true)
 	add("broker RssAnon idle", "MiB", float64(a.AnonIdleKiB)/1024, float64(r.AnonIdleKiB)/1024, "", "", "", true)
