@@ -288,7 +288,7 @@ func (b *Broker) Start(ctx context.Context) error {
 			return fmt.Errorf("start broker: %w", err)
 		}
 	}
-	b.store.SetArrivingListener(b.hold.arriving)
+	b.store.SetArrivingListener(b.arriving)
 	runCtx, cancel := context.WithCancel(context.Background())
 	b.cancel = cancel
 	b.goLoop(func() { b.hold.run(runCtx) })

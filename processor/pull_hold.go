@@ -34,7 +34,8 @@ type pullHoldService struct {
 	mu    sync.Mutex
 	held  map[topicQueue][]*heldPull
 	count int
-	max   int // held pulls at most; 0 = no bound
+	max   int           // held pulls at most; 0 = no bound
+	kick  chan struct{} // the first pull held after an empty spell: start ticking again
 }
 
 // DefaultMaxHeldPulls bounds the held pulls of a broker (rmqd's
@@ -43,7 +44,8 @@ type pullHoldService struct {
 const DefaultMaxHeldPulls = 100000
 
 func newPullHoldService(b *Broker) *pullHoldService {
-	return &pullHoldService{b: b, tick: 500 * time.Millisecond, held: map[topicQueue][]*heldPull{}, max: DefaultMaxHeldPulls}
+	return &pullHoldService{b: b, tick: 500 * time.Millisecond, held: map[topicQueue][]*heldPull{}, max: DefaultMaxHeldPulls,
+		kick: make(chan struct{}, 1)}
 }
 
 // SetMaxHeldPulls bounds the pulls held for long polling (maxHeldPullRequests);
@@ -77,7 +79,11 @@ func (s *pullHoldService) suspend(p *heldPull) {
 	}
 	s.held[k] = append(s.held[k], p)
 	s.count++
+	first := s.count == 1
 	s.mu.Unlock()
+	if first {
+		kick(s.kick)
+	}
 	if s.b.store.MaxOffsetInQueue(k.topic, k.queue) > p.header.queueOffset {
 		s.notify(k.topic, k.queue, -1, 0, "", false)
 	}
@@ -185,9 +191,10 @@ func (s *pullHoldService) executeOne(p *heldPull) {
 	}
 }
 
-// run checks every held queue each tick until ctx ends.
+// run checks every held queue each tick until ctx ends; with nothing held it
+// sleeps until a pull is.
 func (s *pullHoldService) run(ctx context.Context) {
-	everyTick(ctx, s.tick, func(context.Context) {
+	tickUntilIdle(ctx, s.tick, idleTick, s.kick, func(context.Context) bool {
 		s.mu.Lock()
 		keys := make([]topicQueue, 0, len(s.held))
 		for k := range s.held {
@@ -197,6 +204,9 @@ func (s *pullHoldService) run(ctx context.Context) {
 		for _, k := range keys {
 			s.notify(k.topic, k.queue, -1, 0, "", false)
 		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.count > 0
 	})
 }
 

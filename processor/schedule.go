@@ -88,6 +88,7 @@ type scheduleService struct {
 	offsets map[int32]int64 // delay level (1-based) → next schedule-queue offset
 	version dataVersion
 	tick    time.Duration
+	kick    chan struct{} // a message reached SCHEDULE_TOPIC_XXXX (arriving)
 	// parked and real are the delivering goroutine's scratch: a schedule
 	// record decoded in place and the message put back for it.
 	parked codec.Message
@@ -96,7 +97,7 @@ type scheduleService struct {
 
 func newScheduleService(b *Broker) *scheduleService {
 	return &scheduleService{b: b, log: b.log, path: filepath.Join(b.conf().ConfigDir(), "delayOffset.json"),
-		offsets: map[int32]int64{}, tick: 100 * time.Millisecond}
+		offsets: map[int32]int64{}, tick: 100 * time.Millisecond, kick: make(chan struct{}, 1)}
 }
 
 func (s *scheduleService) load() error {
@@ -137,17 +138,16 @@ func (s *scheduleService) encode() []byte {
 }
 
 func (s *scheduleService) run(ctx context.Context) {
-	t := time.NewTicker(s.tick)
-	defer t.Stop()
 	lastPersist := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	tickUntilIdle(ctx, s.tick, idleTick, s.kick, func(ctx context.Context) (pending bool) {
 		for level := 1; level <= len(s.b.delayLevels); level++ {
 			s.deliverLevel(ctx, int32(level))
+			s.mu.Lock()
+			off := s.offsets[int32(level)]
+			s.mu.Unlock()
+			if off < s.b.store.MaxOffsetInQueue(TopicSchedule, int32(level-1)) {
+				pending = true
+			}
 		}
 		if time.Since(lastPersist) >= 10*time.Second {
 			lastPersist = time.Now()
@@ -155,7 +155,8 @@ func (s *scheduleService) run(ctx context.Context) {
 				s.log.Error("persist delayOffset.json", "err", err)
 			}
 		}
-	}
+		return pending
+	})
 }
 
 // deliverLevel moves every due message of one level to its real topic.

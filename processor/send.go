@@ -53,7 +53,14 @@ func (b *Broker) handleSendMessage(ctx context.Context, c remoting.Conn, req *co
 // name servers, and retry sends may create the dead-letter topic. So do all
 // sends while another put has held the commitlog lock for a millisecond or
 // more (a slow disk): they would wait for it on the loop (send_admission.go).
+// Under SYNC_FLUSH no send runs inline: each waits for an fdatasync of a few
+// hundred microseconds anyway, so the hand-off costs nothing worth keeping,
+// while a put that meets a slow disk (dirty-page throttling in the write)
+// would stop every connection of its loop until the write returns.
 func (b *Broker) sendInline(req *codec.RemotingCommand) bool {
+	if b.conf().Store.FlushDiskType == store.SyncFlush {
+		return false
+	}
 	topic, ok := req.Ext.Get("b")
 	if !ok {
 		topic, ok = req.Ext.Get("topic")

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"rmqd/codec"
+	"rmqd/store"
 )
 
 // TestSendInlinePicksOnlyNonBlockingSends: only sends to an existing, non-retry
@@ -24,4 +25,12 @@ func TestSendInlinePicksOnlyNonBlockingSends(t *testing.T) {
 	v2.Ext.Set("b", "Exists")
 	assert.True(t, b.sendInline(v2), "V2 header")
 	assert.False(t, b.sendInline(codec.NewRequest(codec.ReqSendMessage)), "no topic at all: the worker answers the error")
+}
+
+// TestSendInlineNeverUnderSyncFlush: a SYNC_FLUSH send waits for an fdatasync
+// anyway; on a worker, a put slowed by the disk cannot stop its event loop.
+func TestSendInlineNeverUnderSyncFlush(t *testing.T) {
+	b := newTestBroker(t, func(c *BrokerConfig) { c.Store.FlushDiskType = store.SyncFlush })
+	b.topics.Update(TopicConfig{TopicName: "Exists", ReadQueueNums: 4, WriteQueueNums: 4, Perm: PermRead | PermWrite})
+	assert.False(t, b.sendInline(sendReq("Exists", 0, []byte("x"), "")))
 }

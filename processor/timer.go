@@ -118,6 +118,7 @@ type timerService struct {
 	readPos int64
 	loaded  bool
 	tick    time.Duration
+	kick    chan struct{} // a message reached rmq_sys_wheel_timer (arriving)
 	// rec, parked and real are deliver's scratch (under mu): one message's
 	// record, its decoding (aliasing rec) and the message put back.
 	rec    []byte
@@ -126,10 +127,17 @@ type timerService struct {
 }
 
 func newTimerService(b *Broker) *timerService {
-	return &timerService{b: b, tick: 100 * time.Millisecond}
+	return &timerService{b: b, tick: 100 * time.Millisecond, kick: make(chan struct{}, 1)}
 }
 
-func (t *timerService) run(ctx context.Context) { everyTick(ctx, t.tick, t.step) }
+func (t *timerService) run(ctx context.Context) {
+	tickUntilIdle(ctx, t.tick, idleTick, t.kick, func(ctx context.Context) bool {
+		t.step(ctx)
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		return !t.loaded || t.count > 0 || t.readPos < t.b.store.MaxOffsetInQueue(TopicTimer, 0)
+	})
+}
 
 // add puts e in its slot; an overdue entry goes to the cursor's slot.
 func (t *timerService) add(e timerEntry) {

@@ -187,7 +187,7 @@ func (s TLSSettings) ClientConfig() (*tls.Config, error) {
 
 func loadKeyPair(certPath, keyPath, password string) (tls.Certificate, error) {
 	if password != "" {
-		return tls.Certificate{}, fmt.Errorf("remoting: TLS key %s: encrypted private keys are not supported; use an unencrypted PKCS#8 or PKCS#1 key", keyPath)
+		return loadEncryptedKeyPair(certPath, keyPath, password)
 	}
 	cert, err := tls.LoadX509KeyPair(certPath, keyPath)
 	if err != nil {

@@ -79,6 +79,10 @@ type Config struct {
 	HaHousekeepingInterval  int    `prop:"haHousekeepingInterval"`
 	HaTransferBatchSize     int    `prop:"haTransferBatchSize"`
 	HaMaxGapNotInSync       int64  `prop:"haMaxGapNotInSync"`
+	// HaFlowControlEnable caps what a master sends each slave at
+	// MaxHaTransferByteInSecond per second (Java's FlowMonitor, off by default).
+	HaFlowControlEnable       bool  `prop:"haFlowControlEnable"`
+	MaxHaTransferByteInSecond int64 `prop:"maxHaTransferByteInSecond"`
 
 	// rmqd's own keys (a Java broker ignores them). PrefaultAheadBytes of the
 	// commitlog past the write position are populated ahead of the appends (0:
@@ -153,6 +157,7 @@ func DefaultConfig() Config {
 		HaSendHeartbeatInterval:           5000,
 		HaHousekeepingInterval:            20000,
 		HaTransferBatchSize:               32 * 1024,
+		MaxHaTransferByteInSecond:         100 * 1024 * 1024,
 		HaMaxGapNotInSync:                 256 * 1024 * 1024,
 		PrefaultAheadBytes:                4 << 20,
 		MappedResidentBytes:               32 << 20,

@@ -16,18 +16,24 @@ const scheduleTopic = "SCHEDULE_TOPIC_XXXX"
 // runReput is ReputMessageService: it turns new commitlog records into consume
 // queue units and index entries, then tells the arriving listener.
 func (s *DefaultStore) runReput(ctx context.Context) {
-	t := time.NewTicker(100 * time.Millisecond)
+	t := time.NewTimer(reputRetry)
 	defer t.Stop()
 	for {
 		stuck := s.doReput()
 		// Publish idleness, then look again: a put that saw us busy did not
 		// wake us, but its bytes are visible to this second look. A log stuck
-		// at a bad record is retried on the ticker instead.
+		// at a bad record is retried every reputRetry; an idle one waits for
+		// an append's wake-up (every append wakes it, replicated ones too).
 		s.reputIdle.Store(true)
 		if !stuck && s.reputFrom.Load() < s.commitLog.q.maxOffset() {
 			s.reputIdle.Store(false)
 			continue
 		}
+		wait := reputIdleCheck
+		if stuck {
+			wait = reputRetry
+		}
+		t.Reset(wait)
 		select {
 		case <-ctx.Done():
 			return
@@ -37,6 +43,11 @@ func (s *DefaultStore) runReput(ctx context.Context) {
 		s.reputIdle.Store(false)
 	}
 }
+
+const (
+	reputRetry     = 100 * time.Millisecond
+	reputIdleCheck = time.Second // a safety net only: appends wake the dispatcher
+)
 
 // doReput dispatches everything between reputFrom and the commitlog's end. It
 // reports whether it stopped at a record it cannot decode.

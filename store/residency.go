@@ -44,7 +44,7 @@ type pageKeeper struct {
 // to pageKeeperIdle when nothing was appended.
 const (
 	pageKeeperTick  = 5 * time.Millisecond
-	pageKeeperIdle  = 100 * time.Millisecond
+	pageKeeperIdle  = time.Second // an append wakes an idle keeper (appended)
 	pageKeeperSweep = time.Second
 )
 
@@ -68,11 +68,21 @@ func (s *DefaultStore) runPageKeeper(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-s.keeperWake:
 		}
+		s.keeperIdle.Store(false)
 		end := s.commitLog.q.maxOffset()
 		k.tick()
 		if end == lastEnd {
-			t.Reset(pageKeeperIdle)
+			// Publish idleness, then look again: an append that saw the keeper
+			// busy did not wake it.
+			s.keeperIdle.Store(true)
+			if s.commitLog.q.maxOffset() != end {
+				s.keeperIdle.Store(false)
+				t.Reset(pageKeeperTick)
+			} else {
+				t.Reset(pageKeeperIdle)
+			}
 		} else {
 			t.Reset(pageKeeperTick)
 		}

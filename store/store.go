@@ -40,8 +40,11 @@ type DefaultStore struct {
 
 	// reputFrom is the next commitlog offset to dispatch; only the dispatcher
 	// goroutine (or recovery, before it starts) moves it.
-	reputFrom  atomic.Int64
-	reputWake  chan struct{}
+	reputFrom atomic.Int64
+	reputWake chan struct{}
+	// keeperWake wakes the page keeper from its idle wait (keeperIdle set).
+	keeperWake chan struct{}
+	keeperIdle atomic.Bool
 	reputIdle  atomic.Bool // the dispatcher waits for a wake-up
 	dispatchMu sync.Mutex  // one dispatcher at a time
 	// dispatchFailedAt is the record whose dispatch last failed (under dispatchMu).
@@ -90,6 +93,7 @@ func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
 		delayLevels: levels,
 		cqs:         make(map[tqKey]*consumeQueue),
 		reputWake:   make(chan struct{}, 1),
+		keeperWake:  make(chan struct{}, 1),
 		diskWake:    make(chan struct{}, 1),
 		lazy:        newLazyMaps(int64(cfg.MappedConsumeQueueFilesMax)),
 		slave:       cfg.BrokerRole == RoleSlave,
@@ -509,6 +513,12 @@ func (s *DefaultStore) afterFlushAsync(ctx context.Context, res PutResult, props
 // appended runs after every commitlog append, outside the commitlog lock.
 func (s *DefaultStore) appended() {
 	s.wakeReput()
+	if s.keeperIdle.Load() {
+		select {
+		case s.keeperWake <- struct{}{}:
+		default:
+		}
+	}
 	if h := s.appendHook.Load(); h != nil {
 		(*h)()
 	}

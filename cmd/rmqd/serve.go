@@ -331,6 +331,9 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 		TransferBatchSize:    scfg.HaTransferBatchSize,
 		Logger:               logger,
 	}
+	if scfg.HaFlowControlEnable {
+		haCfg.MaxTransferBytesPerSecond = scfg.MaxHaTransferByteInSecond
+	}
 	var haMaster *ha.Master
 	var haSlave *ha.Slave
 	if bcfg.IsSlave() {

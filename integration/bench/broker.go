@@ -101,7 +101,20 @@ type broker struct {
 	procs            []*proc
 	brokerProc       *proc // the process whose RSS and CPU we measure
 	nsProc           *proc // Apache only
+	slaveProc        *proc // with spec.role: the slave broker
+	slaveAddr        string
+	sign             *lg.Credentials // spec.sign: every request to the broker is signed
 	startToFirstSend time.Duration
+}
+
+// brokerSpec is what a run needs beyond the defaults: a label for its directories, extra broker.conf keys
+// (ACL, TLS...), credentials its requests must be signed with, and a replication role (SYNC_MASTER or
+// ASYNC_MASTER: a slave is started beside the master, on the same name server).
+type brokerSpec struct {
+	label string
+	conf  map[string]string
+	sign  *lg.Credentials
+	role  string
 }
 
 func freePort() (int, error) {
@@ -153,6 +166,13 @@ func writeConf(path string, kv map[string]string) error {
 // first exec until a SEND_MESSAGE_V2 to a freshly created topic, routed through the name server, returns
 // SEND_OK.
 func startBroker(ctx context.Context, e *env, kind, flush string) (*broker, error) {
+	return startBrokerSpec(ctx, e, kind, flush, brokerSpec{})
+}
+
+func startBrokerSpec(ctx context.Context, e *env, kind, flush string, spec brokerSpec) (*broker, error) {
+	if spec.label == "" {
+		spec.label = strings.ToLower(flush)
+	}
 	nsPort, err := freePort()
 	if err != nil {
 		return nil, err
@@ -163,8 +183,8 @@ func startBroker(ctx context.Context, e *env, kind, flush string) (*broker, erro
 	}
 	listen := base + 2
 	b := &broker{kind: kind, flush: flush, namesrv: harness.Addr(nsPort), addr: harness.Addr(listen),
-		logDir: filepath.Join(e.outDir, "logs", kind+"-"+strings.ToLower(flush))}
-	b.storeDir = filepath.Join(e.storeRoot, kind+"-"+strings.ToLower(flush))
+		logDir: filepath.Join(e.outDir, "logs", kind+"-"+spec.label), sign: spec.sign}
+	b.storeDir = filepath.Join(e.storeRoot, kind+"-"+spec.label)
 	_ = os.RemoveAll(b.logDir)
 	_ = os.RemoveAll(b.storeDir)
 	for _, d := range []string{b.logDir, b.storeDir} {
@@ -180,6 +200,12 @@ func startBroker(ctx context.Context, e *env, kind, flush string) (*broker, erro
 		"storePathCommitLog":    filepath.Join(b.storeDir, "commitlog"),
 		"autoCreateTopicEnable": "true", "flushDiskType": flush,
 		"mappedFileSizeCommitLog": fmt.Sprint(1 << 30),
+	}
+	for k, v := range spec.conf {
+		conf[k] = v
+	}
+	if spec.role != "" {
+		conf["brokerRole"] = spec.role
 	}
 	var start time.Time // the first exec: set right before it in each case
 	switch kind {
@@ -230,11 +256,68 @@ func startBroker(ctx context.Context, e *env, kind, flush string) (*broker, erro
 	default:
 		return nil, fmt.Errorf("unknown broker kind %q", kind)
 	}
+	if spec.role != "" {
+		// The master answers SLAVE_NOT_AVAILABLE until its slave connects: the first-send probe waits for both.
+		if err := b.startSlave(e, conf); err != nil {
+			b.stop()
+			return nil, err
+		}
+	}
 	if err := b.firstSend(ctx, start, 180*time.Second); err != nil {
 		b.stop()
 		return nil, err
 	}
 	return b, nil
+}
+
+// startSlave starts the slave of master b (brokerId 1, same name server and broker name), its own store.
+func (b *broker) startSlave(e *env, master map[string]string) error {
+	base, err := freeBlock()
+	if err != nil {
+		return err
+	}
+	listen := base + 2
+	conf := make(map[string]string, len(master))
+	for k, v := range master {
+		conf[k] = v
+	}
+	dir := b.logDir + "-slave"
+	store := b.storeDir + "-slave"
+	_ = os.RemoveAll(dir)
+	_ = os.RemoveAll(store)
+	for _, d := range []string{dir, store} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	delete(conf, "namesrvListenPort")
+	conf["brokerId"], conf["brokerRole"] = "1", "SLAVE"
+	conf["listenPort"], conf["haListenPort"] = fmt.Sprint(listen), fmt.Sprint(listen+1)
+	conf["storePathRootDir"], conf["storePathCommitLog"] = store, filepath.Join(store, "commitlog")
+	cf := filepath.Join(dir, "broker.conf")
+	if err := writeConf(cf, conf); err != nil {
+		return err
+	}
+	var p *proc
+	switch b.kind {
+	case "rmqd":
+		p, err = startProc("rmqd slave", filepath.Join(dir, "rmqd.log"), dir, nil, e.rmqdBin, "broker", "-c", cf, "-n", b.namesrv)
+	default:
+		home := filepath.Join(dir, "home")
+		if err := os.MkdirAll(home, 0o755); err != nil {
+			return err
+		}
+		cp := filepath.Join(e.apacheLib, "*")
+		common := []string{"-Duser.home=" + home, "-Drocketmq.home.dir=" + home, "-Drmqd.it.bindAddress=127.0.0.1", "-cp", cp}
+		p, err = startProc("apache slave", filepath.Join(dir, "broker.log"), dir, []string{"ROCKETMQ_HOME=" + home},
+			append(append(append([]string{"java"}, apacheBrokerJVM...), common...), "org.apache.rocketmq.broker.BrokerStartup", "-c", cf)...)
+	}
+	if err != nil {
+		return err
+	}
+	b.procs = append(b.procs, p)
+	b.slaveProc, b.slaveAddr = p, harness.Addr(listen)
+	return nil
 }
 
 // firstSend polls every 10 ms: create topic, route lookup, one send.
@@ -250,7 +333,7 @@ func (b *broker) firstSend(ctx context.Context, start time.Time, bound time.Dura
 		}
 		switch stage {
 		case "create topic":
-			if last = lg.CreateTopic(ctx, b.addr, topic, 8); last == nil {
+			if last = lg.CreateTopic(ctx, b.addr, topic, 8, b.opts()...); last == nil {
 				stage = "route"
 				continue
 			}
@@ -260,7 +343,7 @@ func (b *broker) firstSend(ctx context.Context, start time.Time, bound time.Dura
 				continue
 			}
 		case "send":
-			r, err := lg.Send(ctx, lg.SendConfig{Route: route, Topic: topic, Size: 128, InFlight: 1, Count: 1, Timeout: 5 * time.Second})
+			r, err := lg.Send(ctx, lg.SendConfig{Route: route, Topic: topic, Size: 128, InFlight: 1, Count: 1, Timeout: 5 * time.Second, Sign: b.sign})
 			if err == nil && r.Sent == 1 {
 				b.startToFirstSend = time.Since(start)
 				return nil
@@ -273,6 +356,14 @@ func (b *broker) firstSend(ctx context.Context, start time.Time, bound time.Dura
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// opts are the control-request options the broker needs (signing).
+func (b *broker) opts() []lg.Option {
+	if b.sign == nil {
+		return nil
+	}
+	return []lg.Option{lg.WithCredentials(b.sign)}
 }
 
 func (b *broker) alive() error {

@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -30,6 +31,8 @@ type env struct {
 	warmN     int64
 	perf      bool
 	syncOnly  bool
+	caps      bool // capability runs: TLS, signed (ACL 2.0), SYNC/ASYNC_MASTER with a slave
+	capsOnly  bool
 	rmqdConf  map[string]string // extra broker.conf keys for rmqd (-rmqd-conf)
 	dur       time.Duration
 	warm      time.Duration
@@ -51,7 +54,11 @@ type SendRun struct {
 	Stored   int64         `json:"stored"`
 	CPUUs    float64       `json:"cpuUsPerMsg,omitempty"`
 	ClientUs float64       `json:"clientCpuUsPerMsg,omitempty"` // load generator (this process)
-	Load     string        `json:"loadavg"`
+	// Replication runs: the slave's CPU per message (open loop), and how long after the last acknowledged
+	// send the slave's consume queues held every stored message (-1: never within the bound).
+	SlaveCPUUs float64 `json:"slaveCpuUsPerMsg,omitempty"`
+	SlaveLagMs float64 `json:"slaveLagMs,omitempty"`
+	Load       string  `json:"loadavg"`
 }
 
 // ConsumeRun is the catch-up read of N stored messages.
@@ -76,7 +83,8 @@ type BrokerResult struct {
 	Kind               string      `json:"kind"`
 	StartToFirstMs     float64     `json:"startToFirstSendMs"`
 	RSSIdleKiB         int64       `json:"rssIdleKiB"`
-	RSSLoadKiB         int64       `json:"rssLoadKiB"` // peak during the fixed-rate run
+	IdleCPUsPerMin     float64     `json:"idleCpuSecondsPerMinute"` // over idleWindow, scaled
+	RSSLoadKiB         int64       `json:"rssLoadKiB"`              // peak during the fixed-rate run
 	AnonIdleKiB        int64       `json:"rssAnonIdleKiB"`
 	AnonLoadKiB        int64       `json:"rssAnonLoadKiB"`
 	RSSPeakKiB         int64       `json:"rssPeakKiB"`     // whole ASYNC_FLUSH run; grows with bytes written through mmap
@@ -89,6 +97,10 @@ type BrokerResult struct {
 	GoClient           []SendRun   `json:"goClient"`
 	Java               *JavaRun    `json:"javaProducer,omitempty"`
 	Sync               []SendRun   `json:"syncFlush"`
+	TLS                []SendRun   `json:"tls,omitempty"`         // 1 KiB sends over TLS (permissive port)
+	Signed             []SendRun   `json:"signed,omitempty"`      // 1 KiB sends signed, ACL 2.0 on
+	SyncMaster         []SendRun   `json:"syncMaster,omitempty"`  // 1 KiB sends to a SYNC_MASTER with a slave
+	AsyncMaster        []SendRun   `json:"asyncMaster,omitempty"` // same, ASYNC_MASTER
 	SyncStartToFirstMs float64     `json:"syncStartToFirstSendMs"`
 	Errors             []string    `json:"errors,omitempty"`
 }
@@ -127,6 +139,8 @@ func main() {
 	var rmqdConf string
 	flag.StringVar(&rmqdConf, "rmqd-conf", "", "extra broker.conf keys for rmqd, k=v,k=v (to compare its own settings)")
 	flag.BoolVar(&e.syncOnly, "sync-only", false, "only the SYNC_FLUSH runs (a quick look at the flush path; use with -md '')")
+	flag.BoolVar(&e.caps, "caps", true, "capability runs: TLS, signed sends (ACL 2.0), SYNC_MASTER and ASYNC_MASTER with a slave")
+	flag.BoolVar(&e.capsOnly, "caps-only", false, "only the capability runs (use with -md '' for a quick look)")
 	flag.Parse()
 	e.rmqdConf = map[string]string{}
 	for _, kv := range strings.Split(rmqdConf, ",") {
@@ -268,6 +282,7 @@ type runner struct {
 	b   *broker
 	res *BrokerResult
 	seq int
+	tls *tls.Config // sends over TLS (capability runs)
 }
 
 func (r *runner) fail(format string, args ...any) {
@@ -283,7 +298,7 @@ func (r *runner) topic(what string) string {
 
 // route creates a fresh 8-queue topic and looks its route up once.
 func (r *runner) route(ctx context.Context, topic string) (lg.Route, error) {
-	if err := lg.CreateTopic(ctx, r.b.addr, topic, 8); err != nil {
+	if err := lg.CreateTopic(ctx, r.b.addr, topic, 8, r.b.opts()...); err != nil {
 		return lg.Route{}, err
 	}
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -299,7 +314,7 @@ func (r *runner) checkStored(ctx context.Context, what string, route lg.Route, t
 	// look again for a few seconds before calling messages lost.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		_, sum, err := lg.MaxOffsets(ctx, route.BrokerAddr, topic, route.Queues)
+		_, sum, err := lg.MaxOffsets(ctx, route.BrokerAddr, topic, route.Queues, r.b.opts()...)
 		if err != nil {
 			r.fail("%s %s: stored count: %v", r.res.Kind, what, err)
 			return -1
@@ -324,15 +339,18 @@ func (r *runner) send(ctx context.Context, flush string, size, inflight int, rat
 		return nil
 	}
 	pid := r.b.brokerProc.pid()
-	var cpu0 int64
+	var cpu0, slave0 int64
 	var res lg.SendResult
 	if rate > 0 {
 		// CPU is measured over the whole open-loop run: warm-up and measured window together.
 		cpu0, _ = cpuMicros(pid)
+		if r.b.slaveProc != nil {
+			slave0, _ = cpuMicros(r.b.slaveProc.pid())
+		}
 	}
 	self0 := selfCPUMicros()
 	res, err = lg.Send(ctx, lg.SendConfig{Route: route, Topic: topic, Size: size, InFlight: inflight, Duration: d,
-		Warmup: r.e.warm, Rate: rate, Count: count, Full: true})
+		Warmup: r.e.warm, Rate: rate, Count: count, Full: true, TLS: r.tls, Sign: r.b.sign})
 	run := &SendRun{Client: "loadgen", Flush: flush, Size: size, InFlight: inflight, Rate: rate, Result: res, Load: loadAvg()}
 	if res.Sent > 0 {
 		run.ClientUs = float64(selfCPUMicros()-self0) / float64(res.Sent)
@@ -341,6 +359,10 @@ func (r *runner) send(ctx context.Context, flush string, size, inflight int, rat
 		cpu1, _ := cpuMicros(pid)
 		if res.Sent > 0 {
 			run.CPUUs = float64(cpu1-cpu0) / float64(res.Sent)
+			if r.b.slaveProc != nil {
+				s1, _ := cpuMicros(r.b.slaveProc.pid())
+				run.SlaveCPUUs = float64(s1-slave0) / float64(res.Sent)
+			}
 		}
 	}
 	if err != nil {
@@ -354,6 +376,9 @@ func (r *runner) send(ctx context.Context, flush string, size, inflight int, rat
 		r.e.log.Warn("broker flow control", "broker", r.res.Kind, "size", size, "inflight", inflight, "rate", rate, "busy", res.Busy)
 	}
 	run.Stored = r.checkStored(ctx, fmt.Sprintf("send %d B x%d", size, inflight), route, topic, res.Sent)
+	if r.b.slaveProc != nil {
+		run.SlaveLagMs = r.slaveLag(ctx, route, topic, run.Stored)
+	}
 	r.e.log.Info("send", "broker", r.res.Kind, "flush", flush, "size", size, "inflight", inflight, "rate", rate,
 		"msg/s", int(res.MsgPerS), "lat", res.Lat.String(), "cpuUs/msg", fmt.Sprintf("%.1f", run.CPUUs),
 		"clientUs/msg", fmt.Sprintf("%.1f", run.ClientUs), "load", run.Load)
@@ -364,6 +389,13 @@ func runBroker(ctx context.Context, e *env, kind string) *BrokerResult {
 	res := &BrokerResult{Kind: kind}
 	if e.syncOnly {
 		(&runner{e: e, res: res}).syncFlush(ctx)
+		return res
+	}
+	if e.capsOnly {
+		r := &runner{e: e, res: res}
+		r.tlsRuns(ctx)
+		r.signedRuns(ctx)
+		r.replicationRuns(ctx)
 		return res
 	}
 	e.log.Info("starting", "broker", kind, "flush", "ASYNC_FLUSH", "load", loadAvg())
@@ -378,6 +410,13 @@ func runBroker(ctx context.Context, e *env, kind string) *BrokerResult {
 	sleepCtx(ctx, 3*time.Second)
 	res.RSSIdleKiB, _ = rssKiB(b.brokerProc.pid())
 	res.AnonIdleKiB, _ = anonKiB(b.brokerProc.pid())
+	// Idle CPU: what the broker burns with one topic, no clients and no load (timers, housekeeping).
+	if c0, err := cpuMicros(b.brokerProc.pid()); err == nil {
+		sleepCtx(ctx, idleWindow)
+		if c1, err := cpuMicros(b.brokerProc.pid()); err == nil {
+			res.IdleCPUsPerMin = float64(c1-c0) / 1e6 * float64(time.Minute) / float64(idleWindow)
+		}
+	}
 	peak := sampleRSS(b.brokerProc.pid())
 
 	// Warm-up (JIT, page cache, mapped files): not recorded. A fixed count, so that both brokers have written
@@ -412,12 +451,19 @@ func runBroker(ctx context.Context, e *env, kind string) *BrokerResult {
 	r.consume(ctx)
 	r.goClient(ctx)
 	r.javaProducer(ctx, 16, 1024, r.e.javaN)
+	if e.caps {
+		r.tlsRuns(ctx)
+	}
 	r.perfProfile(ctx)
 	if err := b.alive(); err != nil {
 		r.fail("%v", err)
 	}
 	out := r.finish(peak)
 	r.syncFlush(ctx)
+	if e.caps {
+		r.signedRuns(ctx)
+		r.replicationRuns(ctx)
+	}
 	return out
 }
 
@@ -511,6 +557,9 @@ func (r *runner) goClient(ctx context.Context) {
 		r.e.log.Info("go client", "broker", r.res.Kind, "threads", threads, "msg/s", int(res.MsgPerS), "lat", res.Lat.String())
 	}
 }
+
+// idleWindow is how long idle CPU is measured (scaled to a minute in the report).
+const idleWindow = 20 * time.Second
 
 // syncWarmN is the SYNC_FLUSH warm-up: the same bytes on both brokers.
 const syncWarmN = 5000

@@ -103,6 +103,7 @@ func rows(res *Results, e *env) []row {
 	}
 	add("start → first accepted send", "ms", a.StartToFirstMs, r.StartToFirstMs, "", "", "<= 0.05x", true)
 	add("broker RSS idle", "MiB", float64(a.RSSIdleKiB)/1024, float64(r.RSSIdleKiB)/1024, "", "", "", true)
+	add("broker CPU per idle minute (no clients)", "s", a.IdleCPUsPerMin, r.IdleCPUsPerMin, "", "", "", true)
 	ra := fmt.Sprintf(" @%.0f/s 1 KiB", e.cpuRate)
 	add("broker RSS under load (peak VmRSS"+ra+")", "MiB", float64(a.RSSLoadKiB)/1024, float64(r.RSSLoadKiB)/1024, "", "", "<= 0.25x", true)
 	add("broker RssAnon idle", "MiB", float64(a.AnonIdleKiB)/1024, float64(r.AnonIdleKiB)/1024, "", "", "", true)
@@ -180,7 +181,48 @@ func rows(res *Results, e *env) []row {
 		add(label+" throughput", "msg/s", tput(ar), tput(rr), ld(ar), ld(rr), "", false)
 		add(label+" p99", "ms", lat(ar, 99), lat(rr, 99), ld(ar), ld(rr), "", true)
 	}
+	// Capabilities (caps.go): each no worse than 0.5x Apache's CPU per message (issue 22).
+	for _, c := range []struct {
+		name   string
+		ar, rr []SendRun
+		slave  bool
+	}{
+		{"TLS", a.TLS, r.TLS, false},
+		{"signed (ACL 2.0)", a.Signed, r.Signed, false},
+		{"SYNC_MASTER + slave", a.SyncMaster, r.SyncMaster, true},
+		{"ASYNC_MASTER + slave", a.AsyncMaster, r.AsyncMaster, true},
+	} {
+		if ac, rc := findRun(c.ar, 1024, 64, 0), findRun(c.rr, 1024, 64, 0); ac != nil || rc != nil {
+			label := c.name + " send 1 KiB ×64"
+			add(label+" throughput", "msg/s", tput(ac), tput(rc), ld(ac), ld(rc), "", false)
+			add(label+" p99", "ms", lat(ac, 99), lat(rc, 99), ld(ac), ld(rc), "", true)
+			if c.slave {
+				add(label+": slave complete after the run", "ms", lag(ac), lag(rc), ld(ac), ld(rc), "", true)
+			}
+		}
+		if ao, ro := findRun(c.ar, 1024, 128, e.cpuRate), findRun(c.rr, 1024, 128, e.cpuRate); ao != nil || ro != nil {
+			label := fmt.Sprintf("%s open loop 1 KiB @%.0f/s", c.name, e.cpuRate)
+			add(label+" broker CPU per message", "µs", cpu(ao), cpu(ro), ld(ao), ld(ro), "<= 0.5x", true)
+			if c.slave {
+				add(label+" slave CPU per message", "µs", slaveCPU(ao), slaveCPU(ro), ld(ao), ld(ro), "<= 0.5x", true)
+			}
+		}
+	}
 	return out
+}
+
+func lag(x *SendRun) float64 {
+	if x == nil {
+		return 0
+	}
+	return x.SlaveLagMs
+}
+
+func slaveCPU(x *SendRun) float64 {
+	if x == nil {
+		return 0
+	}
+	return x.SlaveCPUUs
 }
 
 func idx(s []SendRun, i int) *SendRun {

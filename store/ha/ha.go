@@ -47,7 +47,10 @@ type Config struct {
 	HousekeepingInterval time.Duration
 	// TransferBatchSize is haTransferBatchSize: the most bytes in one frame.
 	TransferBatchSize int
-	Logger            *slog.Logger
+	// MaxTransferBytesPerSecond caps what is sent each slave per second
+	// (haFlowControlEnable with maxHaTransferByteInSecond); 0: no cap.
+	MaxTransferBytesPerSecond int64
+	Logger                    *slog.Logger
 }
 
 func (c *Config) fill() {

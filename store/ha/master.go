@@ -38,6 +38,8 @@ type ConnStatus struct {
 	AckOffset int64
 	// TransferredOffset is where the next frame to this slave starts.
 	TransferredOffset int64
+	// BytesPerSecond is what was sent this slave in the last whole second.
+	BytesPerSecond int64
 }
 
 // NewMaster returns a master that serves st once Start listens.
@@ -87,7 +89,8 @@ func (m *Master) Status() []ConnStatus {
 	defer m.mu.Unlock()
 	out := make([]ConnStatus, 0, len(m.conns))
 	for c := range m.conns {
-		out = append(out, ConnStatus{Addr: c.nc.RemoteAddr().String(), AckOffset: c.ack.Load(), TransferredOffset: c.next.Load()})
+		out = append(out, ConnStatus{Addr: c.nc.RemoteAddr().String(), AckOffset: c.ack.Load(), TransferredOffset: c.next.Load(),
+			BytesPerSecond: c.flow.perSecond(time.Now())})
 	}
 	return out
 }
@@ -133,7 +136,8 @@ func (m *Master) accept() {
 			}
 			continue
 		}
-		c := &masterConn{m: m, nc: nc, wake: make(chan struct{}, 1), first: make(chan struct{}), done: make(chan struct{})}
+		c := &masterConn{m: m, nc: nc, wake: make(chan struct{}, 1), first: make(chan struct{}), done: make(chan struct{}),
+			flow: newFlow(m.cfg.MaxTransferBytesPerSecond, time.Now())}
 		c.ack.Store(-1)
 		c.next.Store(-1)
 		m.mu.Lock()
@@ -171,6 +175,7 @@ type masterConn struct {
 	counted   bool
 	ack       atomic.Int64
 	next      atomic.Int64
+	flow      *flow
 	done      chan struct{}
 	closeOnce sync.Once
 }
@@ -249,8 +254,25 @@ func (c *masterConn) writeLoop() {
 	lastWrite := time.Now()
 	idle := time.NewTimer(cfg.HeartbeatInterval)
 	defer idle.Stop()
+	lastWarn := time.Time{}
 	for {
-		n, err := st.ReadCommitLog(buf[headerSize:], next)
+		room, windowEnd := c.flow.room(time.Now(), cfg.TransferBatchSize)
+		if room == 0 {
+			if time.Since(lastWarn) >= time.Second {
+				c.m.log.Warn("HA flow control: the slave's bytes for this second are sent", "remote", c.nc.RemoteAddr(),
+					"maxHaTransferByteInSecond", cfg.MaxTransferBytesPerSecond)
+				lastWarn = time.Now()
+			}
+			wait := time.NewTimer(time.Until(windowEnd))
+			select {
+			case <-c.done:
+				wait.Stop()
+				return
+			case <-wait.C:
+			}
+			continue
+		}
+		n, err := st.ReadCommitLog(buf[headerSize:headerSize+room], next)
 		if err != nil {
 			c.m.log.Error("read commitlog for slave", "remote", c.nc.RemoteAddr(), "offset", next, "err", err)
 			return
@@ -266,6 +288,7 @@ func (c *masterConn) writeLoop() {
 			if _, err := c.nc.Write(buf[:headerSize+n]); err != nil {
 				return
 			}
+			c.flow.sent(n)
 			lastWrite = time.Now()
 			if n > 0 {
 				continue

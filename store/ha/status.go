@@ -44,7 +44,7 @@ func (m *Master) RuntimeInfo(maxGap int64) RuntimeInfo {
 			info.InSyncSlaveNums++
 		}
 		info.HaConnectionInfo = append(info.HaConnectionInfo, ConnectionRuntimeInfo{Addr: c.Addr, SlaveAckOffset: ack,
-			Diff: end - ack, InSync: in, TransferFromWhere: c.TransferredOffset})
+			Diff: end - ack, InSync: in, TransferFromWhere: c.TransferredOffset, TransferredByteInSecond: c.BytesPerSecond})
 	}
 	return info
 }

@@ -11,10 +11,27 @@ import (
 
 const ctlTimeout = 10 * time.Second
 
+// Option changes how a control request is made.
+type Option func(*Conn)
+
+// WithCredentials signs the control requests (ACL 1.0 / 2.0 brokers).
+func WithCredentials(c *Credentials) Option { return func(conn *Conn) { conn.sign = c } }
+
+func dialOpts(ctx context.Context, addr string, opts []Option) (*Conn, error) {
+	c, err := Dial(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
+}
+
 // CreateTopic creates (or updates) topic on the broker with queues read and write queues, like
 // `mqadmin updateTopic -r queues -w queues`.
-func CreateTopic(ctx context.Context, brokerAddr, topic string, queues int) error {
-	c, err := Dial(ctx, brokerAddr)
+func CreateTopic(ctx context.Context, brokerAddr, topic string, queues int, opts ...Option) error {
+	c, err := dialOpts(ctx, brokerAddr, opts)
 	if err != nil {
 		return err
 	}
@@ -94,8 +111,8 @@ func WaitRoute(ctx context.Context, namesrv, topic string) (Route, error) {
 
 // MaxOffsets returns GET_MAX_OFFSET of every queue 0..queues-1 of topic and their sum: the number of
 // messages the broker stored in the topic (from an empty topic).
-func MaxOffsets(ctx context.Context, brokerAddr, topic string, queues int) ([]int64, int64, error) {
-	c, err := Dial(ctx, brokerAddr)
+func MaxOffsets(ctx context.Context, brokerAddr, topic string, queues int, opts ...Option) ([]int64, int64, error) {
+	c, err := dialOpts(ctx, brokerAddr, opts)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -39,6 +39,7 @@ type Conn struct {
 	// and nothing read for the request timeout is failed as a whole.
 	lastRead atomic.Int64
 	timeout  atomic.Int64
+	sign     *Credentials // signs what Request sends (WithCredentials)
 }
 
 // Call is a reusable request slot: OnResponse runs in the reader goroutine with the decoded response (which
@@ -155,6 +156,9 @@ func (c *Conn) Do(frame []byte, opaque int32, call *Call, timeout time.Duration)
 // Request encodes req (setting its opaque) and runs Do with a fresh slot; convenient for control requests.
 func (c *Conn) Request(req *codec.RemotingCommand, timeout time.Duration) (code int32, remark string, ext map[string]string, body []byte, err error) {
 	req.Opaque = c.NextOpaque()
+	if c.sign != nil {
+		c.sign.sign(req)
+	}
 	call := NewCall(func(cmd *codec.RemotingCommand) {
 		// cmd aliases the reader's buffer: copy what outlives the callback.
 		code, remark = cmd.Code, strings.Clone(cmd.Remark)

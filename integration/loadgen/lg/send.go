@@ -31,6 +31,7 @@ type SendConfig struct {
 	Binary   bool          // ROCKETMQ binary headers instead of JSON (the Java client default is JSON)
 	Full     bool          // include every histogram bucket in the result
 	TLS      *tls.Config   // connect to the broker over TLS when set
+	Sign     *Credentials  // sign every send as AclClientRPCHook does (ACL 1.0 / 2.0) when set
 }
 
 // SendResult is what a run measured. Sent counts every SEND_OK, warm-up included; Rate and Lat cover the
@@ -168,7 +169,8 @@ func (s *sender) lane(ctx context.Context, id int, h *Hist) {
 			remark = strings.Clone(cmd.Remark) // cmd aliases the reader's buffer
 		}
 	})
-	var frame []byte
+	var frame, signed []byte
+	var tmp codec.RemotingCommand // the signed form's fields (Sign)
 	var seq uint32
 	period := time.Duration(0)
 	if cfg.Rate > 0 {
@@ -215,7 +217,16 @@ func (s *sender) lane(ctx context.Context, id int, h *Hist) {
 		hdr.Properties = "UNIQ_KEY\x01" + hex.EncodeToString(keyRaw[:]) + "\x02WAIT\x01true\x02"
 		req.Opaque = conn.NextOpaque()
 		frame = req.Encode(frame[:0])
-		if err := conn.Do(frame, req.Opaque, call, cfg.Timeout); err != nil {
+		out := frame
+		if cfg.Sign != nil {
+			var err error
+			if signed, err = cfg.Sign.signFrame(signed, frame, &tmp); err != nil {
+				s.recordErr(err.Error())
+				return
+			}
+			out = signed
+		}
+		if err := conn.Do(out, req.Opaque, call, cfg.Timeout); err != nil {
 			s.recordErr(err.Error())
 			return // the connection is gone
 		}
