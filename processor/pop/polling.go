@@ -324,3 +324,5 @@ func (p *polling) wakeAll() {
 		p.execute(hp)
 	}
 }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
