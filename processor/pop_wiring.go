@@ -125,3 +125,12 @@ func (b *Broker) arriving(topic string, queueID int32, maxOffset, tagsCode, stor
 	defer func() { b.recovered("pop arrival notification", recover()) }()
 	b.pop.Arriving(topic, queueID, tagsCode, props)
 }
+
+// popRevive reports a timer message the broker itself wrote to its revive
+// topic (POP checkpoints and acks): born at the broker's own address, which
+// no client connection can have.
+func (b *Broker) popRevive(m *codec.Message) bool {
+	c := b.conf()
+	return m.Topic == "rmq_sys_REVIVE_LOG_"+c.BrokerClusterName && m.BornHost == b.storeHost &&
+		m.QueueID >= 0 && m.QueueID < c.ReviveQueueNum
+}
