@@ -128,7 +128,9 @@ func (h *testHost) Topic(t string) (Topic, bool) {
 	tc, ok := h.topics[t]
 	return tc, ok
 }
-func (h *testHost) Group(string) (Group, bool) { return Group{ConsumeEnable: true, RetryMaxTimes: 16}, true }
+func (h *testHost) Group(string) (Group, bool) {
+	return Group{ConsumeEnable: true, RetryMaxTimes: 16}, true
+}
 func (h *testHost) CreateTopic(t string, n, perm int32) {
 	h.mu.Lock()
 	if _, ok := h.topics[t]; !ok {
@@ -159,7 +161,9 @@ func (h *testHost) NewFilter(_, typ, exp string) (store.MessageFilter, error) {
 	}
 	return tagFilter{javaHash(exp)}, nil
 }
-func (h *testHost) MatchArrival(f store.MessageFilter, tc int64, _ string) bool { return f.MatchTagsCode(tc) }
+func (h *testHost) MatchArrival(f store.MessageFilter, tc int64, _ string) bool {
+	return f.MatchTagsCode(tc)
+}
 func (h *testHost) Recovered(what string, r any) bool {
 	if r != nil {
 		panic(fmt.Sprint(what, ": ", r))
