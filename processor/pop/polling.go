@@ -63,20 +63,28 @@ func (l *queueLocks) unlock(key string) {
 }
 
 func (l *queueLocks) run(ctx context.Context) {
-	t := time.NewTicker(lockIdleExpiry)
+	everyTick(ctx, lockIdleExpiry, func() {
+		now := time.Now()
+		l.mu.Lock()
+		for k, q := range l.m {
+			if !q.locked && now.Sub(q.at) > lockIdleExpiry {
+				delete(l.m, k)
+			}
+		}
+		l.mu.Unlock()
+	})
+}
+
+// everyTick calls f every d until ctx ends.
+func everyTick(ctx context.Context, d time.Duration, f func()) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case now := <-t.C:
-			l.mu.Lock()
-			for k, q := range l.m {
-				if !q.locked && now.Sub(q.at) > lockIdleExpiry {
-					delete(l.m, k)
-				}
-			}
-			l.mu.Unlock()
+		case <-t.C:
+			f()
 		}
 	}
 }
@@ -98,7 +106,6 @@ type heldPop struct {
 	filter  store.MessageFilter
 	expired int64 // ms: bornTime + pollTime
 	notify  bool  // a NOTIFICATION, answered hasMsg instead of re-run
-	done    bool
 }
 
 // polling is PopLongPollingService: held requests per topic@group@queue
@@ -118,7 +125,7 @@ type polling struct {
 	// on a locked queue gets the batch once its invisible time has passed
 	// (Java's ConsumerOrderInfoLockManager wakes them at that time).
 	lastOrder int64
-	total  int
+	total     int
 	// stopped: shutdown answers held requests and parks no more.
 	stopped bool
 }
@@ -268,18 +275,7 @@ func (p *polling) execute(hp *heldPop) {
 
 // run expires held requests every 20 ms (Java's service loop) and drops
 // closed connections.
-func (p *polling) run(ctx context.Context) {
-	t := time.NewTicker(20 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			p.expire()
-		}
-	}
-}
+func (p *polling) run(ctx context.Context) { everyTick(ctx, 20*time.Millisecond, p.expire) }
 
 func (p *polling) expire() {
 	now := time.Now().UnixMilli()
