@@ -549,3 +549,16 @@ func TestOrderedPopHeldUntilInvisibleTimePasses(t *testing.T) {
 	hdr := r.CustomHeader.(*PopResponseHeader)
 	require.Equal(t, "0 qo0%0 1;0 qo0%1 1;0 0 1", hdr.OrderCountInfo)
 }
+
+func TestReviveSkipsLeadingOrphanAcks(t *testing.T) {
+	h := newTestHost(t)
+	h.topics["T"] = Topic{ReadQueueNums: 1, Perm: 6}
+	s := New(h, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	past := time.Now().UnixMilli() - 10000
+	for i := int64(0); i < 3; i++ {
+		require.True(t, s.putAck(&AckMsg{AckOffset: i, ConsumerGroup: "G", Topic: "T", PopTime: past, BrokerName: "broker-a"}, 1, past, false))
+	}
+	require.Eventually(t, func() bool { return h.MaxOffset(reviveTopic("C"), 1) == 3 }, 5*time.Second, time.Millisecond)
+	newReviver(s, 1).round(context.Background())
+	require.Equal(t, int64(2), h.QueryOffset(reviveGroup, reviveTopic("C"), 1), "acks without a checkpoint do not hold the revive queue")
+}

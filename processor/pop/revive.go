@@ -61,6 +61,11 @@ func (r *reviver) round(ctx context.Context) {
 	reads := 0
 	atTail := false
 	started := time.Now()
+	// Records before the first checkpoint of the round are acks whose
+	// checkpoints were done in earlier rounds (a checkpoint is delivered
+	// before its acks): progress may pass them, so a long run of late acks
+	// cannot hold the queue (Java re-reads them until a checkpoint follows).
+	leading, sawCk := old, false
 	defaultBroker := r.s.h.Conf().BrokerName
 	for reads < reviveRoundReads && ctx.Err() == nil && time.Since(started) < reviveRoundPeriod {
 		res := r.s.h.GetMessage(reviveGroup, r.topic, r.queue, off, 32, nil)
@@ -89,6 +94,11 @@ func (r *reviver) round(ctx context.Context) {
 			}
 			qoff := recordQueueOffset(rec)
 			tags, _ := codec.PropertyValue(m.Properties, codec.PropTags)
+			if tags == ckTag {
+				sawCk = true
+			} else if !sawCk {
+				leading = qoff
+			}
 			switch tags {
 			case ckTag:
 				ck := &CheckPoint{}
@@ -150,6 +160,7 @@ func (r *reviver) round(ctx context.Context) {
 		}
 		newOff = ck.ReviveOffset
 	}
+	newOff = max(newOff, leading)
 	if newOff > old {
 		r.s.h.CommitOffset(reviveGroup, r.topic, r.queue, newOff)
 	}
