@@ -202,6 +202,9 @@ func (r *reviver) revive(ck *CheckPoint) {
 	}
 }
 
+// maxRetryTopicLen is the longest retry topic name (a group's limit).
+const maxRetryTopicLen = 255
+
 // Born and store host IPv6 bits of a record's sysFlag.
 const (
 	sysFlagBornV6  = 1 << 4
@@ -218,6 +221,11 @@ func (r *reviver) reviveRetry(ck *CheckPoint, rec []byte) bool {
 	topic := ck.Topic
 	if !strings.HasPrefix(topic, retryGroupPrefix) {
 		topic = retryTopic(ck.Topic, ck.CID, cfg.EnableRetryTopicV2)
+	}
+	if len(topic) > maxRetryTopicLen {
+		// A file name the store could not make (Java fails at the store).
+		r.s.log.Warn("revive: retry topic name too long, message dropped", "group", ck.CID, "topic", ck.Topic)
+		return true
 	}
 	props := m.Properties
 	if _, has := codec.PropertyValue(props, propFirstPopTime); m.ReconsumeTimes == 0 || !has {
