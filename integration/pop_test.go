@@ -1,7 +1,10 @@
 package integration
 
 import (
+	"context"
 	"encoding/base64"
+	"os/exec"
+	"path/filepath"
 	"fmt"
 	"sort"
 	"strconv"
@@ -34,10 +37,18 @@ func TestPop(t *testing.T) {
 			tg := harness.Start(t, kind, harness.Options{})
 			ready()
 			started.Wait()
-			r := newRawClient(t, tg)
-			t.Run("ack-and-redeliver", func(t *testing.T) { runPopRedeliver(t, r) })
-			t.Run("long-polling", func(t *testing.T) { runPopLongPolling(t, r) })
-			t.Run("ordered", func(t *testing.T) { runPopOrdered(t, r) })
+			// Each scenario has its own topic and group: they run side by side.
+			for name, run := range map[string]func(*testing.T){
+				"ack-and-redeliver": func(t *testing.T) { runPopRedeliver(t, newRawClient(t, tg)) },
+				"long-polling":      func(t *testing.T) { runPopLongPolling(t, newRawClient(t, tg)) },
+				"ordered":           func(t *testing.T) { runPopOrdered(t, newRawClient(t, tg)) },
+				"java5-client":      func(t *testing.T) { runPopJava5(t, tg) },
+			} {
+				t.Run(name, func(t *testing.T) {
+					t.Parallel()
+					run(t)
+				})
+			}
 		})
 	}
 }
@@ -350,4 +361,34 @@ func runPopOrdered(t *testing.T, r *rawClient) {
 	if got := strings.Join(bodiesOf(next.msgs), ","); got != "o2" {
 		t.Fatalf("ordered pop after the acks: %v, want o2", bodiesOf(next.msgs))
 	}
+}
+
+// runPopJava5 runs testdata/PopClient5.java on rocketmq-client 5.3.3's classpath: POP, ACK and
+// CHANGE_MESSAGE_INVISIBLETIME through MQClientAPIImpl, whose response parsing (PopResult, receipt handles
+// from startOffsetInfo/msgOffsetInfo, POP_CK of retry messages) is what rocketmq-proxy relies on.
+func runPopJava5(t *testing.T, tg *harness.Target) {
+	harness.RequireJars(t, "client5")
+	newRawClient(t, tg).createTopic("IT_pop_j5", 2)
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
+	defer cancel()
+	src := filepath.Join(harness.RepoRoot(t), "integration", "testdata", "PopClient5.java")
+	cmd := exec.CommandContext(ctx, "java", "-Duser.home="+t.TempDir(), "-cp", filepath.Join(harness.LibDir(t, "client5"), "*"),
+		src, tg.NamesrvAddr, tg.BrokerAddr, tg.BrokerName, "IT_pop_j5", "IT_pop_j5_g")
+	out, err := cmd.CombinedOutput()
+	var lines []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "pop:") || strings.HasPrefix(l, "ack:") || strings.HasPrefix(l, "change:") ||
+			strings.HasPrefix(l, "again:") || strings.HasPrefix(l, "FAIL") || l == "OK" || strings.Contains(l, "Exception") {
+			lines = append(lines, l)
+		}
+	}
+	t.Logf("PopClient5:\n%s", strings.Join(lines, "\n"))
+	if err != nil || !strings.Contains(string(out), "\nOK\n") {
+		t.Fatalf("PopClient5 failed (%v):\n%s", err, lastLines(string(out), 40))
+	}
+}
+
+func lastLines(s string, n int) string {
+	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(l[max(len(l)-n, 0):], "\n")
 }
