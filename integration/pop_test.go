@@ -3,9 +3,9 @@ package integration
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"os/exec"
 	"path/filepath"
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
