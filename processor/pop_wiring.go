@@ -117,6 +117,27 @@ func (h popHost) MatchArrival(f store.MessageFilter, tagsCode int64, props strin
 	return true
 }
 
+// ReviveHorizon: the timer has delivered every slot before its cursor, and
+// dispatch has caught up with what was put before the call.
+func (h popHost) ReviveHorizon() int64 {
+	b := h.b
+	hz := time.Now().UnixMilli()
+	if b.conf().TimerWheelEnable {
+		t := b.timer
+		t.mu.Lock()
+		if t.loaded {
+			hz = min(hz, t.cursor*timerPrecisionMs)
+		} else {
+			hz = 0
+		}
+		t.mu.Unlock()
+	}
+	if !b.waitDispatch(b.store.MaxPhyOffset(), 200*time.Millisecond, nil) {
+		return 0
+	}
+	return hz
+}
+
 func (h popHost) Recovered(what string, r any) bool { return h.b.recovered(what, r) }
 
 // arriving is the store's arrival listener: held pulls, then held POPs.

@@ -85,6 +85,9 @@ type Host interface {
 	NewFilter(topic, expType, exp string) (store.MessageFilter, error)
 	// MatchArrival runs a filter on an arrived message's tags code and properties.
 	MatchArrival(f store.MessageFilter, tagsCode int64, props string) bool
+	// ReviveHorizon is a time (ms) before which every revive record has come
+	// out of the timer and is readable in its queue; 0 when unknown.
+	ReviveHorizon() int64
 	// Recovered logs a recovered panic and reports whether there was one.
 	Recovered(what string, r any) bool
 }

@@ -164,6 +164,7 @@ func (h *testHost) NewFilter(_, typ, exp string) (store.MessageFilter, error) {
 func (h *testHost) MatchArrival(f store.MessageFilter, tc int64, _ string) bool {
 	return f.MatchTagsCode(tc)
 }
+func (h *testHost) ReviveHorizon() int64 { return time.Now().UnixMilli() }
 func (h *testHost) Recovered(what string, r any) bool {
 	if r != nil {
 		panic(fmt.Sprint(what, ": ", r))

@@ -54,6 +54,8 @@ func (r *reviver) run(ctx context.Context) {
 // round reads what is new in the revive queue (bounded: reviveRoundReads
 // records, reviveRoundPeriod) and revives what is due.
 func (r *reviver) round(ctx context.Context) {
+	// Taken before reading: what the timer delivered before it is all read below.
+	horizon := r.s.h.ReviveHorizon()
 	old := r.s.h.QueryOffset(reviveGroup, r.topic, r.queue)
 	off := old + 1
 	cks := map[string]*CheckPoint{}
@@ -136,9 +138,10 @@ func (r *reviver) round(ctx context.Context) {
 		res.Release()
 	}
 	if atTail && len(cks) > 0 {
-		// Nothing more to read: acks of checkpoints due a while ago have all
-		// come out of the timer (Java moves endTime to now after 3 s idle).
-		endTime = max(endTime, time.Now().UnixMilli()-500)
+		// Nothing more to read: the acks of checkpoints due before the timer's
+		// horizon have all come out (Java moves endTime to now after 3 s idle
+		// while its timer is not behind).
+		endTime = max(endTime, min(time.Now().UnixMilli()-500, horizon))
 	}
 	list := make([]*CheckPoint, 0, len(cks))
 	for _, ck := range cks {
