@@ -66,15 +66,14 @@ type poppedMsg struct {
 }
 
 type popResult struct {
-	code                int32
-	remark              string
-	popTime, invisible  int64
-	reviveQid           int
-	startInfo, msgInfo  string
-	orderInfo           string
-	msgs                []poppedMsg
-	restNum             int64
-	extraInfoBrokerName string
+	code               int32
+	remark             string
+	popTime, invisible int64
+	reviveQid          int
+	startInfo, msgInfo string
+	orderInfo          string
+	msgs               []poppedMsg
+	restNum            int64
 }
 
 func (r *rawClient) pop(topic, group string, queue int, maxNums int, invisible, poll time.Duration, order bool) popResult {

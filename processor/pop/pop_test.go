@@ -196,6 +196,19 @@ type testConn struct {
 
 func newConn() *testConn { return &testConn{wrote: make(chan struct{}, 16)} }
 
+// first waits (bounded) for the first response written later (a held request).
+func (c *testConn) first(t *testing.T, within time.Duration) *codec.RemotingCommand {
+	t.Helper()
+	select {
+	case <-c.wrote:
+	case <-time.After(within):
+		t.Fatal("held request not answered")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.resps[0]
+}
+
 func (c *testConn) ID() uint64 { return 1 }
 func (c *testConn) RemoteAddr() net.Addr {
 	return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}
@@ -405,14 +418,7 @@ func TestLongPollingWokenByArrival(t *testing.T) {
 	resp, _, _ := s.doPop(t, c, popReq{topic: "T", group: "G", queue: -1, max: 4, invisible: 60000, poll: 10000})
 	require.Nil(t, resp, "held")
 	h.send(t, "T", 1, "late", "a")
-	select {
-	case <-c.wrote:
-	case <-time.After(5 * time.Second):
-		t.Fatal("held pop not woken")
-	}
-	c.mu.Lock()
-	r := c.resps[0]
-	c.mu.Unlock()
+	r := c.first(t, 5*time.Second)
 	require.Equal(t, codec.RespSuccess, r.Code)
 	require.Equal(t, "late", string(decodeBody(t, r.Body)[0].m.Body))
 }
@@ -535,14 +541,7 @@ func TestOrderedPopHeldUntilInvisibleTimePasses(t *testing.T) {
 	p.poll = 10000
 	resp, _, _ := s.doPop(t, c, p)
 	require.Nil(t, resp, "held while the batch is invisible")
-	select {
-	case <-c.wrote:
-	case <-time.After(8 * time.Second):
-		t.Fatal("held ordered pop not answered")
-	}
-	c.mu.Lock()
-	r := c.resps[0]
-	c.mu.Unlock()
+	r := c.first(t, 8*time.Second)
 	require.Equal(t, codec.RespSuccess, r.Code)
 	got := decodeBody(t, r.Body)
 	require.Len(t, got, 2)
