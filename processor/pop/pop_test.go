@@ -36,7 +36,9 @@ type testHost struct {
 	stopped atomic.Bool
 }
 
-func newTestHost(t *testing.T) *testHost {
+func newTestHost(t *testing.T) *testHost { return newTestHostTB(t) }
+
+func newTestHostTB(t testing.TB) *testHost {
 	t.Helper()
 	root := t.TempDir()
 	scfg := store.DefaultConfig()
@@ -561,4 +563,39 @@ func TestReviveSkipsLeadingOrphanAcks(t *testing.T) {
 	require.Eventually(t, func() bool { return h.MaxOffset(reviveTopic("C"), 1) == 3 }, 5*time.Second, time.Millisecond)
 	newReviver(s, 1).round(context.Background())
 	require.Equal(t, int64(2), h.QueryOffset(reviveGroup, reviveTopic("C"), 1), "acks without a checkpoint do not hold the revive queue")
+}
+
+// BenchmarkPopAck pops 32 messages and acks each, over a real store.
+func BenchmarkPopAck(b *testing.B) {
+	h := newTestHostTB(b)
+	h.topics["T"] = Topic{ReadQueueNums: 1, Perm: 6}
+	s := New(h, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	c := newConn()
+	body := []byte("0123456789012345678901234567890123456789012345678901234567890123")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		for j := 0; j < 32; j++ {
+			m := &codec.Message{Topic: "T", Body: body, BornTimestamp: 1, BornHost: h.cfg.StoreHost, StoreHost: h.cfg.StoreHost,
+				Properties: "TAGS\x01a\x02"}
+			h.st.PutMessage(context.Background(), m)
+		}
+		for h.st.MaxOffsetInQueue("T", 0) < int64(32*(i+1)) {
+			time.Sleep(100 * time.Microsecond)
+		}
+		b.StartTimer()
+		resp, err := s.handlePop(context.Background(), c, popReq{topic: "T", group: "G", queue: 0, max: 32, invisible: 60000}.cmd())
+		if err != nil || resp.Code != codec.RespSuccess {
+			b.Fatalf("pop: %v %v", err, resp)
+		}
+		hdr := resp.CustomHeader.(*PopResponseHeader)
+		start := int64(32 * i)
+		for j := int64(0); j < 32; j++ {
+			extra := buildExtraInfo(start, hdr.PopTime, hdr.InvisibleTime, hdr.ReviveQid, "T", "broker-a", 0, start+j)
+			if r, _ := s.handleAck(context.Background(), c, ackCmd("T", "G", 0, start+j, extra)); r.Code != codec.RespSuccess {
+				b.Fatalf("ack: %d %s", r.Code, r.Remark)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*32), "ns/msg")
 }
