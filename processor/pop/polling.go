@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"rmqd/codec"
@@ -126,6 +127,9 @@ type polling struct {
 	// (Java's ConsumerOrderInfoLockManager wakes them at that time).
 	lastOrder int64
 	total     int
+	// active mirrors total > 0 for the arrival path, which runs for every
+	// dispatched message and should not take mu when nothing is held.
+	active atomic.Bool
 	// stopped: shutdown answers held requests and parks no more.
 	stopped bool
 }
@@ -177,12 +181,16 @@ func (p *polling) park(hp *heldPop) pollResult {
 	}
 	p.held[key] = append(p.held[key], hp)
 	p.total++
+	p.active.Store(true)
 	return pollSuspended
 }
 
 // arriving wakes, for every group polling the topic, one request of the
 // any-queue key and one of the queue's own key.
 func (p *polling) arriving(topic string, queueID int32, tagsCode int64, props string) {
+	if !p.active.Load() {
+		return
+	}
 	p.mu.Lock()
 	if p.total == 0 {
 		p.mu.Unlock()
@@ -231,6 +239,7 @@ func (p *polling) takeLocked(key string, tagsCode int64, props string, filter bo
 		// Drop it and the closed ones before it.
 		rest := append(list[:0:0], list[i+1:]...)
 		p.total -= i + 1
+		p.active.Store(p.total > 0)
 		if len(rest) == 0 {
 			delete(p.held, key)
 		} else {
@@ -305,6 +314,7 @@ func (p *polling) expire() {
 			p.held[k] = keep
 		}
 	}
+	p.active.Store(p.total > 0)
 	if now-p.lastClean > interestTTL {
 		p.lastClean = now
 		for topic, gs := range p.groups {
@@ -344,6 +354,7 @@ func (p *polling) wakeAll() {
 		delete(p.held, k)
 	}
 	p.total = 0
+	p.active.Store(false)
 	p.stopped = true
 	p.mu.Unlock()
 	for _, hp := range all {
