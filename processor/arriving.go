@@ -10,10 +10,11 @@ import (
 // topic instead: an idle broker should not wake ten times a second per service (issue 22: idle CPU).
 const idleTick = time.Second
 
-// arriving is the store's ArrivingListener: held pulls first, then the delivery service whose topic got
-// the message.
+// arriving is the store's ArrivingListener: held pulls first, then held POPs, then the delivery service
+// whose topic got the message.
 func (b *Broker) arriving(topic string, queueID int32, logicOffset, tagsCode, storeTimestamp int64, properties string) {
 	b.hold.arriving(topic, queueID, logicOffset, tagsCode, storeTimestamp, properties)
+	b.popArriving(topic, queueID, tagsCode, properties)
 	switch topic {
 	case TopicSchedule:
 		kick(b.schedule.kick)

@@ -140,9 +140,8 @@ func (h popHost) ReviveHorizon() int64 {
 
 func (h popHost) Recovered(what string, r any) bool { return h.b.recovered(what, r) }
 
-// arriving is the store's arrival listener: held pulls, then held POPs.
-func (b *Broker) arriving(topic string, queueID int32, maxOffset, tagsCode, storeTime int64, props string) {
-	b.hold.arriving(topic, queueID, maxOffset, tagsCode, storeTime, props)
+// popArriving tells held POPs of an arrival (arriving.go).
+func (b *Broker) popArriving(topic string, queueID int32, tagsCode int64, props string) {
 	defer func() { b.recovered("pop arrival notification", recover()) }()
 	b.pop.Arriving(topic, queueID, tagsCode, props)
 }
