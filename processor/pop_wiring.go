@@ -121,19 +121,25 @@ func (h popHost) MatchArrival(f store.MessageFilter, tagsCode int64, props strin
 // dispatch has caught up with what was put before the call.
 func (h popHost) ReviveHorizon() int64 {
 	b := h.b
+	// Dispatch first: a timer record put before the call must be in the timer's
+	// queue before an empty wheel may count as "everything delivered".
+	if !b.waitDispatch(b.store.MaxPhyOffset(), 200*time.Millisecond, nil) {
+		return 0
+	}
 	hz := time.Now().UnixMilli()
 	if b.conf().TimerWheelEnable {
 		t := b.timer
 		t.mu.Lock()
 		if t.loaded {
-			hz = min(hz, t.cursor*timerPrecisionMs)
+			// An empty wheel with every timer record read has delivered all
+			// that was due, whatever its cursor says (it idles between steps).
+			if t.count > 0 || t.readPos < b.store.MaxOffsetInQueue(TopicTimer, 0) {
+				hz = min(hz, t.cursor*timerPrecisionMs)
+			}
 		} else {
 			hz = 0
 		}
 		t.mu.Unlock()
-	}
-	if !b.waitDispatch(b.store.MaxPhyOffset(), 200*time.Millisecond, nil) {
-		return 0
 	}
 	return hz
 }
