@@ -126,9 +126,9 @@ type GrpcMsg struct {
 	BodySha256        string            `json:"bodySha256"`
 	BodySize          int               `json:"bodySize"`
 	Properties        map[string]string `json:"properties"`
-	SentAt            int64             `json:"sentAt"`      // sent: when send was called (ms)
-	LocalState        string            `json:"localState"`  // sent, tx: commit, rollback, unknown
-	Recalled          bool              `json:"recalled"`    // sent, delay: recalled by its recall handle
+	SentAt            int64             `json:"sentAt"`     // sent: when send was called (ms)
+	LocalState        string            `json:"localState"` // sent, tx: commit, rollback, unknown
+	Recalled          bool              `json:"recalled"`   // sent, delay: recalled by its recall handle
 	DeliveryAttempt   int               `json:"deliveryAttempt"`
 	ReceivedAt        int64             `json:"receivedAt"` // received: when the client got it (ms)
 	Action            string            `json:"action"`     // received: ack, skip, change, change+ack, error, SUCCESS, FAILURE
@@ -163,6 +163,8 @@ func TryGrpc(tb TB, p *Proxy, args ...string) (*GrpcResult, error) {
 		return res, fmt.Errorf("grpc roundtrip: no result line (run error: %v); stdout %.300q; stderr %s:\n%s",
 			err, stdout, logPath, Tail(logPath, 20))
 	}
+	// The whole result line beside the JVM's stderr, for reading a failure afterwards.
+	_ = os.WriteFile(strings.TrimSuffix(logPath, ".log")+".json", line, 0o644)
 	if jerr := json.Unmarshal(line, res); jerr != nil {
 		return res, fmt.Errorf("grpc roundtrip: result %.300q: %w", line, jerr)
 	}
@@ -217,13 +219,24 @@ func CreateTopic(tb TB, tg *Target, topic string, queues int, attributes string)
 // (a gRPC consumer gets retryMaxTimes+1 delivery attempts before the message goes to %DLQ%group).
 func CreateGroup(tb TB, tg *Target, group string, orderly bool, retryMaxTimes int) {
 	tb.Helper()
+	CreateGroupConfig(tb, tg, group, map[string]any{"consumeMessageOrderly": orderly, "retryMaxTimes": retryMaxTimes})
+}
+
+// CreateGroupConfig is CreateGroup with any SubscriptionGroupConfig fields (Java's JSON names), e.g.
+// "groupRetryPolicy": {"type": "EXPONENTIAL", "exponentialRetryPolicy": {...}}.
+func CreateGroupConfig(tb TB, tg *Target, group string, fields map[string]any) {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(tb.Context(), 30*time.Second)
 	defer cancel()
-	body, err := json.Marshal(map[string]any{
+	cfg := map[string]any{
 		"groupName": group, "consumeEnable": true, "consumeFromMinEnable": true, "consumeBroadcastEnable": true,
-		"consumeMessageOrderly": orderly, "retryQueueNums": 1, "retryMaxTimes": retryMaxTimes, "brokerId": 0,
+		"consumeMessageOrderly": false, "retryQueueNums": 1, "retryMaxTimes": 16, "brokerId": 0,
 		"whichBrokerWhenConsumeSlowly": 1, "notifyConsumerIdsChangedEnable": true,
-	})
+	}
+	for k, v := range fields {
+		cfg[k] = v
+	}
+	body, err := json.Marshal(cfg)
 	if err != nil {
 		tb.Fatalf("harness: %v", err)
 	}
