@@ -230,6 +230,7 @@ func (b *Broker) Handlers() map[int32]remoting.Processor {
 		codec.ReqUpdateAndCreateSubscriptiongroupList: f(b.handleUpdateAndCreateSubscriptionGroupList),
 		codec.ReqGetConsumerRunningInfo:               f(b.handleGetConsumerRunningInfo),
 		codec.ReqConsumeMessageDirectly:               f(b.handleConsumeMessageDirectly),
+		codec.ReqRecallMessage:                        f(b.handleRecallMessage),
 	}
 	maps.Copy(m, b.adminHandlers())
 	maps.Copy(m, acl.Handlers(b.acl, func() (string, string, string) {

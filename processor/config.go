@@ -49,6 +49,11 @@ type BrokerConfig struct {
 	TransactionCheckInterval    int64  `prop:"transactionCheckInterval"` // ms
 	TransactionTimeOut          int64  `prop:"transactionTimeOut"`       // ms
 	TransactionCheckMax         int32  `prop:"transactionCheckMax"`
+	// RecallMessageEnable allows RECALL_MESSAGE (Java's default false);
+	// AllowRecallWhenBrokerNotWriteable (default true) lets it through a
+	// broker whose permission forbids writes.
+	RecallMessageEnable               bool `prop:"recallMessageEnable"`
+	AllowRecallWhenBrokerNotWriteable bool `prop:"allowRecallWhenBrokerNotWriteable"`
 	// BrokerConfigPath is the broker.conf the broker was started with (Java's
 	// brokerConfigPath, set by BrokerStartup from -c): UPDATE_BROKER_CONFIG
 	// writes changed settings back into it. Empty: updates are not persisted.
@@ -159,6 +164,8 @@ func DefaultBrokerConfig() BrokerConfig {
 		WaitTimeMillsInLitePullQueue:    5000,
 		WaitTimeMillsInHeartbeatQueue:   31000,
 		WaitTimeMillsInTransactionQueue: 3000,
+
+		AllowRecallWhenBrokerNotWriteable: true,
 	}
 }
 
