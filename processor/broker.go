@@ -17,6 +17,7 @@ import (
 	"rmqd/codec"
 	"rmqd/processor/acl"
 	"rmqd/processor/auth"
+	"rmqd/processor/pop"
 	"rmqd/remoting"
 )
 
@@ -43,6 +44,7 @@ type Broker struct {
 	schedule  *scheduleService
 	trans     *transactionService
 	timer     *timerService
+	pop       *pop.Service
 	// delayLevels[i] is the delay of level i+1 (messageDelayLevel).
 	delayLevels []time.Duration
 
@@ -95,6 +97,7 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 	b.schedule = newScheduleService(b)
 	b.trans = newTransactionService(b)
 	b.timer = newTimerService(b)
+	b.pop = newPopService(b)
 	if cfg.TransactionCheckInterval > 0 {
 		b.trans.interval = time.Duration(cfg.TransactionCheckInterval) * time.Millisecond
 	}
@@ -105,7 +108,7 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 		b.trans.checkMax = int(cfg.TransactionCheckMax)
 	}
 	for name, load := range map[string]func() error{"topics": b.topics.Load, "subscription groups": b.groups.Load,
-		"consumer offsets": b.offsets.Load, "delay offsets": b.schedule.load} {
+		"consumer offsets": b.offsets.Load, "delay offsets": b.schedule.load, "consumer order info": b.pop.Load} {
 		if err := load(); err != nil {
 			return nil, fmt.Errorf("new broker: load %s: %w", name, err)
 		}
@@ -233,6 +236,7 @@ func (b *Broker) Handlers() map[int32]remoting.Processor {
 		codec.ReqRecallMessage:                        f(b.handleRecallMessage),
 	}
 	maps.Copy(m, b.adminHandlers())
+	maps.Copy(m, b.pop.Handlers())
 	maps.Copy(m, acl.Handlers(b.acl, func() (string, string, string) {
 		c := b.conf()
 		return c.BrokerClusterName, c.BrokerName, c.BrokerAddr()
@@ -289,7 +293,7 @@ func (b *Broker) Start(ctx context.Context) error {
 			return fmt.Errorf("start broker: %w", err)
 		}
 	}
-	b.store.SetArrivingListener(b.hold.arriving)
+	b.store.SetArrivingListener(b.arriving)
 	runCtx, cancel := context.WithCancel(context.Background())
 	b.cancel = cancel
 	b.goLoop(func() { b.hold.run(runCtx) })
@@ -310,6 +314,7 @@ func (b *Broker) Start(ctx context.Context) error {
 			b.goLoop(func() { b.timer.run(runCtx) })
 		}
 	}
+	b.pop.Start()
 	if b.conf().IsSlave() {
 		b.goLoop(func() { b.slaveSyncLoop(runCtx) })
 	}
@@ -359,6 +364,9 @@ func (b *Broker) Shutdown() error {
 	b.unregisterAll(context.Background())
 	b.hold.wakeAll()
 	var errs []error
+	if err := b.pop.Stop(); err != nil {
+		errs = append(errs, err)
+	}
 	for _, persist := range []func() error{b.offsets.Persist, b.topics.Persist, b.groups.Persist, b.schedule.persist} {
 		if err := persist(); err != nil {
 			errs = append(errs, err)

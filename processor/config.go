@@ -114,6 +114,7 @@ type BrokerConfig struct {
 	// Store is the store's configuration (MessageStoreConfig): the same file
 	// binds it, and the broker reads the few store keys it needs from here.
 	Store store.Config `prop:",inline"`
+	Pop   PopConfig    `prop:",inline"`
 }
 
 // DefaultBrokerConfig returns Java's defaults. BrokerIP1/2 default to the first
@@ -157,6 +158,7 @@ func DefaultBrokerConfig() BrokerConfig {
 		MetricsExporterType:         "DISABLE",
 		MetricsPromExporterPort:     5557,
 		Store:                       store.DefaultConfig(),
+		Pop:                         defaultPopConfig(),
 
 		BrokerFastFailureEnable:         true,
 		WaitTimeMillsInSendQueue:        200,

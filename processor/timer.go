@@ -333,7 +333,7 @@ func (t *timerService) deliver(ctx context.Context, e timerEntry) bool {
 		b.log.Warn("timer: message without REAL_TOPIC dropped", "offset", e.clOffset)
 		return true
 	}
-	if _, remark, ok := b.checkRestoredTarget(real.Topic, real.QueueID); !ok {
+	if _, remark, ok := b.checkRestoredTarget(real.Topic, real.QueueID); !ok && !b.popRevive(real) {
 		b.log.Warn("timer: message for a topic it may not go to dropped", "offset", e.clOffset,
 			"topic", real.Topic, "queue", real.QueueID, "remark", remark)
 		return true

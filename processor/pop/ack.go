@@ -1,0 +1,349 @@
+package pop
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"rmqd/codec"
+	"rmqd/remoting"
+)
+
+// BatchAck is one entry of BatchAckMessageRequestBody (short fastjson names,
+// long alternates): the acked offsets are startOffset + the set bits of a
+// java.util.BitSet, written as base64 of BitSet.toByteArray (little endian).
+type BatchAck struct {
+	ConsumerGroup string
+	Topic         string
+	Retry         string
+	StartOffset   int64
+	QueueID       int32
+	ReviveQueueID int32
+	PopTime       int64
+	InvisibleTime int64
+	Bits          []byte
+}
+
+// BatchAckBody is BatchAckMessageRequestBody.
+type BatchAckBody struct {
+	BrokerName string
+	Acks       []BatchAck
+}
+
+// maxBatchAckBits bounds the offsets one entry may ack (Java stops at
+// Integer.MAX_VALUE; a few thousand is already far past maxMsgNums).
+const maxBatchAckBits = 1 << 16
+
+// DecodeBatchAckBody parses a BATCH_ACK_MESSAGE body (fastjson, possibly lenient).
+func DecodeBatchAckBody(b []byte) (BatchAckBody, error) {
+	var out BatchAckBody
+	strict, err := codec.StrictJSON(b)
+	if err != nil {
+		return out, fmt.Errorf("batch ack body: %w", err)
+	}
+	var w struct {
+		BrokerName string            `json:"brokerName"`
+		Acks       []json.RawMessage `json:"acks"`
+	}
+	if err := json.Unmarshal(strict, &w); err != nil {
+		return out, fmt.Errorf("batch ack body: %w", err)
+	}
+	out.BrokerName = w.BrokerName
+	for _, raw := range w.Acks {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return out, fmt.Errorf("batch ack entry: %w", err)
+		}
+		if m == nil {
+			continue
+		}
+		var a BatchAck
+		var bits string
+		fields := []struct {
+			short, long string
+			dst         any
+		}{
+			{"c", "consumerGroup", &a.ConsumerGroup}, {"t", "topic", &a.Topic}, {"r", "retry", &a.Retry},
+			{"so", "startOffset", &a.StartOffset}, {"q", "queueId", &a.QueueID}, {"rq", "reviveQueueId", &a.ReviveQueueID},
+			{"pt", "popTime", &a.PopTime}, {"it", "invisibleTime", &a.InvisibleTime}, {"b", "bitSet", &bits},
+		}
+		for _, f := range fields {
+			v, ok := m[f.short]
+			if !ok {
+				v, ok = m[f.long]
+			}
+			if !ok || string(v) == "null" {
+				continue
+			}
+			if err := json.Unmarshal(v, f.dst); err != nil {
+				return out, fmt.Errorf("batch ack field %s: %w", f.short, err)
+			}
+		}
+		if bits != "" {
+			if a.Bits, err = base64.StdEncoding.DecodeString(bits); err != nil {
+				return out, fmt.Errorf("batch ack bitSet: %w", err)
+			}
+			if len(a.Bits) > maxBatchAckBits/8 {
+				return out, errors.New("batch ack bitSet too long")
+			}
+		}
+		out.Acks = append(out.Acks, a)
+	}
+	return out, nil
+}
+
+// setBits lists the set bit indexes (BitSet.valueOf(bytes): little endian).
+func (a *BatchAck) setBits() []int {
+	var out []int
+	for i, by := range a.Bits {
+		for j := 0; j < 8; j++ {
+			if by&(1<<j) != 0 {
+				out = append(out, i*8+j)
+			}
+		}
+	}
+	return out
+}
+
+type ackHeader struct {
+	group, topic string
+	queueID      int32
+	extraInfo    string
+	offset       int64
+}
+
+func parseAckHeader(req *codec.RemotingCommand) (ackHeader, error) {
+	var h ackHeader
+	e := req.Ext
+	var err error
+	if h.group, err = e.Require("consumerGroup"); err != nil {
+		return h, err
+	}
+	if h.topic, err = e.Require("topic"); err != nil {
+		return h, err
+	}
+	if h.queueID, err = e.RequireInt32("queueId"); err != nil {
+		return h, err
+	}
+	if h.extraInfo, err = e.Require("extraInfo"); err != nil {
+		return h, err
+	}
+	if h.offset, err = e.RequireInt64("offset"); err != nil {
+		return h, err
+	}
+	return h, nil
+}
+
+func (s *Service) handleAck(_ context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	h, err := parseAckHeader(req)
+	if err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
+	}
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	tc, ok := s.h.Topic(h.topic)
+	if !ok {
+		return codec.NewResponse(req, codec.RespTopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", h.topic)), nil
+	}
+	if h.queueID >= tc.ReadQueueNums || h.queueID < 0 {
+		return codec.NewResponse(req, codec.RespMessageIllegal, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]",
+			h.queueID, h.topic, tc.ReadQueueNums, c.RemoteAddr())), nil
+	}
+	minOff, maxOff := s.h.MinOffset(h.topic, h.queueID), s.h.MaxOffset(h.topic, h.queueID)
+	if h.offset < minOff || h.offset > maxOff {
+		return codec.NewResponse(req, codec.RespNoMessage, fmt.Sprintf("offset is illegal, key:%s@%d, commit:%d, store:%d~%d",
+			h.topic, h.queueID, h.offset, minOff, maxOff)), nil
+	}
+	ei, err := ParseExtraInfo(h.extraInfo)
+	if err != nil || ei.Fields < 6 {
+		return codec.NewResponse(req, codec.RespSystemError, fmt.Sprintf("extraInfo %q is illegal", h.extraInfo)), nil
+	}
+	if ei.ReviveQid == orderReviveQueue {
+		s.ackOrderly(c, h.topic, h.group, h.queueID, h.offset, ei.PopTime, ei.InvisibleTime, resp)
+		return resp, nil
+	}
+	ack := &AckMsg{AckOffset: h.offset, StartOffset: ei.CkQueueOffset, ConsumerGroup: h.group, Topic: h.topic,
+		QueueID: h.queueID, PopTime: ei.PopTime, BrokerName: ei.BrokerName}
+	s.putAck(ack, ei.ReviveQid, ei.PopTime+ei.InvisibleTime, false)
+	return resp, nil
+}
+
+func (s *Service) handleBatchAck(_ context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	if len(req.Body) == 0 {
+		resp.Code = codec.RespNoMessage
+		return resp, nil
+	}
+	body, err := DecodeBatchAckBody(req.Body)
+	if err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
+	}
+	if len(body.Acks) == 0 {
+		resp.Code = codec.RespNoMessage
+		return resp, nil
+	}
+	for i := range body.Acks {
+		a := &body.Acks[i]
+		topic, err := realTopic(a.Topic, a.ConsumerGroup, a.Retry)
+		if err != nil {
+			return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
+		}
+		minOff, maxOff := s.h.MinOffset(topic, a.QueueID), s.h.MaxOffset(topic, a.QueueID)
+		if minOff == -1 || maxOff == -1 {
+			continue
+		}
+		ack := &AckMsg{AckOffset: -1, StartOffset: a.StartOffset, ConsumerGroup: a.ConsumerGroup, Topic: topic,
+			QueueID: a.QueueID, PopTime: a.PopTime, BrokerName: body.BrokerName}
+		for _, bit := range a.setBits() {
+			off := a.StartOffset + int64(bit)
+			if off < minOff || off > maxOff {
+				continue
+			}
+			if a.ReviveQueueID == orderReviveQueue {
+				s.ackOrderly(c, topic, a.ConsumerGroup, a.QueueID, off, a.PopTime, a.InvisibleTime, resp)
+			} else {
+				ack.AckOffsetList = append(ack.AckOffsetList, off)
+			}
+		}
+		if a.ReviveQueueID == orderReviveQueue || len(ack.AckOffsetList) == 0 {
+			continue
+		}
+		s.putAck(ack, a.ReviveQueueID, a.PopTime+a.InvisibleTime, true)
+	}
+	return resp, nil
+}
+
+// putAck writes an ack (or batch ack) record to its revive queue, delivered by
+// the timer at the checkpoint's revive time (AckMessageProcessor.appendAck).
+// Java logs a failed put and answers the ack SUCCESS all the same.
+func (s *Service) putAck(ack *AckMsg, reviveQid int32, deliverMs int64, batch bool) bool {
+	body, err := jsonMarshal(ack)
+	if err != nil {
+		return false
+	}
+	tag := ackTag
+	if batch {
+		tag = batchAckTag
+	}
+	msg := s.reviveMessage(body, reviveQid, tag, ack.uniqueID(), deliverMs)
+	res := s.h.PutMessage(context.Background(), msg)
+	if !putOK(res.Status) {
+		s.log.Error("put pop ack", "status", res.Status, "topic", ack.Topic, "queue", ack.QueueID)
+		return false
+	}
+	return true
+}
+
+// ackOrderly is AckMessageProcessor.ackOrderly.
+func (s *Service) ackOrderly(c remoting.Conn, topic, group string, queueID int32, ackOffset, popTime, invisibleTime int64, resp *codec.RemotingCommand) {
+	key := lockKey(topic, group, queueID)
+	if ackOffset < s.h.QueryOffset(group, topic, queueID) {
+		return
+	}
+	s.locks.lock(key)
+	defer s.locks.unlock(key)
+	old := s.h.QueryOffset(group, topic, queueID)
+	if ackOffset < old {
+		return
+	}
+	next := s.order.CommitAndNext(topic, group, queueID, ackOffset, popTime)
+	switch {
+	case next > -1:
+		if !s.h.HasReset(group, topic, queueID) {
+			s.h.CommitOffset(group, topic, queueID, next)
+		}
+		if !s.order.CheckBlock("", topic, group, queueID, invisibleTime) {
+			s.poll.notifyKey(topic, group, queueID)
+			s.poll.notifyKey(topic, group, -1)
+		}
+	case next == -1:
+		resp.Code = codec.RespMessageIllegal
+		resp.Remark = fmt.Sprintf("offset is illegal, key:%s, old:%d, commit:%d, next:%d, %s", key, old, ackOffset, next, c.RemoteAddr())
+		resp.HasRemark = true
+	}
+}
+
+type changeHeader struct {
+	ackHeader
+	invisibleTime int64
+}
+
+// ChangeInvisibleResponseHeader is ChangeInvisibleTimeResponseHeader.
+type ChangeInvisibleResponseHeader struct {
+	PopTime       int64
+	InvisibleTime int64
+	ReviveQid     int32
+}
+
+// WriteExt writes the three fields.
+func (h *ChangeInvisibleResponseHeader) WriteExt(w *codec.ExtWriter) {
+	w.Int64("popTime", h.PopTime)
+	w.Int64("invisibleTime", h.InvisibleTime)
+	w.Int32("reviveQid", h.ReviveQid)
+}
+
+func (s *Service) handleChangeInvisible(_ context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	ah, err := parseAckHeader(req)
+	if err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
+	}
+	h := changeHeader{ackHeader: ah}
+	if h.invisibleTime, err = req.Ext.RequireInt64("invisibleTime"); err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
+	}
+	tc, ok := s.h.Topic(h.topic)
+	if !ok {
+		return codec.NewResponse(req, codec.RespTopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", h.topic)), nil
+	}
+	if h.queueID >= tc.ReadQueueNums || h.queueID < 0 {
+		return codec.NewResponse(req, codec.RespMessageIllegal, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]",
+			h.queueID, h.topic, tc.ReadQueueNums, c.RemoteAddr())), nil
+	}
+	minOff, maxOff := s.h.MinOffset(h.topic, h.queueID), s.h.MaxOffset(h.topic, h.queueID)
+	if h.offset < minOff || h.offset >= maxOff {
+		return codec.NewResponse(req, codec.RespNoMessage, ""), nil
+	}
+	ei, err := ParseExtraInfo(h.extraInfo)
+	if err != nil || ei.Fields < 6 {
+		return codec.NewResponse(req, codec.RespSystemError, fmt.Sprintf("extraInfo %q is illegal", h.extraInfo)), nil
+	}
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	hdr := &ChangeInvisibleResponseHeader{}
+	resp.CustomHeader = hdr
+	if ei.ReviveQid == orderReviveQueue {
+		s.changeInvisibleOrderly(&h, ei, hdr)
+		return resp, nil
+	}
+	now := time.Now().UnixMilli()
+	ck := &CheckPoint{Num: 1, PopTime: now, InvisibleTime: h.invisibleTime, StartOffset: h.offset, CID: h.group,
+		Topic: h.topic, QueueID: h.queueID, BrokerName: ei.BrokerName}
+	ck.addDiff(0)
+	if !s.putCheckPoint(ck, ei.ReviveQid) {
+		resp.Code = codec.RespSystemError
+		return resp, nil
+	}
+	// Then ack the old handle (ackOrigin).
+	ack := &AckMsg{AckOffset: h.offset, StartOffset: ei.CkQueueOffset, ConsumerGroup: h.group, Topic: h.topic,
+		QueueID: h.queueID, PopTime: ei.PopTime, BrokerName: ei.BrokerName}
+	s.putAck(ack, ei.ReviveQid, ei.PopTime+ei.InvisibleTime, false)
+	hdr.InvisibleTime, hdr.PopTime, hdr.ReviveQid = h.invisibleTime, now, ei.ReviveQid
+	return resp, nil
+}
+
+// changeInvisibleOrderly is processChangeInvisibleTimeForOrder.
+func (s *Service) changeInvisibleOrderly(h *changeHeader, ei ExtraInfo, hdr *ChangeInvisibleResponseHeader) {
+	if h.offset < s.h.QueryOffset(h.group, h.topic, h.queueID) {
+		return
+	}
+	key := lockKey(h.topic, h.group, h.queueID)
+	s.locks.lock(key)
+	defer s.locks.unlock(key)
+	if h.offset < s.h.QueryOffset(h.group, h.topic, h.queueID) {
+		return
+	}
+	next := time.Now().UnixMilli() + h.invisibleTime
+	s.order.UpdateNextVisibleTime(h.topic, h.group, h.queueID, h.offset, ei.PopTime, next)
+	hdr.InvisibleTime, hdr.PopTime, hdr.ReviveQid = next-ei.PopTime, ei.PopTime, ei.ReviveQid
+}

@@ -1,0 +1,74 @@
+package pop
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// FuzzBatchAckBody: any BATCH_ACK_MESSAGE body decodes or fails cleanly, and
+// a decoded entry never lists more offsets than its bit set can hold.
+func FuzzBatchAckBody(f *testing.F) {
+	f.Add([]byte(`{"acks":[{"b":"BQ==","c":"G","it":1000,"pt":1,"q":0,"r":"0","rq":1,"so":0,"t":"T"}],"brokerName":"broker-a"}`))
+	f.Add([]byte(`{"acks":[{"bitSet":"/w==","consumerGroup":"G","retry":"2","startOffset":9}]}`))
+	f.Add([]byte(`{acks:[{b:'AQ=='}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		body, err := DecodeBatchAckBody(b)
+		if err != nil {
+			return
+		}
+		for i := range body.Acks {
+			if n := len(body.Acks[i].setBits()); n > len(body.Acks[i].Bits)*8 {
+				t.Fatalf("%d bits from %d bytes", n, len(body.Acks[i].Bits))
+			}
+		}
+	})
+}
+
+// FuzzExtraInfo: receipt handles parse or fail cleanly, and what
+// buildExtraInfo writes parses back to the same fields.
+func FuzzExtraInfo(f *testing.F) {
+	f.Add("5 1700000000000 30000 3 2 broker-a 2 9")
+	f.Add("0 1 2 999 0 b 0")
+	f.Add("1 2 3")
+	f.Fuzz(func(t *testing.T, s string) {
+		e, err := ParseExtraInfo(s)
+		if err != nil || e.Fields < 8 {
+			return
+		}
+		topic := "T"
+		switch e.Retry {
+		case "1":
+			topic = "%RETRY%G_T"
+		case "2":
+			topic = "%RETRY%G+T"
+		default:
+			e.Retry = "0"
+		}
+		if e.BrokerName == "" {
+			return
+		}
+		back, err := ParseExtraInfo(buildExtraInfo(e.CkQueueOffset, e.PopTime, e.InvisibleTime, e.ReviveQid, topic, e.BrokerName, e.QueueID, e.QueueOffset))
+		if err != nil {
+			t.Fatalf("rebuilt handle does not parse: %v", err)
+		}
+		if back.CkQueueOffset != e.CkQueueOffset || back.PopTime != e.PopTime || back.QueueOffset != e.QueueOffset || back.Retry != e.Retry {
+			t.Fatalf("round trip: %+v != %+v", back, e)
+		}
+	})
+}
+
+// FuzzCheckPointJSON: a revive record body never panics the reviver's decode.
+func FuzzCheckPointJSON(f *testing.F) {
+	f.Add([]byte(`{"bm":0,"bn":"b","c":"G","d":[0,3],"it":50,"n":2,"pt":100,"q":1,"reviveTime":150,"ro":0,"so":7,"t":"T"}`))
+	f.Add([]byte(`{"ao":3,"aol":[1,2],"c":"G","pt":5,"q":0,"so":1,"t":"T"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var ck CheckPoint
+		if json.Unmarshal(b, &ck) == nil {
+			for i := 0; i < int(ck.Num) && i < len(ck.Diff); i++ {
+				_ = ck.indexOfAck(ck.ackOffsetByIndex(i))
+			}
+		}
+		var a AckMsg
+		_ = json.Unmarshal(b, &a)
+	})
+}

@@ -1,0 +1,328 @@
+package pop
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"sync"
+	"time"
+
+	"rmqd/codec"
+	"rmqd/remoting"
+	"rmqd/store"
+)
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+// lockKey is topic@group@queueId (KeyBuilder.buildPollingKey, QueueLockManager).
+func lockKey(topic, group string, queueID int32) string {
+	return topic + "@" + group + "@" + strconv.Itoa(int(queueID))
+}
+
+// queueLocks is QueueLockManager: a try-lock per topic@group@queue; idle
+// entries are dropped after a minute.
+type queueLocks struct {
+	mu sync.Mutex
+	m  map[string]*queueLock
+}
+
+type queueLock struct {
+	locked bool
+	at     time.Time
+}
+
+func (l *queueLocks) tryLock(key string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	q := l.m[key]
+	if q == nil {
+		q = &queueLock{}
+		l.m[key] = q
+	}
+	if q.locked {
+		return false
+	}
+	q.locked, q.at = true, time.Now()
+	return true
+}
+
+// lock spins until the lock is taken (Java's ack and change-invisible loops),
+// yielding between tries.
+func (l *queueLocks) lock(key string) {
+	for !l.tryLock(key) {
+		time.Sleep(50 * time.Microsecond)
+	}
+}
+
+func (l *queueLocks) unlock(key string) {
+	l.mu.Lock()
+	if q := l.m[key]; q != nil {
+		q.locked = false
+	}
+	l.mu.Unlock()
+}
+
+func (l *queueLocks) run(ctx context.Context) {
+	t := time.NewTicker(lockIdleExpiry)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			l.mu.Lock()
+			for k, q := range l.m {
+				if !q.locked && now.Sub(q.at) > lockIdleExpiry {
+					delete(l.m, k)
+				}
+			}
+			l.mu.Unlock()
+		}
+	}
+}
+
+type pollResult int
+
+const (
+	pollNot pollResult = iota
+	pollSuspended
+	pollFull
+	pollTimeout
+)
+
+// heldPop is a POP (or NOTIFICATION) waiting for a message (Java's PopRequest).
+type heldPop struct {
+	conn    remoting.Conn
+	h       popHeader
+	r       reply
+	filter  store.MessageFilter
+	expired int64 // ms: bornTime + pollTime
+	notify  bool  // a NOTIFICATION, answered hasMsg instead of re-run
+	done    bool
+}
+
+// polling is PopLongPollingService: held requests per topic@group@queue
+// (queue -1: any queue), woken one at a time by arrivals, expired by a tick.
+type polling struct {
+	s    *Service
+	mu   sync.Mutex
+	held map[string][]*heldPop
+	// groups lists the groups polling each topic; a retry topic maps to the
+	// topic whose POPs read it (v1 and v2: Java wakes only for v2).
+	groups map[string]map[string]struct{}
+	retry  map[string]topicGroup
+	total  int
+	// stopped: shutdown answers held requests and parks no more.
+	stopped bool
+}
+
+type topicGroup struct{ topic, group string }
+
+func newPolling(s *Service) *polling {
+	return &polling{s: s, held: map[string][]*heldPop{}, groups: map[string]map[string]struct{}{}, retry: map[string]topicGroup{}}
+}
+
+// hold parks a POP that found nothing (polling()).
+func (p *polling) hold(c remoting.Conn, h *popHeader, r reply) pollResult {
+	return p.park(&heldPop{conn: c, h: *h, r: r, expired: h.bornTime + h.pollTime})
+}
+
+func (p *polling) park(hp *heldPop) pollResult {
+	if hp.h.pollTime <= 0 {
+		return pollNot
+	}
+	cfg := p.s.h.Conf()
+	if hp.h.exp != "" {
+		hp.filter, _ = p.s.h.NewFilter(hp.h.topic, hp.h.expType, hp.h.exp)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return pollNot
+	}
+	gs := p.groups[hp.h.topic]
+	if gs == nil {
+		gs = map[string]struct{}{}
+		p.groups[hp.h.topic] = gs
+	}
+	if _, ok := gs[hp.h.group]; !ok {
+		gs[hp.h.group] = struct{}{}
+		tg := topicGroup{hp.h.topic, hp.h.group}
+		p.retry[retryTopicV1(hp.h.topic, hp.h.group)] = tg
+		p.retry[retryTopicV2(hp.h.topic, hp.h.group)] = tg
+	}
+	if cfg.MaxPopPollingSize > 0 && p.total >= cfg.MaxPopPollingSize {
+		return pollFull
+	}
+	if time.Now().UnixMilli() > hp.expired-pollingEarlyMs {
+		return pollTimeout
+	}
+	key := lockKey(hp.h.topic, hp.h.group, hp.h.queueID)
+	if cfg.PopPollingSize > 0 && len(p.held[key]) > cfg.PopPollingSize {
+		return pollFull
+	}
+	p.held[key] = append(p.held[key], hp)
+	p.total++
+	return pollSuspended
+}
+
+// arriving wakes, for every group polling the topic, one request of the
+// any-queue key and one of the queue's own key.
+func (p *polling) arriving(topic string, queueID int32, tagsCode int64, props string) {
+	p.mu.Lock()
+	if p.total == 0 {
+		p.mu.Unlock()
+		return
+	}
+	var targets []topicGroup
+	if tg, ok := p.retry[topic]; ok {
+		targets = append(targets, tg)
+	} else {
+		for g := range p.groups[topic] {
+			targets = append(targets, topicGroup{topic, g})
+		}
+	}
+	var wake []*heldPop
+	for _, tg := range targets {
+		if hp := p.takeLocked(lockKey(tg.topic, tg.group, -1), tagsCode, props, true); hp != nil {
+			wake = append(wake, hp)
+		}
+		if hp := p.takeLocked(lockKey(tg.topic, tg.group, queueID), tagsCode, props, true); hp != nil {
+			wake = append(wake, hp)
+		}
+	}
+	p.mu.Unlock()
+	p.wake(wake)
+}
+
+// notifyKey wakes one request of topic@group@queue (the rest of a POP that
+// found more than it could take, or an ordered queue that became free).
+func (p *polling) notifyKey(topic, group string, queueID int32) {
+	p.mu.Lock()
+	hp := p.takeLocked(lockKey(topic, group, queueID), 0, "", false)
+	p.mu.Unlock()
+	p.wake([]*heldPop{hp})
+}
+
+// takeLocked removes the first live request of key whose filter matches.
+func (p *polling) takeLocked(key string, tagsCode int64, props string, filter bool) *heldPop {
+	list := p.held[key]
+	for i, hp := range list {
+		if hp.conn.Closed() {
+			continue
+		}
+		if filter && hp.filter != nil && !p.s.h.MatchArrival(hp.filter, tagsCode, props) {
+			continue
+		}
+		// Drop it and the closed ones before it.
+		rest := append(list[:0:0], list[i+1:]...)
+		p.total -= i + 1
+		if len(rest) == 0 {
+			delete(p.held, key)
+		} else {
+			p.held[key] = rest
+		}
+		return hp
+	}
+	return nil
+}
+
+func (p *polling) wake(hs []*heldPop) {
+	for _, hp := range hs {
+		if hp == nil {
+			continue
+		}
+		go p.execute(hp)
+	}
+}
+
+// execute re-runs a woken POP, or answers a notification.
+func (p *polling) execute(hp *heldPop) {
+	defer func() {
+		if p.s.h.Recovered("held pop", recover()) {
+			_ = hp.conn.WriteResponse(hp.r.response(codec.RespSystemError, "internal error"))
+		}
+	}()
+	if hp.conn.Closed() {
+		return
+	}
+	var resp *codec.RemotingCommand
+	if hp.notify {
+		resp = p.s.notification(hp.conn, &hp.h, hp.r)
+	} else {
+		resp = p.s.pop(hp.conn, &hp.h, hp.r)
+	}
+	if resp != nil {
+		if err := hp.conn.WriteResponse(resp); err != nil {
+			p.s.log.Debug("write held pop response", "remote", hp.conn.RemoteAddr(), "err", err)
+		}
+	}
+}
+
+// run expires held requests every 20 ms (Java's service loop) and drops
+// closed connections.
+func (p *polling) run(ctx context.Context) {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			p.expire()
+		}
+	}
+}
+
+func (p *polling) expire() {
+	now := time.Now().UnixMilli()
+	var wake []*heldPop
+	p.mu.Lock()
+	for k, list := range p.held {
+		keep := list[:0]
+		for _, hp := range list {
+			switch {
+			case hp.conn.Closed():
+				p.total--
+			case now > hp.expired-pollingEarlyMs:
+				p.total--
+				wake = append(wake, hp)
+			default:
+				keep = append(keep, hp)
+			}
+		}
+		clear(list[len(keep):])
+		if len(keep) == 0 {
+			delete(p.held, k)
+		} else {
+			p.held[k] = keep
+		}
+	}
+	p.mu.Unlock()
+	p.wake(wake)
+}
+
+// count is the number of requests held for topic@group@queue (POLLING_INFO).
+func (p *polling) count(topic, group string, queueID int32) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.held[lockKey(topic, group, queueID)])
+}
+
+// wakeAll answers every held request (shutdown).
+func (p *polling) wakeAll() {
+	p.mu.Lock()
+	var all []*heldPop
+	for k, list := range p.held {
+		all = append(all, list...)
+		delete(p.held, k)
+	}
+	p.total = 0
+	p.stopped = true
+	p.mu.Unlock()
+	for _, hp := range all {
+		p.execute(hp)
+	}
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

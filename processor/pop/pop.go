@@ -1,0 +1,214 @@
+// Package pop is the broker side of POP consumption as Apache RocketMQ 5.3
+// has it (PopMessageProcessor, AckMessageProcessor, ChangeInvisibleTimeProcessor,
+// PopReviveService, PopLongPollingService, ConsumerOrderInfoManager,
+// NotificationProcessor, PollingInfoProcessor, PeekMessageProcessor): the
+// checkpoint and ack records go to the revive topic
+// rmq_sys_REVIVE_LOG_<cluster> in Java's JSON, so a Java broker reads a store
+// rmqd wrote and the reverse. As Java with enablePopBufferMerge=false, every
+// checkpoint is written straight to the revive topic.
+//
+// The package reaches the broker only through Host, so it stays out of the
+// broker's own files.
+package pop
+
+import (
+	"context"
+	"log/slog"
+	"net/netip"
+	"sync"
+	"time"
+
+	"rmqd/codec"
+	"rmqd/remoting"
+	"rmqd/store"
+)
+
+// Config is what POP reads of the broker configuration (BrokerConfig and
+// MessageStoreConfig keys of the same names).
+type Config struct {
+	BrokerName  string
+	ClusterName string
+	BrokerIP1   string
+	StoreHost   netip.AddrPort
+	// Readable is the broker permission's read bit.
+	Readable bool
+	// Master: only a master revives (Java starts PopReviveService on the master).
+	Master           bool
+	TimerWheelEnable bool
+	ReviveQueueNum   int32
+	// EnableRetryTopicV2 names retry topics %RETRY%group+topic (else group_topic).
+	EnableRetryTopicV2 bool
+	// RetrieveFromRetryV1 also reads the v1 retry topic while v2 is on.
+	RetrieveFromRetryV1 bool
+	// PopFromRetryProbability is the percentage of POPs that read the retry topic first.
+	PopFromRetryProbability int
+	ReviveInterval          time.Duration
+	// MaxPopPollingSize bounds the held POPs of the broker, PopPollingSize those of one key.
+	MaxPopPollingSize int
+	PopPollingSize    int
+	// ConfigDir holds consumerOrderInfo.json.
+	ConfigDir string
+}
+
+// Topic is what POP needs of a topic config.
+type Topic struct {
+	ReadQueueNums int32
+	Perm          int32
+}
+
+// Group is what POP needs of a subscription group.
+type Group struct {
+	ConsumeEnable bool
+	RetryMaxTimes int32
+}
+
+// Host is what POP needs of the broker.
+type Host interface {
+	Conf() Config
+	// PutMessage appends msg; a TIMER_DELIVER_MS property sends it through the
+	// timer wheel first, as Java's store hook does.
+	PutMessage(ctx context.Context, msg *codec.Message) store.PutResult
+	GetMessage(group, topic string, queueID int32, offset int64, maxNums int32, filter store.MessageFilter) *store.GetResult
+	MaxOffset(topic string, queueID int32) int64
+	MinOffset(topic string, queueID int32) int64
+	QueryOffset(group, topic string, queueID int32) int64
+	CommitOffset(group, topic string, queueID int32, offset int64)
+	// TakeReset takes an admin offset reset waiting for the queue.
+	TakeReset(group, topic string, queueID int32) (int64, bool)
+	HasReset(group, topic string, queueID int32) bool
+	// Topic looks a topic config up; Group finds (or auto-creates, as Java) a group.
+	Topic(topic string) (Topic, bool)
+	Group(group string) (Group, bool)
+	// CreateTopic adds a topic config if missing (retry topics: 1 queue, perm 6).
+	CreateTopic(topic string, queueNums int32, perm int32)
+	// NewFilter compiles a subscription (TAG or SQL92) for topic.
+	NewFilter(topic, expType, exp string) (store.MessageFilter, error)
+	// MatchArrival runs a filter on an arrived message's tags code and properties.
+	MatchArrival(f store.MessageFilter, tagsCode int64, props string) bool
+	// Recovered logs a recovered panic and reports whether there was one.
+	Recovered(what string, r any) bool
+}
+
+// Service serves the POP codes.
+type Service struct {
+	h     Host
+	log   *slog.Logger
+	locks queueLocks
+	poll  *polling
+	order *OrderInfo
+	// ckNum rotates the revive queue of non-ordered checkpoints.
+	ckMu  sync.Mutex
+	ckNum int64
+
+	mu      sync.Mutex
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	running bool
+}
+
+// New builds the service; Start runs its background work.
+func New(h Host, log *slog.Logger) *Service {
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Service{h: h, log: log.With("component", "pop")}
+	s.locks.m = map[string]*queueLock{}
+	s.poll = newPolling(s)
+	s.order = NewOrderInfo(h.Conf().ConfigDir, s.log)
+	return s
+}
+
+// Load reads consumerOrderInfo.json.
+func (s *Service) Load() error { return s.order.Load() }
+
+// Handlers maps the POP request codes to their processors.
+func (s *Service) Handlers() map[int32]remoting.Processor {
+	f := func(fn remoting.ProcessorFunc) remoting.Processor { return fn }
+	return map[int32]remoting.Processor{
+		codec.ReqPopMessage:                 f(s.handlePop),
+		codec.ReqAckMessage:                 f(s.handleAck),
+		codec.ReqBatchAckMessage:            f(s.handleBatchAck),
+		codec.ReqChangeMessageInvisibletime: f(s.handleChangeInvisible),
+		codec.ReqNotification:               f(s.handleNotification),
+		codec.ReqPollingInfo:                f(s.handlePollingInfo),
+		codec.ReqPeekMessage:                f(s.handlePeek),
+	}
+}
+
+// Start runs long polling, the revive services (on a master) and the order
+// info flush until Stop.
+func (s *Service) Start() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running {
+		return
+	}
+	s.running = true
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	s.goLoop("pop polling", func() { s.poll.run(ctx) })
+	s.goLoop("pop order info", func() { s.order.run(ctx) })
+	s.goLoop("pop queue locks", func() { s.locks.run(ctx) })
+	c := s.h.Conf()
+	if c.Master && c.TimerWheelEnable {
+		for q := int32(0); q < c.ReviveQueueNum; q++ {
+			r := newReviver(s, q)
+			s.goLoop("pop revive", func() { r.run(ctx) })
+		}
+	}
+}
+
+// Stop ends the background work, answers the held POPs and persists the
+// order info.
+func (s *Service) Stop() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.running {
+		return nil
+	}
+	s.running = false
+	s.cancel()
+	s.wg.Wait()
+	s.poll.wakeAll()
+	return s.order.Persist()
+}
+
+func (s *Service) goLoop(what string, f func()) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer func() { s.h.Recovered(what, recover()) }()
+		f()
+	}()
+}
+
+// Arriving is told of every message dispatched to a consume queue (the
+// broker's arriving listener): it wakes the POPs and notifications waiting
+// for that topic.
+func (s *Service) Arriving(topic string, queueID int32, tagsCode int64, props string) {
+	s.poll.arriving(topic, queueID, tagsCode, props)
+}
+
+// reviveTopic is rmq_sys_REVIVE_LOG_<cluster> (PopAckConstants.buildClusterReviveTopic).
+func reviveTopic(cluster string) string { return "rmq_sys_REVIVE_LOG_" + cluster }
+
+// PopAckConstants.
+const (
+	reviveGroup       = "CID_RMQ_SYS_REVIVE_GROUP"
+	ckTag             = "ck"
+	ackTag            = "ack"
+	batchAckTag       = "bAck"
+	ackTimeInterval   = 1000 // ms
+	orderReviveQueue  = 999  // KeyBuilder.POP_ORDER_REVIVE_QUEUE
+	retryGroupPrefix  = "%RETRY%"
+	retryQueueNum     = 1
+	propPopCK         = "POP_CK"
+	propFirstPopTime  = "1ST_POP_TIME"
+	propUniqKeyIdx    = "UNIQ_KEY"
+	maxPopMsgNums     = 32
+	timeoutTooMuchMs  = 500
+	pollingEarlyMs    = 50 // PopRequest.isTimeout: 50 ms before expiry
+	lockIdleExpiry    = time.Minute
+	reviveRoundReads  = 4096 // revive records read per round at most (bounded memory)
+	reviveRoundPeriod = 10 * time.Second
+)

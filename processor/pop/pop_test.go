@@ -1,0 +1,519 @@
+package pop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"rmqd/codec"
+	"rmqd/store"
+)
+
+// testHost is Host over a real store; topics, groups and offsets are maps,
+// and revive records wait for their TIMER_DELIVER_MS in a goroutine (the
+// broker's timer wheel is not part of this package).
+type testHost struct {
+	st      *store.DefaultStore
+	cfg     Config
+	mu      sync.Mutex
+	topics  map[string]Topic
+	offsets map[string]int64
+	resets  map[string]int64
+	timers  sync.WaitGroup
+	pending []*time.Timer
+	stopped atomic.Bool
+}
+
+func newTestHost(t *testing.T) *testHost {
+	t.Helper()
+	root := t.TempDir()
+	scfg := store.DefaultConfig()
+	scfg.StorePathRootDir = root
+	scfg.MappedFileSizeCommitLog = 1 << 20
+	scfg.MappedFileSizeConsumeQueue = 20 * 1000
+	st, err := store.Open(scfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	require.NoError(t, st.Start())
+	h := &testHost{st: st, topics: map[string]Topic{}, offsets: map[string]int64{}, resets: map[string]int64{},
+		cfg: Config{BrokerName: "broker-a", ClusterName: "C", BrokerIP1: "127.0.0.1",
+			StoreHost: netip.MustParseAddrPort("127.0.0.1:10911"), Readable: true, Master: true, TimerWheelEnable: true,
+			ReviveQueueNum: 2, RetrieveFromRetryV1: true, PopFromRetryProbability: 20, ReviveInterval: 100 * time.Millisecond,
+			MaxPopPollingSize: 1000, PopPollingSize: 100, ConfigDir: root + "/config"}}
+	h.topics[reviveTopic("C")] = Topic{ReadQueueNums: 2, Perm: 6}
+	t.Cleanup(func() {
+		h.stopped.Store(true)
+		h.mu.Lock()
+		for _, tm := range h.pending {
+			if tm.Stop() {
+				h.timers.Done()
+			}
+		}
+		h.mu.Unlock()
+		h.timers.Wait()
+		require.NoError(t, st.Shutdown())
+	})
+	return h
+}
+
+func (h *testHost) Conf() Config { return h.cfg }
+
+func (h *testHost) PutMessage(ctx context.Context, msg *codec.Message) store.PutResult {
+	if v, ok := codec.PropertyValue(msg.Properties, codec.PropTimerDeliverMs); ok {
+		d, _ := strconv.ParseInt(v, 10, 64)
+		if wait := time.Until(time.UnixMilli(d)); wait > 0 {
+			cp := codec.CloneMessage(msg)
+			h.timers.Add(1)
+			tm := time.AfterFunc(wait, func() {
+				defer h.timers.Done()
+				if !h.stopped.Load() {
+					h.st.PutMessage(context.Background(), cp)
+				}
+			})
+			h.mu.Lock()
+			h.pending = append(h.pending, tm)
+			h.mu.Unlock()
+			return store.PutResult{Status: store.PutOK}
+		}
+	}
+	return h.st.PutMessage(ctx, msg)
+}
+
+func (h *testHost) GetMessage(group, topic string, q int32, off int64, n int32, f store.MessageFilter) *store.GetResult {
+	return h.st.GetMessage(group, topic, q, off, n, 256<<10, f)
+}
+func (h *testHost) MaxOffset(topic string, q int32) int64 { return h.st.MaxOffsetInQueue(topic, q) }
+func (h *testHost) MinOffset(topic string, q int32) int64 { return h.st.MinOffsetInQueue(topic, q) }
+func offKey(g, t string, q int32) string                  { return fmt.Sprintf("%s@%s@%d", t, g, q) }
+func (h *testHost) QueryOffset(g, t string, q int32) int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if v, ok := h.offsets[offKey(g, t, q)]; ok {
+		return v
+	}
+	return -1
+}
+func (h *testHost) CommitOffset(g, t string, q int32, off int64) {
+	h.mu.Lock()
+	h.offsets[offKey(g, t, q)] = off
+	h.mu.Unlock()
+}
+func (h *testHost) TakeReset(g, t string, q int32) (int64, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	v, ok := h.resets[offKey(g, t, q)]
+	delete(h.resets, offKey(g, t, q))
+	return v, ok
+}
+func (h *testHost) HasReset(g, t string, q int32) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, ok := h.resets[offKey(g, t, q)]
+	return ok
+}
+func (h *testHost) Topic(t string) (Topic, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	tc, ok := h.topics[t]
+	return tc, ok
+}
+func (h *testHost) Group(string) (Group, bool) {
+	return Group{ConsumeEnable: true, RetryMaxTimes: 16}, true
+}
+func (h *testHost) CreateTopic(t string, n, perm int32) {
+	h.mu.Lock()
+	if _, ok := h.topics[t]; !ok {
+		h.topics[t] = Topic{ReadQueueNums: n, Perm: perm}
+	}
+	h.mu.Unlock()
+}
+
+type tagFilter struct{ code int64 }
+
+func (f tagFilter) MatchTagsCode(c int64) bool { return c == f.code }
+func (f tagFilter) MatchRecord([]byte) bool    { return true }
+
+func javaHash(s string) int64 {
+	var h int32
+	for _, r := range s {
+		h = 31*h + int32(r)
+	}
+	return int64(h)
+}
+
+func (h *testHost) NewFilter(_, typ, exp string) (store.MessageFilter, error) {
+	if typ != "" && typ != "TAG" {
+		return nil, errors.New("no sql here")
+	}
+	if exp == "*" || exp == "" {
+		return nil, nil
+	}
+	return tagFilter{javaHash(exp)}, nil
+}
+func (h *testHost) MatchArrival(f store.MessageFilter, tc int64, _ string) bool {
+	return f.MatchTagsCode(tc)
+}
+func (h *testHost) Recovered(what string, r any) bool {
+	if r != nil {
+		panic(fmt.Sprint(what, ": ", r))
+	}
+	return false
+}
+
+func (h *testHost) send(t *testing.T, topic string, q int32, body, tags string) {
+	t.Helper()
+	props := codec.EditProperties("")
+	props.Set(codec.PropTags, tags)
+	props.Set(codec.PropUniqKey, fmt.Sprintf("U%d", time.Now().UnixNano()))
+	m := &codec.Message{Topic: topic, QueueID: q, Body: []byte(body), BornTimestamp: time.Now().UnixMilli(),
+		BornHost: h.cfg.StoreHost, StoreHost: h.cfg.StoreHost, Properties: props.String()}
+	res := h.st.PutMessage(context.Background(), m)
+	require.Equal(t, store.PutOK, res.Status)
+	// Consume queues are built asynchronously: wait until the message is poppable.
+	require.Eventually(t, func() bool { return h.st.MaxOffsetInQueue(topic, q) > res.QueueOffset },
+		5*time.Second, time.Millisecond)
+}
+
+// testConn records responses.
+type testConn struct {
+	mu     sync.Mutex
+	resps  []*codec.RemotingCommand
+	wrote  chan struct{}
+	closed atomic.Bool
+}
+
+func newConn() *testConn { return &testConn{wrote: make(chan struct{}, 16)} }
+
+func (c *testConn) ID() uint64 { return 1 }
+func (c *testConn) RemoteAddr() net.Addr {
+	return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}
+}
+func (c *testConn) LocalAddr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 10911} }
+func (c *testConn) WriteResponse(cmd *codec.RemotingCommand) error {
+	c.mu.Lock()
+	c.resps = append(c.resps, cmd)
+	c.mu.Unlock()
+	c.wrote <- struct{}{}
+	return nil
+}
+func (c *testConn) Invoke(context.Context, *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	return nil, errors.New("no")
+}
+func (c *testConn) InvokeOneway(*codec.RemotingCommand) error { return nil }
+func (c *testConn) Close() error                              { c.closed.Store(true); return nil }
+func (c *testConn) Closed() bool                              { return c.closed.Load() }
+
+func startService(t *testing.T, h *testHost) *Service {
+	t.Helper()
+	s := New(h, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, s.Load())
+	h.st.SetArrivingListener(func(topic string, q int32, _ int64, tags int64, _ int64, props string) {
+		s.Arriving(topic, q, tags, props)
+	})
+	s.Start()
+	t.Cleanup(func() { require.NoError(t, s.Stop()) })
+	return s
+}
+
+type popReq struct {
+	topic, group string
+	queue        int32
+	max          int32
+	invisible    int64
+	poll         int64
+	order        bool
+	exp          string
+}
+
+func (p popReq) cmd() *codec.RemotingCommand {
+	req := codec.NewRequest(codec.ReqPopMessage)
+	for k, v := range map[string]string{"consumerGroup": p.group, "topic": p.topic, "queueId": fmt.Sprint(p.queue),
+		"maxMsgNums": fmt.Sprint(p.max), "invisibleTime": fmt.Sprint(p.invisible), "pollTime": fmt.Sprint(p.poll),
+		"bornTime": fmt.Sprint(time.Now().UnixMilli()), "initMode": "0", "order": fmt.Sprint(p.order)} {
+		req.Ext.Set(k, v)
+	}
+	if p.exp != "" {
+		req.Ext.Set("expType", "TAG")
+		req.Ext.Set("exp", p.exp)
+	}
+	return req
+}
+
+// popped is a message as a client sees it: record plus receipt handle.
+type popped struct {
+	m  codec.Message
+	ck string
+}
+
+func decodeBody(t *testing.T, body []byte) []popped {
+	t.Helper()
+	var out []popped
+	for len(body) > 0 {
+		var m codec.Message
+		n, err := codec.DecodeRecord(body, &m)
+		require.NoError(t, err)
+		ck, _ := codec.PropertyValue(m.Properties, propPopCK)
+		out = append(out, popped{m: m, ck: ck})
+		body = body[n:]
+	}
+	return out
+}
+
+func (s *Service) doPop(t *testing.T, c *testConn, p popReq) (*codec.RemotingCommand, *PopResponseHeader, []popped) {
+	t.Helper()
+	resp, err := s.handlePop(context.Background(), c, p.cmd())
+	require.NoError(t, err)
+	if resp == nil {
+		return nil, nil, nil
+	}
+	hdr, _ := resp.CustomHeader.(*PopResponseHeader)
+	return resp, hdr, decodeBody(t, resp.Body)
+}
+
+// handle builds the receipt handle the client builds from the response header.
+func handle(hdr *PopResponseHeader, p popped, startOffset int64) string {
+	return buildExtraInfo(startOffset, hdr.PopTime, hdr.InvisibleTime, hdr.ReviveQid, p.m.Topic, "broker-a", p.m.QueueID, p.m.QueueOffset)
+}
+
+func ackCmd(topic, group string, q int32, off int64, extra string) *codec.RemotingCommand {
+	req := codec.NewRequest(codec.ReqAckMessage)
+	req.Ext.Set("consumerGroup", group)
+	req.Ext.Set("topic", topic)
+	req.Ext.Set("queueId", fmt.Sprint(q))
+	req.Ext.Set("offset", fmt.Sprint(off))
+	req.Ext.Set("extraInfo", extra)
+	return req
+}
+
+// waitPop pops until n messages came back or the bound is reached.
+func (s *Service) waitPop(t *testing.T, c *testConn, p popReq, n int, within time.Duration) []popped {
+	t.Helper()
+	var got []popped
+	deadline := time.Now().Add(within)
+	for len(got) < n && time.Now().Before(deadline) {
+		_, _, ms := s.doPop(t, c, p)
+		got = append(got, ms...)
+		if len(got) < n {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	return got
+}
+
+func TestPopAckRevive(t *testing.T) {
+	h := newTestHost(t)
+	h.topics["T"] = Topic{ReadQueueNums: 1, Perm: 6}
+	s := startService(t, h)
+	for i := 0; i < 3; i++ {
+		h.send(t, "T", 0, fmt.Sprintf("m%d", i), "a")
+	}
+	c := newConn()
+	p := popReq{topic: "T", group: "G", queue: -1, max: 32, invisible: 1000}
+	resp, hdr, ms := s.doPop(t, c, p)
+	require.Equal(t, codec.RespSuccess, resp.Code)
+	require.Len(t, ms, 3)
+	require.Equal(t, "0 0 0", hdr.StartOffsetInfo)
+	require.Equal(t, "0 0 0,1,2", hdr.MsgOffsetInfo)
+	require.Equal(t, int64(1000), hdr.InvisibleTime)
+	require.Equal(t, int64(3), h.QueryOffset("G", "T", 0), "offset advances once the checkpoint is stored")
+
+	// The checkpoint is in the revive topic in Java's JSON.
+	var ck *CheckPoint
+	require.Eventually(t, func() bool {
+		res := h.GetMessage(reviveGroup, reviveTopic("C"), hdr.ReviveQid, 0, 1, nil)
+		defer res.Release()
+		if len(res.Records) == 0 {
+			return false
+		}
+		var m codec.Message
+		_, err := codec.DecodeRecord(res.Records[0], &m)
+		require.NoError(t, err)
+		tags, _ := codec.PropertyValue(m.Properties, codec.PropTags)
+		require.Equal(t, "ck", tags)
+		ck = &CheckPoint{}
+		require.NoError(t, jsonUnmarshal(m.Body, ck))
+		require.Contains(t, string(m.Body), `"d":[0,1,2]`)
+		require.Contains(t, string(m.Body), `"c":"G"`)
+		return true
+	}, 5*time.Second, 20*time.Millisecond)
+	require.Equal(t, int8(3), ck.Num)
+	require.Equal(t, "T", ck.Topic)
+
+	// Ack the middle one; the other two come back through the retry topic.
+	ackResp, err := s.handleAck(context.Background(), c, ackCmd("T", "G", 0, 1, handle(hdr, ms[1], 0)))
+	require.NoError(t, err)
+	require.Equal(t, codec.RespSuccess, ackResp.Code)
+
+	got := s.waitPop(t, c, p, 2, 15*time.Second)
+	require.Len(t, got, 2)
+	bodies := []string{string(got[0].m.Body), string(got[1].m.Body)}
+	require.ElementsMatch(t, []string{"m0", "m2"}, bodies)
+	for _, g := range got {
+		require.Equal(t, "T", g.m.Topic, "a retry message goes out under its original topic")
+		require.Equal(t, int32(1), g.m.ReconsumeTimes)
+		require.NotEmpty(t, g.ck, "the broker adds POP_CK to retry messages")
+		ei, err := ParseExtraInfo(g.ck)
+		require.NoError(t, err)
+		require.Equal(t, "1", ei.Retry)
+		_, ok := codec.PropertyValue(g.m.Properties, propFirstPopTime)
+		require.True(t, ok)
+	}
+	require.Greater(t, h.QueryOffset(reviveGroup, reviveTopic("C"), hdr.ReviveQid), int64(-1), "revive progress is committed")
+}
+
+func TestChangeInvisibleTime(t *testing.T) {
+	h := newTestHost(t)
+	h.topics["T"] = Topic{ReadQueueNums: 1, Perm: 6}
+	s := startService(t, h)
+	h.send(t, "T", 0, "x", "a")
+	c := newConn()
+	p := popReq{topic: "T", group: "G", queue: 0, max: 1, invisible: 600000}
+	_, hdr, ms := s.doPop(t, c, p)
+	require.Len(t, ms, 1)
+	req := ackCmd("T", "G", 0, 0, handle(hdr, ms[0], 0))
+	req.Code = codec.ReqChangeMessageInvisibletime
+	req.Ext.Set("invisibleTime", "500")
+	resp, err := s.handleChangeInvisible(context.Background(), c, req)
+	require.NoError(t, err)
+	require.Equal(t, codec.RespSuccess, resp.Code)
+	ch := resp.CustomHeader.(*ChangeInvisibleResponseHeader)
+	require.Equal(t, int64(500), ch.InvisibleTime)
+	require.Equal(t, hdr.ReviveQid, ch.ReviveQid)
+	// Visible again well before the first pop's ten minutes.
+	got := s.waitPop(t, c, p, 1, 15*time.Second)
+	require.Len(t, got, 1)
+	require.Equal(t, "x", string(got[0].m.Body))
+}
+
+func TestLongPollingWokenByArrival(t *testing.T) {
+	h := newTestHost(t)
+	h.topics["T"] = Topic{ReadQueueNums: 2, Perm: 6}
+	s := startService(t, h)
+	c := newConn()
+	resp, _, _ := s.doPop(t, c, popReq{topic: "T", group: "G", queue: -1, max: 4, invisible: 60000, poll: 10000})
+	require.Nil(t, resp, "held")
+	h.send(t, "T", 1, "late", "a")
+	select {
+	case <-c.wrote:
+	case <-time.After(5 * time.Second):
+		t.Fatal("held pop not woken")
+	}
+	c.mu.Lock()
+	r := c.resps[0]
+	c.mu.Unlock()
+	require.Equal(t, codec.RespSuccess, r.Code)
+	require.Equal(t, "late", string(decodeBody(t, r.Body)[0].m.Body))
+}
+
+func TestPollingTimeoutAndFilter(t *testing.T) {
+	h := newTestHost(t)
+	h.topics["T"] = Topic{ReadQueueNums: 1, Perm: 6}
+	s := startService(t, h)
+	h.send(t, "T", 0, "b", "b")
+	c := newConn()
+	resp, _, _ := s.doPop(t, c, popReq{topic: "T", group: "G", queue: 0, max: 4, invisible: 60000, poll: 0, exp: "a"})
+	require.Equal(t, codec.RespPollingTimeout, resp.Code, "tag b does not match a")
+	h.send(t, "T", 0, "a", "a")
+	_, _, ms := s.doPop(t, c, popReq{topic: "T", group: "G", queue: 0, max: 4, invisible: 60000, exp: "a"})
+	require.Len(t, ms, 1)
+	require.Equal(t, "a", string(ms[0].m.Body))
+}
+
+func TestOrderedPop(t *testing.T) {
+	h := newTestHost(t)
+	h.topics["T"] = Topic{ReadQueueNums: 1, Perm: 6}
+	s := startService(t, h)
+	for i := 0; i < 4; i++ {
+		h.send(t, "T", 0, fmt.Sprintf("o%d", i), "a")
+	}
+	c := newConn()
+	p := popReq{topic: "T", group: "G", queue: -1, max: 2, invisible: 60000, order: true}
+	_, hdr, ms := s.doPop(t, c, p)
+	require.Len(t, ms, 2)
+	require.Equal(t, int32(orderReviveQueue), hdr.ReviveQid)
+	require.Equal(t, "0 0 0", hdr.OrderCountInfo)
+	// The queue is locked while the batch is in flight.
+	resp, _, ms2 := s.doPop(t, c, p)
+	require.Equal(t, codec.RespPollingTimeout, resp.Code)
+	require.Empty(t, ms2)
+	for _, m := range ms {
+		r, err := s.handleAck(context.Background(), c, ackCmd("T", "G", 0, m.m.QueueOffset, handle(hdr, m, 0)))
+		require.NoError(t, err)
+		require.Equal(t, codec.RespSuccess, r.Code)
+	}
+	require.Equal(t, int64(2), h.QueryOffset("G", "T", 0))
+	_, _, ms3 := s.doPop(t, c, p)
+	require.Len(t, ms3, 2)
+	require.Equal(t, "o2", string(ms3[0].m.Body))
+
+	// Persisted in Java's layout.
+	require.NoError(t, s.order.Persist())
+	data, err := s.order.Encode()
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(string(data), `{"table":{"T@G":{"0":{`), string(data))
+	o2 := NewOrderInfo(h.cfg.ConfigDir, s.log)
+	require.NoError(t, o2.Load())
+	require.True(t, o2.CheckBlock("", "T", "G", 0, 60000))
+}
+
+func TestBatchAck(t *testing.T) {
+	h := newTestHost(t)
+	h.topics["T"] = Topic{ReadQueueNums: 1, Perm: 6}
+	s := startService(t, h)
+	for i := 0; i < 3; i++ {
+		h.send(t, "T", 0, fmt.Sprintf("m%d", i), "a")
+	}
+	c := newConn()
+	p := popReq{topic: "T", group: "G", queue: 0, max: 32, invisible: 1000}
+	_, hdr, ms := s.doPop(t, c, p)
+	require.Len(t, ms, 3)
+	// Ack offsets 0 and 2: bits 0 and 2 = 0x05, base64 "BQ==".
+	body := fmt.Sprintf(`{"acks":[{"b":"BQ==","c":"G","it":1000,"pt":%d,"q":0,"r":"0","rq":%d,"so":0,"t":"T"}],"brokerName":"broker-a"}`,
+		hdr.PopTime, hdr.ReviveQid)
+	req := codec.NewRequest(codec.ReqBatchAckMessage)
+	req.Body = []byte(body)
+	resp, err := s.handleBatchAck(context.Background(), c, req)
+	require.NoError(t, err)
+	require.Equal(t, codec.RespSuccess, resp.Code)
+	got := s.waitPop(t, c, p, 1, 15*time.Second)
+	require.Len(t, got, 1)
+	require.Equal(t, "m1", string(got[0].m.Body))
+}
+
+func TestExtraInfoRoundTrip(t *testing.T) {
+	s := buildExtraInfo(5, 1700000000000, 30000, 3, "%RETRY%G+T", "broker-a", 2, 9)
+	require.Equal(t, "5 1700000000000 30000 3 2 broker-a 2 9", s)
+	e, err := ParseExtraInfo(s)
+	require.NoError(t, err)
+	require.Equal(t, ExtraInfo{CkQueueOffset: 5, PopTime: 1700000000000, InvisibleTime: 30000, ReviveQid: 3, Retry: "2",
+		BrokerName: "broker-a", QueueID: 2, QueueOffset: 9, Fields: 8}, e)
+	_, err = ParseExtraInfo("1 2")
+	require.Error(t, err)
+}
+
+func TestRecordsJSON(t *testing.T) {
+	ck := &CheckPoint{StartOffset: 7, PopTime: 100, InvisibleTime: 50, Num: 2, QueueID: 1, Topic: "T", CID: "G", BrokerName: "b"}
+	ck.addDiff(0)
+	ck.addDiff(3)
+	ck.ReviveTimeOut = ck.ReviveTime()
+	b, err := jsonMarshal(ck)
+	require.NoError(t, err)
+	require.Equal(t, `{"bm":0,"bn":"b","c":"G","d":[0,3],"it":50,"n":2,"pt":100,"q":1,"reviveTime":150,"ro":0,"so":7,"t":"T"}`, string(b))
+	require.Equal(t, 1, ck.indexOfAck(10))
+	require.Equal(t, int64(10), ck.ackOffsetByIndex(1))
+	// A Java ack, long names included.
+	var a AckMsg
+	require.NoError(t, jsonUnmarshal([]byte(`{"ackOffset":3,"so":1,"c":"G","t":"T","q":0,"pt":5,"bn":"b"}`), &a))
+	require.Equal(t, AckMsg{AckOffset: 3, StartOffset: 1, ConsumerGroup: "G", Topic: "T", PopTime: 5, BrokerName: "b"}, a)
+}

@@ -1,0 +1,251 @@
+package pop
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"rmqd/codec"
+	"rmqd/store"
+)
+
+// ckRewriteIntervals are the extra seconds of invisibility a checkpoint gets
+// each time its revive failed and it was written again (PopReviveService).
+var ckRewriteIntervals = []int64{10, 20, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600, 1200, 1800, 3600, 7200}
+
+// reviver is PopReviveService for one revive queue: it reads checkpoints and
+// acks (both delivered through the timer near the revive time), and once a
+// checkpoint's acks can no longer arrive, puts its unacked messages to the
+// retry topic. Progress is the consumer offset of CID_RMQ_SYS_REVIVE_GROUP on
+// the revive topic: the queue offset of the last checkpoint done, as Java
+// keeps it, so either broker resumes the other's revive queue.
+type reviver struct {
+	s     *Service
+	queue int32
+	topic string
+	rec   codec.Message
+}
+
+func newReviver(s *Service, q int32) *reviver {
+	return &reviver{s: s, queue: q, topic: reviveTopic(s.h.Conf().ClusterName)}
+}
+
+func (r *reviver) run(ctx context.Context) {
+	interval := r.s.h.Conf().ReviveInterval
+	if interval <= 0 {
+		interval = time.Second
+	}
+	t := time.NewTimer(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		r.round(ctx)
+		t.Reset(interval)
+	}
+}
+
+// round reads what is new in the revive queue (bounded: reviveRoundReads
+// records, reviveRoundPeriod) and revives what is due.
+func (r *reviver) round(ctx context.Context) {
+	old := r.s.h.QueryOffset(reviveGroup, r.topic, r.queue)
+	off := old + 1
+	cks := map[string]*CheckPoint{}
+	var endTime int64
+	reads := 0
+	atTail := false
+	started := time.Now()
+	defaultBroker := r.s.h.Conf().BrokerName
+	for reads < reviveRoundReads && ctx.Err() == nil && time.Since(started) < reviveRoundPeriod {
+		res := r.s.h.GetMessage(reviveGroup, r.topic, r.queue, off, 32, nil)
+		if res == nil {
+			atTail = true
+			break
+		}
+		if len(res.Records) == 0 {
+			next := res.NextBeginOffset
+			status := res.Status
+			res.Release()
+			if (status == store.GetOffsetTooSmall || status == store.GetOffsetOverflowBadly || status == store.GetNoMatchedMessage) && next > off {
+				// Trimmed or skipped: continue where the queue now starts.
+				r.s.h.CommitOffset(reviveGroup, r.topic, r.queue, next-1)
+				off = next
+				continue
+			}
+			atTail = true
+			break
+		}
+		for _, rec := range res.Records {
+			reads++
+			m := &r.rec
+			if _, err := codec.DecodeRecord(rec, m); err != nil {
+				continue
+			}
+			qoff := recordQueueOffset(rec)
+			tags, _ := codec.PropertyValue(m.Properties, codec.PropTags)
+			switch tags {
+			case ckTag:
+				ck := &CheckPoint{}
+				if json.Unmarshal(m.Body, ck) != nil || ck.Topic == "" || ck.CID == "" {
+					continue
+				}
+				ck.ReviveOffset = qoff
+				cks[ck.mergeKey()] = ck
+			case ackTag, batchAckTag:
+				ack := &AckMsg{}
+				if json.Unmarshal(m.Body, ack) != nil {
+					continue
+				}
+				ck := cks[ack.mergeKey(defaultBroker)]
+				if ck == nil {
+					continue // Java drops an ack without its checkpoint (enableSkipLongAwaitingAck=false)
+				}
+				offs := ack.AckOffsetList
+				if tags == ackTag {
+					offs = []int64{ack.AckOffset}
+				}
+				for _, o := range offs {
+					if i := ck.indexOfAck(o); i >= 0 && i < 32 {
+						ck.BitMap |= 1 << i
+					}
+				}
+			}
+			if v, ok := codec.PropertyValue(m.Properties, codec.PropTimerDeliverMs); ok {
+				if d, err := strconv.ParseInt(v, 10, 64); err == nil && d > endTime {
+					endTime = d
+				}
+			}
+		}
+		off += int64(len(res.Records))
+		res.Release()
+	}
+	if atTail && len(cks) > 0 {
+		// Nothing more to read: acks of checkpoints due a while ago have all
+		// come out of the timer (Java moves endTime to now after 3 s idle).
+		endTime = max(endTime, time.Now().UnixMilli()-500)
+	}
+	list := make([]*CheckPoint, 0, len(cks))
+	for _, ck := range cks {
+		list = append(list, ck)
+	}
+	slices.SortFunc(list, func(a, b *CheckPoint) int { return compareInt64(a.ReviveOffset, b.ReviveOffset) })
+	newOff := old
+	for _, ck := range list {
+		if ctx.Err() != nil {
+			break
+		}
+		if endTime-ck.ReviveTime() <= ackTimeInterval+1000 {
+			break
+		}
+		if _, ok := r.s.h.Topic(normalTopic(ck.Topic, ck.CID)); ok {
+			if _, ok := r.s.h.Group(ck.CID); ok {
+				r.revive(ck)
+			}
+		}
+		newOff = ck.ReviveOffset
+	}
+	if newOff > old {
+		r.s.h.CommitOffset(reviveGroup, r.topic, r.queue, newOff)
+	}
+}
+
+func compareInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// revive puts every unacked message of ck to the retry topic; a message that
+// cannot be put gets a checkpoint of its own, to be tried again later.
+func (r *reviver) revive(ck *CheckPoint) {
+	for j := 0; j < int(ck.Num); j++ {
+		if ck.BitMap&(1<<j) != 0 {
+			continue
+		}
+		off := ck.ackOffsetByIndex(j)
+		res := r.s.h.GetMessage(reviveGroup, ck.Topic, ck.QueueID, off, 1, nil)
+		if res == nil {
+			r.rePut(ck, off)
+			continue
+		}
+		if len(res.Records) == 0 {
+			// Gone (trimmed) or never there: nothing to revive (Java: needRetry false).
+			res.Release()
+			continue
+		}
+		ok := r.reviveRetry(ck, res.Records[0])
+		res.Release()
+		if !ok {
+			r.rePut(ck, off)
+		}
+	}
+}
+
+// Born and store host IPv6 bits of a record's sysFlag.
+const (
+	sysFlagBornV6  = 1 << 4
+	sysFlagStoreV6 = 1 << 5
+)
+
+// reviveRetry is PopReviveService.reviveRetry.
+func (r *reviver) reviveRetry(ck *CheckPoint, rec []byte) bool {
+	var m codec.Message
+	if _, err := codec.DecodeRecord(rec, &m); err != nil {
+		return true // undecodable: nothing to retry
+	}
+	cfg := r.s.h.Conf()
+	topic := ck.Topic
+	if !strings.HasPrefix(topic, retryGroupPrefix) {
+		topic = retryTopic(ck.Topic, ck.CID, cfg.EnableRetryTopicV2)
+	}
+	props := m.Properties
+	if _, has := codec.PropertyValue(props, propFirstPopTime); m.ReconsumeTimes == 0 || !has {
+		props = codec.SetProperty(props, propFirstPopTime, strconv.FormatInt(ck.PopTime, 10))
+	}
+	flag := m.SysFlag &^ (sysFlagBornV6 | sysFlagStoreV6)
+	if cfg.StoreHost.Addr().Is6() {
+		flag |= sysFlagBornV6 | sysFlagStoreV6
+	}
+	out := &codec.Message{Topic: topic, QueueID: 0, Body: append([]byte(nil), m.Body...), Flag: m.Flag, SysFlag: flag,
+		BornTimestamp: m.BornTimestamp, BornHost: cfg.StoreHost, StoreHost: cfg.StoreHost,
+		ReconsumeTimes: m.ReconsumeTimes + 1, Properties: strings.Clone(props)}
+	if _, ok := r.s.h.Topic(topic); !ok {
+		r.s.h.CreateTopic(topic, retryQueueNum, 6)
+		if r.s.h.QueryOffset(ck.CID, topic, 0) < 0 {
+			r.s.h.CommitOffset(ck.CID, topic, 0, 0)
+		}
+	}
+	res := r.s.h.PutMessage(context.Background(), out)
+	if res.Status != store.PutOK {
+		r.s.log.Error("revive put to retry topic", "topic", topic, "status", res.Status)
+		return false
+	}
+	return true
+}
+
+// rePut writes a one-message checkpoint for a message whose revive failed
+// (PopReviveService.rePutCK), further invisible each time.
+func (r *reviver) rePut(old *CheckPoint, off int64) {
+	n := old.rePutTimes()
+	if n >= len(ckRewriteIntervals) {
+		r.s.log.Warn("pop checkpoint re-put too often, dropped", "topic", old.Topic, "group", old.CID, "queue", old.QueueID, "offset", off)
+		return
+	}
+	ck := &CheckPoint{Num: 1, PopTime: old.PopTime, InvisibleTime: old.InvisibleTime, StartOffset: off, CID: old.CID,
+		Topic: old.Topic, QueueID: old.QueueID, BrokerName: old.BrokerName, RePutTimes: strconv.Itoa(n + 1)}
+	ck.addDiff(0)
+	if old.ReviveTime() <= time.Now().UnixMilli() {
+		ck.InvisibleTime = old.InvisibleTime + ckRewriteIntervals[n]*1000
+	}
+	r.s.putCheckPoint(ck, r.queue)
+}

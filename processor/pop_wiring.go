@@ -1,0 +1,136 @@
+package processor
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"rmqd/codec"
+	"rmqd/processor/pop"
+	"rmqd/store"
+)
+
+// PopConfig holds the POP keys of Java's BrokerConfig (bound inline from
+// broker.conf).
+type PopConfig struct {
+	EnableRetryTopicV2                 bool  `prop:"enableRetryTopicV2"`
+	RetrieveMessageFromPopRetryTopicV1 bool  `prop:"retrieveMessageFromPopRetryTopicV1"`
+	PopFromRetryProbability            int32 `prop:"popFromRetryProbability"`
+	ReviveInterval                     int64 `prop:"reviveInterval"` // ms
+	MaxPopPollingSize                  int64 `prop:"maxPopPollingSize"`
+	PopPollingSize                     int32 `prop:"popPollingSize"`
+}
+
+// defaultPopConfig has Java's defaults.
+func defaultPopConfig() PopConfig {
+	return PopConfig{RetrieveMessageFromPopRetryTopicV1: true, PopFromRetryProbability: 20, ReviveInterval: 1000,
+		MaxPopPollingSize: 100000, PopPollingSize: 1024}
+}
+
+// errPropertyFilterOff refuses SQL92 POP filters while enablePropertyFilter is off.
+var errPropertyFilterOff = errors.New("the broker does not support consumer to filter message by SQL92")
+
+// popHost is what processor/pop sees of the broker.
+type popHost struct{ b *Broker }
+
+func newPopService(b *Broker) *pop.Service { return pop.New(popHost{b}, b.log) }
+
+func (h popHost) Conf() pop.Config {
+	c := h.b.conf()
+	return pop.Config{BrokerName: c.BrokerName, ClusterName: c.BrokerClusterName, BrokerIP1: c.BrokerIP1,
+		StoreHost: h.b.storeHost, Readable: permReadable(c.BrokerPermission), Master: c.BrokerID == 0,
+		TimerWheelEnable: c.TimerWheelEnable, ReviveQueueNum: c.ReviveQueueNum,
+		EnableRetryTopicV2: c.Pop.EnableRetryTopicV2, RetrieveFromRetryV1: c.Pop.RetrieveMessageFromPopRetryTopicV1,
+		PopFromRetryProbability: int(c.Pop.PopFromRetryProbability),
+		ReviveInterval:          time.Duration(c.Pop.ReviveInterval) * time.Millisecond,
+		MaxPopPollingSize:       int(c.Pop.MaxPopPollingSize), PopPollingSize: int(c.Pop.PopPollingSize),
+		ConfigDir: c.ConfigDir()}
+}
+
+// PutMessage sends a revive record through the timer wheel, as Java's store
+// hook does for its TIMER_DELIVER_MS.
+func (h popHost) PutMessage(ctx context.Context, msg *codec.Message) store.PutResult {
+	if h.b.conf().TimerWheelEnable && !h.b.applyTimer(msg) {
+		return store.PutResult{Status: store.PutMessageIllegal}
+	}
+	return h.b.store.PutMessage(ctx, msg)
+}
+
+func (h popHost) GetMessage(group, topic string, queueID int32, offset int64, maxNums int32, f store.MessageFilter) *store.GetResult {
+	return h.b.store.GetMessage(group, topic, queueID, offset, maxNums, defaultPullMaxBytes, f)
+}
+
+func (h popHost) MaxOffset(topic string, q int32) int64 { return h.b.store.MaxOffsetInQueue(topic, q) }
+func (h popHost) MinOffset(topic string, q int32) int64 { return h.b.store.MinOffsetInQueue(topic, q) }
+func (h popHost) QueryOffset(group, topic string, q int32) int64 {
+	return h.b.offsets.Query(group, topic, q)
+}
+func (h popHost) CommitOffset(group, topic string, q int32, off int64) {
+	h.b.offsets.Commit(group, topic, q, off)
+}
+func (h popHost) TakeReset(group, topic string, q int32) (int64, bool) {
+	return h.b.offsets.TakeReset(group, topic, q)
+}
+func (h popHost) HasReset(group, topic string, q int32) bool {
+	return h.b.offsets.HasReset(group, topic, q)
+}
+
+func (h popHost) Topic(topic string) (pop.Topic, bool) {
+	tc, ok := h.b.topics.Select(topic)
+	return pop.Topic{ReadQueueNums: tc.ReadQueueNums, Perm: tc.Perm}, ok
+}
+
+func (h popHost) Group(group string) (pop.Group, bool) {
+	g, ok := h.b.groups.Find(group)
+	return pop.Group{ConsumeEnable: g.ConsumeEnable, RetryMaxTimes: g.RetryMaxTimes}, ok
+}
+
+func (h popHost) CreateTopic(topic string, queueNums, perm int32) {
+	if h.b.topics.Exists(topic) {
+		return
+	}
+	tc := NewTopicConfig(topic)
+	tc.ReadQueueNums, tc.WriteQueueNums, tc.Perm = queueNums, queueNums, perm
+	h.b.topics.Update(tc)
+}
+
+func (h popHost) NewFilter(topic, expType, exp string) (store.MessageFilter, error) {
+	var sub codec.SubscriptionData
+	if isTagType(expType) {
+		sub = parseTagSubscription(topic, exp)
+	} else {
+		if !h.b.conf().EnablePropertyFilter {
+			return nil, errPropertyFilterOff
+		}
+		sub = codec.SubscriptionData{Topic: topic, SubString: exp, ExpressionType: expType}
+	}
+	return h.b.newMessageFilter(&sub)
+}
+
+func (h popHost) MatchArrival(f store.MessageFilter, tagsCode int64, props string) bool {
+	if !f.MatchTagsCode(tagsCode) {
+		return false
+	}
+	if pm, ok := f.(propsMatcher); ok {
+		return pm.MatchEncodedProperties(props)
+	}
+	return true
+}
+
+func (h popHost) Recovered(what string, r any) bool { return h.b.recovered(what, r) }
+
+// arriving is the store's arrival listener: held pulls, then held POPs.
+func (b *Broker) arriving(topic string, queueID int32, maxOffset, tagsCode, storeTime int64, props string) {
+	b.hold.arriving(topic, queueID, maxOffset, tagsCode, storeTime, props)
+	defer func() { b.recovered("pop arrival notification", recover()) }()
+	b.pop.Arriving(topic, queueID, tagsCode, props)
+}
+
+// popRevive reports a timer message the broker itself wrote to its revive
+// topic (POP checkpoints and acks): born at the broker's own address, which
+// no client connection can have.
+func (b *Broker) popRevive(m *codec.Message) bool {
+	c := b.conf()
+	return m.Topic == "rmq_sys_REVIVE_LOG_"+c.BrokerClusterName && m.BornHost == b.storeHost &&
+		m.QueueID >= 0 && m.QueueID < c.ReviveQueueNum
+}
