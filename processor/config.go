@@ -54,6 +54,12 @@ type BrokerConfig struct {
 	// broker whose permission forbids writes.
 	RecallMessageEnable               bool `prop:"recallMessageEnable"`
 	AllowRecallWhenBrokerNotWriteable bool `prop:"allowRecallWhenBrokerNotWriteable"`
+	// Server-side load balancing of POP consumers (QUERY_ASSIGNMENT):
+	// serverLoadBalancerEnable (true), defaultMessageRequestMode (PULL or POP)
+	// and defaultPopShareQueueNum (-1: a POP consumer pops every queue).
+	ServerLoadBalancerEnable  bool   `prop:"serverLoadBalancerEnable"`
+	DefaultMessageRequestMode string `prop:"defaultMessageRequestMode"`
+	DefaultPopShareQueueNum   int32  `prop:"defaultPopShareQueueNum"`
 	// BrokerConfigPath is the broker.conf the broker was started with (Java's
 	// brokerConfigPath, set by BrokerStartup from -c): UPDATE_BROKER_CONFIG
 	// writes changed settings back into it. Empty: updates are not persisted.
@@ -168,6 +174,9 @@ func DefaultBrokerConfig() BrokerConfig {
 		WaitTimeMillsInTransactionQueue: 3000,
 
 		AllowRecallWhenBrokerNotWriteable: true,
+		ServerLoadBalancerEnable:          true,
+		DefaultMessageRequestMode:         "PULL",
+		DefaultPopShareQueueNum:           -1,
 	}
 }
 
