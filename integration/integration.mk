@@ -30,6 +30,9 @@ PYTHON      ?= python3
 NPM         ?= npm
 CPP_PYPI    := rocketmq==0.4.4
 ONS_NPM     := ali-ons@3.12.0
+# The 5.x gRPC Node.js client (apache/rocketmq-clients), driven through rocketmq-proxy (TestProxy), in its own
+# prefix so npm does not prune ali-ons.
+GRPC_NODE_NPM := rocketmq-client-nodejs@1.0.8
 
 # Offline first (no network once ~/.m2 has everything); online only when an artifact is missing.
 integration-deps:
@@ -58,6 +61,14 @@ integration-clients:
 		echo "integration-clients: installed $(ONS_NPM)"; \
 	else \
 		echo "integration-clients: WARNING: could not install $(ONS_NPM); the ons-* client tests will skip" >&2; \
+	fi
+	@if test -f $(IT_CLIENTS)/grpc-node/node_modules/rocketmq-client-nodejs/package.json; then \
+		echo "integration-clients: $(GRPC_NODE_NPM) installed"; \
+	elif mkdir -p $(IT_CLIENTS)/grpc-node && $(NPM) install -s --prefer-offline --no-audit --no-fund --no-save \
+		--prefix $(IT_CLIENTS)/grpc-node '$(GRPC_NODE_NPM)'; then \
+		echo "integration-clients: installed $(GRPC_NODE_NPM)"; \
+	else \
+		echo "integration-clients: WARNING: could not install $(GRPC_NODE_NPM); TestProxy's node-* scenarios will skip" >&2; \
 	fi
 
 # -count=1: results depend on the servers and jars, which go test's cache does not see.

@@ -1,11 +1,18 @@
 package integration
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"rmqd/integration/harness"
 )
@@ -105,7 +112,7 @@ var proxyScenarios = []proxyScenario{
 		// Received with 30 s, shortened to 1.5 s with changeInvisibleDuration: it comes back long before 30 s.
 		harness.CreateTopic(tb, tg, "PX_change", 2, "+message.type=NORMAL")
 		r := harness.RunGrpc(tb, px, "--topic", "PX_change", "--producer", "normal", "--count", "3",
-			"--consumer", "simple", "--group", "PX_change_cg", "--invisible-ms", "30000", "--change-ms", "1500", "--timeout", "25000")
+			"--consumer", "simple", "--group", "PX_change_cg", "--invisible-ms", "30000", "--change-ms", "1500")
 		grpcExpectOnce(tb, r.Sent, r.Received, nil)
 		grpcExpectAttempts(tb, r.Received, "change", "ack")
 	}},
@@ -142,6 +149,56 @@ var proxyScenarios = []proxyScenario{
 			"--consumer", "simple", "--group", "PX_dlq_reader")
 		grpcExpectOnce(tb, r.Sent, d.Received, nil)
 	}},
+	{Name: "node-simple", Short: true, Run: func(tb harness.TB, tg *harness.Target, px *harness.Proxy) {
+		// The Node.js gRPC client (npm rocketmq-client-nodejs): send, SimpleConsumer receive and ack.
+		harness.CreateTopic(tb, tg, "PX_node", 2, "+message.type=NORMAL")
+		r := runGrpcNode(tb, px, "--topic", "PX_node", "--group", "PX_node_cg", "--count", "6", "--tag", "N")
+		grpcExpectOnce(tb, r.Sent, r.Received, nil)
+	}},
+}
+
+// runGrpcNode runs clients/grpc_node_driver.js (installed by `make integration-clients` into
+// integration/.clients/grpc-node; skips without it) against the proxy.
+func runGrpcNode(tb harness.TB, px *harness.Proxy, args ...string) *harness.GrpcResult {
+	tb.Helper()
+	root := filepath.Join(harness.RepoRoot(tb), "integration")
+	mods := filepath.Join(root, ".clients", "grpc-node", "node_modules")
+	if _, err := os.Stat(filepath.Join(mods, "rocketmq-client-nodejs", "package.json")); err != nil {
+		tb.Skipf("rocketmq-client-nodejs is not installed in %s: run `make integration-clients` (needs node and npm, and the npm registry the first time)", mods)
+	}
+	dir := harness.LogDir(tb)
+	logPath := filepath.Join(dir, "grpc-node.log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		tb.Fatalf("%v", err)
+	}
+	defer f.Close()
+	ctx, cancel := context.WithTimeout(tb.Context(), otherClientTimeout)
+	defer cancel()
+	argv := append([]string{filepath.Join(root, "clients", "grpc_node_driver.js"), "--endpoints", px.Endpoints}, args...)
+	cmd := exec.CommandContext(ctx, "node", argv...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "NODE_PATH="+mods, "HOME="+dir)
+	var stdout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	start := time.Now()
+	runErr := cmd.Run()
+	tb.Logf("grpc-node %v took %v (exit: %v)", args, time.Since(start).Round(time.Millisecond), runErr)
+	line := bytes.TrimSpace(stdout.Bytes())
+	if i := bytes.LastIndexByte(line, '\n'); i >= 0 {
+		line = line[i+1:]
+	}
+	var r harness.GrpcResult
+	if err := json.Unmarshal(line, &r); err != nil {
+		tb.Fatalf("grpc-node: no result line (%v, exit %v); stdout %q; stderr %s:\n%s", err, runErr, stdout.String(), logPath, harness.Tail(logPath, 30))
+	}
+	if !r.OK || runErr != nil {
+		tb.Fatalf("grpc-node failed: %s; errors %v (exit %v; stderr %s:\n%s)", r.Error, r.Errors, runErr, logPath, harness.Tail(logPath, 20))
+	}
+	return &r
 }
 
 // TestProxy starts each selected target, rocketmq-proxy 5.3.3 in cluster mode in front of it, and runs the

@@ -54,8 +54,12 @@ func StartProxy(tb TB, tg *Target, extra ProxyConfig) *Proxy {
 		"localServeAddr":               "127.0.0.1",
 		"minInvisibleTimeMillsForRecv": 1000,
 		"enablePrintJstack":            false,
-		"grpcThreadPoolNums":           8,
-		"metricsExporterType":          "DISABLE",
+		// Java sizes these by cores (2 here): a few long polls then starve the rest.
+		"grpcConsumerThreadPoolNums":      8,
+		"consumerProcessorThreadPoolNums": 8,
+		"grpcClientManagerThreadPoolNums": 4,
+		"producerProcessorThreadPoolNums": 4,
+		"metricsExporterType":             "DISABLE",
 	}
 	for k, v := range extra {
 		cfg[k] = v
