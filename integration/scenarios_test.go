@@ -281,6 +281,11 @@ var scenarios = []scenario{
 			c := harness.RunJava(tb, tg, "5", "consume", "--topic", topic, "--group", group, "--server-rebalance",
 				"--count", "6", "--timeout", "60000")
 			expectDelivered(tb, p.Sent, c.Received, nil)
+			for _, m := range c.Received {
+				if m.Properties["POP_CK"] == "" { // popped messages carry their checkpoint, pulled ones do not
+					tb.Errorf("%s was not popped: no POP_CK among its properties %v", m.MsgID, m.Properties)
+				}
+			}
 		},
 	},
 }
