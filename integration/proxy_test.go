@@ -49,7 +49,7 @@ var proxyScenarios = []proxyScenario{
 		grpcExpectOnce(tb, r.Sent, r.Received, nil)
 		grpcExpectGroupOrder(tb, r.Sent, r.Received)
 	}},
-	{Name: "grpc-delay-recall", Short: true, Run: func(tb harness.TB, tg *harness.Target, px *harness.Proxy) {
+	{Name: "grpc-delay-recall", Run: func(tb harness.TB, tg *harness.Target, px *harness.Proxy) {
 		// Three timed messages due 3 s after sending; the first is recalled (RECALL_MESSAGE) and must never come.
 		harness.CreateTopic(tb, tg, "PX_delay", 2, "+message.type=DELAY")
 		r := harness.RunGrpc(tb, px, "--topic", "PX_delay", "--producer", "delay", "--delay-ms", "3000", "--count", "3",
@@ -68,7 +68,7 @@ var proxyScenarios = []proxyScenario{
 			}
 		}
 	}},
-	{Name: "grpc-transaction", Short: true, Run: func(tb harness.TB, tg *harness.Target, px *harness.Proxy) {
+	{Name: "grpc-transaction", Run: func(tb harness.TB, tg *harness.Target, px *harness.Proxy) {
 		// commit, rollback, and unknown ones that the broker checks through the proxy (the client answers commit).
 		harness.CreateTopic(tb, tg, "PX_tx", 2, "+message.type=TRANSACTION")
 		r := harness.RunGrpc(tb, px, "--topic", "PX_tx", "--producer", "tx", "--tx", "commit,rollback,unknown", "--check", "commit",
