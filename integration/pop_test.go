@@ -47,6 +47,8 @@ type poppedMsg struct {
 	body, topic     string
 	queue           int32
 	offset          int64
+	physOffset      int64
+	msgID           string
 	reconsume       int32
 	handle          string
 	retry, hadPopCK bool
@@ -96,7 +98,9 @@ func (r *rawClient) pop(topic, group string, queue int, maxNums int, invisible, 
 			r.tb.Fatalf("pop %s: body does not decode: %v", topic, err)
 		}
 		body = body[n:]
-		pm := poppedMsg{body: string(m.Body), topic: m.Topic, queue: m.QueueID, offset: m.QueueOffset, reconsume: m.ReconsumeTimes}
+		pm := poppedMsg{body: string(m.Body), topic: m.Topic, queue: m.QueueID, offset: m.QueueOffset, reconsume: m.ReconsumeTimes,
+			physOffset: m.CommitLogOffset}
+		pm.msgID, _ = codec.PropertyValue(m.Properties, codec.PropUniqKey)
 		if ck, ok := codec.PropertyValue(m.Properties, "POP_CK"); ok {
 			// The broker hands retry messages out under the original topic with their handle (MQClientAPIImpl
 			// keeps it).
@@ -228,12 +232,24 @@ func runPopRedeliver(t *testing.T, r *rawClient) {
 		if m.topic != topic || m.reconsume != 1 || !m.hadPopCK || !m.retry {
 			t.Fatalf("redelivery %+v: want topic %s, reconsumeTimes 1, a retry POP_CK", m, topic)
 		}
+		if m.body == "m4" {
+			// Max attempts reached: the proxy and the 5.x pop push consumer send the message back to the
+			// DLQ (CONSUMER_SEND_MSG_BACK, delayLevel -1), then ack it; the broker's revive never does.
+			resp := r.invoke(codec.ReqConsumerSendMsgBack, map[string]string{"group": group, "offset": strconv.FormatInt(m.physOffset, 10),
+				"delayLevel": "-1", "originMsgId": m.msgID, "originTopic": topic, "unitMode": "false", "maxReconsumeTimes": "16"}, nil, 10*time.Second)
+			if resp.Code != codec.RespSuccess {
+				t.Fatalf("send m4 back to the DLQ: code %d %s", resp.Code, resp.Remark)
+			}
+		}
 		if resp := r.ack(topic, group, m); resp.Code != codec.RespSuccess {
 			t.Fatalf("ack redelivered %s: code %d %s", m.body, resp.Code, resp.Remark)
 		}
 	}
 	// The broker keeps the group's offsets past every message (the checkpoints are stored).
 	r.waitCommitted(group, topic, 2, 5, 10*time.Second)
+	if n := r.maxOffset("%DLQ%"+group, 0); n != 1 {
+		t.Fatalf("DLQ %%DLQ%%%s holds %d messages, want 1 (m4)", group, n)
+	}
 }
 
 func runPopLongPolling(t *testing.T, r *rawClient) {
@@ -242,6 +258,19 @@ func runPopLongPolling(t *testing.T, r *rawClient) {
 	// Initialise the group's offset first: initMode MIN on an empty queue.
 	if res := r.pop(topic, group, 0, 1, 10*time.Second, 0, false); res.code != codec.RespPollingTimeout {
 		t.Fatalf("pop of an empty queue without polling: code %d %s, want POLLING_TIMEOUT (210)", res.code, res.remark)
+	}
+	notify := func(poll time.Duration) string {
+		resp := r.invoke(codec.ReqNotification, map[string]string{"consumerGroup": group, "topic": topic, "queueId": "-1",
+			"pollTime": strconv.FormatInt(poll.Milliseconds(), 10), "bornTime": strconv.FormatInt(time.Now().UnixMilli(), 10)},
+			nil, poll+10*time.Second)
+		if resp.Code != codec.RespSuccess {
+			t.Fatalf("NOTIFICATION: code %d %s", resp.Code, resp.Remark)
+		}
+		v, _ := resp.Ext.Get("hasMsg")
+		return v
+	}
+	if v := notify(0); v != "false" {
+		t.Fatalf("NOTIFICATION on an empty queue: hasMsg %q, want false", v)
 	}
 	done := make(chan popResult, 1)
 	go func() { done <- r.pop(topic, group, 0, 1, 10*time.Second, 8*time.Second, false) }()
@@ -265,6 +294,27 @@ func runPopLongPolling(t *testing.T, r *rawClient) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("held pop not answered")
+	}
+	// The next one waits in NOTIFICATION and is told when it arrives; PEEK_MESSAGE shows it without taking it.
+	notified := make(chan string, 1)
+	go func() { notified <- notify(8 * time.Second) }()
+	time.Sleep(200 * time.Millisecond) // the notification parks; if not yet, it finds the message itself
+	r.sendPop(topic, 0, "later")
+	select {
+	case v := <-notified:
+		if v != "true" {
+			t.Fatalf("NOTIFICATION after a send: hasMsg %q, want true", v)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("held notification not answered")
+	}
+	peek := r.invoke(codec.ReqPeekMessage, map[string]string{"consumerGroup": group, "topic": topic, "queueId": "0", "maxMsgNums": "4"},
+		nil, 10*time.Second)
+	if peek.Code != codec.RespSuccess || !strings.Contains(string(peek.Body), "later") {
+		t.Fatalf("PEEK_MESSAGE: code %d %s, body holds %q", peek.Code, peek.Remark, "later")
+	}
+	if res := r.pop(topic, group, 0, 4, 10*time.Second, 2*time.Second, false); len(res.msgs) != 1 || res.msgs[0].body != "later" {
+		t.Fatalf("pop after peek: %v, want the peeked message", bodiesOf(res.msgs))
 	}
 }
 

@@ -143,13 +143,8 @@ func (s *Service) handleAck(_ context.Context, c remoting.Conn, req *codec.Remot
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
-	tc, ok := s.h.Topic(h.topic)
-	if !ok {
-		return codec.NewResponse(req, codec.RespTopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", h.topic)), nil
-	}
-	if h.queueID >= tc.ReadQueueNums || h.queueID < 0 {
-		return codec.NewResponse(req, codec.RespMessageIllegal, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]",
-			h.queueID, h.topic, tc.ReadQueueNums, c.RemoteAddr())), nil
+	if bad := s.checkAckQueue(c, req, h.topic, h.queueID); bad != nil {
+		return bad, nil
 	}
 	minOff, maxOff := s.h.MinOffset(h.topic, h.queueID), s.h.MaxOffset(h.topic, h.queueID)
 	if h.offset < minOff || h.offset > maxOff {
@@ -168,6 +163,20 @@ func (s *Service) handleAck(_ context.Context, c remoting.Conn, req *codec.Remot
 		QueueID: h.queueID, PopTime: ei.PopTime, BrokerName: ei.BrokerName}
 	s.putAck(ack, ei.ReviveQid, ei.PopTime+ei.InvisibleTime, false)
 	return resp, nil
+}
+
+// checkAckQueue answers an ack or change-invisible naming a missing topic
+// or a queue it does not have.
+func (s *Service) checkAckQueue(c remoting.Conn, req *codec.RemotingCommand, topic string, queueID int32) *codec.RemotingCommand {
+	tc, ok := s.h.Topic(topic)
+	if !ok {
+		return codec.NewResponse(req, codec.RespTopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", topic))
+	}
+	if queueID >= tc.ReadQueueNums || queueID < 0 {
+		return codec.NewResponse(req, codec.RespMessageIllegal, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]",
+			queueID, topic, tc.ReadQueueNums, c.RemoteAddr()))
+	}
+	return nil
 }
 
 func (s *Service) handleBatchAck(_ context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
@@ -293,13 +302,8 @@ func (s *Service) handleChangeInvisible(_ context.Context, c remoting.Conn, req 
 	if h.invisibleTime, err = req.Ext.RequireInt64("invisibleTime"); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
-	tc, ok := s.h.Topic(h.topic)
-	if !ok {
-		return codec.NewResponse(req, codec.RespTopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", h.topic)), nil
-	}
-	if h.queueID >= tc.ReadQueueNums || h.queueID < 0 {
-		return codec.NewResponse(req, codec.RespMessageIllegal, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]",
-			h.queueID, h.topic, tc.ReadQueueNums, c.RemoteAddr())), nil
+	if bad := s.checkAckQueue(c, req, h.topic, h.queueID); bad != nil {
+		return bad, nil
 	}
 	minOff, maxOff := s.h.MinOffset(h.topic, h.queueID), s.h.MaxOffset(h.topic, h.queueID)
 	if h.offset < minOff || h.offset >= maxOff {

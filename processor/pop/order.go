@@ -367,21 +367,14 @@ func (m *OrderInfo) Persist() error {
 
 // run persists the table every 5 s when it changed.
 func (m *OrderInfo) run(ctx context.Context) {
-	t := time.NewTicker(5 * time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			m.mu.Lock()
-			ch := m.changed
-			m.mu.Unlock()
-			if ch {
-				if err := m.Persist(); err != nil {
-					m.log.Error("persist consumer order info", "err", err)
-				}
+	everyTick(ctx, 5*time.Second, func() {
+		m.mu.Lock()
+		ch := m.changed
+		m.mu.Unlock()
+		if ch {
+			if err := m.Persist(); err != nil {
+				m.log.Error("persist consumer order info", "err", err)
 			}
 		}
-	}
+	})
 }

@@ -63,20 +63,28 @@ func (l *queueLocks) unlock(key string) {
 }
 
 func (l *queueLocks) run(ctx context.Context) {
-	t := time.NewTicker(lockIdleExpiry)
+	everyTick(ctx, lockIdleExpiry, func() {
+		now := time.Now()
+		l.mu.Lock()
+		for k, q := range l.m {
+			if !q.locked && now.Sub(q.at) > lockIdleExpiry {
+				delete(l.m, k)
+			}
+		}
+		l.mu.Unlock()
+	})
+}
+
+// everyTick calls f every d until ctx ends.
+func everyTick(ctx context.Context, d time.Duration, f func()) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case now := <-t.C:
-			l.mu.Lock()
-			for k, q := range l.m {
-				if !q.locked && now.Sub(q.at) > lockIdleExpiry {
-					delete(l.m, k)
-				}
-			}
-			l.mu.Unlock()
+		case <-t.C:
+			f()
 		}
 	}
 }
@@ -98,7 +106,6 @@ type heldPop struct {
 	filter  store.MessageFilter
 	expired int64 // ms: bornTime + pollTime
 	notify  bool  // a NOTIFICATION, answered hasMsg instead of re-run
-	done    bool
 }
 
 // polling is PopLongPollingService: held requests per topic@group@queue
@@ -109,9 +116,16 @@ type polling struct {
 	held map[string][]*heldPop
 	// groups lists the groups polling each topic; a retry topic maps to the
 	// topic whose POPs read it (v1 and v2: Java wakes only for v2).
-	groups map[string]map[string]struct{}
+	groups map[string]map[string]int64 // topic -> group -> last park (ms)
 	retry  map[string]topicGroup
-	total  int
+	// lastClean: the topic/group interest is dropped 5 minutes after its
+	// last park, so those maps stay as large as the groups polling lately.
+	lastClean int64
+	// lastOrder: held ordered POPs are re-run every second, so one waiting
+	// on a locked queue gets the batch once its invisible time has passed
+	// (Java's ConsumerOrderInfoLockManager wakes them at that time).
+	lastOrder int64
+	total     int
 	// stopped: shutdown answers held requests and parks no more.
 	stopped bool
 }
@@ -119,7 +133,7 @@ type polling struct {
 type topicGroup struct{ topic, group string }
 
 func newPolling(s *Service) *polling {
-	return &polling{s: s, held: map[string][]*heldPop{}, groups: map[string]map[string]struct{}{}, retry: map[string]topicGroup{}}
+	return &polling{s: s, held: map[string][]*heldPop{}, groups: map[string]map[string]int64{}, retry: map[string]topicGroup{}}
 }
 
 // hold parks a POP that found nothing (polling()).
@@ -142,15 +156,15 @@ func (p *polling) park(hp *heldPop) pollResult {
 	}
 	gs := p.groups[hp.h.topic]
 	if gs == nil {
-		gs = map[string]struct{}{}
+		gs = map[string]int64{}
 		p.groups[hp.h.topic] = gs
 	}
 	if _, ok := gs[hp.h.group]; !ok {
-		gs[hp.h.group] = struct{}{}
 		tg := topicGroup{hp.h.topic, hp.h.group}
 		p.retry[retryTopicV1(hp.h.topic, hp.h.group)] = tg
 		p.retry[retryTopicV2(hp.h.topic, hp.h.group)] = tg
 	}
+	gs[hp.h.group] = time.Now().UnixMilli()
 	if cfg.MaxPopPollingSize > 0 && p.total >= cfg.MaxPopPollingSize {
 		return pollFull
 	}
@@ -261,30 +275,23 @@ func (p *polling) execute(hp *heldPop) {
 
 // run expires held requests every 20 ms (Java's service loop) and drops
 // closed connections.
-func (p *polling) run(ctx context.Context) {
-	t := time.NewTicker(20 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			p.expire()
-		}
-	}
-}
+func (p *polling) run(ctx context.Context) { everyTick(ctx, 20*time.Millisecond, p.expire) }
 
 func (p *polling) expire() {
 	now := time.Now().UnixMilli()
 	var wake []*heldPop
 	p.mu.Lock()
+	orderRound := now-p.lastOrder >= 1000
+	if orderRound {
+		p.lastOrder = now
+	}
 	for k, list := range p.held {
 		keep := list[:0]
 		for _, hp := range list {
 			switch {
 			case hp.conn.Closed():
 				p.total--
-			case now > hp.expired-pollingEarlyMs:
+			case now > hp.expired-pollingEarlyMs, orderRound && hp.h.order && !hp.notify:
 				p.total--
 				wake = append(wake, hp)
 			default:
@@ -298,9 +305,28 @@ func (p *polling) expire() {
 			p.held[k] = keep
 		}
 	}
+	if now-p.lastClean > interestTTL {
+		p.lastClean = now
+		for topic, gs := range p.groups {
+			for g, last := range gs {
+				if now-last > interestTTL {
+					delete(gs, g)
+					delete(p.retry, retryTopicV1(topic, g))
+					delete(p.retry, retryTopicV2(topic, g))
+				}
+			}
+			if len(gs) == 0 {
+				delete(p.groups, topic)
+			}
+		}
+	}
 	p.mu.Unlock()
 	p.wake(wake)
 }
+
+// interestTTL is how long a topic/group stays known to arrival
+// notifications after its last held request (Java cleans every 5 minutes).
+const interestTTL = 5 * 60 * 1000
 
 // count is the number of requests held for topic@group@queue (POLLING_INFO).
 func (p *polling) count(topic, group string, queueID int32) int {

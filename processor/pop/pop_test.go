@@ -517,3 +517,48 @@ func TestRecordsJSON(t *testing.T) {
 	require.NoError(t, jsonUnmarshal([]byte(`{"ackOffset":3,"so":1,"c":"G","t":"T","q":0,"pt":5,"bn":"b"}`), &a))
 	require.Equal(t, AckMsg{AckOffset: 3, StartOffset: 1, ConsumerGroup: "G", Topic: "T", PopTime: 5, BrokerName: "b"}, a)
 }
+
+func TestOrderedPopHeldUntilInvisibleTimePasses(t *testing.T) {
+	h := newTestHost(t)
+	h.topics["T"] = Topic{ReadQueueNums: 1, Perm: 6}
+	s := startService(t, h)
+	for i := 0; i < 2; i++ {
+		h.send(t, "T", 0, fmt.Sprintf("o%d", i), "a")
+	}
+	c := newConn()
+	p := popReq{topic: "T", group: "G", queue: 0, max: 4, invisible: 500, order: true}
+	_, _, ms := s.doPop(t, c, p)
+	require.Len(t, ms, 2)
+	// Not acked: a POP waiting on the locked queue gets the same batch again
+	// once its invisible time has passed, counted as a second delivery.
+	p.poll = 10000
+	resp, _, _ := s.doPop(t, c, p)
+	require.Nil(t, resp, "held while the batch is invisible")
+	select {
+	case <-c.wrote:
+	case <-time.After(8 * time.Second):
+		t.Fatal("held ordered pop not answered")
+	}
+	c.mu.Lock()
+	r := c.resps[0]
+	c.mu.Unlock()
+	require.Equal(t, codec.RespSuccess, r.Code)
+	got := decodeBody(t, r.Body)
+	require.Len(t, got, 2)
+	require.Equal(t, "o0", string(got[0].m.Body))
+	hdr := r.CustomHeader.(*PopResponseHeader)
+	require.Equal(t, "0 qo0%0 1;0 qo0%1 1;0 0 1", hdr.OrderCountInfo)
+}
+
+func TestReviveSkipsLeadingOrphanAcks(t *testing.T) {
+	h := newTestHost(t)
+	h.topics["T"] = Topic{ReadQueueNums: 1, Perm: 6}
+	s := New(h, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	past := time.Now().UnixMilli() - 10000
+	for i := int64(0); i < 3; i++ {
+		require.True(t, s.putAck(&AckMsg{AckOffset: i, ConsumerGroup: "G", Topic: "T", PopTime: past, BrokerName: "broker-a"}, 1, past, false))
+	}
+	require.Eventually(t, func() bool { return h.MaxOffset(reviveTopic("C"), 1) == 3 }, 5*time.Second, time.Millisecond)
+	newReviver(s, 1).round(context.Background())
+	require.Equal(t, int64(2), h.QueryOffset(reviveGroup, reviveTopic("C"), 1), "acks without a checkpoint do not hold the revive queue")
+}

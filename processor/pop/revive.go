@@ -61,6 +61,11 @@ func (r *reviver) round(ctx context.Context) {
 	reads := 0
 	atTail := false
 	started := time.Now()
+	// Records before the first checkpoint of the round are acks whose
+	// checkpoints were done in earlier rounds (a checkpoint is delivered
+	// before its acks): progress may pass them, so a long run of late acks
+	// cannot hold the queue (Java re-reads them until a checkpoint follows).
+	leading, sawCk := old, false
 	defaultBroker := r.s.h.Conf().BrokerName
 	for reads < reviveRoundReads && ctx.Err() == nil && time.Since(started) < reviveRoundPeriod {
 		res := r.s.h.GetMessage(reviveGroup, r.topic, r.queue, off, 32, nil)
@@ -89,6 +94,11 @@ func (r *reviver) round(ctx context.Context) {
 			}
 			qoff := recordQueueOffset(rec)
 			tags, _ := codec.PropertyValue(m.Properties, codec.PropTags)
+			if tags == ckTag {
+				sawCk = true
+			} else if !sawCk {
+				leading = qoff
+			}
 			switch tags {
 			case ckTag:
 				ck := &CheckPoint{}
@@ -150,6 +160,7 @@ func (r *reviver) round(ctx context.Context) {
 		}
 		newOff = ck.ReviveOffset
 	}
+	newOff = max(newOff, leading)
 	if newOff > old {
 		r.s.h.CommitOffset(reviveGroup, r.topic, r.queue, newOff)
 	}
@@ -191,6 +202,9 @@ func (r *reviver) revive(ck *CheckPoint) {
 	}
 }
 
+// maxRetryTopicLen is the longest retry topic name (a group's limit).
+const maxRetryTopicLen = 255
+
 // Born and store host IPv6 bits of a record's sysFlag.
 const (
 	sysFlagBornV6  = 1 << 4
@@ -207,6 +221,11 @@ func (r *reviver) reviveRetry(ck *CheckPoint, rec []byte) bool {
 	topic := ck.Topic
 	if !strings.HasPrefix(topic, retryGroupPrefix) {
 		topic = retryTopic(ck.Topic, ck.CID, cfg.EnableRetryTopicV2)
+	}
+	if len(topic) > maxRetryTopicLen {
+		// A file name the store could not make (Java fails at the store).
+		r.s.log.Warn("revive: retry topic name too long, message dropped", "group", ck.CID, "topic", ck.Topic)
+		return true
 	}
 	props := m.Properties
 	if _, has := codec.PropertyValue(props, propFirstPopTime); m.ReconsumeTimes == 0 || !has {
