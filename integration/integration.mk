@@ -7,6 +7,7 @@
 #   make integration-test                       every scenario against both targets
 #   make integration-test RMQD_TARGET=apache    one target (apache | rmqd | all)
 #   make integration-test IT_RUN='TestMatrix/apache/java5-push-clustering'
+#   make integration-proxy                      every gRPC-client scenario through rocketmq-proxy (TestProxy)
 
 # Keep the including Makefile's default goal: save it here, restore it at the end (an empty value lets the
 # next target defined after the include, e.g. `all`, become the default as if this file were not there).
@@ -19,7 +20,7 @@ RMQD_TARGET ?= all
 IT_RUN      ?= .
 IT_TIMEOUT  ?= 40m
 
-.PHONY: integration-deps integration-clients integration-test
+.PHONY: integration-deps integration-clients integration-test integration-proxy
 
 # Clients in other languages (docs/compatibility.md), installed under integration/.clients (git-ignored):
 # rocketmq-client-cpp as PyPI's rocketmq 0.4.4 (a manylinux x86-64 wheel bundling librocketmq.so) in a
@@ -30,6 +31,9 @@ PYTHON      ?= python3
 NPM         ?= npm
 CPP_PYPI    := rocketmq==0.4.4
 ONS_NPM     := ali-ons@3.12.0
+# The 5.x gRPC Node.js client (apache/rocketmq-clients), driven through rocketmq-proxy (TestProxy), in its own
+# prefix so npm does not prune ali-ons.
+GRPC_NODE_NPM := rocketmq-client-nodejs@1.0.8
 
 # Offline first (no network once ~/.m2 has everything); online only when an artifact is missing.
 integration-deps:
@@ -59,9 +63,21 @@ integration-clients:
 	else \
 		echo "integration-clients: WARNING: could not install $(ONS_NPM); the ons-* client tests will skip" >&2; \
 	fi
+	@if test -f $(IT_CLIENTS)/grpc-node/node_modules/rocketmq-client-nodejs/package.json; then \
+		echo "integration-clients: $(GRPC_NODE_NPM) installed"; \
+	elif mkdir -p $(IT_CLIENTS)/grpc-node && $(NPM) install -s --prefer-offline --no-audit --no-fund --no-save \
+		--prefix $(IT_CLIENTS)/grpc-node '$(GRPC_NODE_NPM)'; then \
+		echo "integration-clients: installed $(GRPC_NODE_NPM)"; \
+	else \
+		echo "integration-clients: WARNING: could not install $(GRPC_NODE_NPM); TestProxy's node-* scenarios will skip" >&2; \
+	fi
 
 # -count=1: results depend on the servers and jars, which go test's cache does not see.
 integration-test: integration-deps integration-clients
 	RMQD_TARGET=$(RMQD_TARGET) $(GO) test -count=1 -timeout $(IT_TIMEOUT) -run '$(IT_RUN)' ./integration/...
+
+# The 5.x gRPC clients through rocketmq-proxy 5.3.3, every scenario (make test runs TestProxy's short ones).
+integration-proxy: integration-deps integration-clients
+	RMQD_TARGET=$(RMQD_TARGET) RMQD_PROXY=all $(GO) test -count=1 -timeout 30m -v -run 'TestProxy' ./integration/
 
 .DEFAULT_GOAL := $(_it_default_goal)

@@ -268,6 +268,26 @@ var scenarios = []scenario{
 			expectDelivered(tb, sent, c.Received, []string{"color"})
 		},
 	},
+	{
+		// POP for a remoting consumer: mqadmin setConsumeMode (SET_MESSAGE_REQUEST_MODE) switches the group to
+		// POP; a 5.3.3 push consumer with server-side rebalance asks QUERY_ASSIGNMENT and pops.
+		Name:  "java5-pop-push",
+		Needs: []string{"client5", "mqadmin"},
+		Run: func(tb harness.TB, tg *harness.Target) {
+			const topic, group = "IT_pop", "IT_pop_cg"
+			p := harness.RunJava(tb, tg, "5", "produce", "--topic", topic, "--count", "6", "--tags", "P", "--keys", "k-pop")
+			onlyOK(tb, p.Sent)
+			harness.Mqadmin(tb, tg, "setConsumeMode", "-c", tg.ClusterName, "-t", topic, "-g", group, "-m", "POP", "-q", "0")
+			c := harness.RunJava(tb, tg, "5", "consume", "--topic", topic, "--group", group, "--server-rebalance",
+				"--count", "6", "--timeout", "60000")
+			expectDelivered(tb, p.Sent, c.Received, nil)
+			for _, m := range c.Received {
+				if m.Properties["POP_CK"] == "" { // popped messages carry their checkpoint, pulled ones do not
+					tb.Errorf("%s was not popped: no POP_CK among its properties %v", m.MsgID, m.Properties)
+				}
+			}
+		},
+	},
 }
 
 // tableRows returns the whitespace-split rows of an mqadmin table whose first column is first.

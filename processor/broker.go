@@ -45,6 +45,8 @@ type Broker struct {
 	trans     *transactionService
 	timer     *timerService
 	pop       *pop.Service
+	// requestModes is MessageRequestModeManager (assignment.go).
+	requestModes *requestModes
 	// delayLevels[i] is the delay of level i+1 (messageDelayLevel).
 	delayLevels []time.Duration
 
@@ -98,6 +100,7 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 	b.trans = newTransactionService(b)
 	b.timer = newTimerService(b)
 	b.pop = newPopService(b)
+	b.requestModes = newRequestModes(cfg.ConfigDir())
 	if cfg.TransactionCheckInterval > 0 {
 		b.trans.interval = time.Duration(cfg.TransactionCheckInterval) * time.Millisecond
 	}
@@ -108,7 +111,8 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 		b.trans.checkMax = int(cfg.TransactionCheckMax)
 	}
 	for name, load := range map[string]func() error{"topics": b.topics.Load, "subscription groups": b.groups.Load,
-		"consumer offsets": b.offsets.Load, "delay offsets": b.schedule.load, "consumer order info": b.pop.Load} {
+		"consumer offsets": b.offsets.Load, "delay offsets": b.schedule.load, "consumer order info": b.pop.Load,
+		"message request modes": b.requestModes.load} {
 		if err := load(); err != nil {
 			return nil, fmt.Errorf("new broker: load %s: %w", name, err)
 		}
@@ -233,6 +237,9 @@ func (b *Broker) Handlers() map[int32]remoting.Processor {
 		codec.ReqUpdateAndCreateSubscriptiongroupList: f(b.handleUpdateAndCreateSubscriptionGroupList),
 		codec.ReqGetConsumerRunningInfo:               f(b.handleGetConsumerRunningInfo),
 		codec.ReqConsumeMessageDirectly:               f(b.handleConsumeMessageDirectly),
+		codec.ReqRecallMessage:                        f(b.handleRecallMessage),
+		codec.ReqQueryAssignment:                      f(b.handleQueryAssignment),
+		codec.ReqSetMessageRequestMode:                f(b.handleSetMessageRequestMode),
 	}
 	maps.Copy(m, b.adminHandlers())
 	maps.Copy(m, b.pop.Handlers())

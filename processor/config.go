@@ -49,6 +49,17 @@ type BrokerConfig struct {
 	TransactionCheckInterval    int64  `prop:"transactionCheckInterval"` // ms
 	TransactionTimeOut          int64  `prop:"transactionTimeOut"`       // ms
 	TransactionCheckMax         int32  `prop:"transactionCheckMax"`
+	// RecallMessageEnable allows RECALL_MESSAGE (Java's default false);
+	// AllowRecallWhenBrokerNotWriteable (default true) lets it through a
+	// broker whose permission forbids writes.
+	RecallMessageEnable               bool `prop:"recallMessageEnable"`
+	AllowRecallWhenBrokerNotWriteable bool `prop:"allowRecallWhenBrokerNotWriteable"`
+	// Server-side load balancing of POP consumers (QUERY_ASSIGNMENT):
+	// serverLoadBalancerEnable (true), defaultMessageRequestMode (PULL or POP)
+	// and defaultPopShareQueueNum (-1: a POP consumer pops every queue).
+	ServerLoadBalancerEnable  bool   `prop:"serverLoadBalancerEnable"`
+	DefaultMessageRequestMode string `prop:"defaultMessageRequestMode"`
+	DefaultPopShareQueueNum   int32  `prop:"defaultPopShareQueueNum"`
 	// BrokerConfigPath is the broker.conf the broker was started with (Java's
 	// brokerConfigPath, set by BrokerStartup from -c): UPDATE_BROKER_CONFIG
 	// writes changed settings back into it. Empty: updates are not persisted.
@@ -161,6 +172,11 @@ func DefaultBrokerConfig() BrokerConfig {
 		WaitTimeMillsInLitePullQueue:    5000,
 		WaitTimeMillsInHeartbeatQueue:   31000,
 		WaitTimeMillsInTransactionQueue: 3000,
+
+		AllowRecallWhenBrokerNotWriteable: true,
+		ServerLoadBalancerEnable:          true,
+		DefaultMessageRequestMode:         "PULL",
+		DefaultPopShareQueueNum:           -1,
 	}
 }
 

@@ -274,14 +274,6 @@ func (b *Broker) handleGetTimerMetrics(ctx context.Context, c remoting.Conn, req
 	return resp, nil
 }
 
-// handleGetAllMessageRequestMode is GET_ALL_MESSAGE_REQUEST_MODE: rmqd keeps
-// no POP request modes, so the map is empty.
-func (b *Broker) handleGetAllMessageRequestMode(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	resp := codec.NewResponse(req, codec.RespSuccess, "")
-	resp.Body = []byte(`{"messageRequestModeMap":{}}`)
-	return resp, nil
-}
-
 // SetHAStatus gives GET_BROKER_HA_STATUS its body: f returns HARuntimeInfo's
 // JSON (store/ha builds it; the broker does not know the HA service).
 func (b *Broker) SetHAStatus(f func() ([]byte, error)) { b.masters.status.Store(&f) }

@@ -181,6 +181,9 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 		if b.conf().TimerWheelEnable && !b.applyTimer(msg) {
 			return setCode(resp, codec.RespMessageIllegal, "timer message illegal: bad or too distant deliver time")
 		}
+		if msg.Topic == TopicTimer && !batch {
+			hdr.RecallHandle = b.recallHandleFor(msg)
+		}
 		b.applyDelay(msg)
 	}
 	if as, ok := b.asyncStore(); ok {

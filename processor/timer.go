@@ -3,6 +3,7 @@ package processor
 import (
 	"context"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -124,6 +125,9 @@ type timerService struct {
 	rec    []byte
 	parked codec.Message
 	real   codec.Message
+	// recalled holds the keys of delete markers read into the wheel
+	// (RECALL_MESSAGE): the message a key names is dropped when due.
+	recalled map[string]struct{}
 }
 
 func newTimerService(b *Broker) *timerService {
@@ -208,6 +212,12 @@ func (t *timerService) stepAt(ctx context.Context, now int64) {
 				deliver = 0 // deliver at once rather than lose it
 			}
 			if m.QueueOffset >= t.readPos {
+				if key, ok := codec.PropertyValue(m.Properties, propTimerDelUniqKey); ok {
+					if t.recalled == nil {
+						t.recalled = map[string]struct{}{}
+					}
+					t.recalled[strings.Clone(key)] = struct{}{}
+				}
 				t.done.grow(m.QueueOffset + 1)
 				t.add(timerEntry{deliver: deliver, qOffset: m.QueueOffset, clOffset: m.CommitLogOffset})
 				t.readPos = m.QueueOffset + 1
@@ -310,6 +320,20 @@ func (t *timerService) deliver(ctx context.Context, e timerEntry) bool {
 	if err != nil {
 		b.log.Warn("timer: message gone, dropped", "offset", e.clOffset, "err", err)
 		return true
+	}
+	if len(t.recalled) > 0 {
+		// A marker is due with or after the message it names (same second,
+		// read later): the message is dropped first, then the marker.
+		key, marker := timerRecallKey(&t.parked)
+		if _, recalled := t.recalled[key]; marker || recalled {
+			if !marker {
+				b.log.Info("timer: recalled message dropped", "key", key)
+			}
+			delete(t.recalled, key)
+			return true
+		}
+	} else if _, marker := codec.PropertyValue(t.parked.Properties, propTimerDelUniqKey); marker {
+		return true // a marker whose message was already delivered
 	}
 	// Java keeps REAL_TOPIC, REAL_QID and TIMER_OUT_MS in the delivered message.
 	real := &t.real

@@ -67,6 +67,10 @@ func marker(lib string) string {
 		return "rmqd-runner.jar"
 	case "mqadmin":
 		return "rmqd-it-mqadmin.jar"
+	case "proxy":
+		return "rocketmq-proxy-5.3.3.jar"
+	case "grpcclient":
+		return "rmqd-grpc-runner.jar"
 	}
 	return "."
 }

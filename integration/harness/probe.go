@@ -31,6 +31,11 @@ type probeHeader struct {
 
 // probeRequest sends one JSON-header request to addr and returns the response header and body.
 func probeRequest(ctx context.Context, addr string, code int, ext map[string]string) (probeHeader, []byte, error) {
+	return probeRequestBody(ctx, addr, code, ext, nil)
+}
+
+// probeRequestBody is probeRequest with a request body.
+func probeRequestBody(ctx context.Context, addr string, code int, ext map[string]string, body []byte) (probeHeader, []byte, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -47,10 +52,11 @@ func probeRequest(ctx context.Context, addr string, code int, ext map[string]str
 	if err != nil {
 		return probeHeader{}, nil, fmt.Errorf("encode header: %w", err)
 	}
-	frame := make([]byte, 8+len(hdr))
-	binary.BigEndian.PutUint32(frame[0:], uint32(4+len(hdr)))
+	frame := make([]byte, 8+len(hdr)+len(body))
+	binary.BigEndian.PutUint32(frame[0:], uint32(4+len(hdr)+len(body)))
 	binary.BigEndian.PutUint32(frame[4:], uint32(len(hdr))) // top byte 0 = JSON
 	copy(frame[8:], hdr)
+	copy(frame[8+len(hdr):], body)
 	if _, err := conn.Write(frame); err != nil {
 		return probeHeader{}, nil, fmt.Errorf("write to %s: %w", addr, err)
 	}

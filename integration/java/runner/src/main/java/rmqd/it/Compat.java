@@ -22,4 +22,9 @@ final class Compat {
         }
         throw new NoSuchMethodException(target.getClass().getName() + ".setMessageModel");
     }
+
+    /** Calls target.name(value) for a boolean setter only some client versions have. */
+    static void call(Object target, String name, boolean value) throws ReflectiveOperationException {
+        target.getClass().getMethod(name, boolean.class).invoke(target, value);
+    }
 }

@@ -58,6 +58,8 @@ final class Consume implements Scenario {
         reconsume = f.integer("reconsume", 0);
         int retryDelayLevel = f.integer("retry-delay-level", 1);
         int maxReconsume = f.integer("max-reconsume", -1);
+        // 5.x only: queues come from the broker (QUERY_ASSIGNMENT), in PULL or POP as the group's mode says.
+        boolean serverRebalance = f.bool("server-rebalance");
         org.apache.rocketmq.remoting.RPCHook hook = Acl.hook(f);
         f.checkAllUsed();
         if (reconsume > 0 && (!mode.equals("push") || orderly)) {
@@ -78,6 +80,9 @@ final class Consume implements Scenario {
             c.setInstanceName(instance);
             Compat.setMessageModel(c, broadcasting ? "BROADCASTING" : "CLUSTERING");
             c.setConsumeFromWhere(from);
+            if (serverRebalance) {
+                Compat.call(c, "setClientRebalance", false);
+            }
             // Let running listeners finish so their offsets are committed by shutdown (else the last
             // messages stay uncommitted and admin tools see a lag).
             c.setAwaitTerminationMillisWhenShutdown(5000);

@@ -1,0 +1,1 @@
+../../../../../../runner/src/main/java/rmqd/it/Scenario.java
