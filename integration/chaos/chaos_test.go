@@ -26,11 +26,12 @@ type plan struct {
 	full, fullJava int // cycles against rmqd and against Apache in the full run (0: not run)
 	load           time.Duration
 	hold           time.Duration
-	consumeEvery   int // Config.ConsumeEvery in the short run and in runs of 20 cycles and more
+	consumeEvery   int  // Config.ConsumeEvery in the short run and in runs of 20 cycles and more
+	shortJava      bool // the Java clients take part in the short run too (they always do in the full one)
 }
 
 var plans = []plan{
-	{name: "broker-kill-sync", fault: BrokerKill, flush: "SYNC_FLUSH", short: 3, full: 100, fullJava: 10, load: 1500 * time.Millisecond, consumeEvery: 10},
+	{name: "broker-kill-sync", fault: BrokerKill, flush: "SYNC_FLUSH", short: 3, full: 100, fullJava: 10, load: 1500 * time.Millisecond, consumeEvery: 10, shortJava: true},
 	{name: "broker-kill-async", fault: BrokerKill, flush: "ASYNC_FLUSH", full: 10, fullJava: 5, load: 1500 * time.Millisecond},
 	{name: "namesrv-kill", fault: NamesrvKill, flush: "ASYNC_FLUSH", short: 1, full: 10, fullJava: 5, load: 2 * time.Second, hold: time.Second},
 	// 5 s stopped: longer than the clients' 3 s send timeout.
@@ -147,7 +148,8 @@ func runPlan(t *testing.T, kind string, p plan, cycles int) Result {
 		checkEvery = 2
 	}
 	r := Run(t, Config{Target: tg, Fault: p.fault, Cycles: cycles, Load: p.load, Hold: p.hold,
-		SlowDiskDelay: "1s", Topic: topic, ConsumeEvery: consumeEvery, CheckEvery: checkEvery})
+		SlowDiskDelay: "1s", Topic: topic, ConsumeEvery: consumeEvery, CheckEvery: checkEvery,
+		Java: fullRun() || p.shortJava})
 	r.Fault, r.Flush = p.name, p.flush
 
 	// A graceful stop, then the store as the last recovery and the run left it.
@@ -197,9 +199,9 @@ func row(r Result) string {
 	if smiss+cmiss > 0 {
 		miss = fmt.Sprintf(" (%d/%d cycles without send/consume within 60 s)", smiss, cmiss)
 	}
-	return fmt.Sprintf("| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d of %d | %d | %s | %s / %s | %s / %s%s | %s |",
+	return fmt.Sprintf("| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d of %d | %d | %d / %d | %s | %s / %s | %s / %s%s | %s |",
 		r.Target, r.Flush, r.Cycles, r.Sent, r.Acked, r.Consumed, r.Lost, r.Duplicated, r.Reordered, r.UnackedStored, r.Unacked, r.Stored,
-		ms(r.SlowestAck), ms(sm), ms(sx), ms(cm), ms(cx), miss, r.StoreCheck)
+		r.JavaAcked, r.JavaConsumed, ms(r.SlowestAck), ms(sm), ms(sx), ms(cm), ms(cx), miss, r.StoreCheck)
 }
 
 func writeReport(t *testing.T, results []Result) {
@@ -214,8 +216,8 @@ func writeReport(t *testing.T, results []Result) {
 		if r.Fault != last {
 			last = r.Fault
 			fmt.Fprintf(&b, "\n### %s\n\n", r.Fault)
-			b.WriteString("| target | flush | runs | sent | acknowledged | consumed | lost | duplicated | reordered | unacknowledged but stored | stored | slowest ack | recovery: send median / max | recovery: consume median / max | store check |\n")
-			b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+			b.WriteString("| target | flush | runs | sent | acknowledged | consumed | lost | duplicated | reordered | unacknowledged but stored | stored | Java: acked / deliveries | slowest ack | recovery: send median / max | recovery: consume median / max | store check |\n")
+			b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		}
 		b.WriteString(row(r) + "\n")
 	}

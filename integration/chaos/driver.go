@@ -53,6 +53,10 @@ type Config struct {
 	// next heartbeat (every 30 s, fixed), which would make 100 cycles last an hour. Default 1.
 	ConsumeEvery int
 	Topic        string // base topic name; the orderly topic is Topic + "_ORD"
+	// Java adds the Java clients (java/ChaosClient.java, rocketmq-client 5.3.3): a producer sending to both
+	// topics as one more key at the rate of one Go sender, and a push consumer per topic in the Go
+	// consumers' groups, so the two clients share the queues. Their ids go into the same ledger.
+	Java bool
 	// CheckEvery > 0 (broker-kill only): after every CheckEvery-th recovery the broker is stopped gracefully
 	// (SIGTERM), its store checked (store.Inspect, as `rmqd check`) and the broker started again, so the checks see what crash
 	// recoveries left, not only the end of the run. Problems go to Result.MidProblems.
@@ -106,6 +110,7 @@ type Result struct {
 	// when the cycle did not wait for it (Config.ConsumeEvery).
 	RecoverSend, RecoverConsume []time.Duration
 	StoreCheck                  string // "ok", "n/a" or the checker's complaint
+	JavaAcked, JavaConsumed     int    // of Acked and of the deliveries, the Java clients' (Config.Java)
 	MidChecks                   int    // stores checked after a recovery, during the run (Config.CheckEvery)
 	MidProblems                 []string
 }
@@ -237,10 +242,12 @@ func body(id string) []byte {
 }
 
 func (l *ledger) deliver(b []byte) {
-	id, _, ok := strings.Cut(string(b), "|")
-	if !ok {
-		return
+	if id, _, ok := strings.Cut(string(b), "|"); ok {
+		l.deliverID(id)
 	}
+}
+
+func (l *ledger) deliverID(id string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.delivered[id]++
@@ -310,6 +317,27 @@ func Run(tb harness.TB, cfg Config) Result {
 		tb.Cleanup(func() { _ = pr.Shutdown() })
 		return pr
 	}
+	// record enters one ended send in the ledger and the counts.
+	record := func(id string, ok bool, start, end time.Time) {
+		counts.Lock()
+		res.Sent++
+		led.mu.Lock()
+		led.acked[id] = ok
+		led.mu.Unlock()
+		if ok {
+			res.Acked++
+			res.SlowestAck = max(res.SlowestAck, end.Sub(start))
+			if strings.Contains(id, "-"+strconv.Itoa(javaKey)+"-") {
+				res.JavaAcked++
+			}
+		} else {
+			res.Unacked++
+		}
+		counts.Unlock()
+		if ok {
+			rec.sent(start, end)
+		}
+	}
 	// send sends one message, enters it in the ledger and reports whether it was acknowledged.
 	send := func(pr rocketmq.Producer, orderly bool, key, seq int) bool {
 		topic, kind := cfg.Topic, "c"
@@ -327,22 +355,38 @@ func Run(tb harness.TB, cfg Config) Result {
 		r, err := pr.SendSync(sctx, m)
 		cancel()
 		ok := err == nil && r.Status == primitive.SendOK
-		counts.Lock()
-		res.Sent++
-		led.mu.Lock()
-		led.acked[id] = ok
-		led.mu.Unlock()
-		if ok {
-			res.Acked++
-			res.SlowestAck = max(res.SlowestAck, time.Since(start))
-		} else {
-			res.Unacked++
-		}
-		counts.Unlock()
-		if ok {
-			rec.sent(start, time.Now())
-		}
+		record(id, ok, start, time.Now())
 		return ok
+	}
+	var java *javaClients
+	firstJavaAck := make(chan struct{})
+	if cfg.Java {
+		var firstOnce sync.Once
+		every := time.Duration(int64(time.Second) * int64(2*cfg.Producers) / int64(cfg.Rate))
+		java = startJava(tb, tg, cfg.Topic, every, func(id string, ok bool, start, end time.Time) {
+			record(id, ok, start, end)
+			if ok {
+				firstOnce.Do(func() { close(firstJavaAck) })
+			}
+		}, func(id string, born, now time.Time) {
+			led.deliverID(id)
+			counts.Lock()
+			res.JavaConsumed++
+			counts.Unlock()
+			rec.consumed(born, now)
+		})
+		defer java.stop()
+		// Nothing is sent until the Java consumers joined the groups and the queues were shared out again:
+		// a member joining under load takes over queues whose offsets were not committed yet and replays them.
+		select {
+		case <-java.ready:
+		case <-java.done:
+			tb.Fatalf("chaos: the Java clients exited during start-up (log in %s)", tg.LogDir)
+		case <-time.After(90 * time.Second):
+			tb.Fatalf("chaos: the Java clients did not start within 90 s (log in %s)", tg.LogDir)
+		}
+		time.Sleep(3 * time.Second)
+		java.startSending()
 	}
 	for _, orderly := range []bool{false, true} {
 		pr := newProducer(fmt.Sprint("load-", orderly), orderly)
@@ -379,6 +423,15 @@ func Run(tb harness.TB, cfg Config) Result {
 			tb.Fatalf("chaos: the probe producer cannot send before any fault")
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	if java != nil {
+		select {
+		case <-firstJavaAck:
+		case <-java.done:
+			tb.Fatalf("chaos: the Java clients exited before their first acknowledged send (log in %s)", tg.LogDir)
+		case <-time.After(60 * time.Second):
+			tb.Fatalf("chaos: no acknowledged send from the Java clients within 60 s (log in %s)", tg.LogDir)
+		}
 	}
 	probeSeq := 0
 	startProbe := func() (stop func()) {
@@ -443,6 +496,9 @@ func Run(tb harness.TB, cfg Config) Result {
 	time.Sleep(cfg.Load)
 	stopLoad()
 	wg.Wait()
+	if java != nil {
+		java.stopSending(tb.Context())
+	}
 
 	// Drain: every acknowledged id consumed, or the drain time spent.
 	deadline := time.Now().Add(cfg.Drain)
@@ -465,6 +521,9 @@ func Run(tb harness.TB, cfg Config) Result {
 		s()
 	}
 	stopCons = nil
+	if java != nil {
+		java.stop()
+	}
 
 	led.mu.Lock()
 	defer led.mu.Unlock()
