@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -38,6 +39,8 @@ var plans = []plan{
 	{name: "broker-pause", fault: BrokerPause, flush: "ASYNC_FLUSH", short: 1, full: 5, fullJava: 3, load: 2 * time.Second, hold: 5 * time.Second},
 	// Every flush 1 s late for 6 s: SYNC_FLUSH sends wait on it (below the 5 s syncFlushTimeout).
 	{name: "slow-disk-sync", fault: SlowDisk, flush: "SYNC_FLUSH", short: 1, full: 5, load: 2 * time.Second, hold: 6 * time.Second},
+	// The store on a 128 MiB tmpfs, filled to ENOSPC for 12 s (Apache looks at its disk every 10 s), freed.
+	{name: "disk-full", fault: DiskFull, flush: "ASYNC_FLUSH", full: 5, fullJava: 3, load: 3 * time.Second, hold: 12 * time.Second},
 }
 
 // The short run (inside make test) is rmqd only, about a minute. RMQD_CHAOS=full is make chaos: both
@@ -132,11 +135,24 @@ func runPlan(t *testing.T, kind string, p plan, cycles int) Result {
 	if kind == harness.KindApache {
 		harness.RequireJars(t, "apache")
 	}
+	conf := map[string]string{"flushDiskType": p.flush}
+	var diskDir string
+	var warmup time.Duration
+	if p.fault == DiskFull {
+		diskDir = smallDisk(t, conf)
+		if kind == harness.KindApache {
+			// Apache marks a full disk only from its clean-up service, which runs first a minute after start.
+			warmup = 65 * time.Second
+		}
+	}
 	tg := harness.Start(t, kind, harness.Options{
 		Split:      true,
 		Failpoints: kind == harness.KindRmqd,
-		BrokerConf: map[string]string{"flushDiskType": p.flush},
+		BrokerConf: conf,
 	})
+	if diskDir != "" {
+		tg.StoreDir = conf["storePathRootDir"]
+	}
 	topic := "CHAOS_" + strings.ReplaceAll(p.name, "-", "_")
 	consumeEvery := 1
 	if cycles >= 20 || !fullRun() { // the short run awaits the consumers once, on its last cycle
@@ -148,7 +164,7 @@ func runPlan(t *testing.T, kind string, p plan, cycles int) Result {
 		checkEvery = 2
 	}
 	r := Run(t, Config{Target: tg, Fault: p.fault, Cycles: cycles, Load: p.load, Hold: p.hold,
-		SlowDiskDelay: "1s", Topic: topic, ConsumeEvery: consumeEvery, CheckEvery: checkEvery,
+		SlowDiskDelay: "1s", Topic: topic, ConsumeEvery: consumeEvery, CheckEvery: checkEvery, DiskDir: diskDir, Warmup: warmup,
 		Java: fullRun() || p.shortJava})
 	r.Fault, r.Flush = p.name, p.flush
 
@@ -180,6 +196,26 @@ func runPlan(t *testing.T, kind string, p plan, cycles int) Result {
 		t.Errorf("no send was acknowledged")
 	}
 	return r
+}
+
+// smallDisk mounts a 128 MiB tmpfs for the store and points conf at it, with files small enough for it
+// (4 MiB commitlog files, 3000-unit consume-queue files, a small index). Skips when mounting is not
+// allowed (not root).
+func smallDisk(t *testing.T, conf map[string]string) string {
+	mnt := t.TempDir()
+	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=128m"); err != nil {
+		t.Skipf("skipping disk-full: cannot mount a tmpfs for the store (needs root / CAP_SYS_ADMIN): %v", err)
+	}
+	// Registered before the target starts: cleanups run last in, first out, so this runs after its stop.
+	t.Cleanup(func() { _ = syscall.Unmount(mnt, syscall.MNT_DETACH) })
+	st := filepath.Join(mnt, "store")
+	conf["storePathRootDir"] = st
+	conf["storePathCommitLog"] = filepath.Join(st, "commitlog")
+	conf["mappedFileSizeCommitLog"] = strconv.Itoa(4 << 20)
+	conf["mappedFileSizeConsumeQueue"] = strconv.Itoa(3000 * 20)
+	conf["maxHashSlotNum"] = "10000"
+	conf["maxIndexNum"] = "40000"
+	return mnt
 }
 
 func ms(d time.Duration) string {

@@ -6,7 +6,10 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -33,6 +36,7 @@ const (
 	NamesrvKill Fault = "namesrv-kill" // SIGKILL of the separate name server, restarted
 	BrokerPause Fault = "broker-pause" // SIGSTOP of the broker for Hold (longer than the clients' timeouts), SIGCONT
 	SlowDisk    Fault = "slow-disk"    // every flush delayed by SlowDiskDelay for Hold (rmqd's flush-delay failpoint)
+	DiskFull    Fault = "disk-full"    // the store's file system (Config.DiskDir) filled to ENOSPC for Hold, then freed
 )
 
 // Config is one chaos run: a target, a fault, how often.
@@ -53,6 +57,11 @@ type Config struct {
 	// next heartbeat (every 30 s, fixed), which would make 100 cycles last an hour. Default 1.
 	ConsumeEvery int
 	Topic        string // base topic name; the orderly topic is Topic + "_ORD"
+	// DiskDir (DiskFull) is a folder on the store's own size-limited file system, where the fault writes
+	// its filler file.
+	DiskDir string
+	// Warmup is extra load before the first fault (Apache looks at its disk first a minute after start).
+	Warmup time.Duration
 	// Java adds the Java clients (java/ChaosClient.java, rocketmq-client 5.3.3): a producer sending to both
 	// topics as one more key at the rate of one Go sender, and a push consumer per topic in the Go
 	// consumers' groups, so the two clients share the queues. Their ids go into the same ledger.
@@ -468,8 +477,12 @@ func Run(tb harness.TB, cfg Config) Result {
 	}
 
 	for cycle := range cfg.Cycles {
+		wait := cfg.Load
+		if cycle == 0 {
+			wait += cfg.Warmup
+		}
 		select {
-		case <-time.After(cfg.Load):
+		case <-time.After(wait):
 		case <-tb.Context().Done():
 			tb.Fatalf("chaos: test ended")
 		}
@@ -575,6 +588,16 @@ func inject(tb harness.TB, tg *harness.Target, cfg Config, inPlace func()) time.
 		time.Sleep(cfg.Hold)
 		tg.SignalBroker(tb, syscall.SIGCONT)
 		return time.Now()
+	case DiskFull:
+		filler := filepath.Join(cfg.DiskDir, "filler")
+		n := fill(tb, filler)
+		tb.Logf("chaos: %s disk full (%d MiB of filler)", tg.Kind, n>>20)
+		inPlace()
+		time.Sleep(cfg.Hold)
+		if err := os.Remove(filler); err != nil {
+			tb.Fatalf("chaos: free the disk: %v", err)
+		}
+		return time.Now()
 	case SlowDisk:
 		tg.SetFailpoint(tb, "flush-delay", cfg.SlowDiskDelay)
 		inPlace()
@@ -626,5 +649,31 @@ func startConsumer(tb harness.TB, tg *harness.Target, topic string, orderly bool
 				tb.Logf("chaos: consumer of %s still shutting down after 15 s; leaving it", topic)
 			}
 		})
+	}
+}
+
+// fill writes path until its file system has no space left (ENOSPC) and returns the bytes written.
+func fill(tb harness.TB, path string) int64 {
+	tb.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatalf("chaos: filler: %v", err)
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	var n int64
+	for small := false; ; {
+		w, err := f.Write(buf)
+		n += int64(w)
+		if errors.Is(err, syscall.ENOSPC) {
+			if small { // the last pages too
+				return n
+			}
+			buf, small = buf[:4096], true
+			continue
+		}
+		if err != nil {
+			tb.Fatalf("chaos: filler: %v", err)
+		}
 	}
 }
