@@ -40,6 +40,8 @@ var plans = []plan{
 	// Every flush 1 s late for 6 s: SYNC_FLUSH sends wait on it (below the 5 s syncFlushTimeout).
 	{name: "slow-disk-sync", fault: SlowDisk, flush: "SYNC_FLUSH", short: 1, full: 5, load: 2 * time.Second, hold: 6 * time.Second},
 	// The store on a 128 MiB tmpfs, filled to ENOSPC for 12 s (Apache looks at its disk every 10 s), freed.
+	// No packet between the clients and the broker for 10 s (longer than the 3 s send timeout), then healed.
+	{name: "partition", fault: Partition, flush: "ASYNC_FLUSH", full: 5, fullJava: 3, load: 3 * time.Second, hold: 10 * time.Second},
 	{name: "disk-full", fault: DiskFull, flush: "ASYNC_FLUSH", full: 5, fullJava: 3, load: 3 * time.Second, hold: 12 * time.Second},
 }
 
@@ -134,6 +136,11 @@ func planIndex(name string) int {
 func runPlan(t *testing.T, kind string, p plan, cycles int) Result {
 	if kind == harness.KindApache {
 		harness.RequireJars(t, "apache")
+	}
+	if p.fault == Partition {
+		if why := partitionUsable(); why != "" {
+			t.Skipf("skipping partition: %s", why)
+		}
 	}
 	conf := map[string]string{"flushDiskType": p.flush}
 	var diskDir string

@@ -37,6 +37,7 @@ const (
 	BrokerPause Fault = "broker-pause" // SIGSTOP of the broker for Hold (longer than the clients' timeouts), SIGCONT
 	SlowDisk    Fault = "slow-disk"    // every flush delayed by SlowDiskDelay for Hold (rmqd's flush-delay failpoint)
 	DiskFull    Fault = "disk-full"    // the store's file system (Config.DiskDir) filled to ENOSPC for Hold, then freed
+	Partition   Fault = "partition"    // every packet between the clients and the broker dropped for Hold (iptables)
 )
 
 // Config is one chaos run: a target, a fault, how often.
@@ -597,6 +598,13 @@ func inject(tb harness.TB, tg *harness.Target, cfg Config, inPlace func()) time.
 		if err := os.Remove(filler); err != nil {
 			tb.Fatalf("chaos: free the disk: %v", err)
 		}
+		return time.Now()
+	case Partition:
+		tb.Cleanup(func() { healAll(tb, tg.BrokerAddr) })
+		partition(tb, tg.BrokerAddr, true)
+		inPlace()
+		time.Sleep(cfg.Hold)
+		partition(tb, tg.BrokerAddr, false)
 		return time.Now()
 	case SlowDisk:
 		tg.SetFailpoint(tb, "flush-delay", cfg.SlowDiskDelay)
