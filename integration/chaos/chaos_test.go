@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,6 +43,10 @@ var plans = []plan{
 	// The store on a 128 MiB tmpfs, filled to ENOSPC for 12 s (Apache looks at its disk every 10 s), freed.
 	// No packet between the clients and the broker for 10 s (longer than the 3 s send timeout), then healed.
 	{name: "partition", fault: Partition, flush: "ASYNC_FLUSH", full: 5, fullJava: 3, load: 3 * time.Second, hold: 10 * time.Second},
+	// A SYNC_MASTER and its slave: the master killed for 5 s (consumers read from the slave meanwhile), or
+	// the slave killed for 5 s (a SYNC_MASTER answers SLAVE_NOT_AVAILABLE while it is gone), restarted.
+	{name: "master-kill", fault: MasterKill, flush: "ASYNC_FLUSH", full: 5, fullJava: 3, load: 3 * time.Second, hold: 5 * time.Second},
+	{name: "slave-kill", fault: SlaveKill, flush: "ASYNC_FLUSH", full: 5, fullJava: 3, load: 3 * time.Second, hold: 5 * time.Second},
 	{name: "disk-full", fault: DiskFull, flush: "ASYNC_FLUSH", full: 5, fullJava: 3, load: 3 * time.Second, hold: 12 * time.Second},
 }
 
@@ -152,6 +157,10 @@ func runPlan(t *testing.T, kind string, p plan, cycles int) Result {
 			warmup = 65 * time.Second
 		}
 	}
+	pair := p.fault == MasterKill || p.fault == SlaveKill
+	if pair {
+		maps.Copy(conf, haConf("SYNC_MASTER", "0"))
+	}
 	tg := harness.Start(t, kind, harness.Options{
 		Split:      true,
 		Failpoints: kind == harness.KindRmqd,
@@ -161,6 +170,20 @@ func runPlan(t *testing.T, kind string, p plan, cycles int) Result {
 		tg.StoreDir = conf["storePathRootDir"]
 	}
 	topic := "CHAOS_" + strings.ReplaceAll(p.name, "-", "_")
+	warmups := 2
+	var slave *harness.Target
+	if pair {
+		// The topics exist before the slave starts: a Java slave copies the master's topics at start, then
+		// only once a minute.
+		for _, tp := range []string{topic, topic + "_ORD"} {
+			harness.RunGoProduce(t, tg, harness.GoProduce{Topic: tp, Count: 1, BodyPrefix: "warm-up"})
+			tg.WaitRoute(t, tp, 60*time.Second)
+		}
+		warmups += 2
+		sc := haConf("SLAVE", "1")
+		sc["flushDiskType"] = p.flush
+		slave = harness.StartBroker(t, kind, tg.NamesrvAddr, harness.Options{BrokerConf: sc})
+	}
 	consumeEvery := 1
 	if cycles >= 20 || !fullRun() { // the short run awaits the consumers once, on its last cycle
 		consumeEvery = p.consumeEvery
@@ -171,7 +194,7 @@ func runPlan(t *testing.T, kind string, p plan, cycles int) Result {
 		checkEvery = 2
 	}
 	r := Run(t, Config{Target: tg, Fault: p.fault, Cycles: cycles, Load: p.load, Hold: p.hold,
-		SlowDiskDelay: "1s", Topic: topic, ConsumeEvery: consumeEvery, CheckEvery: checkEvery, DiskDir: diskDir, Warmup: warmup,
+		SlowDiskDelay: "1s", Topic: topic, ConsumeEvery: consumeEvery, CheckEvery: checkEvery, DiskDir: diskDir, Warmup: warmup, Slave: slave,
 		Java: fullRun() || p.shortJava})
 	r.Fault, r.Flush = p.name, p.flush
 
@@ -182,7 +205,15 @@ func runPlan(t *testing.T, kind string, p plan, cycles int) Result {
 	if r.MidChecks > 0 {
 		r.StoreCheck += fmt.Sprintf("; %d more checks after recoveries: %d failed", r.MidChecks, len(r.MidProblems))
 	}
-	r.Stored = st.PerTopic[topic] + st.PerTopic[topic+"_ORD"] - 2 // less the two warm-up messages
+	r.Stored = st.PerTopic[topic] + st.PerTopic[topic+"_ORD"] - warmups // less the warm-up messages
+	if slave != nil {
+		slave.Procs[len(slave.Procs)-1].Stop(t)
+		sst := store.Inspect(slave.StoreDir)
+		r.StoreCheck += "; slave: " + checkSummary(sst)
+		if kind == harness.KindRmqd && len(sst.Problems) != 0 {
+			t.Errorf("slave store check: %s", checkSummary(sst))
+		}
+	}
 	t.Logf("%s", row(r))
 	if kind == harness.KindRmqd {
 		if r.Lost != 0 {
@@ -203,6 +234,13 @@ func runPlan(t *testing.T, kind string, p plan, cycles int) Result {
 		t.Errorf("no send was acknowledged")
 	}
 	return r
+}
+
+// haConf is a broker of a master/slave pair (as integration/ha_test.go runs them): consumers may read from
+// the slave while the master is gone, and quick HA heartbeats notice a dead peer within seconds.
+func haConf(role, id string) map[string]string {
+	return map[string]string{"brokerRole": role, "brokerId": id, "slaveReadEnable": "true",
+		"haSendHeartbeatInterval": "1000", "haHousekeepingInterval": "5000"}
 }
 
 // smallDisk mounts a 128 MiB tmpfs for the store and points conf at it, with files small enough for it
@@ -242,9 +280,9 @@ func row(r Result) string {
 	if smiss+cmiss > 0 {
 		miss = fmt.Sprintf(" (%d/%d cycles without send/consume within 60 s)", smiss, cmiss)
 	}
-	return fmt.Sprintf("| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d of %d | %d | %d / %d | %s | %s / %s | %s / %s%s | %s |",
+	return fmt.Sprintf("| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d of %d | %d | %d / %d | %d | %s | %s / %s | %s / %s%s | %s |",
 		r.Target, r.Flush, r.Cycles, r.Sent, r.Acked, r.Consumed, r.Lost, r.Duplicated, r.Reordered, r.UnackedStored, r.Unacked, r.Stored,
-		r.JavaAcked, r.JavaConsumed, ms(r.SlowestAck), ms(sm), ms(sx), ms(cm), ms(cx), miss, r.StoreCheck)
+		r.JavaAcked, r.JavaConsumed, r.ConsumedInFault, ms(r.SlowestAck), ms(sm), ms(sx), ms(cm), ms(cx), miss, r.StoreCheck)
 }
 
 func writeReport(t *testing.T, results []Result) {
@@ -259,8 +297,8 @@ func writeReport(t *testing.T, results []Result) {
 		if r.Fault != last {
 			last = r.Fault
 			fmt.Fprintf(&b, "\n### %s\n\n", r.Fault)
-			b.WriteString("| target | flush | runs | sent | acknowledged | consumed | lost | duplicated | reordered | unacknowledged but stored | stored | Java: acked / deliveries | slowest ack | recovery: send median / max | recovery: consume median / max | store check |\n")
-			b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+			b.WriteString("| target | flush | runs | sent | acknowledged | consumed | lost | duplicated | reordered | unacknowledged but stored | stored | Java: acked / deliveries | deliveries during faults | slowest ack | recovery: send median / max | recovery: consume median / max | store check |\n")
+			b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		}
 		b.WriteString(row(r) + "\n")
 	}

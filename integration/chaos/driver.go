@@ -38,6 +38,8 @@ const (
 	SlowDisk    Fault = "slow-disk"    // every flush delayed by SlowDiskDelay for Hold (rmqd's flush-delay failpoint)
 	DiskFull    Fault = "disk-full"    // the store's file system (Config.DiskDir) filled to ENOSPC for Hold, then freed
 	Partition   Fault = "partition"    // every packet between the clients and the broker dropped for Hold (iptables)
+	MasterKill  Fault = "master-kill"  // SIGKILL of a SYNC_MASTER (Config.Slave is its slave), restarted after Hold
+	SlaveKill   Fault = "slave-kill"   // SIGKILL of the slave (Config.Slave), restarted after Hold
 )
 
 // Config is one chaos run: a target, a fault, how often.
@@ -61,6 +63,8 @@ type Config struct {
 	// DiskDir (DiskFull) is a folder on the store's own size-limited file system, where the fault writes
 	// its filler file.
 	DiskDir string
+	// Slave is the master's slave (MasterKill, SlaveKill): a second broker of Target's broker name.
+	Slave *harness.Target
 	// Warmup is extra load before the first fault (Apache looks at its disk first a minute after start).
 	Warmup time.Duration
 	// Java adds the Java clients (java/ChaosClient.java, rocketmq-client 5.3.3): a producer sending to both
@@ -121,6 +125,7 @@ type Result struct {
 	RecoverSend, RecoverConsume []time.Duration
 	StoreCheck                  string // "ok", "n/a" or the checker's complaint
 	JavaAcked, JavaConsumed     int    // of Acked and of the deliveries, the Java clients' (Config.Java)
+	ConsumedInFault             int    // deliveries while a fault was in place (from the slave, for MasterKill)
 	MidChecks                   int    // stores checked after a recovery, during the run (Config.CheckEvery)
 	MidProblems                 []string
 }
@@ -180,6 +185,19 @@ func (r *recovery) consumed(born, now time.Time) {
 		r.cons = append(r.cons, [2]time.Time{born, now})
 	}
 	r.mu.Unlock()
+}
+
+// consumedBetween counts the deliveries recorded between from and to (while a fault was in place).
+func (r *recovery) consumedBetween(from, to time.Time) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, c := range r.cons {
+		if !c[1].Before(from) && c[1].Before(to) {
+			n++
+		}
+	}
+	return n
 }
 
 // first is the earliest end among events whose start is not before since (ms: born times are in ms).
@@ -489,10 +507,12 @@ func Run(tb harness.TB, cfg Config) Result {
 		}
 		rec.start()
 		var stopProbe func()
-		end := inject(tb, tg, cfg, func() { stopProbe = startProbe() })
+		var placed time.Time
+		end := inject(tb, tg, cfg, func() { placed = time.Now(); stopProbe = startProbe() })
 		consume := (cycle+1)%cfg.ConsumeEvery == 0 || cycle == cfg.Cycles-1
 		s, c := rec.wait(tb.Context(), end, cfg.Recover, consume)
 		stopProbe()
+		res.ConsumedInFault += rec.consumedBetween(placed, end)
 		res.RecoverSend = append(res.RecoverSend, s)
 		res.RecoverConsume = append(res.RecoverConsume, c)
 		if cfg.CheckEvery > 0 && cfg.Fault == BrokerKill && (cycle+1)%cfg.CheckEvery == 0 && cycle != cfg.Cycles-1 {
@@ -578,6 +598,16 @@ func inject(tb harness.TB, tg *harness.Target, cfg Config, inPlace func()) time.
 		inPlace()
 		time.Sleep(cfg.Hold)
 		return tg.RestartBroker(tb)
+	case MasterKill:
+		tg.KillBroker(tb)
+		inPlace()
+		time.Sleep(cfg.Hold)
+		return tg.RestartBroker(tb)
+	case SlaveKill:
+		cfg.Slave.KillBroker(tb)
+		inPlace()
+		time.Sleep(cfg.Hold)
+		return cfg.Slave.RestartBroker(tb)
 	case NamesrvKill:
 		tg.KillNamesrv(tb)
 		inPlace()
