@@ -43,9 +43,10 @@ var plans = []plan{
 	// The store on a 128 MiB tmpfs, filled to ENOSPC for 12 s (Apache looks at its disk every 10 s), freed.
 	// No packet between the clients and the broker for 10 s (longer than the 3 s send timeout), then healed.
 	{name: "partition", fault: Partition, flush: "ASYNC_FLUSH", full: 5, fullJava: 3, load: 3 * time.Second, hold: 10 * time.Second},
-	// A SYNC_MASTER and its slave: the master killed for 5 s (consumers read from the slave meanwhile), or
-	// the slave killed for 5 s (a SYNC_MASTER answers SLAVE_NOT_AVAILABLE while it is gone), restarted.
-	{name: "master-kill", fault: MasterKill, flush: "ASYNC_FLUSH", full: 5, fullJava: 3, load: 3 * time.Second, hold: 5 * time.Second},
+	// A SYNC_MASTER and its slave: the master killed for 40 s (longer than the clients' 30 s route poll, so
+	// consumers turn to the slave meanwhile), or the slave killed for 5 s (a SYNC_MASTER answers
+	// SLAVE_NOT_AVAILABLE while it is gone), restarted.
+	{name: "master-kill", fault: MasterKill, flush: "ASYNC_FLUSH", full: 5, fullJava: 3, load: 3 * time.Second, hold: 40 * time.Second},
 	{name: "slave-kill", fault: SlaveKill, flush: "ASYNC_FLUSH", full: 5, fullJava: 3, load: 3 * time.Second, hold: 5 * time.Second},
 	{name: "disk-full", fault: DiskFull, flush: "ASYNC_FLUSH", full: 5, fullJava: 3, load: 3 * time.Second, hold: 12 * time.Second},
 }
@@ -280,8 +281,12 @@ func row(r Result) string {
 	if smiss+cmiss > 0 {
 		miss = fmt.Sprintf(" (%d/%d cycles without send/consume within 60 s)", smiss, cmiss)
 	}
-	return fmt.Sprintf("| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d of %d | %d | %d / %d | %d | %s | %s / %s | %s / %s%s | %s |",
-		r.Target, r.Flush, r.Cycles, r.Sent, r.Acked, r.Consumed, r.Lost, r.Duplicated, r.Reordered, r.UnackedStored, r.Unacked, r.Stored,
+	reord := strconv.Itoa(r.Reordered)
+	if r.Reordered > 0 {
+		reord += fmt.Sprintf(" (%d unacknowledged)", r.ReorderedUnacked)
+	}
+	return fmt.Sprintf("| %s | %s | %d | %d | %d | %d | %d | %d | %s | %d of %d | %d | %d / %d | %d | %s | %s / %s | %s / %s%s | %s |",
+		r.Target, r.Flush, r.Cycles, r.Sent, r.Acked, r.Consumed, r.Lost, r.Duplicated, reord, r.UnackedStored, r.Unacked, r.Stored,
 		r.JavaAcked, r.JavaConsumed, r.ConsumedInFault, ms(r.SlowestAck), ms(sm), ms(sx), ms(cm), ms(cx), miss, r.StoreCheck)
 }
 

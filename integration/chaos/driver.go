@@ -115,6 +115,7 @@ type Result struct {
 	Lost                 int           // acknowledged, never consumed
 	Duplicated           int           // ids consumed more than once
 	Reordered            int           // first deliveries on the orderly topic behind a later message of the same key
+	ReorderedUnacked     int           // of Reordered, sends that had ended without an acknowledgement
 	UnackedStored        int           // sent without an acknowledgement, consumed all the same
 	Stored               int           // records of the run's messages in the commitlog at the end (copies included)
 	SlowestAck           time.Duration // longest SendSync that ended acknowledged (client retries included)
@@ -246,6 +247,7 @@ type ledger struct {
 	delivered map[string]int
 	maxSeq    map[string]int // orderly topic: highest sequence first-delivered per key
 	reordered int
+	reIDs     []string // the reordered ids
 }
 
 func newLedger() *ledger {
@@ -291,6 +293,7 @@ func (l *ledger) deliverID(id string) {
 	}
 	if m, seen := l.maxSeq[key]; seen && seq < m {
 		l.reordered++
+		l.reIDs = append(l.reIDs, id)
 		return
 	}
 	l.maxSeq[key] = seq
@@ -581,6 +584,11 @@ func Run(tb harness.TB, cfg Config) Result {
 		}
 	}
 	res.Reordered = led.reordered
+	for _, id := range led.reIDs {
+		if !led.acked[id] {
+			res.ReorderedUnacked++
+		}
+	}
 	sort.Strings(res.LostIDs)
 	if len(res.LostIDs) > 20 {
 		res.LostIDs = res.LostIDs[:20]
