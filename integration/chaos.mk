@@ -1,8 +1,10 @@
 # Reliability under faults (issue #21, docs/reliability.md): producers and consumers through the official Go
-# client against rmqd and the Apache 5.3.3 broker side by side, while the broker is killed, paused, its name
-# server killed and its disk slowed; every message accounted for by id. Included by the top-level Makefile.
+# and Java clients against rmqd and the Apache 5.3.3 broker side by side, while the broker is killed, paused,
+# partitioned off, its name server killed, its disk slowed or filled, a master or slave of a pair killed;
+# every message accounted for by id. Included by the top-level Makefile. The partition and disk-full faults
+# need root (iptables, a tmpfs mount) and skip, saying why, without it.
 #
-#   make chaos                       the full run (about 15 minutes on 2 cores), both targets side by side
+#   make chaos                       the full run (about 30 minutes on 2 cores), both targets side by side
 #   make chaos RMQD_TARGET=rmqd      one target
 #
 # A short version (rmqd only, about a minute) runs inside `make test` with the rest of ./integration/...
