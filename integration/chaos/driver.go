@@ -1,8 +1,8 @@
-// Package chaos drives producers and consumers (the official Go client in-process, and the Java client in a
-// JVM of its own, see javaclient.go) against a target while
-// it injects faults on a schedule, and accounts for every message by id, the way OpenChaos measures
-// RocketMQ: lost (acknowledged, never consumed), duplicated, out of order (orderly topic), and sent without
-// an acknowledgement but stored all the same (counted, not an error). See docs/reliability.md.
+// Package chaos drives producers and consumers (the official Go client in-process, the Java client in a JVM
+// of its own, see javaclient.go) against a target while it injects faults on a schedule, and accounts for
+// every message by id, the way OpenChaos measures RocketMQ: lost (acknowledged, never consumed),
+// duplicated, out of order (orderly topic), and sent without an acknowledgement but stored all the same
+// (counted, not an error). See docs/reliability.md.
 package chaos
 
 import (
