@@ -52,6 +52,12 @@ func (b *Broker) handleHeartBeat(ctx context.Context, c remoting.Conn, req *code
 	for _, pd := range hb.ProducerDataSet {
 		b.producers.Register(pd.GroupName, ch)
 	}
+	// A heartbeat handled after its connection closed (the close event may run first: handlers run on
+	// worker pools) would register a dead channel the group lists for channelExpiredTimeout (2 min), and
+	// the members would share the queues out with a ghost that never pulls its own.
+	if c.Closed() {
+		b.OnClose(c)
+	}
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	return resp, nil
 }

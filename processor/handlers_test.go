@@ -353,6 +353,23 @@ func heartbeatReq(t *testing.T, clientID, group string, topics ...string) *codec
 	return req
 }
 
+// TestHeartbeatOnClosedConnRegistersNothing: a heartbeat a worker handles after its connection's close
+// event leaves no channel in the group (it would be listed for 2 min and be given queues nobody pulls).
+func TestHeartbeatOnClosedConnRegistersNothing(t *testing.T) {
+	b := newTestBroker(t, nil)
+	ctx := context.Background()
+	live, dead := newTestConn(10), newTestConn(11)
+	_, err := b.handleHeartBeat(ctx, live, heartbeatReq(t, "10.0.0.1@1", "CG", "TopicH"))
+	require.NoError(t, err)
+	_ = dead.Close()
+	b.OnClose(dead) // the close event first, then the heartbeat read before it
+	_, err = b.handleHeartBeat(ctx, dead, heartbeatReq(t, "10.0.0.1@2", "CG", "TopicH"))
+	require.NoError(t, err)
+	require.Equal(t, []string{"10.0.0.1@1"}, b.consumers.ClientIDs("CG"))
+	_, ok := b.producers.FindByClientID("10.0.0.1@2")
+	require.False(t, ok, "producer registration of the closed connection")
+}
+
 func TestHeartbeatConsumerListAndOffsets(t *testing.T) {
 	b := newTestBroker(t, nil)
 	ctx := context.Background()

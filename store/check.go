@@ -191,9 +191,18 @@ func (c *checker) commitLog() {
 		return
 	}
 	c.minOff = c.files[0].from
+	// Files after the last one holding anything are made ahead of need (Java's AllocateMappedFileService
+	// makes the next file when it makes one): the log ends in the file before them.
+	lastData := len(c.files) - 1
+	for lastData > 0 && allZero(c.files[lastData].data) {
+		lastData--
+	}
 	var m codec.Message
 	for i, f := range c.files {
-		last := i == len(c.files)-1
+		if i > lastData {
+			break
+		}
+		last := i == lastData
 		pos := 0
 		for pos+8 <= len(f.data) {
 			size := int32(binary.BigEndian.Uint32(f.data[pos:]))

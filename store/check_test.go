@@ -192,6 +192,27 @@ func TestCheckHandWrittenStore(t *testing.T) {
 	})
 }
 
+// TestCheckAcceptsPreallocatedNextFile: Apache makes the next commitlog file ahead of need, so an empty file
+// may follow one that is not full; a next file holding anything still makes the gap a problem.
+func TestCheckAcceptsPreallocatedNextFile(t *testing.T) {
+	root, _ := handWrittenStore(t, 5)
+	first := filepath.Join(root, "commitlog", "00000000000000000000")
+	st, err := os.Stat(first)
+	require.NoError(t, err)
+	next := filepath.Join(root, "commitlog", fmt.Sprintf("%020d", st.Size()))
+	require.NoError(t, os.WriteFile(next, make([]byte, 8192), 0o644))
+	r := Inspect(root)
+	require.Empty(t, r.Problems)
+	require.Equal(t, 5, r.Records)
+
+	b := make([]byte, 8192)
+	b[100] = 1
+	require.NoError(t, os.WriteFile(next, b, 0o644))
+	r = Inspect(root)
+	require.NotEmpty(t, r.Problems)
+	require.Contains(t, r.Problems[0].String(), "zeros before the file's end record")
+}
+
 // TestCheckSkipsUndispatchedTailAfterCrash: an abort file says the broker did
 // not stop cleanly, so records recovery will dispatch again are no problem.
 func TestCheckSkipsUndispatchedTailAfterCrash(t *testing.T) {

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,17 +28,27 @@ type plan struct {
 	full, fullJava int // cycles against rmqd and against Apache in the full run (0: not run)
 	load           time.Duration
 	hold           time.Duration
-	consumeEvery   int // Config.ConsumeEvery in the short run and in runs of 20 cycles and more
+	consumeEvery   int  // Config.ConsumeEvery in the short run and in runs of 20 cycles and more
+	shortJava      bool // the Java clients take part in the short run too (they always do in the full one)
 }
 
 var plans = []plan{
-	{name: "broker-kill-sync", fault: BrokerKill, flush: "SYNC_FLUSH", short: 3, full: 100, fullJava: 10, load: 1500 * time.Millisecond, consumeEvery: 10},
+	{name: "broker-kill-sync", fault: BrokerKill, flush: "SYNC_FLUSH", short: 3, full: 100, fullJava: 10, load: 1500 * time.Millisecond, consumeEvery: 10, shortJava: true},
 	{name: "broker-kill-async", fault: BrokerKill, flush: "ASYNC_FLUSH", full: 10, fullJava: 5, load: 1500 * time.Millisecond},
 	{name: "namesrv-kill", fault: NamesrvKill, flush: "ASYNC_FLUSH", short: 1, full: 10, fullJava: 5, load: 2 * time.Second, hold: time.Second},
 	// 5 s stopped: longer than the clients' 3 s send timeout.
 	{name: "broker-pause", fault: BrokerPause, flush: "ASYNC_FLUSH", short: 1, full: 5, fullJava: 3, load: 2 * time.Second, hold: 5 * time.Second},
 	// Every flush 1 s late for 6 s: SYNC_FLUSH sends wait on it (below the 5 s syncFlushTimeout).
 	{name: "slow-disk-sync", fault: SlowDisk, flush: "SYNC_FLUSH", short: 1, full: 5, load: 2 * time.Second, hold: 6 * time.Second},
+	// The store on a 128 MiB tmpfs, filled to ENOSPC for 12 s (Apache looks at its disk every 10 s), freed.
+	// No packet between the clients and the broker for 10 s (longer than the 3 s send timeout), then healed.
+	{name: "partition", fault: Partition, flush: "ASYNC_FLUSH", full: 5, fullJava: 3, load: 3 * time.Second, hold: 10 * time.Second},
+	// A SYNC_MASTER and its slave: the master killed for 40 s (longer than the clients' 30 s route poll, so
+	// consumers turn to the slave meanwhile), or the slave killed for 5 s (a SYNC_MASTER answers
+	// SLAVE_NOT_AVAILABLE while it is gone), restarted.
+	{name: "master-kill", fault: MasterKill, flush: "ASYNC_FLUSH", full: 5, fullJava: 3, load: 3 * time.Second, hold: 40 * time.Second},
+	{name: "slave-kill", fault: SlaveKill, flush: "ASYNC_FLUSH", full: 5, fullJava: 3, load: 3 * time.Second, hold: 5 * time.Second},
+	{name: "disk-full", fault: DiskFull, flush: "ASYNC_FLUSH", full: 5, fullJava: 3, load: 3 * time.Second, hold: 12 * time.Second},
 }
 
 // The short run (inside make test) is rmqd only, about a minute. RMQD_CHAOS=full is make chaos: both
@@ -131,12 +143,48 @@ func runPlan(t *testing.T, kind string, p plan, cycles int) Result {
 	if kind == harness.KindApache {
 		harness.RequireJars(t, "apache")
 	}
+	if p.fault == Partition {
+		if why := partitionUsable(); why != "" {
+			t.Skipf("skipping partition: %s", why)
+		}
+	}
+	conf := map[string]string{"flushDiskType": p.flush}
+	var diskDir string
+	var warmup time.Duration
+	if p.fault == DiskFull {
+		diskDir = smallDisk(t, conf)
+		if kind == harness.KindApache {
+			// Apache marks a full disk only from its clean-up service, which runs first a minute after start.
+			warmup = 65 * time.Second
+		}
+	}
+	pair := p.fault == MasterKill || p.fault == SlaveKill
+	if pair {
+		maps.Copy(conf, haConf("SYNC_MASTER", "0"))
+	}
 	tg := harness.Start(t, kind, harness.Options{
 		Split:      true,
 		Failpoints: kind == harness.KindRmqd,
-		BrokerConf: map[string]string{"flushDiskType": p.flush},
+		BrokerConf: conf,
 	})
+	if diskDir != "" {
+		tg.StoreDir = conf["storePathRootDir"]
+	}
 	topic := "CHAOS_" + strings.ReplaceAll(p.name, "-", "_")
+	warmups := 2
+	var slave *harness.Target
+	if pair {
+		// The topics exist before the slave starts: a Java slave copies the master's topics at start, then
+		// only once a minute.
+		for _, tp := range []string{topic, topic + "_ORD"} {
+			harness.RunGoProduce(t, tg, harness.GoProduce{Topic: tp, Count: 1, BodyPrefix: "warm-up"})
+			tg.WaitRoute(t, tp, 60*time.Second)
+		}
+		warmups += 2
+		sc := haConf("SLAVE", "1")
+		sc["flushDiskType"] = p.flush
+		slave = harness.StartBroker(t, kind, tg.NamesrvAddr, harness.Options{BrokerConf: sc})
+	}
 	consumeEvery := 1
 	if cycles >= 20 || !fullRun() { // the short run awaits the consumers once, on its last cycle
 		consumeEvery = p.consumeEvery
@@ -147,7 +195,8 @@ func runPlan(t *testing.T, kind string, p plan, cycles int) Result {
 		checkEvery = 2
 	}
 	r := Run(t, Config{Target: tg, Fault: p.fault, Cycles: cycles, Load: p.load, Hold: p.hold,
-		SlowDiskDelay: "1s", Topic: topic, ConsumeEvery: consumeEvery, CheckEvery: checkEvery})
+		SlowDiskDelay: "1s", Topic: topic, ConsumeEvery: consumeEvery, CheckEvery: checkEvery, DiskDir: diskDir, Warmup: warmup, Slave: slave,
+		Java: fullRun() || p.shortJava})
 	r.Fault, r.Flush = p.name, p.flush
 
 	// A graceful stop, then the store as the last recovery and the run left it.
@@ -157,7 +206,15 @@ func runPlan(t *testing.T, kind string, p plan, cycles int) Result {
 	if r.MidChecks > 0 {
 		r.StoreCheck += fmt.Sprintf("; %d more checks after recoveries: %d failed", r.MidChecks, len(r.MidProblems))
 	}
-	r.Stored = st.PerTopic[topic] + st.PerTopic[topic+"_ORD"] - 2 // less the two warm-up messages
+	r.Stored = st.PerTopic[topic] + st.PerTopic[topic+"_ORD"] - warmups // less the warm-up messages
+	if slave != nil {
+		slave.Procs[len(slave.Procs)-1].Stop(t)
+		sst := store.Inspect(slave.StoreDir)
+		r.StoreCheck += "; slave: " + checkSummary(sst)
+		if kind == harness.KindRmqd && len(sst.Problems) != 0 {
+			t.Errorf("slave store check: %s", checkSummary(sst))
+		}
+	}
 	t.Logf("%s", row(r))
 	if kind == harness.KindRmqd {
 		if r.Lost != 0 {
@@ -180,6 +237,33 @@ func runPlan(t *testing.T, kind string, p plan, cycles int) Result {
 	return r
 }
 
+// haConf is a broker of a master/slave pair (as integration/ha_test.go runs them): consumers may read from
+// the slave while the master is gone, and quick HA heartbeats notice a dead peer within seconds.
+func haConf(role, id string) map[string]string {
+	return map[string]string{"brokerRole": role, "brokerId": id, "slaveReadEnable": "true",
+		"haSendHeartbeatInterval": "1000", "haHousekeepingInterval": "5000"}
+}
+
+// smallDisk mounts a 128 MiB tmpfs for the store and points conf at it, with files small enough for it
+// (4 MiB commitlog files, 3000-unit consume-queue files, a small index). Skips when mounting is not
+// allowed (not root).
+func smallDisk(t *testing.T, conf map[string]string) string {
+	mnt := t.TempDir()
+	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=128m"); err != nil {
+		t.Skipf("skipping disk-full: cannot mount a tmpfs for the store (needs root / CAP_SYS_ADMIN): %v", err)
+	}
+	// Registered before the target starts: cleanups run last in, first out, so this runs after its stop.
+	t.Cleanup(func() { _ = syscall.Unmount(mnt, syscall.MNT_DETACH) })
+	st := filepath.Join(mnt, "store")
+	conf["storePathRootDir"] = st
+	conf["storePathCommitLog"] = filepath.Join(st, "commitlog")
+	conf["mappedFileSizeCommitLog"] = strconv.Itoa(4 << 20)
+	conf["mappedFileSizeConsumeQueue"] = strconv.Itoa(3000 * 20)
+	conf["maxHashSlotNum"] = "10000"
+	conf["maxIndexNum"] = "40000"
+	return mnt
+}
+
 func ms(d time.Duration) string {
 	if d < 0 {
 		return "—"
@@ -197,9 +281,13 @@ func row(r Result) string {
 	if smiss+cmiss > 0 {
 		miss = fmt.Sprintf(" (%d/%d cycles without send/consume within 60 s)", smiss, cmiss)
 	}
-	return fmt.Sprintf("| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d of %d | %d | %s | %s / %s | %s / %s%s | %s |",
-		r.Target, r.Flush, r.Cycles, r.Sent, r.Acked, r.Consumed, r.Lost, r.Duplicated, r.Reordered, r.UnackedStored, r.Unacked, r.Stored,
-		ms(r.SlowestAck), ms(sm), ms(sx), ms(cm), ms(cx), miss, r.StoreCheck)
+	reord := strconv.Itoa(r.Reordered)
+	if r.Reordered > 0 {
+		reord += fmt.Sprintf(" (%d unacknowledged)", r.ReorderedUnacked)
+	}
+	return fmt.Sprintf("| %s | %s | %d | %d | %d | %d | %d | %d | %s | %d of %d | %d | %d / %d | %d | %s | %s / %s | %s / %s%s | %s |",
+		r.Target, r.Flush, r.Cycles, r.Sent, r.Acked, r.Consumed, r.Lost, r.Duplicated, reord, r.UnackedStored, r.Unacked, r.Stored,
+		r.JavaAcked, r.JavaConsumed, r.ConsumedInFault, ms(r.SlowestAck), ms(sm), ms(sx), ms(cm), ms(cx), miss, r.StoreCheck)
 }
 
 func writeReport(t *testing.T, results []Result) {
@@ -214,8 +302,8 @@ func writeReport(t *testing.T, results []Result) {
 		if r.Fault != last {
 			last = r.Fault
 			fmt.Fprintf(&b, "\n### %s\n\n", r.Fault)
-			b.WriteString("| target | flush | runs | sent | acknowledged | consumed | lost | duplicated | reordered | unacknowledged but stored | stored | slowest ack | recovery: send median / max | recovery: consume median / max | store check |\n")
-			b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+			b.WriteString("| target | flush | runs | sent | acknowledged | consumed | lost | duplicated | reordered | unacknowledged but stored | stored | Java: acked / deliveries | deliveries during faults | slowest ack | recovery: send median / max | recovery: consume median / max | store check |\n")
+			b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		}
 		b.WriteString(row(r) + "\n")
 	}

@@ -1,12 +1,16 @@
-// Package chaos drives producers and consumers (the official Go client, in-process) against a target while
-// it injects faults on a schedule, and accounts for every message by id, the way OpenChaos measures
-// RocketMQ: lost (acknowledged, never consumed), duplicated, out of order (orderly topic), and sent without
-// an acknowledgement but stored all the same (counted, not an error). See docs/reliability.md.
+// Package chaos drives producers and consumers (the official Go client in-process, the Java client in a JVM
+// of its own, see javaclient.go) against a target while it injects faults on a schedule, and accounts for
+// every message by id, the way OpenChaos measures RocketMQ: lost (acknowledged, never consumed),
+// duplicated, out of order (orderly topic), and sent without an acknowledgement but stored all the same
+// (counted, not an error). See docs/reliability.md.
 package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -33,6 +37,10 @@ const (
 	NamesrvKill Fault = "namesrv-kill" // SIGKILL of the separate name server, restarted
 	BrokerPause Fault = "broker-pause" // SIGSTOP of the broker for Hold (longer than the clients' timeouts), SIGCONT
 	SlowDisk    Fault = "slow-disk"    // every flush delayed by SlowDiskDelay for Hold (rmqd's flush-delay failpoint)
+	DiskFull    Fault = "disk-full"    // the store's file system (Config.DiskDir) filled to ENOSPC for Hold, then freed
+	Partition   Fault = "partition"    // every packet between the clients and the broker dropped for Hold (iptables)
+	MasterKill  Fault = "master-kill"  // SIGKILL of a SYNC_MASTER (Config.Slave is its slave), restarted after Hold
+	SlaveKill   Fault = "slave-kill"   // SIGKILL of the slave (Config.Slave), restarted after Hold
 )
 
 // Config is one chaos run: a target, a fault, how often.
@@ -53,6 +61,17 @@ type Config struct {
 	// next heartbeat (every 30 s, fixed), which would make 100 cycles last an hour. Default 1.
 	ConsumeEvery int
 	Topic        string // base topic name; the orderly topic is Topic + "_ORD"
+	// DiskDir (DiskFull) is a folder on the store's own size-limited file system, where the fault writes
+	// its filler file.
+	DiskDir string
+	// Slave is the master's slave (MasterKill, SlaveKill): a second broker of Target's broker name.
+	Slave *harness.Target
+	// Warmup is extra load before the first fault (Apache looks at its disk first a minute after start).
+	Warmup time.Duration
+	// Java adds the Java clients (java/ChaosClient.java, rocketmq-client 5.3.3): a producer sending to both
+	// topics as one more key at the rate of one Go sender, and a push consumer per topic in the Go
+	// consumers' groups, so the two clients share the queues. Their ids go into the same ledger.
+	Java bool
 	// CheckEvery > 0 (broker-kill only): after every CheckEvery-th recovery the broker is stopped gracefully
 	// (SIGTERM), its store checked (store.Inspect, as `rmqd check`) and the broker started again, so the checks see what crash
 	// recoveries left, not only the end of the run. Problems go to Result.MidProblems.
@@ -97,6 +116,7 @@ type Result struct {
 	Lost                 int           // acknowledged, never consumed
 	Duplicated           int           // ids consumed more than once
 	Reordered            int           // first deliveries on the orderly topic behind a later message of the same key
+	ReorderedUnacked     int           // of Reordered, sends that had ended without an acknowledgement
 	UnackedStored        int           // sent without an acknowledgement, consumed all the same
 	Stored               int           // records of the run's messages in the commitlog at the end (copies included)
 	SlowestAck           time.Duration // longest SendSync that ended acknowledged (client retries included)
@@ -106,6 +126,8 @@ type Result struct {
 	// when the cycle did not wait for it (Config.ConsumeEvery).
 	RecoverSend, RecoverConsume []time.Duration
 	StoreCheck                  string // "ok", "n/a" or the checker's complaint
+	JavaAcked, JavaConsumed     int    // of Acked and of the deliveries, the Java clients' (Config.Java)
+	ConsumedInFault             int    // deliveries while a fault was in place (from the slave, for MasterKill)
 	MidChecks                   int    // stores checked after a recovery, during the run (Config.CheckEvery)
 	MidProblems                 []string
 }
@@ -167,6 +189,19 @@ func (r *recovery) consumed(born, now time.Time) {
 	r.mu.Unlock()
 }
 
+// consumedBetween counts the deliveries recorded between from and to (while a fault was in place).
+func (r *recovery) consumedBetween(from, to time.Time) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, c := range r.cons {
+		if !c[1].Before(from) && c[1].Before(to) {
+			n++
+		}
+	}
+	return n
+}
+
 // first is the earliest end among events whose start is not before since (ms: born times are in ms).
 func first(evs [][2]time.Time, since time.Time) time.Time {
 	var f time.Time
@@ -213,6 +248,7 @@ type ledger struct {
 	delivered map[string]int
 	maxSeq    map[string]int // orderly topic: highest sequence first-delivered per key
 	reordered int
+	reIDs     []string // the reordered ids
 }
 
 func newLedger() *ledger {
@@ -237,10 +273,12 @@ func body(id string) []byte {
 }
 
 func (l *ledger) deliver(b []byte) {
-	id, _, ok := strings.Cut(string(b), "|")
-	if !ok {
-		return
+	if id, _, ok := strings.Cut(string(b), "|"); ok {
+		l.deliverID(id)
 	}
+}
+
+func (l *ledger) deliverID(id string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.delivered[id]++
@@ -256,6 +294,7 @@ func (l *ledger) deliver(b []byte) {
 	}
 	if m, seen := l.maxSeq[key]; seen && seq < m {
 		l.reordered++
+		l.reIDs = append(l.reIDs, id)
 		return
 	}
 	l.maxSeq[key] = seq
@@ -310,6 +349,27 @@ func Run(tb harness.TB, cfg Config) Result {
 		tb.Cleanup(func() { _ = pr.Shutdown() })
 		return pr
 	}
+	// record enters one ended send in the ledger and the counts.
+	record := func(id string, ok bool, start, end time.Time) {
+		counts.Lock()
+		res.Sent++
+		led.mu.Lock()
+		led.acked[id] = ok
+		led.mu.Unlock()
+		if ok {
+			res.Acked++
+			res.SlowestAck = max(res.SlowestAck, end.Sub(start))
+			if strings.Contains(id, "-"+strconv.Itoa(javaKey)+"-") {
+				res.JavaAcked++
+			}
+		} else {
+			res.Unacked++
+		}
+		counts.Unlock()
+		if ok {
+			rec.sent(start, end)
+		}
+	}
 	// send sends one message, enters it in the ledger and reports whether it was acknowledged.
 	send := func(pr rocketmq.Producer, orderly bool, key, seq int) bool {
 		topic, kind := cfg.Topic, "c"
@@ -327,22 +387,38 @@ func Run(tb harness.TB, cfg Config) Result {
 		r, err := pr.SendSync(sctx, m)
 		cancel()
 		ok := err == nil && r.Status == primitive.SendOK
-		counts.Lock()
-		res.Sent++
-		led.mu.Lock()
-		led.acked[id] = ok
-		led.mu.Unlock()
-		if ok {
-			res.Acked++
-			res.SlowestAck = max(res.SlowestAck, time.Since(start))
-		} else {
-			res.Unacked++
-		}
-		counts.Unlock()
-		if ok {
-			rec.sent(start, time.Now())
-		}
+		record(id, ok, start, time.Now())
 		return ok
+	}
+	var java *javaClients
+	firstJavaAck := make(chan struct{})
+	if cfg.Java {
+		var firstOnce sync.Once
+		every := time.Duration(int64(time.Second) * int64(2*cfg.Producers) / int64(cfg.Rate))
+		java = startJava(tb, tg, cfg.Topic, every, func(id string, ok bool, start, end time.Time) {
+			record(id, ok, start, end)
+			if ok {
+				firstOnce.Do(func() { close(firstJavaAck) })
+			}
+		}, func(id string, born, now time.Time) {
+			led.deliverID(id)
+			counts.Lock()
+			res.JavaConsumed++
+			counts.Unlock()
+			rec.consumed(born, now)
+		})
+		defer java.stop()
+		// Nothing is sent until the Java consumers joined the groups and the queues were shared out again:
+		// a member joining under load takes over queues whose offsets were not committed yet and replays them.
+		select {
+		case <-java.ready:
+		case <-java.done:
+			tb.Fatalf("chaos: the Java clients exited during start-up (log in %s)", tg.LogDir)
+		case <-time.After(90 * time.Second):
+			tb.Fatalf("chaos: the Java clients did not start within 90 s (log in %s)", tg.LogDir)
+		}
+		time.Sleep(3 * time.Second)
+		java.startSending()
 	}
 	for _, orderly := range []bool{false, true} {
 		pr := newProducer(fmt.Sprint("load-", orderly), orderly)
@@ -380,6 +456,15 @@ func Run(tb harness.TB, cfg Config) Result {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	if java != nil {
+		select {
+		case <-firstJavaAck:
+		case <-java.done:
+			tb.Fatalf("chaos: the Java clients exited before their first acknowledged send (log in %s)", tg.LogDir)
+		case <-time.After(60 * time.Second):
+			tb.Fatalf("chaos: no acknowledged send from the Java clients within 60 s (log in %s)", tg.LogDir)
+		}
+	}
 	probeSeq := 0
 	startProbe := func() (stop func()) {
 		pctx, cancel := context.WithCancel(ctx)
@@ -415,17 +500,23 @@ func Run(tb harness.TB, cfg Config) Result {
 	}
 
 	for cycle := range cfg.Cycles {
+		wait := cfg.Load
+		if cycle == 0 {
+			wait += cfg.Warmup
+		}
 		select {
-		case <-time.After(cfg.Load):
+		case <-time.After(wait):
 		case <-tb.Context().Done():
 			tb.Fatalf("chaos: test ended")
 		}
 		rec.start()
 		var stopProbe func()
-		end := inject(tb, tg, cfg, func() { stopProbe = startProbe() })
+		var placed time.Time
+		end := inject(tb, tg, cfg, func() { placed = time.Now(); stopProbe = startProbe() })
 		consume := (cycle+1)%cfg.ConsumeEvery == 0 || cycle == cfg.Cycles-1
 		s, c := rec.wait(tb.Context(), end, cfg.Recover, consume)
 		stopProbe()
+		res.ConsumedInFault += rec.consumedBetween(placed, end)
 		res.RecoverSend = append(res.RecoverSend, s)
 		res.RecoverConsume = append(res.RecoverConsume, c)
 		if cfg.CheckEvery > 0 && cfg.Fault == BrokerKill && (cycle+1)%cfg.CheckEvery == 0 && cycle != cfg.Cycles-1 {
@@ -443,6 +534,9 @@ func Run(tb harness.TB, cfg Config) Result {
 	time.Sleep(cfg.Load)
 	stopLoad()
 	wg.Wait()
+	if java != nil {
+		java.stopSending(tb.Context())
+	}
 
 	// Drain: every acknowledged id consumed, or the drain time spent.
 	deadline := time.Now().Add(cfg.Drain)
@@ -465,6 +559,9 @@ func Run(tb harness.TB, cfg Config) Result {
 		s()
 	}
 	stopCons = nil
+	if java != nil {
+		java.stop()
+	}
 
 	led.mu.Lock()
 	defer led.mu.Unlock()
@@ -488,6 +585,11 @@ func Run(tb harness.TB, cfg Config) Result {
 		}
 	}
 	res.Reordered = led.reordered
+	for _, id := range led.reIDs {
+		if !led.acked[id] {
+			res.ReorderedUnacked++
+		}
+	}
 	sort.Strings(res.LostIDs)
 	if len(res.LostIDs) > 20 {
 		res.LostIDs = res.LostIDs[:20]
@@ -505,6 +607,16 @@ func inject(tb harness.TB, tg *harness.Target, cfg Config, inPlace func()) time.
 		inPlace()
 		time.Sleep(cfg.Hold)
 		return tg.RestartBroker(tb)
+	case MasterKill:
+		tg.KillBroker(tb)
+		inPlace()
+		time.Sleep(cfg.Hold)
+		return tg.RestartBroker(tb)
+	case SlaveKill:
+		cfg.Slave.KillBroker(tb)
+		inPlace()
+		time.Sleep(cfg.Hold)
+		return cfg.Slave.RestartBroker(tb)
 	case NamesrvKill:
 		tg.KillNamesrv(tb)
 		inPlace()
@@ -515,6 +627,23 @@ func inject(tb harness.TB, tg *harness.Target, cfg Config, inPlace func()) time.
 		inPlace()
 		time.Sleep(cfg.Hold)
 		tg.SignalBroker(tb, syscall.SIGCONT)
+		return time.Now()
+	case DiskFull:
+		filler := filepath.Join(cfg.DiskDir, "filler")
+		n := fill(tb, filler)
+		tb.Logf("chaos: %s disk full (%d MiB of filler)", tg.Kind, n>>20)
+		inPlace()
+		time.Sleep(cfg.Hold)
+		if err := os.Remove(filler); err != nil {
+			tb.Fatalf("chaos: free the disk: %v", err)
+		}
+		return time.Now()
+	case Partition:
+		tb.Cleanup(func() { healAll(tb, tg.BrokerAddr) })
+		partition(tb, tg.BrokerAddr, true)
+		inPlace()
+		time.Sleep(cfg.Hold)
+		partition(tb, tg.BrokerAddr, false)
 		return time.Now()
 	case SlowDisk:
 		tg.SetFailpoint(tb, "flush-delay", cfg.SlowDiskDelay)
@@ -567,5 +696,31 @@ func startConsumer(tb harness.TB, tg *harness.Target, topic string, orderly bool
 				tb.Logf("chaos: consumer of %s still shutting down after 15 s; leaving it", topic)
 			}
 		})
+	}
+}
+
+// fill writes path until its file system has no space left (ENOSPC) and returns the bytes written.
+func fill(tb harness.TB, path string) int64 {
+	tb.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatalf("chaos: filler: %v", err)
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	var n int64
+	for small := false; ; {
+		w, err := f.Write(buf)
+		n += int64(w)
+		if errors.Is(err, syscall.ENOSPC) {
+			if small { // the last pages too
+				return n
+			}
+			buf, small = buf[:4096], true
+			continue
+		}
+		if err != nil {
+			tb.Fatalf("chaos: filler: %v", err)
+		}
 	}
 }

@@ -20,7 +20,7 @@ func TestLedgerCounts(t *testing.T) {
 			dups++
 		}
 	}
-	if dups != 2 || l.reordered != 1 {
-		t.Fatalf("duplicated %d, reordered %d; want 2 and 1", dups, l.reordered)
+	if dups != 2 || l.reordered != 1 || len(l.reIDs) != 1 || l.reIDs[0] != "o-0-2" {
+		t.Fatalf("duplicated %d, reordered %d %v; want 2 and 1 [o-0-2]", dups, l.reordered, l.reIDs)
 	}
 }
