@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"rmqd/compat"
@@ -459,9 +458,9 @@ func limits(props map[string]string, cfg *remoting.ServerConfig) (map[string]str
 // unknownKeys are the keys of props that no part of rmqd binds: a typo, or a
 // Java setting rmqd has no counterpart for. They are warned about at start.
 func unknownKeys(props map[string]string) []string {
-	ns, b, n := namesrv.DefaultConfig(), processor.DefaultBrokerConfig(), defaultNetConfig()
+	ns, b, n, tc := namesrv.DefaultConfig(), processor.DefaultBrokerConfig(), defaultNetConfig(), defaultTLSConfig()
 	known := map[string]bool{keyNamesrvListenPort: true}
-	for _, cfg := range []any{&ns, &b, &n} {
+	for _, cfg := range []any{&ns, &b, &n, &tc} {
 		keys, _ := compat.ConfigKeys(cfg)
 		for _, k := range keys {
 			known[k] = true
@@ -469,8 +468,7 @@ func unknownKeys(props map[string]string) []string {
 	}
 	var out []string
 	for k := range props {
-		// tls.* are TlsSystemConfig's keys, read by tlsSettings.
-		if !known[k] && !strings.HasPrefix(k, "tls.") {
+		if !known[k] {
 			out = append(out, k)
 		}
 	}
