@@ -1,5 +1,7 @@
 package codec
 
+import "strings"
+
 // PULL_MESSAGE / LITE_PULL_MESSAGE headers (PullMessageRequestHeader,
 // PullMessageResponseHeader).
 
@@ -64,13 +66,17 @@ type PullMessageRequestHeader struct {
 	Oneway     OptBool // "oway"
 }
 
-// Decode reads the pull request. consumerGroup, topic, queueId, queueOffset,
-// maxMsgNums and sysFlag are required (*MissingFieldError); commitOffset,
-// suspendTimeoutMillis and subVersion are @CFNotNull in Java too but every client
-// sends them and a missing one reads as 0.
+// pullRequired are Java's @CFNotNull fields, in the order a missing one is
+// reported.
+var pullRequired = [...]string{"consumerGroup", "topic", "queueId", "queueOffset", "maxMsgNums", "sysFlag",
+	"commitOffset", "suspendTimeoutMillis", "subVersion"}
+
+// Decode reads the pull request; a missing @CFNotNull field is a
+// *MissingFieldError, a number that does not parse a *FieldError. Strings alias
+// the request frame until CloneStrings.
 func (h *PullMessageRequestHeader) Decode(ext ExtFields) error {
 	*h = PullMessageRequestHeader{}
-	var seen uint8
+	var seen uint16
 	var err error
 	for i := range ext {
 		k, v := ext[i].Key, ext[i].Value
@@ -95,12 +101,15 @@ func (h *PullMessageRequestHeader) Decode(ext ExtFields) error {
 			seen |= 1 << 5
 		case "commitOffset":
 			h.CommitOffset, err = parseInt64Field(k, v)
+			seen |= 1 << 6
 		case "suspendTimeoutMillis":
 			h.SuspendTimeoutMillis, err = parseInt64Field(k, v)
+			seen |= 1 << 7
 		case "subscription":
 			h.Subscription = v
 		case "subVersion":
 			h.SubVersion, err = parseInt64Field(k, v)
+			seen |= 1 << 8
 		case "expressionType":
 			h.ExpressionType = v
 		case "maxMsgBytes":
@@ -126,14 +135,23 @@ func (h *PullMessageRequestHeader) Decode(ext ExtFields) error {
 			return err
 		}
 	}
-	if seen != 1<<6-1 {
-		for i, name := range [...]string{"consumerGroup", "topic", "queueId", "queueOffset", "maxMsgNums", "sysFlag"} {
+	if seen != 1<<len(pullRequired)-1 {
+		for i, name := range pullRequired {
 			if seen&(1<<i) == 0 {
 				return &MissingFieldError{Field: name}
 			}
 		}
 	}
 	return nil
+}
+
+// CloneStrings gives the header its own strings, for a pull held past its
+// frame.
+func (h *PullMessageRequestHeader) CloneStrings() {
+	for _, s := range []*string{&h.ConsumerGroup, &h.Topic, &h.Subscription, &h.ExpressionType,
+		&h.ProxyForwardClientID, &h.Namespace, &h.BrokerName} {
+		*s = strings.Clone(*s)
+	}
 }
 
 // WriteExt writes the fields in Java's FastCodesHeader order.

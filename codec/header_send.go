@@ -57,11 +57,10 @@ var sendV1Names = [sendFieldCount]string{
 	"batch", "bname",
 }
 
-// sendRequired are the fields the Java broker dereferences unconditionally
-// (unboxing a null Integer/Long throws there). producerGroup, defaultTopic and
-// defaultTopicQueueNums are @CFNotNull too but only used when a topic is
-// auto-created; a missing one decodes as zero.
-const sendRequired = 1<<sendTopic | 1<<sendQueueID | 1<<sendSysFlag | 1<<sendBornTimestamp | 1<<sendFlag
+// sendRequired are Java's @CFNotNull fields (V2: getAndCheckNotNull of a..h):
+// a request without one fails as the Java broker fails it.
+const sendRequired = 1<<sendProducerGroup | 1<<sendTopic | 1<<sendDefaultTopic | 1<<sendDefaultTopicQueueNums |
+	1<<sendQueueID | 1<<sendSysFlag | 1<<sendBornTimestamp | 1<<sendFlag
 
 func sendFieldV1(k string) int {
 	switch k {
@@ -187,6 +186,15 @@ func (h *SendMessageRequestHeader) DecodeSend(code int32, ext ExtFields) error {
 		return h.DecodeV2(ext)
 	}
 	return h.Decode(ext)
+}
+
+// SendTopic is a send request's topic, read with DecodeSend's key rule, for
+// the choices made before the header is decoded.
+func SendTopic(code int32, ext ExtFields) (string, bool) {
+	if IsV2Code(code) {
+		return ext.Get("b")
+	}
+	return ext.Get("topic")
 }
 
 // IsV2Code reports whether a send request code carries V2 keys.

@@ -17,19 +17,19 @@ type kvTable struct {
 
 // handleUpdateAndCreateTopic is UPDATE_AND_CREATE_TOPIC.
 func (b *Broker) handleUpdateAndCreateTopic(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	h := headerReader{ext: req.Ext}
-	topic := strings.Clone(h.reqStr("topic"))
+	h := codec.ExtReader{Ext: req.Ext}
+	topic := strings.Clone(h.ReqStr("topic"))
 	tc := NewTopicConfig(topic)
-	tc.ReadQueueNums = h.reqInt32("readQueueNums")
-	tc.WriteQueueNums = h.reqInt32("writeQueueNums")
-	tc.Perm = h.reqInt32("perm")
-	if ft := h.str("topicFilterType"); ft != "" {
+	tc.ReadQueueNums = h.ReqInt32("readQueueNums")
+	tc.WriteQueueNums = h.ReqInt32("writeQueueNums")
+	tc.Perm = h.ReqInt32("perm")
+	if ft := h.Str("topicFilterType"); ft != "" {
 		tc.TopicFilterType = strings.Clone(ft)
 	}
-	tc.TopicSysFlag = h.optInt32("topicSysFlag", 0)
-	tc.Order = h.optBool("order")
-	if h.err != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
+	tc.TopicSysFlag = h.OptInt32("topicSysFlag", 0)
+	tc.Order = h.OptBool("order")
+	if h.Err() != nil {
+		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
 	}
 	if remark, ok := validateTopic(topic); !ok {
 		return b.refuseAdmin(c, req, codec.RespInvalidParameter, remark, "topic update refused"), nil
@@ -45,7 +45,7 @@ func (b *Broker) handleUpdateAndCreateTopic(ctx context.Context, c remoting.Conn
 			tc.Attributes[k] = v
 		}
 	}
-	if attrs := h.str("attributes"); attrs != "" {
+	if attrs := h.Str("attributes"); attrs != "" {
 		for _, kv := range strings.Split(attrs, ",") {
 			kv = strings.TrimSpace(kv)
 			if kv == "" {

@@ -281,14 +281,14 @@ func (b *Broker) handleViewBrokerStatsData(ctx context.Context, c remoting.Conn,
 // consume-queue entries of a queue from index, read back from the records they
 // point at.
 func (b *Broker) handleQueryConsumeQueue(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	h := headerReader{ext: req.Ext}
-	topic := h.reqStr("topic")
-	queueID := h.reqInt32("queueId")
-	index := h.reqInt64("index")
-	count := h.reqInt32("count")
-	group := h.str("consumerGroup")
-	if h.err != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
+	h := codec.ExtReader{Ext: req.Ext}
+	topic := h.ReqStr("topic")
+	queueID := h.ReqInt32("queueId")
+	index := h.ReqInt64("index")
+	count := h.ReqInt32("count")
+	group := h.Str("consumerGroup")
+	if h.Err() != nil {
+		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
 	}
 	if _, ok := b.topics.Select(topic); !ok {
 		return codec.NewResponse(req, codec.RespTopicNotExist, "topic["+topic+"] not exist"), nil

@@ -20,12 +20,12 @@ const defaultQueryMaxNum = 32
 // handleQueryMessage is QUERY_MESSAGE: records found through the index by key
 // (or by UNIQ_KEY when _UNIQUE_KEY_QUERY=true).
 func (b *Broker) handleQueryMessage(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	h := headerReader{ext: req.Ext}
-	topic, key := h.reqStr("topic"), h.reqStr("key")
-	maxNum := h.reqInt32("maxNum")
-	begin, end := h.reqInt64("beginTimestamp"), h.reqInt64("endTimestamp")
-	if h.err != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
+	h := codec.ExtReader{Ext: req.Ext}
+	topic, key := h.ReqStr("topic"), h.ReqStr("key")
+	maxNum := h.ReqInt32("maxNum")
+	begin, end := h.ReqInt64("beginTimestamp"), h.ReqInt64("endTimestamp")
+	if h.Err() != nil {
+		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
 	}
 	if v, _ := req.Ext.Get("_UNIQUE_KEY_QUERY"); parseJavaBool(v) {
 		maxNum = defaultQueryMaxNum
@@ -51,10 +51,10 @@ func (b *Broker) handleQueryMessage(ctx context.Context, c remoting.Conn, req *c
 
 // handleViewMessageByID is VIEW_MESSAGE_BY_ID: the record at a commitlog offset.
 func (b *Broker) handleViewMessageByID(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	h := headerReader{ext: req.Ext}
-	off := h.reqInt64("offset")
-	if h.err != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
+	h := codec.ExtReader{Ext: req.Ext}
+	off := h.ReqInt64("offset")
+	if h.Err() != nil {
+		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
 	}
 	rec, err := b.store.ReadRecordByOffset(off)
 	if err != nil || len(rec) == 0 {
