@@ -1,7 +1,6 @@
 package namesrv
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -47,14 +46,10 @@ func (m *KVConfigManager) Load() error {
 	if err != nil {
 		return fmt.Errorf("load kv config: %w", err)
 	}
-	strict, err := codec.StrictJSON(b)
-	if err != nil {
-		return fmt.Errorf("load kv config %s: %w", m.path, err)
-	}
 	var w struct {
 		ConfigTable map[string]map[string]string `json:"configTable"`
 	}
-	if err := json.Unmarshal(strict, &w); err != nil {
+	if err := codec.UnmarshalBody(b, &w); err != nil {
 		return fmt.Errorf("load kv config %s: %w", m.path, err)
 	}
 	m.mu.Lock()

@@ -2,7 +2,6 @@ package processor
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -103,7 +102,7 @@ func (b *Broker) handleDeleteTopicInBroker(ctx context.Context, c remoting.Conn,
 
 // handleGetAllTopicConfig is GET_ALL_TOPIC_CONFIG.
 func (b *Broker) handleGetAllTopicConfig(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	body, err := json.Marshal(b.topics.Snapshot())
+	body, err := codec.MarshalBody(b.topics.Snapshot())
 	if err != nil {
 		return nil, fmt.Errorf("encode topic configs: %w", err)
 	}
@@ -120,7 +119,7 @@ func (b *Broker) handleGetTopicConfig(ctx context.Context, c remoting.Conn, req 
 	if !ok {
 		return codec.NewResponse(req, codec.RespTopicNotExist, "No topic in this broker. topic: "+topic), nil
 	}
-	body, err := json.Marshal(tc)
+	body, err := codec.MarshalBody(tc)
 	if err != nil {
 		return nil, fmt.Errorf("encode topic config: %w", err)
 	}
@@ -131,7 +130,7 @@ func (b *Broker) handleGetTopicConfig(ctx context.Context, c remoting.Conn, req 
 
 // handleGetAllSubscriptionGroupConfig is GET_ALL_SUBSCRIPTIONGROUP_CONFIG.
 func (b *Broker) handleGetAllSubscriptionGroupConfig(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	body, err := json.Marshal(b.groups.Snapshot())
+	body, err := codec.MarshalBody(b.groups.Snapshot())
 	if err != nil {
 		return nil, fmt.Errorf("encode subscription groups: %w", err)
 	}
@@ -143,7 +142,7 @@ func (b *Broker) handleGetAllSubscriptionGroupConfig(ctx context.Context, c remo
 // handleUpdateAndCreateSubscriptionGroup is UPDATE_AND_CREATE_SUBSCRIPTIONGROUP.
 func (b *Broker) handleUpdateAndCreateSubscriptionGroup(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	var sgc SubscriptionGroupConfig
-	if err := json.Unmarshal(req.Body, &sgc); err != nil || sgc.GroupName == "" {
+	if err := codec.UnmarshalBody(req.Body, &sgc); err != nil || sgc.GroupName == "" {
 		return codec.NewResponse(req, codec.RespSystemError, fmt.Sprintf("decode subscription group: %v", err)), nil
 	}
 	if remark, ok := checkGroupName(sgc.GroupName); !ok { // Java 5.3.3 takes any name here
@@ -215,7 +214,7 @@ func (b *Broker) handleGetSubscriptionGroupConfig(ctx context.Context, c remotin
 	if !ok {
 		return codec.NewResponse(req, codec.RespSubscriptionGroupNotExist, "The subscription group "+g+" not exist"), nil
 	}
-	body, err := json.Marshal(sgc)
+	body, err := codec.MarshalBody(sgc)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +229,7 @@ func (b *Broker) handleUpdateAndCreateTopicList(ctx context.Context, c remoting.
 	var body struct {
 		TopicConfigList []TopicConfig `json:"topicConfigList"`
 	}
-	if err := json.Unmarshal(req.Body, &body); err != nil {
+	if err := codec.UnmarshalBody(req.Body, &body); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, "decode body: "+err.Error()), nil
 	}
 	for _, tc := range body.TopicConfigList {
@@ -259,7 +258,7 @@ func (b *Broker) handleUpdateAndCreateSubscriptionGroupList(ctx context.Context,
 	var body struct {
 		GroupConfigList []SubscriptionGroupConfig `json:"groupConfigList"`
 	}
-	if err := json.Unmarshal(req.Body, &body); err != nil {
+	if err := codec.UnmarshalBody(req.Body, &body); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, "decode body: "+err.Error()), nil
 	}
 	for _, g := range body.GroupConfigList {

@@ -3,7 +3,6 @@ package processor
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -117,7 +116,7 @@ func (b *Broker) handleBrokerRuntimeInfo(ctx context.Context, c remoting.Conn, r
 	b.admin.stats.runtime(t)
 	b.overloadRuntime(t)
 	b.storeRuntime(t)
-	body, err := json.Marshal(kvTable{Table: t})
+	body, err := codec.MarshalBody(kvTable{Table: t})
 	if err != nil {
 		return nil, fmt.Errorf("encode runtime info: %w", err)
 	}
@@ -150,7 +149,7 @@ func (b *Broker) handleBrokerConfig(ctx context.Context, c remoting.Conn, req *c
 		sb.WriteString(props[k])
 		sb.WriteByte('\n')
 	}
-	dv, err := json.Marshal(b.topics.DataVersion())
+	dv, err := codec.MarshalBody(b.topics.DataVersion())
 	if err != nil {
 		return nil, fmt.Errorf("encode data version: %w", err)
 	}

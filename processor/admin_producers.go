@@ -2,7 +2,6 @@ package processor
 
 import (
 	"context"
-	"encoding/json"
 	"sort"
 
 	"rmqd/codec"
@@ -39,7 +38,7 @@ func (b *Broker) handleGetAllProducerInfo(ctx context.Context, c remoting.Conn, 
 		data[group] = list
 	}
 	b.producers.mu.RUnlock()
-	body, err := json.Marshal(struct {
+	body, err := codec.MarshalBody(struct {
 		Data map[string][]producerInfoJSON `json:"data"`
 	}{data})
 	if err != nil {

@@ -2,7 +2,6 @@ package processor
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -202,7 +201,7 @@ func (b *Broker) handleGetConsumerConnectionList(ctx context.Context, c remoting
 	if subs == nil {
 		subs = map[string]codec.SubscriptionData{}
 	}
-	body, err := json.Marshal(struct {
+	body, err := codec.MarshalBody(struct {
 		ConnectionSet     []connectionJSON                  `json:"connectionSet"`
 		ConsumeFromWhere  string                            `json:"consumeFromWhere,omitempty"`
 		ConsumeType       string                            `json:"consumeType,omitempty"`
@@ -229,7 +228,7 @@ func (b *Broker) handleGetProducerConnectionList(ctx context.Context, c remoting
 		conns = append(conns, connectionOf(&chs[i]))
 	}
 	sort.Slice(conns, func(i, j int) bool { return conns[i].ClientID < conns[j].ClientID })
-	body, err := json.Marshal(struct {
+	body, err := codec.MarshalBody(struct {
 		ConnectionSet []connectionJSON `json:"connectionSet"`
 	}{conns})
 	if err != nil {
@@ -256,7 +255,7 @@ func (b *Broker) handleQueryTopicConsumeByWho(ctx context.Context, c remoting.Co
 		set[g] = true
 	}
 	groups := codec.SortedKeys(set)
-	body, err := json.Marshal(struct {
+	body, err := codec.MarshalBody(struct {
 		GroupList []string `json:"groupList"`
 	}{groups})
 	if err != nil {
@@ -278,7 +277,7 @@ func (b *Broker) handleGetSystemTopicListFromBroker(ctx context.Context, c remot
 	if sys == nil {
 		sys = []string{}
 	}
-	body, err := json.Marshal(struct {
+	body, err := codec.MarshalBody(struct {
 		TopicList []string `json:"topicList"`
 	}{sys})
 	if err != nil {

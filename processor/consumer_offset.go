@@ -2,7 +2,6 @@ package processor
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"rmqd/codec"
 )
 
 type topicGroup struct{ topic, group string }
@@ -97,7 +98,7 @@ func (m *ConsumerOffsetManager) Load() error {
 			DataVersion DataVersion                `json:"dataVersion"`
 			OffsetTable map[string]map[int32]int64 `json:"offsetTable"`
 		}
-		if err := json.Unmarshal(data, &w); err != nil {
+		if err := codec.UnmarshalBody(data, &w); err != nil {
 			return err
 		}
 		m.mu.Lock()
@@ -132,7 +133,7 @@ func (m *ConsumerOffsetManager) Encode() []byte {
 		return keys[i].group < keys[j].group
 	})
 	var b bytes.Buffer
-	dv, _ := json.Marshal(m.version.get())
+	dv, _ := codec.MarshalBody(m.version.get())
 	b.WriteString("{\n\t\"dataVersion\":")
 	b.Write(dv)
 	b.WriteString(",\n\t\"offsetTable\":{")
@@ -140,7 +141,7 @@ func (m *ConsumerOffsetManager) Encode() []byte {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		name, _ := json.Marshal(k.topic + "@" + k.group)
+		name, _ := codec.MarshalBody(k.topic + "@" + k.group)
 		b.WriteString("\n\t\t")
 		b.Write(name)
 		b.WriteString(":")

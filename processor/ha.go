@@ -3,7 +3,6 @@ package processor
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -158,7 +157,7 @@ func (b *Broker) SyncFromMaster(ctx context.Context, addr string) error {
 // (topics the master no longer has are dropped), then persists it.
 func (m *TopicConfigManager) replaceFromMaster(body []byte) error {
 	var w TopicConfigTable
-	if err := json.Unmarshal(body, &w); err != nil {
+	if err := codec.UnmarshalBody(body, &w); err != nil {
 		return fmt.Errorf("decode master topic configs: %w", err)
 	}
 	if w.DataVersion == m.version.get() {
@@ -184,7 +183,7 @@ func (m *TopicConfigManager) replaceFromMaster(body []byte) error {
 // replaceFromMaster is replaceFromMaster for subscription groups.
 func (m *SubscriptionGroupManager) replaceFromMaster(body []byte) error {
 	var w SubscriptionGroupTable
-	if err := json.Unmarshal(body, &w); err != nil {
+	if err := codec.UnmarshalBody(body, &w); err != nil {
 		return fmt.Errorf("decode master subscription groups: %w", err)
 	}
 	if w.DataVersion == m.version.get() {
@@ -211,7 +210,7 @@ func (m *ConsumerOffsetManager) putAllFromMaster(body []byte) error {
 		DataVersion DataVersion                `json:"dataVersion"`
 		OffsetTable map[string]map[int32]int64 `json:"offsetTable"`
 	}
-	if err := json.Unmarshal(body, &w); err != nil {
+	if err := codec.UnmarshalBody(body, &w); err != nil {
 		return fmt.Errorf("decode master consumer offsets: %w", err)
 	}
 	m.mu.Lock()
@@ -233,7 +232,7 @@ func (s *scheduleService) replaceFromMaster(body []byte) error {
 		DataVersion DataVersion     `json:"dataVersion"`
 		OffsetTable map[int32]int64 `json:"offsetTable"`
 	}
-	if err := json.Unmarshal(body, &w); err != nil {
+	if err := codec.UnmarshalBody(body, &w); err != nil {
 		return fmt.Errorf("decode master delay offsets: %w", err)
 	}
 	s.mu.Lock()

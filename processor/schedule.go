@@ -3,7 +3,6 @@ package processor
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -105,7 +104,7 @@ func (s *scheduleService) load() error {
 			DataVersion DataVersion     `json:"dataVersion"`
 			OffsetTable map[int32]int64 `json:"offsetTable"`
 		}
-		if err := json.Unmarshal(data, &w); err != nil {
+		if err := codec.UnmarshalBody(data, &w); err != nil {
 			return err
 		}
 		s.mu.Lock()
@@ -126,7 +125,7 @@ func (s *scheduleService) persist() error {
 func (s *scheduleService) encode() []byte {
 	s.mu.Lock()
 	var b bytes.Buffer
-	dv, _ := json.Marshal(s.version.get())
+	dv, _ := codec.MarshalBody(s.version.get())
 	b.WriteString("{\n\t\"dataVersion\":")
 	b.Write(dv)
 	b.WriteString(",\n\t\"offsetTable\":")

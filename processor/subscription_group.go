@@ -1,12 +1,13 @@
 package processor
 
 import (
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"rmqd/codec"
 )
 
 // GroupRetryPolicy is Java's GroupRetryPolicy as fastjson writes the default.
@@ -46,7 +47,7 @@ func NewSubscriptionGroupConfig(group string) SubscriptionGroupConfig {
 func (s *SubscriptionGroupConfig) UnmarshalJSON(data []byte) error {
 	type plain SubscriptionGroupConfig
 	p := plain(NewSubscriptionGroupConfig(""))
-	if err := json.Unmarshal(data, &p); err != nil {
+	if err := codec.UnmarshalBody(data, &p); err != nil {
 		return err
 	}
 	if p.Attributes == nil {
@@ -93,7 +94,7 @@ func NewSubscriptionGroupManager(conf func() *BrokerConfig, log *slog.Logger) *S
 func (m *SubscriptionGroupManager) Load() error {
 	return loadConfigFile(m.path, func(data []byte) error {
 		var w SubscriptionGroupTable
-		if err := json.Unmarshal(data, &w); err != nil {
+		if err := codec.UnmarshalBody(data, &w); err != nil {
 			return err
 		}
 		m.mu.Lock()
@@ -125,7 +126,7 @@ func (m *SubscriptionGroupManager) Snapshot() SubscriptionGroupTable {
 func (m *SubscriptionGroupManager) Persist() error {
 	m.persMu.Lock()
 	defer m.persMu.Unlock()
-	data, err := json.MarshalIndent(m.Snapshot(), "", "\t")
+	data, err := codec.MarshalBodyIndent(m.Snapshot(), "\t")
 	if err != nil {
 		return fmt.Errorf("encode subscriptionGroup.json: %w", err)
 	}

@@ -1,7 +1,6 @@
 package processor
 
 import (
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -119,7 +118,7 @@ func NewTopicConfigManager(conf func() *BrokerConfig, log *slog.Logger) *TopicCo
 func (m *TopicConfigManager) Load() error {
 	return loadConfigFile(m.path, func(data []byte) error {
 		var w TopicConfigTable
-		if err := json.Unmarshal(data, &w); err != nil {
+		if err := codec.UnmarshalBody(data, &w); err != nil {
 			return err
 		}
 		m.mu.Lock()
@@ -142,7 +141,7 @@ func (m *TopicConfigManager) Load() error {
 func (m *TopicConfigManager) Persist() error {
 	m.persMu.Lock()
 	defer m.persMu.Unlock()
-	data, err := json.MarshalIndent(m.Snapshot(), "", "\t")
+	data, err := codec.MarshalBodyIndent(m.Snapshot(), "\t")
 	if err != nil {
 		return fmt.Errorf("encode topics.json: %w", err)
 	}

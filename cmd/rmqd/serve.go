@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"strconv"
 	"time"
 
+	"rmqd/codec"
 	"rmqd/compat"
 	"rmqd/namesrv"
 	"rmqd/processor"
@@ -339,10 +339,10 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 		} else {
 			b.OnMasterHAAddr(haSlave.SetMasterAddr)
 		}
-		b.SetHAStatus(func() ([]byte, error) { return json.Marshal(haSlave.RuntimeInfo()) })
+		b.SetHAStatus(func() ([]byte, error) { return codec.MarshalBody(haSlave.RuntimeInfo()) })
 	} else {
 		haMaster = ha.NewMaster(st, haCfg)
-		b.SetHAStatus(func() ([]byte, error) { return json.Marshal(haMaster.RuntimeInfo(scfg.HaMaxGapNotInSync)) })
+		b.SetHAStatus(func() ([]byte, error) { return codec.MarshalBody(haMaster.RuntimeInfo(scfg.HaMaxGapNotInSync)) })
 	}
 	exp, metricsAddr, err := metricsSetup(bcfg, b, st, logger)
 	if err != nil {
