@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"rmqd/compat"
+	"rmqd/processor/meta"
 )
 
 // liveConfigKeys are the settings UPDATE_BROKER_CONFIG changes in the running
@@ -175,7 +176,7 @@ func mergePropertiesFile(path string, upd map[string]string) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
-	return writeConfigFile(path, mergePropertiesText(old, upd))
+	return meta.WriteConfigFile(path, mergePropertiesText(old, upd))
 }
 
 // mergePropertiesText is mergePropertiesFile's text edit.

@@ -188,7 +188,7 @@ func (b *Broker) handleUpdateBrokerConfig(ctx context.Context, c remoting.Conn, 
 	}
 	b.log.Info("broker config updated", "keys", applied, "remote", c.RemoteAddr())
 	if permChanged {
-		b.topics.version.next()
+		b.topics.BumpVersion()
 		if err := b.RegisterAll(ctx); err != nil {
 			b.log.Warn("register broker after brokerPermission update", "err", err)
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"rmqd/codec"
+	"rmqd/processor/meta"
 	"rmqd/store"
 )
 
@@ -85,7 +86,7 @@ type scheduleService struct {
 	path    string
 	mu      sync.Mutex
 	offsets map[int32]int64 // delay level (1-based) → next schedule-queue offset
-	version dataVersion
+	version meta.Version
 	tick    time.Duration
 	// parked and real are the delivering goroutine's scratch: a schedule
 	// record decoded in place and the message put back for it.
@@ -99,7 +100,7 @@ func newScheduleService(b *Broker) *scheduleService {
 }
 
 func (s *scheduleService) load() error {
-	return loadConfigFile(s.path, func(data []byte) error {
+	return meta.LoadConfigFile(s.path, func(data []byte) error {
 		var w struct {
 			DataVersion DataVersion     `json:"dataVersion"`
 			OffsetTable map[int32]int64 `json:"offsetTable"`
@@ -112,24 +113,24 @@ func (s *scheduleService) load() error {
 		for k, v := range w.OffsetTable {
 			s.offsets[k] = v
 		}
-		s.version.set(w.DataVersion)
+		s.version.Set(w.DataVersion)
 		return nil
 	})
 }
 
 func (s *scheduleService) persist() error {
-	return writeConfigFile(s.path, s.encode())
+	return meta.WriteConfigFile(s.path, s.encode())
 }
 
 // encode is delayOffset.json: {"dataVersion":…,"offsetTable":{1:0,2:17}}.
 func (s *scheduleService) encode() []byte {
 	s.mu.Lock()
 	var b bytes.Buffer
-	dv, _ := codec.MarshalBody(s.version.get())
+	dv, _ := codec.MarshalBody(s.version.Get())
 	b.WriteString("{\n\t\"dataVersion\":")
 	b.Write(dv)
 	b.WriteString(",\n\t\"offsetTable\":")
-	writeIntKeyedMap(&b, s.offsets)
+	meta.WriteIntKeyedMap(&b, s.offsets)
 	b.WriteString("\n}")
 	s.mu.Unlock()
 	return b.Bytes()

@@ -1,4 +1,4 @@
-package processor
+package meta
 
 import (
 	"bytes"
@@ -7,41 +7,45 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"rmqd/codec"
 	"sync/atomic"
 	"time"
+
+	"rmqd/codec"
 )
 
 // DataVersion is Java's DataVersion: bumped on every config change so name
 // servers know when a broker's topic table moved.
 type DataVersion = codec.DataVersion
 
-// dataVersion is a DataVersion safe for concurrent bumps.
-type dataVersion struct {
+// Version is a DataVersion safe for concurrent bumps.
+type Version struct {
 	counter   atomic.Int64
 	state     atomic.Int64
 	timestamp atomic.Int64
 }
 
-func (d *dataVersion) next() {
+// Next bumps the version.
+func (d *Version) Next() {
 	d.timestamp.Store(time.Now().UnixMilli())
 	d.counter.Add(1)
 }
 
-func (d *dataVersion) get() DataVersion {
+// Get is the version now.
+func (d *Version) Get() DataVersion {
 	return DataVersion{Counter: d.counter.Load(), StateVersion: d.state.Load(), Timestamp: d.timestamp.Load()}
 }
 
-func (d *dataVersion) set(v DataVersion) {
+// Set takes v (a master's version, a loaded file's).
+func (d *Version) Set(v DataVersion) {
 	d.counter.Store(v.Counter)
 	d.state.Store(v.StateVersion)
 	d.timestamp.Store(v.Timestamp)
 }
 
-// writeConfigFile replaces path with data the way a crash cannot lose both copies:
+// WriteConfigFile replaces path with data the way a crash cannot lose both copies:
 // write path.tmp and fsync it, move the old file to path.bak, rename the tmp file
 // into place and fsync the directory. The loader falls back to .bak.
-func writeConfigFile(path string, data []byte) error {
+func WriteConfigFile(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("config dir %s: %w", dir, err)
@@ -73,10 +77,10 @@ func writeConfigFile(path string, data []byte) error {
 	return nil
 }
 
-// loadConfigFile reads path, falling back to path.bak when the file is missing,
+// LoadConfigFile reads path, falling back to path.bak when the file is missing,
 // empty or fails decode, as Java's ConfigManager.load does. Neither existing is
 // not an error: decode is simply not called.
-func loadConfigFile(path string, decode func([]byte) error) error {
+func LoadConfigFile(path string, decode func([]byte) error) error {
 	var firstErr error
 	for _, p := range []string{path, path + ".bak"} {
 		data, err := os.ReadFile(p)
