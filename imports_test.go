@@ -28,6 +28,8 @@ var importRules = []importRule{
 	{prefix: "rmqd/processor", allowed: []string{"self", "rmqd/codec", "rmqd/compat", "rmqd/remoting", "rmqd/store", "rmqd/store/ha"}},
 	// Persisted metadata knows no connection or request: tested alone, usable by replication.
 	{prefix: "rmqd/processor/meta", allowed: []string{"self", "rmqd/codec", "rmqd/compat"}, noNet: true},
+	// The client registry knows connections, not the store or the metadata.
+	{prefix: "rmqd/processor/clients", allowed: []string{"self", "rmqd/codec", "rmqd/remoting"}},
 	{prefix: "rmqd/namesrv", allowed: []string{"self", "rmqd/codec", "rmqd/compat", "rmqd/remoting"}},
 	{prefix: "rmqd/cmd", allowed: []string{"rmqd/"}},
 	// Black-box tests drive the binary and the wire; the load generator speaks the wire itself.
@@ -109,6 +111,7 @@ func TestImportRulesCatch(t *testing.T) {
 		{"rmqd/processor/meta", "rmqd/remoting"},
 		{"rmqd/processor/meta", "rmqd/store"},
 		{"rmqd/processor/meta", "rmqd/processor"},
+		{"rmqd/processor/clients", "rmqd/store"},
 		{"rmqd/integration", "rmqd/processor"},
 	} {
 		if ruleFor(c.pkg).allows(c.pkg, c.imp) {

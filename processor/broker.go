@@ -17,6 +17,7 @@ import (
 	"rmqd/codec"
 	"rmqd/processor/acl"
 	"rmqd/processor/auth"
+	"rmqd/processor/clients"
 	"rmqd/processor/meta"
 	"rmqd/remoting"
 )
@@ -85,9 +86,9 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 	b.topics = meta.NewTopicConfigManager(b.metaConf, b.log)
 	b.groups = meta.NewSubscriptionGroupManager(b.metaConf, b.log)
 	b.offsets = meta.NewConsumerOffsetManager(b.conf().ConfigDir(), b.log)
-	b.consumers = NewConsumerManager(b.log)
-	b.producers = NewProducerManager()
-	b.locks = NewRebalanceLockManager(DefaultLockMaxLiveTime)
+	b.consumers = clients.NewConsumerManager(b.log)
+	b.producers = clients.NewProducerManager()
+	b.locks = clients.NewRebalanceLockManager(DefaultLockMaxLiveTime)
 	b.hold = newPullHoldService(b)
 	b.ids = newUniqIDGen(cfg.BrokerIP1)
 	if b.delayLevels, err = parseDelayLevels(cfg.Store.MessageDelayLevel); err != nil {
