@@ -77,3 +77,16 @@ func (h *ExtReader) OptBool(key string) bool {
 	v, _ := h.Ext.GetBool(key)
 	return v
 }
+
+// OptInt32Set returns an optional int field and whether it was present (a
+// Java Integer that may be null).
+func (h *ExtReader) OptInt32Set(key string) (int32, bool) {
+	_, ok := h.Ext.Get(key)
+	return h.int32Field(key, false, 0), ok
+}
+
+// OptInt64Set returns an optional long field and whether it was present.
+func (h *ExtReader) OptInt64Set(key string) (int64, bool) {
+	_, ok := h.Ext.Get(key)
+	return h.int64Field(key, false, 0), ok
+}

@@ -222,47 +222,16 @@ func (h *PullMessageResponseHeader) WriteExt(w *ExtWriter) {
 // Decode reads a pull response (client side and tests); the four offsets are
 // required.
 func (h *PullMessageResponseHeader) Decode(ext ExtFields) error {
-	*h = PullMessageResponseHeader{}
-	var seen uint8
-	var err error
-	for i := range ext {
-		k, v := ext[i].Key, ext[i].Value
-		switch k {
-		case "suggestWhichBrokerId":
-			h.SuggestWhichBrokerID, err = parseInt64Field(k, v)
-			seen |= 1 << 0
-		case "nextBeginOffset":
-			h.NextBeginOffset, err = parseInt64Field(k, v)
-			seen |= 1 << 1
-		case "minOffset":
-			h.MinOffset, err = parseInt64Field(k, v)
-			seen |= 1 << 2
-		case "maxOffset":
-			h.MaxOffset, err = parseInt64Field(k, v)
-			seen |= 1 << 3
-		case "offsetDelta":
-			h.OffsetDelta, err = parseInt64Field(k, v)
-			h.HasOffsetDelta = true
-		case "topicSysFlag":
-			h.TopicSysFlag, err = parseInt32Field(k, v)
-			h.HasTopicSysFlag = true
-		case "groupSysFlag":
-			h.GroupSysFlag, err = parseInt32Field(k, v)
-			h.HasGroupSysFlag = true
-		case "forbiddenType":
-			h.ForbiddenType, err = parseInt32Field(k, v)
-			h.HasForbiddenType = true
-		}
-		if err != nil {
-			return err
-		}
+	r := ExtReader{Ext: ext}
+	*h = PullMessageResponseHeader{
+		SuggestWhichBrokerID: r.ReqInt64("suggestWhichBrokerId"),
+		NextBeginOffset:      r.ReqInt64("nextBeginOffset"),
+		MinOffset:            r.ReqInt64("minOffset"),
+		MaxOffset:            r.ReqInt64("maxOffset"),
 	}
-	if seen != 1<<4-1 {
-		for i, name := range [...]string{"suggestWhichBrokerId", "nextBeginOffset", "minOffset", "maxOffset"} {
-			if seen&(1<<i) == 0 {
-				return &MissingFieldError{Field: name}
-			}
-		}
-	}
-	return nil
+	h.OffsetDelta, h.HasOffsetDelta = r.OptInt64Set("offsetDelta")
+	h.TopicSysFlag, h.HasTopicSysFlag = r.OptInt32Set("topicSysFlag")
+	h.GroupSysFlag, h.HasGroupSysFlag = r.OptInt32Set("groupSysFlag")
+	h.ForbiddenType, h.HasForbiddenType = r.OptInt32Set("forbiddenType")
+	return r.Err()
 }

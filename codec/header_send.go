@@ -272,43 +272,16 @@ func (h *SendMessageResponseHeader) WriteExt(w *ExtWriter) {
 // Decode reads a send response (client side and tests). TraceOn follows the Java
 // client: true unless TRACE_ON is "false".
 func (h *SendMessageResponseHeader) Decode(ext ExtFields) error {
-	*h = SendMessageResponseHeader{TraceOn: true}
-	var seen uint8
-	var err error
-	for i := range ext {
-		k, v := ext[i].Key, ext[i].Value
-		switch k {
-		case "msgId":
-			h.MsgID = v
-			seen |= 1
-		case "queueId":
-			h.QueueID, err = parseInt32Field(k, v)
-			seen |= 2
-		case "queueOffset":
-			h.QueueOffset, err = parseInt64Field(k, v)
-			seen |= 4
-		case "transactionId":
-			h.TransactionID = v
-		case "batchUniqId":
-			h.BatchUniqID = v
-		case "recallHandle":
-			h.RecallHandle = v
-		case ExtMsgRegion:
-			h.MsgRegion = v
-		case ExtTraceOn:
-			h.TraceOn = v != "false"
-		}
-		if err != nil {
-			return err
-		}
+	r := ExtReader{Ext: ext}
+	*h = SendMessageResponseHeader{
+		MsgID:         r.ReqStr("msgId"),
+		QueueID:       r.ReqInt32("queueId"),
+		QueueOffset:   r.ReqInt64("queueOffset"),
+		TransactionID: r.Str("transactionId"),
+		BatchUniqID:   r.Str("batchUniqId"),
+		RecallHandle:  r.Str("recallHandle"),
+		MsgRegion:     r.Str(ExtMsgRegion),
+		TraceOn:       r.Str(ExtTraceOn) != "false",
 	}
-	switch {
-	case seen&1 == 0:
-		return &MissingFieldError{Field: "msgId"}
-	case seen&2 == 0:
-		return &MissingFieldError{Field: "queueId"}
-	case seen&4 == 0:
-		return &MissingFieldError{Field: "queueOffset"}
-	}
-	return nil
+	return r.Err()
 }
