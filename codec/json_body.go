@@ -3,6 +3,7 @@ package codec
 import (
 	"bytes"
 	"encoding/json"
+	"unicode/utf8"
 
 	jsoniter "github.com/json-iterator/go"
 )
@@ -41,11 +42,31 @@ func MarshalBodyIndent(v any, indent string) ([]byte, error) {
 // UnmarshalBody reads a body or config file written by fastjson (or anything
 // fastjson accepts: bare and object map keys, single quotes) into v.
 func UnmarshalBody(data []byte, v any) error {
-	strict, err := StrictJSON(data)
+	strict, err := StrictJSON(validUTF8(data))
 	if err != nil {
 		return err
 	}
 	return bodyJSON.Unmarshal(strict, v)
+}
+
+// validUTF8 replaces each byte of data that is not UTF-8 with U+FFFD, as
+// encoding/json does inside strings (json-iterator copies such bytes), so a
+// string reads as the Java String decoded from the same bytes would.
+func validUTF8(data []byte) []byte {
+	if utf8.Valid(data) {
+		return data
+	}
+	out := make([]byte, 0, len(data)+8)
+	for len(data) > 0 {
+		r, n := utf8.DecodeRune(data)
+		if r == utf8.RuneError && n == 1 {
+			out = utf8.AppendRune(out, utf8.RuneError)
+		} else {
+			out = append(out, data[:n]...)
+		}
+		data = data[n:]
+	}
+	return out
 }
 
 // validJSON reports whether b is standard JSON. encoding/json's check, not
