@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"rmqd/compat"
-	"rmqd/processor/meta"
 )
 
 // liveConfigKeys are the settings UPDATE_BROKER_CONFIG changes in the running
@@ -176,7 +175,7 @@ func mergePropertiesFile(path string, upd map[string]string) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
-	return meta.WriteConfigFile(path, mergePropertiesText(old, upd))
+	return compat.WriteConfigFile(path, mergePropertiesText(old, upd))
 }
 
 // mergePropertiesText is mergePropertiesFile's text edit.

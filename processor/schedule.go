@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"rmqd/codec"
+	"rmqd/compat"
 	"rmqd/processor/meta"
 	"rmqd/store"
 )
@@ -119,7 +120,7 @@ func (s *scheduleService) load() error {
 }
 
 func (s *scheduleService) persist() error {
-	return meta.WriteConfigFile(s.path, s.encode())
+	return compat.WriteConfigFile(s.path, s.encode())
 }
 
 // encode is delayOffset.json: {"dataVersion":…,"offsetTable":{1:0,2:17}}.

@@ -131,7 +131,7 @@ func (m *SubscriptionGroupManager) Persist() error {
 	if err != nil {
 		return fmt.Errorf("encode subscriptionGroup.json: %w", err)
 	}
-	return WriteConfigFile(m.path, data)
+	return compat.WriteConfigFile(m.path, data)
 }
 
 // Get returns a group's config without creating it.

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"rmqd/codec"
+	"rmqd/compat"
 )
 
 type topicGroup struct{ topic, group string }
@@ -185,7 +186,7 @@ func (m *ConsumerOffsetManager) Persist() error {
 	m.persMu.Lock()
 	defer m.persMu.Unlock()
 	m.changed.Store(false)
-	if err := WriteConfigFile(m.path, m.Encode()); err != nil {
+	if err := compat.WriteConfigFile(m.path, m.Encode()); err != nil {
 		m.changed.Store(true)
 		return fmt.Errorf("persist consumer offsets: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"rmqd/codec"
+	"rmqd/compat"
 )
 
 // PermName bits.
@@ -143,7 +144,7 @@ func (m *TopicConfigManager) Persist() error {
 	if err != nil {
 		return fmt.Errorf("encode topics.json: %w", err)
 	}
-	return WriteConfigFile(m.path, data)
+	return compat.WriteConfigFile(m.path, data)
 }
 
 func (m *TopicConfigManager) persistLogged() {
