@@ -26,6 +26,10 @@ var importRules = []importRule{
 	{prefix: "rmqd/store/ha", allowed: []string{"rmqd/store", "rmqd/codec", "rmqd/compat"}},
 	{prefix: "rmqd/remoting", allowed: []string{"self", "rmqd/codec"}},
 	{prefix: "rmqd/processor", allowed: []string{"self", "rmqd/codec", "rmqd/compat", "rmqd/remoting", "rmqd/store", "rmqd/store/ha"}},
+	// Persisted metadata knows no connection or request: tested alone, usable by replication.
+	{prefix: "rmqd/processor/meta", allowed: []string{"self", "rmqd/codec", "rmqd/compat"}, noNet: true},
+	// The client registry knows connections, not the store or the metadata.
+	{prefix: "rmqd/processor/clients", allowed: []string{"self", "rmqd/codec", "rmqd/remoting"}},
 	{prefix: "rmqd/namesrv", allowed: []string{"self", "rmqd/codec", "rmqd/compat", "rmqd/remoting"}},
 	{prefix: "rmqd/cmd", allowed: []string{"rmqd/"}},
 	// Black-box tests drive the binary and the wire; the load generator speaks the wire itself.
@@ -104,6 +108,10 @@ func TestImportRulesCatch(t *testing.T) {
 		{"rmqd/remoting", "rmqd/store"},
 		{"rmqd/codec", "rmqd/compat"},
 		{"rmqd/processor/meta", "rmqd/namesrv"},
+		{"rmqd/processor/meta", "rmqd/remoting"},
+		{"rmqd/processor/meta", "rmqd/store"},
+		{"rmqd/processor/meta", "rmqd/processor"},
+		{"rmqd/processor/clients", "rmqd/store"},
 		{"rmqd/integration", "rmqd/processor"},
 	} {
 		if ruleFor(c.pkg).allows(c.pkg, c.imp) {
@@ -114,6 +122,8 @@ func TestImportRulesCatch(t *testing.T) {
 		{"rmqd/store", "rmqd/codec"},
 		{"rmqd/store/ha", "rmqd/store"},
 		{"rmqd/processor", "rmqd/processor/filter"},
+		{"rmqd/processor", "rmqd/processor/meta"},
+		{"rmqd/processor/meta", "rmqd/compat"},
 		{"rmqd/processor", "rmqd/store"},
 		{"rmqd/cmd/rmqd", "rmqd/store/ha"},
 	} {

@@ -42,6 +42,22 @@ func BenchmarkDecodeSendHeader(b *testing.B) {
 	}
 }
 
+// BenchmarkDecodePullHeader decodes the pull request header the server reads
+// on every pull, from a Java client's frame.
+func BenchmarkDecodePullHeader(b *testing.B) {
+	var cmd RemotingCommand
+	if err := DecodeCommand(readGolden(b, "pull_request", SerializeJSON)[4:], &cmd); err != nil {
+		b.Fatal(err)
+	}
+	var h PullMessageRequestHeader
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := h.Decode(cmd.Ext); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 var serializeNames = [...]string{SerializeJSON: "json", SerializeRocketMQ: "rocketmq"}
 
 // BenchmarkEncodePullResponseHeader writes a pull response header (the body is

@@ -1,7 +1,6 @@
 package codec
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 )
@@ -26,15 +25,15 @@ func (c *CodeSet) UnmarshalJSON(data []byte) error {
 	if string(data) == "null" { // as encoding/json leaves a nil slice
 		return nil
 	}
-	var raw []json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
+	var raw []RawJSON
+	if err := UnmarshalBody(data, &raw); err != nil {
 		return fmt.Errorf("codeSet: %w", err)
 	}
 	out := make([]int32, 0, len(raw))
 	for _, r := range raw {
 		s := string(r)
 		if len(s) >= 2 && s[0] == '"' {
-			if err := json.Unmarshal(r, &s); err != nil {
+			if err := UnmarshalBody(r, &s); err != nil {
 				return fmt.Errorf("codeSet: %w", err)
 			}
 		}

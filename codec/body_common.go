@@ -1,7 +1,6 @@
 package codec
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 )
@@ -140,7 +139,7 @@ func (f *filterTypeJSON) UnmarshalJSON(b []byte) error {
 	case "null":
 	default:
 		var name string
-		if err := json.Unmarshal(b, &name); err != nil {
+		if err := UnmarshalBody(b, &name); err != nil {
 			return fmt.Errorf("topicFilterType: %w", err)
 		}
 		if name != TopicFilterSingleTag && name != TopicFilterMultiTag {
@@ -191,7 +190,7 @@ type TopicConfigSerializeWrapper struct {
 	DataVersion      DataVersion
 	// 5.x additions, written only when set.
 	MappingDataVersion       *DataVersion
-	TopicQueueMappingInfoMap map[string]json.RawMessage
+	TopicQueueMappingInfoMap map[string]RawJSON
 }
 
 // AppendJSON appends the fastjson form of the wrapper; topics in name order.
@@ -229,7 +228,7 @@ type topicConfigWrapperJSON struct {
 	DataVersion              *dataVersionJSON            `json:"dataVersion"`
 	MappingDataVersion       *dataVersionJSON            `json:"mappingDataVersion"`
 	TopicConfigTable         map[string]*topicConfigJSON `json:"topicConfigTable"`
-	TopicQueueMappingInfoMap map[string]json.RawMessage  `json:"topicQueueMappingInfoMap"`
+	TopicQueueMappingInfoMap map[string]RawJSON          `json:"topicQueueMappingInfoMap"`
 }
 
 func (j *topicConfigWrapperJSON) value() TopicConfigSerializeWrapper {
@@ -332,7 +331,7 @@ func decodeBodyJSON(b []byte, v any, what string) error {
 	if err != nil {
 		return fmt.Errorf("decode %s: %w", what, err)
 	}
-	if err := json.Unmarshal(strict, v); err != nil {
+	if err := UnmarshalBody(strict, v); err != nil {
 		return fmt.Errorf("decode %s: %w", what, err)
 	}
 	return nil

@@ -2,7 +2,6 @@ package codec
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -27,7 +26,7 @@ func unquote(b []byte, field string) (string, bool, error) {
 		return string(b), false, nil
 	}
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
+	if err := UnmarshalBody(b, &s); err != nil {
 		return "", true, fmt.Errorf("%s: %w", field, err)
 	}
 	return s, true, nil
@@ -171,7 +170,7 @@ type messageQueueJSON struct {
 // UnmarshalJSON accepts queueId as a number or a numeric string.
 func (m *MessageQueue) UnmarshalJSON(b []byte) error {
 	var j messageQueueJSON
-	if err := json.Unmarshal(b, &j); err != nil {
+	if err := UnmarshalBody(b, &j); err != nil {
 		return fmt.Errorf("MessageQueue: %w", err)
 	}
 	*m = MessageQueue{BrokerName: string(j.BrokerName), QueueID: int32(j.QueueID), Topic: string(j.Topic)}
@@ -194,7 +193,7 @@ type subscriptionDataJSON struct {
 // the pull's "subscription not latest" check does not trip on it.
 func (s *SubscriptionData) UnmarshalJSON(b []byte) error {
 	var j subscriptionDataJSON
-	if err := json.Unmarshal(b, &j); err != nil {
+	if err := UnmarshalBody(b, &j); err != nil {
 		return fmt.Errorf("SubscriptionData: %w", err)
 	}
 	ver := time.Now().UnixMilli()
@@ -226,7 +225,7 @@ type consumerDataJSON struct {
 // ordinals).
 func (c *ConsumerData) UnmarshalJSON(b []byte) error {
 	var j consumerDataJSON
-	if err := json.Unmarshal(b, &j); err != nil {
+	if err := UnmarshalBody(b, &j); err != nil {
 		return fmt.Errorf("ConsumerData: %w", err)
 	}
 	*c = ConsumerData{ConsumeFromWhere: string(j.ConsumeFromWhere), ConsumeType: string(j.ConsumeType),
@@ -242,7 +241,7 @@ type producerDataJSON struct {
 // UnmarshalJSON accepts a non-string group name as its text.
 func (p *ProducerData) UnmarshalJSON(b []byte) error {
 	var j producerDataJSON
-	if err := json.Unmarshal(b, &j); err != nil {
+	if err := UnmarshalBody(b, &j); err != nil {
 		return fmt.Errorf("ProducerData: %w", err)
 	}
 	p.GroupName = string(j.GroupName)

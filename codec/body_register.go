@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -194,7 +193,7 @@ func decodeCompressedRegisterBody(body []byte, brokerVersion int32) (*RegisterBr
 	}
 	// Java ignores a filter-server list that does not parse.
 	if strict, err := StrictJSON(fs); err == nil {
-		_ = json.Unmarshal(strict, &b.FilterServerList)
+		_ = UnmarshalBody(strict, &b.FilterServerList)
 	}
 	if brokerVersion < VersionV5_0_0 {
 		return b, nil
@@ -221,13 +220,13 @@ func decodeCompressedRegisterBody(body []byte, brokerVersion int32) (*RegisterBr
 		var info struct {
 			Topic string `json:"topic"`
 		}
-		if err := json.Unmarshal(strict, &info); err != nil {
+		if err := UnmarshalBody(strict, &info); err != nil {
 			return fail("topic queue mapping", err)
 		}
 		if w.TopicQueueMappingInfoMap == nil {
-			w.TopicQueueMappingInfoMap = make(map[string]json.RawMessage)
+			w.TopicQueueMappingInfoMap = make(map[string]RawJSON)
 		}
-		w.TopicQueueMappingInfoMap[info.Topic] = append(json.RawMessage(nil), strict...)
+		w.TopicQueueMappingInfoMap[info.Topic] = append(RawJSON(nil), strict...)
 	}
 	return b, nil
 }
@@ -278,7 +277,7 @@ func ParseTopicConfigText(s string) (TopicConfig, error) {
 	if len(parts) >= 6 {
 		if strict, err := StrictJSON([]byte(parts[5])); err == nil {
 			var attrs map[string]string
-			if json.Unmarshal(strict, &attrs) == nil && attrs != nil {
+			if UnmarshalBody(strict, &attrs) == nil && attrs != nil {
 				t.Attributes = attrs
 			}
 		}

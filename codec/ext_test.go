@@ -105,7 +105,7 @@ func TestSendHeaderDecodeErrors(t *testing.T) {
 	if err := h.DecodeSend(ReqSendMessageV2, full[:4]); !errors.As(err, &mf) || mf.Field != "e" {
 		t.Fatal(err)
 	}
-	if err := h.DecodeSend(ReqSendMessage, full); !errors.As(err, &mf) || mf.Field != "topic" {
+	if err := h.DecodeSend(ReqSendMessage, full); !errors.As(err, &mf) || mf.Field != "producerGroup" {
 		t.Fatal(err) // V1 keys expected for code 10
 	}
 	bad := append(ExtFields{}, full...)
@@ -114,11 +114,11 @@ func TestSendHeaderDecodeErrors(t *testing.T) {
 	if err := h.DecodeV2(bad); !errors.As(err, &fe) || fe.Field != "g" {
 		t.Fatal(err)
 	}
-	// producerGroup / defaultTopic / defaultTopicQueueNums are tolerated missing
-	if err := h.DecodeV2(full[1:2:2]); !errors.As(err, &mf) || mf.Field != "e" {
+	// a..h are all required, as Java's getAndCheckNotNull / @CFNotNull make them
+	if err := h.DecodeV2(full[1:2:2]); !errors.As(err, &mf) || mf.Field != "a" {
 		t.Fatal(err)
 	}
-	if err := h.DecodeV2(ExtFields{{"b", "T"}, {"e", "1"}, {"f", "0"}, {"g", "1"}, {"h", "0"}}); err != nil {
+	if err := h.DecodeV2(ExtFields{{"a", "PG"}, {"b", "T"}, {"e", "1"}, {"f", "0"}, {"g", "1"}, {"h", "0"}}); !errors.As(err, &mf) || mf.Field != "c" {
 		t.Fatal(err)
 	}
 
@@ -139,6 +139,10 @@ func TestSendHeaderDecodeErrors(t *testing.T) {
 	}
 	if err := pq.Decode(ExtFields{{"consumerGroup", "g"}, {"topic", "t"}, {"queueId", "1"}, {"queueOffset", "1"}, {"sysFlag", "1"}}); !errors.As(err, &mf) || mf.Field != "maxMsgNums" {
 		t.Fatal(err)
+	}
+	if err := pq.Decode(ExtFields{{"consumerGroup", "g"}, {"topic", "t"}, {"queueId", "1"}, {"queueOffset", "1"}, {"maxMsgNums", "1"},
+		{"sysFlag", "1"}, {"commitOffset", "0"}, {"suspendTimeoutMillis", "0"}}); !errors.As(err, &mf) || mf.Field != "subVersion" {
+		t.Fatal(err) // @CFNotNull in Java, as the broker requires
 	}
 }
 

@@ -1,7 +1,6 @@
 package codec
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"unicode/utf8"
@@ -19,7 +18,7 @@ const maxBodyJSONDepth = 256
 //
 // Valid JSON is returned as is, without copying. Anything else malformed is an error.
 func StrictJSON(src []byte) ([]byte, error) {
-	if json.Valid(src) {
+	if validJSON(src) {
 		return src, nil
 	}
 	p := lenientParser{src: src, dst: make([]byte, 0, len(src)+16)}
@@ -202,7 +201,7 @@ func (p *lenientParser) str() error {
 				p.dst = append(p.dst, p.src[start:p.pos]...)
 				p.dst = append(p.dst, '"')
 				p.pos++
-				if !json.Valid(p.dst[len(p.dst)-(p.pos-start)-1:]) {
+				if !validJSON(p.dst[len(p.dst)-(p.pos-start)-1:]) {
 					return p.errorf("invalid string")
 				}
 				return nil
@@ -234,7 +233,7 @@ func (p *lenientParser) str() error {
 			p.dst = append(p.dst, '"')
 			p.dst = append(p.dst, buf...)
 			p.dst = append(p.dst, '"')
-			if !json.Valid(p.dst[len(p.dst)-len(buf)-2:]) {
+			if !validJSON(p.dst[len(p.dst)-len(buf)-2:]) {
 				return p.errorf("invalid string")
 			}
 			return nil
@@ -265,7 +264,7 @@ func (p *lenientParser) literal() error {
 		return p.errorf("unexpected %q", p.src[p.pos])
 	}
 	lit := p.src[start:p.pos]
-	if !json.Valid(lit) {
+	if !validJSON(lit) {
 		return p.errorf("invalid literal %q", lit)
 	}
 	p.dst = append(p.dst, lit...)
@@ -284,7 +283,7 @@ func ParseMessageQueueKey(key string) (brokerName string, queueID int32, topic s
 		QueueID    int32  `json:"queueId"`
 		Topic      string `json:"topic"`
 	}
-	if err := json.Unmarshal(strict, &mq); err != nil {
+	if err := UnmarshalBody(strict, &mq); err != nil {
 		return "", 0, "", fmt.Errorf("message queue key: %w", err)
 	}
 	return mq.BrokerName, mq.QueueID, mq.Topic, nil

@@ -1,5 +1,7 @@
 package codec
 
+import "strings"
+
 // PULL_MESSAGE / LITE_PULL_MESSAGE headers (PullMessageRequestHeader,
 // PullMessageResponseHeader).
 
@@ -64,13 +66,17 @@ type PullMessageRequestHeader struct {
 	Oneway     OptBool // "oway"
 }
 
-// Decode reads the pull request. consumerGroup, topic, queueId, queueOffset,
-// maxMsgNums and sysFlag are required (*MissingFieldError); commitOffset,
-// suspendTimeoutMillis and subVersion are @CFNotNull in Java too but every client
-// sends them and a missing one reads as 0.
+// pullRequired are Java's @CFNotNull fields, in the order a missing one is
+// reported.
+var pullRequired = [...]string{"consumerGroup", "topic", "queueId", "queueOffset", "maxMsgNums", "sysFlag",
+	"commitOffset", "suspendTimeoutMillis", "subVersion"}
+
+// Decode reads the pull request; a missing @CFNotNull field is a
+// *MissingFieldError, a number that does not parse a *FieldError. Strings alias
+// the request frame until CloneStrings.
 func (h *PullMessageRequestHeader) Decode(ext ExtFields) error {
 	*h = PullMessageRequestHeader{}
-	var seen uint8
+	var seen uint16
 	var err error
 	for i := range ext {
 		k, v := ext[i].Key, ext[i].Value
@@ -95,12 +101,15 @@ func (h *PullMessageRequestHeader) Decode(ext ExtFields) error {
 			seen |= 1 << 5
 		case "commitOffset":
 			h.CommitOffset, err = parseInt64Field(k, v)
+			seen |= 1 << 6
 		case "suspendTimeoutMillis":
 			h.SuspendTimeoutMillis, err = parseInt64Field(k, v)
+			seen |= 1 << 7
 		case "subscription":
 			h.Subscription = v
 		case "subVersion":
 			h.SubVersion, err = parseInt64Field(k, v)
+			seen |= 1 << 8
 		case "expressionType":
 			h.ExpressionType = v
 		case "maxMsgBytes":
@@ -126,14 +135,23 @@ func (h *PullMessageRequestHeader) Decode(ext ExtFields) error {
 			return err
 		}
 	}
-	if seen != 1<<6-1 {
-		for i, name := range [...]string{"consumerGroup", "topic", "queueId", "queueOffset", "maxMsgNums", "sysFlag"} {
+	if seen != 1<<len(pullRequired)-1 {
+		for i, name := range pullRequired {
 			if seen&(1<<i) == 0 {
 				return &MissingFieldError{Field: name}
 			}
 		}
 	}
 	return nil
+}
+
+// CloneStrings gives the header its own strings, for a pull held past its
+// frame.
+func (h *PullMessageRequestHeader) CloneStrings() {
+	for _, s := range []*string{&h.ConsumerGroup, &h.Topic, &h.Subscription, &h.ExpressionType,
+		&h.ProxyForwardClientID, &h.Namespace, &h.BrokerName} {
+		*s = strings.Clone(*s)
+	}
 }
 
 // WriteExt writes the fields in Java's FastCodesHeader order.
@@ -204,47 +222,16 @@ func (h *PullMessageResponseHeader) WriteExt(w *ExtWriter) {
 // Decode reads a pull response (client side and tests); the four offsets are
 // required.
 func (h *PullMessageResponseHeader) Decode(ext ExtFields) error {
-	*h = PullMessageResponseHeader{}
-	var seen uint8
-	var err error
-	for i := range ext {
-		k, v := ext[i].Key, ext[i].Value
-		switch k {
-		case "suggestWhichBrokerId":
-			h.SuggestWhichBrokerID, err = parseInt64Field(k, v)
-			seen |= 1 << 0
-		case "nextBeginOffset":
-			h.NextBeginOffset, err = parseInt64Field(k, v)
-			seen |= 1 << 1
-		case "minOffset":
-			h.MinOffset, err = parseInt64Field(k, v)
-			seen |= 1 << 2
-		case "maxOffset":
-			h.MaxOffset, err = parseInt64Field(k, v)
-			seen |= 1 << 3
-		case "offsetDelta":
-			h.OffsetDelta, err = parseInt64Field(k, v)
-			h.HasOffsetDelta = true
-		case "topicSysFlag":
-			h.TopicSysFlag, err = parseInt32Field(k, v)
-			h.HasTopicSysFlag = true
-		case "groupSysFlag":
-			h.GroupSysFlag, err = parseInt32Field(k, v)
-			h.HasGroupSysFlag = true
-		case "forbiddenType":
-			h.ForbiddenType, err = parseInt32Field(k, v)
-			h.HasForbiddenType = true
-		}
-		if err != nil {
-			return err
-		}
+	r := ExtReader{Ext: ext}
+	*h = PullMessageResponseHeader{
+		SuggestWhichBrokerID: r.ReqInt64("suggestWhichBrokerId"),
+		NextBeginOffset:      r.ReqInt64("nextBeginOffset"),
+		MinOffset:            r.ReqInt64("minOffset"),
+		MaxOffset:            r.ReqInt64("maxOffset"),
 	}
-	if seen != 1<<4-1 {
-		for i, name := range [...]string{"suggestWhichBrokerId", "nextBeginOffset", "minOffset", "maxOffset"} {
-			if seen&(1<<i) == 0 {
-				return &MissingFieldError{Field: name}
-			}
-		}
-	}
-	return nil
+	h.OffsetDelta, h.HasOffsetDelta = r.OptInt64Set("offsetDelta")
+	h.TopicSysFlag, h.HasTopicSysFlag = r.OptInt32Set("topicSysFlag")
+	h.GroupSysFlag, h.HasGroupSysFlag = r.OptInt32Set("groupSysFlag")
+	h.ForbiddenType, h.HasForbiddenType = r.OptInt32Set("forbiddenType")
+	return r.Err()
 }

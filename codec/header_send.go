@@ -57,11 +57,10 @@ var sendV1Names = [sendFieldCount]string{
 	"batch", "bname",
 }
 
-// sendRequired are the fields the Java broker dereferences unconditionally
-// (unboxing a null Integer/Long throws there). producerGroup, defaultTopic and
-// defaultTopicQueueNums are @CFNotNull too but only used when a topic is
-// auto-created; a missing one decodes as zero.
-const sendRequired = 1<<sendTopic | 1<<sendQueueID | 1<<sendSysFlag | 1<<sendBornTimestamp | 1<<sendFlag
+// sendRequired are Java's @CFNotNull fields (V2: getAndCheckNotNull of a..h):
+// a request without one fails as the Java broker fails it.
+const sendRequired = 1<<sendProducerGroup | 1<<sendTopic | 1<<sendDefaultTopic | 1<<sendDefaultTopicQueueNums |
+	1<<sendQueueID | 1<<sendSysFlag | 1<<sendBornTimestamp | 1<<sendFlag
 
 func sendFieldV1(k string) int {
 	switch k {
@@ -189,6 +188,15 @@ func (h *SendMessageRequestHeader) DecodeSend(code int32, ext ExtFields) error {
 	return h.Decode(ext)
 }
 
+// SendTopic is a send request's topic, read with DecodeSend's key rule, for
+// the choices made before the header is decoded.
+func SendTopic(code int32, ext ExtFields) (string, bool) {
+	if IsV2Code(code) {
+		return ext.Get("b")
+	}
+	return ext.Get("topic")
+}
+
 // IsV2Code reports whether a send request code carries V2 keys.
 func IsV2Code(code int32) bool {
 	return code == ReqSendMessageV2 || code == ReqSendBatchMessage || code == ReqSendReplyMessageV2
@@ -264,43 +272,16 @@ func (h *SendMessageResponseHeader) WriteExt(w *ExtWriter) {
 // Decode reads a send response (client side and tests). TraceOn follows the Java
 // client: true unless TRACE_ON is "false".
 func (h *SendMessageResponseHeader) Decode(ext ExtFields) error {
-	*h = SendMessageResponseHeader{TraceOn: true}
-	var seen uint8
-	var err error
-	for i := range ext {
-		k, v := ext[i].Key, ext[i].Value
-		switch k {
-		case "msgId":
-			h.MsgID = v
-			seen |= 1
-		case "queueId":
-			h.QueueID, err = parseInt32Field(k, v)
-			seen |= 2
-		case "queueOffset":
-			h.QueueOffset, err = parseInt64Field(k, v)
-			seen |= 4
-		case "transactionId":
-			h.TransactionID = v
-		case "batchUniqId":
-			h.BatchUniqID = v
-		case "recallHandle":
-			h.RecallHandle = v
-		case ExtMsgRegion:
-			h.MsgRegion = v
-		case ExtTraceOn:
-			h.TraceOn = v != "false"
-		}
-		if err != nil {
-			return err
-		}
+	r := ExtReader{Ext: ext}
+	*h = SendMessageResponseHeader{
+		MsgID:         r.ReqStr("msgId"),
+		QueueID:       r.ReqInt32("queueId"),
+		QueueOffset:   r.ReqInt64("queueOffset"),
+		TransactionID: r.Str("transactionId"),
+		BatchUniqID:   r.Str("batchUniqId"),
+		RecallHandle:  r.Str("recallHandle"),
+		MsgRegion:     r.Str(ExtMsgRegion),
+		TraceOn:       r.Str(ExtTraceOn) != "false",
 	}
-	switch {
-	case seen&1 == 0:
-		return &MissingFieldError{Field: "msgId"}
-	case seen&2 == 0:
-		return &MissingFieldError{Field: "queueId"}
-	case seen&4 == 0:
-		return &MissingFieldError{Field: "queueOffset"}
-	}
-	return nil
+	return r.Err()
 }

@@ -1,16 +1,15 @@
 package namesrv
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
 	"rmqd/codec"
+	"rmqd/compat"
 )
 
 // NamespaceOrderTopicConfig is the KV namespace of order-topic routes
@@ -47,14 +46,10 @@ func (m *KVConfigManager) Load() error {
 	if err != nil {
 		return fmt.Errorf("load kv config: %w", err)
 	}
-	strict, err := codec.StrictJSON(b)
-	if err != nil {
-		return fmt.Errorf("load kv config %s: %w", m.path, err)
-	}
 	var w struct {
 		ConfigTable map[string]map[string]string `json:"configTable"`
 	}
-	if err := json.Unmarshal(strict, &w); err != nil {
+	if err := codec.UnmarshalBody(b, &w); err != nil {
 		return fmt.Errorf("load kv config %s: %w", m.path, err)
 	}
 	m.mu.Lock()
@@ -129,39 +124,5 @@ func (m *KVConfigManager) persist() error {
 	}
 	b = append(b, "}}"...)
 	m.mu.RUnlock()
-	return writeFileAtomic(m.path, b)
-}
-
-// writeFileAtomic replaces path with data: write a temporary file beside it,
-// fsync it, rename it over path and fsync the directory, so a crash leaves the
-// old or the new content, never a torn one.
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("persist %s: %w", path, err)
-	}
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("persist %s: %w", path, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("persist %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("persist %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("persist %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("persist %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
+	return compat.WriteConfigFile(m.path, b)
 }

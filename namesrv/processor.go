@@ -462,7 +462,7 @@ func (ns *NameServer) updateNamesrvConfig(req *codec.RemotingCommand) (*codec.Re
 	ns.cfg.Store(&cfg)
 	ns.log.Info("namesrv config updated", "keys", len(props))
 	if cfg.ConfigStorePath != "" {
-		if err := writeFileAtomic(cfg.ConfigStorePath, compat.FormatProperties(cfg.Properties())); err != nil {
+		if err := compat.WriteConfigFile(cfg.ConfigStorePath, compat.FormatProperties(cfg.Properties())); err != nil {
 			ns.log.Error("persist namesrv config", "err", err)
 		}
 	}

@@ -1,7 +1,6 @@
 package namesrv
 
 import (
-	"encoding/json"
 	"log/slog"
 	"slices"
 	"strings"
@@ -55,12 +54,12 @@ type RouteInfoManager struct {
 	cfg func() *Config
 
 	mu                sync.RWMutex
-	topicQueueTable   map[string][]codec.QueueData          // topic → queue data, sorted by broker name
-	brokerAddrTable   map[string]*codec.BrokerData          // broker name → ids and addresses
-	clusterAddrTable  map[string]map[string]struct{}        // cluster → broker names
-	brokerLiveTable   map[brokerAddrKey]*brokerLive         // (cluster, addr) → liveness
-	filterServerTable map[brokerAddrKey][]string            // (cluster, addr) → filter servers
-	mappingInfoTable  map[string]map[string]json.RawMessage // topic → broker name → static-topic mapping
+	topicQueueTable   map[string][]codec.QueueData        // topic → queue data, sorted by broker name
+	brokerAddrTable   map[string]*codec.BrokerData        // broker name → ids and addresses
+	clusterAddrTable  map[string]map[string]struct{}      // cluster → broker names
+	brokerLiveTable   map[brokerAddrKey]*brokerLive       // (cluster, addr) → liveness
+	filterServerTable map[brokerAddrKey][]string          // (cluster, addr) → filter servers
+	mappingInfoTable  map[string]map[string]codec.RawJSON // topic → broker name → static-topic mapping
 }
 
 // NewRouteInfoManager makes an empty table. cfg returns the current config (it
@@ -74,7 +73,7 @@ func NewRouteInfoManager(cfg func() *Config, logger *slog.Logger) *RouteInfoMana
 		clusterAddrTable:  make(map[string]map[string]struct{}, 32),
 		brokerLiveTable:   make(map[brokerAddrKey]*brokerLive, 256),
 		filterServerTable: make(map[brokerAddrKey][]string),
-		mappingInfoTable:  make(map[string]map[string]json.RawMessage),
+		mappingInfoTable:  make(map[string]map[string]codec.RawJSON),
 	}
 }
 
@@ -202,7 +201,7 @@ func (m *RouteInfoManager) RegisterBroker(r *BrokerRegistration) (res RegisterRe
 			for topic, info := range topics.TopicQueueMappingInfoMap {
 				byBroker := m.mappingInfoTable[topic]
 				if byBroker == nil {
-					byBroker = make(map[string]json.RawMessage)
+					byBroker = make(map[string]codec.RawJSON)
 					m.mappingInfoTable[topic] = byBroker
 				}
 				byBroker[brokerName] = info

@@ -2,7 +2,6 @@ package processor
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -17,19 +16,19 @@ type kvTable struct {
 
 // handleUpdateAndCreateTopic is UPDATE_AND_CREATE_TOPIC.
 func (b *Broker) handleUpdateAndCreateTopic(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	h := headerReader{ext: req.Ext}
-	topic := strings.Clone(h.reqStr("topic"))
+	h := codec.ExtReader{Ext: req.Ext}
+	topic := strings.Clone(h.ReqStr("topic"))
 	tc := NewTopicConfig(topic)
-	tc.ReadQueueNums = h.reqInt32("readQueueNums")
-	tc.WriteQueueNums = h.reqInt32("writeQueueNums")
-	tc.Perm = h.reqInt32("perm")
-	if ft := h.str("topicFilterType"); ft != "" {
+	tc.ReadQueueNums = h.ReqInt32("readQueueNums")
+	tc.WriteQueueNums = h.ReqInt32("writeQueueNums")
+	tc.Perm = h.ReqInt32("perm")
+	if ft := h.Str("topicFilterType"); ft != "" {
 		tc.TopicFilterType = strings.Clone(ft)
 	}
-	tc.TopicSysFlag = h.optInt32("topicSysFlag", 0)
-	tc.Order = h.optBool("order")
-	if h.err != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
+	tc.TopicSysFlag = h.OptInt32("topicSysFlag", 0)
+	tc.Order = h.OptBool("order")
+	if h.Err() != nil {
+		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
 	}
 	if remark, ok := validateTopic(topic); !ok {
 		return b.refuseAdmin(c, req, codec.RespInvalidParameter, remark, "topic update refused"), nil
@@ -45,7 +44,7 @@ func (b *Broker) handleUpdateAndCreateTopic(ctx context.Context, c remoting.Conn
 			tc.Attributes[k] = v
 		}
 	}
-	if attrs := h.str("attributes"); attrs != "" {
+	if attrs := h.Str("attributes"); attrs != "" {
 		for _, kv := range strings.Split(attrs, ",") {
 			kv = strings.TrimSpace(kv)
 			if kv == "" {
@@ -103,7 +102,7 @@ func (b *Broker) handleDeleteTopicInBroker(ctx context.Context, c remoting.Conn,
 
 // handleGetAllTopicConfig is GET_ALL_TOPIC_CONFIG.
 func (b *Broker) handleGetAllTopicConfig(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	body, err := json.Marshal(b.topics.Snapshot())
+	body, err := codec.MarshalBody(b.topics.Snapshot())
 	if err != nil {
 		return nil, fmt.Errorf("encode topic configs: %w", err)
 	}
@@ -120,7 +119,7 @@ func (b *Broker) handleGetTopicConfig(ctx context.Context, c remoting.Conn, req 
 	if !ok {
 		return codec.NewResponse(req, codec.RespTopicNotExist, "No topic in this broker. topic: "+topic), nil
 	}
-	body, err := json.Marshal(tc)
+	body, err := codec.MarshalBody(tc)
 	if err != nil {
 		return nil, fmt.Errorf("encode topic config: %w", err)
 	}
@@ -131,7 +130,7 @@ func (b *Broker) handleGetTopicConfig(ctx context.Context, c remoting.Conn, req 
 
 // handleGetAllSubscriptionGroupConfig is GET_ALL_SUBSCRIPTIONGROUP_CONFIG.
 func (b *Broker) handleGetAllSubscriptionGroupConfig(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	body, err := json.Marshal(b.groups.Snapshot())
+	body, err := codec.MarshalBody(b.groups.Snapshot())
 	if err != nil {
 		return nil, fmt.Errorf("encode subscription groups: %w", err)
 	}
@@ -143,7 +142,7 @@ func (b *Broker) handleGetAllSubscriptionGroupConfig(ctx context.Context, c remo
 // handleUpdateAndCreateSubscriptionGroup is UPDATE_AND_CREATE_SUBSCRIPTIONGROUP.
 func (b *Broker) handleUpdateAndCreateSubscriptionGroup(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	var sgc SubscriptionGroupConfig
-	if err := json.Unmarshal(req.Body, &sgc); err != nil || sgc.GroupName == "" {
+	if err := codec.UnmarshalBody(req.Body, &sgc); err != nil || sgc.GroupName == "" {
 		return codec.NewResponse(req, codec.RespSystemError, fmt.Sprintf("decode subscription group: %v", err)), nil
 	}
 	if remark, ok := checkGroupName(sgc.GroupName); !ok { // Java 5.3.3 takes any name here
@@ -215,7 +214,7 @@ func (b *Broker) handleGetSubscriptionGroupConfig(ctx context.Context, c remotin
 	if !ok {
 		return codec.NewResponse(req, codec.RespSubscriptionGroupNotExist, "The subscription group "+g+" not exist"), nil
 	}
-	body, err := json.Marshal(sgc)
+	body, err := codec.MarshalBody(sgc)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +229,7 @@ func (b *Broker) handleUpdateAndCreateTopicList(ctx context.Context, c remoting.
 	var body struct {
 		TopicConfigList []TopicConfig `json:"topicConfigList"`
 	}
-	if err := json.Unmarshal(req.Body, &body); err != nil {
+	if err := codec.UnmarshalBody(req.Body, &body); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, "decode body: "+err.Error()), nil
 	}
 	for _, tc := range body.TopicConfigList {
@@ -259,7 +258,7 @@ func (b *Broker) handleUpdateAndCreateSubscriptionGroupList(ctx context.Context,
 	var body struct {
 		GroupConfigList []SubscriptionGroupConfig `json:"groupConfigList"`
 	}
-	if err := json.Unmarshal(req.Body, &body); err != nil {
+	if err := codec.UnmarshalBody(req.Body, &body); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, "decode body: "+err.Error()), nil
 	}
 	for _, g := range body.GroupConfigList {

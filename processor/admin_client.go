@@ -20,16 +20,16 @@ const callClientTimeout = 5 * time.Second
 // PULL_OFFSET_MOVED, which every client (4.9.x included) follows; without it
 // they are pushed to the group's clients (resetOffsetOnClients).
 func (b *Broker) handleInvokeBrokerToResetOffset(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	h := headerReader{ext: req.Ext}
-	topic, group := h.reqStr("topic"), h.reqStr("group")
-	ts := h.reqInt64("timestamp")
-	queueID := h.optInt32("queueId", -1)
-	offset := h.optInt64("offset", -1)
-	if h.err != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
+	h := codec.ExtReader{Ext: req.Ext}
+	topic, group := h.ReqStr("topic"), h.ReqStr("group")
+	ts := h.ReqInt64("timestamp")
+	queueID := h.OptInt32("queueId", -1)
+	offset := h.OptInt64("offset", -1)
+	if h.Err() != nil {
+		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
 	}
 	if !b.conf().UseServerSideResetOffset {
-		return b.resetOffsetOnClients(req, topic, group, ts, h.optBool("isForce")), nil
+		return b.resetOffsetOnClients(req, topic, group, ts, h.OptBool("isForce")), nil
 	}
 	tc, ok := b.topics.Select(topic)
 	if !ok {

@@ -175,7 +175,7 @@ func mergePropertiesFile(path string, upd map[string]string) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
-	return writeConfigFile(path, mergePropertiesText(old, upd))
+	return compat.WriteConfigFile(path, mergePropertiesText(old, upd))
 }
 
 // mergePropertiesText is mergePropertiesFile's text edit.

@@ -3,7 +3,6 @@ package processor
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -117,7 +116,7 @@ func (b *Broker) handleBrokerRuntimeInfo(ctx context.Context, c remoting.Conn, r
 	b.admin.stats.runtime(t)
 	b.overloadRuntime(t)
 	b.storeRuntime(t)
-	body, err := json.Marshal(kvTable{Table: t})
+	body, err := codec.MarshalBody(kvTable{Table: t})
 	if err != nil {
 		return nil, fmt.Errorf("encode runtime info: %w", err)
 	}
@@ -150,7 +149,7 @@ func (b *Broker) handleBrokerConfig(ctx context.Context, c remoting.Conn, req *c
 		sb.WriteString(props[k])
 		sb.WriteByte('\n')
 	}
-	dv, err := json.Marshal(b.topics.DataVersion())
+	dv, err := codec.MarshalBody(b.topics.DataVersion())
 	if err != nil {
 		return nil, fmt.Errorf("encode data version: %w", err)
 	}
@@ -189,7 +188,7 @@ func (b *Broker) handleUpdateBrokerConfig(ctx context.Context, c remoting.Conn, 
 	}
 	b.log.Info("broker config updated", "keys", applied, "remote", c.RemoteAddr())
 	if permChanged {
-		b.topics.version.next()
+		b.topics.BumpVersion()
 		if err := b.RegisterAll(ctx); err != nil {
 			b.log.Warn("register broker after brokerPermission update", "err", err)
 		}
@@ -281,14 +280,14 @@ func (b *Broker) handleViewBrokerStatsData(ctx context.Context, c remoting.Conn,
 // consume-queue entries of a queue from index, read back from the records they
 // point at.
 func (b *Broker) handleQueryConsumeQueue(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	h := headerReader{ext: req.Ext}
-	topic := h.reqStr("topic")
-	queueID := h.reqInt32("queueId")
-	index := h.reqInt64("index")
-	count := h.reqInt32("count")
-	group := h.str("consumerGroup")
-	if h.err != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
+	h := codec.ExtReader{Ext: req.Ext}
+	topic := h.ReqStr("topic")
+	queueID := h.ReqInt32("queueId")
+	index := h.ReqInt64("index")
+	count := h.ReqInt32("count")
+	group := h.Str("consumerGroup")
+	if h.Err() != nil {
+		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
 	}
 	if _, ok := b.topics.Select(topic); !ok {
 		return codec.NewResponse(req, codec.RespTopicNotExist, "topic["+topic+"] not exist"), nil

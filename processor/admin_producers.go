@@ -2,7 +2,6 @@ package processor
 
 import (
 	"context"
-	"encoding/json"
 	"sort"
 
 	"rmqd/codec"
@@ -24,22 +23,18 @@ type producerInfoJSON struct {
 // registered clients.
 func (b *Broker) handleGetAllProducerInfo(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	data := map[string][]producerInfoJSON{}
-	b.producers.mu.RLock()
-	for group, chs := range b.producers.groups {
-		list := make([]producerInfoJSON, 0, len(chs))
-		for _, ch := range chs {
-			addr := ""
-			if a := ch.Conn.RemoteAddr(); a != nil {
-				addr = a.String()
-			}
-			list = append(list, producerInfoJSON{ClientID: ch.ClientID, Language: languageName(ch.Language),
-				LastUpdateTimestamp: ch.LastUpdate.UnixMilli(), RemoteIP: addr, Version: ch.Version})
+	b.producers.Each(func(group string, ch *ClientChannel) {
+		addr := ""
+		if a := ch.Conn.RemoteAddr(); a != nil {
+			addr = a.String()
 		}
+		data[group] = append(data[group], producerInfoJSON{ClientID: ch.ClientID, Language: languageName(ch.Language),
+			LastUpdateTimestamp: ch.LastUpdate.UnixMilli(), RemoteIP: addr, Version: ch.Version})
+	})
+	for _, list := range data {
 		sort.Slice(list, func(i, j int) bool { return list[i].ClientID < list[j].ClientID })
-		data[group] = list
 	}
-	b.producers.mu.RUnlock()
-	body, err := json.Marshal(struct {
+	body, err := codec.MarshalBody(struct {
 		Data map[string][]producerInfoJSON `json:"data"`
 	}{data})
 	if err != nil {

@@ -2,7 +2,6 @@ package processor
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -20,12 +19,12 @@ const defaultQueryMaxNum = 32
 // handleQueryMessage is QUERY_MESSAGE: records found through the index by key
 // (or by UNIQ_KEY when _UNIQUE_KEY_QUERY=true).
 func (b *Broker) handleQueryMessage(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	h := headerReader{ext: req.Ext}
-	topic, key := h.reqStr("topic"), h.reqStr("key")
-	maxNum := h.reqInt32("maxNum")
-	begin, end := h.reqInt64("beginTimestamp"), h.reqInt64("endTimestamp")
-	if h.err != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
+	h := codec.ExtReader{Ext: req.Ext}
+	topic, key := h.ReqStr("topic"), h.ReqStr("key")
+	maxNum := h.ReqInt32("maxNum")
+	begin, end := h.ReqInt64("beginTimestamp"), h.ReqInt64("endTimestamp")
+	if h.Err() != nil {
+		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
 	}
 	if v, _ := req.Ext.Get("_UNIQUE_KEY_QUERY"); parseJavaBool(v) {
 		maxNum = defaultQueryMaxNum
@@ -51,10 +50,10 @@ func (b *Broker) handleQueryMessage(ctx context.Context, c remoting.Conn, req *c
 
 // handleViewMessageByID is VIEW_MESSAGE_BY_ID: the record at a commitlog offset.
 func (b *Broker) handleViewMessageByID(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	h := headerReader{ext: req.Ext}
-	off := h.reqInt64("offset")
-	if h.err != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
+	h := codec.ExtReader{Ext: req.Ext}
+	off := h.ReqInt64("offset")
+	if h.Err() != nil {
+		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
 	}
 	rec, err := b.store.ReadRecordByOffset(off)
 	if err != nil || len(rec) == 0 {
@@ -202,7 +201,7 @@ func (b *Broker) handleGetConsumerConnectionList(ctx context.Context, c remoting
 	if subs == nil {
 		subs = map[string]codec.SubscriptionData{}
 	}
-	body, err := json.Marshal(struct {
+	body, err := codec.MarshalBody(struct {
 		ConnectionSet     []connectionJSON                  `json:"connectionSet"`
 		ConsumeFromWhere  string                            `json:"consumeFromWhere,omitempty"`
 		ConsumeType       string                            `json:"consumeType,omitempty"`
@@ -229,7 +228,7 @@ func (b *Broker) handleGetProducerConnectionList(ctx context.Context, c remoting
 		conns = append(conns, connectionOf(&chs[i]))
 	}
 	sort.Slice(conns, func(i, j int) bool { return conns[i].ClientID < conns[j].ClientID })
-	body, err := json.Marshal(struct {
+	body, err := codec.MarshalBody(struct {
 		ConnectionSet []connectionJSON `json:"connectionSet"`
 	}{conns})
 	if err != nil {
@@ -256,7 +255,7 @@ func (b *Broker) handleQueryTopicConsumeByWho(ctx context.Context, c remoting.Co
 		set[g] = true
 	}
 	groups := codec.SortedKeys(set)
-	body, err := json.Marshal(struct {
+	body, err := codec.MarshalBody(struct {
 		GroupList []string `json:"groupList"`
 	}{groups})
 	if err != nil {
@@ -278,7 +277,7 @@ func (b *Broker) handleGetSystemTopicListFromBroker(ctx context.Context, c remot
 	if sys == nil {
 		sys = []string{}
 	}
-	body, err := json.Marshal(struct {
+	body, err := codec.MarshalBody(struct {
 		TopicList []string `json:"topicList"`
 	}{sys})
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	"rmqd/codec"
+	"rmqd/compat"
+	"rmqd/processor/meta"
 	"rmqd/remoting"
 )
 
@@ -56,9 +57,9 @@ func newRequestModes(configDir string) *requestModes {
 func (r *requestModes) load() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return loadConfigFile(r.path, func(b []byte) error {
+	return meta.LoadConfigFile(r.path, func(b []byte) error {
 		var f requestModesFile
-		if err := json.Unmarshal(b, &f); err != nil {
+		if err := codec.UnmarshalBody(b, &f); err != nil {
 			return fmt.Errorf("decode %s: %w", r.path, err)
 		}
 		if f.MessageRequestModeMap != nil {
@@ -87,7 +88,7 @@ func (r *requestModes) set(v requestModeBody) error {
 	if err != nil {
 		return err
 	}
-	return writeConfigFile(r.path, b)
+	return compat.WriteConfigFile(r.path, b)
 }
 
 func (r *requestModes) encode() ([]byte, error) {
@@ -97,7 +98,7 @@ func (r *requestModes) encode() ([]byte, error) {
 }
 
 func (r *requestModes) encodeLocked() ([]byte, error) {
-	b, err := json.Marshal(requestModesFile{MessageRequestModeMap: r.m})
+	b, err := codec.MarshalBody(requestModesFile{MessageRequestModeMap: r.m})
 	if err != nil {
 		return nil, fmt.Errorf("encode message request modes: %w", err)
 	}
@@ -119,7 +120,7 @@ func (b *Broker) handleGetAllMessageRequestMode(ctx context.Context, c remoting.
 // handleSetMessageRequestMode is SET_MESSAGE_REQUEST_MODE.
 func (b *Broker) handleSetMessageRequestMode(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	v := requestModeBody{Mode: requestModePull}
-	if err := json.Unmarshal(req.Body, &v); err != nil {
+	if err := codec.UnmarshalBody(req.Body, &v); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, "decode SetMessageRequestModeRequestBody: "+err.Error()), nil
 	}
 	if v.Mode != requestModePull && v.Mode != requestModePop {
@@ -169,7 +170,7 @@ type queueAssignment struct {
 // clients. A nil assignment set tells the client to keep what it has.
 func (b *Broker) handleQueryAssignment(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	var q queryAssignmentBody
-	if err := json.Unmarshal(req.Body, &q); err != nil {
+	if err := codec.UnmarshalBody(req.Body, &q); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, "decode QueryAssignmentRequestBody: "+err.Error()), nil
 	}
 	mode, ok := b.requestModes.get(q.Topic, q.ConsumerGroup)
@@ -194,7 +195,7 @@ func (b *Broker) handleQueryAssignment(ctx context.Context, c remoting.Conn, req
 			out.MessageQueueAssignments = append(out.MessageQueueAssignments, queueAssignment{MessageQueue: mq, Mode: mode.Mode})
 		}
 		var err error
-		if body, err = json.Marshal(out); err != nil {
+		if body, err = codec.MarshalBody(out); err != nil {
 			return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 		}
 	}

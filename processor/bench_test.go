@@ -39,7 +39,7 @@ func BenchmarkPullMessage(b *testing.B) {
 	for tb.st.MaxOffsetInQueue("BenchP", 0) < 32 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
-	preq := pullReq("G", "BenchP", 0, 0, pullFlagSubscription, 0)
+	preq := pullReq("G", "BenchP", 0, 0, codec.PullFlagSubscription, 0)
 	sink := &discardConn{testConn: newTestConn(2)}
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -17,6 +17,8 @@ import (
 	"rmqd/codec"
 	"rmqd/processor/acl"
 	"rmqd/processor/auth"
+	"rmqd/processor/clients"
+	"rmqd/processor/meta"
 	"rmqd/processor/pop"
 	"rmqd/remoting"
 )
@@ -85,12 +87,12 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 		startTime: time.Now(), topicsChanged: make(chan struct{}, 1)}
 	b.sendMsgs.New = func() any { return new(codec.Message) }
 	b.cfg.Store(&cfg)
-	b.topics = NewTopicConfigManager(b.conf, b.log)
-	b.groups = NewSubscriptionGroupManager(b.conf, b.log)
-	b.offsets = NewConsumerOffsetManager(b.conf(), b.log)
-	b.consumers = NewConsumerManager(b.log)
-	b.producers = NewProducerManager()
-	b.locks = NewRebalanceLockManager(DefaultLockMaxLiveTime)
+	b.topics = meta.NewTopicConfigManager(b.metaConf, b.log)
+	b.groups = meta.NewSubscriptionGroupManager(b.metaConf, b.log)
+	b.offsets = meta.NewConsumerOffsetManager(b.conf().ConfigDir(), b.log)
+	b.consumers = clients.NewConsumerManager(b.log)
+	b.producers = clients.NewProducerManager()
+	b.locks = clients.NewRebalanceLockManager(DefaultLockMaxLiveTime)
 	b.hold = newPullHoldService(b)
 	b.ids = newUniqIDGen(cfg.BrokerIP1)
 	if b.delayLevels, err = parseDelayLevels(cfg.Store.MessageDelayLevel); err != nil {
@@ -117,7 +119,7 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 			return nil, fmt.Errorf("new broker: load %s: %w", name, err)
 		}
 	}
-	b.topics.onChange = b.topicChanged
+	b.topics.SetOnChange(b.topicChanged)
 	if cfg.AuthenticationEnabled || cfg.AuthorizationEnabled {
 		if cfg.AclEnable {
 			// 5.3 has no ACL 1.0 and would silently ignore aclEnable.

@@ -2,7 +2,6 @@ package processor
 
 import (
 	"context"
-	"encoding/json"
 
 	"rmqd/codec"
 	"rmqd/compat"
@@ -87,7 +86,7 @@ func (b *Broker) handleGetConsumerListByGroup(ctx context.Context, c remoting.Co
 	if len(ids) == 0 {
 		return codec.NewResponse(req, codec.RespSystemError, "no consumer for this group, "+group), nil
 	}
-	body, err := json.Marshal(codec.GetConsumerListByGroupResponseBody{ConsumerIDList: ids})
+	body, err := codec.MarshalBody(codec.GetConsumerListByGroupResponseBody{ConsumerIDList: ids})
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +135,7 @@ func (b *Broker) handleLockBatchMQ(ctx context.Context, c remoting.Conn, req *co
 		return refuseName(req, remark), nil
 	}
 	locked := b.locks.TryLockBatch(body.ConsumerGroup, body.MQSet, body.ClientID)
-	out, err := json.Marshal(codec.LockBatchResponseBody{LockOKMQSet: locked})
+	out, err := codec.MarshalBody(codec.LockBatchResponseBody{LockOKMQSet: locked})
 	if err != nil {
 		return nil, err
 	}

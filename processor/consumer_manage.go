@@ -20,13 +20,13 @@ import (
 // else QUERY_NOT_FOUND, upon which the client picks its start itself
 // (ConsumeFromWhere: the max offset for CONSUME_FROM_LAST_OFFSET).
 func (b *Broker) handleQueryConsumerOffset(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	h := headerReader{ext: req.Ext}
-	group, topic, queueID := h.reqStr("consumerGroup"), h.reqStr("topic"), h.reqInt32("queueId")
+	h := codec.ExtReader{Ext: req.Ext}
+	group, topic, queueID := h.ReqStr("consumerGroup"), h.ReqStr("topic"), h.ReqInt32("queueId")
 	// 5.x: an explicit setZeroIfNotFound=false turns the offset-0 rule off.
 	zv, hasZero := req.Ext.Get("setZeroIfNotFound")
 	noZero := hasZero && !parseJavaBool(zv)
-	if h.err != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
+	if h.Err() != nil {
+		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
 	}
 	off := b.offsets.Query(group, topic, queueID)
 	if off < 0 {
@@ -103,10 +103,10 @@ func firstOffsetRule(firstPhy, maxPhy, hot int64) bool {
 
 // handleUpdateConsumerOffset is UPDATE_CONSUMER_OFFSET.
 func (b *Broker) handleUpdateConsumerOffset(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	h := headerReader{ext: req.Ext}
-	group, topic, queueID, off := h.reqStr("consumerGroup"), h.reqStr("topic"), h.reqInt32("queueId"), h.reqInt64("commitOffset")
-	if h.err != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
+	h := codec.ExtReader{Ext: req.Ext}
+	group, topic, queueID, off := h.ReqStr("consumerGroup"), h.ReqStr("topic"), h.ReqInt32("queueId"), h.ReqInt64("commitOffset")
+	if h.Err() != nil {
+		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
 	}
 	if _, ok := b.groups.Find(group); !ok {
 		return codec.NewResponse(req, codec.RespSubscriptionGroupNotExist, "subscription group not exist, "+group), nil
@@ -122,9 +122,9 @@ func (b *Broker) handleUpdateConsumerOffset(ctx context.Context, c remoting.Conn
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }
 
-func (b *Broker) queueRequest(req *codec.RemotingCommand) (topic string, queueID int32, h *headerReader) {
-	h = &headerReader{ext: req.Ext}
-	return h.reqStr("topic"), h.reqInt32("queueId"), h
+func (b *Broker) queueRequest(req *codec.RemotingCommand) (topic string, queueID int32, h *codec.ExtReader) {
+	h = &codec.ExtReader{Ext: req.Ext}
+	return h.ReqStr("topic"), h.ReqInt32("queueId"), h
 }
 
 // handleGetMaxOffset is GET_MAX_OFFSET. Like a pull at the end of its queue
@@ -135,8 +135,8 @@ func (b *Broker) queueRequest(req *codec.RemotingCommand) (topic string, queueID
 // dispatch. Java answers from wherever dispatch is.
 func (b *Broker) handleGetMaxOffset(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	topic, q, h := b.queueRequest(req)
-	if h.err != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
+	if h.Err() != nil {
+		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
 	}
 	b.waitDispatch(b.store.MaxPhyOffset(), syncDispatchWait, c)
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
@@ -147,8 +147,8 @@ func (b *Broker) handleGetMaxOffset(ctx context.Context, c remoting.Conn, req *c
 // handleGetMinOffset is GET_MIN_OFFSET.
 func (b *Broker) handleGetMinOffset(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	topic, q, h := b.queueRequest(req)
-	if h.err != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
+	if h.Err() != nil {
+		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
 	}
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	resp.Ext.Set("offset", i64s(b.store.MinOffsetInQueue(topic, q)))
@@ -158,12 +158,12 @@ func (b *Broker) handleGetMinOffset(ctx context.Context, c remoting.Conn, req *c
 // handleSearchOffsetByTimestamp is SEARCH_OFFSET_BY_TIMESTAMP.
 func (b *Broker) handleSearchOffsetByTimestamp(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	topic, q, h := b.queueRequest(req)
-	ts := h.reqInt64("timestamp")
-	if h.err != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
+	ts := h.ReqInt64("timestamp")
+	if h.Err() != nil {
+		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
 	}
 	off := b.store.OffsetInQueueByTime(topic, q, ts)
-	if strings.EqualFold(h.str("boundaryType"), "upper") {
+	if strings.EqualFold(h.Str("boundaryType"), "upper") {
 		// The store answers the lower boundary; walk to the last message stored
 		// at or before ts.
 		max := b.store.MaxOffsetInQueue(topic, q)
@@ -179,8 +179,8 @@ func (b *Broker) handleSearchOffsetByTimestamp(ctx context.Context, c remoting.C
 // handleGetEarliestMsgStoretime is GET_EARLIEST_MSG_STORETIME.
 func (b *Broker) handleGetEarliestMsgStoretime(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	topic, q, h := b.queueRequest(req)
-	if h.err != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
+	if h.Err() != nil {
+		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
 	}
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	resp.Ext.Set("timestamp", i64s(b.store.EarliestMessageTime(topic, q)))

@@ -3,7 +3,6 @@ package processor
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -130,12 +129,12 @@ func (b *Broker) SyncFromMaster(ctx context.Context, addr string) error {
 	var errs []error
 	if body, err := get(codec.ReqGetAllTopicConfig); err != nil {
 		errs = append(errs, err)
-	} else if err := b.topics.replaceFromMaster(body); err != nil {
+	} else if err := b.topics.ReplaceFromMaster(body); err != nil {
 		errs = append(errs, err)
 	}
 	if body, err := get(codec.ReqGetAllConsumerOffset); err != nil {
 		errs = append(errs, err)
-	} else if err := b.offsets.putAllFromMaster(body); err != nil {
+	} else if err := b.offsets.PutAllFromMaster(body); err != nil {
 		errs = append(errs, err)
 	}
 	if body, err := get(codec.ReqGetAllDelayOffset); err != nil {
@@ -145,7 +144,7 @@ func (b *Broker) SyncFromMaster(ctx context.Context, addr string) error {
 	}
 	if body, err := get(codec.ReqGetAllSubscriptiongroupConfig); err != nil {
 		errs = append(errs, err)
-	} else if err := b.groups.replaceFromMaster(body); err != nil {
+	} else if err := b.groups.ReplaceFromMaster(body); err != nil {
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
@@ -154,86 +153,13 @@ func (b *Broker) SyncFromMaster(ctx context.Context, addr string) error {
 	return nil
 }
 
-// replaceFromMaster makes the table the master's when its data version differs
-// (topics the master no longer has are dropped), then persists it.
-func (m *TopicConfigManager) replaceFromMaster(body []byte) error {
-	var w TopicConfigTable
-	if err := json.Unmarshal(body, &w); err != nil {
-		return fmt.Errorf("decode master topic configs: %w", err)
-	}
-	if w.DataVersion == m.version.get() {
-		return nil
-	}
-	m.mu.Lock()
-	t := make(map[string]TopicConfig, len(w.TopicConfigTable))
-	for name, tc := range w.TopicConfigTable {
-		if tc.Attributes == nil {
-			tc.Attributes = map[string]string{}
-		}
-		if tc.TopicName == "" {
-			tc.TopicName = name
-		}
-		t[name] = tc
-	}
-	m.table = t
-	m.version.set(w.DataVersion)
-	m.mu.Unlock()
-	return m.Persist()
-}
-
-// replaceFromMaster is replaceFromMaster for subscription groups.
-func (m *SubscriptionGroupManager) replaceFromMaster(body []byte) error {
-	var w SubscriptionGroupTable
-	if err := json.Unmarshal(body, &w); err != nil {
-		return fmt.Errorf("decode master subscription groups: %w", err)
-	}
-	if w.DataVersion == m.version.get() {
-		return nil
-	}
-	m.mu.Lock()
-	t := make(map[string]SubscriptionGroupConfig, len(w.SubscriptionGroupTable))
-	for k, v := range w.SubscriptionGroupTable {
-		if v.GroupName == "" {
-			v.GroupName = k
-		}
-		t[k] = v
-	}
-	m.table = t
-	m.version.set(w.DataVersion)
-	m.mu.Unlock()
-	return m.Persist()
-}
-
-// putAllFromMaster overlays the master's consumer offsets (Java's putAll: a
-// group the master dropped stays) and persists them.
-func (m *ConsumerOffsetManager) putAllFromMaster(body []byte) error {
-	var w struct {
-		DataVersion DataVersion                `json:"dataVersion"`
-		OffsetTable map[string]map[int32]int64 `json:"offsetTable"`
-	}
-	if err := json.Unmarshal(body, &w); err != nil {
-		return fmt.Errorf("decode master consumer offsets: %w", err)
-	}
-	m.mu.Lock()
-	for k, v := range w.OffsetTable {
-		i := strings.LastIndexByte(k, '@')
-		if i < 0 {
-			continue
-		}
-		m.table[topicGroup{k[:i], k[i+1:]}] = v
-	}
-	m.version.set(w.DataVersion)
-	m.mu.Unlock()
-	return m.Persist()
-}
-
 // replaceFromMaster takes the master's delayOffset.json content.
 func (s *scheduleService) replaceFromMaster(body []byte) error {
 	var w struct {
 		DataVersion DataVersion     `json:"dataVersion"`
 		OffsetTable map[int32]int64 `json:"offsetTable"`
 	}
-	if err := json.Unmarshal(body, &w); err != nil {
+	if err := codec.UnmarshalBody(body, &w); err != nil {
 		return fmt.Errorf("decode master delay offsets: %w", err)
 	}
 	s.mu.Lock()
@@ -241,7 +167,7 @@ func (s *scheduleService) replaceFromMaster(body []byte) error {
 	if s.offsets == nil {
 		s.offsets = map[int32]int64{}
 	}
-	s.version.set(w.DataVersion)
+	s.version.Set(w.DataVersion)
 	s.mu.Unlock()
 	return s.persist()
 }

@@ -96,7 +96,7 @@ func TestPullSuggestsBrokerWithSlaveReadEnable(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
 	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("TopicS", 0) == 1 }, 5*time.Second, 5*time.Millisecond)
-	r, err := b.handlePullMessage(ctx, c, pullReq("GS", "TopicS", 0, 0, pullFlagSubscription, 0))
+	r, err := b.handlePullMessage(ctx, c, pullReq("GS", "TopicS", 0, 0, codec.PullFlagSubscription, 0))
 	require.NoError(t, err)
 	require.Nil(t, r)
 	pr := waitResponse(t, c, 1)

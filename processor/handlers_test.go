@@ -153,7 +153,7 @@ func TestSendThenPull(t *testing.T) {
 	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("TopicA", 1) == 2 }, 5*time.Second, 5*time.Millisecond)
 
 	// Pull with an explicit subscription (sysFlag bit 2).
-	r, err := b.handlePullMessage(ctx, c, pullReq("G1", "TopicA", 1, 0, pullFlagSubscription, 0))
+	r, err := b.handlePullMessage(ctx, c, pullReq("G1", "TopicA", 1, 0, codec.PullFlagSubscription, 0))
 	require.NoError(t, err)
 	require.Nil(t, r, "found messages are written directly")
 	pr := waitResponse(t, c, 1)
@@ -176,7 +176,7 @@ func TestSendThenPull(t *testing.T) {
 	}
 
 	// A tag subscription filters by tag hash.
-	req := pullReq("G1", "TopicA", 1, 0, pullFlagSubscription, 0)
+	req := pullReq("G1", "TopicA", 1, 0, codec.PullFlagSubscription, 0)
 	req.Ext.Set("subscription", "tagB")
 	_, err = b.handlePullMessage(ctx, c, req)
 	require.NoError(t, err)
@@ -192,7 +192,7 @@ func TestSendThenPull(t *testing.T) {
 		code   int32
 		next   string
 	}{{2, codec.RespPullNotFound, "2"}, {5, codec.RespPullOffsetMoved, "2"}} {
-		r, err := b.handlePullMessage(ctx, c, pullReq("G1", "TopicA", 1, tc.offset, pullFlagSubscription, 0))
+		r, err := b.handlePullMessage(ctx, c, pullReq("G1", "TopicA", 1, tc.offset, codec.PullFlagSubscription, 0))
 		require.NoError(t, err)
 		require.EqualValues(t, tc.code, r.Code, "offset %d", tc.offset)
 		require.Equal(t, tc.next, ext(t, r, "nextBeginOffset"))
@@ -201,10 +201,10 @@ func TestSendThenPull(t *testing.T) {
 		ext(t, r, "suggestWhichBrokerId")
 	}
 	// Empty queue of an existing topic, offset 0 → 19; unknown topic → 17.
-	r, err = b.handlePullMessage(ctx, c, pullReq("G1", "TopicA", 0, 0, pullFlagSubscription, 0))
+	r, err = b.handlePullMessage(ctx, c, pullReq("G1", "TopicA", 0, 0, codec.PullFlagSubscription, 0))
 	require.NoError(t, err)
 	require.EqualValues(t, codec.RespPullNotFound, r.Code)
-	r, err = b.handlePullMessage(ctx, c, pullReq("G1", "NoSuchTopic", 0, 0, pullFlagSubscription, 0))
+	r, err = b.handlePullMessage(ctx, c, pullReq("G1", "NoSuchTopic", 0, 0, codec.PullFlagSubscription, 0))
 	require.NoError(t, err)
 	require.EqualValues(t, codec.RespTopicNotExist, r.Code)
 	// Without a subscription flag and without heartbeat → 24.
@@ -276,7 +276,7 @@ func TestSendBatch(t *testing.T) {
 	require.Equal(t, "0", ext(t, resp, "queueOffset"))
 
 	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("BatchT", 2) == 3 }, 5*time.Second, 5*time.Millisecond)
-	_, err = b.handlePullMessage(ctx, c, pullReq("G", "BatchT", 2, 0, pullFlagSubscription, 0))
+	_, err = b.handlePullMessage(ctx, c, pullReq("G", "BatchT", 2, 0, codec.PullFlagSubscription, 0))
 	require.NoError(t, err)
 	msgs := decodeBody(t, waitResponse(t, c, 1).Body)
 	require.Len(t, msgs, 3)
@@ -298,7 +298,7 @@ func TestPullLongPolling(t *testing.T) {
 	b.topics.Update(func() TopicConfig { tc := NewTopicConfig("LP"); tc.ReadQueueNums, tc.WriteQueueNums = 1, 1; return tc }())
 
 	// Held, then answered when a message arrives.
-	r, err := b.handlePullMessage(ctx, c, pullReq("G", "LP", 0, 0, pullFlagSubscription|pullFlagSuspend, 20000))
+	r, err := b.handlePullMessage(ctx, c, pullReq("G", "LP", 0, 0, codec.PullFlagSubscription|codec.PullFlagSuspend, 20000))
 	require.NoError(t, err)
 	require.Nil(t, r)
 	time.Sleep(50 * time.Millisecond)
@@ -312,7 +312,7 @@ func TestPullLongPolling(t *testing.T) {
 	require.Equal(t, "wake", string(decodeBody(t, pr.Body)[0].Body))
 
 	// Held and answered PULL_NOT_FOUND when the hold expires.
-	r, err = b.handlePullMessage(ctx, c, pullReq("G", "LP", 0, 1, pullFlagSubscription|pullFlagSuspend, 300))
+	r, err = b.handlePullMessage(ctx, c, pullReq("G", "LP", 0, 1, codec.PullFlagSubscription|codec.PullFlagSuspend, 300))
 	require.NoError(t, err)
 	require.Nil(t, r)
 	pr = waitResponse(t, c, 2)
@@ -320,7 +320,7 @@ func TestPullLongPolling(t *testing.T) {
 	require.Equal(t, "1", ext(t, pr, "nextBeginOffset"))
 
 	// A message with a tag the subscription does not want does not wake the pull.
-	req := pullReq("G", "LP", 0, 1, pullFlagSubscription|pullFlagSuspend, 1500)
+	req := pullReq("G", "LP", 0, 1, codec.PullFlagSubscription|codec.PullFlagSuspend, 1500)
 	req.Ext.Set("subscription", "wanted")
 	_, err = b.handlePullMessage(ctx, c, req)
 	require.NoError(t, err)
@@ -431,7 +431,7 @@ func TestHeartbeatConsumerListAndOffsets(t *testing.T) {
 	resp, _ = b.handleQueryConsumerOffset(ctx, c1, q)
 	require.Equal(t, "42", ext(t, resp, "offset"))
 
-	p := pullReq("CG", "TopicH", 0, 0, pullFlagCommitOffset, 0)
+	p := pullReq("CG", "TopicH", 0, 0, codec.PullFlagCommitOffset, 0)
 	p.Ext.Set("commitOffset", "5")
 	_, err = b.handlePullMessage(ctx, c1, p)
 	require.NoError(t, err)

@@ -3,11 +3,8 @@ package processor
 import (
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -49,83 +46,6 @@ func TestApplyProperties(t *testing.T) {
 	require.EqualValues(t, 6, cfg.BrokerPermission)
 }
 
-func TestConsumerOffsetPersistAndLoadJavaFile(t *testing.T) {
-	cfg := testConfig(t)
-	m := NewConsumerOffsetManager(&cfg, quietLog())
-	m.Commit("g1", "TopicTest", 0, 12)
-	m.Commit("g1", "TopicTest", 3, 7)
-	m.Commit("g2", "%RETRY%g2", 0, 0)
-	require.NoError(t, m.Persist())
-	data, err := os.ReadFile(filepath.Join(cfg.ConfigDir(), "consumerOffset.json"))
-	require.NoError(t, err)
-	require.Contains(t, string(data), `"TopicTest@g1":{0:12,3:7}`)
-
-	st, err := os.Stat(filepath.Join(cfg.ConfigDir(), "consumerOffset.json"))
-	require.NoError(t, err)
-	require.NoError(t, m.PersistIfChanged())
-	st2, err := os.Stat(filepath.Join(cfg.ConfigDir(), "consumerOffset.json"))
-	require.NoError(t, err)
-	require.True(t, os.SameFile(st, st2), "unchanged offsets are not rewritten")
-
-	m2 := NewConsumerOffsetManager(&cfg, quietLog())
-	require.NoError(t, m2.Load())
-	require.EqualValues(t, 12, m2.Query("g1", "TopicTest", 0))
-	require.EqualValues(t, 7, m2.Query("g1", "TopicTest", 3))
-	require.EqualValues(t, -1, m2.Query("g1", "TopicTest", 1))
-
-	// A file as a 4.9 Java broker writes it, and a broken main file with a good .bak.
-	java := "{\n\t\"offsetTable\":{\n\t\t\"TopicTest@g\":{0:250,1:250,2:250,3:250\n\t\t}\n\t}\n}"
-	path := filepath.Join(cfg.ConfigDir(), "consumerOffset.json")
-	require.NoError(t, os.WriteFile(path+".bak", []byte(java), 0o644))
-	require.NoError(t, os.WriteFile(path, []byte("{broken"), 0o644))
-	m3 := NewConsumerOffsetManager(&cfg, quietLog())
-	require.NoError(t, m3.Load())
-	require.EqualValues(t, 250, m3.Query("g", "TopicTest", 3))
-}
-
-func TestTopicConfigManager(t *testing.T) {
-	cfg := testConfig(t)
-	m := NewTopicConfigManager(fixedConf(&cfg), quietLog())
-	tbw, ok := m.Select(TopicAutoCreate)
-	require.True(t, ok)
-	require.EqualValues(t, 7, tbw.Perm)
-	require.EqualValues(t, 8, tbw.WriteQueueNums)
-	for _, name := range []string{TopicSelfTest, TopicSchedule, TopicTransHalf, TopicTransOpHalf, TopicOffsetMovedEvent,
-		TopicBenchmark, "DefaultCluster", "broker-a", "DefaultCluster_REPLY_TOPIC"} {
-		_, ok := m.Select(name)
-		require.True(t, ok, name)
-	}
-	sched, _ := m.Select(TopicSchedule)
-	require.EqualValues(t, 18, sched.ReadQueueNums)
-
-	var changed int
-	m.onChange = func([]TopicConfig) { changed++ }
-	tc, ok := m.CreateInSendMessage("NewTopic", TopicAutoCreate, 4, 0)
-	require.True(t, ok)
-	require.EqualValues(t, 4, tc.WriteQueueNums)
-	require.EqualValues(t, 6, tc.Perm, "INHERIT is dropped")
-	require.Equal(t, 1, changed)
-	_, ok = m.CreateInSendMessage("Other", "NoSuchDefault", 4, 0)
-	require.False(t, ok)
-
-	// Persisted in Java's layout and read back.
-	data, err := os.ReadFile(filepath.Join(cfg.ConfigDir(), "topics.json"))
-	require.NoError(t, err)
-	require.Contains(t, string(data), `"topicFilterType": "SINGLE_TAG"`)
-	m2 := NewTopicConfigManager(fixedConf(&cfg), quietLog())
-	require.NoError(t, m2.Load())
-	tc2, ok := m2.Select("NewTopic")
-	require.True(t, ok)
-	require.Equal(t, tc, tc2)
-	require.Equal(t, m.DataVersion(), m2.DataVersion())
-
-	cfg2 := testConfig(t)
-	cfg2.AutoCreateTopicEnable = false
-	m3 := NewTopicConfigManager(fixedConf(&cfg2), quietLog())
-	_, ok = m3.Select(TopicAutoCreate)
-	require.False(t, ok)
-}
-
 func TestValidateTopic(t *testing.T) {
 	_, ok := validateTopic("Topic_A-1%|x")
 	require.True(t, ok)
@@ -140,66 +60,6 @@ func TestValidateTopic(t *testing.T) {
 	_, ok = checkTopicName("%RETRY%" + strings.Repeat("a", 249))
 	require.False(t, ok)
 	_, ok = checkTopicName("%RETRY%../../x")
-	require.False(t, ok)
-}
-
-func TestSubscriptionGroupManager(t *testing.T) {
-	cfg := testConfig(t)
-	m := NewSubscriptionGroupManager(fixedConf(&cfg), quietLog())
-	g, ok := m.Find("GID_test")
-	require.True(t, ok)
-	require.EqualValues(t, 16, g.RetryMaxTimes)
-	require.EqualValues(t, 1, g.RetryQueueNums)
-	require.True(t, g.NotifyConsumerIdsChangedEnable)
-	m2 := NewSubscriptionGroupManager(fixedConf(&cfg), quietLog())
-	require.NoError(t, m2.Load())
-	_, ok = m2.Get("GID_test")
-	require.True(t, ok)
-
-	cfg.AutoCreateSubscriptionGroup = false
-	m3 := NewSubscriptionGroupManager(fixedConf(&cfg), quietLog())
-	_, ok = m3.Find("GID_other")
-	require.False(t, ok)
-	_, ok = m3.Find("TOOLS_CONSUMER")
-	require.True(t, ok)
-}
-
-func TestRebalanceLockManager(t *testing.T) {
-	m := NewRebalanceLockManager(time.Minute)
-	now := time.Unix(1000, 0)
-	m.now = func() time.Time { return now }
-	mq := []codec.MessageQueue{{Topic: "T", BrokerName: "b", QueueID: 0}, {Topic: "T", BrokerName: "b", QueueID: 1}}
-	require.Len(t, m.TryLockBatch("g", mq, "c1"), 2)
-	require.Empty(t, m.TryLockBatch("g", mq, "c2"))
-	require.Len(t, m.TryLockBatch("g", mq[:1], "c1"), 1, "renewal by the owner")
-	now = now.Add(61 * time.Second)
-	require.Len(t, m.TryLockBatch("g", mq, "c2"), 2, "expired locks are taken over")
-	m.UnlockBatch("g", mq, "c1") // not the owner: no effect
-	require.True(t, m.IsLocked("g", mq[0], "c2"))
-	m.UnlockBatch("g", mq, "c2")
-	require.False(t, m.IsLocked("g", mq[0], "c2"))
-}
-
-func TestConsumerManagerNotifiesGroup(t *testing.T) {
-	m := NewConsumerManager(quietLog())
-	c1, c2 := newTestConn(1), newTestConn(2)
-	subs := []codec.SubscriptionData{{Topic: "T", SubString: "*", SubVersion: 1}}
-	require.True(t, m.Register("g", ClientChannel{Conn: c1, ClientID: "a"}, "CONSUME_PASSIVELY", "CLUSTERING", "CONSUME_FROM_LAST_OFFSET", subs, true))
-	require.False(t, m.Register("g", ClientChannel{Conn: c1, ClientID: "a"}, "CONSUME_PASSIVELY", "CLUSTERING", "CONSUME_FROM_LAST_OFFSET", subs, true))
-	require.True(t, m.Register("g", ClientChannel{Conn: c2, ClientID: "b"}, "CONSUME_PASSIVELY", "CLUSTERING", "CONSUME_FROM_LAST_OFFSET", subs, true))
-	require.Equal(t, []string{"a", "b"}, m.ClientIDs("g"))
-	require.Equal(t, 2, c1.onewayCount())
-	require.Equal(t, 1, c2.onewayCount())
-	require.Equal(t, codec.ReqNotifyConsumerIdsChanged, c1.oneway[0].Code)
-	v, _ := c1.oneway[0].Ext.Get("consumerGroup")
-	require.Equal(t, "g", v)
-
-	m.RemoveConn(c2)
-	require.Equal(t, []string{"a"}, m.ClientIDs("g"))
-	require.Equal(t, 3, c1.onewayCount())
-	m.RemoveConn(c1)
-	require.Empty(t, m.ClientIDs("g"))
-	_, ok := m.Group("g")
 	require.False(t, ok)
 }
 
@@ -263,6 +123,3 @@ func TestHeartbeatBodyCodeSetForms(t *testing.T) {
 	require.Equal(t, codec.CodeSet{97, 98}, hb.ConsumerDataSet[0].SubscriptionDataSet[0].CodeSet)
 	require.Equal(t, codec.CodeSet{99}, hb.ConsumerDataSet[0].SubscriptionDataSet[1].CodeSet)
 }
-
-// fixedConf serves one configuration to a manager under test.
-func fixedConf(c *BrokerConfig) func() *BrokerConfig { return func() *BrokerConfig { return c } }

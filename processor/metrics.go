@@ -127,17 +127,13 @@ func (b *Broker) MetricsSnapshot(now time.Time) MetricsSnapshot {
 		}
 	}
 
-	b.producers.mu.RLock()
-	for g, chs := range b.producers.groups {
-		for _, ch := range chs {
-			s.Producers = append(s.Producers, ClientMetrics{Group: g, Language: languageName(ch.Language), Version: ch.Version})
-		}
-	}
-	b.producers.mu.RUnlock()
+	b.producers.Each(func(g string, ch *ClientChannel) {
+		s.Producers = append(s.Producers, ClientMetrics{Group: g, Language: languageName(ch.Language), Version: ch.Version})
+	})
 
 	online := map[string][]string{} // group -> subscribed topics
-	b.consumers.mu.RLock()
-	for g, info := range b.consumers.groups {
+	b.consumers.EachGroup(func(info *ConsumerGroupInfo) {
+		g := info.Group
 		for _, ch := range info.Channels {
 			s.Consumers = append(s.Consumers, ClientMetrics{Group: g, Language: languageName(ch.Language),
 				Version: ch.Version, ConsumeMode: info.ConsumeType})
@@ -145,8 +141,7 @@ func (b *Broker) MetricsSnapshot(now time.Time) MetricsSnapshot {
 		for t := range info.Subscriptions {
 			online[g] = append(online[g], t)
 		}
-	}
-	b.consumers.mu.RUnlock()
+	})
 
 	// ConsumerLagCalculator: every subscription group, on every topic it has
 	// offsets on or subscribes to.

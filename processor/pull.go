@@ -62,12 +62,12 @@ func (b *Broker) handlePullMessage(ctx context.Context, c remoting.Conn, req *co
 		return codec.NewResponse(req, codec.RespSystemBusy, slaveRejectRemark), nil
 	}
 	reply := pullReply{opaque: req.Opaque, serializeType: req.SerializeType, code: req.Code}
-	h, err := parsePullHeader(req)
-	if err != nil {
+	var h codec.PullMessageRequestHeader
+	if err := h.Decode(req.Ext); err != nil {
 		return reply.response(codec.RespSystemError, err.Error()), nil
 	}
 	var dispatchTarget int64
-	if _, ok := b.store.(dispatchProgress); ok && h.sysFlag&pullFlagSuspend == 0 {
+	if _, ok := b.store.(dispatchProgress); ok && h.SysFlag&codec.PullFlagSuspend == 0 {
 		dispatchTarget = b.store.MaxPhyOffset()
 	}
 	return b.pull(c, &h, reply, nil, true, dispatchTarget)
@@ -77,29 +77,29 @@ func (b *Broker) handlePullMessage(ctx context.Context, c remoting.Conn, req *co
 // filter is then the one built the first time. A dispatchTarget above 0 is the
 // commitlog end when the pull arrived: a pull that would answer the end of the
 // queue waits until dispatch has passed it (see dispatchProgress).
-func (b *Broker) pull(c remoting.Conn, h *pullHeader, reply pullReply, filter store.MessageFilter, allowSuspend bool, dispatchTarget int64) (*codec.RemotingCommand, error) {
+func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply pullReply, filter store.MessageFilter, allowSuspend bool, dispatchTarget int64) (*codec.RemotingCommand, error) {
 	if !permReadable(b.conf().BrokerPermission) {
 		return reply.response(codec.RespNoPermission, "the broker["+b.conf().BrokerIP1+"] pulling message is forbidden"), nil
 	}
-	sgc, ok := b.groups.Find(h.consumerGroup)
+	sgc, ok := b.groups.Find(h.ConsumerGroup)
 	if !ok {
 		return reply.response(codec.RespSubscriptionGroupNotExist,
-			fmt.Sprintf("subscription group [%s] does not exist", h.consumerGroup)), nil
+			fmt.Sprintf("subscription group [%s] does not exist", h.ConsumerGroup)), nil
 	}
 	if !sgc.ConsumeEnable {
-		return reply.response(codec.RespNoPermission, "subscription group no permission, "+h.consumerGroup), nil
+		return reply.response(codec.RespNoPermission, "subscription group no permission, "+h.ConsumerGroup), nil
 	}
-	tc, ok := b.topics.Select(h.topic)
+	tc, ok := b.topics.Select(h.Topic)
 	if !ok {
 		return reply.response(codec.RespTopicNotExist,
-			fmt.Sprintf("topic[%s] not exist, apply first please!", h.topic)), nil
+			fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic)), nil
 	}
 	if !permReadable(tc.Perm) {
-		return reply.response(codec.RespNoPermission, "the topic["+h.topic+"] pulling message is forbidden"), nil
+		return reply.response(codec.RespNoPermission, "the topic["+h.Topic+"] pulling message is forbidden"), nil
 	}
-	if h.queueID < 0 || h.queueID >= tc.ReadQueueNums {
+	if h.QueueID < 0 || h.QueueID >= tc.ReadQueueNums {
 		return reply.response(codec.RespSystemError, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]",
-			h.queueID, h.topic, tc.ReadQueueNums, c.RemoteAddr())), nil
+			h.QueueID, h.Topic, tc.ReadQueueNums, c.RemoteAddr())), nil
 	}
 	if filter == nil {
 		var resp *codec.RemotingCommand
@@ -111,23 +111,23 @@ func (b *Broker) pull(c remoting.Conn, h *pullHeader, reply pullReply, filter st
 	// A pending reset is taken whatever the setting, as Java's
 	// queryThenEraseResetOffset does, but acted on only while server-side
 	// reset is on: one recorded before the switch is dropped, not replayed.
-	if off, ok := b.offsets.TakeReset(h.consumerGroup, h.topic, h.queueID); ok && b.conf().UseServerSideResetOffset {
+	if off, ok := b.offsets.TakeReset(h.ConsumerGroup, h.Topic, h.QueueID); ok && b.conf().UseServerSideResetOffset {
 		resp := reply.response(codec.RespPullOffsetMoved, store.GetOffsetReset.String())
 		resp.CustomHeader = &codec.PullMessageResponseHeader{NextBeginOffset: off,
-			MinOffset: b.store.MinOffsetInQueue(h.topic, h.queueID), MaxOffset: b.store.MaxOffsetInQueue(h.topic, h.queueID)}
+			MinOffset: b.store.MinOffsetInQueue(h.Topic, h.QueueID), MaxOffset: b.store.MaxOffsetInQueue(h.Topic, h.QueueID)}
 		return resp, nil
 	}
 	maxBytes := int32(defaultPullMaxBytes)
-	if h.maxMsgBytes > 0 {
-		maxBytes = h.maxMsgBytes
+	if h.MaxMsgBytes > 0 {
+		maxBytes = h.MaxMsgBytes
 	}
 	start := time.Now()
-	res := b.store.GetMessage(h.consumerGroup, h.topic, h.queueID, h.queueOffset, h.maxMsgNums, maxBytes, filter)
+	res := b.store.GetMessage(h.ConsumerGroup, h.Topic, h.QueueID, h.QueueOffset, h.MaxMsgNums, maxBytes, filter)
 	if res == nil {
 		return reply.response(codec.RespSystemError, "store getMessage return null"), nil
 	}
 	b.admin.storeStats.countGet(res.Status == store.GetFound, time.Since(start))
-	code := pullCode(res.Status, h.queueOffset)
+	code := pullCode(res.Status, h.QueueOffset)
 	if dispatchTarget > 0 && atQueueEnd(code, res) && b.dispatchBehind(dispatchTarget) {
 		res.Release()
 		if b.waitDispatch(dispatchTarget, syncDispatchWait, nil) {
@@ -138,28 +138,28 @@ func (b *Broker) pull(c remoting.Conn, h *pullHeader, reply pullReply, filter st
 	}
 	resp := reply.response(code, res.Status.String())
 	// Every 0/19/20/21 answer carries all four: the Java client unboxes them.
-	resp.CustomHeader = &codec.PullMessageResponseHeader{SuggestWhichBrokerID: b.suggestBrokerID(h.consumerGroup, res),
+	resp.CustomHeader = &codec.PullMessageResponseHeader{SuggestWhichBrokerID: b.suggestBrokerID(h.ConsumerGroup, res),
 		NextBeginOffset: res.NextBeginOffset, MinOffset: res.MinOffset, MaxOffset: res.MaxOffset}
 
-	if allowSuspend && h.sysFlag&pullFlagCommitOffset != 0 && b.conf().BrokerID == 0 {
-		b.offsets.Commit(h.consumerGroup, h.topic, h.queueID, h.commitOffset)
+	if allowSuspend && h.SysFlag&codec.PullFlagCommitOffset != 0 && b.conf().BrokerID == 0 {
+		b.offsets.Commit(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
 	}
 
 	switch {
 	case code == codec.RespSuccess:
-		b.countGet(h.consumerGroup, h.topic, len(res.Records), res.BufferTotalSize)
+		b.countGet(h.ConsumerGroup, h.Topic, len(res.Records), res.BufferTotalSize)
 		if err := remoting.WriteResponseBodies(c, resp, res.Records, res.Release); err != nil {
 			b.log.Debug("write pull response", "remote", c.RemoteAddr(), "err", err)
 		}
 		return nil, nil
-	case code == codec.RespPullNotFound && allowSuspend && h.sysFlag&pullFlagSuspend != 0:
+	case code == codec.RespPullNotFound && allowSuspend && h.SysFlag&codec.PullFlagSuspend != 0:
 		res.Release()
-		hold := time.Duration(h.suspendTimeoutMillis) * time.Millisecond
+		hold := time.Duration(h.SuspendTimeoutMillis) * time.Millisecond
 		if !b.conf().LongPollingEnable {
 			hold = time.Duration(b.conf().ShortPollingTimeMills) * time.Millisecond
 		}
 		held := &heldPull{conn: c, header: *h, reply: reply, filter: filter, deadline: time.Now().Add(hold)}
-		held.header.clone()
+		held.header.CloneStrings()
 		b.hold.suspend(held)
 		return nil, nil
 	default:
@@ -202,8 +202,8 @@ func (b *Broker) waitDispatch(target int64, d time.Duration, c remoting.Conn) bo
 
 // awaitDispatch answers the pull once dispatch has passed target, or after
 // maxDispatchWait, from its own goroutine so the pull worker is free.
-func (b *Broker) awaitDispatch(c remoting.Conn, h pullHeader, reply pullReply, filter store.MessageFilter, target int64) {
-	h.clone() // the request frame is recycled once the handler returns
+func (b *Broker) awaitDispatch(c remoting.Conn, h codec.PullMessageRequestHeader, reply pullReply, filter store.MessageFilter, target int64) {
+	h.CloneStrings() // the request frame is recycled once the handler returns
 	go func() {
 		defer func() {
 			if b.recovered("pull after dispatch", recover()) {
@@ -228,30 +228,30 @@ func (b *Broker) awaitDispatch(c remoting.Conn, h pullHeader, reply pullReply, f
 
 // pullFilter resolves the subscription of a pull: from the request (sysFlag
 // bit 2) or from the group's last heartbeat.
-func (b *Broker) pullFilter(h *pullHeader, sgc SubscriptionGroupConfig, reply pullReply) (store.MessageFilter, *codec.RemotingCommand) {
+func (b *Broker) pullFilter(h *codec.PullMessageRequestHeader, sgc SubscriptionGroupConfig, reply pullReply) (store.MessageFilter, *codec.RemotingCommand) {
 	var sub codec.SubscriptionData
-	if h.sysFlag&pullFlagSubscription != 0 {
-		if !isTagType(h.expressionType) {
-			sub = codec.SubscriptionData{Topic: h.topic, SubString: h.subscription, ExpressionType: h.expressionType}
+	if h.SysFlag&codec.PullFlagSubscription != 0 {
+		if !isTagType(h.ExpressionType) {
+			sub = codec.SubscriptionData{Topic: h.Topic, SubString: h.Subscription, ExpressionType: h.ExpressionType}
 		} else {
-			sub = parseTagSubscription(h.topic, h.subscription)
+			sub = parseTagSubscription(h.Topic, h.Subscription)
 		}
-		sub.SubVersion = h.subVersion
+		sub.SubVersion = h.SubVersion
 	} else {
-		s, online, found, model := b.consumers.Subscription(h.consumerGroup, h.topic)
+		s, online, found, model := b.consumers.Subscription(h.ConsumerGroup, h.Topic)
 		if !online {
 			return nil, reply.response(codec.RespSubscriptionNotExist,
-				fmt.Sprintf("the consumer's group info not exist, group: %s", h.consumerGroup))
+				fmt.Sprintf("the consumer's group info not exist, group: %s", h.ConsumerGroup))
 		}
 		if !sgc.ConsumeBroadcastEnable && model == "BROADCASTING" {
 			return nil, reply.response(codec.RespNoPermission,
-				fmt.Sprintf("the consumer group[%s] can not consume by broadcast way", h.consumerGroup))
+				fmt.Sprintf("the consumer group[%s] can not consume by broadcast way", h.ConsumerGroup))
 		}
 		if !found {
 			return nil, reply.response(codec.RespSubscriptionNotExist,
-				fmt.Sprintf("the consumer's subscription not exist, group: %s, topic:%s", h.consumerGroup, h.topic))
+				fmt.Sprintf("the consumer's subscription not exist, group: %s, topic:%s", h.ConsumerGroup, h.Topic))
 		}
-		if s.SubVersion < h.subVersion {
+		if s.SubVersion < h.SubVersion {
 			return nil, reply.response(codec.RespSubscriptionNotLatest, "the consumer's subscription not latest")
 		}
 		sub = s

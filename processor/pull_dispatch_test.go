@@ -66,7 +66,7 @@ func TestPullWaitsForDispatchOfEarlierRecords(t *testing.T) {
 	ls.dispatched.Store(0) // dispatch "behind" everything stored
 
 	c := newTestConn(40001)
-	r, err := b.handlePullMessage(context.Background(), c, pullReq("DG", "DispT", 0, 0, pullFlagSubscription, 0))
+	r, err := b.handlePullMessage(context.Background(), c, pullReq("DG", "DispT", 0, 0, codec.PullFlagSubscription, 0))
 	require.NoError(t, err)
 	require.Nil(t, r)
 	time.Sleep(20 * time.Millisecond)
@@ -90,7 +90,7 @@ func TestPullDispatchWaitIsBounded(t *testing.T) {
 
 	c := newTestConn(40002)
 	start := time.Now()
-	_, err := b.handlePullMessage(context.Background(), c, pullReq("SG", "StuckT", 0, 2, pullFlagSubscription, 0))
+	_, err := b.handlePullMessage(context.Background(), c, pullReq("SG", "StuckT", 0, 2, codec.PullFlagSubscription, 0))
 	require.NoError(t, err)
 	pr := waitResponse(t, c, 1)
 	require.GreaterOrEqual(t, time.Since(start), maxDispatchWait)
@@ -108,14 +108,14 @@ func TestPullDispatchWaitOnlyWhenItCanMatter(t *testing.T) {
 
 	// Caught up: answered in the handler.
 	c := newTestConn(40003)
-	_, err := b.handlePullMessage(ctx, c, pullReq("NG", "NoWaitT", 0, 0, pullFlagSubscription, 0))
+	_, err := b.handlePullMessage(ctx, c, pullReq("NG", "NoWaitT", 0, 0, codec.PullFlagSubscription, 0))
 	require.NoError(t, err)
 	require.Len(t, c.responses(), 1)
 
 	ls.dispatched.Store(0)
 	// A batch that stops before the queue's end.
 	c = newTestConn(40004)
-	req := pullReq("NG", "NoWaitT", 0, 0, pullFlagSubscription, 0)
+	req := pullReq("NG", "NoWaitT", 0, 0, codec.PullFlagSubscription, 0)
 	req.Ext.Set("maxMsgNums", "1")
 	_, err = b.handlePullMessage(ctx, c, req)
 	require.NoError(t, err)
@@ -124,7 +124,7 @@ func TestPullDispatchWaitOnlyWhenItCanMatter(t *testing.T) {
 
 	// A long-polling pull in the middle of the queue.
 	c = newTestConn(40005)
-	_, err = b.handlePullMessage(ctx, c, pullReq("NG", "NoWaitT", 0, 0, pullFlagSubscription|pullFlagSuspend, 1000))
+	_, err = b.handlePullMessage(ctx, c, pullReq("NG", "NoWaitT", 0, 0, codec.PullFlagSubscription|codec.PullFlagSuspend, 1000))
 	require.NoError(t, err)
 	require.Len(t, c.responses(), 1)
 	require.Len(t, decodeBody(t, c.responses()[0].Body), 3)
@@ -136,7 +136,7 @@ func TestPullDispatchWaitStopsOnClose(t *testing.T) {
 	sendDispatched(t, b, ls, "CloseT", 1)
 	ls.dispatched.Store(0)
 	c := newTestConn(40006)
-	_, err := b.handlePullMessage(context.Background(), c, pullReq("CG", "CloseT", 0, 0, pullFlagSubscription, 0))
+	_, err := b.handlePullMessage(context.Background(), c, pullReq("CG", "CloseT", 0, 0, codec.PullFlagSubscription, 0))
 	require.NoError(t, err)
 	require.NoError(t, c.Close())
 	ls.dispatched.Store(-1)

@@ -14,7 +14,7 @@ import (
 // (Java's PullRequest).
 type heldPull struct {
 	conn     remoting.Conn
-	header   pullHeader
+	header   codec.PullMessageRequestHeader
 	reply    pullReply
 	filter   store.MessageFilter
 	deadline time.Time
@@ -69,7 +69,7 @@ func (b *Broker) HeldPulls() int {
 // park, so the queue is checked once more right away. Past the bound the pull
 // is re-run without suspension and answered at once.
 func (s *pullHoldService) suspend(p *heldPull) {
-	k := topicQueue{p.header.topic, p.header.queueID}
+	k := topicQueue{p.header.Topic, p.header.QueueID}
 	s.mu.Lock()
 	if s.max > 0 && s.count >= s.max {
 		s.mu.Unlock()
@@ -84,7 +84,7 @@ func (s *pullHoldService) suspend(p *heldPull) {
 	if first {
 		kick(s.kick)
 	}
-	if s.b.store.MaxOffsetInQueue(k.topic, k.queue) > p.header.queueOffset {
+	if s.b.store.MaxOffsetInQueue(k.topic, k.queue) > p.header.QueueOffset {
 		s.notify(k.topic, k.queue, -1, 0, "", false)
 	}
 }
@@ -119,11 +119,11 @@ func (s *pullHoldService) notify(topic string, queueID int32, newest int64, tags
 	keep := list[:0]
 	for _, p := range list {
 		n := newest
-		if n <= p.header.queueOffset {
+		if n <= p.header.QueueOffset {
 			n = s.b.store.MaxOffsetInQueue(topic, queueID)
 		}
-		ready := n > p.header.queueOffset
-		if ready && haveTags && newest > p.header.queueOffset && p.filter != nil {
+		ready := n > p.header.QueueOffset
+		if ready && haveTags && newest > p.header.QueueOffset && p.filter != nil {
 			ready = s.matches(p, tagsCode, props)
 		}
 		if ready || !now.Before(p.deadline) || p.conn.Closed() {

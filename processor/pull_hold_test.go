@@ -20,14 +20,14 @@ func TestHeldPullsBounded(t *testing.T) {
 
 	held := newTestConn(3)
 	for i := 0; i < 3; i++ {
-		r, err := b.handlePullMessage(ctx, held, pullReq("G", "HB", 0, 0, pullFlagSubscription|pullFlagSuspend, 20000))
+		r, err := b.handlePullMessage(ctx, held, pullReq("G", "HB", 0, 0, codec.PullFlagSubscription|codec.PullFlagSuspend, 20000))
 		require.NoError(t, err)
 		require.Nil(t, r)
 	}
 	require.Equal(t, 3, b.HeldPulls())
 
 	over := newTestConn(5)
-	r, err := b.handlePullMessage(ctx, over, pullReq("G", "HB", 0, 0, pullFlagSubscription|pullFlagSuspend, 20000))
+	r, err := b.handlePullMessage(ctx, over, pullReq("G", "HB", 0, 0, codec.PullFlagSubscription|codec.PullFlagSuspend, 20000))
 	require.NoError(t, err)
 	require.Nil(t, r)
 	pr := waitResponse(t, over, 1)
@@ -56,9 +56,10 @@ func TestHeldPullPanicIsAnswered(t *testing.T) {
 	b := newTestBroker(t, nil)
 	ctx := context.Background()
 	b.topics.Update(func() TopicConfig { tc := NewTopicConfig("HP"); tc.ReadQueueNums, tc.WriteQueueNums = 1, 1; return tc }())
-	h, err := parsePullHeader(pullReq("G", "HP", 0, 0, pullFlagSubscription|pullFlagSuspend, 20000))
+	var h codec.PullMessageRequestHeader
+	err := h.Decode(pullReq("G", "HP", 0, 0, codec.PullFlagSubscription|codec.PullFlagSuspend, 20000).Ext)
 	require.NoError(t, err)
-	h.clone()
+	h.CloneStrings()
 	c := newTestConn(3)
 	b.hold.suspend(&heldPull{conn: c, header: h, reply: pullReply{opaque: 9}, filter: panicFilter{},
 		deadline: time.Now().Add(20 * time.Second)})
@@ -71,7 +72,7 @@ func TestHeldPullPanicIsAnswered(t *testing.T) {
 
 	// Still serving, and the same queue's other pulls still wake.
 	other := newTestConn(6)
-	r, err := b.handlePullMessage(ctx, other, pullReq("G", "HP", 0, 1, pullFlagSubscription|pullFlagSuspend, 20000))
+	r, err := b.handlePullMessage(ctx, other, pullReq("G", "HP", 0, 1, codec.PullFlagSubscription|codec.PullFlagSuspend, 20000))
 	require.NoError(t, err)
 	require.Nil(t, r)
 	_, err = b.handleSendMessage(ctx, newTestConn(4), sendReq("HP", 0, []byte("y"), ""))

@@ -81,12 +81,12 @@ func (b *Broker) recallHandleFor(msg *codec.Message) string {
 // checks, codes and remarks in Java's order.
 func (b *Broker) handleRecallMessage(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	cfg := b.conf()
-	h := headerReader{ext: req.Ext}
-	topic := h.reqStr("topic")
-	handle := h.reqStr("recallHandle")
+	h := codec.ExtReader{Ext: req.Ext}
+	topic := h.ReqStr("topic")
+	handle := h.ReqStr("recallHandle")
 	group, _ := req.Ext.Get("producerGroup")
-	if h.err != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
+	if err := h.Err(); err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
 	fail := func(code int32, remark string) (*codec.RemotingCommand, error) {
 		return codec.NewResponse(req, code, remark), nil

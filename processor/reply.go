@@ -19,15 +19,15 @@ import (
 func (b *Broker) handleSendReplyMessage(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	hdr := &codec.SendMessageResponseHeader{MsgRegion: b.conf().RegionID, TraceOn: b.conf().TraceOn}
-	h, err := parseSendHeader(req)
-	if err != nil {
+	var h codec.SendMessageRequestHeader
+	if err := h.DecodeSend(req.Code, req.Ext); err != nil {
 		return b.sendFailure(resp, hdr, codec.RespSystemError, err.Error()), nil
 	}
 	tc, ok := b.sendCheck(c, &h, resp)
 	if !ok {
 		return b.sendFailure(resp, hdr, resp.Code, resp.Remark), nil
 	}
-	queueID := h.queueID
+	queueID := h.QueueID
 	if queueID < 0 {
 		queueID = randomQueue(tc.WriteQueueNums)
 	}
@@ -35,7 +35,7 @@ func (b *Broker) handleSendReplyMessage(ctx context.Context, c remoting.Conn, re
 	now := time.Now().UnixMilli()
 
 	// Push first.
-	target, _ := codec.PropertyValue(h.properties, codec.PropReplyToClient)
+	target, _ := codec.PropertyValue(h.Properties, codec.PropReplyToClient)
 	var pushErr string
 	switch ch, found := b.producers.FindByClientID(target); {
 	case target == "":
@@ -44,11 +44,11 @@ func (b *Broker) handleSendReplyMessage(ctx context.Context, c remoting.Conn, re
 		pushErr = "push reply message fail, channel of <" + target + "> not found."
 	default:
 		push := codec.NewRequest(codec.ReqPushReplyMessageToClient)
-		for _, kv := range [][2]string{{"producerGroup", h.producerGroup}, {"topic", h.topic},
-			{"defaultTopic", h.defaultTopic}, {"defaultTopicQueueNums", i32s(h.defaultTopicQueueNums)},
-			{"queueId", i32s(h.queueID)}, {"sysFlag", i32s(h.sysFlag)}, {"bornTimestamp", i64s(h.bornTimestamp)},
-			{"flag", i32s(h.flag)}, {"properties", codec.SetProperty(h.properties, codec.PropPushReplyTime, i64s(now))},
-			{"reconsumeTimes", i32s(h.reconsumeTimes)}, {"unitMode", strconv.FormatBool(h.unitMode)},
+		for _, kv := range [][2]string{{"producerGroup", h.ProducerGroup}, {"topic", h.Topic},
+			{"defaultTopic", h.DefaultTopic}, {"defaultTopicQueueNums", i32s(h.DefaultTopicQueueNums)},
+			{"queueId", i32s(h.QueueID)}, {"sysFlag", i32s(h.SysFlag)}, {"bornTimestamp", i64s(h.BornTimestamp)},
+			{"flag", i32s(h.Flag)}, {"properties", codec.SetProperty(h.Properties, codec.PropPushReplyTime, i64s(now))},
+			{"reconsumeTimes", i32s(h.ReconsumeTimes)}, {"unitMode", strconv.FormatBool(h.UnitMode)},
 			{"bornHost", born.String()}, {"storeHost", b.storeHost.String()}, {"storeTimestamp", i64s(now)}} {
 			push.Ext.Set(kv[0], strings.Clone(kv[1]))
 		}
@@ -62,9 +62,9 @@ func (b *Broker) handleSendReplyMessage(ctx context.Context, c remoting.Conn, re
 	}
 
 	// Then store (storeReplyMessageEnable, default true).
-	msg := codec.Message{Topic: tc.TopicName, QueueID: queueID, Flag: h.flag, SysFlag: h.sysFlag,
-		BornTimestamp: h.bornTimestamp, BornHost: born, StoreHost: b.storeHost, ReconsumeTimes: h.reconsumeTimes,
-		Body: req.Body, Properties: fixStoredProps(h.properties, b.conf(), b.ids)}
+	msg := codec.Message{Topic: tc.TopicName, QueueID: queueID, Flag: h.Flag, SysFlag: h.SysFlag,
+		BornTimestamp: h.BornTimestamp, BornHost: born, StoreHost: b.storeHost, ReconsumeTimes: h.ReconsumeTimes,
+		Body: req.Body, Properties: fixStoredProps(h.Properties, b.conf(), b.ids)}
 	msg.SysFlag = hostFlags(msg.SysFlag, msg.BornHost, msg.StoreHost)
 	res := b.store.PutMessage(ctx, &msg)
 

@@ -3,7 +3,6 @@ package processor
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"rmqd/codec"
+	"rmqd/compat"
+	"rmqd/processor/meta"
 	"rmqd/store"
 )
 
@@ -86,7 +87,7 @@ type scheduleService struct {
 	path    string
 	mu      sync.Mutex
 	offsets map[int32]int64 // delay level (1-based) → next schedule-queue offset
-	version dataVersion
+	version meta.Version
 	tick    time.Duration
 	kick    chan struct{} // a message reached SCHEDULE_TOPIC_XXXX (arriving)
 	// parked and real are the delivering goroutine's scratch: a schedule
@@ -101,12 +102,12 @@ func newScheduleService(b *Broker) *scheduleService {
 }
 
 func (s *scheduleService) load() error {
-	return loadConfigFile(s.path, func(data []byte) error {
+	return meta.LoadConfigFile(s.path, func(data []byte) error {
 		var w struct {
 			DataVersion DataVersion     `json:"dataVersion"`
 			OffsetTable map[int32]int64 `json:"offsetTable"`
 		}
-		if err := json.Unmarshal(data, &w); err != nil {
+		if err := codec.UnmarshalBody(data, &w); err != nil {
 			return err
 		}
 		s.mu.Lock()
@@ -114,24 +115,24 @@ func (s *scheduleService) load() error {
 		for k, v := range w.OffsetTable {
 			s.offsets[k] = v
 		}
-		s.version.set(w.DataVersion)
+		s.version.Set(w.DataVersion)
 		return nil
 	})
 }
 
 func (s *scheduleService) persist() error {
-	return writeConfigFile(s.path, s.encode())
+	return compat.WriteConfigFile(s.path, s.encode())
 }
 
 // encode is delayOffset.json: {"dataVersion":…,"offsetTable":{1:0,2:17}}.
 func (s *scheduleService) encode() []byte {
 	s.mu.Lock()
 	var b bytes.Buffer
-	dv, _ := json.Marshal(s.version.get())
+	dv, _ := codec.MarshalBody(s.version.Get())
 	b.WriteString("{\n\t\"dataVersion\":")
 	b.Write(dv)
 	b.WriteString(",\n\t\"offsetTable\":")
-	writeIntKeyedMap(&b, s.offsets)
+	meta.WriteIntKeyedMap(&b, s.offsets)
 	b.WriteString("\n}")
 	s.mu.Unlock()
 	return b.Bytes()

@@ -26,7 +26,7 @@ func TestParseDelayLevels(t *testing.T) {
 func pullAll(t *testing.T, b *testBroker, topic string, q int32) []codec.Message {
 	t.Helper()
 	c := newTestConn(99)
-	r, err := b.handlePullMessage(context.Background(), c, pullReq("G_check", topic, q, 0, pullFlagSubscription, 0))
+	r, err := b.handlePullMessage(context.Background(), c, pullReq("G_check", topic, q, 0, codec.PullFlagSubscription, 0))
 	require.NoError(t, err)
 	if r != nil {
 		require.Contains(t, []int32{codec.RespPullNotFound, codec.RespPullOffsetMoved}, r.Code, r.Remark)

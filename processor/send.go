@@ -61,10 +61,7 @@ func (b *Broker) sendInline(req *codec.RemotingCommand) bool {
 	if b.conf().Store.FlushDiskType == store.SyncFlush {
 		return false
 	}
-	topic, ok := req.Ext.Get("b")
-	if !ok {
-		topic, ok = req.Ext.Get("topic")
-	}
+	topic, ok := codec.SendTopic(req.Code, req.Ext)
 	return ok && !strings.HasPrefix(topic, RetryGroupTopicPrefix) && b.topics.Exists(topic) && !b.lockHeldLong()
 }
 
@@ -83,8 +80,8 @@ func finishSendResponse(resp *codec.RemotingCommand, hdr *codec.SendMessageRespo
 
 func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand, resp *codec.RemotingCommand,
 	hdr *codec.SendMessageResponseHeader) *codec.RemotingCommand {
-	h, err := parseSendHeader(req)
-	if err != nil {
+	var h codec.SendMessageRequestHeader
+	if err := h.DecodeSend(req.Code, req.Ext); err != nil {
 		return setCode(resp, codec.RespSystemError, err.Error())
 	}
 	batch := req.Code == codec.ReqSendBatchMessage
@@ -92,7 +89,7 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 	if !ok {
 		return resp
 	}
-	queueID := h.queueID
+	queueID := h.QueueID
 	if queueID < 0 {
 		queueID = randomQueue(tc.WriteQueueNums)
 	}
@@ -106,8 +103,8 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 	}
 
 	topic := tc.TopicName
-	if topic != h.topic {
-		topic = strings.Clone(h.topic)
+	if topic != h.Topic {
+		topic = strings.Clone(h.Topic)
 	}
 	// Pooled: passed to the store through an interface, a local would escape.
 	// Only the paths that finish here give it back; deferred ones keep it.
@@ -117,12 +114,12 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 		// strings as map keys, and request strings alias a recycled frame.
 		Topic:          topic,
 		QueueID:        queueID,
-		Flag:           h.flag,
-		SysFlag:        h.sysFlag,
-		BornTimestamp:  h.bornTimestamp,
+		Flag:           h.Flag,
+		SysFlag:        h.SysFlag,
+		BornTimestamp:  h.BornTimestamp,
 		BornHost:       addrPortOf(c.RemoteAddr()),
 		StoreHost:      b.storeHost,
-		ReconsumeTimes: h.reconsumeTimes,
+		ReconsumeTimes: h.ReconsumeTimes,
 		Body:           req.Body,
 	}
 	if tc.TopicFilterType == "MULTI_TAG" {
@@ -131,13 +128,13 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 	msg.SysFlag = hostFlags(msg.SysFlag, msg.BornHost, msg.StoreHost)
 
 	if batch {
-		if len(h.topic) > 127 {
-			return setCode(resp, codec.RespMessageIllegal, fmt.Sprintf("message topic length too long %d", len(h.topic)))
+		if len(h.Topic) > 127 {
+			return setCode(resp, codec.RespMessageIllegal, fmt.Sprintf("message topic length too long %d", len(h.Topic)))
 		}
-		if strings.HasPrefix(h.topic, RetryGroupTopicPrefix) {
-			return setCode(resp, codec.RespMessageIllegal, "batch request does not support retry group "+h.topic)
+		if strings.HasPrefix(h.Topic, RetryGroupTopicPrefix) {
+			return setCode(resp, codec.RespMessageIllegal, "batch request does not support retry group "+h.Topic)
 		}
-		msg.Properties = h.properties
+		msg.Properties = h.Properties
 		cluster := b.conf().BrokerClusterName
 		// Inner messages keep their properties and get CLUSTER, but no UNIQ_KEY
 		// when they have none: Apache 5.3.3 adds none either, so a Go batch
@@ -156,8 +153,8 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 		b.admin.storeStats.countPut(time.Since(start))
 		return b.sendDone(resp, hdr, msg, queueID, res)
 	}
-	props := h.properties
-	if strings.HasPrefix(h.topic, RetryGroupTopicPrefix) {
+	props := h.Properties
+	if strings.HasPrefix(h.Topic, RetryGroupTopicPrefix) {
 		var done bool
 		if props, done = b.handleRetryAndDLQ(&h, msg, props, resp); done {
 			return resp
@@ -257,42 +254,42 @@ func (b *Broker) putDeferred(c remoting.Conn, resp *codec.RemotingCommand, hdr *
 
 // sendCheck is AbstractSendMessageProcessor.msgCheck: permission, topic name,
 // auto-creation and queue id range.
-func (b *Broker) sendCheck(c remoting.Conn, h *sendHeader, resp *codec.RemotingCommand) (TopicConfig, bool) {
-	if !permWritable(b.conf().BrokerPermission) && b.topics.IsOrderTopic(h.topic) {
+func (b *Broker) sendCheck(c remoting.Conn, h *codec.SendMessageRequestHeader, resp *codec.RemotingCommand) (TopicConfig, bool) {
+	if !permWritable(b.conf().BrokerPermission) && b.topics.IsOrderTopic(h.Topic) {
 		setCode(resp, codec.RespNoPermission, "the broker["+b.conf().BrokerIP1+"] sending message is forbidden")
 		return TopicConfig{}, false
 	}
-	if remark, ok := validateTopic(h.topic); !ok {
+	if remark, ok := validateTopic(h.Topic); !ok {
 		setCode(resp, codec.RespInvalidParameter, remark)
 		return TopicConfig{}, false
 	}
-	if notAllowedSendTopic(h.topic) {
-		setCode(resp, codec.RespNoPermission, "Sending message to topic["+h.topic+"] is forbidden.")
+	if notAllowedSendTopic(h.Topic) {
+		setCode(resp, codec.RespNoPermission, "Sending message to topic["+h.Topic+"] is forbidden.")
 		return TopicConfig{}, false
 	}
-	tc, ok := b.topics.Select(h.topic)
+	tc, ok := b.topics.Select(h.Topic)
 	if !ok {
 		var sysFlag int32
-		if h.unitMode {
-			if strings.HasPrefix(h.topic, RetryGroupTopicPrefix) {
+		if h.UnitMode {
+			if strings.HasPrefix(h.Topic, RetryGroupTopicPrefix) {
 				sysFlag = 0x2
 			} else {
 				sysFlag = 0x1
 			}
 		}
-		b.log.Warn("send to a topic that does not exist", "topic", h.topic, "producer", c.RemoteAddr())
-		tc, ok = b.topics.CreateInSendMessage(strings.Clone(h.topic), h.defaultTopic, h.defaultTopicQueueNums, sysFlag)
-		if !ok && strings.HasPrefix(h.topic, RetryGroupTopicPrefix) {
-			tc, ok = b.topics.CreateInSendMessageBack(strings.Clone(h.topic), 1, PermWrite|PermRead, sysFlag), true
+		b.log.Warn("send to a topic that does not exist", "topic", h.Topic, "producer", c.RemoteAddr())
+		tc, ok = b.topics.CreateInSendMessage(strings.Clone(h.Topic), h.DefaultTopic, h.DefaultTopicQueueNums, sysFlag)
+		if !ok && strings.HasPrefix(h.Topic, RetryGroupTopicPrefix) {
+			tc, ok = b.topics.CreateInSendMessageBack(strings.Clone(h.Topic), 1, PermWrite|PermRead, sysFlag), true
 		}
 		if !ok {
-			setCode(resp, codec.RespTopicNotExist, "topic["+h.topic+"] not exist, apply first please!")
+			setCode(resp, codec.RespTopicNotExist, "topic["+h.Topic+"] not exist, apply first please!")
 			return TopicConfig{}, false
 		}
 	}
-	if h.queueID >= max(tc.WriteQueueNums, tc.ReadQueueNums) {
+	if h.QueueID >= max(tc.WriteQueueNums, tc.ReadQueueNums) {
 		setCode(resp, codec.RespInvalidParameter, fmt.Sprintf("request queueId[%d] is illegal, %+v Producer: %s",
-			h.queueID, tc, c.RemoteAddr()))
+			h.QueueID, tc, c.RemoteAddr()))
 		return TopicConfig{}, false
 	}
 	return tc, true
@@ -300,16 +297,16 @@ func (b *Broker) sendCheck(c remoting.Conn, h *sendHeader, resp *codec.RemotingC
 
 // handleRetryAndDLQ redirects a %RETRY% send whose reconsume count is exhausted
 // to the group's %DLQ% topic. done means resp already holds the answer.
-func (b *Broker) handleRetryAndDLQ(h *sendHeader, msg *codec.Message, props string, resp *codec.RemotingCommand) (string, bool) {
-	group := h.topic[len(RetryGroupTopicPrefix):]
+func (b *Broker) handleRetryAndDLQ(h *codec.SendMessageRequestHeader, msg *codec.Message, props string, resp *codec.RemotingCommand) (string, bool) {
+	group := h.Topic[len(RetryGroupTopicPrefix):]
 	sgc, ok := b.groups.Find(group)
 	if !ok {
 		setCode(resp, codec.RespSubscriptionGroupNotExist, "subscription group not exist, "+group)
 		return props, true
 	}
 	maxTimes := sgc.RetryMaxTimes
-	if h.hasMaxReconsumeTimes {
-		maxTimes = h.maxReconsumeTimes
+	if h.HasMaxReconsumeTimes {
+		maxTimes = h.MaxReconsumeTimes
 	}
 	if msg.ReconsumeTimes < maxTimes {
 		return props, false

@@ -21,15 +21,15 @@ func (b *Broker) handleConsumerSendMsgBack(ctx context.Context, c remoting.Conn,
 	if r := b.rejectOnSlave(req); r != nil {
 		return r, nil
 	}
-	h := headerReader{ext: req.Ext}
-	offset := h.reqInt64("offset")
-	group := h.reqStr("group")
-	delayLevel := h.reqInt32("delayLevel")
-	unitMode := h.optBool("unitMode")
+	h := codec.ExtReader{Ext: req.Ext}
+	offset := h.ReqInt64("offset")
+	group := h.ReqStr("group")
+	delayLevel := h.ReqInt32("delayLevel")
+	unitMode := h.OptBool("unitMode")
 	_, hasMax := req.Ext.Get("maxReconsumeTimes")
-	maxTimesReq := h.optInt32("maxReconsumeTimes", 0)
-	if h.err != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
+	maxTimesReq := h.OptInt32("maxReconsumeTimes", 0)
+	if h.Err() != nil {
+		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
 	}
 	sgc, ok := b.groups.Find(group)
 	if !ok {

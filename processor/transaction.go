@@ -32,13 +32,13 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c remoting.Conn, req 
 	if b.conf().IsSlave() {
 		return codec.NewResponse(req, codec.RespSlaveNotAvailable, ""), nil
 	}
-	h := headerReader{ext: req.Ext}
-	group := h.reqStr("producerGroup")
-	tranOffset := h.reqInt64("tranStateTableOffset")
-	clOffset := h.reqInt64("commitLogOffset")
-	kind := h.reqInt32("commitOrRollback")
-	if h.err != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.err.Error()), nil
+	h := codec.ExtReader{Ext: req.Ext}
+	group := h.ReqStr("producerGroup")
+	tranOffset := h.ReqInt64("tranStateTableOffset")
+	clOffset := h.ReqInt64("commitLogOffset")
+	kind := h.ReqInt32("commitOrRollback")
+	if h.Err() != nil {
+		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
 	}
 	if kind != tranCommit && kind != tranRollback {
 		return nil, nil // TRANSACTION_NOT_TYPE: nothing to do, nothing to answer

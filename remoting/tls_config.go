@@ -7,41 +7,15 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"errors"
 	"fmt"
 	"math/big"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 )
 
-// Java's TLS keys (TlsSystemConfig): JVM system properties there, broker.conf
-// keys or a tls.config.file properties file here.
-const (
-	KeyTLSServerMode           = "tls.server.mode"
-	KeyTLSEnable               = "tls.enable"
-	KeyTLSConfigFile           = "tls.config.file"
-	KeyTLSTestModeEnable       = "tls.test.mode.enable"
-	KeyTLSServerNeedClientAuth = "tls.server.need.client.auth"
-	KeyTLSServerKeyPath        = "tls.server.keyPath"
-	KeyTLSServerKeyPassword    = "tls.server.keyPassword"
-	KeyTLSServerCertPath       = "tls.server.certPath"
-	KeyTLSServerAuthClient     = "tls.server.authClient"
-	KeyTLSServerTrustCertPath  = "tls.server.trustCertPath"
-	KeyTLSClientKeyPath        = "tls.client.keyPath"
-	KeyTLSClientKeyPassword    = "tls.client.keyPassword"
-	KeyTLSClientCertPath       = "tls.client.certPath"
-	KeyTLSClientAuthServer     = "tls.client.authServer"
-	KeyTLSClientTrustCertPath  = "tls.client.trustCertPath"
-
-	// DefaultTLSConfigFile is where Java looks for tls.config.file.
-	DefaultTLSConfigFile = "/etc/rocketmq/tls.properties"
-)
-
-// TLSSettings are Java's TLS settings. Java's defaults: server mode
-// permissive, test mode on (a throwaway self-signed certificate, clients
-// that trust any server).
+// TLSSettings are Java's TLS settings (TlsSystemConfig), read from
+// configuration by the caller.
 type TLSSettings struct {
 	ServerMode           TLSMode
 	TestMode             bool
@@ -60,49 +34,6 @@ type TLSSettings struct {
 	ClientTrustCertPath string
 }
 
-// TLSSettingsFromProperties reads the tls.* keys of props over Java's
-// defaults. Unknown values of need.client.auth mean none, as in Java.
-func TLSSettingsFromProperties(props map[string]string) (TLSSettings, error) {
-	s := TLSSettings{ServerMode: TLSPermissive, TestMode: true, ServerNeedClientAuth: "none"}
-	var errs []error
-	boolKey := func(key string, dst *bool) {
-		if v, ok := props[key]; ok && strings.TrimSpace(v) != "" {
-			b, err := strconv.ParseBool(strings.TrimSpace(v))
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", key, err))
-				return
-			}
-			*dst = b
-		}
-	}
-	strKey := func(key string, dst *string) {
-		if v, ok := props[key]; ok {
-			*dst = strings.TrimSpace(v)
-		}
-	}
-	if v, ok := props[KeyTLSServerMode]; ok && strings.TrimSpace(v) != "" {
-		m, err := ParseTLSMode(v)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		s.ServerMode = m
-	}
-	boolKey(KeyTLSTestModeEnable, &s.TestMode)
-	boolKey(KeyTLSEnable, &s.ClientEnable)
-	boolKey(KeyTLSServerAuthClient, &s.ServerAuthClient)
-	boolKey(KeyTLSClientAuthServer, &s.ClientAuthServer)
-	strKey(KeyTLSServerNeedClientAuth, &s.ServerNeedClientAuth)
-	strKey(KeyTLSServerCertPath, &s.ServerCertPath)
-	strKey(KeyTLSServerKeyPath, &s.ServerKeyPath)
-	strKey(KeyTLSServerKeyPassword, &s.ServerKeyPassword)
-	strKey(KeyTLSServerTrustCertPath, &s.ServerTrustCertPath)
-	strKey(KeyTLSClientCertPath, &s.ClientCertPath)
-	strKey(KeyTLSClientKeyPath, &s.ClientKeyPath)
-	strKey(KeyTLSClientKeyPassword, &s.ClientKeyPassword)
-	strKey(KeyTLSClientTrustCertPath, &s.ClientTrustCertPath)
-	return s, errors.Join(errs...)
-}
-
 // ServerConfig builds the server's tls.Config, or nil when the mode is
 // disabled.
 //
@@ -118,8 +49,7 @@ func (s TLSSettings) ServerConfig() (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	if s.ServerCertPath == "" && s.ServerKeyPath == "" {
 		if !s.TestMode {
-			return nil, fmt.Errorf("remoting: TLS %v needs %s and %s (or %s=true)", s.ServerMode,
-				KeyTLSServerCertPath, KeyTLSServerKeyPath, KeyTLSTestModeEnable)
+			return nil, fmt.Errorf("remoting: TLS %v needs tls.server.certPath and tls.server.keyPath (or tls.test.mode.enable=true)", s.ServerMode)
 		}
 		cert, err := selfSignedCert()
 		if err != nil {

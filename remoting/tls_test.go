@@ -257,26 +257,18 @@ type listenerFunc struct{ open, close func(Conn) }
 func (l listenerFunc) OnConnect(c Conn) { l.open(c) }
 func (l listenerFunc) OnClose(c Conn)   { l.close(c) }
 
-func TestTLSSettingsFromProperties(t *testing.T) {
-	st, err := TLSSettingsFromProperties(map[string]string{})
-	require.NoError(t, err)
-	require.Equal(t, TLSPermissive, st.ServerMode)
-	require.True(t, st.TestMode)
+// Java's defaults (permissive, test mode) serve a self-signed certificate;
+// enforcing outside test mode needs a key pair.
+func TestTLSSettingsServerConfig(t *testing.T) {
+	st := TLSSettings{ServerMode: TLSPermissive, TestMode: true, ServerNeedClientAuth: "none"}
 	cfg, err := st.ServerConfig()
 	require.NoError(t, err)
 	require.Len(t, cfg.Certificates, 1) // self-signed
 	require.Equal(t, tls.NoClientCert, cfg.ClientAuth)
 
-	st, err = TLSSettingsFromProperties(map[string]string{KeyTLSServerMode: "Enforcing", KeyTLSTestModeEnable: "false",
-		KeyTLSServerNeedClientAuth: "optional", KeyTLSEnable: "true"})
-	require.NoError(t, err)
-	require.Equal(t, TLSEnforcing, st.ServerMode)
-	require.True(t, st.ClientEnable)
+	st = TLSSettings{ServerMode: TLSEnforcing, ServerNeedClientAuth: "optional", ClientEnable: true}
 	_, err = st.ServerConfig()
 	require.Error(t, err, "no certificate outside test mode")
-
-	_, err = TLSSettingsFromProperties(map[string]string{KeyTLSServerMode: "sometimes"})
-	require.Error(t, err)
 }
 
 // A TLS connection idle for longer than IdleTimeout is closed like a plain

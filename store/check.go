@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -507,11 +506,7 @@ func (c *checker) configs() {
 			continue // Java leaves empty files for tables never written
 		}
 		var v any
-		strict, err := codec.StrictJSON(b)
-		if err == nil {
-			err = json.Unmarshal(strict, &v)
-		}
-		if err != nil {
+		if err := codec.UnmarshalBody(b, &v); err != nil {
 			c.add(p, -1, false, "not JSON: %v", err)
 		}
 	}

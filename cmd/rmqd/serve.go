@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,9 +12,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
+	"rmqd/codec"
 	"rmqd/compat"
 	"rmqd/namesrv"
 	"rmqd/processor"
@@ -343,10 +342,10 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 		} else {
 			b.OnMasterHAAddr(haSlave.SetMasterAddr)
 		}
-		b.SetHAStatus(func() ([]byte, error) { return json.Marshal(haSlave.RuntimeInfo()) })
+		b.SetHAStatus(func() ([]byte, error) { return codec.MarshalBody(haSlave.RuntimeInfo()) })
 	} else {
 		haMaster = ha.NewMaster(st, haCfg)
-		b.SetHAStatus(func() ([]byte, error) { return json.Marshal(haMaster.RuntimeInfo(scfg.HaMaxGapNotInSync)) })
+		b.SetHAStatus(func() ([]byte, error) { return codec.MarshalBody(haMaster.RuntimeInfo(scfg.HaMaxGapNotInSync)) })
 	}
 	exp, metricsAddr, err := metricsSetup(bcfg, b, st, logger)
 	if err != nil {
@@ -462,9 +461,9 @@ func limits(props map[string]string, cfg *remoting.ServerConfig) (map[string]str
 // unknownKeys are the keys of props that no part of rmqd binds: a typo, or a
 // Java setting rmqd has no counterpart for. They are warned about at start.
 func unknownKeys(props map[string]string) []string {
-	ns, b, n := namesrv.DefaultConfig(), processor.DefaultBrokerConfig(), defaultNetConfig()
+	ns, b, n, tc := namesrv.DefaultConfig(), processor.DefaultBrokerConfig(), defaultNetConfig(), defaultTLSConfig()
 	known := map[string]bool{keyNamesrvListenPort: true}
-	for _, cfg := range []any{&ns, &b, &n} {
+	for _, cfg := range []any{&ns, &b, &n, &tc} {
 		keys, _ := compat.ConfigKeys(cfg)
 		for _, k := range keys {
 			known[k] = true
@@ -472,8 +471,7 @@ func unknownKeys(props map[string]string) []string {
 	}
 	var out []string
 	for k := range props {
-		// tls.* are TlsSystemConfig's keys, read by tlsSettings.
-		if !known[k] && !strings.HasPrefix(k, "tls.") {
+		if !known[k] {
 			out = append(out, k)
 		}
 	}

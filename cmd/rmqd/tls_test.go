@@ -41,6 +41,36 @@ func TestTLSSettingsConfigFile(t *testing.T) {
 	}
 }
 
+// The tls.* keys over Java's defaults; booleans follow Boolean.parseBoolean
+// as every other key does.
+func TestTLSSettingsDefaultsAndKeys(t *testing.T) {
+	st, err := tlsSettings(map[string]string{"tls.config.file": ""})
+	require.NoError(t, err)
+	require.Equal(t, remoting.TLSPermissive, st.ServerMode)
+	require.True(t, st.TestMode)
+	require.Equal(t, "none", st.ServerNeedClientAuth)
+
+	st, err = tlsSettings(map[string]string{"tls.server.mode": "Enforcing", "tls.test.mode.enable": "false",
+		"tls.server.need.client.auth": "optional", "tls.enable": "TRUE", "tls.config.file": "",
+		"tls.server.keyPassword": "pw"})
+	require.NoError(t, err)
+	require.Equal(t, remoting.TLSEnforcing, st.ServerMode)
+	require.False(t, st.TestMode)
+	require.True(t, st.ClientEnable)
+	require.Equal(t, "optional", st.ServerNeedClientAuth)
+	require.Equal(t, "pw", st.ServerKeyPassword)
+
+	_, err = tlsSettings(map[string]string{"tls.server.mode": "sometimes", "tls.config.file": ""})
+	require.Error(t, err)
+}
+
+// tls.* keys are bound like any other: none is warned about as unknown.
+func TestUnknownKeysKnowsTLS(t *testing.T) {
+	u := unknownKeys(map[string]string{"tls.server.mode": "enforcing", "tls.enable": "true",
+		"tls.client.trustCertPath": "/x", "tls.bogus": "1"})
+	require.Equal(t, []string{"tls.bogus"}, u)
+}
+
 // Standalone with tls.server.mode=enforcing and tls.enable=true: the broker
 // registers with its name server over TLS (a plain registration would be
 // closed), and a TLS client reads the route while a plain one is refused.

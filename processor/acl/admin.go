@@ -2,7 +2,6 @@ package acl
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -201,7 +200,7 @@ func (m *Manager) aclInfo(req *codec.RemotingCommand, id BrokerIdentity) *codec.
 }
 
 func jsonString(s string) string {
-	b, _ := json.Marshal(s)
+	b, _ := codec.MarshalBody(s)
 	return string(b)
 }
 
@@ -228,7 +227,7 @@ func (m *Manager) aclConfig(req *codec.RemotingCommand) *codec.RemotingCommand {
 			}
 		}
 	}
-	b, err := json.Marshal(body)
+	b, err := codec.MarshalBody(body)
 	if err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error())
 	}

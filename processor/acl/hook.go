@@ -1,7 +1,6 @@
 package acl
 
 import (
-	"encoding/json"
 	"net"
 	"net/netip"
 	"strings"
@@ -177,7 +176,7 @@ func resources(dst []jacl.Resource, req *codec.RemotingCommand) ([]jacl.Resource
 		add(get("topic"), jacl.Sub)
 	case codec.ReqHeartBeat:
 		var hb codec.HeartbeatData
-		if err := json.Unmarshal(req.Body, &hb); err != nil {
+		if err := codec.UnmarshalBody(req.Body, &hb); err != nil {
 			return nil, err
 		}
 		for _, cd := range hb.ConsumerDataSet {

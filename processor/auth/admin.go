@@ -2,7 +2,6 @@ package auth
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 
 	"rmqd/codec"
@@ -68,7 +67,7 @@ func (m *Manager) notSuperLogin(req *codec.RemotingCommand) bool {
 }
 
 func withBody(resp *codec.RemotingCommand, v any) *codec.RemotingCommand {
-	b, err := json.Marshal(v)
+	b, err := codec.MarshalBody(v)
 	if err != nil {
 		return codec.NewResponse(resp, codec.RespSystemError, err.Error())
 	}
@@ -79,7 +78,7 @@ func withBody(resp *codec.RemotingCommand, v any) *codec.RemotingCommand {
 func decodeUser(req *codec.RemotingCommand) (*jauth.UserInfo, error) {
 	var in jauth.UserInfo
 	if len(req.Body) > 0 {
-		if err := json.Unmarshal(req.Body, &in); err != nil {
+		if err := codec.UnmarshalBody(req.Body, &in); err != nil {
 			return nil, err
 		}
 	}
@@ -210,7 +209,7 @@ func (m *Manager) createOrUpdateAcl(req *codec.RemotingCommand) *codec.RemotingC
 	subject, _ := req.Ext.Get("subject")
 	var in jauth.AclInfo
 	if len(req.Body) > 0 {
-		if err := json.Unmarshal(req.Body, &in); err != nil {
+		if err := codec.UnmarshalBody(req.Body, &in); err != nil {
 			return m.answer(req, err)
 		}
 	}

@@ -7,7 +7,6 @@ package auth
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -20,6 +19,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"rmqd/codec"
 	jacl "rmqd/compat/acl"
 	jauth "rmqd/compat/auth"
 	"rmqd/processor/acl"
@@ -143,7 +143,7 @@ func load(path string) (*state, error) {
 		return nil, fmt.Errorf("auth: %w", err)
 	}
 	var f fileForm
-	if err := json.Unmarshal(data, &f); err != nil {
+	if err := codec.UnmarshalBody(data, &f); err != nil {
 		return nil, fmt.Errorf("auth: %s: %w", path, err)
 	}
 	for i := range f.Users {
@@ -167,7 +167,7 @@ func (m *Manager) initUser() error {
 		return nil
 	}
 	var in jauth.UserInfo
-	if err := json.Unmarshal([]byte(m.cfg.InitAuthenticationUser), &in); err != nil {
+	if err := codec.UnmarshalBody([]byte(m.cfg.InitAuthenticationUser), &in); err != nil {
 		return fmt.Errorf("auth: initAuthenticationUser: %w", err)
 	}
 	if in.Username == "" || in.Password == "" {
@@ -192,7 +192,7 @@ func (m *Manager) InnerCredentials() (accessKey, secretKey string, ok bool, err 
 		AccessKey string `json:"accessKey"`
 		SecretKey string `json:"secretKey"`
 	}
-	if err := json.Unmarshal([]byte(m.cfg.InnerClientAuthenticationCredentials), &c); err != nil {
+	if err := codec.UnmarshalBody([]byte(m.cfg.InnerClientAuthenticationCredentials), &c); err != nil {
 		return "", "", false, fmt.Errorf("auth: innerClientAuthenticationCredentials: %w", err)
 	}
 	return c.AccessKey, c.SecretKey, c.AccessKey != "", nil
@@ -237,7 +237,7 @@ func (m *Manager) save(st *state) error {
 	for _, s := range sortedKeys(st.acls) {
 		f.Acls = append(f.Acls, jauth.ToAclInfo(st.acls[s]))
 	}
-	data, err := json.MarshalIndent(&f, "", "  ")
+	data, err := codec.MarshalBodyIndent(&f, "  ")
 	if err != nil {
 		return fmt.Errorf("auth: %w", err)
 	}

@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -72,7 +71,7 @@ func needs(dst []need, req *codec.RemotingCommand, cluster string) ([]need, erro
 		add(jauth.Topic(get("topic")), jauth.ActSub|jauth.ActGet)
 	case codec.ReqHeartBeat:
 		var hb codec.HeartbeatData
-		if err := json.Unmarshal(req.Body, &hb); err != nil {
+		if err := codec.UnmarshalBody(req.Body, &hb); err != nil {
 			return dst, fmt.Errorf("heartbeat body: %w", err)
 		}
 		for _, cd := range hb.ConsumerDataSet {
@@ -100,7 +99,7 @@ func needs(dst []need, req *codec.RemotingCommand, cluster string) ([]need, erro
 		add(jauth.Group(get("consumerGroup")), a)
 	case codec.ReqLockBatchMq, codec.ReqUnlockBatchMq:
 		var body codec.LockBatchRequestBody
-		if err := json.Unmarshal(req.Body, &body); err != nil {
+		if err := codec.UnmarshalBody(req.Body, &body); err != nil {
 			return dst, fmt.Errorf("lock body: %w", err)
 		}
 		add(jauth.Group(body.ConsumerGroup), jauth.ActSub)

@@ -3,7 +3,6 @@ package pop
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -45,16 +44,16 @@ func DecodeBatchAckBody(b []byte) (BatchAckBody, error) {
 		return out, fmt.Errorf("batch ack body: %w", err)
 	}
 	var w struct {
-		BrokerName string            `json:"brokerName"`
-		Acks       []json.RawMessage `json:"acks"`
+		BrokerName string          `json:"brokerName"`
+		Acks       []codec.RawJSON `json:"acks"`
 	}
-	if err := json.Unmarshal(strict, &w); err != nil {
+	if err := codec.UnmarshalBody(strict, &w); err != nil {
 		return out, fmt.Errorf("batch ack body: %w", err)
 	}
 	out.BrokerName = w.BrokerName
 	for _, raw := range w.Acks {
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &m); err != nil {
+		var m map[string]codec.RawJSON
+		if err := codec.UnmarshalBody(raw, &m); err != nil {
 			return out, fmt.Errorf("batch ack entry: %w", err)
 		}
 		if m == nil {
@@ -78,7 +77,7 @@ func DecodeBatchAckBody(b []byte) (BatchAckBody, error) {
 			if !ok || string(v) == "null" {
 				continue
 			}
-			if err := json.Unmarshal(v, f.dst); err != nil {
+			if err := codec.UnmarshalBody(v, f.dst); err != nil {
 				return out, fmt.Errorf("batch ack field %s: %w", f.short, err)
 			}
 		}

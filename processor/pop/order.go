@@ -3,12 +3,8 @@ package pop
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +12,8 @@ import (
 	"time"
 
 	"rmqd/codec"
+	"rmqd/compat"
+	"rmqd/processor/meta"
 )
 
 // orderEntry is ConsumerOrderInfoManager.OrderInfo in fastjson's names.
@@ -259,7 +257,7 @@ func (m *OrderInfo) Encode() ([]byte, error) {
 				b.WriteByte(',')
 			}
 			b.WriteString(`"` + strconv.Itoa(int(q)) + `":`)
-			v, err := json.Marshal(qs[q])
+			v, err := codec.MarshalBody(qs[q])
 			if err != nil {
 				return nil, err
 			}
@@ -280,7 +278,7 @@ func (m *OrderInfo) Decode(data []byte) error {
 	var w struct {
 		Table map[string]map[string]*orderEntry `json:"table"`
 	}
-	if err := json.Unmarshal(strict, &w); err != nil {
+	if err := codec.UnmarshalBody(strict, &w); err != nil {
 		return err
 	}
 	t := map[string]map[int32]*orderEntry{}
@@ -309,25 +307,13 @@ func (m *OrderInfo) Load() error {
 	if m.path == "" {
 		return nil
 	}
-	var firstErr error
-	for _, p := range []string{m.path, m.path + ".bak"} {
-		data, err := os.ReadFile(p)
-		if errors.Is(err, fs.ErrNotExist) || (err == nil && len(bytes.TrimSpace(data)) == 0) {
-			continue
-		}
-		if err == nil {
-			if err = m.Decode(data); err == nil {
-				return nil
-			}
-		}
-		if firstErr == nil {
-			firstErr = fmt.Errorf("load %s: %w", p, err)
-		}
+	if err := meta.LoadConfigFile(m.path, m.Decode); err != nil {
+		return fmt.Errorf("load consumer order info: %w", err)
 	}
-	return firstErr
+	return nil
 }
 
-// Persist writes the file: tmp, fsync, old one to .bak, rename.
+// Persist writes the file as Java's ConfigManager does (compat.WriteConfigFile).
 func (m *OrderInfo) Persist() error {
 	if m.path == "" {
 		return nil
@@ -339,27 +325,7 @@ func (m *OrderInfo) Persist() error {
 	m.mu.Lock()
 	m.changed = false
 	m.mu.Unlock()
-	if err := os.MkdirAll(filepath.Dir(m.path), 0o755); err != nil {
-		return fmt.Errorf("persist consumer order info: %w", err)
-	}
-	tmp := m.path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("persist consumer order info: %w", err)
-	}
-	if _, err = f.Write(data); err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("persist consumer order info: %w", err)
-	}
-	if err := os.Rename(m.path, m.path+".bak"); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("persist consumer order info: %w", err)
-	}
-	if err := os.Rename(tmp, m.path); err != nil {
+	if err := compat.WriteConfigFile(m.path, data); err != nil {
 		return fmt.Errorf("persist consumer order info: %w", err)
 	}
 	return nil

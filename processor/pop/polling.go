@@ -2,7 +2,6 @@ package pop
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -13,7 +12,7 @@ import (
 	"rmqd/store"
 )
 
-func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+func jsonMarshal(v any) ([]byte, error) { return codec.MarshalBody(v) }
 
 // lockKey is topic@group@queueId (KeyBuilder.buildPollingKey, QueueLockManager).
 func lockKey(topic, group string, queueID int32) string {
@@ -362,4 +361,4 @@ func (p *polling) wakeAll() {
 	}
 }
 
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+func jsonUnmarshal(b []byte, v any) error { return codec.UnmarshalBody(b, v) }

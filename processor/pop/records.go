@@ -1,10 +1,11 @@
 package pop
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"rmqd/codec"
 )
 
 // CheckPoint is Java's PopCheckPoint as fastjson writes it: short names,
@@ -97,8 +98,8 @@ type AckMsg struct {
 
 // UnmarshalJSON takes the short names and fastjson's alternate long ones.
 func (a *AckMsg) UnmarshalJSON(data []byte) error {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
+	var m map[string]codec.RawJSON
+	if err := codec.UnmarshalBody(data, &m); err != nil {
 		return err
 	}
 	fields := []struct {
@@ -118,7 +119,7 @@ func (a *AckMsg) UnmarshalJSON(data []byte) error {
 		if !ok || string(raw) == "null" {
 			continue
 		}
-		if err := json.Unmarshal(raw, f.dst); err != nil {
+		if err := codec.UnmarshalBody(raw, f.dst); err != nil {
 			return fmt.Errorf("ack field %s: %w", f.short, err)
 		}
 	}

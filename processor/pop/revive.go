@@ -2,7 +2,6 @@ package pop
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -104,14 +103,14 @@ func (r *reviver) round(ctx context.Context) {
 			switch tags {
 			case ckTag:
 				ck := &CheckPoint{}
-				if json.Unmarshal(m.Body, ck) != nil || ck.Topic == "" || ck.CID == "" {
+				if codec.UnmarshalBody(m.Body, ck) != nil || ck.Topic == "" || ck.CID == "" {
 					continue
 				}
 				ck.ReviveOffset = qoff
 				cks[ck.mergeKey()] = ck
 			case ackTag, batchAckTag:
 				ack := &AckMsg{}
-				if json.Unmarshal(m.Body, ack) != nil {
+				if codec.UnmarshalBody(m.Body, ack) != nil {
 					continue
 				}
 				ck := cks[ack.mergeKey(defaultBroker)]

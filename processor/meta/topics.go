@@ -1,14 +1,14 @@
-package processor
+package meta
 
 import (
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"rmqd/codec"
-	"rmqd/compat"
 	"sort"
 	"sync"
+
+	"rmqd/codec"
+	"rmqd/compat"
 )
 
 // PermName bits.
@@ -19,8 +19,6 @@ const (
 	PermInherit  int32 = 0x1
 )
 
-func permReadable(p int32) bool  { return p&PermRead != 0 }
-func permWritable(p int32) bool  { return p&PermWrite != 0 }
 func permInherited(p int32) bool { return p&PermInherit != 0 }
 
 // Topic names the broker treats specially (TopicValidator, MixAll).
@@ -58,21 +56,21 @@ type TopicConfigTable struct {
 
 // TopicConfigManager owns the broker's topic table (topics.json).
 type TopicConfigManager struct {
-	cfg      func() *BrokerConfig // the configuration in force
+	cfg      func() Config // the configuration in force
 	log      *slog.Logger
 	path     string
 	mu       sync.RWMutex
 	table    map[string]TopicConfig
-	version  dataVersion
-	onChange func(changed []TopicConfig) // told after a topic is created or updated
+	version  Version
+	onChange func(changed []TopicConfig) // told after a topic is created or updated (SetOnChange)
 	persMu   sync.Mutex
 }
 
 // NewTopicConfigManager creates the system topics as Java's TopicConfigManager
 // constructor does; Load then overlays topics.json.
-func NewTopicConfigManager(conf func() *BrokerConfig, log *slog.Logger) *TopicConfigManager {
+func NewTopicConfigManager(conf func() Config, log *slog.Logger) *TopicConfigManager {
 	cfg := conf()
-	m := &TopicConfigManager{cfg: conf, log: log, path: filepath.Join(cfg.ConfigDir(), "topics.json"),
+	m := &TopicConfigManager{cfg: conf, log: log, path: filepath.Join(cfg.ConfigDir, "topics.json"),
 		table: map[string]TopicConfig{}}
 	put := func(name string, queues int32, perm int32) {
 		tc := NewTopicConfig(name)
@@ -117,9 +115,9 @@ func NewTopicConfigManager(conf func() *BrokerConfig, log *slog.Logger) *TopicCo
 
 // Load overlays topics.json (or its .bak) on the system topics.
 func (m *TopicConfigManager) Load() error {
-	return loadConfigFile(m.path, func(data []byte) error {
+	return LoadConfigFile(m.path, func(data []byte) error {
 		var w TopicConfigTable
-		if err := json.Unmarshal(data, &w); err != nil {
+		if err := codec.UnmarshalBody(data, &w); err != nil {
 			return err
 		}
 		m.mu.Lock()
@@ -133,7 +131,7 @@ func (m *TopicConfigManager) Load() error {
 			}
 			m.table[name] = tc
 		}
-		m.version.set(w.DataVersion)
+		m.version.Set(w.DataVersion)
 		return nil
 	})
 }
@@ -142,11 +140,11 @@ func (m *TopicConfigManager) Load() error {
 func (m *TopicConfigManager) Persist() error {
 	m.persMu.Lock()
 	defer m.persMu.Unlock()
-	data, err := json.MarshalIndent(m.Snapshot(), "", "\t")
+	data, err := codec.MarshalBodyIndent(m.Snapshot(), "\t")
 	if err != nil {
 		return fmt.Errorf("encode topics.json: %w", err)
 	}
-	return writeConfigFile(m.path, data)
+	return compat.WriteConfigFile(m.path, data)
 }
 
 func (m *TopicConfigManager) persistLogged() {
@@ -163,11 +161,11 @@ func (m *TopicConfigManager) Snapshot() TopicConfigTable {
 	for k, v := range m.table {
 		t[k] = v
 	}
-	return TopicConfigTable{DataVersion: m.version.get(), TopicConfigTable: t}
+	return TopicConfigTable{DataVersion: m.version.Get(), TopicConfigTable: t}
 }
 
 // DataVersion is the current version of the topic table.
-func (m *TopicConfigManager) DataVersion() DataVersion { return m.version.get() }
+func (m *TopicConfigManager) DataVersion() DataVersion { return m.version.Get() }
 
 // Select returns the topic's config.
 func (m *TopicConfigManager) Select(topic string) (TopicConfig, bool) {
@@ -235,7 +233,7 @@ func (m *TopicConfigManager) CreateInSendMessage(topic, defaultTopic string, cli
 	tc.TopicSysFlag = topicSysFlag
 	tc.TopicFilterType = def.TopicFilterType
 	m.table[topic] = tc
-	m.version.next()
+	m.version.Next()
 	m.mu.Unlock()
 	m.log.Info("created topic from default topic", "topic", topic, "defaultTopic", defaultTopic, "queues", n)
 	m.changed(tc)
@@ -255,7 +253,7 @@ func (m *TopicConfigManager) CreateInSendMessageBack(topic string, queueNums, pe
 	tc.Perm = perm
 	tc.TopicSysFlag = topicSysFlag
 	m.table[topic] = tc
-	m.version.next()
+	m.version.Next()
 	m.mu.Unlock()
 	m.log.Info("created topic", "topic", topic, "queues", queueNums)
 	m.changed(tc)
@@ -269,7 +267,7 @@ func (m *TopicConfigManager) Update(tc TopicConfig) {
 	}
 	m.mu.Lock()
 	m.table[tc.TopicName] = tc
-	m.version.next()
+	m.version.Next()
 	m.mu.Unlock()
 	m.changed(tc)
 }
@@ -280,7 +278,7 @@ func (m *TopicConfigManager) Delete(topic string) bool {
 	_, ok := m.table[topic]
 	if ok {
 		delete(m.table, topic)
-		m.version.next()
+		m.version.Next()
 	}
 	m.mu.Unlock()
 	if ok {
@@ -295,9 +293,10 @@ func (m *TopicConfigManager) IsOrderTopic(topic string) bool {
 	return ok && tc.Order
 }
 
-// validateTopic is TopicValidator.validateTopic (5.3.x: 127 for every topic),
-// the rule of sends and topic creation.
-func validateTopic(topic string) (string, bool) { return compat.ValidateTopic(topic) }
+// SetOnChange sets what is told after a topic is created or updated (the
+// broker registers the change with its name servers). Set it before use.
+func (m *TopicConfigManager) SetOnChange(f func(changed []TopicConfig)) { m.onChange = f }
 
-// notAllowedSendTopic is TopicValidator.isNotAllowedSendTopic.
-func notAllowedSendTopic(topic string) bool { return compat.IsNotAllowedSendTopic(topic) }
+// BumpVersion marks the table changed without a topic changing (the broker's
+// permission changed), so name servers take the next registration.
+func (m *TopicConfigManager) BumpVersion() { m.version.Next() }

@@ -1,12 +1,14 @@
-package processor
+package meta
 
 import (
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"rmqd/codec"
+	"rmqd/compat"
 )
 
 // GroupRetryPolicy is Java's GroupRetryPolicy as fastjson writes the default.
@@ -46,7 +48,7 @@ func NewSubscriptionGroupConfig(group string) SubscriptionGroupConfig {
 func (s *SubscriptionGroupConfig) UnmarshalJSON(data []byte) error {
 	type plain SubscriptionGroupConfig
 	p := plain(NewSubscriptionGroupConfig(""))
-	if err := json.Unmarshal(data, &p); err != nil {
+	if err := codec.UnmarshalBody(data, &p); err != nil {
 		return err
 	}
 	if p.Attributes == nil {
@@ -66,19 +68,19 @@ type SubscriptionGroupTable struct {
 
 // SubscriptionGroupManager owns subscriptionGroup.json.
 type SubscriptionGroupManager struct {
-	cfg     func() *BrokerConfig // the configuration in force
+	cfg     func() Config // the configuration in force
 	log     *slog.Logger
 	path    string
 	mu      sync.RWMutex
 	table   map[string]SubscriptionGroupConfig
-	version dataVersion
+	version Version
 	persMu  sync.Mutex
 }
 
 // NewSubscriptionGroupManager creates the system groups Java creates.
-func NewSubscriptionGroupManager(conf func() *BrokerConfig, log *slog.Logger) *SubscriptionGroupManager {
+func NewSubscriptionGroupManager(conf func() Config, log *slog.Logger) *SubscriptionGroupManager {
 	cfg := conf()
-	m := &SubscriptionGroupManager{cfg: conf, log: log, path: filepath.Join(cfg.ConfigDir(), "subscriptionGroup.json"),
+	m := &SubscriptionGroupManager{cfg: conf, log: log, path: filepath.Join(cfg.ConfigDir, "subscriptionGroup.json"),
 		table: map[string]SubscriptionGroupConfig{}}
 	for _, g := range []string{"TOOLS_CONSUMER", "FILTERSRV_CONSUMER", "SELF_TEST_C_GROUP"} {
 		m.table[g] = NewSubscriptionGroupConfig(g)
@@ -91,9 +93,9 @@ func NewSubscriptionGroupManager(conf func() *BrokerConfig, log *slog.Logger) *S
 
 // Load overlays subscriptionGroup.json.
 func (m *SubscriptionGroupManager) Load() error {
-	return loadConfigFile(m.path, func(data []byte) error {
+	return LoadConfigFile(m.path, func(data []byte) error {
 		var w SubscriptionGroupTable
-		if err := json.Unmarshal(data, &w); err != nil {
+		if err := codec.UnmarshalBody(data, &w); err != nil {
 			return err
 		}
 		m.mu.Lock()
@@ -104,7 +106,7 @@ func (m *SubscriptionGroupManager) Load() error {
 			}
 			m.table[k] = v
 		}
-		m.version.set(w.DataVersion)
+		m.version.Set(w.DataVersion)
 		return nil
 	})
 }
@@ -117,7 +119,7 @@ func (m *SubscriptionGroupManager) Snapshot() SubscriptionGroupTable {
 	for k, v := range m.table {
 		t[k] = v
 	}
-	return SubscriptionGroupTable{DataVersion: m.version.get(), ForbiddenTable: map[string]map[string]int32{},
+	return SubscriptionGroupTable{DataVersion: m.version.Get(), ForbiddenTable: map[string]map[string]int32{},
 		SubscriptionGroupTable: t}
 }
 
@@ -125,11 +127,11 @@ func (m *SubscriptionGroupManager) Snapshot() SubscriptionGroupTable {
 func (m *SubscriptionGroupManager) Persist() error {
 	m.persMu.Lock()
 	defer m.persMu.Unlock()
-	data, err := json.MarshalIndent(m.Snapshot(), "", "\t")
+	data, err := codec.MarshalBodyIndent(m.Snapshot(), "\t")
 	if err != nil {
 		return fmt.Errorf("encode subscriptionGroup.json: %w", err)
 	}
-	return writeConfigFile(m.path, data)
+	return compat.WriteConfigFile(m.path, data)
 }
 
 // Get returns a group's config without creating it.
@@ -149,7 +151,7 @@ func (m *SubscriptionGroupManager) Find(group string) (SubscriptionGroupConfig, 
 	if !m.cfg().AutoCreateSubscriptionGroup {
 		return SubscriptionGroupConfig{}, false
 	}
-	if _, ok := checkGroupName(group); !ok { // Java: CHARACTER_MAX_LENGTH and isTopicOrGroupIllegal
+	if _, ok := compat.ValidateGroup(group); !ok { // Java: CHARACTER_MAX_LENGTH and isTopicOrGroupIllegal
 		return SubscriptionGroupConfig{}, false
 	}
 	group = strings.Clone(group) // may alias a request frame; it becomes a map key
@@ -158,7 +160,7 @@ func (m *SubscriptionGroupManager) Find(group string) (SubscriptionGroupConfig, 
 	if !ok {
 		c = NewSubscriptionGroupConfig(group)
 		m.table[group] = c
-		m.version.next()
+		m.version.Next()
 	}
 	m.mu.Unlock()
 	if !ok {
@@ -174,7 +176,7 @@ func (m *SubscriptionGroupManager) Find(group string) (SubscriptionGroupConfig, 
 func (m *SubscriptionGroupManager) Update(c SubscriptionGroupConfig) error {
 	m.mu.Lock()
 	m.table[c.GroupName] = c
-	m.version.next()
+	m.version.Next()
 	m.mu.Unlock()
 	return m.Persist()
 }
@@ -183,7 +185,7 @@ func (m *SubscriptionGroupManager) Update(c SubscriptionGroupConfig) error {
 func (m *SubscriptionGroupManager) Delete(group string) error {
 	m.mu.Lock()
 	delete(m.table, group)
-	m.version.next()
+	m.version.Next()
 	m.mu.Unlock()
 	return m.Persist()
 }

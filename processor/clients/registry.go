@@ -1,4 +1,8 @@
-package processor
+// Package clients is the broker's view of its clients: producer and consumer
+// groups registered by heartbeat, per connection (Java's ProducerManager and
+// ConsumerManager), and the rebalance locks of ordered consumers
+// (RebalanceLockManager).
+package clients
 
 import (
 	"log/slog"
@@ -335,4 +339,26 @@ func (m *ProducerManager) Channels(group string) []ClientChannel {
 		out = append(out, *c)
 	}
 	return out
+}
+
+// Each calls f for every registered producer channel, under the read lock (f
+// must not call back into m).
+func (m *ProducerManager) Each(f func(group string, ch *ClientChannel)) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for g, chs := range m.groups {
+		for _, ch := range chs {
+			f(g, ch)
+		}
+	}
+}
+
+// EachGroup calls f for every consumer group, under the read lock (f must not
+// call back into m or keep info).
+func (m *ConsumerManager) EachGroup(f func(info *ConsumerGroupInfo)) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for _, info := range m.groups {
+		f(info)
+	}
 }

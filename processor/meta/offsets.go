@@ -1,8 +1,7 @@
-package processor
+package meta
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -11,6 +10,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"rmqd/codec"
+	"rmqd/compat"
 )
 
 type topicGroup struct{ topic, group string }
@@ -25,16 +27,16 @@ type ConsumerOffsetManager struct {
 	// reset holds offsets an admin reset assigned and the next pull of that
 	// queue must hand to the consumer (server-side reset, 5.x default).
 	reset   map[topicGroup]map[int32]int64
-	version dataVersion
+	version Version
 	persMu  sync.Mutex
 	// changed is set by every update and cleared by a persist, so the 5 s flush
 	// does not rewrite (and fsync) an unchanged file.
 	changed atomic.Bool
 }
 
-// NewConsumerOffsetManager stores its file in cfg.ConfigDir().
-func NewConsumerOffsetManager(cfg *BrokerConfig, log *slog.Logger) *ConsumerOffsetManager {
-	return &ConsumerOffsetManager{log: log, path: filepath.Join(cfg.ConfigDir(), "consumerOffset.json"),
+// NewConsumerOffsetManager stores its file in configDir.
+func NewConsumerOffsetManager(configDir string, log *slog.Logger) *ConsumerOffsetManager {
+	return &ConsumerOffsetManager{log: log, path: filepath.Join(configDir, "consumerOffset.json"),
 		table: map[topicGroup]map[int32]int64{}, reset: map[topicGroup]map[int32]int64{}}
 }
 
@@ -92,12 +94,12 @@ func (m *ConsumerOffsetManager) TakeReset(group, topic string, queueID int32) (i
 
 // Load reads consumerOffset.json (or .bak); bare integer keys are accepted.
 func (m *ConsumerOffsetManager) Load() error {
-	return loadConfigFile(m.path, func(data []byte) error {
+	return LoadConfigFile(m.path, func(data []byte) error {
 		var w struct {
 			DataVersion DataVersion                `json:"dataVersion"`
 			OffsetTable map[string]map[int32]int64 `json:"offsetTable"`
 		}
-		if err := json.Unmarshal(data, &w); err != nil {
+		if err := codec.UnmarshalBody(data, &w); err != nil {
 			return err
 		}
 		m.mu.Lock()
@@ -113,7 +115,7 @@ func (m *ConsumerOffsetManager) Load() error {
 			}
 			m.table[topicGroup{k[:i], k[i+1:]}] = q
 		}
-		m.version.set(w.DataVersion)
+		m.version.Set(w.DataVersion)
 		return nil
 	})
 }
@@ -132,7 +134,7 @@ func (m *ConsumerOffsetManager) Encode() []byte {
 		return keys[i].group < keys[j].group
 	})
 	var b bytes.Buffer
-	dv, _ := json.Marshal(m.version.get())
+	dv, _ := codec.MarshalBody(m.version.Get())
 	b.WriteString("{\n\t\"dataVersion\":")
 	b.Write(dv)
 	b.WriteString(",\n\t\"offsetTable\":{")
@@ -140,19 +142,19 @@ func (m *ConsumerOffsetManager) Encode() []byte {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		name, _ := json.Marshal(k.topic + "@" + k.group)
+		name, _ := codec.MarshalBody(k.topic + "@" + k.group)
 		b.WriteString("\n\t\t")
 		b.Write(name)
 		b.WriteString(":")
-		writeIntKeyedMap(&b, m.table[k])
+		WriteIntKeyedMap(&b, m.table[k])
 	}
 	m.mu.RUnlock()
 	b.WriteString("\n\t}\n}")
 	return b.Bytes()
 }
 
-// writeIntKeyedMap writes {0:12,1:7} with bare keys (fastjson's default form).
-func writeIntKeyedMap(b *bytes.Buffer, q map[int32]int64) {
+// WriteIntKeyedMap writes {0:12,1:7} with bare keys (fastjson's default form).
+func WriteIntKeyedMap(b *bytes.Buffer, q map[int32]int64) {
 	ids := make([]int32, 0, len(q))
 	for id := range q {
 		ids = append(ids, id)
@@ -184,7 +186,7 @@ func (m *ConsumerOffsetManager) Persist() error {
 	m.persMu.Lock()
 	defer m.persMu.Unlock()
 	m.changed.Store(false)
-	if err := writeConfigFile(m.path, m.Encode()); err != nil {
+	if err := compat.WriteConfigFile(m.path, m.Encode()); err != nil {
 		m.changed.Store(true)
 		return fmt.Errorf("persist consumer offsets: %w", err)
 	}

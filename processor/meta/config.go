@@ -1,0 +1,24 @@
+// Package meta holds the broker's persisted metadata: topic configs,
+// subscription groups, consumer offsets and the config files they live in
+// (Java's TopicConfigManager, SubscriptionGroupManager, ConsumerOffsetManager
+// and ConfigManager). It knows no connection or request, so it is tested alone;
+// processor's handlers and replication read and change it through the managers.
+package meta
+
+// Config is what the managers read of the broker's configuration. The managers
+// take it through a function, so a changed setting (UPDATE_BROKER_CONFIG)
+// applies from the next call on.
+type Config struct {
+	ConfigDir                   string // where the .json files live
+	BrokerName                  string
+	BrokerClusterName           string
+	AutoCreateTopicEnable       bool
+	AutoCreateSubscriptionGroup bool
+	ClusterTopicEnable          bool
+	BrokerTopicEnable           bool
+	DefaultTopicQueueNums       int32
+	TraceTopicEnable            bool
+	MsgTraceTopicName           string
+	ReviveQueueNum              int32
+	TimerWheelEnable            bool
+}

@@ -1,0 +1,84 @@
+package meta
+
+import (
+	"fmt"
+	"strings"
+
+	"rmqd/codec"
+)
+
+// A slave copies its master's tables (SlaveSynchronize): the bodies are the
+// master's GET_ALL_* answers.
+
+// ReplaceFromMaster makes the table the master's when its data version differs
+// (topics the master no longer has are dropped), then persists it.
+func (m *TopicConfigManager) ReplaceFromMaster(body []byte) error {
+	var w TopicConfigTable
+	if err := codec.UnmarshalBody(body, &w); err != nil {
+		return fmt.Errorf("decode master topic configs: %w", err)
+	}
+	if w.DataVersion == m.version.Get() {
+		return nil
+	}
+	m.mu.Lock()
+	t := make(map[string]TopicConfig, len(w.TopicConfigTable))
+	for name, tc := range w.TopicConfigTable {
+		if tc.Attributes == nil {
+			tc.Attributes = map[string]string{}
+		}
+		if tc.TopicName == "" {
+			tc.TopicName = name
+		}
+		t[name] = tc
+	}
+	m.table = t
+	m.version.Set(w.DataVersion)
+	m.mu.Unlock()
+	return m.Persist()
+}
+
+// ReplaceFromMaster is ReplaceFromMaster for subscription groups.
+func (m *SubscriptionGroupManager) ReplaceFromMaster(body []byte) error {
+	var w SubscriptionGroupTable
+	if err := codec.UnmarshalBody(body, &w); err != nil {
+		return fmt.Errorf("decode master subscription groups: %w", err)
+	}
+	if w.DataVersion == m.version.Get() {
+		return nil
+	}
+	m.mu.Lock()
+	t := make(map[string]SubscriptionGroupConfig, len(w.SubscriptionGroupTable))
+	for k, v := range w.SubscriptionGroupTable {
+		if v.GroupName == "" {
+			v.GroupName = k
+		}
+		t[k] = v
+	}
+	m.table = t
+	m.version.Set(w.DataVersion)
+	m.mu.Unlock()
+	return m.Persist()
+}
+
+// PutAllFromMaster overlays the master's consumer offsets (Java's putAll: a
+// group the master dropped stays) and persists them.
+func (m *ConsumerOffsetManager) PutAllFromMaster(body []byte) error {
+	var w struct {
+		DataVersion DataVersion                `json:"dataVersion"`
+		OffsetTable map[string]map[int32]int64 `json:"offsetTable"`
+	}
+	if err := codec.UnmarshalBody(body, &w); err != nil {
+		return fmt.Errorf("decode master consumer offsets: %w", err)
+	}
+	m.mu.Lock()
+	for k, v := range w.OffsetTable {
+		i := strings.LastIndexByte(k, '@')
+		if i < 0 {
+			continue
+		}
+		m.table[topicGroup{k[:i], k[i+1:]}] = v
+	}
+	m.version.Set(w.DataVersion)
+	m.mu.Unlock()
+	return m.Persist()
+}
