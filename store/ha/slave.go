@@ -1,6 +1,7 @@
 package ha
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -163,12 +164,18 @@ func (s *Slave) session(addr string) error {
 
 	var wmu sync.Mutex
 	var reported atomic.Int64
+	var writeDeadline time.Time // under wmu
 	report := func(off int64) error {
 		var b [reportSize]byte
 		binary.BigEndian.PutUint64(b[:], uint64(off))
 		wmu.Lock()
 		defer wmu.Unlock()
-		_ = nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+		// Deadlines are refreshed once a second, not per report: each set
+		// costs a runtime timer update, and a report goes out per frame.
+		if now := time.Now(); now.After(writeDeadline.Add(-writeTimeout + time.Second)) {
+			writeDeadline = now.Add(writeTimeout)
+			_ = nc.SetWriteDeadline(writeDeadline)
+		}
 		_, err := nc.Write(b[:])
 		if err != nil {
 			return fmt.Errorf("report offset: %w", err)
@@ -203,9 +210,17 @@ func (s *Slave) session(addr string) error {
 
 	hdr := make([]byte, headerSize)
 	body := make([]byte, 0, headerSize+s.cfg.TransferBatchSize)
+	// Buffered: a frame's header and body, and the frames that arrived
+	// together, come in one read; the offset is reported once they are
+	// applied (as Java's slave reports after its whole read buffer).
+	r := bufio.NewReaderSize(nc, 64<<10)
+	var readDeadline time.Time
 	for {
-		_ = nc.SetReadDeadline(time.Now().Add(s.cfg.HousekeepingInterval))
-		if _, err := io.ReadFull(nc, hdr); err != nil {
+		if now := time.Now(); now.After(readDeadline.Add(-s.cfg.HousekeepingInterval + time.Second)) {
+			readDeadline = now.Add(s.cfg.HousekeepingInterval)
+			_ = nc.SetReadDeadline(readDeadline)
+		}
+		if _, err := io.ReadFull(r, hdr); err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
 				return errHousekeeping
@@ -224,7 +239,7 @@ func (s *Slave) session(addr string) error {
 			body = make([]byte, size)
 		}
 		body = body[:size]
-		if _, err := io.ReadFull(nc, body); err != nil {
+		if _, err := io.ReadFull(r, body); err != nil {
 			return fmt.Errorf("read frame body: %w", err)
 		}
 		s.lastRead.Store(nowMs())
@@ -233,6 +248,9 @@ func (s *Slave) session(addr string) error {
 		}
 		if err := s.st.AppendCommitLog(off, body); err != nil {
 			return fmt.Errorf("append frame: %w", err)
+		}
+		if r.Buffered() >= headerSize {
+			continue // the next frame is here already: report after it
 		}
 		if mine := s.st.MaxPhyOffset(); mine > reported.Load() {
 			if err := report(mine); err != nil {
