@@ -40,7 +40,7 @@ func TestExporterScrape(t *testing.T) {
 }
 
 func exporterScrape(t *testing.T, kind, jar string) {
-	target := harness.Start(t, kind, harness.Options{})
+	target := harness.Start(t, kind, harness.Options{StartTimeout: 5 * time.Minute}) // Apache, on a loaded machine
 	exp, url := startExporter(t, target, jar)
 
 	topic := uniq("ExporterT")

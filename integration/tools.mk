@@ -21,7 +21,7 @@ EXPORTER_JAR   := $(TOOLS)/rocketmq-exporter/rocketmq-exporter.jar
 DASHBOARD_JAR  := $(TOOLS)/rocketmq-dashboard/rocketmq-dashboard.jar
 TOOLS_MVN      := $(MVN) -q -B -Dcheckstyle.skip -Drat.skip -Dmaven.test.skip=true
 CHROMIUM       ?= /usr/bin/chromium
-PLAYWRIGHT     := playwright-core@1.52.0
+PLAYWRIGHT     := playwright-core@1.64.1
 
 .PHONY: exporter-deps exporter-test dashboard-deps dashboard-test
 
@@ -44,12 +44,14 @@ exporter-test: integration-deps exporter-deps
 		$(GO) test -count=1 -timeout 20m -run 'TestExporterScrape' ./integration/
 
 # The frontend (create-react-app) is built with the system npm; the pom's frontend-maven-plugin, which
-# downloads its own Node from nodejs.org, is skipped; its antrun step copies the build into the jar.
+# downloads its own Node from nodejs.org, is skipped; its antrun step copies the build into the jar. The
+# lockfile resolves every package at registry.npmmirror.com: npm fetches the same tarballs (same integrity
+# hashes) from the configured registry instead.
 dashboard-deps: $(DASHBOARD_JAR)
 $(DASHBOARD_JAR):
 	@echo "dashboard-deps: building apache/rocketmq-dashboard $(DASHBOARD_REF) from GitHub source (Maven Central, npm)"
 	$(call tools_checkout,$(DASHBOARD_SRC),$(DASHBOARD_REF),$(TOOLS)/src/rocketmq-dashboard)
-	cd $(TOOLS)/src/rocketmq-dashboard/frontend-new && $(NPM) ci --no-audit --no-fund && \
+	cd $(TOOLS)/src/rocketmq-dashboard/frontend-new && $(NPM) ci --no-audit --no-fund --replace-registry-host=registry.npmmirror.com && \
 		CI=false GENERATE_SOURCEMAP=false $(NPM) run build
 	$(TOOLS_MVN) -Dskip.installnodenpm -Dskip.npm -f $(TOOLS)/src/rocketmq-dashboard/pom.xml package
 	mkdir -p $(dir $@) && cp $(TOOLS)/src/rocketmq-dashboard/target/rocketmq-dashboard-*[0-9T].jar $@
