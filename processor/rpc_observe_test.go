@@ -91,8 +91,9 @@ func TestPullLatencyRecordedOnceWithRealCode(t *testing.T) {
 	srv := remoting.NewServer(remoting.ServerConfig{Addr: "127.0.0.1:0", Logger: quietLog()})
 	b.Register(srv)
 	srv.AddRPCHook(rec)
-	ctx := context.Background()
-	require.NoError(t, srv.Start(ctx))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // every call below is bounded
+	defer cancel()
+	require.NoError(t, srv.Start(context.Background()))
 	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
 	cli := remoting.NewClient(remoting.ClientConfig{Logger: quietLog()})
 	t.Cleanup(func() { _ = cli.Close() })
@@ -115,7 +116,12 @@ func TestPullLatencyRecordedOnceWithRealCode(t *testing.T) {
 	sresp, err := cli.InvokeSync(ctx, addr, sendReq("LT", 0, []byte("wake"), ""))
 	require.NoError(t, err)
 	require.EqualValues(t, codec.RespSuccess, sresp.Code)
-	a := <-got
+	var a answer
+	select {
+	case a = <-got:
+	case <-ctx.Done():
+		t.Fatal("the held pull was never answered")
+	}
 	require.NoError(t, a.err)
 	require.EqualValues(t, codec.RespSuccess, a.resp.Code)
 	ps := rec.waitPulls(t, 1)
