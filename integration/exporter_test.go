@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -181,6 +182,9 @@ func hasSeries(fams map[string]*dto.MetricFamily, name string, want map[string]s
 	return false
 }
 
+// exceptionLine is a stack trace's head ("java.lang.IllegalStateException: ...") or "Caused by:" line.
+var exceptionLine = regexp.MustCompile(`^(Caused by: )?([a-z_$][\w$]*\.)+[A-Z][\w$]*(Exception|Error)\b`)
+
 // errorLines returns a log's ERROR lines and exception lines (a stack's "...Exception: ..." and "Caused
 // by:" lines; its "at ..." frames are left out).
 func errorLines(t *testing.T, path string) []string {
@@ -198,7 +202,7 @@ func errorLines(t *testing.T, path string) []string {
 		if strings.HasPrefix(trim, "at ") || strings.HasPrefix(trim, "...") {
 			continue
 		}
-		if strings.Contains(l, " ERROR ") || strings.Contains(l, "Exception") || strings.Contains(l, "Caused by") {
+		if strings.Contains(l, " ERROR ") || exceptionLine.MatchString(trim) {
 			if len(l) > 400 {
 				l = l[:400] + "..."
 			}

@@ -22,6 +22,7 @@ DASHBOARD_JAR  := $(TOOLS)/rocketmq-dashboard/rocketmq-dashboard.jar
 TOOLS_MVN      := $(MVN) -q -B -Dcheckstyle.skip -Drat.skip -Dmaven.test.skip=true
 CHROMIUM       ?= /usr/bin/chromium
 PLAYWRIGHT     := playwright-core@1.64.1
+DASHBOARD_TARGET ?= rmqd
 
 .PHONY: exporter-deps exporter-test dashboard-deps dashboard-test
 
@@ -62,7 +63,8 @@ dashboard-test: dashboard-deps
 	@test -x $(CHROMIUM) || { apt-get update -q && apt-get install -y -q chromium chromium-driver; }
 	@test -f $(TOOLS)/node/node_modules/playwright-core/package.json || \
 		$(NPM) install -s --no-audit --no-fund --no-save --prefix $(TOOLS)/node '$(PLAYWRIGHT)'
-	RMQD_TARGET=rmqd RMQD_DASHBOARD_JAR=$(CURDIR)/$(DASHBOARD_JAR) RMQD_CHROMIUM=$(CHROMIUM) \
+	RMQD_TARGET=$(DASHBOARD_TARGET) RMQD_DASHBOARD_JAR=$(CURDIR)/$(DASHBOARD_JAR) RMQD_CHROMIUM=$(CHROMIUM) \
+		RMQD_DASHBOARD_SHOTS=$(CURDIR)/docs/img \
 		RMQD_PLAYWRIGHT=$(CURDIR)/$(TOOLS)/node/node_modules/playwright-core \
 		$(GO) test -count=1 -timeout 20m -run 'TestDashboard' ./integration/
 
