@@ -10,6 +10,7 @@ GOBIN ?= $(shell $(GO) env GOPATH)/bin
 include integration/integration.mk
 include integration/bench.mk
 include integration/chaos.mk
+include integration/tools.mk
 
 all: build
 

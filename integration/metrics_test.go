@@ -87,6 +87,11 @@ func metricsScrape(t *testing.T, kind string) {
 	if c := histCount(after, "rocketmq_rpc_latency_milliseconds", map[string]string{"request_code": sendCode, "response_code": "success"}); c < n {
 		t.Errorf("rpc latency of %s answered success: %d observations, want >= %d", sendCode, c, n)
 	}
+	// Pulls are answered after their handler returned (written with the store's bytes, or held): Java times
+	// them when the answer is written, so must rmqd.
+	if c := histCount(after, "rocketmq_rpc_latency_milliseconds", map[string]string{"request_code": "pull_message", "response_code": "success"}); c < 1 {
+		t.Errorf("rpc latency of pull_message answered success: %d observations, want >= 1", c)
+	}
 
 	if err := os.WriteFile(filepath.Join(target.LogDir, "metrics-body.txt"), body, 0o644); err != nil {
 		t.Fatal(err)

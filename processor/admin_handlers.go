@@ -251,6 +251,9 @@ func (b *Broker) handleViewBrokerStatsData(ctx context.Context, c remoting.Conn,
 	name, _ := req.Ext.Get("statsName")
 	key, _ := req.Ext.Get("statsKey")
 	ctr, isSize := b.admin.stats.counter(name, key)
+	if strings.HasPrefix(name, "BROKER_") && key != b.conf().BrokerClusterName {
+		ctr = nil // Java keys the broker totals by its cluster name
+	}
 	if ctr == nil {
 		return codec.NewResponse(req, codec.RespSystemError, "The stats <"+name+"> <"+key+"> not exist"), nil
 	}

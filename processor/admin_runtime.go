@@ -25,6 +25,12 @@ type brokerStats struct {
 	topics atomic.Pointer[map[string]*statCounter]     // TOPIC_PUT_NUMS / TOPIC_PUT_SIZE
 	groups atomic.Pointer[map[topicGroup]*statCounter] // GROUP_GET_NUMS / GROUP_GET_SIZE
 	grow   sync.Mutex                                  // serializes copy-on-write inserts
+	// broker holds the BROKER_PUT_NUMS, BROKER_GET_NUMS and their
+	// _WITHOUT_SYSTEM_TOPIC counters (keyed by cluster name in Java), summed
+	// from the topic and group counters by the sampler: nothing on the hot
+	// path. Each is made at the first sample with a call, as Java makes its
+	// StatsItem at the first put or get.
+	broker [4]atomic.Pointer[statCounter]
 
 	mu            sync.Mutex
 	puts, gets    sampleRing // broker totals, one sample a second
@@ -305,6 +311,7 @@ func (s *brokerStats) sample(now time.Time) {
 			c.sampleDue(ms)
 		}
 	}
+	s.sampleBroker(ms)
 	if day := now.YearDay(); s.lastRecordDay == 0 {
 		s.lastRecordDay = day
 	} else if day != s.lastRecordDay {
@@ -344,9 +351,67 @@ func (s *brokerStats) runtime(t map[string]string) {
 	t["getTransferredTps"] = s.gets.tps3()
 }
 
+// Indexes of brokerStats.broker, in brokerStatNames' order.
+const (
+	brokerPut = iota
+	brokerGet
+	brokerPutUser
+	brokerGetUser
+)
+
+var brokerStatNames = [4]string{"BROKER_PUT_NUMS", "BROKER_GET_NUMS",
+	"BROKER_PUT_NUMS_WITHOUT_SYSTEM_TOPIC", "BROKER_GET_NUMS_WITHOUT_SYSTEM_TOPIC"}
+
+// sampleBroker sums the topic and group counters into the broker counters
+// and snapshots those due. Called with s.mu held.
+func (s *brokerStats) sampleBroker(ms int64) {
+	var nums, calls [4]int64
+	if m := s.topics.Load(); m != nil {
+		for _, c := range *m {
+			n, t := c.nums.Load(), c.sizes.total()
+			nums[brokerPut] += n
+			calls[brokerPut] += t
+			if !c.system {
+				nums[brokerPutUser] += n
+				calls[brokerPutUser] += t
+			}
+		}
+	}
+	if m := s.groups.Load(); m != nil {
+		for _, c := range *m {
+			n, t := c.nums.Load(), c.times.Load()
+			nums[brokerGet] += n
+			calls[brokerGet] += t
+			if !c.system {
+				nums[brokerGetUser] += n
+				calls[brokerGetUser] += t
+			}
+		}
+	}
+	for i := range s.broker {
+		c := s.broker[i].Load()
+		if c == nil {
+			if calls[i] == 0 {
+				continue
+			}
+			c = &statCounter{}
+			s.broker[i].Store(c)
+		}
+		c.nums.Store(nums[i])
+		c.times.Store(calls[i])
+		c.sampleDue(ms)
+	}
+}
+
 // counter returns the counter VIEW_BROKER_STATS_DATA names by statsName and
-// statsKey, nil when nothing was counted under it.
+// statsKey, nil when nothing was counted under it. The broker counters'
+// key is the cluster name; the caller checks it.
 func (s *brokerStats) counter(name, key string) (c *statCounter, size bool) {
+	for i, n := range brokerStatNames {
+		if name == n {
+			return s.broker[i].Load(), false
+		}
+	}
 	switch name {
 	case "TOPIC_PUT_NUMS", "TOPIC_PUT_SIZE":
 		if m := s.topics.Load(); m != nil {

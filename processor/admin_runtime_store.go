@@ -131,6 +131,13 @@ type storeBehind interface {
 	DispatchBehindBytes() int64
 }
 
+// cqDiskRatio is implemented by stores that tell the used fraction of the
+// consume queues' file system (DefaultMessageStore.getRuntimeInfo's
+// consumeQueueDiskRatio, which rocketmq-exporter parses unconditionally).
+type cqDiskRatio interface {
+	ConsumeQueueDiskRatio() float64
+}
+
 // storeRuntime fills StoreStatsService.getRuntimeInfo's keys that the
 // broker's own statistics do not: lookup TPS, put counts, sizes, times and
 // failures, and the commitlog directory's capacity.
@@ -176,6 +183,11 @@ func (b *Broker) storeRuntime(t map[string]string) {
 	if sb, ok := b.store.(storeBehind); ok {
 		t["remainHowManyDataToFlush"] = humanBytes(sb.FlushBehindBytes())
 		t["dispatchBehindBytes"] = i64s(sb.DispatchBehindBytes())
+	}
+	if r, ok := b.store.(cqDiskRatio); ok {
+		t["consumeQueueDiskRatio"] = javaDouble(r.ConsumeQueueDiskRatio())
+	} else {
+		t["consumeQueueDiskRatio"] = javaDouble(b.store.CommitLogDiskRatio()) // one root, one file system
 	}
 	var fs unix.Statfs_t
 	if err := unix.Statfs(b.conf().Store.StorePathRootDir, &fs); err == nil {

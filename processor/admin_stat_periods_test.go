@@ -193,3 +193,42 @@ func TestCleanExpiredConsumeQueue(t *testing.T) {
 	require.EqualValues(t, 0, b.st.MinOffsetInQueue("OldT", 0))
 	require.EqualValues(t, 1, b.st.MaxOffsetInQueue("OldT", 0))
 }
+
+// TestStatsBrokerTotals: BROKER_PUT_NUMS and BROKER_GET_NUMS, keyed by the
+// cluster name (rocketmq-exporter's rocketmq_broker_tps and _qps), sum every
+// topic's puts and group's gets; another key is refused as Java refuses it.
+func TestStatsBrokerTotals(t *testing.T) {
+	b := newTestBroker(t, nil)
+	b.admin.stats.manual.Store(true)
+	cluster := b.conf().BrokerClusterName
+	v := codec.NewRequest(codec.ReqViewBrokerStatsData)
+	v.Ext.Set("statsName", "BROKER_PUT_NUMS")
+	v.Ext.Set("statsKey", cluster)
+	resp, err := b.handleViewBrokerStatsData(context.Background(), newTestConn(3), v)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSystemError, resp.Code, "nothing put yet: no stats item, as in Java")
+
+	sendN(t, b, "TotA", 3, []byte("x"))
+	sendN(t, b, "TotB", 2, []byte("y"))
+	_, err = b.handleHeartBeat(context.Background(), newTestConn(7), heartbeatReq(t, "cid-t", "TotG", "TotA"))
+	require.NoError(t, err)
+	_, err = b.handlePullMessage(context.Background(), newTestConn(7), pullReq("TotG", "TotA", 0, 0, 0, 0))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		c, _ := b.admin.stats.counter("GROUP_GET_NUMS", "TotA@TotG")
+		return c != nil && c.nums.Load() == 3
+	}, 5*time.Second, 5*time.Millisecond)
+	b.admin.stats.sample(time.Now().Add(24 * time.Hour))
+	put := viewStats(t, b, "BROKER_PUT_NUMS", cluster)
+	require.EqualValues(t, 5, put.Minute.Sum)
+	require.InDelta(t, 1.0, put.Minute.Avgpt, 1e-9, "one message per put")
+	require.EqualValues(t, 5, viewStats(t, b, "BROKER_PUT_NUMS_WITHOUT_SYSTEM_TOPIC", cluster).Minute.Sum)
+	get := viewStats(t, b, "BROKER_GET_NUMS", cluster)
+	require.EqualValues(t, 3, get.Minute.Sum)
+	require.InDelta(t, 3.0, get.Minute.Avgpt, 1e-9, "three messages in one pull")
+
+	v.Ext.Set("statsKey", "OtherCluster")
+	resp, err = b.handleViewBrokerStatsData(context.Background(), newTestConn(3), v)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSystemError, resp.Code)
+}

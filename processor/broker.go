@@ -41,6 +41,7 @@ type Broker struct {
 	producers *ProducerManager
 	locks     *RebalanceLockManager
 	hold      *pullHoldService
+	rpcObs    DeferredRPCObserver // told of requests answered after their handler returned
 	ids       *uniqIDGen
 	filters   filterCache
 	schedule  *scheduleService

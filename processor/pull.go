@@ -47,6 +47,8 @@ type pullReply struct {
 	opaque        int32
 	serializeType codec.SerializeType
 	code          int32
+	start         time.Time // when the handler took the request, for rocketmq_rpc_latency
+	suspended     bool      // held for long polling (Java's RemotingCommand.isSuspended)
 }
 
 func (p pullReply) response(code int32, remark string) *codec.RemotingCommand {
@@ -61,7 +63,7 @@ func (b *Broker) handlePullMessage(ctx context.Context, c remoting.Conn, req *co
 		// PullMessageProcessor.rejectRequest: a slave serves reads only when allowed.
 		return codec.NewResponse(req, codec.RespSystemBusy, slaveRejectRemark), nil
 	}
-	reply := pullReply{opaque: req.Opaque, serializeType: req.SerializeType, code: req.Code}
+	reply := pullReply{opaque: req.Opaque, serializeType: req.SerializeType, code: req.Code, start: time.Now()}
 	var h codec.PullMessageRequestHeader
 	if err := h.Decode(req.Ext); err != nil {
 		return reply.response(codec.RespSystemError, err.Error()), nil
@@ -148,9 +150,12 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 	switch {
 	case code == codec.RespSuccess:
 		b.countGet(h.ConsumerGroup, h.Topic, len(res.Records), res.BufferTotalSize)
-		if err := remoting.WriteResponseBodies(c, resp, res.Records, res.Release); err != nil {
+		err := remoting.WriteResponseBodies(c, resp, res.Records, res.Release)
+		if err != nil {
 			b.log.Debug("write pull response", "remote", c.RemoteAddr(), "err", err)
 		}
+		// Answered here, not by the handler's return: timed here, once.
+		b.observeDeferred(reply.code, codec.RespSuccess, reply.start, reply.suspended, err)
 		return nil, nil
 	case code == codec.RespPullNotFound && allowSuspend && h.SysFlag&codec.PullFlagSuspend != 0:
 		res.Release()
@@ -207,7 +212,7 @@ func (b *Broker) awaitDispatch(c remoting.Conn, h codec.PullMessageRequestHeader
 	go func() {
 		defer func() {
 			if b.recovered("pull after dispatch", recover()) {
-				_ = c.WriteResponse(reply.response(codec.RespSystemError, "internal error"))
+				_ = b.answerPull(c, reply, reply.response(codec.RespSystemError, "internal error"))
 			}
 		}()
 		b.waitDispatch(target, maxDispatchWait, c)
@@ -219,7 +224,7 @@ func (b *Broker) awaitDispatch(c remoting.Conn, h codec.PullMessageRequestHeader
 			resp = reply.response(codec.RespSystemError, err.Error())
 		}
 		if resp != nil {
-			if err := c.WriteResponse(resp); err != nil {
+			if err := b.answerPull(c, reply, resp); err != nil {
 				b.log.Debug("write pull response after dispatch", "remote", c.RemoteAddr(), "err", err)
 			}
 		}

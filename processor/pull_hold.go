@@ -77,6 +77,7 @@ func (s *pullHoldService) suspend(p *heldPull) {
 		s.execute([]*heldPull{p})
 		return
 	}
+	p.reply.suspended = true
 	s.held[k] = append(s.held[k], p)
 	s.count++
 	first := s.count == 1
@@ -174,7 +175,7 @@ func (s *pullHoldService) execute(ps []*heldPull) {
 func (s *pullHoldService) executeOne(p *heldPull) {
 	defer func() {
 		if s.b.recovered("held pull", recover()) {
-			_ = p.conn.WriteResponse(p.reply.response(codec.RespSystemError, "internal error"))
+			_ = s.b.answerPull(p.conn, p.reply, p.reply.response(codec.RespSystemError, "internal error"))
 		}
 	}()
 	if p.conn.Closed() {
@@ -185,7 +186,7 @@ func (s *pullHoldService) executeOne(p *heldPull) {
 		resp = p.reply.response(codec.RespSystemError, err.Error())
 	}
 	if resp != nil {
-		if err := p.conn.WriteResponse(resp); err != nil {
+		if err := s.b.answerPull(p.conn, p.reply, resp); err != nil {
 			s.b.log.Debug("write held pull response", "remote", p.conn.RemoteAddr(), "err", err)
 		}
 	}

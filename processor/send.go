@@ -144,7 +144,7 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 			return withCluster(props, cluster)
 		}
 		if as, ok := b.asyncStore(); ok {
-			return b.putDeferred(c, resp, hdr, msg, queueID, func(done func(store.PutResult)) {
+			return b.putDeferred(c, req.Code, resp, hdr, msg, queueID, func(done func(store.PutResult)) {
 				as.PutMessagesAsync(ctx, msg, req.Body, fix, done)
 			})
 		}
@@ -184,7 +184,7 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 		b.applyDelay(msg)
 	}
 	if as, ok := b.asyncStore(); ok {
-		return b.putDeferred(c, resp, hdr, msg, queueID, func(done func(store.PutResult)) {
+		return b.putDeferred(c, req.Code, resp, hdr, msg, queueID, func(done func(store.PutResult)) {
 			as.PutMessageAsync(ctx, msg, done)
 		})
 	}
@@ -219,7 +219,7 @@ func (b *Broker) asyncStore() (AsyncMessageStore, bool) {
 // (the handler answers (nil, nil) and owns the request) and done builds the
 // response and writes it on c. msg may alias the request: it stays valid because
 // an owned request is never recycled.
-func (b *Broker) putDeferred(c remoting.Conn, resp *codec.RemotingCommand, hdr *codec.SendMessageResponseHeader,
+func (b *Broker) putDeferred(c remoting.Conn, reqCode int32, resp *codec.RemotingCommand, hdr *codec.SendMessageResponseHeader,
 	msg *codec.Message, queueID int32, put func(done func(store.PutResult))) *codec.RemotingCommand {
 	var (
 		mu       sync.Mutex
@@ -239,9 +239,11 @@ func (b *Broker) putDeferred(c remoting.Conn, resp *codec.RemotingCommand, hdr *
 		mu.Unlock()
 		b.sendResult(resp, hdr, msg, queueID, res)
 		finishSendResponse(resp, hdr)
-		if err := c.WriteResponse(resp); err != nil {
+		err := c.WriteResponse(resp)
+		if err != nil {
 			b.log.Debug("write send response", "remote", c.RemoteAddr(), "err", err)
 		}
+		b.observeDeferred(reqCode, resp.Code, start, false, err)
 	})
 	mu.Lock()
 	defer mu.Unlock()

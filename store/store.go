@@ -566,6 +566,12 @@ func (s *DefaultStore) CommitLogDiskRatio() float64 {
 	return diskRatio(s.cfg.commitLogDir())
 }
 
+// ConsumeQueueDiskRatio is the used fraction of the consume queues' file
+// system (the store root's until the folder exists).
+func (s *DefaultStore) ConsumeQueueDiskRatio() float64 {
+	return diskRatio(existingDir(filepath.Join(s.cfg.StorePathRootDir, "consumequeue"), s.cfg.StorePathRootDir))
+}
+
 // diskRatio is UtilAll.getDiskPartitionSpaceUsedPercent: used over used plus
 // what an unprivileged writer may still use (blocks reserved for root count as
 // neither), rounded up to a whole percent. mqadmin clusterList shows it and

@@ -354,6 +354,7 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 	}
 	if exp != nil {
 		srv.AddRPCHook(exp.Hook())
+		b.SetDeferredRPCObserver(exp.Hook()) // pulls and SYNC_FLUSH puts answered after their handler returned
 	}
 	start := func(ctx context.Context) error {
 		if err := st.Start(); err != nil {

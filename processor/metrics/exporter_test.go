@@ -46,6 +46,17 @@ func TestScrapeShowsSnapshotAndLatency(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { h.Timed(nil, req, resp, time.Millisecond) }); n != 0 {
 		t.Errorf("Timed allocates %v per request", n)
 	}
+	// A held pull: the remoting hook sees it unanswered (nil), the broker
+	// reports it once answered.
+	pull := codec.NewRequest(codec.ReqPullMessage)
+	h.Timed(nil, pull, nil, time.Millisecond)
+	h.ObserveDeferred(codec.ReqPullMessage, codec.RespSuccess, 1500*time.Millisecond, true, true)
+	h.ObserveDeferred(codec.ReqPullMessage, codec.RespPullNotFound, 20*time.Second, true, false)
+	if n := testing.AllocsPerRun(100, func() {
+		h.ObserveDeferred(codec.ReqPullMessage, codec.RespSuccess, 2*time.Millisecond, false, true)
+	}); n != 0 {
+		t.Errorf("ObserveDeferred allocates %v per request", n)
+	}
 	rec := httptest.NewRecorder()
 	e.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	body, _ := io.ReadAll(rec.Body)
@@ -56,6 +67,10 @@ func TestScrapeShowsSnapshotAndLatency(t *testing.T) {
 		`rocketmq_consumer_connections{cluster="C",consume_mode="push",consumer_group="G",is_system="false",language="go",node_id="b",node_type="broker",otel_scope_name="broker-meter",protocol_type="remoting",version="v5_3_3"} 1`,
 		`rocketmq_consumer_lag_latency_milliseconds{cluster="C",consumer_group="G",is_retry="false",is_system="false",node_id="b",node_type="broker",otel_scope_name="broker-meter",topic="T"} 7`,
 		`rocketmq_rpc_latency_milliseconds_count{cluster="C",is_long_polling="false",node_id="b",node_type="broker",otel_scope_name="broker-meter",protocol_type="remoting",request_code="send_message_v2",response_code="success",result="success"} 102`,
+		`rocketmq_rpc_latency_milliseconds_bucket{cluster="C",is_long_polling="true",node_id="b",node_type="broker",otel_scope_name="broker-meter",protocol_type="remoting",request_code="pull_message",response_code="success",result="success",le="2000"} 1`,
+		`rocketmq_rpc_latency_milliseconds_bucket{cluster="C",is_long_polling="true",node_id="b",node_type="broker",otel_scope_name="broker-meter",protocol_type="remoting",request_code="pull_message",response_code="success",result="success",le="1000"} 0`,
+		`rocketmq_rpc_latency_milliseconds_count{cluster="C",is_long_polling="true",node_id="b",node_type="broker",otel_scope_name="broker-meter",protocol_type="remoting",request_code="pull_message",response_code="pull_not_found",result="write_channel_failed"} 1`,
+		`rocketmq_rpc_latency_milliseconds_count{cluster="C",is_long_polling="false",node_id="b",node_type="broker",otel_scope_name="broker-meter",protocol_type="remoting",request_code="pull_message",response_code="success",result="success"} 101`, // AllocsPerRun runs once more
 		`rocketmq_broker_permission{cluster="C",node_id="b",node_type="broker",otel_scope_name="broker-meter"} 6`,
 		"go_goroutines ",
 	} {

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"rmqd/codec"
+	"rmqd/processor"
 	"rmqd/remoting"
 )
 
@@ -19,8 +20,10 @@ var descRPCLatency = prometheus.NewDesc("rocketmq_rpc_latency_milliseconds", "Rp
 	[]string{"protocol_type", "request_code", "response_code", "is_long_polling", "result"}, nil)
 
 type rpcKey struct {
-	req, resp int32
-	oneway    bool
+	req, resp   int32
+	oneway      bool
+	longPolling bool // the pull was held (is_long_polling)
+	failed      bool // the answer could not be written (write_channel_failed)
 }
 
 // rpcSeries is one label set's histogram, kept in atomics.
@@ -85,11 +88,15 @@ func (l *rpcLatency) Collect(ch chan<- prometheus.Metric) {
 		}
 		cum += s.counts[len(rpcBoundsMs)].Load()
 		result := "success"
-		if k.oneway {
+		switch {
+		case k.oneway:
 			result = "oneway"
+		case k.failed:
+			result = "write_channel_failed"
 		}
 		ch <- prometheus.MustNewConstHistogram(descRPCLatency, cum, float64(s.sumUs.Load())/1000, buckets,
-			"remoting", codeName(requestCodeNames, k.req), codeName(responseCodeNames, k.resp), "false", result)
+			"remoting", codeName(requestCodeNames, k.req), codeName(responseCodeNames, k.resp),
+			strconv.FormatBool(k.longPolling), result)
 	}
 }
 
@@ -101,12 +108,15 @@ func codeName(names map[int32]string, code int32) string {
 	return strconv.Itoa(int(code))
 }
 
-// RPCHook times requests for rocketmq_rpc_latency (remoting.RPCTimer).
+// RPCHook times requests for rocketmq_rpc_latency: those answered by their
+// handler's return as a remoting.RPCTimer, those answered later (pulls, held
+// pulls, SYNC_FLUSH puts) as the broker's processor.DeferredRPCObserver.
 type RPCHook struct{ l *rpcLatency }
 
 var (
-	_ remoting.RPCHook  = (*RPCHook)(nil)
-	_ remoting.RPCTimer = (*RPCHook)(nil)
+	_ remoting.RPCHook              = (*RPCHook)(nil)
+	_ remoting.RPCTimer             = (*RPCHook)(nil)
+	_ processor.DeferredRPCObserver = (*RPCHook)(nil)
 )
 
 // Before lets every request through.
@@ -115,11 +125,17 @@ func (h *RPCHook) Before(remoting.Conn, *codec.RemotingCommand) *codec.RemotingC
 // After does nothing; Timed records.
 func (h *RPCHook) After(remoting.Conn, *codec.RemotingCommand, *codec.RemotingCommand) {}
 
-// Timed records one answered request. Requests answered later (held pulls,
-// asynchronous puts) are left out: their response code is not known here.
+// Timed records one answered request. Requests answered later come with a nil
+// resp and are left to ObserveDeferred, so each is counted once.
 func (h *RPCHook) Timed(_ remoting.Conn, req, resp *codec.RemotingCommand, elapsed time.Duration) {
 	if resp == nil {
 		return
 	}
 	h.l.observe(rpcKey{req: req.Code, resp: resp.Code, oneway: req.IsOneway()}, elapsed)
+}
+
+// ObserveDeferred records a request the broker answered after its handler
+// returned, with the code it was answered and whether it had been held.
+func (h *RPCHook) ObserveDeferred(reqCode, respCode int32, elapsed time.Duration, longPolling, written bool) {
+	h.l.observe(rpcKey{req: reqCode, resp: respCode, longPolling: longPolling, failed: !written}, elapsed)
 }
