@@ -334,6 +334,14 @@ func runPopOrdered(t *testing.T, r *rawClient) {
 	for i := 0; i < 3; i++ {
 		r.sendPop(topic, 0, fmt.Sprintf("o%d", i))
 	}
+	// All three in the consume queue first: an ordered pop that took only o0 would lock the queue for the
+	// whole invisible time, and the batch of two this test wants would never come.
+	for deadline := time.Now().Add(10 * time.Second); r.maxOffset(topic, 0) < 3; {
+		if time.Now().After(deadline) {
+			t.Fatalf("ordered topic: %d of 3 messages dispatched after 10 s", r.maxOffset(topic, 0))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	var first popResult
 	for i := 0; i < 50 && len(first.msgs) < 2; i++ {
 		first = r.pop(topic, group, -1, 2, 60*time.Second, time.Second, true)

@@ -115,25 +115,10 @@ type ackHeader struct {
 }
 
 func parseAckHeader(req *codec.RemotingCommand) (ackHeader, error) {
-	var h ackHeader
-	e := req.Ext
-	var err error
-	if h.group, err = e.Require("consumerGroup"); err != nil {
-		return h, err
-	}
-	if h.topic, err = e.Require("topic"); err != nil {
-		return h, err
-	}
-	if h.queueID, err = e.RequireInt32("queueId"); err != nil {
-		return h, err
-	}
-	if h.extraInfo, err = e.Require("extraInfo"); err != nil {
-		return h, err
-	}
-	if h.offset, err = e.RequireInt64("offset"); err != nil {
-		return h, err
-	}
-	return h, nil
+	r := codec.ExtReader{Ext: req.Ext}
+	h := ackHeader{group: r.ReqStr("consumerGroup"), topic: r.ReqStr("topic"), queueID: r.ReqInt32("queueId"),
+		extraInfo: r.ReqStr("extraInfo"), offset: r.ReqInt64("offset")}
+	return h, r.Err()
 }
 
 func (s *Service) handleAck(_ context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {

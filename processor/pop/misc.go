@@ -49,26 +49,15 @@ func (h *NotificationResponseHeader) WriteExt(w *codec.ExtWriter) {
 }
 
 func (s *Service) handleNotification(_ context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	var h popHeader
-	e := req.Ext
-	var err error
-	if h.group, err = e.Require("consumerGroup"); err == nil {
-		if h.topic, err = e.Require("topic"); err == nil {
-			if h.queueID, err = e.RequireInt32("queueId"); err == nil {
-				h.pollTime, err = e.RequireInt64("pollTime")
-			}
-		}
-	}
-	if err != nil {
-		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
-	}
-	if v, ok, _ := e.GetInt64("bornTime"); ok && v != 0 {
-		h.bornTime = v
-	} else {
+	r := codec.ExtReader{Ext: req.Ext}
+	h := popHeader{group: r.ReqStr("consumerGroup"), topic: r.ReqStr("topic"), queueID: r.ReqInt32("queueId"),
+		pollTime: r.ReqInt64("pollTime"), order: r.OptBool("order"), attemptID: r.Str("attemptId")}
+	if h.bornTime = r.OptInt64("bornTime", 0); h.bornTime == 0 {
 		h.bornTime = time.Now().UnixMilli()
 	}
-	h.order, _ = e.GetBool("order")
-	h.attemptID, _ = e.Get("attemptId")
+	if err := r.Err(); err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
+	}
 	h.group, h.topic, h.attemptID = strings.Clone(h.group), strings.Clone(h.topic), strings.Clone(h.attemptID)
 	if h.queueID < 0 {
 		h.queueID = -1
@@ -193,18 +182,9 @@ func (h *peekResponseHeader) WriteExt(w *codec.ExtWriter) {
 }
 
 func (s *Service) handlePeek(_ context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	e := req.Ext
-	topic, err := e.Require("topic")
-	var group string
-	var queueID, maxNums int32
-	if err == nil {
-		if queueID, err = e.RequireInt32("queueId"); err == nil {
-			if maxNums, err = e.RequireInt32("maxMsgNums"); err == nil {
-				group, err = e.Require("consumerGroup")
-			}
-		}
-	}
-	if err != nil {
+	r := codec.ExtReader{Ext: req.Ext}
+	topic, queueID, maxNums, group := r.ReqStr("topic"), r.ReqInt32("queueId"), r.ReqInt32("maxMsgNums"), r.ReqStr("consumerGroup")
+	if err := r.Err(); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
 	tc, resp := s.checkRead(c, replyOf(req), topic, group, queueID, "peeking message")

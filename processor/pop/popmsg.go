@@ -44,42 +44,18 @@ func (r reply) response(code int32, remark string) *codec.RemotingCommand {
 }
 
 func parsePopHeader(req *codec.RemotingCommand) (popHeader, error) {
-	var h popHeader
-	e := req.Ext
-	var err error
-	if h.group, err = e.Require("consumerGroup"); err != nil {
-		return h, err
-	}
-	if h.topic, err = e.Require("topic"); err != nil {
-		return h, err
-	}
-	if h.queueID, err = e.RequireInt32("queueId"); err != nil {
-		return h, err
-	}
-	if h.maxMsgNums, err = e.RequireInt32("maxMsgNums"); err != nil {
-		return h, err
-	}
-	if h.invisibleTime, err = e.RequireInt64("invisibleTime"); err != nil {
-		return h, err
-	}
-	if h.pollTime, err = e.RequireInt64("pollTime"); err != nil {
-		return h, err
-	}
+	r := codec.ExtReader{Ext: req.Ext}
+	h := popHeader{group: r.ReqStr("consumerGroup"), topic: r.ReqStr("topic"), queueID: r.ReqInt32("queueId"),
+		maxMsgNums: r.ReqInt32("maxMsgNums"), invisibleTime: r.ReqInt64("invisibleTime"),
+		pollTime: r.ReqInt64("pollTime"), initMode: r.ReqInt32("initMode"),
+		expType: r.Str("expType"), exp: r.Str("exp"), order: r.OptBool("order"), attemptID: r.Str("attemptId")}
 	// PopMessageProcessor fills a missing or zero bornTime with now.
-	if v, ok, err := e.GetInt64("bornTime"); err != nil {
-		return h, err
-	} else if ok && v != 0 {
-		h.bornTime = v
-	} else {
+	if h.bornTime = r.OptInt64("bornTime", 0); h.bornTime == 0 {
 		h.bornTime = time.Now().UnixMilli()
 	}
-	if h.initMode, err = e.RequireInt32("initMode"); err != nil {
+	if err := r.Err(); err != nil {
 		return h, err
 	}
-	h.expType, _ = e.Get("expType")
-	h.exp, _ = e.Get("exp")
-	h.order, _ = e.GetBool("order")
-	h.attemptID, _ = e.Get("attemptId")
 	h.group, h.topic = strings.Clone(h.group), strings.Clone(h.topic)
 	h.expType, h.exp, h.attemptID = strings.Clone(h.expType), strings.Clone(h.exp), strings.Clone(h.attemptID)
 	if h.queueID < 0 {
