@@ -30,6 +30,8 @@ var importRules = []importRule{
 	{prefix: "rmqd/processor/meta", allowed: []string{"self", "rmqd/codec", "rmqd/compat"}, noNet: true},
 	// The client registry knows connections, not the store or the metadata.
 	{prefix: "rmqd/processor/clients", allowed: []string{"self", "rmqd/codec", "rmqd/remoting"}},
+	// Runtime statistics are counters and windows: no request, connection or store.
+	{prefix: "rmqd/processor/stats", allowed: []string{"self"}, noNet: true},
 	{prefix: "rmqd/namesrv", allowed: []string{"self", "rmqd/codec", "rmqd/compat", "rmqd/remoting"}},
 	{prefix: "rmqd/cmd", allowed: []string{"rmqd/"}},
 	// Black-box tests drive the binary and the wire; the load generator speaks the wire itself.
@@ -112,6 +114,9 @@ func TestImportRulesCatch(t *testing.T) {
 		{"rmqd/processor/meta", "rmqd/store"},
 		{"rmqd/processor/meta", "rmqd/processor"},
 		{"rmqd/processor/clients", "rmqd/store"},
+		{"rmqd/processor/stats", "rmqd/remoting"},
+		{"rmqd/processor/stats", "rmqd/processor"},
+		{"rmqd/processor/stats", "rmqd/store"},
 		{"rmqd/integration", "rmqd/processor"},
 	} {
 		if ruleFor(c.pkg).allows(c.pkg, c.imp) {

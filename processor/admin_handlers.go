@@ -13,14 +13,15 @@ import (
 
 	"rmqd/codec"
 	"rmqd/compat"
+	"rmqd/processor/stats"
 	"rmqd/remoting"
 )
 
 // adminState is what the admin handlers keep between requests: runtime
 // statistics and the broker settings changed with UPDATE_BROKER_CONFIG.
 type adminState struct {
-	stats      brokerStats
-	storeStats storeStats // StoreStatsService's lookup and put figures
+	stats      stats.Broker
+	storeStats stats.Store // StoreStatsService's lookup and put figures
 
 	// cfgMu serializes UPDATE_BROKER_CONFIG (Java's handler is synchronized)
 	// and guards overrides.
@@ -48,13 +49,13 @@ func (b *Broker) adminHandlers() map[int32]remoting.Processor {
 // countPut is the send path's statistics hook: n messages of size bytes stored
 // in topic.
 func (b *Broker) countPut(topic string, n, size int32) {
-	b.admin.stats.countPut(topic, n, size, b.isSystemTopic)
+	b.admin.stats.CountPut(topic, n, size, b.isSystemTopic)
 }
 
 // countGet is the pull path's statistics hook: n messages of size bytes handed
 // to group from topic.
 func (b *Broker) countGet(group, topic string, n, size int) {
-	b.admin.stats.countGet(group, topic, n, size, b.isSystemTopic)
+	b.admin.stats.CountGet(group, topic, n, size, b.isSystemTopic)
 }
 
 // consumeTpsJSON is ConsumeStats.consumeTps: the summed last-minute pull rate of
@@ -62,9 +63,9 @@ func (b *Broker) countGet(group, topic string, n, size int) {
 func (b *Broker) consumeTpsJSON(group string, topics []string) string {
 	var tps float64
 	for _, t := range topics {
-		tps += b.admin.stats.consumeTps(t, group)
+		tps += b.admin.stats.ConsumeTps(t, group)
 	}
-	return javaDouble(tps)
+	return stats.JavaDouble(tps)
 }
 
 // handleBrokerRuntimeInfo is GET_BROKER_RUNTIME_INFO: a KVTable with the keys
@@ -100,7 +101,7 @@ func (b *Broker) handleBrokerRuntimeInfo(ctx context.Context, c remoting.Conn, r
 		"pageCacheLockTimeMills":                   "0",
 		"commitLogMinOffset":                       i64s(minPhy),
 		"commitLogMaxOffset":                       i64s(maxPhy),
-		"commitLogDiskRatio":                       javaDouble(b.store.CommitLogDiskRatio()),
+		"commitLogDiskRatio":                       stats.JavaDouble(b.store.CommitLogDiskRatio()),
 		"earliestMessageTimeStamp":                 i64s(b.earliestMessageTime()),
 		"startAcceptSendRequestTimeStamp":          "0",
 		"dispatchBehindBytes":                      "0",
@@ -113,7 +114,7 @@ func (b *Broker) handleBrokerRuntimeInfo(ctx context.Context, c remoting.Conn, r
 		"timerDequeueTps":                          "0.0",
 		"brokerName":                               b.conf().BrokerName,
 	}
-	b.admin.stats.runtime(t)
+	b.admin.stats.Runtime(t)
 	b.overloadRuntime(t)
 	b.storeRuntime(t)
 	body, err := codec.MarshalBody(kvTable{Table: t})
@@ -250,29 +251,29 @@ func (b *Broker) handleCleanUnusedTopic(ctx context.Context, c remoting.Conn, re
 func (b *Broker) handleViewBrokerStatsData(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	name, _ := req.Ext.Get("statsName")
 	key, _ := req.Ext.Get("statsKey")
-	ctr, isSize := b.admin.stats.counter(name, key)
+	ctr, isSize := b.admin.stats.Counter(name, key)
 	if strings.HasPrefix(name, "BROKER_") && key != b.conf().BrokerClusterName {
 		ctr = nil // Java keys the broker totals by its cluster name
 	}
 	if ctr == nil {
 		return codec.NewResponse(req, codec.RespSystemError, "The stats <"+name+"> <"+key+"> not exist"), nil
 	}
-	w := b.admin.stats.windows(ctr, isSize)
-	item := func(dst []byte, s statsSnapshot) []byte {
+	w := b.admin.stats.Windows(ctr, isSize)
+	item := func(dst []byte, s stats.Snapshot) []byte {
 		dst = append(dst, `{"avgpt":`...)
-		dst = append(dst, javaDouble(s.avgpt)...)
+		dst = append(dst, stats.JavaDouble(s.Avgpt)...)
 		dst = append(dst, `,"sum":`...)
-		dst = strconv.AppendInt(dst, s.sum, 10)
+		dst = strconv.AppendInt(dst, s.Sum, 10)
 		dst = append(dst, `,"tps":`...)
-		dst = append(dst, javaDouble(s.tps)...)
+		dst = append(dst, stats.JavaDouble(s.Tps)...)
 		return append(dst, '}')
 	}
 	body := []byte(`{"statsDay":`)
-	body = item(body, w[winDay])
+	body = item(body, w[stats.WinDay])
 	body = append(body, `,"statsHour":`...)
-	body = item(body, w[winHour])
+	body = item(body, w[stats.WinHour])
 	body = append(body, `,"statsMinute":`...)
-	body = item(body, w[winMinute])
+	body = item(body, w[stats.WinMinute])
 	body = append(body, '}')
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	resp.Body = body

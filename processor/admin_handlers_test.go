@@ -38,8 +38,8 @@ func TestRuntimeInfoCountsPutsAndGets(t *testing.T) {
 	_, err = b.handlePullMessage(ctx, c, pullReq("RtG", "RtT", 0, 0, 0, 0))
 	require.NoError(t, err)
 
-	b.admin.stats.manual.Store(true)
-	b.admin.stats.sample(time.Now().Add(time.Hour)) // the windows below hold the puts
+	b.admin.stats.SetManual(true)
+	b.admin.stats.Sample(time.Now().Add(time.Hour)) // the windows below hold the puts
 	tb := runtimeTable(t, b)
 	require.Equal(t, "3", tb["msgPutTotalTodayNow"])
 	require.Equal(t, "3", tb["msgGetTotalTodayNow"])
@@ -66,47 +66,6 @@ func TestRuntimeInfoCountsPutsAndGets(t *testing.T) {
 	v.Ext.Set("statsKey", "nope@RtG")
 	resp, _ = b.handleViewBrokerStatsData(ctx, c, v)
 	require.EqualValues(t, codec.RespSystemError, resp.Code)
-}
-
-func TestSystemTopicsLeftOutOfTotals(t *testing.T) {
-	var s brokerStats
-	sys := func(topic string) bool { return topic == TopicSchedule }
-	s.countPut(TopicSchedule, 5, 100, sys)
-	s.countPut("user", 2, 10, sys)
-	s.countGet("g", TopicSchedule, 4, 10, sys)
-	require.EqualValues(t, 2, s.putNums.Load())
-	require.EqualValues(t, 0, s.getNums.Load())
-	c, _ := s.counter("TOPIC_PUT_NUMS", TopicSchedule)
-	require.EqualValues(t, 5, c.nums.Load())
-}
-
-func TestSampleRingTps(t *testing.T) {
-	var r sampleRing
-	require.Equal(t, "  ", r.tps3())
-	base := time.Now()
-	for i := range 12 {
-		r.add(base.Add(time.Duration(i)*time.Second).UnixMilli(), int64(i*50))
-	}
-	require.Equal(t, "50.0", r.tps(10))
-	require.Equal(t, "", r.tps(60))
-	for i := 12; i < 700; i++ {
-		r.add(base.Add(time.Duration(i)*time.Second).UnixMilli(), int64(i*50))
-	}
-	require.Equal(t, "50.0 50.0 50.0", r.tps3())
-}
-
-func TestDayRollover(t *testing.T) {
-	var s brokerStats
-	day := time.Date(2026, 1, 1, 23, 59, 59, 0, time.Local)
-	s.sample(day)
-	s.putNums.Add(7)
-	s.sample(day.Add(2 * time.Second))
-	s.putNums.Add(1)
-	tb := map[string]string{}
-	s.runtime(tb)
-	require.Equal(t, "7", tb["msgPutTotalTodayMorning"])
-	require.Equal(t, "8", tb["msgPutTotalTodayNow"])
-	require.Equal(t, "0", tb["msgPutTotalYesterdayMorning"])
 }
 
 func TestUpdateBrokerConfig(t *testing.T) {
@@ -163,46 +122,4 @@ func TestQueryConsumeQueue(t *testing.T) {
 	rec, err := b.st.ReadRecordByOffset(body.QueueData[0].PhysicOffset)
 	require.NoError(t, err)
 	require.Len(t, rec, int(body.QueueData[0].PhysicSize))
-}
-
-// The per-message hooks must not allocate once a topic and group are known.
-func TestStatsHooksDoNotAllocate(t *testing.T) {
-	var s brokerStats
-	sys := func(string) bool { return false }
-	s.countPut("T", 1, 1, sys)
-	s.countGet("G", "T", 1, 1, sys)
-	topic, group := strings.Clone("T"), strings.Clone("G")
-	allocs := testing.AllocsPerRun(1000, func() {
-		s.countPut(topic, 1, 100, sys)
-		s.countGet(group, topic, 1, 100, sys)
-	})
-	require.Zero(t, allocs)
-}
-
-func BenchmarkStatsCountPut(b *testing.B) {
-	var s brokerStats
-	sys := func(string) bool { return false }
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			s.countPut("BenchTopic", 1, 128, sys)
-		}
-	})
-}
-
-func TestMinuteStatsAndConsumeTps(t *testing.T) {
-	var s brokerStats
-	sys := func(string) bool { return false }
-	base := time.Date(2026, 1, 1, 12, 0, 0, 0, time.Local)
-	s.countGet("G", "T", 1, 10, sys)
-	for i := range 61 {
-		s.sample(base.Add(time.Duration(i) * time.Second))
-		s.countGet("G", "T", 5, 50, sys) // 5 messages a second
-	}
-	require.InDelta(t, 5.0, s.consumeTps("T", "G"), 0.01)
-	require.Zero(t, s.consumeTps("T", "other"))
-	c, _ := s.counter("GROUP_GET_SIZE", "T@G")
-	m := s.windows(c, true)[winMinute]
-	require.EqualValues(t, 50*60, m.sum)
-	require.InDelta(t, 50.0, m.tps, 0.01)
 }

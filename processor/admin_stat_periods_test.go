@@ -72,17 +72,17 @@ func sendN(t *testing.T, b *testBroker, topic string, n int, body []byte) {
 // period before the first sample.
 func TestStatsWindowsMinuteHourDay(t *testing.T) {
 	b := newTestBroker(t, nil)
-	b.admin.stats.manual.Store(true) // this test takes the samples
+	b.admin.stats.SetManual(true) // this test takes the samples
 	const topic = "WinT"
 	require.Zero(t, topicPutTps(t, b, TopicSelfTest), "no puts, no rate")
 
 	sendN(t, b, topic, 2, []byte("abcd"))
-	ctr, _ := b.admin.stats.counter("TOPIC_PUT_SIZE", topic)
+	ctr, _ := b.admin.stats.Counter("TOPIC_PUT_SIZE", topic)
 	require.NotNil(t, ctr)
-	per := ctr.size.Load() / 2 // stored bytes of one message
+	per := ctr.Size() / 2 // stored bytes of one message
 
 	t0 := time.Now().Add(24 * time.Hour)
-	b.admin.stats.sample(t0)
+	b.admin.stats.Sample(t0)
 	d := viewStats(t, b, "TOPIC_PUT_NUMS", topic)
 	require.EqualValues(t, 2, d.Minute.Sum)
 	require.InDelta(t, 2.0/10, d.Minute.Tps, 1e-9)
@@ -94,7 +94,7 @@ func TestStatsWindowsMinuteHourDay(t *testing.T) {
 	require.InDelta(t, 0.2, topicPutTps(t, b, topic), 1e-9)
 
 	sendN(t, b, topic, 3, []byte("abcd"))
-	b.admin.stats.sample(t0.Add(10 * time.Second))
+	b.admin.stats.Sample(t0.Add(10 * time.Second))
 	d = viewStats(t, b, "TOPIC_PUT_NUMS", topic)
 	require.EqualValues(t, 5, d.Minute.Sum)
 	require.InDelta(t, 5.0/20, d.Minute.Tps, 1e-9)
@@ -107,7 +107,7 @@ func TestStatsWindowsMinuteHourDay(t *testing.T) {
 	// Ten minutes of 10 s samples with no traffic: the minute window empties,
 	// the hour window takes its second sample.
 	for i := 2; i <= 60; i++ {
-		b.admin.stats.sample(t0.Add(time.Duration(i) * 10 * time.Second))
+		b.admin.stats.Sample(t0.Add(time.Duration(i) * 10 * time.Second))
 	}
 	d = viewStats(t, b, "TOPIC_PUT_NUMS", topic)
 	require.Zero(t, d.Minute.Sum)
@@ -119,7 +119,7 @@ func TestStatsWindowsMinuteHourDay(t *testing.T) {
 
 	// After 26 hours the day window (25 hourly samples) has let the puts go.
 	for h := 1; h <= 26; h++ {
-		b.admin.stats.sample(t0.Add(time.Duration(h) * time.Hour))
+		b.admin.stats.Sample(t0.Add(time.Duration(h) * time.Hour))
 	}
 	d = viewStats(t, b, "TOPIC_PUT_NUMS", topic)
 	require.Zero(t, d.Day.Sum)
@@ -129,17 +129,17 @@ func TestStatsWindowsMinuteHourDay(t *testing.T) {
 // TestStatsWindowsGroupGets: GROUP_GET_NUMS averages messages per pull.
 func TestStatsWindowsGroupGets(t *testing.T) {
 	b := newTestBroker(t, nil)
-	b.admin.stats.manual.Store(true)
+	b.admin.stats.SetManual(true)
 	sendN(t, b, "WinG", 4, []byte("x"))
 	_, err := b.handleHeartBeat(context.Background(), newTestConn(7), heartbeatReq(t, "cid-w", "WinGG", "WinG"))
 	require.NoError(t, err)
 	_, err = b.handlePullMessage(context.Background(), newTestConn(7), pullReq("WinGG", "WinG", 0, 0, 0, 0))
 	require.NoError(t, err) // the answer may go out on the connection later; the count is what matters
 	require.Eventually(t, func() bool {
-		c, _ := b.admin.stats.counter("GROUP_GET_NUMS", "WinG@WinGG")
-		return c != nil && c.nums.Load() == 4
+		c, _ := b.admin.stats.Counter("GROUP_GET_NUMS", "WinG@WinGG")
+		return c != nil && c.Nums() == 4
 	}, 5*time.Second, 5*time.Millisecond)
-	b.admin.stats.sample(time.Now().Add(24 * time.Hour))
+	b.admin.stats.Sample(time.Now().Add(24 * time.Hour))
 	d := viewStats(t, b, "GROUP_GET_NUMS", "WinG@WinGG")
 	require.EqualValues(t, 4, d.Minute.Sum)
 	require.InDelta(t, 4.0, d.Minute.Avgpt, 1e-9, "four messages in one pull")
@@ -199,7 +199,7 @@ func TestCleanExpiredConsumeQueue(t *testing.T) {
 // topic's puts and group's gets; another key is refused as Java refuses it.
 func TestStatsBrokerTotals(t *testing.T) {
 	b := newTestBroker(t, nil)
-	b.admin.stats.manual.Store(true)
+	b.admin.stats.SetManual(true)
 	cluster := b.conf().BrokerClusterName
 	v := codec.NewRequest(codec.ReqViewBrokerStatsData)
 	v.Ext.Set("statsName", "BROKER_PUT_NUMS")
@@ -215,10 +215,10 @@ func TestStatsBrokerTotals(t *testing.T) {
 	_, err = b.handlePullMessage(context.Background(), newTestConn(7), pullReq("TotG", "TotA", 0, 0, 0, 0))
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
-		c, _ := b.admin.stats.counter("GROUP_GET_NUMS", "TotA@TotG")
-		return c != nil && c.nums.Load() == 3
+		c, _ := b.admin.stats.Counter("GROUP_GET_NUMS", "TotA@TotG")
+		return c != nil && c.Nums() == 3
 	}, 5*time.Second, 5*time.Millisecond)
-	b.admin.stats.sample(time.Now().Add(24 * time.Hour))
+	b.admin.stats.Sample(time.Now().Add(24 * time.Hour))
 	put := viewStats(t, b, "BROKER_PUT_NUMS", cluster)
 	require.EqualValues(t, 5, put.Minute.Sum)
 	require.InDelta(t, 1.0, put.Minute.Avgpt, 1e-9, "one message per put")

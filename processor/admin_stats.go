@@ -9,6 +9,7 @@ import (
 
 	"rmqd/codec"
 	"rmqd/compat"
+	"rmqd/processor/stats"
 	"rmqd/remoting"
 )
 
@@ -109,7 +110,7 @@ func (b *Broker) handleGetTopicStatsInfo(ctx context.Context, c remoting.Conn, r
 		return append(dst, '}')
 	})
 	body = append(body, `,"topicPutTps":`...)
-	body = append(body, javaDouble(b.admin.stats.topicPutTps(topic))...)
+	body = append(body, stats.JavaDouble(b.admin.stats.TopicPutTps(topic))...)
 	body = append(body, '}')
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	resp.Body = body

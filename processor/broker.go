@@ -308,11 +308,11 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.goLoop(func() { b.hold.run(runCtx) })
 	b.goLoop(func() { b.flushOffsetsLoop(runCtx) })
 	b.goLoop(func() { b.housekeepingLoop(runCtx) })
-	b.goLoop(func() { b.admin.stats.run(runCtx) })
+	b.goLoop(func() { b.admin.stats.Run(runCtx) })
 	if b.acl != nil {
 		b.goLoop(func() { b.acl.Run(runCtx) })
 	}
-	b.goLoop(func() { b.admin.storeStats.run(runCtx) })
+	b.goLoop(func() { b.admin.storeStats.Run(runCtx) })
 	if b.auth != nil {
 		b.goLoop(func() { b.auth.Run(runCtx) })
 	}

@@ -70,6 +70,3 @@ func notAllowedSendTopic(topic string) bool { return compat.IsNotAllowedSendTopi
 
 // metaConf is the managers' view of the configuration in force.
 func (b *Broker) metaConf() meta.Config { return b.conf().metaConfig() }
-
-// topicGroup keys the per-group statistics.
-type topicGroup struct{ topic, group string }

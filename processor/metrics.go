@@ -3,36 +3,16 @@ package processor
 import (
 	"sort"
 	"strings"
-	"sync/atomic"
 	"time"
+
+	"rmqd/processor/stats"
 )
 
-// MessageSizeBuckets are the upper bounds, in bytes, of the rocketmq_message_size
-// histogram: BrokerMetricsManager's view (1 KB, 4 KB, 512 KB, 1 MB, 2 MB, 4 MB).
-var MessageSizeBuckets = [...]int64{1 << 10, 4 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20}
+// MessageSizeBuckets are the bounds of the rocketmq_message_size histogram.
+var MessageSizeBuckets = stats.MessageSizeBuckets
 
-// sizeHist counts put sizes per bucket with atomics, so the send path records a
-// size without a lock or an allocation; the last slot is +Inf.
-type sizeHist struct {
-	counts [len(MessageSizeBuckets) + 1]atomic.Int64
-	sum    atomic.Int64
-}
-
-func (h *sizeHist) observe(v int64) {
-	i := 0
-	for i < len(MessageSizeBuckets) && v > MessageSizeBuckets[i] {
-		i++
-	}
-	h.counts[i].Add(1)
-	h.sum.Add(v)
-}
-
-// SizeHistogram is a read copy of a sizeHist: Counts[i] holds the observations in
-// bucket i alone (not cumulative), the last one above every bound.
-type SizeHistogram struct {
-	Counts [len(MessageSizeBuckets) + 1]uint64
-	Sum    int64
-}
+// SizeHistogram is a topic's put-size histogram.
+type SizeHistogram = stats.SizeHistogram
 
 // TopicMetrics are the send-side counters of one topic.
 type TopicMetrics struct {
@@ -105,27 +85,19 @@ func (b *Broker) MetricsSnapshot(now time.Time) MetricsSnapshot {
 	groups := b.groups.Snapshot().SubscriptionGroupTable
 	s.GroupNum = len(groups)
 
-	if m := b.admin.stats.topics.Load(); m != nil {
-		for topic, c := range *m {
-			tm := TopicMetrics{Topic: topic, System: c.system, MessageType: "normal",
-				Messages: c.nums.Load(), Bytes: c.size.Load()}
-			if mt := strings.ToLower(topics[topic].Attributes["message.type"]); mt != "" && mt != "unspecified" && mt != "mixed" {
-				tm.MessageType = mt
-			}
-			for i := range c.sizes.counts {
-				tm.Sizes.Counts[i] = uint64(c.sizes.counts[i].Load())
-			}
-			tm.Sizes.Sum = c.sizes.sum.Load()
-			s.Topics = append(s.Topics, tm)
+	b.admin.stats.EachTopic(func(topic string, c *stats.Counter) {
+		tm := TopicMetrics{Topic: topic, System: c.System(), MessageType: "normal",
+			Messages: c.Nums(), Bytes: c.Size(), Sizes: c.Sizes()}
+		if mt := strings.ToLower(topics[topic].Attributes["message.type"]); mt != "" && mt != "unspecified" && mt != "mixed" {
+			tm.MessageType = mt
 		}
-	}
-	if m := b.admin.stats.groups.Load(); m != nil {
-		for k, c := range *m {
-			s.Groups = append(s.Groups, GroupMetrics{Topic: k.topic, Group: k.group,
-				Retry: strings.HasPrefix(k.topic, RetryGroupTopicPrefix), System: c.system || isSystemGroup(k.group),
-				Messages: c.nums.Load(), Bytes: c.size.Load()})
-		}
-	}
+		s.Topics = append(s.Topics, tm)
+	})
+	b.admin.stats.EachGroup(func(topic, group string, c *stats.Counter) {
+		s.Groups = append(s.Groups, GroupMetrics{Topic: topic, Group: group,
+			Retry: strings.HasPrefix(topic, RetryGroupTopicPrefix), System: c.System() || isSystemGroup(group),
+			Messages: c.Nums(), Bytes: c.Size()})
+	})
 
 	b.producers.Each(func(g string, ch *ClientChannel) {
 		s.Producers = append(s.Producers, ClientMetrics{Group: g, Language: languageName(ch.Language), Version: ch.Version})

@@ -128,7 +128,7 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 	if res == nil {
 		return reply.response(codec.RespSystemError, "store getMessage return null"), nil
 	}
-	b.admin.storeStats.countGet(res.Status == store.GetFound, time.Since(start))
+	b.admin.storeStats.CountGet(res.Status == store.GetFound, time.Since(start))
 	code := pullCode(res.Status, h.QueueOffset)
 	if dispatchTarget > 0 && atQueueEnd(code, res) && b.dispatchBehind(dispatchTarget) {
 		res.Release()

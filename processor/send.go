@@ -150,7 +150,7 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 		}
 		start := time.Now()
 		res := b.store.PutMessages(ctx, msg, req.Body, fix)
-		b.admin.storeStats.countPut(time.Since(start))
+		b.admin.storeStats.CountPut(time.Since(start))
 		return b.sendDone(resp, hdr, msg, queueID, res)
 	}
 	props := h.Properties
@@ -190,7 +190,7 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 	}
 	start := time.Now()
 	res := b.store.PutMessage(ctx, msg)
-	b.admin.storeStats.countPut(time.Since(start))
+	b.admin.storeStats.CountPut(time.Since(start))
 	return b.sendDone(resp, hdr, msg, queueID, res)
 }
 
@@ -229,7 +229,7 @@ func (b *Broker) putDeferred(c remoting.Conn, reqCode int32, resp *codec.Remotin
 	)
 	start := time.Now() // captured by value: no extra allocation
 	put(func(res store.PutResult) {
-		b.admin.storeStats.countPut(time.Since(start))
+		b.admin.storeStats.CountPut(time.Since(start))
 		mu.Lock()
 		if !deferred {
 			inline, have = res, true
@@ -373,7 +373,7 @@ func (b *Broker) sendResult(resp *codec.RemotingCommand, hdr *codec.SendMessageR
 		setCode(resp, codec.RespSystemError, "UNKNOWN_ERROR")
 	}
 	if !stored {
-		b.admin.storeStats.putFailed.Add(1)
+		b.admin.storeStats.CountPutFailed()
 		return resp
 	}
 	b.countPut(msg.Topic, max(res.MsgNum, 1), res.WroteBytes)

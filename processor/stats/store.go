@@ -1,4 +1,4 @@
-package processor
+package stats
 
 import (
 	"context"
@@ -9,8 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // putTimeBoundsMs are StoreStatsService's put-time buckets (upper bounds in ms
@@ -20,10 +18,10 @@ var putTimeBoundsMs = [...]int64{0, 10, 50, 100, 200, 500, 1000, 2000, 3000, 400
 var putTimeDesc = [...]string{"[<=0ms]", "[0~10ms]", "[10~50ms]", "[50~100ms]", "[100~200ms]", "[200~500ms]",
 	"[500ms~1s]", "[1~2s]", "[2~3s]", "[3~4s]", "[4~5s]", "[5~10s]", "[10s~]"}
 
-// storeStats is the part of StoreStatsService the broker measures around its
+// Store is the part of StoreStatsService the broker measures around its
 // store calls: pull lookups found or missed, put times and failures. The hot
 // paths only add to atomics; a sampler snapshots the lookup totals each second.
-type storeStats struct {
+type Store struct {
 	getFound, getMiss atomic.Int64
 	getMaxMs          atomic.Int64
 	putFailed         atomic.Int64
@@ -34,7 +32,7 @@ type storeStats struct {
 	founds, misss sampleRing
 }
 
-func (s *storeStats) countGet(found bool, d time.Duration) {
+func (s *Store) CountGet(found bool, d time.Duration) {
 	if found {
 		s.getFound.Add(1)
 	} else {
@@ -43,7 +41,7 @@ func (s *storeStats) countGet(found bool, d time.Duration) {
 	raiseMax(&s.getMaxMs, d.Milliseconds())
 }
 
-func (s *storeStats) countPut(d time.Duration) {
+func (s *Store) CountPut(d time.Duration) {
 	ms := d.Milliseconds()
 	i := 0
 	for i < len(putTimeBoundsMs) && ms > putTimeBoundsMs[i] {
@@ -62,11 +60,11 @@ func raiseMax(m *atomic.Int64, v int64) {
 	}
 }
 
-func (s *storeStats) run(ctx context.Context) {
+func (s *Store) Run(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
-		s.sample(time.Now())
+		s.Sample(time.Now())
 		select {
 		case <-ctx.Done():
 			return
@@ -75,7 +73,7 @@ func (s *storeStats) run(ctx context.Context) {
 	}
 }
 
-func (s *storeStats) sample(now time.Time) {
+func (s *Store) Sample(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.founds.add(now.UnixMilli(), s.getFound.Load())
@@ -116,8 +114,8 @@ func percentile(counts []int64, p float64) float64 {
 	return 0
 }
 
-// humanBytes is MixAll.humanReadableByteCount(bytes, false).
-func humanBytes(b int64) string {
+// HumanBytes is MixAll.humanReadableByteCount(bytes, false).
+func HumanBytes(b int64) string {
 	if b < 1024 {
 		return strconv.FormatInt(b, 10) + " B"
 	}
@@ -125,35 +123,27 @@ func humanBytes(b int64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(b)/math.Pow(1024, float64(exp)), "KMGTPE"[exp-1])
 }
 
-// storeBehind is what a store may tell beyond MessageStore (store.DefaultStore).
-type storeBehind interface {
-	FlushBehindBytes() int64
-	DispatchBehindBytes() int64
-}
+// CountPutFailed records a put the store refused.
+func (s *Store) CountPutFailed() { s.putFailed.Add(1) }
 
-// cqDiskRatio is implemented by stores that tell the used fraction of the
-// consume queues' file system (DefaultMessageStore.getRuntimeInfo's
-// consumeQueueDiskRatio, which rocketmq-exporter parses unconditionally).
-type cqDiskRatio interface {
-	ConsumeQueueDiskRatio() float64
-}
+// GetFound is how many pull lookups found messages.
+func (s *Store) GetFound() int64 { return s.getFound.Load() }
 
-// storeRuntime fills StoreStatsService.getRuntimeInfo's keys that the
-// broker's own statistics do not: lookup TPS, put counts, sizes, times and
-// failures, and the commitlog directory's capacity.
-func (b *Broker) storeRuntime(t map[string]string) {
-	s := &b.admin.storeStats
+// Runtime fills StoreStatsService.getRuntimeInfo's keys that come from these
+// counters: lookup TPS, put counts, sizes, times and failures. putSize is the
+// bytes put over all topics (Broker.PutSizeTotal).
+func (s *Store) Runtime(t map[string]string, putSize int64) {
 	s.mu.Lock()
 	var found, miss, total [3]string
 	for i, secs := range [3]int{10, 60, 600} {
 		found[i], miss[i] = s.founds.tps(secs), s.misss.tps(secs)
-		total[i] = javaDouble(rate(&s.founds, secs) + rate(&s.misss, secs))
+		total[i] = JavaDouble(rate(&s.founds, secs) + rate(&s.misss, secs))
 	}
 	s.mu.Unlock()
 	t["getFoundTps"] = strings.Join(found[:], " ")
 	t["getMissTps"] = strings.Join(miss[:], " ")
 	t["getTotalTps"] = strings.Join(total[:], " ")
-	t["getMessageEntireTimeMax"] = i64s(s.getMaxMs.Load())
+	t["getMessageEntireTimeMax"] = strconv.FormatInt(s.getMaxMs.Load(), 10)
 
 	var counts [len(putTimeDesc)]int64
 	var times int64
@@ -163,35 +153,14 @@ func (b *Broker) storeRuntime(t map[string]string) {
 		times += counts[i]
 		fmt.Fprintf(&dist, "%s:%d ", putTimeDesc[i], counts[i])
 	}
-	var size int64
-	if m := b.admin.stats.topics.Load(); m != nil {
-		for _, c := range *m {
-			size += c.size.Load()
-		}
-	}
 	times = max(times, 1) // as Java, to divide by
-	t["putMessageEntireTimeMax"] = i64s(s.putMaxMs.Load())
-	t["putMessageTimesTotal"] = i64s(times)
-	t["putMessageFailedTimes"] = i64s(s.putFailed.Load())
-	t["putMessageSizeTotal"] = i64s(size)
+	t["putMessageEntireTimeMax"] = strconv.FormatInt(s.putMaxMs.Load(), 10)
+	t["putMessageTimesTotal"] = strconv.FormatInt(times, 10)
+	t["putMessageFailedTimes"] = strconv.FormatInt(s.putFailed.Load(), 10)
+	t["putMessageSizeTotal"] = strconv.FormatInt(putSize, 10)
 	t["putMessageDistributeTime"] = dist.String()
-	t["putMessageAverageSize"] = javaDouble(float64(size) / float64(times))
+	t["putMessageAverageSize"] = JavaDouble(float64(putSize) / float64(times))
 	t["putLatency99"] = fmt.Sprintf("%.2f", percentile(counts[:], 0.99))
 	t["putLatency999"] = fmt.Sprintf("%.2f", percentile(counts[:], 0.999))
 	t["dispatchMaxBuffer"] = "0" // never raised in Java 5.x either
-
-	if sb, ok := b.store.(storeBehind); ok {
-		t["remainHowManyDataToFlush"] = humanBytes(sb.FlushBehindBytes())
-		t["dispatchBehindBytes"] = i64s(sb.DispatchBehindBytes())
-	}
-	if r, ok := b.store.(cqDiskRatio); ok {
-		t["consumeQueueDiskRatio"] = javaDouble(r.ConsumeQueueDiskRatio())
-	} else {
-		t["consumeQueueDiskRatio"] = javaDouble(b.store.CommitLogDiskRatio()) // one root, one file system
-	}
-	var fs unix.Statfs_t
-	if err := unix.Statfs(b.conf().Store.StorePathRootDir, &fs); err == nil {
-		t["commitLogDirCapacity"] = fmt.Sprintf("Total : %s, Free : %s.",
-			humanBytes(int64(fs.Blocks)*fs.Bsize), humanBytes(int64(fs.Bfree)*fs.Bsize))
-	}
 }

@@ -42,7 +42,7 @@ func TestRuntimeInfoStoreStatsKeys(t *testing.T) {
 	require.NoError(t, err)
 	_, err = b.handlePullMessage(ctx, c, pullReq("RsG", "RsT", 0, 0, 0, 0))
 	require.NoError(t, err)
-	require.Equal(t, int64(1), b.admin.storeStats.getFound.Load())
+	require.Equal(t, int64(1), b.admin.storeStats.GetFound())
 
 	tb = runtimeTable(t, b)
 	require.Equal(t, "3", tb["putMessageTimesTotal"])
@@ -53,10 +53,4 @@ func TestRuntimeInfoStoreStatsKeys(t *testing.T) {
 	require.Contains(t, tb["putMessageDistributeTime"], "[<=0ms]:")
 	require.True(t, strings.HasPrefix(tb["commitLogDirCapacity"], "Total : "), tb["commitLogDirCapacity"])
 	require.Regexp(t, `^[0-9]+\.[0-9]{2}$`, tb["putLatency99"])
-}
-
-func TestHumanBytesMatchesMixAll(t *testing.T) {
-	for b, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 8300: "8.1 KiB", 5 << 30: "5.0 GiB"} {
-		require.Equal(t, want, humanBytes(b))
-	}
 }
