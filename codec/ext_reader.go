@@ -1,7 +1,7 @@
 package codec
 
 // ExtReader reads the fields of a request header that has no typed struct here
-// (admin and offset requests) with the same rules as the typed headers:
+// (one- and two-field headers; see header_admin.go) with the same rules as the typed headers:
 // ExtFields' getters, Java's @CFNotNull for the required ones. It keeps the
 // first error, so a handler reads every field and checks Err once.
 type ExtReader struct {

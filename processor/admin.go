@@ -16,19 +16,17 @@ type kvTable struct {
 
 // handleUpdateAndCreateTopic is UPDATE_AND_CREATE_TOPIC.
 func (b *Broker) handleUpdateAndCreateTopic(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	h := codec.ExtReader{Ext: req.Ext}
-	topic := strings.Clone(h.ReqStr("topic"))
+	var h codec.CreateTopicRequestHeader
+	err := codec.DecodeHeader(req.Ext, &h)
+	topic := strings.Clone(h.Topic)
 	tc := NewTopicConfig(topic)
-	tc.ReadQueueNums = h.ReqInt32("readQueueNums")
-	tc.WriteQueueNums = h.ReqInt32("writeQueueNums")
-	tc.Perm = h.ReqInt32("perm")
-	if ft := h.Str("topicFilterType"); ft != "" {
-		tc.TopicFilterType = strings.Clone(ft)
+	tc.ReadQueueNums, tc.WriteQueueNums, tc.Perm = h.ReadQueueNums, h.WriteQueueNums, h.Perm
+	if h.TopicFilterType != "" {
+		tc.TopicFilterType = strings.Clone(h.TopicFilterType)
 	}
-	tc.TopicSysFlag = h.OptInt32("topicSysFlag", 0)
-	tc.Order = h.OptBool("order")
-	if h.Err() != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
+	tc.TopicSysFlag, tc.Order = h.TopicSysFlag, h.Order
+	if err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
 	if remark, ok := validateTopic(topic); !ok {
 		return b.refuseAdmin(c, req, codec.RespInvalidParameter, remark, "topic update refused"), nil
@@ -44,7 +42,7 @@ func (b *Broker) handleUpdateAndCreateTopic(ctx context.Context, c remoting.Conn
 			tc.Attributes[k] = v
 		}
 	}
-	if attrs := h.Str("attributes"); attrs != "" {
+	if attrs := h.Attributes; attrs != "" {
 		for _, kv := range strings.Split(attrs, ",") {
 			kv = strings.TrimSpace(kv)
 			if kv == "" {

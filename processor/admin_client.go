@@ -20,16 +20,13 @@ const callClientTimeout = 5 * time.Second
 // PULL_OFFSET_MOVED, which every client (4.9.x included) follows; without it
 // they are pushed to the group's clients (resetOffsetOnClients).
 func (b *Broker) handleInvokeBrokerToResetOffset(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	h := codec.ExtReader{Ext: req.Ext}
-	topic, group := h.ReqStr("topic"), h.ReqStr("group")
-	ts := h.ReqInt64("timestamp")
-	queueID := h.OptInt32("queueId", -1)
-	offset := h.OptInt64("offset", -1)
-	if h.Err() != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
+	h := codec.ResetOffsetRequestHeader{QueueID: -1, Offset: -1}
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
+	topic, group, ts, queueID, offset := h.Topic, h.Group, h.Timestamp, h.QueueID, h.Offset
 	if !b.conf().UseServerSideResetOffset {
-		return b.resetOffsetOnClients(req, topic, group, ts, h.OptBool("isForce")), nil
+		return b.resetOffsetOnClients(req, topic, group, ts, h.IsForce), nil
 	}
 	tc, ok := b.topics.Select(topic)
 	if !ok {

@@ -284,15 +284,11 @@ func (b *Broker) handleViewBrokerStatsData(ctx context.Context, c remoting.Conn,
 // consume-queue entries of a queue from index, read back from the records they
 // point at.
 func (b *Broker) handleQueryConsumeQueue(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	h := codec.ExtReader{Ext: req.Ext}
-	topic := h.ReqStr("topic")
-	queueID := h.ReqInt32("queueId")
-	index := h.ReqInt64("index")
-	count := h.ReqInt32("count")
-	group := h.Str("consumerGroup")
-	if h.Err() != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
+	var h codec.QueryConsumeQueueRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
+	topic, queueID, index, count, group := h.Topic, h.QueueID, h.Index, h.Count, h.ConsumerGroup
 	if _, ok := b.topics.Select(topic); !ok {
 		return codec.NewResponse(req, codec.RespTopicNotExist, "topic["+topic+"] not exist"), nil
 	}

@@ -20,13 +20,11 @@ const defaultQueryMaxNum = 32
 // handleQueryMessage is QUERY_MESSAGE: records found through the index by key
 // (or by UNIQ_KEY when _UNIQUE_KEY_QUERY=true).
 func (b *Broker) handleQueryMessage(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	h := codec.ExtReader{Ext: req.Ext}
-	topic, key := h.ReqStr("topic"), h.ReqStr("key")
-	maxNum := h.ReqInt32("maxNum")
-	begin, end := h.ReqInt64("beginTimestamp"), h.ReqInt64("endTimestamp")
-	if h.Err() != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
+	var h codec.QueryMessageRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
+	topic, key, maxNum, begin, end := h.Topic, h.Key, h.MaxNum, h.BeginTimestamp, h.EndTimestamp
 	if v, _ := req.Ext.Get("_UNIQUE_KEY_QUERY"); parseJavaBool(v) {
 		maxNum = defaultQueryMaxNum
 	}

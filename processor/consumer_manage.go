@@ -20,14 +20,13 @@ import (
 // else QUERY_NOT_FOUND, upon which the client picks its start itself
 // (ConsumeFromWhere: the max offset for CONSUME_FROM_LAST_OFFSET).
 func (b *Broker) handleQueryConsumerOffset(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	h := codec.ExtReader{Ext: req.Ext}
-	group, topic, queueID := h.ReqStr("consumerGroup"), h.ReqStr("topic"), h.ReqInt32("queueId")
-	// 5.x: an explicit setZeroIfNotFound=false turns the offset-0 rule off.
-	zv, hasZero := req.Ext.Get("setZeroIfNotFound")
-	noZero := hasZero && !parseJavaBool(zv)
-	if h.Err() != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
+	var h codec.QueryConsumerOffsetRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
+	group, topic, queueID := h.ConsumerGroup, h.Topic, h.QueueID
+	// 5.x: an explicit setZeroIfNotFound=false turns the offset-0 rule off.
+	noZero := h.SetZeroIfNotFound != nil && !*h.SetZeroIfNotFound
 	off := b.offsets.Query(group, topic, queueID)
 	if off < 0 {
 		if noZero {
@@ -103,11 +102,11 @@ func firstOffsetRule(firstPhy, maxPhy, hot int64) bool {
 
 // handleUpdateConsumerOffset is UPDATE_CONSUMER_OFFSET.
 func (b *Broker) handleUpdateConsumerOffset(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	h := codec.ExtReader{Ext: req.Ext}
-	group, topic, queueID, off := h.ReqStr("consumerGroup"), h.ReqStr("topic"), h.ReqInt32("queueId"), h.ReqInt64("commitOffset")
-	if h.Err() != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
+	var h codec.UpdateConsumerOffsetRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
+	group, topic, queueID, off := h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset
 	if _, ok := b.groups.Find(group); !ok {
 		return codec.NewResponse(req, codec.RespSubscriptionGroupNotExist, "subscription group not exist, "+group), nil
 	}

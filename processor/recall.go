@@ -81,13 +81,11 @@ func (b *Broker) recallHandleFor(msg *codec.Message) string {
 // checks, codes and remarks in Java's order.
 func (b *Broker) handleRecallMessage(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	cfg := b.conf()
-	h := codec.ExtReader{Ext: req.Ext}
-	topic := h.ReqStr("topic")
-	handle := h.ReqStr("recallHandle")
-	group, _ := req.Ext.Get("producerGroup")
-	if err := h.Err(); err != nil {
+	var h codec.RecallMessageRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
+	topic, handle, group := h.Topic, h.RecallHandle, h.ProducerGroup
 	fail := func(code int32, remark string) (*codec.RemotingCommand, error) {
 		return codec.NewResponse(req, code, remark), nil
 	}

@@ -21,16 +21,11 @@ func (b *Broker) handleConsumerSendMsgBack(ctx context.Context, c remoting.Conn,
 	if r := b.rejectOnSlave(req); r != nil {
 		return r, nil
 	}
-	h := codec.ExtReader{Ext: req.Ext}
-	offset := h.ReqInt64("offset")
-	group := h.ReqStr("group")
-	delayLevel := h.ReqInt32("delayLevel")
-	unitMode := h.OptBool("unitMode")
-	_, hasMax := req.Ext.Get("maxReconsumeTimes")
-	maxTimesReq := h.OptInt32("maxReconsumeTimes", 0)
-	if h.Err() != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
+	var h codec.ConsumerSendMsgBackRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
+	offset, group, delayLevel, unitMode := h.Offset, h.Group, h.DelayLevel, h.UnitMode
 	sgc, ok := b.groups.Find(group)
 	if !ok {
 		return codec.NewResponse(req, codec.RespSubscriptionGroupNotExist, "subscription group not exist, "+group), nil
@@ -69,8 +64,8 @@ func (b *Broker) handleConsumerSendMsgBack(ctx context.Context, c remoting.Conn,
 		e.Set(codec.PropRetryTopic, orig.Topic)
 	}
 	maxTimes := sgc.RetryMaxTimes
-	if hasMax && req.Version >= versionV3_4_9 {
-		maxTimes = maxTimesReq
+	if h.MaxReconsumeTimes != nil && req.Version >= versionV3_4_9 {
+		maxTimes = *h.MaxReconsumeTimes
 	}
 	if orig.ReconsumeTimes >= maxTimes || delayLevel < 0 {
 		newTopic = DLQGroupTopicPrefix + sgc.GroupName

@@ -32,14 +32,11 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c remoting.Conn, req 
 	if b.conf().IsSlave() {
 		return codec.NewResponse(req, codec.RespSlaveNotAvailable, ""), nil
 	}
-	h := codec.ExtReader{Ext: req.Ext}
-	group := h.ReqStr("producerGroup")
-	tranOffset := h.ReqInt64("tranStateTableOffset")
-	clOffset := h.ReqInt64("commitLogOffset")
-	kind := h.ReqInt32("commitOrRollback")
-	if h.Err() != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
+	var h codec.EndTransactionRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
+	group, tranOffset, clOffset, kind := h.ProducerGroup, h.TranStateTableOffset, h.CommitLogOffset, h.CommitOrRollback
 	if kind != tranCommit && kind != tranRollback {
 		return nil, nil // TRANSACTION_NOT_TYPE: nothing to do, nothing to answer
 	}

@@ -115,10 +115,9 @@ type ackHeader struct {
 }
 
 func parseAckHeader(req *codec.RemotingCommand) (ackHeader, error) {
-	r := codec.ExtReader{Ext: req.Ext}
-	h := ackHeader{group: r.ReqStr("consumerGroup"), topic: r.ReqStr("topic"), queueID: r.ReqInt32("queueId"),
-		extraInfo: r.ReqStr("extraInfo"), offset: r.ReqInt64("offset")}
-	return h, r.Err()
+	var r codec.AckMessageRequestHeader
+	err := codec.DecodeHeader(req.Ext, &r)
+	return ackHeader{group: r.ConsumerGroup, topic: r.Topic, queueID: r.QueueID, extraInfo: r.ExtraInfo, offset: r.Offset}, err
 }
 
 func (s *Service) handleAck(_ context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {

@@ -49,13 +49,14 @@ func (h *NotificationResponseHeader) WriteExt(w *codec.ExtWriter) {
 }
 
 func (s *Service) handleNotification(_ context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	r := codec.ExtReader{Ext: req.Ext}
-	h := popHeader{group: r.ReqStr("consumerGroup"), topic: r.ReqStr("topic"), queueID: r.ReqInt32("queueId"),
-		pollTime: r.ReqInt64("pollTime"), order: r.OptBool("order"), attemptID: r.Str("attemptId")}
-	if h.bornTime = r.OptInt64("bornTime", 0); h.bornTime == 0 {
+	var r codec.NotificationRequestHeader
+	err := codec.DecodeHeader(req.Ext, &r)
+	h := popHeader{group: r.ConsumerGroup, topic: r.Topic, queueID: r.QueueID, pollTime: r.PollTime,
+		bornTime: r.BornTime, order: r.Order, attemptID: r.AttemptID}
+	if h.bornTime == 0 {
 		h.bornTime = time.Now().UnixMilli()
 	}
-	if err := r.Err(); err != nil {
+	if err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
 	h.group, h.topic, h.attemptID = strings.Clone(h.group), strings.Clone(h.topic), strings.Clone(h.attemptID)
@@ -182,11 +183,11 @@ func (h *peekResponseHeader) WriteExt(w *codec.ExtWriter) {
 }
 
 func (s *Service) handlePeek(_ context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	r := codec.ExtReader{Ext: req.Ext}
-	topic, queueID, maxNums, group := r.ReqStr("topic"), r.ReqInt32("queueId"), r.ReqInt32("maxMsgNums"), r.ReqStr("consumerGroup")
-	if err := r.Err(); err != nil {
+	var r codec.PeekMessageRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &r); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
+	topic, queueID, maxNums, group := r.Topic, r.QueueID, r.MaxMsgNums, r.ConsumerGroup
 	tc, resp := s.checkRead(c, replyOf(req), topic, group, queueID, "peeking message")
 	if resp != nil {
 		return resp, nil

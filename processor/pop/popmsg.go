@@ -44,16 +44,16 @@ func (r reply) response(code int32, remark string) *codec.RemotingCommand {
 }
 
 func parsePopHeader(req *codec.RemotingCommand) (popHeader, error) {
-	r := codec.ExtReader{Ext: req.Ext}
-	h := popHeader{group: r.ReqStr("consumerGroup"), topic: r.ReqStr("topic"), queueID: r.ReqInt32("queueId"),
-		maxMsgNums: r.ReqInt32("maxMsgNums"), invisibleTime: r.ReqInt64("invisibleTime"),
-		pollTime: r.ReqInt64("pollTime"), initMode: r.ReqInt32("initMode"),
-		expType: r.Str("expType"), exp: r.Str("exp"), order: r.OptBool("order"), attemptID: r.Str("attemptId")}
+	var r codec.PopMessageRequestHeader
+	err := codec.DecodeHeader(req.Ext, &r)
+	h := popHeader{group: r.ConsumerGroup, topic: r.Topic, queueID: r.QueueID, maxMsgNums: r.MaxMsgNums,
+		invisibleTime: r.InvisibleTime, pollTime: r.PollTime, bornTime: r.BornTime, initMode: r.InitMode,
+		expType: r.ExpType, exp: r.Exp, order: r.Order, attemptID: r.AttemptID}
 	// PopMessageProcessor fills a missing or zero bornTime with now.
-	if h.bornTime = r.OptInt64("bornTime", 0); h.bornTime == 0 {
+	if h.bornTime == 0 {
 		h.bornTime = time.Now().UnixMilli()
 	}
-	if err := r.Err(); err != nil {
+	if err != nil {
 		return h, err
 	}
 	h.group, h.topic = strings.Clone(h.group), strings.Clone(h.topic)

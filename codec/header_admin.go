@@ -1,0 +1,143 @@
+package codec
+
+// Request headers of the admin, offset, transaction and POP codes, one struct
+// per Java *RequestHeader, read by DecodeHeader. Only the fields the broker
+// reads are here. Java's nullable Integer/Boolean that the broker reads as
+// 0/false are plain values; a pointer keeps null where null means something.
+// One-field headers (VIEW_MESSAGE_BY_ID's offset) and the topic+queueId pair of
+// GET_MAX/MIN_OFFSET, GET_EARLIEST_MSG_STORETIME and SEARCH_OFFSET stay on
+// ExtReader.
+
+// PopMessageRequestHeader is POP_MESSAGE's header. bornTime is @CFNotNull in
+// Java, but the processor fills a missing or zero one with now: optional here.
+type PopMessageRequestHeader struct {
+	ConsumerGroup string `ext:"consumerGroup,required"`
+	Topic         string `ext:"topic,required"`
+	QueueID       int32  `ext:"queueId,required"`
+	MaxMsgNums    int32  `ext:"maxMsgNums,required"`
+	InvisibleTime int64  `ext:"invisibleTime,required"`
+	PollTime      int64  `ext:"pollTime,required"`
+	BornTime      int64  `ext:"bornTime"`
+	InitMode      int32  `ext:"initMode,required"`
+	ExpType       string `ext:"expType"`
+	Exp           string `ext:"exp"`
+	Order         bool   `ext:"order"`
+	AttemptID     string `ext:"attemptId"`
+}
+
+// NotificationRequestHeader is NOTIFICATION's header (bornTime as in POP).
+type NotificationRequestHeader struct {
+	ConsumerGroup string `ext:"consumerGroup,required"`
+	Topic         string `ext:"topic,required"`
+	QueueID       int32  `ext:"queueId,required"`
+	PollTime      int64  `ext:"pollTime,required"`
+	BornTime      int64  `ext:"bornTime"`
+	Order         bool   `ext:"order"`
+	AttemptID     string `ext:"attemptId"`
+}
+
+// PeekMessageRequestHeader is PEEK_MESSAGE's header.
+type PeekMessageRequestHeader struct {
+	Topic         string `ext:"topic,required"`
+	QueueID       int32  `ext:"queueId,required"`
+	MaxMsgNums    int32  `ext:"maxMsgNums,required"`
+	ConsumerGroup string `ext:"consumerGroup,required"`
+}
+
+// AckMessageRequestHeader is ACK_MESSAGE's header.
+type AckMessageRequestHeader struct {
+	ConsumerGroup string `ext:"consumerGroup,required"`
+	Topic         string `ext:"topic,required"`
+	QueueID       int32  `ext:"queueId,required"`
+	ExtraInfo     string `ext:"extraInfo,required"`
+	Offset        int64  `ext:"offset,required"`
+}
+
+// CreateTopicRequestHeader is UPDATE_AND_CREATE_TOPIC's header.
+type CreateTopicRequestHeader struct {
+	Topic           string `ext:"topic,required"`
+	ReadQueueNums   int32  `ext:"readQueueNums,required"`
+	WriteQueueNums  int32  `ext:"writeQueueNums,required"`
+	Perm            int32  `ext:"perm,required"`
+	TopicFilterType string `ext:"topicFilterType"`
+	TopicSysFlag    int32  `ext:"topicSysFlag"`
+	Order           bool   `ext:"order"`
+	// Attributes is "+key=value,-key" (5.x).
+	Attributes string `ext:"attributes"`
+}
+
+// ConsumerSendMsgBackRequestHeader is CONSUMER_SEND_MSG_BACK's header; a null
+// maxReconsumeTimes means the group's retry setting.
+type ConsumerSendMsgBackRequestHeader struct {
+	Offset            int64  `ext:"offset,required"`
+	Group             string `ext:"group,required"`
+	DelayLevel        int32  `ext:"delayLevel,required"`
+	OriginMsgID       string `ext:"originMsgId"`
+	OriginTopic       string `ext:"originTopic"`
+	UnitMode          bool   `ext:"unitMode"`
+	MaxReconsumeTimes *int32 `ext:"maxReconsumeTimes"`
+}
+
+// ResetOffsetRequestHeader is INVOKE_BROKER_TO_RESET_OFFSET's header. Set
+// QueueID and Offset to -1 before decoding: absent means every queue, by time.
+type ResetOffsetRequestHeader struct {
+	Topic     string `ext:"topic,required"`
+	Group     string `ext:"group,required"`
+	Timestamp int64  `ext:"timestamp,required"`
+	IsForce   bool   `ext:"isForce"`
+	QueueID   int32  `ext:"queueId"`
+	Offset    int64  `ext:"offset"`
+}
+
+// QueryConsumeQueueRequestHeader is QUERY_CONSUME_QUEUE's header.
+type QueryConsumeQueueRequestHeader struct {
+	Topic         string `ext:"topic,required"`
+	QueueID       int32  `ext:"queueId,required"`
+	Index         int64  `ext:"index,required"`
+	Count         int32  `ext:"count,required"`
+	ConsumerGroup string `ext:"consumerGroup"`
+}
+
+// QueryMessageRequestHeader is QUERY_MESSAGE's header.
+type QueryMessageRequestHeader struct {
+	Topic          string `ext:"topic,required"`
+	Key            string `ext:"key,required"`
+	MaxNum         int32  `ext:"maxNum,required"`
+	BeginTimestamp int64  `ext:"beginTimestamp,required"`
+	EndTimestamp   int64  `ext:"endTimestamp,required"`
+}
+
+// EndTransactionRequestHeader is END_TRANSACTION's header.
+type EndTransactionRequestHeader struct {
+	ProducerGroup        string `ext:"producerGroup,required"`
+	TranStateTableOffset int64  `ext:"tranStateTableOffset,required"`
+	CommitLogOffset      int64  `ext:"commitLogOffset,required"`
+	CommitOrRollback     int32  `ext:"commitOrRollback,required"`
+	FromTransactionCheck bool   `ext:"fromTransactionCheck"`
+	MsgID                string `ext:"msgId"`
+	TransactionID        string `ext:"transactionId"`
+}
+
+// UpdateConsumerOffsetRequestHeader is UPDATE_CONSUMER_OFFSET's header.
+type UpdateConsumerOffsetRequestHeader struct {
+	ConsumerGroup string `ext:"consumerGroup,required"`
+	Topic         string `ext:"topic,required"`
+	QueueID       int32  `ext:"queueId,required"`
+	CommitOffset  int64  `ext:"commitOffset,required"`
+}
+
+// QueryConsumerOffsetRequestHeader is QUERY_CONSUMER_OFFSET's header; 5.x
+// clients may send setZeroIfNotFound=false to turn the offset-0 rule off.
+type QueryConsumerOffsetRequestHeader struct {
+	ConsumerGroup     string `ext:"consumerGroup,required"`
+	Topic             string `ext:"topic,required"`
+	QueueID           int32  `ext:"queueId,required"`
+	SetZeroIfNotFound *bool  `ext:"setZeroIfNotFound"`
+}
+
+// RecallMessageRequestHeader is RECALL_MESSAGE's header.
+type RecallMessageRequestHeader struct {
+	ProducerGroup string `ext:"producerGroup"`
+	Topic         string `ext:"topic,required"`
+	RecallHandle  string `ext:"recallHandle,required"`
+}
