@@ -240,15 +240,3 @@ func (b *Broker) suggestBrokerID(group string, res *store.GetResult) int64 {
 	}
 	return sgc.BrokerID
 }
-
-// stored reports a put that wrote its message, whether or not the disk or a
-// slave confirmed it in time: Java answers these as sent (SendMessageProcessor,
-// EndTransactionProcessor), so a SYNC_MASTER whose slave is away still serves
-// send-backs and transactions.
-func stored(st store.PutStatus) bool {
-	switch st {
-	case store.PutOK, store.PutFlushDiskTimeout, store.PutFlushSlaveTimeout, store.PutSlaveNotAvailable:
-		return true
-	}
-	return false
-}

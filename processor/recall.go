@@ -134,7 +134,7 @@ func (b *Broker) handleRecallMessage(ctx context.Context, c remoting.Conn, req *
 		return fail(codec.RespSystemError, "recall failed, execute error")
 	}
 	res := b.store.PutMessage(ctx, msg)
-	if !stored(res.Status) {
+	if !res.Status.Written() {
 		return fail(codec.RespSystemError, "recall failed, execute error")
 	}
 	resp := codec.NewResponse(req, codec.RespSuccess, "")

@@ -7,7 +7,6 @@ import (
 	"rmqd/codec"
 	"rmqd/compat"
 	"rmqd/remoting"
-	"rmqd/store"
 )
 
 // dlqQueueNums is DLQ_NUMS_PER_GROUP.
@@ -88,8 +87,8 @@ func (b *Broker) handleConsumerSendMsgBack(ctx context.Context, c remoting.Conn,
 	msg.SysFlag = hostFlags(msg.SysFlag, msg.BornHost, msg.StoreHost)
 	b.applyDelay(msg)
 	res := b.store.PutMessage(ctx, msg)
-	if !stored(res.Status) {
-		return codec.NewResponse(req, codec.RespSystemError, putStatusName(res.Status)), nil
+	if !res.Status.Written() {
+		return codec.NewResponse(req, codec.RespSystemError, res.Status.String()), nil
 	}
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }
@@ -97,13 +96,3 @@ func (b *Broker) handleConsumerSendMsgBack(ctx context.Context, c remoting.Conn,
 // versionV3_4_9 is MQVersion.Version.V3_4_9's ordinal: clients from there on
 // send maxReconsumeTimes.
 const versionV3_4_9 = 121
-
-func putStatusName(s store.PutStatus) string {
-	names := [...]string{"PUT_OK", "FLUSH_DISK_TIMEOUT", "FLUSH_SLAVE_TIMEOUT", "SLAVE_NOT_AVAILABLE",
-		"SERVICE_NOT_AVAILABLE", "CREATE_MAPEDFILE_FAILED", "MESSAGE_ILLEGAL", "PROPERTIES_SIZE_EXCEEDED",
-		"OS_PAGE_CACHE_BUSY", "UNKNOWN_ERROR"}
-	if int(s) >= 0 && int(s) < len(names) {
-		return names[s]
-	}
-	return "UNKNOWN_ERROR"
-}

@@ -352,10 +352,10 @@ func (t *timerService) deliver(ctx context.Context, e timerEntry) bool {
 	case store.PutOK, store.PutFlushDiskTimeout, store.PutFlushSlaveTimeout, store.PutSlaveNotAvailable:
 		return true
 	case store.PutMessageIllegal, store.PutPropertiesSizeExceeded:
-		b.log.Error("timer: message refused by the store, dropped", "topic", real.Topic, "status", putStatusName(res.Status))
+		b.log.Error("timer: message refused by the store, dropped", "topic", real.Topic, "status", res.Status.String())
 		return true
 	default:
-		b.log.Warn("timer: put failed, will retry", "topic", real.Topic, "status", putStatusName(res.Status))
+		b.log.Warn("timer: put failed, will retry", "topic", real.Topic, "status", res.Status.String())
 		return false
 	}
 }

@@ -73,7 +73,7 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c remoting.Conn, req 
 		}
 		b.applyDelay(msg)
 		res := b.store.PutMessage(ctx, msg)
-		if !stored(res.Status) {
+		if !res.Status.Written() {
 			code, remark := b.endTransactionRefusal(res.Status)
 			return codec.NewResponse(req, code, remark), nil
 		}
@@ -179,7 +179,7 @@ func (t *transactionService) writeOp(ctx context.Context, queueID int32, halfOff
 		Properties: props}
 	msg.SysFlag = hostFlags(0, msg.BornHost, msg.StoreHost)
 	res := t.b.store.PutMessage(ctx, msg)
-	if !stored(res.Status) {
+	if !res.Status.Written() {
 		return &putError{res.Status}
 	}
 	return nil
@@ -187,7 +187,7 @@ func (t *transactionService) writeOp(ctx context.Context, queueID int32, halfOff
 
 type putError struct{ s store.PutStatus }
 
-func (e *putError) Error() string { return "write transaction op message: " + putStatusName(e.s) }
+func (e *putError) Error() string { return "write transaction op message: " + e.s.String() }
 
 func (t *transactionService) run(ctx context.Context) { everyTick(ctx, t.interval, t.check) }
 
@@ -303,8 +303,8 @@ func (t *transactionService) discard(ctx context.Context, half *codec.Message) {
 	msg := *half
 	msg.Topic, msg.QueueID = TopicTransCheckMax, 0
 	msg.StoreHost = b.storeHost
-	if res := b.store.PutMessage(ctx, &msg); !stored(res.Status) {
-		b.log.Warn("transaction: discard half message failed", "offset", half.CommitLogOffset, "status", putStatusName(res.Status))
+	if res := b.store.PutMessage(ctx, &msg); !res.Status.Written() {
+		b.log.Warn("transaction: discard half message failed", "offset", half.CommitLogOffset, "status", res.Status.String())
 	}
 }
 
@@ -316,8 +316,8 @@ func (t *transactionService) requeueAndAsk(ctx context.Context, half *codec.Mess
 	cp.Properties = codec.SetProperty(half.Properties, codec.PropTranCheckTimes, strconv.Itoa(times))
 	cp.StoreHost = b.storeHost
 	res := b.store.PutMessage(ctx, &cp)
-	if !stored(res.Status) {
-		b.log.Warn("transaction: re-queue half message failed", "status", putStatusName(res.Status))
+	if !res.Status.Written() {
+		b.log.Warn("transaction: re-queue half message failed", "status", res.Status.String())
 		return false
 	}
 	cp.QueueOffset, cp.CommitLogOffset, cp.StoreTimestamp = res.QueueOffset, res.WroteOffset, res.StoreTimestamp
@@ -369,5 +369,5 @@ func (b *Broker) endTransactionRefusal(st store.PutStatus) (int32, string) {
 	case store.PutOSPageCacheBusy:
 		return codec.RespSystemError, "OS page cache busy, please try another machine"
 	}
-	return codec.RespSystemError, putStatusName(st)
+	return codec.RespSystemError, st.String()
 }

@@ -18,6 +18,30 @@ const (
 	PutUnknownError
 )
 
+var putStatusNames = [...]string{"PUT_OK", "FLUSH_DISK_TIMEOUT", "FLUSH_SLAVE_TIMEOUT", "SLAVE_NOT_AVAILABLE",
+	"SERVICE_NOT_AVAILABLE", "CREATE_MAPEDFILE_FAILED", "MESSAGE_ILLEGAL", "PROPERTIES_SIZE_EXCEEDED",
+	"OS_PAGE_CACHE_BUSY", "UNKNOWN_ERROR"}
+
+// String is the Java PutMessageStatus name.
+func (s PutStatus) String() string {
+	if int(s) >= 0 && int(s) < len(putStatusNames) {
+		return putStatusNames[s]
+	}
+	return "UNKNOWN_ERROR"
+}
+
+// Written reports a put that wrote its message, whether or not the disk or a
+// slave confirmed it in time: Java answers these as sent (SendMessageProcessor,
+// EndTransactionProcessor), so a SYNC_MASTER whose slave is away still serves
+// send-backs, transactions and delayed deliveries.
+func (s PutStatus) Written() bool {
+	switch s {
+	case PutOK, PutFlushDiskTimeout, PutFlushSlaveTimeout, PutSlaveNotAvailable:
+		return true
+	}
+	return false
+}
+
 // PutResult is the outcome of an append.
 type PutResult struct {
 	Status PutStatus
