@@ -32,6 +32,9 @@ var importRules = []importRule{
 	{prefix: "rmqd/processor/clients", allowed: []string{"self", "rmqd/codec", "rmqd/remoting"}},
 	// Runtime statistics are counters and windows: no request, connection or store.
 	{prefix: "rmqd/processor/stats", allowed: []string{"self"}, noNet: true},
+	// Delivery services read and put through a small store view and are lent the broker's checks:
+	// no request, connection or broker.
+	{prefix: "rmqd/processor/delivery", allowed: []string{"self", "rmqd/codec", "rmqd/compat", "rmqd/store", "rmqd/processor/meta"}, noNet: true},
 	{prefix: "rmqd/namesrv", allowed: []string{"self", "rmqd/codec", "rmqd/compat", "rmqd/remoting"}},
 	{prefix: "rmqd/cmd", allowed: []string{"rmqd/"}},
 	// Black-box tests drive the binary and the wire; the load generator speaks the wire itself.
@@ -117,6 +120,9 @@ func TestImportRulesCatch(t *testing.T) {
 		{"rmqd/processor/stats", "rmqd/remoting"},
 		{"rmqd/processor/stats", "rmqd/processor"},
 		{"rmqd/processor/stats", "rmqd/store"},
+		{"rmqd/processor/delivery", "rmqd/remoting"},
+		{"rmqd/processor/delivery", "rmqd/processor"},
+		{"rmqd/processor/delivery", "rmqd/processor/clients"},
 		{"rmqd/integration", "rmqd/processor"},
 	} {
 		if ruleFor(c.pkg).allows(c.pkg, c.imp) {
@@ -128,6 +134,8 @@ func TestImportRulesCatch(t *testing.T) {
 		{"rmqd/store/ha", "rmqd/store"},
 		{"rmqd/processor", "rmqd/processor/filter"},
 		{"rmqd/processor", "rmqd/processor/meta"},
+		{"rmqd/processor/delivery", "rmqd/processor/meta"},
+		{"rmqd/processor/delivery", "rmqd/store"},
 		{"rmqd/processor/meta", "rmqd/compat"},
 		{"rmqd/processor", "rmqd/store"},
 		{"rmqd/cmd/rmqd", "rmqd/store/ha"},

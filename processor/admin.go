@@ -201,7 +201,7 @@ func (b *Broker) earliestMessageTime() int64 {
 // handleGetAllDelayOffset is GET_ALL_DELAY_OFFSET: delayOffset.json's content.
 func (b *Broker) handleGetAllDelayOffset(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
-	resp.Body = b.schedule.encode()
+	resp.Body = b.schedule.Encode()
 	return resp, nil
 }
 

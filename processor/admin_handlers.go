@@ -74,7 +74,7 @@ func (b *Broker) consumeTpsJSON(group string, topics []string) string {
 func (b *Broker) handleBrokerRuntimeInfo(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	up := time.Since(b.startTime)
 	minPhy, maxPhy := b.store.MinPhyOffset(), b.store.MaxPhyOffset()
-	readBehind, offsetBehind, congest := b.timer.progress(time.Now().UnixMilli())
+	readBehind, offsetBehind, congest := b.timer.Progress(time.Now().UnixMilli())
 	t := map[string]string{
 		"brokerVersionDesc":                        "V5_3_3",
 		"brokerVersion":                            strconv.Itoa(int(codec.BrokerVersion)),

@@ -18,6 +18,7 @@ import (
 	"rmqd/processor/acl"
 	"rmqd/processor/auth"
 	"rmqd/processor/clients"
+	"rmqd/processor/delivery"
 	"rmqd/processor/meta"
 	"rmqd/processor/pop"
 	"rmqd/remoting"
@@ -44,14 +45,12 @@ type Broker struct {
 	rpcObs    DeferredRPCObserver // told of requests answered after their handler returned
 	ids       *uniqIDGen
 	filters   filterCache
-	schedule  *scheduleService
-	trans     *transactionService
-	timer     *timerService
+	schedule  *delivery.Schedule
+	trans     *delivery.Transactions
+	timer     *delivery.Timer
 	pop       *pop.Service
 	// requestModes is MessageRequestModeManager (assignment.go).
 	requestModes *requestModes
-	// delayLevels[i] is the delay of level i+1 (messageDelayLevel).
-	delayLevels []time.Duration
 
 	ns            NameServerInvoker
 	nsClose       func() error
@@ -96,25 +95,13 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 	b.locks = clients.NewRebalanceLockManager(DefaultLockMaxLiveTime)
 	b.hold = newPullHoldService(b)
 	b.ids = newUniqIDGen(cfg.BrokerIP1)
-	if b.delayLevels, err = parseDelayLevels(cfg.Store.MessageDelayLevel); err != nil {
-		return nil, fmt.Errorf("new broker: messageDelayLevel: %w", err)
+	if err := b.newDelivery(cfg); err != nil {
+		return nil, fmt.Errorf("new broker: %w", err)
 	}
-	b.schedule = newScheduleService(b)
-	b.trans = newTransactionService(b)
-	b.timer = newTimerService(b)
 	b.pop = newPopService(b)
 	b.requestModes = newRequestModes(cfg.ConfigDir())
-	if cfg.TransactionCheckInterval > 0 {
-		b.trans.interval = time.Duration(cfg.TransactionCheckInterval) * time.Millisecond
-	}
-	if cfg.TransactionTimeOut > 0 {
-		b.trans.timeout = time.Duration(cfg.TransactionTimeOut) * time.Millisecond
-	}
-	if cfg.TransactionCheckMax > 0 {
-		b.trans.checkMax = int(cfg.TransactionCheckMax)
-	}
 	for name, load := range map[string]func() error{"topics": b.topics.Load, "subscription groups": b.groups.Load,
-		"consumer offsets": b.offsets.Load, "delay offsets": b.schedule.load, "consumer order info": b.pop.Load,
+		"consumer offsets": b.offsets.Load, "delay offsets": b.schedule.Load, "consumer order info": b.pop.Load,
 		"message request modes": b.requestModes.load} {
 		if err := load(); err != nil {
 			return nil, fmt.Errorf("new broker: load %s: %w", name, err)
@@ -317,10 +304,10 @@ func (b *Broker) Start(ctx context.Context) error {
 		b.goLoop(func() { b.auth.Run(runCtx) })
 	}
 	if b.conf().BrokerID == 0 {
-		b.goLoop(func() { b.schedule.run(runCtx) })
-		b.goLoop(func() { b.trans.run(runCtx) })
+		b.goLoop(func() { b.schedule.Run(runCtx) })
+		b.goLoop(func() { everyTick(runCtx, b.trans.Interval, b.trans.Check) })
 		if b.conf().TimerWheelEnable {
-			b.goLoop(func() { b.timer.run(runCtx) })
+			b.goLoop(func() { b.timer.Run(runCtx) })
 		}
 	}
 	b.pop.Start()
@@ -376,7 +363,7 @@ func (b *Broker) Shutdown() error {
 	if err := b.pop.Stop(); err != nil {
 		errs = append(errs, err)
 	}
-	for _, persist := range []func() error{b.offsets.Persist, b.topics.Persist, b.groups.Persist, b.schedule.persist} {
+	for _, persist := range []func() error{b.offsets.Persist, b.topics.Persist, b.groups.Persist, b.schedule.Persist} {
 		if err := persist(); err != nil {
 			errs = append(errs, err)
 		}

@@ -139,7 +139,7 @@ func (b *Broker) SyncFromMaster(ctx context.Context, addr string) error {
 	}
 	if body, err := get(codec.ReqGetAllDelayOffset); err != nil {
 		errs = append(errs, err)
-	} else if err := b.schedule.replaceFromMaster(body); err != nil {
+	} else if err := b.schedule.ReplaceFromMaster(body); err != nil {
 		errs = append(errs, err)
 	}
 	if body, err := get(codec.ReqGetAllSubscriptiongroupConfig); err != nil {
@@ -153,25 +153,6 @@ func (b *Broker) SyncFromMaster(ctx context.Context, addr string) error {
 	return nil
 }
 
-// replaceFromMaster takes the master's delayOffset.json content.
-func (s *scheduleService) replaceFromMaster(body []byte) error {
-	var w struct {
-		DataVersion DataVersion     `json:"dataVersion"`
-		OffsetTable map[int32]int64 `json:"offsetTable"`
-	}
-	if err := codec.UnmarshalBody(body, &w); err != nil {
-		return fmt.Errorf("decode master delay offsets: %w", err)
-	}
-	s.mu.Lock()
-	s.offsets = w.OffsetTable
-	if s.offsets == nil {
-		s.offsets = map[int32]int64{}
-	}
-	s.version.Set(w.DataVersion)
-	s.mu.Unlock()
-	return s.persist()
-}
-
 // handleGetTimerCheckPoint is GET_TIMER_CHECK_POINT, which a Java slave polls
 // every 3 s: TimerCheckpoint.encode's 56 bytes (lastReadTimeMs,
 // lastTimerLogFlushPos, lastTimerQueueOffset, masterTimerQueueOffset, then the
@@ -179,10 +160,7 @@ func (s *scheduleService) replaceFromMaster(body []byte) error {
 // the flush position is 0; the read time is the wheel's cursor and both queue
 // offsets are where it reads rmq_sys_wheel_timer.
 func (b *Broker) handleGetTimerCheckPoint(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	t := b.timer
-	t.mu.Lock()
-	readMs, queueOff := t.cursor*timerPrecisionMs, t.readPos
-	t.mu.Unlock()
+	readMs, queueOff := b.timer.Checkpoint()
 	body := make([]byte, 56)
 	for i, v := range []int64{readMs, 0, queueOff, queueOff, 0, time.Now().UnixMilli(), 0} {
 		binary.BigEndian.PutUint64(body[i*8:], uint64(v))

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"rmqd/processor/delivery"
 	"rmqd/processor/stats"
 )
 
@@ -47,20 +48,11 @@ type LagMetrics struct {
 	LagLatencyMs  int64 // age of the oldest unconsumed message, 0 without lag
 }
 
-// TimerBoundsSec are TimerMetrics.timerDist: the upper bounds, in seconds from
-// now, of rocketmq_timer_message_snapshot's timer_bound_s buckets.
-var TimerBoundsSec = [...]int64{5, 60, 300, 900, 3600, 14400, 28800, 86400}
+// TimerBoundsSec are the timer_bound_s buckets of rocketmq_timer_message_snapshot.
+var TimerBoundsSec = delivery.TimerBoundsSec
 
-// TimerMetrics is the timer wheel's state (DefaultStoreMetricsManager's timer
-// gauges).
-type TimerMetrics struct {
-	EnqueueLag       int64 // timer-topic records not yet read into the wheel
-	EnqueueLatencyMs int64 // age of the oldest of them, 0 when none
-	DequeueLag       int64 // messages waiting in the wheel
-	DequeueLatencyMs int64 // how far the delivery cursor trails the clock
-	// Due[i] counts waiting messages due within (TimerBoundsSec[i-1], TimerBoundsSec[i]] seconds.
-	Due [len(TimerBoundsSec)]int64
-}
+// TimerMetrics is the timer wheel's state.
+type TimerMetrics = delivery.TimerMetrics
 
 // MetricsSnapshot is what a metrics exporter reads at scrape time.
 type MetricsSnapshot struct {
@@ -141,39 +133,8 @@ func (b *Broker) MetricsSnapshot(now time.Time) MetricsSnapshot {
 			s.Lags = append(s.Lags, b.lagOf(g, t, tc.ReadQueueNums, now))
 		}
 	}
-	s.Timer = b.timer.metrics(now.UnixMilli())
+	s.Timer = b.timer.Metrics(now.UnixMilli())
 	return s
-}
-
-// metrics reads the wheel under its lock; a scrape walks the waiting entries
-// once.
-func (t *timerService) metrics(now int64) TimerMetrics {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var m TimerMetrics
-	if !t.loaded {
-		return m
-	}
-	m.EnqueueLag = max(t.b.store.MaxOffsetInQueue(TopicTimer, 0)-t.readPos, 0)
-	if m.EnqueueLag > 0 {
-		if ts := t.b.store.MessageStoreTimestamp(TopicTimer, 0, t.readPos); ts > 0 {
-			m.EnqueueLatencyMs = max(now-ts, 0)
-		}
-	}
-	m.DequeueLag = int64(t.count)
-	m.DequeueLatencyMs = max(now-t.cursor*timerPrecisionMs, 0)
-	for _, slot := range t.wheel {
-		for _, e := range slot {
-			in := (e.deliver - now) / 1000
-			for i, bound := range TimerBoundsSec {
-				if in <= bound {
-					m.Due[i]++
-					break
-				}
-			}
-		}
-	}
-	return m
 }
 
 func (b *Broker) lagOf(group, topic string, queues int32, now time.Time) LagMetrics {

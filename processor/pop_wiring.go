@@ -128,18 +128,7 @@ func (h popHost) ReviveHorizon() int64 {
 	}
 	hz := time.Now().UnixMilli()
 	if b.conf().TimerWheelEnable {
-		t := b.timer
-		t.mu.Lock()
-		if t.loaded {
-			// An empty wheel with every timer record read has delivered all
-			// that was due, whatever its cursor says (it idles between steps).
-			if t.count > 0 || t.readPos < b.store.MaxOffsetInQueue(TopicTimer, 0) {
-				hz = min(hz, t.cursor*timerPrecisionMs)
-			}
-		} else {
-			hz = 0
-		}
-		t.mu.Unlock()
+		hz = b.timer.Horizon(hz)
 	}
 	return hz
 }

@@ -186,9 +186,7 @@ func TestSmuggledRealTopicThroughDelay(t *testing.T) {
 
 	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("DelayT", 0) == 3 }, 10*time.Second, 20*time.Millisecond)
 	require.Eventually(t, func() bool {
-		b.schedule.mu.Lock()
-		defer b.schedule.mu.Unlock()
-		return b.schedule.offsets[1] == 4
+		return b.schedule.Offset(1) == 4
 	}, 5*time.Second, 20*time.Millisecond, "the legacy record is passed, not retried")
 	msgs := pullAll(t, b, "DelayT", 0)
 	require.Len(t, msgs, 3)

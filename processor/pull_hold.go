@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"rmqd/codec"
+	"rmqd/processor/delivery"
 	"rmqd/remoting"
 	"rmqd/store"
 )
@@ -83,7 +84,7 @@ func (s *pullHoldService) suspend(p *heldPull) {
 	first := s.count == 1
 	s.mu.Unlock()
 	if first {
-		kick(s.kick)
+		delivery.Kick(s.kick)
 	}
 	if s.b.store.MaxOffsetInQueue(k.topic, k.queue) > p.header.QueueOffset {
 		s.notify(k.topic, k.queue, -1, 0, "", false)
@@ -195,7 +196,7 @@ func (s *pullHoldService) executeOne(p *heldPull) {
 // run checks every held queue each tick until ctx ends; with nothing held it
 // sleeps until a pull is.
 func (s *pullHoldService) run(ctx context.Context) {
-	tickUntilIdle(ctx, s.tick, idleTick, s.kick, func(context.Context) bool {
+	delivery.TickUntilIdle(ctx, s.tick, delivery.IdleTick, s.kick, func(context.Context) bool {
 		s.mu.Lock()
 		keys := make([]topicQueue, 0, len(s.held))
 		for k := range s.held {

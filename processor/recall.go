@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"rmqd/codec"
+	"rmqd/processor/delivery"
 	"rmqd/remoting"
 )
 
@@ -19,9 +20,6 @@ import (
 const (
 	recallVersion1 = "v1"
 	recallTag      = "_RECALL_TAG_"
-	// propTimerDelUniqKey marks a timer record as a delete marker for
-	// "<real topic>+<uniq key>" (MessageConst.PROPERTY_TIMER_DEL_UNIQKEY).
-	propTimerDelUniqKey = "TIMER_DEL_UNIQKEY"
 )
 
 // recallHandle is RecallMessageHandle.HandleV1.
@@ -116,12 +114,12 @@ func (b *Broker) handleRecallMessage(ctx context.Context, c remoting.Conn, req *
 		ts = -1
 	}
 	now := time.Now().UnixMilli()
-	if left := ts - now; left <= 0 || left >= timerMaxDelay {
+	if left := ts - now; left <= 0 || left >= delivery.TimerMaxDelayMs {
 		return fail(codec.RespIllegalOperation, "recall failed, timestamp invalid")
 	}
 	e := codec.EditProperties("")
 	e.Set(codec.PropTags, recallTag)
-	e.Set(propTimerDelUniqKey, rh.topic+"+"+rh.msgID)
+	e.Set(delivery.PropTimerDelUniqKey, rh.topic+"+"+rh.msgID)
 	e.Set(codec.PropUniqKey, rh.msgID)
 	e.Set(codec.PropTimerDeliverMs, rh.timestamp)
 	e.SetInt("BORN_TIMESTAMP", now)
@@ -140,19 +138,4 @@ func (b *Broker) handleRecallMessage(ctx context.Context, c remoting.Conn, req *
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	resp.Ext.Set("msgId", rh.msgID)
 	return resp, nil
-}
-
-// timerRecallKey is the key a delete marker names ("<real topic>+<uniq key>",
-// TimerMessageStore.buildDeleteKey) for a parked message, and whether the
-// message is itself a marker.
-func timerRecallKey(parked *codec.Message) (key string, marker bool) {
-	if k, ok := codec.PropertyValue(parked.Properties, propTimerDelUniqKey); ok {
-		return k, true
-	}
-	real, ok := codec.PropertyValue(parked.Properties, codec.PropRealTopic)
-	uniq, ok2 := codec.PropertyValue(parked.Properties, codec.PropUniqKey)
-	if !ok || !ok2 {
-		return "", false
-	}
-	return real + "+" + uniq, false
 }

@@ -82,9 +82,7 @@ func TestRecallMessage(t *testing.T) {
 	msgs := pullAll(t, b, "RecallT", 0)
 	require.Len(t, msgs, 1)
 	require.Equal(t, "UNIQ-KEPT", string(msgs[0].Body))
-	b.timer.mu.Lock()
-	defer b.timer.mu.Unlock()
-	require.Empty(t, b.timer.recalled)
+	require.Zero(t, b.timer.Recalled())
 }
 
 func TestRecallMessageDisabled(t *testing.T) {

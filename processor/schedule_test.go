@@ -11,16 +11,6 @@ import (
 	"rmqd/codec"
 )
 
-func TestParseDelayLevels(t *testing.T) {
-	l, err := parseDelayLevels(DefaultMessageDelayLevel)
-	require.NoError(t, err)
-	require.Len(t, l, 18)
-	require.Equal(t, time.Second, l[0])
-	require.Equal(t, 2*time.Hour, l[17])
-	_, err = parseDelayLevels("1x")
-	require.Error(t, err)
-}
-
 // pullAll pulls queue q of topic from offset 0 with an explicit subscription
 // and returns the decoded messages.
 func pullAll(t *testing.T, b *testBroker, topic string, q int32) []codec.Message {
@@ -58,10 +48,8 @@ func TestDelayedMessageIsDeliveredLater(t *testing.T) {
 	require.Equal(t, "2", dl)
 	rt, _ := codec.PropertyValue(msgs[0].Properties, codec.PropRealTopic)
 	require.Equal(t, "DelayT", rt)
-	require.NoError(t, b.schedule.persist())
-	b.schedule.mu.Lock()
-	require.EqualValues(t, 1, b.schedule.offsets[2])
-	b.schedule.mu.Unlock()
+	require.NoError(t, b.schedule.Persist())
+	require.EqualValues(t, 1, b.schedule.Offset(2))
 }
 
 func sendBackReq(offset int64, group string, delay int32, max int32) *codec.RemotingCommand {

@@ -13,6 +13,7 @@ import (
 
 	"rmqd/codec"
 	"rmqd/compat"
+	"rmqd/processor/delivery"
 	"rmqd/remoting"
 	"rmqd/store"
 )
@@ -172,7 +173,7 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 	msg.Properties = props
 	// A half message waits for its commit, which applies timer and delay.
 	if msg.Topic != TopicTransHalf {
-		if hasTimerProps(props) && delayLevelOf(props) <= 0 && !b.conf().TimerWheelEnable {
+		if delivery.WantsTimer(props) && !b.conf().TimerWheelEnable {
 			return setCode(resp, codec.RespSystemError, "timer message is not supported: timerWheelEnable=false")
 		}
 		if b.conf().TimerWheelEnable && !b.applyTimer(msg) {

@@ -28,10 +28,10 @@ func TestTimerMessages(t *testing.T) {
 	require.EqualValues(t, 0, b.st.MaxOffsetInQueue("TimerT", 0))
 	// Both wait in the wheel: the runtime info mqadmin's clusterList shows.
 	require.Eventually(t, func() bool {
-		_, offsetBehind, congest := b.timer.progress(time.Now().UnixMilli())
+		_, offsetBehind, congest := b.timer.Progress(time.Now().UnixMilli())
 		return offsetBehind == 0 && congest == 2
 	}, 5*time.Second, 10*time.Millisecond)
-	readBehind, _, _ := b.timer.progress(time.Now().UnixMilli())
+	readBehind, _, _ := b.timer.Progress(time.Now().UnixMilli())
 	require.LessOrEqual(t, readBehind, int64(1))
 
 	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("TimerT", 0) == 1 }, 5*time.Second, 20*time.Millisecond)
@@ -46,7 +46,7 @@ func TestTimerMessages(t *testing.T) {
 	require.True(t, ok)
 	require.NotEmpty(t, out)
 	require.Eventually(t, func() bool { return b.offsets.Query(timerSysGroup, TopicTimer, 0) == 2 }, 2*time.Second, 20*time.Millisecond)
-	_, _, congest := b.timer.progress(time.Now().UnixMilli())
+	_, _, congest := b.timer.Progress(time.Now().UnixMilli())
 	require.Zero(t, congest)
 
 	// Malformed and too distant times are refused; a DELAY level wins.

@@ -72,7 +72,7 @@ func TestTransactions(t *testing.T) {
 	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue(TopicTransOpHalf, 0) == 2 }, 5*time.Second, 10*time.Millisecond)
 	time.Sleep(5 * time.Millisecond)
 	n0 := c.onewayCount()
-	b.trans.check(ctx)
+	b.trans.Check(ctx)
 	require.Equal(t, n0+1, c.onewayCount(), "one check request")
 	c.mu.Lock()
 	chk := c.oneway[len(c.oneway)-1]
@@ -98,7 +98,7 @@ func TestTransactions(t *testing.T) {
 	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("TxT", 1) == 2 }, 5*time.Second, 10*time.Millisecond)
 	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue(TopicTransOpHalf, 0) == 3 }, 5*time.Second, 10*time.Millisecond)
 	n := c.onewayCount()
-	b.trans.check(ctx)
+	b.trans.Check(ctx)
 	require.Equal(t, n, c.onewayCount(), "nothing left to ask")
 	require.EqualValues(t, 4, b.offsets.Query(transSysGroup, TopicTransHalf, 0))
 }

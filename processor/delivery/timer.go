@@ -1,4 +1,4 @@
-package processor
+package delivery
 
 import (
 	"context"
@@ -13,17 +13,16 @@ import (
 
 // Timer delivery settings (MessageStoreConfig, TimerMessageStore).
 const (
-	timerSysGroup    = "CID_RMQ_SYS_TIMER"
 	timerPrecisionMs = 1000        // MessageStoreConfig.timerPrecisionMs
-	timerMaxDelay    = 3 * 86400e3 // timerMaxDelaySec (3 days) in ms
+	TimerMaxDelayMs  = 3 * 86400e3 // timerMaxDelaySec (3 days) in ms
 )
 
-// applyTimer is HookUtils.transformTimerMessage: a message with TIMER_DELIVER_MS,
+// ParkTimer is HookUtils.transformTimerMessage: a message with TIMER_DELIVER_MS,
 // TIMER_DELAY_SEC or TIMER_DELAY_MS (5.x Java producers' setDeliverTimeMs /
 // setDelayTimeSec / setDelayTimeMs) waits in rmq_sys_wheel_timer until its time.
 // A DELAY level wins over timer properties, which are then dropped. ok is false
 // for a malformed or too distant time (MESSAGE_ILLEGAL).
-func (b *Broker) applyTimer(msg *codec.Message) (ok bool) {
+func ParkTimer(msg *codec.Message) (ok bool) {
 	if t := msg.SysFlag & sysFlagTransactionMask; t != 0 && t != 0x8 {
 		return true
 	}
@@ -66,7 +65,7 @@ func (b *Broker) applyTimer(msg *codec.Message) (ok bool) {
 	if deliver <= now {
 		return true // due already: an ordinary message
 	}
-	if deliver-now > timerMaxDelay {
+	if deliver-now > TimerMaxDelayMs {
 		return false
 	}
 	if deliver%timerPrecisionMs == 0 {
@@ -83,6 +82,12 @@ func (b *Broker) applyTimer(msg *codec.Message) (ok bool) {
 	return true
 }
 
+// WantsTimer reports a message asking for timer delivery and no delay level
+// (which wins over timer properties).
+func WantsTimer(props string) bool {
+	return hasTimerProps(props) && delayLevelOf(props) <= 0
+}
+
 func hasTimerProps(props string) bool {
 	_, a := codec.PropertyValue(props, codec.PropTimerDeliverMs)
 	_, b := codec.PropertyValue(props, codec.PropTimerDelaySec)
@@ -96,11 +101,11 @@ type timerEntry struct {
 	clOffset int64
 }
 
-// timerSlots is the wheel size in precision slots: more than timerMaxDelay
+// timerSlots is the wheel size in precision slots: more than TimerMaxDelayMs
 // (3 days of 1 s slots) so a slot never holds two different due seconds.
 const timerSlots = 1 << 18
 
-// timerService delivers timer messages: it reads rmq_sys_wheel_timer into a
+// Timer delivers timer messages: it reads rmq_sys_wheel_timer into a
 // timing wheel of 1 s slots and re-puts each message to its real topic when
 // due. Scheduling and delivery cost O(1) per message whatever the number
 // pending; the wheel walk costs one step per elapsed second. Like Java's
@@ -109,8 +114,11 @@ const timerSlots = 1 << 18
 // (consumer offset of CID_RMQ_SYS_TIMER) is the oldest message not yet
 // delivered, so a restart re-reads what is pending; a message delivered out
 // of order before a crash may be delivered again (at least once).
-type timerService struct {
-	b       *Broker
+type Timer struct {
+	h *Host
+	// revive reports a timer message that is POP's own revive record: it goes
+	// to its system topic, which Target refuses to others.
+	revive  func(m *codec.Message) bool
 	mu      sync.Mutex
 	wheel   [][]timerEntry // timerSlots slots, index = second % timerSlots
 	cursor  int64          // next second to deliver
@@ -119,7 +127,7 @@ type timerService struct {
 	readPos int64
 	loaded  bool
 	tick    time.Duration
-	kick    chan struct{} // a message reached rmq_sys_wheel_timer (arriving)
+	kick    chan struct{} // a message reached rmq_sys_wheel_timer
 	// rec, parked and real are deliver's scratch (under mu): one message's
 	// record, its decoding (aliasing rec) and the message put back.
 	rec    []byte
@@ -130,21 +138,29 @@ type timerService struct {
 	recalled map[string]struct{}
 }
 
-func newTimerService(b *Broker) *timerService {
-	return &timerService{b: b, tick: 100 * time.Millisecond, kick: make(chan struct{}, 1)}
+// NewTimer makes the timer wheel service; revive may be nil.
+func NewTimer(h *Host, revive func(m *codec.Message) bool) *Timer {
+	if revive == nil {
+		revive = func(*codec.Message) bool { return false }
+	}
+	return &Timer{h: h, revive: revive, tick: 100 * time.Millisecond, kick: make(chan struct{}, 1)}
 }
 
-func (t *timerService) run(ctx context.Context) {
-	tickUntilIdle(ctx, t.tick, idleTick, t.kick, func(ctx context.Context) bool {
+// Kick tells the service a message reached its topic.
+func (t *Timer) Kick() { Kick(t.kick) }
+
+// Run delivers until ctx ends.
+func (t *Timer) Run(ctx context.Context) {
+	TickUntilIdle(ctx, t.tick, IdleTick, t.kick, func(ctx context.Context) bool {
 		t.step(ctx)
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		return !t.loaded || t.count > 0 || t.readPos < t.b.store.MaxOffsetInQueue(TopicTimer, 0)
+		return !t.loaded || t.count > 0 || t.readPos < t.h.Store.MaxOffsetInQueue(TopicTimer, 0)
 	})
 }
 
 // add puts e in its slot; an overdue entry goes to the cursor's slot.
-func (t *timerService) add(e timerEntry) {
+func (t *Timer) add(e timerEntry) {
 	sec := e.deliver / timerPrecisionMs
 	if sec < t.cursor {
 		sec = t.cursor
@@ -154,38 +170,37 @@ func (t *timerService) add(e timerEntry) {
 	t.count++
 }
 
-// pendingCount is the number of timer messages waiting in the wheel.
-func (t *timerService) pendingCount() int {
+// PendingCount is the number of timer messages waiting in the wheel.
+func (t *Timer) PendingCount() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.count
 }
 
-// progress reports what Java's runtime info calls timerReadBehind (seconds
+// Progress reports what Java's runtime info calls timerReadBehind (seconds
 // the delivery cursor lags the clock), timerOffsetBehind (timer records not
 // read into the wheel yet) and timerCongestNum (messages waiting in it).
-func (t *timerService) progress(now int64) (readBehind, offsetBehind int64, congest int) {
+func (t *Timer) Progress(now int64) (readBehind, offsetBehind int64, congest int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.loaded {
 		return 0, 0, 0
 	}
 	readBehind = max(now-t.cursor*timerPrecisionMs, 0) / 1000
-	offsetBehind = max(t.b.store.MaxOffsetInQueue(TopicTimer, 0)-t.readPos, 0)
+	offsetBehind = max(t.h.Store.MaxOffsetInQueue(TopicTimer, 0)-t.readPos, 0)
 	return readBehind, offsetBehind, t.count
 }
 
 // step reads new timer records and delivers those that are due.
-func (t *timerService) step(ctx context.Context) {
+func (t *Timer) step(ctx context.Context) { t.StepAt(ctx, time.Now().UnixMilli()) }
+
+// StepAt is one step with the clock at now (ms).
+func (t *Timer) StepAt(ctx context.Context, now int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.stepAt(ctx, time.Now().UnixMilli())
-}
-
-func (t *timerService) stepAt(ctx context.Context, now int64) {
-	b := t.b
+	h := t.h
 	if !t.loaded {
-		t.readPos = max(b.offsets.Query(timerSysGroup, TopicTimer, 0), 0)
+		t.readPos = max(h.Offsets.Query(TimerSysGroup, TopicTimer, 0), 0)
 		t.done.reset(t.readPos)
 		t.wheel = make([][]timerEntry, timerSlots)
 		t.cursor = now/timerPrecisionMs - 1
@@ -193,7 +208,7 @@ func (t *timerService) stepAt(ctx context.Context, now int64) {
 	}
 	var m codec.Message
 	for range 1000 {
-		res := b.store.GetMessage(timerSysGroup, TopicTimer, 0, t.readPos, 32, 1<<20, nil)
+		res := h.Store.GetMessage(TimerSysGroup, TopicTimer, 0, t.readPos, 32, 1<<20, nil)
 		if res.Status != store.GetFound {
 			if res.Status == store.GetOffsetTooSmall || res.Status == store.GetOffsetOverflowBadly {
 				t.readPos = res.NextBeginOffset
@@ -212,7 +227,7 @@ func (t *timerService) stepAt(ctx context.Context, now int64) {
 				deliver = 0 // deliver at once rather than lose it
 			}
 			if m.QueueOffset >= t.readPos {
-				if key, ok := codec.PropertyValue(m.Properties, propTimerDelUniqKey); ok {
+				if key, ok := codec.PropertyValue(m.Properties, PropTimerDelUniqKey); ok {
 					if t.recalled == nil {
 						t.recalled = map[string]struct{}{}
 					}
@@ -260,7 +275,7 @@ func (t *timerService) stepAt(ctx context.Context, now int64) {
 		}
 		t.cursor++
 	}
-	b.offsets.Commit(timerSysGroup, TopicTimer, 0, t.done.base)
+	h.Offsets.Commit(TimerSysGroup, TopicTimer, 0, t.done.base)
 }
 
 // doneSet tracks which queue offsets in [base, limit) are delivered, one bit
@@ -311,51 +326,136 @@ func (d *doneSet) mark(off int64) {
 	}
 }
 
-func (t *timerService) deliver(ctx context.Context, e timerEntry) bool {
-	b := t.b
+func (t *Timer) deliver(ctx context.Context, e timerEntry) bool {
+	h := t.h
 	var err error
-	if t.rec, err = b.store.AppendRecord(t.rec[:0], e.clOffset); err == nil {
+	if t.rec, err = h.Store.AppendRecord(t.rec[:0], e.clOffset); err == nil {
 		_, err = codec.DecodeRecord(t.rec, &t.parked)
 	}
 	if err != nil {
-		b.log.Warn("timer: message gone, dropped", "offset", e.clOffset, "err", err)
+		h.Log.Warn("timer: message gone, dropped", "offset", e.clOffset, "err", err)
 		return true
 	}
 	if len(t.recalled) > 0 {
 		// A marker is due with or after the message it names (same second,
 		// read later): the message is dropped first, then the marker.
-		key, marker := timerRecallKey(&t.parked)
+		key, marker := RecallKey(&t.parked)
 		if _, recalled := t.recalled[key]; marker || recalled {
 			if !marker {
-				b.log.Info("timer: recalled message dropped", "key", key)
+				h.Log.Info("timer: recalled message dropped", "key", key)
 			}
 			delete(t.recalled, key)
 			return true
 		}
-	} else if _, marker := codec.PropertyValue(t.parked.Properties, propTimerDelUniqKey); marker {
+	} else if _, marker := codec.PropertyValue(t.parked.Properties, PropTimerDelUniqKey); marker {
 		return true // a marker whose message was already delivered
 	}
 	// Java keeps REAL_TOPIC, REAL_QID and TIMER_OUT_MS in the delivered message.
 	real := &t.real
-	if !realInto(real, &t.parked) {
-		b.log.Warn("timer: message without REAL_TOPIC dropped", "offset", e.clOffset)
+	if !RealInto(real, &t.parked) {
+		h.Log.Warn("timer: message without REAL_TOPIC dropped", "offset", e.clOffset)
 		return true
 	}
-	if _, remark, ok := b.checkRestoredTarget(real.Topic, real.QueueID); !ok && !b.popRevive(real) {
-		b.log.Warn("timer: message for a topic it may not go to dropped", "offset", e.clOffset,
+	if remark, ok := h.Target(real.Topic, real.QueueID); !ok && !t.revive(real) {
+		h.Log.Warn("timer: message for a topic it may not go to dropped", "offset", e.clOffset,
 			"topic", real.Topic, "queue", real.QueueID, "remark", remark)
 		return true
 	}
-	real.StoreHost = b.storeHost
-	real.SysFlag = hostFlags(real.SysFlag, real.BornHost, real.StoreHost)
-	switch res := b.store.PutMessage(ctx, real); res.Status {
-	case store.PutOK, store.PutFlushDiskTimeout, store.PutFlushSlaveTimeout, store.PutSlaveNotAvailable:
-		return true
-	case store.PutMessageIllegal, store.PutPropertiesSizeExceeded:
-		b.log.Error("timer: message refused by the store, dropped", "topic", real.Topic, "status", res.Status.String())
-		return true
-	default:
-		b.log.Warn("timer: put failed, will retry", "topic", real.Topic, "status", res.Status.String())
-		return false
+	return h.putBack(ctx, "timer", real)
+}
+
+// PropTimerDelUniqKey marks a timer record as a delete marker for
+// "<real topic>+<uniq key>" (MessageConst.PROPERTY_TIMER_DEL_UNIQKEY,
+// RECALL_MESSAGE): the wheel drops the message it names.
+const PropTimerDelUniqKey = "TIMER_DEL_UNIQKEY"
+
+// RecallKey is the key a delete marker names ("<real topic>+<uniq key>",
+// TimerMessageStore.buildDeleteKey) for a parked message, and whether the
+// message is itself a marker.
+func RecallKey(parked *codec.Message) (key string, marker bool) {
+	if k, ok := codec.PropertyValue(parked.Properties, PropTimerDelUniqKey); ok {
+		return k, true
 	}
+	real, ok := codec.PropertyValue(parked.Properties, codec.PropRealTopic)
+	uniq, ok2 := codec.PropertyValue(parked.Properties, codec.PropUniqKey)
+	if !ok || !ok2 {
+		return "", false
+	}
+	return real + "+" + uniq, false
+}
+
+// Recalled is how many delete markers wait for the message they name.
+func (t *Timer) Recalled() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.recalled)
+}
+
+// Checkpoint is what GET_TIMER_CHECK_POINT reports: the wheel's read time
+// (its cursor) and where it reads rmq_sys_wheel_timer.
+func (t *Timer) Checkpoint() (readMs, queueOffset int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.cursor * timerPrecisionMs, t.readPos
+}
+
+// Horizon is the time before which every timer message has been delivered:
+// now when the wheel is empty with every record read (it idles between steps,
+// whatever its cursor says), its cursor otherwise, 0 before its first step.
+func (t *Timer) Horizon(now int64) int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.loaded {
+		return 0
+	}
+	if t.count > 0 || t.readPos < t.h.Store.MaxOffsetInQueue(TopicTimer, 0) {
+		return min(now, t.cursor*timerPrecisionMs)
+	}
+	return now
+}
+
+// TimerBoundsSec are TimerMetrics.timerDist: the upper bounds, in seconds from
+// now, of rocketmq_timer_message_snapshot's timer_bound_s buckets.
+var TimerBoundsSec = [...]int64{5, 60, 300, 900, 3600, 14400, 28800, 86400}
+
+// TimerMetrics is the timer wheel's state (DefaultStoreMetricsManager's timer
+// gauges).
+type TimerMetrics struct {
+	EnqueueLag       int64 // timer-topic records not yet read into the wheel
+	EnqueueLatencyMs int64 // age of the oldest of them, 0 when none
+	DequeueLag       int64 // messages waiting in the wheel
+	DequeueLatencyMs int64 // how far the delivery cursor trails the clock
+	// Due[i] counts waiting messages due within (TimerBoundsSec[i-1], TimerBoundsSec[i]] seconds.
+	Due [len(TimerBoundsSec)]int64
+}
+
+// Metrics reads the wheel under its lock; a scrape walks the waiting entries
+// once.
+func (t *Timer) Metrics(now int64) TimerMetrics {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var m TimerMetrics
+	if !t.loaded {
+		return m
+	}
+	m.EnqueueLag = max(t.h.Store.MaxOffsetInQueue(TopicTimer, 0)-t.readPos, 0)
+	if m.EnqueueLag > 0 {
+		if ts := t.h.Store.MessageStoreTimestamp(TopicTimer, 0, t.readPos); ts > 0 {
+			m.EnqueueLatencyMs = max(now-ts, 0)
+		}
+	}
+	m.DequeueLag = int64(t.count)
+	m.DequeueLatencyMs = max(now-t.cursor*timerPrecisionMs, 0)
+	for _, slot := range t.wheel {
+		for _, e := range slot {
+			in := (e.deliver - now) / 1000
+			for i, bound := range TimerBoundsSec {
+				if in <= bound {
+					m.Due[i]++
+					break
+				}
+			}
+		}
+	}
+	return m
 }

@@ -1,10 +1,9 @@
-package processor
+package delivery
 
 import (
 	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,8 +19,8 @@ import (
 // DefaultMessageDelayLevel is MessageStoreConfig.messageDelayLevel.
 const DefaultMessageDelayLevel = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
 
-// parseDelayLevels reads "1s 5s 1m 2h 1d" (ScheduleMessageService.parseDelayLevel).
-func parseDelayLevels(s string) ([]time.Duration, error) {
+// ParseDelayLevels reads "1s 5s 1m 2h 1d" (ScheduleMessageService.parseDelayLevel).
+func ParseDelayLevels(s string) ([]time.Duration, error) {
 	units := map[byte]time.Duration{'s': time.Second, 'm': time.Minute, 'h': time.Hour, 'd': 24 * time.Hour}
 	var out []time.Duration
 	for _, f := range strings.Fields(s) {
@@ -54,11 +53,12 @@ func delayLevelOf(props string) int {
 	return n
 }
 
-// applyDelay is HookUtils.transformDelayLevelMessage: a message with DELAY > 0
+// ParkDelay is HookUtils.transformDelayLevelMessage: a message with DELAY > 0
 // (and not a prepared or rolled-back transaction) is stored in
 // SCHEDULE_TOPIC_XXXX queue level-1 with its real destination in REAL_TOPIC and
-// REAL_QID. The store's dispatch turns the level into the deliver time.
-func (b *Broker) applyDelay(msg *codec.Message) {
+// REAL_QID; a level past the last of levels is the last. The store's dispatch
+// turns the level into the deliver time.
+func ParkDelay(msg *codec.Message, levels int) {
 	if t := msg.SysFlag & sysFlagTransactionMask; t != 0 && t != 0x8 {
 		return
 	}
@@ -67,8 +67,8 @@ func (b *Broker) applyDelay(msg *codec.Message) {
 		return
 	}
 	e := codec.EditProperties(msg.Properties)
-	if max := len(b.delayLevels); level > max {
-		level = max
+	if level > levels {
+		level = levels
 		e.SetInt(codec.PropDelay, int64(level))
 	}
 	e.Set(codec.PropRealTopic, msg.Topic)
@@ -78,36 +78,49 @@ func (b *Broker) applyDelay(msg *codec.Message) {
 	msg.QueueID = int32(level - 1)
 }
 
-// scheduleService is ScheduleMessageService: it walks each delay level's queue
-// of SCHEDULE_TOPIC_XXXX and re-puts messages whose time has come to their real
+// Schedule is ScheduleMessageService: it walks each delay level's queue of
+// SCHEDULE_TOPIC_XXXX and re-puts messages whose time has come to their real
 // topic. Progress is kept in delayOffset.json ({"offsetTable":{1:0,2:17}}).
-type scheduleService struct {
-	b       *Broker
-	log     *slog.Logger
+type Schedule struct {
+	h       *Host
+	levels  []time.Duration // levels[i] is the delay of level i+1
 	path    string
 	mu      sync.Mutex
 	offsets map[int32]int64 // delay level (1-based) → next schedule-queue offset
 	version meta.Version
 	tick    time.Duration
-	kick    chan struct{} // a message reached SCHEDULE_TOPIC_XXXX (arriving)
+	kick    chan struct{} // a message reached SCHEDULE_TOPIC_XXXX
 	// parked and real are the delivering goroutine's scratch: a schedule
 	// record decoded in place and the message put back for it.
 	parked codec.Message
 	real   codec.Message
 }
 
-func newScheduleService(b *Broker) *scheduleService {
-	return &scheduleService{b: b, log: b.log, path: filepath.Join(b.conf().ConfigDir(), "delayOffset.json"),
+// NewSchedule makes the delay-level service; its progress lives in
+// dir/delayOffset.json.
+func NewSchedule(h *Host, levels []time.Duration, dir string) *Schedule {
+	return &Schedule{h: h, levels: levels, path: filepath.Join(dir, "delayOffset.json"),
 		offsets: map[int32]int64{}, tick: 100 * time.Millisecond, kick: make(chan struct{}, 1)}
 }
 
-func (s *scheduleService) load() error {
+// Levels is how many delay levels there are.
+func (s *Schedule) Levels() int { return len(s.levels) }
+
+// Kick tells the service a message reached its topic.
+func (s *Schedule) Kick() { Kick(s.kick) }
+
+// Offset is the next schedule-queue offset of a level (1-based).
+func (s *Schedule) Offset(level int32) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.offsets[level]
+}
+
+// Load reads delayOffset.json (or its .bak).
+func (s *Schedule) Load() error {
 	return meta.LoadConfigFile(s.path, func(data []byte) error {
-		var w struct {
-			DataVersion DataVersion     `json:"dataVersion"`
-			OffsetTable map[int32]int64 `json:"offsetTable"`
-		}
-		if err := codec.UnmarshalBody(data, &w); err != nil {
+		w, err := decodeDelayOffsets(data)
+		if err != nil {
 			return err
 		}
 		s.mu.Lock()
@@ -120,12 +133,41 @@ func (s *scheduleService) load() error {
 	})
 }
 
-func (s *scheduleService) persist() error {
-	return compat.WriteConfigFile(s.path, s.encode())
+type delayOffsets struct {
+	DataVersion meta.DataVersion `json:"dataVersion"`
+	OffsetTable map[int32]int64  `json:"offsetTable"`
 }
 
-// encode is delayOffset.json: {"dataVersion":…,"offsetTable":{1:0,2:17}}.
-func (s *scheduleService) encode() []byte {
+func decodeDelayOffsets(data []byte) (delayOffsets, error) {
+	var w delayOffsets
+	err := codec.UnmarshalBody(data, &w)
+	return w, err
+}
+
+// ReplaceFromMaster takes the master's delayOffset.json content (a slave's
+// copy) and persists it.
+func (s *Schedule) ReplaceFromMaster(body []byte) error {
+	w, err := decodeDelayOffsets(body)
+	if err != nil {
+		return fmt.Errorf("decode master delay offsets: %w", err)
+	}
+	s.mu.Lock()
+	s.offsets = w.OffsetTable
+	if s.offsets == nil {
+		s.offsets = map[int32]int64{}
+	}
+	s.version.Set(w.DataVersion)
+	s.mu.Unlock()
+	return s.Persist()
+}
+
+// Persist writes delayOffset.json.
+func (s *Schedule) Persist() error {
+	return compat.WriteConfigFile(s.path, s.Encode())
+}
+
+// Encode is delayOffset.json: {"dataVersion":…,"offsetTable":{1:0,2:17}}.
+func (s *Schedule) Encode() []byte {
 	s.mu.Lock()
 	var b bytes.Buffer
 	dv, _ := codec.MarshalBody(s.version.Get())
@@ -138,22 +180,20 @@ func (s *scheduleService) encode() []byte {
 	return b.Bytes()
 }
 
-func (s *scheduleService) run(ctx context.Context) {
+// Run delivers until ctx ends.
+func (s *Schedule) Run(ctx context.Context) {
 	lastPersist := time.Now()
-	tickUntilIdle(ctx, s.tick, idleTick, s.kick, func(ctx context.Context) (pending bool) {
-		for level := 1; level <= len(s.b.delayLevels); level++ {
+	TickUntilIdle(ctx, s.tick, IdleTick, s.kick, func(ctx context.Context) (pending bool) {
+		for level := 1; level <= len(s.levels); level++ {
 			s.deliverLevel(ctx, int32(level))
-			s.mu.Lock()
-			off := s.offsets[int32(level)]
-			s.mu.Unlock()
-			if off < s.b.store.MaxOffsetInQueue(TopicSchedule, int32(level-1)) {
+			if s.Offset(int32(level)) < s.h.Store.MaxOffsetInQueue(TopicSchedule, int32(level-1)) {
 				pending = true
 			}
 		}
 		if time.Since(lastPersist) >= 10*time.Second {
 			lastPersist = time.Now()
-			if err := s.persist(); err != nil {
-				s.log.Error("persist delayOffset.json", "err", err)
+			if err := s.Persist(); err != nil {
+				s.h.Log.Error("persist delayOffset.json", "err", err)
 			}
 		}
 		return pending
@@ -161,17 +201,15 @@ func (s *scheduleService) run(ctx context.Context) {
 }
 
 // deliverLevel moves every due message of one level to its real topic.
-func (s *scheduleService) deliverLevel(ctx context.Context, level int32) {
+func (s *Schedule) deliverLevel(ctx context.Context, level int32) {
 	qid := level - 1
-	if s.b.store.MaxOffsetInQueue(TopicSchedule, qid) <= 0 {
+	if s.h.Store.MaxOffsetInQueue(TopicSchedule, qid) <= 0 {
 		return
 	}
-	delay := s.b.delayLevels[level-1]
+	delay := s.levels[level-1]
 	for round := 0; round < 64 && ctx.Err() == nil; round++ {
-		s.mu.Lock()
-		off := s.offsets[level]
-		s.mu.Unlock()
-		res := s.b.store.GetMessage("", TopicSchedule, qid, off, 32, 1<<20, nil)
+		off := s.Offset(level)
+		res := s.h.Store.GetMessage("", TopicSchedule, qid, off, 32, 1<<20, nil)
 		switch res.Status {
 		case store.GetFound:
 		case store.GetOffsetTooSmall, store.GetOffsetOverflowBadly, store.GetOffsetFoundNull, store.GetNoMatchedMessage:
@@ -192,7 +230,7 @@ func (s *scheduleService) deliverLevel(ctx context.Context, level int32) {
 		m := &s.parked
 		for _, rec := range res.Records {
 			if _, err := codec.DecodeRecord(rec, m); err != nil {
-				s.log.Error("schedule: undecodable record", "level", level, "err", err)
+				s.h.Log.Error("schedule: undecodable record", "level", level, "err", err)
 				more = false
 				break
 			}
@@ -210,7 +248,7 @@ func (s *scheduleService) deliverLevel(ctx context.Context, level int32) {
 	}
 }
 
-func (s *scheduleService) setOffset(level int32, off int64) {
+func (s *Schedule) setOffset(level int32, off int64) {
 	s.mu.Lock()
 	s.offsets[level] = off
 	s.mu.Unlock()
@@ -218,32 +256,20 @@ func (s *scheduleService) setOffset(level int32, off int64) {
 
 // deliver is messageTimeup + put: the real topic and queue come back, DELAY
 // goes.
-func (s *scheduleService) deliver(ctx context.Context, m *codec.Message) bool {
+func (s *Schedule) deliver(ctx context.Context, m *codec.Message) bool {
 	// Java clears DELAY from the map only after it built the properties string it
 	// stores (ScheduleMessageService.messageTimeUp), so the delivered copy keeps
 	// DELAY, as it keeps REAL_TOPIC and REAL_QID.
 	out := &s.real
 	defer func() { *out = codec.Message{} }()
-	if !realInto(out, m) {
-		s.log.Warn("schedule: message without a valid REAL_TOPIC and REAL_QID dropped", "offset", m.CommitLogOffset)
+	if !RealInto(out, m) {
+		s.h.Log.Warn("schedule: message without a valid REAL_TOPIC and REAL_QID dropped", "offset", m.CommitLogOffset)
 		return true
 	}
-	topic := out.Topic
-	if _, remark, ok := s.b.checkRestoredTarget(topic, out.QueueID); !ok {
-		s.log.Warn("schedule: message for a topic it may not go to dropped", "offset", m.CommitLogOffset,
-			"topic", topic, "queue", out.QueueID, "remark", remark)
+	if remark, ok := s.h.Target(out.Topic, out.QueueID); !ok {
+		s.h.Log.Warn("schedule: message for a topic it may not go to dropped", "offset", m.CommitLogOffset,
+			"topic", out.Topic, "queue", out.QueueID, "remark", remark)
 		return true
 	}
-	out.StoreHost = s.b.storeHost
-	out.SysFlag = hostFlags(out.SysFlag, out.BornHost, out.StoreHost)
-	res := s.b.store.PutMessage(ctx, out)
-	switch res.Status {
-	case store.PutOK, store.PutFlushDiskTimeout, store.PutFlushSlaveTimeout, store.PutSlaveNotAvailable:
-		return true
-	case store.PutMessageIllegal, store.PutPropertiesSizeExceeded:
-		s.log.Error("schedule: message refused by the store, dropped", "topic", topic, "status", res.Status)
-		return true
-	}
-	s.log.Warn("schedule: put failed, will retry", "topic", topic, "status", res.Status)
-	return false
+	return s.h.putBack(ctx, "schedule", out)
 }

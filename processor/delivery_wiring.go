@@ -1,0 +1,103 @@
+package processor
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"rmqd/codec"
+	"rmqd/compat"
+	"rmqd/processor/delivery"
+	"rmqd/store"
+)
+
+// DefaultMessageDelayLevel is MessageStoreConfig.messageDelayLevel.
+const DefaultMessageDelayLevel = delivery.DefaultMessageDelayLevel
+
+// Delivery services' system groups and the op tag of a settled half message.
+const (
+	timerSysGroup  = delivery.TimerSysGroup
+	transSysGroup  = delivery.TransSysGroup
+	transRemoveTag = "d"
+)
+
+// newDelivery makes the schedule, timer and transaction services over the
+// broker's store and offsets, with the broker's send checks.
+func (b *Broker) newDelivery(cfg BrokerConfig) error {
+	levels, err := delivery.ParseDelayLevels(cfg.Store.MessageDelayLevel)
+	if err != nil {
+		return fmt.Errorf("messageDelayLevel: %w", err)
+	}
+	h := &delivery.Host{Store: b.store, Offsets: b.offsets, Log: b.log,
+		Target: func(topic string, queueID int32) (string, bool) {
+			_, remark, ok := b.checkRestoredTarget(topic, queueID)
+			return remark, ok
+		},
+		Stamp: b.stamp,
+	}
+	b.schedule = delivery.NewSchedule(h, levels, cfg.ConfigDir())
+	b.timer = delivery.NewTimer(h, b.popRevive)
+	b.trans = delivery.NewTransactions(h, delivery.Asker{
+		Ask:         b.askTransactionState,
+		EnsureTopic: func(topic string) { b.topics.CreateInSendMessageBack(topic, 1, PermRead|PermWrite, 0) },
+		BrokerName:  func() string { return b.conf().BrokerName },
+		OffsetMsgID: func(off int64) string { return compat.OffsetMsgID(b.storeHost, off) },
+	})
+	if cfg.TransactionCheckInterval > 0 {
+		b.trans.Interval = time.Duration(cfg.TransactionCheckInterval) * time.Millisecond
+	}
+	if cfg.TransactionTimeOut > 0 {
+		b.trans.Timeout = time.Duration(cfg.TransactionTimeOut) * time.Millisecond
+	}
+	if cfg.TransactionCheckMax > 0 {
+		b.trans.CheckMax = int(cfg.TransactionCheckMax)
+	}
+	return nil
+}
+
+// stamp readies a message the broker puts itself: its store host and the
+// host flags that follow.
+func (b *Broker) stamp(m *codec.Message) {
+	m.StoreHost = b.storeHost
+	m.SysFlag = hostFlags(m.SysFlag, m.BornHost, m.StoreHost)
+}
+
+// askTransactionState sends CHECK_TRANSACTION_STATE to one producer of group.
+func (b *Broker) askTransactionState(group string, pick int64, req *codec.RemotingCommand) bool {
+	chs := b.producers.Channels(group)
+	if len(chs) == 0 {
+		return false
+	}
+	ch := chs[int(pick)%len(chs)]
+	if err := ch.Conn.InvokeOneway(req); err != nil {
+		b.log.Debug("transaction: check request not sent", "group", group, "err", err)
+	}
+	return true
+}
+
+// applyDelay parks a DELAY message in SCHEDULE_TOPIC_XXXX.
+func (b *Broker) applyDelay(msg *codec.Message) { delivery.ParkDelay(msg, b.schedule.Levels()) }
+
+// applyTimer parks a timer message in rmq_sys_wheel_timer; false for a
+// malformed or too distant time (MESSAGE_ILLEGAL).
+func (b *Broker) applyTimer(msg *codec.Message) bool { return delivery.ParkTimer(msg) }
+
+// writeOp records that the half message at halfOffset is settled (an op
+// message tagged "d" whose body is "offset,").
+func (b *Broker) writeOp(ctx context.Context, queueID int32, halfOffset int64) error {
+	props := fixStoredProps(codec.SetProperty("", codec.PropTags, transRemoveTag), b.conf(), b.ids)
+	msg := &codec.Message{Topic: TopicTransOpHalf, QueueID: queueID, BornTimestamp: time.Now().UnixMilli(),
+		BornHost: b.storeHost, StoreHost: b.storeHost, Body: []byte(strconv.FormatInt(halfOffset, 10) + ","),
+		Properties: props}
+	msg.SysFlag = hostFlags(0, msg.BornHost, msg.StoreHost)
+	res := b.store.PutMessage(ctx, msg)
+	if !res.Status.Written() {
+		return &putError{res.Status}
+	}
+	return nil
+}
+
+type putError struct{ s store.PutStatus }
+
+func (e *putError) Error() string { return "write transaction op message: " + e.s.String() }
