@@ -125,3 +125,51 @@ func TestTimerDeliversWhenDueAlone(t *testing.T) {
 	far := &codec.Message{Topic: "Real", Properties: codec.SetProperty("", codec.PropTimerDelaySec, strconv.Itoa(4*86400))}
 	require.False(t, ParkTimer(far), "past the 3-day limit")
 }
+
+// The checker alone: a settled half message is skipped, an unsettled one old
+// enough is re-queued with its check count raised and its producer asked, and
+// one checked too often goes to TRANS_CHECK_MAX_TIME_TOPIC.
+func TestTransactionsCheckAlone(t *testing.T) {
+	h, st := newTestHost(t)
+	var asked []*codec.RemotingCommand
+	var ensured []string
+	tx := NewTransactions(h, Asker{
+		Ask: func(group string, pick int64, req *codec.RemotingCommand) bool {
+			require.Equal(t, "PG", group)
+			asked = append(asked, req)
+			return true
+		},
+		EnsureTopic: func(topic string) { ensured = append(ensured, topic) },
+		BrokerName:  func() string { return "b1" },
+		OffsetMsgID: func(off int64) string { return "id" + strconv.FormatInt(off, 10) },
+	})
+	tx.Timeout = 0
+	tx.CheckMax = 2
+	half := func(body, times string) {
+		e := codec.EditProperties("")
+		e.Set(codec.PropRealTopic, "TxT")
+		e.Set(codec.PropRealQueueID, "1")
+		e.Set(codec.PropProducerGroup, "PG")
+		if times != "" {
+			e.Set(codec.PropTranCheckTimes, times)
+		}
+		put(t, st, &codec.Message{Topic: TopicTransHalf, Body: []byte(body), Properties: e.String()}) // stored as TRANSACTION_NOT_TYPE, as the broker stores halves
+	}
+	half("settled", "")
+	half("ask-me", "")
+	half("too-often", "2")
+	put(t, st, &codec.Message{Topic: TopicTransOpHalf, Body: []byte("0,"), Properties: codec.SetProperty("", codec.PropTags, "d")})
+	require.Eventually(t, func() bool {
+		return st.MaxOffsetInQueue(TopicTransHalf, 0) == 3 && st.MaxOffsetInQueue(TopicTransOpHalf, 0) == 1
+	}, 5*time.Second, 5*time.Millisecond)
+
+	tx.Check(context.Background())
+	require.Len(t, asked, 1, "only the unsettled one within its check limit")
+	require.Equal(t, codec.ReqCheckTransactionState, asked[0].Code)
+	bname, _ := asked[0].Ext.Get("bname")
+	require.Equal(t, "b1", bname)
+	require.Equal(t, []string{TopicTransCheckMax}, ensured)
+	require.Eventually(t, func() bool { return st.MaxOffsetInQueue(TopicTransCheckMax, 0) == 1 }, 5*time.Second, 5*time.Millisecond)
+	require.EqualValues(t, 4, st.MaxOffsetInQueue(TopicTransHalf, 0), "the asked one re-queued")
+	require.EqualValues(t, 3, h.Offsets.Query(TransSysGroup, TopicTransHalf, 0))
+}
