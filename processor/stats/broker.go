@@ -212,55 +212,43 @@ func JavaDouble(v float64) string {
 }
 
 func (s *Broker) topicCounter(topic string, isSystem func(string) bool) *Counter {
-	if m := s.topics.Load(); m != nil {
-		if c, ok := (*m)[topic]; ok {
-			return c
-		}
-	}
-	s.grow.Lock()
-	defer s.grow.Unlock()
-	old := s.topics.Load()
-	if old != nil {
-		if c, ok := (*old)[topic]; ok {
-			return c
-		}
-	}
-	next := make(map[string]*Counter, 1+lenOf(old))
-	if old != nil {
-		for k, v := range *old {
-			next[k] = v
-		}
-	}
-	c := &Counter{system: isSystem != nil && isSystem(topic)}
-	next[strings.Clone(topic)] = c
-	s.topics.Store(&next)
-	return c
+	return counterOf(&s.topics, &s.grow, topic, strings.Clone, topic, isSystem)
 }
 
 func (s *Broker) groupCounter(topic, group string, isSystem func(string) bool) *Counter {
-	k := topicGroup{topic, group}
-	if m := s.groups.Load(); m != nil {
+	return counterOf(&s.groups, &s.grow, topicGroup{topic, group}, cloneTopicGroup, topic, isSystem)
+}
+
+func cloneTopicGroup(k topicGroup) topicGroup {
+	return topicGroup{strings.Clone(k.topic), strings.Clone(k.group)}
+}
+
+// counterOf returns k's counter in the copy-on-write map p, making it (under
+// grow, with a key that aliases no request) the first time.
+func counterOf[K comparable](p *atomic.Pointer[map[K]*Counter], grow *sync.Mutex, k K, clone func(K) K,
+	topic string, isSystem func(string) bool) *Counter {
+	if m := p.Load(); m != nil {
 		if c, ok := (*m)[k]; ok {
 			return c
 		}
 	}
-	s.grow.Lock()
-	defer s.grow.Unlock()
-	old := s.groups.Load()
+	grow.Lock()
+	defer grow.Unlock()
+	old := p.Load()
 	if old != nil {
 		if c, ok := (*old)[k]; ok {
 			return c
 		}
 	}
-	next := make(map[topicGroup]*Counter, 1+lenOf(old))
+	next := make(map[K]*Counter, 1+lenOf(old))
 	if old != nil {
 		for k, v := range *old {
 			next[k] = v
 		}
 	}
 	c := &Counter{system: isSystem != nil && isSystem(topic)}
-	next[topicGroup{strings.Clone(topic), strings.Clone(group)}] = c
-	s.groups.Store(&next)
+	next[clone(k)] = c
+	p.Store(&next)
 	return c
 }
 
