@@ -49,7 +49,7 @@ type DefaultStore struct {
 	// confirmOn bounds dispatch by confirmOffset (controller mode, autoswitch.go).
 	confirmOn     atomic.Bool
 	confirmOffset atomic.Int64
-	dispatchMu sync.Mutex  // one dispatcher at a time
+	dispatchMu    sync.Mutex // one dispatcher at a time
 	// dispatchFailedAt is the record whose dispatch last failed (under dispatchMu).
 	dispatchFailedAt int64
 	group            *groupCommit
