@@ -64,7 +64,7 @@ func (s *DefaultStore) kickReput() {
 func (s *DefaultStore) TruncateCommitLog(offset int64) error {
 	s.dispatchMu.Lock()
 	defer s.dispatchMu.Unlock()
-	return s.truncateLocked(offset)
+	return s.truncateLocked(offset, true)
 }
 
 // TruncateInvalidTail cuts off what follows the last whole, valid record from
@@ -107,14 +107,16 @@ func (s *DefaultStore) TruncateInvalidTail() (int64, error) {
 	if at >= end {
 		return -1, nil
 	}
-	if err := s.truncateLocked(at); err != nil {
+	if err := s.truncateLocked(at, false); err != nil {
 		return -1, err
 	}
 	return at, nil
 }
 
-// truncateLocked runs with dispatchMu held (lock order dispatchMu -> commitLog.mu).
-func (s *DefaultStore) truncateLocked(offset int64) error {
+// truncateLocked runs with dispatchMu held (lock order dispatchMu -> commitLog.mu);
+// aligned checks that a record starts at offset (what follows a partial record
+// does not decode).
+func (s *DefaultStore) truncateLocked(offset int64, aligned bool) error {
 	c := s.commitLog
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -126,8 +128,10 @@ func (s *DefaultStore) truncateLocked(offset int64) error {
 		return nil
 	}
 	offset = max(offset, 0)
-	if err := s.checkAligned(offset); err != nil {
-		return err
+	if aligned {
+		if err := s.checkAligned(offset); err != nil {
+			return err
+		}
 	}
 	for _, cq := range s.allCQs() {
 		if cq.maxPhysicOffset.Load() >= offset {
