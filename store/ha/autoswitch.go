@@ -115,6 +115,8 @@ type AutoSwitch struct {
 	wakes    atomic.Pointer[[]chan struct{}]
 	// ackCh is closed and replaced whenever a slave acks: WaitAcked waits on it.
 	ackCh chan struct{}
+	// waiters are the WaitAckedAsync puts, answered on acks and set changes.
+	waiters []*ackWaiter
 
 	notifyMu sync.Mutex // listeners run one at a time, in order
 }
@@ -248,6 +250,7 @@ func (a *AutoSwitch) ChangeToMaster(epoch int32, syncStateSetEpoch int32, syncSt
 	a.caughtUp = map[int64]time.Time{}
 	a.refreshConfirmLocked()
 	a.mu.Unlock()
+	a.wakeAckers()
 	// Waiting consume queue dispatch (bounded: a stuck dispatcher must not
 	// hold the role change forever).
 	for i := 0; i < 3000 && a.st.DispatchBehind() > 0; i++ {
@@ -277,6 +280,7 @@ func (a *AutoSwitch) ChangeToSlave(masterHAAddr string, epoch int32, selfBrokerI
 	a.remote = map[int64]bool{}
 	a.syncing = false
 	a.mu.Unlock()
+	a.wakeAckers() // puts still waiting fail: this broker is no longer master
 	// A slave dispatches only what its master confirmed.
 	a.st.SetConfirmOffset(a.st.ConfirmOffset())
 	a.st.UseConfirmOffset(true)
@@ -320,6 +324,10 @@ func (a *AutoSwitch) Close() error {
 	}
 	a.stopClient()
 	a.dropConns()
+	a.mu.Lock()
+	a.master = false
+	a.mu.Unlock()
+	a.wakeAckers() // waiting puts fail
 	a.wg.Wait()
 	return err
 }
@@ -351,40 +359,141 @@ func (a *AutoSwitch) dropConns() {
 // (master) or what the master said it holds (slave).
 func (a *AutoSwitch) ConfirmOffset() int64 { return a.st.ConfirmOffset() }
 
-// WaitAcked waits until a SYNC put ending at offset is held by enough
-// replicas: all of the sync state set with allAckInSyncStateSet, else
-// inSyncReplicas of them (the master counts). It fails at once with
-// ErrInSyncReplicasNotEnough when fewer than minInSyncReplicas are in sync,
-// and with ctx's error when ctx ends first (FLUSH_SLAVE_TIMEOUT).
-func (a *AutoSwitch) WaitAcked(ctx context.Context, offset int64) error {
+// ErrAckTimeout means the replicas did not ack in time (FLUSH_SLAVE_TIMEOUT).
+var ErrAckTimeout = errors.New("ha: replicas did not ack in time")
+
+// CheckInSyncReplicas is the check Java makes before a SYNC put is written in
+// controller mode: ErrInSyncReplicasNotEnough (IN_SYNC_REPLICAS_NOT_ENOUGH)
+// when fewer than minInSyncReplicas are in sync, ErrNotMaster on a slave.
+func (a *AutoSwitch) CheckInSyncReplicas() error {
 	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.checkInSyncLocked()
+}
+
+func (a *AutoSwitch) checkInSyncLocked() error {
 	if !a.master {
-		a.mu.Unlock()
 		return ErrNotMaster
 	}
 	n := len(a.syncSet)
 	if a.syncing {
 		n = max(n, len(a.remote))
 	}
-	a.mu.Unlock()
 	if n < a.cfg.MinInSyncReplicas {
 		return fmt.Errorf("%d in sync, %d wanted: %w", n, a.cfg.MinInSyncReplicas, ErrInSyncReplicasNotEnough)
 	}
-	if !a.cfg.AllAckInSyncStateSet && a.cfg.InSyncReplicas <= 1 {
+	return nil
+}
+
+// needsAcks says whether a SYNC put waits at all: Java answers PUT_OK at once
+// when it needs at most one ack (the master's) and not all of the set.
+func (a *AutoSwitch) needsAcks() bool {
+	return a.cfg.AllAckInSyncStateSet || a.cfg.InSyncReplicas > 1
+}
+
+// WaitAcked waits until a SYNC put ending at offset is held by enough
+// replicas: all of the sync state set with allAckInSyncStateSet, else
+// inSyncReplicas of them (the master counts). It fails at once with
+// CheckInSyncReplicas's errors, and with ctx's error when ctx ends first
+// (FLUSH_SLAVE_TIMEOUT).
+func (a *AutoSwitch) WaitAcked(ctx context.Context, offset int64) error {
+	if err := a.CheckInSyncReplicas(); err != nil {
+		return err
+	}
+	if !a.needsAcks() {
 		return nil
 	}
 	for {
 		a.mu.Lock()
 		ok := a.ackedLocked(offset)
 		ch := a.ackCh
+		master := a.master
 		a.mu.Unlock()
 		if ok {
 			return nil
+		}
+		if !master {
+			return ErrNotMaster
 		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("wait for replicas to ack %d: %w", offset, ctx.Err())
 		case <-ch:
+		}
+	}
+}
+
+// ackWaiter is one SYNC put waiting without a goroutine (WaitAckedAsync).
+type ackWaiter struct {
+	offset int64
+	done   func(error)
+	timer  *time.Timer
+}
+
+// WaitAckedAsync is WaitAcked for the put path: done is called exactly once,
+// with nil, CheckInSyncReplicas's errors, ErrNotMaster when the role changes
+// meanwhile, or ErrAckTimeout after timeout (slaveTimeout). It never blocks
+// and keeps no goroutine per put.
+func (a *AutoSwitch) WaitAckedAsync(offset int64, timeout time.Duration, done func(error)) {
+	a.mu.Lock()
+	if err := a.checkInSyncLocked(); err != nil {
+		a.mu.Unlock()
+		done(err)
+		return
+	}
+	if !a.needsAcks() || a.ackedLocked(offset) {
+		a.mu.Unlock()
+		done(nil)
+		return
+	}
+	w := &ackWaiter{offset: offset, done: done}
+	a.waiters = append(a.waiters, w)
+	w.timer = time.AfterFunc(timeout, func() {
+		if a.dropWaiter(w) {
+			done(fmt.Errorf("wait for replicas to ack %d: %w", offset, ErrAckTimeout))
+		}
+	})
+	a.mu.Unlock()
+}
+
+func (a *AutoSwitch) dropWaiter(w *ackWaiter) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i, x := range a.waiters {
+		if x == w {
+			a.waiters = slices.Delete(a.waiters, i, i+1)
+			return true
+		}
+	}
+	return false
+}
+
+// readyWaitersLocked takes the waiters answered by the current acks (all of
+// them, failed, when this broker is no longer master).
+func (a *AutoSwitch) readyWaitersLocked() []*ackWaiter {
+	var ready []*ackWaiter
+	keep := a.waiters[:0]
+	for _, w := range a.waiters {
+		if !a.master || a.ackedLocked(w.offset) {
+			ready = append(ready, w)
+		} else {
+			keep = append(keep, w)
+		}
+	}
+	clear(a.waiters[len(keep):])
+	a.waiters = keep
+	return ready
+}
+
+func (a *AutoSwitch) answer(ready []*ackWaiter, master bool) {
+	// Whoever takes a waiter off the list answers it: the timer's callback
+	// finds it gone.
+	for _, w := range ready {
+		w.timer.Stop()
+		if master {
+			w.done(nil)
+		} else {
+			w.done(ErrNotMaster)
 		}
 	}
 }
@@ -413,11 +522,15 @@ func (a *AutoSwitch) ackedLocked(offset int64) bool {
 	return acks >= a.cfg.InSyncReplicas
 }
 
+// wakeAckers re-checks every waiting put (acks, the set or the role changed).
 func (a *AutoSwitch) wakeAckers() {
 	a.mu.Lock()
 	close(a.ackCh)
 	a.ackCh = make(chan struct{})
+	ready := a.readyWaitersLocked()
+	master := a.master
 	a.mu.Unlock()
+	a.answer(ready, master)
 }
 
 // syncStateSetLocked is getSyncStateSet: the union with the asked-for set
@@ -529,7 +642,10 @@ func (a *AutoSwitch) slaveAcked(c *autoConn, offset int64) {
 	}
 	close(a.ackCh)
 	a.ackCh = make(chan struct{})
+	ready := a.readyWaitersLocked()
+	master := a.master
 	a.mu.Unlock()
+	a.answer(ready, master)
 	if expand != nil {
 		a.notify(expand)
 	}
@@ -608,7 +724,10 @@ func (a *AutoSwitch) connGone(c *autoConn) {
 	}
 	close(a.ackCh)
 	a.ackCh = make(chan struct{})
+	ready := a.readyWaitersLocked()
+	master := a.master
 	a.mu.Unlock()
+	a.answer(ready, master)
 	if shrink != nil {
 		a.notify(shrink)
 	}

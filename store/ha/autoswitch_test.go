@@ -323,3 +323,49 @@ func TestAutoMasterServesJavaClientBytes(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, want[:n], got)
 }
+
+func TestAutoSwitchWaitAckedAsync(t *testing.T) {
+	mdir, sdir := t.TempDir(), t.TempDir()
+	master := openStore(t, mdir, store.RoleAsyncMaster)
+	defer master.Shutdown()
+	mcfg := autoCfg(mdir, 1)
+	mcfg.AllAckInSyncStateSet = true
+	a, wanted := newAuto(t, master, mcfg)
+	defer a.Close()
+	require.NoError(t, a.ChangeToMaster(1, 1, []int64{1}))
+	answers := make(chan error, 8)
+	answer := func(err error) { answers <- err }
+
+	// The master alone: answered at once.
+	put(t, master, 0, 5)
+	a.WaitAckedAsync(master.MaxPhyOffset(), time.Minute, answer)
+	require.NoError(t, <-answers)
+
+	slave := openStore(t, sdir, store.RoleSlave)
+	defer slave.Shutdown()
+	b, _ := newAuto(t, slave, autoCfg(sdir, 2))
+	defer b.Close()
+	require.NoError(t, b.ChangeToSlave(a.Addr().String(), 1, 2))
+	waitWanted(t, wanted, []int64{1, 2})
+	a.SetSyncStateSet([]int64{1, 2}, 2)
+
+	// With the slave in the set: answered once it acks.
+	put(t, master, 5, 10)
+	a.WaitAckedAsync(master.MaxPhyOffset(), time.Minute, answer)
+	select {
+	case err := <-answers:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer after the slave's ack")
+	}
+	// Beyond what is written no ack comes: the timeout answers.
+	a.WaitAckedAsync(master.MaxPhyOffset()+1, 50*time.Millisecond, answer)
+	require.ErrorIs(t, <-answers, ErrAckTimeout)
+	// A role change answers the waiting puts.
+	a.WaitAckedAsync(master.MaxPhyOffset()+1, time.Minute, answer)
+	require.NoError(t, b.Close())
+	require.NoError(t, a.ChangeToSlave("127.0.0.1:1", 2, 1))
+	require.ErrorIs(t, <-answers, ErrNotMaster)
+	a.WaitAckedAsync(0, time.Minute, answer)
+	require.ErrorIs(t, <-answers, ErrNotMaster)
+}
