@@ -223,20 +223,12 @@ func (c *autoConn) writeLoop() {
 	lastWarn := time.Time{}
 	lastConfirm := int64(-1)
 	for {
-		room, windowEnd := c.flow.room(time.Now(), cfg.TransferBatchSize)
-		if room == 0 {
-			if time.Since(lastWarn) >= time.Second {
-				a.log.Warn("HA flow control: the slave's bytes for this second are sent", "remote", c.nc.RemoteAddr())
-				lastWarn = time.Now()
-			}
-			wait := time.NewTimer(time.Until(windowEnd))
-			select {
-			case <-c.done:
-				wait.Stop()
-				return
-			case <-wait.C:
-			}
-			continue
+		room, ok := c.flow.waitRoom(cfg.TransferBatchSize, c.done, &lastWarn, func() {
+			a.log.Warn("HA flow control: the slave's bytes for this second are sent", "remote", c.nc.RemoteAddr(),
+				"maxHaTransferByteInSecond", cfg.MaxTransferBytesPerSecond)
+		})
+		if !ok {
+			return
 		}
 		// The frame stays inside the epoch holding next.
 		entry, ok := a.epoch.FindByOffset(next)
@@ -281,18 +273,8 @@ func (c *autoConn) writeLoop() {
 				continue
 			}
 		}
-		if !idle.Stop() {
-			select {
-			case <-idle.C:
-			default:
-			}
-		}
-		idle.Reset(cfg.HeartbeatInterval - time.Since(lastWrite))
-		select {
-		case <-c.done:
+		if !idleWait(idle, cfg.HeartbeatInterval-time.Since(lastWrite), c.done, c.wake) {
 			return
-		case <-c.wake:
-		case <-idle.C:
 		}
 	}
 }

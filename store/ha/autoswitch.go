@@ -209,14 +209,9 @@ func (a *AutoSwitch) SyncStateSet() ([]int64, int32) {
 func (a *AutoSwitch) ChangeToMaster(epoch int32, syncStateSetEpoch int32, syncStateSet []int64) error {
 	a.roleMu.Lock()
 	defer a.roleMu.Unlock()
-	if a.closed {
-		return ErrClosedHA
+	if err := a.leaveRole("master", epoch); err != nil {
+		return err
 	}
-	if last := a.epoch.LastEpoch(); epoch < last {
-		return fmt.Errorf("change to master of epoch %d, last is %d: %w", epoch, last, ErrStaleEpoch)
-	}
-	a.stopClient()
-	a.dropConns()
 	cut, err := a.st.TruncateInvalidTail()
 	if err != nil {
 		return fmt.Errorf("change to master: %w", err)
@@ -265,14 +260,9 @@ func (a *AutoSwitch) ChangeToMaster(epoch int32, syncStateSetEpoch int32, syncSt
 func (a *AutoSwitch) ChangeToSlave(masterHAAddr string, epoch int32, selfBrokerID int64) error {
 	a.roleMu.Lock()
 	defer a.roleMu.Unlock()
-	if a.closed {
-		return ErrClosedHA
+	if err := a.leaveRole("slave", epoch); err != nil {
+		return err
 	}
-	if last := a.epoch.LastEpoch(); epoch < last {
-		return fmt.Errorf("change to slave of epoch %d, last is %d: %w", epoch, last, ErrStaleEpoch)
-	}
-	a.stopClient()
-	a.dropConns()
 	a.mu.Lock()
 	a.master = false
 	a.localID = selfBrokerID
@@ -285,12 +275,28 @@ func (a *AutoSwitch) ChangeToSlave(masterHAAddr string, epoch int32, selfBrokerI
 	a.st.SetConfirmOffset(a.st.ConfirmOffset())
 	a.st.UseConfirmOffset(true)
 	c := newAutoClient(a, selfBrokerID)
-	c.setAddr(masterHAAddr)
+	if masterHAAddr != "" {
+		c.setAddr(masterHAAddr)
+	}
 	a.mu.Lock()
 	a.client = c
 	a.mu.Unlock()
-	c.start()
+	c.run()
 	a.log.Info("changed to slave", "master", masterHAAddr, "epoch", epoch, "brokerId", selfBrokerID)
+	return nil
+}
+
+// leaveRole starts a role change to epoch (roleMu held): a stale epoch is
+// refused, the slave client and the slave connections stop.
+func (a *AutoSwitch) leaveRole(to string, epoch int32) error {
+	if a.closed {
+		return ErrClosedHA
+	}
+	if last := a.epoch.LastEpoch(); epoch < last {
+		return fmt.Errorf("change to %s of epoch %d, last is %d: %w", to, epoch, last, ErrStaleEpoch)
+	}
+	a.stopClient()
+	a.dropConns()
 	return nil
 }
 
@@ -338,7 +344,7 @@ func (a *AutoSwitch) stopClient() {
 	a.client = nil
 	a.mu.Unlock()
 	if c != nil {
-		c.close()
+		c.stop()
 	}
 }
 
@@ -699,12 +705,25 @@ func (a *AutoSwitch) shrinkLoop() {
 			return
 		case <-t.C:
 		}
+		a.truncateEpochPrefix()
 		if !a.IsMaster() {
 			continue
 		}
 		if set, changed := a.MaybeShrinkSyncStateSet(); changed {
 			a.notify(toSet(set))
 		}
+	}
+}
+
+// truncateEpochPrefix drops the epochs whose bytes retention deleted, as
+// Java's consume-queue cleaner does after each cleanup (minPhyOffset - 1).
+func (a *AutoSwitch) truncateEpochPrefix() {
+	minPhy := a.st.MinPhyOffset()
+	if first, ok := a.epoch.FirstEntry(); !ok || minPhy <= 0 || first.EndOffset > minPhy-1 {
+		return
+	}
+	if err := a.epoch.TruncatePrefixByOffset(minPhy - 1); err != nil {
+		a.log.Error("truncate epoch file prefix", "offset", minPhy-1, "err", err)
 	}
 }
 
