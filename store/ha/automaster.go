@@ -3,7 +3,6 @@ package ha
 import (
 	"bufio"
 	"encoding/binary"
-	"errors"
 	"io"
 	"net"
 	"sync"
@@ -41,21 +40,11 @@ type autoConn struct {
 func (a *AutoSwitch) accept() {
 	defer a.wg.Done()
 	for {
-		nc, err := a.ln.Accept()
-		if err != nil {
-			if a.ctx.Err() != nil {
-				return
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			a.log.Error("ha accept", "err", err)
-			select {
-			case <-a.ctx.Done():
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
+		nc, ok := acceptOne(a.ctx, a.ln, a.log)
+		if !ok {
+			return
+		}
+		if nc == nil {
 			continue
 		}
 		c := &autoConn{a: a, nc: nc, wake: make(chan struct{}, 1), handshake: make(chan struct{}, 1),

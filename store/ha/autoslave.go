@@ -45,12 +45,10 @@ func (c *autoClient) session(addr string) error {
 	if err != nil {
 		return err
 	}
-	hbDone := make(chan struct{})
-	var hbWG sync.WaitGroup
+	stopBeat := func() {}
 	defer func() {
-		close(hbDone)
-		release()
-		hbWG.Wait()
+		release() // unblocks a report stuck in a write
+		stopBeat()
 	}()
 	var wmu sync.Mutex
 	var reported atomic.Int64
@@ -105,23 +103,7 @@ func (c *autoClient) session(addr string) error {
 		return err
 	}
 	c.a.log.Info("slave handshake done", "master", addr, "from", from, "masterEnd", mh.MaxOffset)
-	hbWG.Add(1)
-	go func() {
-		defer hbWG.Done()
-		t := time.NewTicker(cfg.HeartbeatInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-hbDone:
-				return
-			case <-t.C:
-			}
-			if report(max(reported.Load(), st.MaxPhyOffset())) != nil {
-				_ = nc.Close()
-				return
-			}
-		}
-	}()
+	stopBeat = beat(nc, cfg.HeartbeatInterval, func() error { return report(max(reported.Load(), st.MaxPhyOffset())) })
 
 	// TRANSFER
 	received := int32(-1)

@@ -151,3 +151,54 @@ func (c *client) dial(addr string) (nc net.Conn, done func(), err error) {
 		c.mu.Unlock()
 	}, nil
 }
+
+// beat reports every interval (the slave's heartbeat) until stop; a failed
+// report closes nc so the session's reader ends too.
+func beat(nc net.Conn, interval time.Duration, report func() error) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			if report() != nil {
+				_ = nc.Close()
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// acceptOne takes the next connection of an HA listener: nil with true after
+// a transient error (retried after a pause), false once ctx is done.
+func acceptOne(ctx context.Context, ln net.Listener, log *slog.Logger) (net.Conn, bool) {
+	nc, err := ln.Accept()
+	if err == nil {
+		return nc, true
+	}
+	if ctx.Err() != nil {
+		return nil, false
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return nil, true
+	}
+	log.Error("ha accept", "err", err)
+	select {
+	case <-ctx.Done():
+		return nil, false
+	case <-time.After(100 * time.Millisecond):
+	}
+	return nil, true
+}

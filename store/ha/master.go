@@ -119,21 +119,11 @@ func (m *Master) publishWakes() {
 func (m *Master) accept() {
 	defer m.wg.Done()
 	for {
-		nc, err := m.ln.Accept()
-		if err != nil {
-			if m.ctx.Err() != nil {
-				return
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			m.log.Error("ha accept", "err", err)
-			select {
-			case <-m.ctx.Done():
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
+		nc, ok := acceptOne(m.ctx, m.ln, m.log)
+		if !ok {
+			return
+		}
+		if nc == nil {
 			continue
 		}
 		c := &masterConn{m: m, nc: nc, wake: make(chan struct{}, 1), first: make(chan struct{}), done: make(chan struct{}),

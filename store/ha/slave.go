@@ -55,12 +55,10 @@ func (s *Slave) session(addr string) error {
 	if err != nil {
 		return err
 	}
-	hbDone := make(chan struct{})
-	var hbWG sync.WaitGroup
+	stopBeat := func() {}
 	defer func() {
-		close(hbDone)
-		release()
-		hbWG.Wait()
+		release() // unblocks a report stuck in a write
+		stopBeat()
 	}()
 
 	var wmu sync.Mutex
@@ -91,23 +89,7 @@ func (s *Slave) session(addr string) error {
 		return err
 	}
 	s.log.Info("connected to master", "master", addr, "offset", s.st.MaxPhyOffset())
-	hbWG.Add(1)
-	go func() {
-		defer hbWG.Done()
-		t := time.NewTicker(s.cfg.HeartbeatInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-hbDone:
-				return
-			case <-t.C:
-			}
-			if report(s.st.MaxPhyOffset()) != nil {
-				_ = nc.Close()
-				return
-			}
-		}
-	}()
+	stopBeat = beat(nc, s.cfg.HeartbeatInterval, func() error { return report(s.st.MaxPhyOffset()) })
 
 	hdr := make([]byte, headerSize)
 	body := make([]byte, 0, headerSize+s.cfg.TransferBatchSize)
