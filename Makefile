@@ -46,7 +46,7 @@ compat-java:
 	RMQD_JAVA_COMPAT=1 $(GO) test -count=1 -run 'TestJava' ./store
 
 # Controller-mode HA against Apache 5.3.3's AutoSwitchHAService both ways (a Java store
-# in controller mode per test, from the integration classpath; some 15 s).
+# in controller mode per test, from the integration classpath; some 35 s).
 compat-ha: integration-deps
 	RMQD_HA_INTEROP=1 $(GO) test -count=1 -run 'TestJava' ./store/ha
 

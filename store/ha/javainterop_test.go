@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,7 +32,7 @@ type javaStore struct {
 }
 
 // apacheLib is the Apache 5.3.3 jars of the integration build
-// (integration/java/target/lib/apache). The interop tests take some 15 s (a
+// (integration/java/target/lib/apache). The interop tests take some 35 s (a
 // JVM each): they run with RMQD_HA_INTEROP=1 (make compat-ha).
 func apacheLib(t *testing.T) string {
 	t.Helper()
@@ -57,17 +58,51 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
+// javaClasses compiles AutoHA.java once per test binary.
+var javaClasses = struct {
+	once sync.Once
+	dir  string
+	err  error
+}{}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if javaClasses.dir != "" {
+		_ = os.RemoveAll(javaClasses.dir)
+	}
+	os.Exit(code)
+}
+
+func compileJava(t *testing.T, lib string) string {
+	t.Helper()
+	javaClasses.once.Do(func() {
+		dir, err := os.MkdirTemp("", "rmqd-autoha-")
+		if err != nil {
+			javaClasses.err = err
+			return
+		}
+		javaClasses.dir = dir
+		out, err := exec.Command("javac", "-nowarn", "-cp", lib+"/*", "-d", dir,
+			filepath.Join("testdata", "java", "AutoHA.java")).CombinedOutput()
+		if err != nil {
+			javaClasses.err = fmt.Errorf("javac: %w: %s", err, out)
+		}
+	})
+	require.NoError(t, javaClasses.err)
+	return javaClasses.dir
+}
+
 func startJava(t *testing.T, mode string, epoch int32, brokerID int64) *javaStore {
 	t.Helper()
 	lib := apacheLib(t)
+	classes := compileJava(t, lib)
 	j := &javaStore{t: t, dir: t.TempDir(), port: freePort(t)}
 	home := t.TempDir()
-	src, err := filepath.Abs(filepath.Join("testdata", "java", "AutoHA.java"))
-	require.NoError(t, err)
-	j.cmd = exec.Command("java", "-Xmx256m", "-XX:+UseSerialGC", "-Duser.home="+home, "-Drocketmq.home.dir="+home,
-		"-cp", lib+"/*", src, mode, j.dir, strconv.Itoa(fileSize), strconv.Itoa(j.port),
+	j.cmd = exec.Command("java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Duser.home="+home,
+		"-Drocketmq.home.dir="+home, "-cp", lib+"/*:"+classes, "AutoHA", mode, j.dir, strconv.Itoa(fileSize), strconv.Itoa(j.port),
 		strconv.Itoa(int(epoch)), strconv.FormatInt(brokerID, 10))
 	j.cmd.Stderr = io.Discard
+	var err error
 	j.in, err = j.cmd.StdinPipe()
 	require.NoError(t, err)
 	out, err := j.cmd.StdoutPipe()
@@ -210,4 +245,37 @@ func TestJavaSlaveTruncatesAgainstRmqdMaster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	require.NoError(t, g.WaitAcked(ctx, gs.MaxPhyOffset()))
+}
+
+func TestRmqdSlaveTruncatesAgainstJavaMaster(t *testing.T) {
+	// rmqd leads epoch 1; Java follows.
+	mdir := t.TempDir()
+	ms := openStore(t, mdir, store.RoleAsyncMaster)
+	defer ms.Shutdown()
+	m, _ := newAuto(t, ms, autoCfg(mdir, 1))
+	require.NoError(t, m.ChangeToMaster(1, 1, []int64{1}))
+	put(t, ms, 0, 80)
+	j := startJava(t, "slave", 1, 2)
+	j.send("slave " + m.Addr().String())
+	j.reply("MAX ")
+	require.Eventually(t, func() bool { return j.max("max") == ms.MaxPhyOffset() }, 30*time.Second, 20*time.Millisecond)
+	require.NoError(t, m.Close())
+
+	// rmqd writes a tail Java never gets; Java is elected for epoch 2.
+	fork := ms.MaxPhyOffset()
+	put(t, ms, 80, 120)
+	j.send("epoch 2")
+	j.reply("MAX ")
+	end := j.max("put 30")
+	require.Greater(t, end, fork)
+
+	// rmqd follows Java: its epoch-1 tail is cut, then it catches up.
+	m, _ = newAuto(t, ms, autoCfg(mdir, 1))
+	defer m.Close()
+	require.NoError(t, m.ChangeToSlave(j.addr(), 2, 1))
+	require.Eventually(t, func() bool { return ms.MaxPhyOffset() == end }, 30*time.Second, 10*time.Millisecond)
+	require.Equal(t, j.epochs(), epochString(m.Epochs().Entries()))
+	sameSlaveFiles(t, j.dir, mdir)
+	// rmqd's 40 cut messages left its queues; Java's 30 are in topic T too.
+	require.Eventually(t, func() bool { return queueTotal(ms) == 110 }, 10*time.Second, 10*time.Millisecond)
 }

@@ -1,6 +1,6 @@
 // A Java 5.3.3 DefaultMessageStore in controller mode (AutoSwitchHAService), driven over stdin/stdout by
 // store/ha's interop test: "master" puts messages and serves rmqd slaves, "slave" replicates from an rmqd
-// master. Run in source-file mode: java -cp 'lib/apache/*' AutoHA.java MODE DIR FILESIZE HAPORT EPOCH BROKERID.
+// master. Compiled by the test: java -cp 'lib/apache/*:classes' AutoHA MODE DIR FILESIZE HAPORT EPOCH BROKERID.
 // Commands: "put N" (master), "slave ADDR" (slave: set the master HA address), "epoch N" (master of a new
 // epoch), "toslave N ADDR" (a master becomes the slave of ADDR for epoch N), "max", "epochs", "quit".
 // Every line out is "MAX <maxPhyOffset> <confirmOffset>" or "EPOCHS e-s,e-s" or "OK".
@@ -121,6 +121,7 @@ public class AutoHA {
                     ha.updateHaMasterAddress(cmd[1]);
                     break;
                 case "epoch":
+                    st.getMessageStoreConfig().setBrokerRole(BrokerRole.ASYNC_MASTER);
                     if (!ha.changeToMaster(Integer.parseInt(cmd[1]))) {
                         throw new IllegalStateException("changeToMaster failed");
                     }
