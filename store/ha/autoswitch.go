@@ -271,8 +271,8 @@ func (a *AutoSwitch) ChangeToSlave(masterHAAddr string, epoch int32, selfBrokerI
 	a.syncing = false
 	a.mu.Unlock()
 	a.wakeAckers() // puts still waiting fail: this broker is no longer master
-	// A slave dispatches only what its master confirmed.
-	a.st.SetConfirmOffset(a.st.ConfirmOffset())
+	// A slave dispatches only what its master confirmed (the confirm offset
+	// kept in the checkpoint until the master's first frame says more).
 	a.st.UseConfirmOffset(true)
 	c := newAutoClient(a, selfBrokerID)
 	if masterHAAddr != "" {
