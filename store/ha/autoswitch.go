@@ -1,10 +1,12 @@
 package ha
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"slices"
 	"sync"
@@ -477,10 +479,14 @@ func (a *AutoSwitch) dropWaiter(w *ackWaiter) bool {
 // readyWaitersLocked takes the waiters answered by the current acks (all of
 // them, failed, when this broker is no longer master).
 func (a *AutoSwitch) readyWaitersLocked() []*ackWaiter {
+	if len(a.waiters) == 0 {
+		return nil
+	}
 	var ready []*ackWaiter
 	keep := a.waiters[:0]
+	upto := a.ackedUptoLocked()
 	for _, w := range a.waiters {
-		if !a.master || a.ackedLocked(w.offset) {
+		if !a.master || w.offset <= upto {
 			ready = append(ready, w)
 		} else {
 			keep = append(keep, w)
@@ -505,27 +511,43 @@ func (a *AutoSwitch) answer(ready []*ackWaiter, master bool) {
 }
 
 // ackedLocked is GroupTransferService's count for one request.
-func (a *AutoSwitch) ackedLocked(offset int64) bool {
+func (a *AutoSwitch) ackedLocked(offset int64) bool { return offset <= a.ackedUptoLocked() }
+
+// ackedUptoLocked is the end that enough replicas hold: with
+// allAckInSyncStateSet every other member of the set, else inSyncReplicas-1
+// slaves besides the master. A slave that reconnected before its old
+// connection was noticed dead counts once (Java counts connections, and says
+// in a TODO that it should count slaves).
+func (a *AutoSwitch) ackedUptoLocked() int64 {
+	need := a.cfg.InSyncReplicas - 1
+	var set map[int64]bool
 	if a.cfg.AllAckInSyncStateSet {
-		set := a.syncStateSetLocked()
-		if len(set) <= 1 {
-			return true
-		}
-		acks := 1
-		for c := range a.conns {
-			if set[c.slaveID.Load()] && c.ack.Load() >= offset {
-				acks++
-			}
-		}
-		return acks >= len(set)
+		set = a.syncStateSetLocked()
+		need = len(set) - 1
 	}
-	acks := 1
+	if need <= 0 {
+		return math.MaxInt64
+	}
+	type slaveAck struct{ id, ack int64 }
+	var buf [16]slaveAck
+	acks := buf[:0]
 	for c := range a.conns {
-		if c.ack.Load() >= offset {
-			acks++
+		id, ack := c.slaveID.Load(), c.ack.Load()
+		if set != nil && !set[id] {
+			continue
+		}
+		i := slices.IndexFunc(acks, func(x slaveAck) bool { return x.id == id })
+		if i < 0 {
+			acks = append(acks, slaveAck{id, ack})
+		} else if ack > acks[i].ack {
+			acks[i].ack = ack
 		}
 	}
-	return acks >= a.cfg.InSyncReplicas
+	if len(acks) < need {
+		return -1
+	}
+	slices.SortFunc(acks, func(x, y slaveAck) int { return cmp.Compare(y.ack, x.ack) })
+	return acks[need-1].ack
 }
 
 // wakeAckers re-checks every waiting put (acks, the set or the role changed).

@@ -393,3 +393,37 @@ func TestAutoSwitchWaitAckedAsync(t *testing.T) {
 	a.WaitAckedAsync(0, time.Minute, answer)
 	require.ErrorIs(t, <-answers, ErrNotMaster)
 }
+
+func TestAckedUptoCountsSlavesOnce(t *testing.T) {
+	conn := func(id, ack int64) *autoConn {
+		c := &autoConn{}
+		c.slaveID.Store(id)
+		c.ack.Store(ack)
+		return c
+	}
+	for _, tc := range []struct {
+		name   string
+		allAck bool
+		isr    int
+		set    []int64
+		conns  [][2]int64
+		want   int64
+	}{
+		{"one ack needed", false, 1, []int64{1}, nil, 1<<63 - 1},
+		{"two replicas: the best slave", false, 2, []int64{1}, [][2]int64{{2, 100}, {3, 300}}, 300},
+		{"three replicas: the second best", false, 3, []int64{1}, [][2]int64{{2, 100}, {3, 300}}, 100},
+		{"a reconnected slave counts once", false, 3, []int64{1}, [][2]int64{{2, 100}, {2, 300}}, -1},
+		{"all of the set", true, 1, []int64{1, 2, 3}, [][2]int64{{2, 100}, {3, 300}, {4, 50}}, 100},
+		{"a member not connected", true, 1, []int64{1, 2, 3}, [][2]int64{{2, 100}}, -1},
+		{"the master alone", true, 1, []int64{1}, [][2]int64{{2, 100}}, 1<<63 - 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &AutoSwitch{cfg: AutoConfig{AllAckInSyncStateSet: tc.allAck, InSyncReplicas: tc.isr},
+				conns: map[*autoConn]struct{}{}, syncSet: toSet(tc.set)}
+			for _, c := range tc.conns {
+				a.conns[conn(c[0], c[1])] = struct{}{}
+			}
+			require.Equal(t, tc.want, a.ackedUptoLocked())
+		})
+	}
+}
