@@ -427,3 +427,73 @@ func TestAckedUptoCountsSlavesOnce(t *testing.T) {
 		})
 	}
 }
+
+// Bad input closes that connection only: the master keeps serving others, and
+// a slave fed a bad handshake drops the connection and dials again.
+func TestAutoSwitchMalformedFramesCloseTheConnection(t *testing.T) {
+	mdir := t.TempDir()
+	master := openStore(t, mdir, store.RoleAsyncMaster)
+	defer master.Shutdown()
+	a, _ := newAuto(t, master, autoCfg(mdir, 1))
+	defer a.Close()
+	require.NoError(t, a.ChangeToMaster(1, 1, []int64{1}))
+	put(t, master, 0, 10)
+	for _, frame := range [][]byte{
+		{0, 0, 0, 7, 1, 2, 3, 4, 5, 6, 7, 8},             // no such state
+		AppendSlaveReport(nil, 0),                        // a report before any handshake
+		{0, 0, 0, 4},                                     // SHUTDOWN
+		{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0}, // negative state
+	} {
+		nc, err := net.Dial("tcp", a.Addr().String())
+		require.NoError(t, err)
+		require.NoError(t, nc.SetDeadline(time.Now().Add(10*time.Second)))
+		_, err = nc.Write(frame)
+		require.NoError(t, err)
+		_, err = io.ReadAll(nc)
+		require.NoError(t, err, "the master closes the connection")
+		nc.Close()
+	}
+	// A slave reporting beyond the master's end is refused too.
+	nc, err := net.Dial("tcp", a.Addr().String())
+	require.NoError(t, err)
+	require.NoError(t, nc.SetDeadline(time.Now().Add(10*time.Second)))
+	_, err = nc.Write(AppendSlaveReport(AppendSlaveHandshake(nil, SlaveHandshake{BrokerID: 5}), master.MaxPhyOffset()+1))
+	require.NoError(t, err)
+	_, err = io.ReadAll(nc) // the handshake answer, then EOF
+	require.NoError(t, err)
+	nc.Close()
+
+	// A real slave is still served.
+	sdir := t.TempDir()
+	slave := openStore(t, sdir, store.RoleSlave)
+	defer slave.Shutdown()
+	b, _ := newAuto(t, slave, autoCfg(sdir, 2))
+	defer b.Close()
+	require.NoError(t, b.ChangeToSlave(a.Addr().String(), 1, 2))
+	waitCaughtUp(t, master, slave)
+
+	// A fake master answering with a malformed handshake: the slave hangs up.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	fdir := t.TempDir()
+	fs := openStore(t, fdir, store.RoleSlave)
+	defer fs.Shutdown()
+	f, _ := newAuto(t, fs, autoCfg(fdir, 3))
+	defer f.Close()
+	require.NoError(t, f.ChangeToSlave(ln.Addr().String(), 1, 3))
+	fake, err := ln.Accept()
+	require.NoError(t, err)
+	defer fake.Close()
+	require.NoError(t, fake.SetDeadline(time.Now().Add(10*time.Second)))
+	hs := make([]byte, slaveHandshakeSize)
+	_, err = io.ReadFull(fake, hs)
+	require.NoError(t, err)
+	bad := AppendMasterHandshake(nil, MasterHandshake{Entries: []EpochEntry{{Epoch: 1}}})
+	binary.BigEndian.PutUint32(bad[4:], 13) // not a whole number of entries
+	_, err = fake.Write(bad)
+	require.NoError(t, err)
+	_, err = io.ReadAll(fake)
+	require.NoError(t, err, "the slave closes the connection")
+	require.Zero(t, fs.MaxPhyOffset())
+}
