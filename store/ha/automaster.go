@@ -75,20 +75,7 @@ func (a *AutoSwitch) publishWakesLocked() {
 	for c := range a.conns {
 		ws = append(ws, c.wake)
 	}
-	a.wakes.Store(&ws)
-}
-
-func (a *AutoSwitch) poke() {
-	p := a.wakes.Load()
-	if p == nil {
-		return
-	}
-	for _, w := range *p {
-		select {
-		case w <- struct{}{}:
-		default:
-		}
-	}
+	a.wakes.publish(ws)
 }
 
 func (c *autoConn) close() {

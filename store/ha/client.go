@@ -202,3 +202,25 @@ func acceptOne(ctx context.Context, ln net.Listener, log *slog.Logger) (net.Conn
 	}
 	return nil, true
 }
+
+// wakeList holds one buffered channel per slave connection: the store's
+// append hook pokes each so an idle writer sends new bytes at once.
+type wakeList struct {
+	p atomic.Pointer[[]chan struct{}]
+}
+
+// publish replaces the list (under the owner's connection lock).
+func (w *wakeList) publish(chans []chan struct{}) { w.p.Store(&chans) }
+
+func (w *wakeList) poke() {
+	p := w.p.Load()
+	if p == nil {
+		return
+	}
+	for _, c := range *p {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+}
