@@ -239,11 +239,9 @@ func (c *autoConn) writeLoop() {
 			}
 			next += int64(n)
 			c.next.Store(next)
-			_ = c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
-			if _, err := c.nc.Write(frame[:masterTransferSize+n]); err != nil {
+			if !writeFrame(c.nc, c.flow, frame[:masterTransferSize+n], n) {
 				return
 			}
-			c.flow.sent(n)
 			lastWrite = time.Now()
 			if n > 0 {
 				continue

@@ -41,15 +41,12 @@ func (c *autoClient) ready() {
 
 func (c *autoClient) session(addr string) error {
 	st, cfg, ec := c.a.st, c.a.cfg, c.a.epoch
-	nc, release, err := c.dial(addr)
+	sess, err := c.dial(addr)
 	if err != nil {
 		return err
 	}
-	stopBeat := func() {}
-	defer func() {
-		release() // unblocks a report stuck in a write
-		stopBeat()
-	}()
+	defer sess.close()
+	nc := sess.nc
 	var wmu sync.Mutex
 	var reported atomic.Int64
 	write := func(b []byte) error {
@@ -103,7 +100,7 @@ func (c *autoClient) session(addr string) error {
 		return err
 	}
 	c.a.log.Info("slave handshake done", "master", addr, "from", from, "masterEnd", mh.MaxOffset)
-	stopBeat = beat(nc, cfg.HeartbeatInterval, func() error { return report(max(reported.Load(), st.MaxPhyOffset())) })
+	sess.beat(cfg.HeartbeatInterval, func() error { return report(max(reported.Load(), st.MaxPhyOffset())) })
 
 	// TRANSFER
 	received := int32(-1)

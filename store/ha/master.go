@@ -250,11 +250,9 @@ func (c *masterConn) writeLoop() {
 			// Write returns, and the reader clamps acks to it.
 			next += int64(n)
 			c.next.Store(next)
-			_ = c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
-			if _, err := c.nc.Write(buf[:headerSize+n]); err != nil {
+			if !writeFrame(c.nc, c.flow, buf[:headerSize+n], n) {
 				return
 			}
-			c.flow.sent(n)
 			lastWrite = time.Now()
 			if n > 0 {
 				continue
