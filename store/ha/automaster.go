@@ -59,6 +59,15 @@ func (a *AutoSwitch) accept() {
 			_ = nc.Close()
 			return
 		}
+		if !a.master {
+			// Java serves its log on any role; a broker that is not master
+			// (a deposed one a slave still dials) refuses, so no slave copies
+			// a log the controller does not stand behind.
+			a.mu.Unlock()
+			a.log.Info("HA connection refused: not master", "remote", nc.RemoteAddr())
+			_ = nc.Close()
+			continue
+		}
 		a.conns[c] = struct{}{}
 		a.publishWakesLocked()
 		a.mu.Unlock()
