@@ -97,13 +97,12 @@ func (c *client) sleep(d time.Duration) bool {
 var errHousekeeping = errors.New("nothing read from the master for haHousekeepingInterval")
 
 // start runs session against the master address until stop, after ready
-// each round (DefaultHAClient / AutoSwitchHAClient's run loop).
+// before each dial (DefaultHAClient / AutoSwitchHAClient's run loop).
 func (c *client) start(ready func(), session func(addr string) error) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
 		for c.ctx.Err() == nil {
-			ready()
 			addr := c.masterAddr()
 			if addr == "" {
 				if !c.sleep(retryWait) {
@@ -111,6 +110,7 @@ func (c *client) start(ready func(), session func(addr string) error) {
 				}
 				continue
 			}
+			ready()
 			err := session(addr)
 			if c.ctx.Err() != nil {
 				return
