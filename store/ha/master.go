@@ -27,9 +27,7 @@ type Master struct {
 
 	mu    sync.Mutex
 	conns map[*masterConn]struct{}
-	// wakes holds one buffered channel per connection: the store's append hook
-	// pokes each so an idle writer sends new bytes at once.
-	wakes atomic.Pointer[[]chan struct{}]
+	wakes wakeList
 }
 
 // ConnStatus describes one slave connection (haStatus).
@@ -57,7 +55,7 @@ func (m *Master) Start(addr string) error {
 		return fmt.Errorf("ha listen %s: %w", addr, err)
 	}
 	m.ln = ln
-	m.st.SetAppendHook(m.poke)
+	m.st.SetAppendHook(m.wakes.poke)
 	m.wg.Add(1)
 	go m.accept()
 	return nil
@@ -95,45 +93,22 @@ func (m *Master) Status() []ConnStatus {
 	return out
 }
 
-func (m *Master) poke() {
-	p := m.wakes.Load()
-	if p == nil {
-		return
-	}
-	for _, w := range *p {
-		select {
-		case w <- struct{}{}:
-		default:
-		}
-	}
-}
-
 func (m *Master) publishWakes() {
 	ws := make([]chan struct{}, 0, len(m.conns))
 	for c := range m.conns {
 		ws = append(ws, c.wake)
 	}
-	m.wakes.Store(&ws)
+	m.wakes.publish(ws)
 }
 
 func (m *Master) accept() {
 	defer m.wg.Done()
 	for {
-		nc, err := m.ln.Accept()
-		if err != nil {
-			if m.ctx.Err() != nil {
-				return
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			m.log.Error("ha accept", "err", err)
-			select {
-			case <-m.ctx.Done():
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
+		nc, ok := acceptOne(m.ctx, m.ln, m.log)
+		if !ok {
+			return
+		}
+		if nc == nil {
 			continue
 		}
 		c := &masterConn{m: m, nc: nc, wake: make(chan struct{}, 1), first: make(chan struct{}), done: make(chan struct{}),
@@ -256,21 +231,12 @@ func (c *masterConn) writeLoop() {
 	defer idle.Stop()
 	lastWarn := time.Time{}
 	for {
-		room, windowEnd := c.flow.room(time.Now(), cfg.TransferBatchSize)
-		if room == 0 {
-			if time.Since(lastWarn) >= time.Second {
-				c.m.log.Warn("HA flow control: the slave's bytes for this second are sent", "remote", c.nc.RemoteAddr(),
-					"maxHaTransferByteInSecond", cfg.MaxTransferBytesPerSecond)
-				lastWarn = time.Now()
-			}
-			wait := time.NewTimer(time.Until(windowEnd))
-			select {
-			case <-c.done:
-				wait.Stop()
-				return
-			case <-wait.C:
-			}
-			continue
+		room, ok := c.flow.waitRoom(cfg.TransferBatchSize, c.done, &lastWarn, func() {
+			c.m.log.Warn("HA flow control: the slave's bytes for this second are sent", "remote", c.nc.RemoteAddr(),
+				"maxHaTransferByteInSecond", cfg.MaxTransferBytesPerSecond)
+		})
+		if !ok {
+			return
 		}
 		n, err := st.ReadCommitLog(buf[headerSize:headerSize+room], next)
 		if err != nil {
@@ -284,28 +250,16 @@ func (c *masterConn) writeLoop() {
 			// Write returns, and the reader clamps acks to it.
 			next += int64(n)
 			c.next.Store(next)
-			_ = c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
-			if _, err := c.nc.Write(buf[:headerSize+n]); err != nil {
+			if !writeFrame(c.nc, c.flow, buf[:headerSize+n], n) {
 				return
 			}
-			c.flow.sent(n)
 			lastWrite = time.Now()
 			if n > 0 {
 				continue
 			}
 		}
-		if !idle.Stop() {
-			select {
-			case <-idle.C:
-			default:
-			}
-		}
-		idle.Reset(cfg.HeartbeatInterval - time.Since(lastWrite))
-		select {
-		case <-c.done:
+		if !idleWait(idle, cfg.HeartbeatInterval-time.Since(lastWrite), c.done, c.wake) {
 			return
-		case <-c.wake:
-		case <-idle.C:
 		}
 	}
 }
