@@ -28,14 +28,26 @@ var (
 	ErrOffsetGone = errors.New("store: commitlog offset no longer on disk")
 )
 
-// Role is the configured brokerRole.
-func (s *DefaultStore) Role() string { return s.cfg.BrokerRole }
+// Role is the brokerRole in force.
+func (s *DefaultStore) Role() string { return *s.role.Load() }
+
+// SetRole changes the brokerRole at runtime: in controller mode the controller,
+// not broker.conf, says who is master (Java's setBrokerRole on role change).
+func (s *DefaultStore) SetRole(role string) error {
+	switch role {
+	case RoleAsyncMaster, RoleSyncMaster, RoleSlave:
+	default:
+		return fmt.Errorf("store: brokerRole %q: want ASYNC_MASTER, SYNC_MASTER or SLAVE", role)
+	}
+	s.role.Store(&role)
+	return nil
+}
 
 // IsSlave reports brokerRole=SLAVE.
-func (s *DefaultStore) IsSlave() bool { return s.cfg.BrokerRole == RoleSlave }
+func (s *DefaultStore) IsSlave() bool { return s.Role() == RoleSlave }
 
 // syncMaster reports brokerRole=SYNC_MASTER: puts wait for a slave's ack.
-func (s *DefaultStore) syncMaster() bool { return s.cfg.BrokerRole == RoleSyncMaster }
+func (s *DefaultStore) syncMaster() bool { return s.Role() == RoleSyncMaster }
 
 // CommitLogFileSize is mappedFileSizeCommitLog; a slave rolls its files at the
 // same boundaries as its master, so both must agree on it.

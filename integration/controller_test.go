@@ -1,0 +1,234 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/apache/rocketmq-client-go/v2/primitive"
+	"github.com/apache/rocketmq-client-go/v2/producer"
+
+	"rmqd/codec"
+	"rmqd/integration/harness"
+)
+
+// TestControllerFailover runs RocketMQ 5.x controller mode: a 3-node Apache controller (DLedger Raft), an
+// Apache name server and a group of three brokers of one kind (all-Java is the control). It checks that the
+// controller elects a master that serves sends, that a SIGKILLed master is replaced by one of its slaves
+// (the time is logged, never asserted), that no send acknowledged under SYNC replication is lost, that the
+// old master rejoins as a slave, and that losing a controller node, a follower then the leader, does not
+// stop the group. Long (JVMs): it runs only with RMQD_CONTROLLER=1 (make integration-controller).
+func TestControllerFailover(t *testing.T) {
+	if os.Getenv("RMQD_CONTROLLER") != "1" {
+		t.Skip("controller mode runs with RMQD_CONTROLLER=1 (make integration-controller)")
+	}
+	for _, kind := range targetsFromEnv(t) {
+		t.Run(kind, func(t *testing.T) { controllerFailover(t, kind) })
+	}
+}
+
+func controllerFailover(t *testing.T, kind string) {
+	const (
+		brokerName = "broker-ctl"
+		topic      = "IT_ctl_topic"
+		queues     = 4
+	)
+	opts := harness.Options{StartTimeout: 180 * time.Second}
+	ctrl := harness.StartController(t, 3, opts)
+	ns := harness.StartNamesrv(t, harness.KindApache, opts)
+
+	bopts := harness.Options{BrokerName: brokerName, StartTimeout: 180 * time.Second,
+		BrokerConf: map[string]string{"flushDiskType": "ASYNC_FLUSH", "allAckInSyncStateSet": "true"}}
+	var brokers []*harness.GroupBroker
+	var addrs []string
+	for range 3 {
+		g := harness.StartGroupBroker(t, kind, ns.Addr, ctrl, bopts)
+		brokers = append(brokers, g)
+		addrs = append(addrs, g.BrokerAddr)
+	}
+	master, took := harness.WaitGroupMaster(t, ns.Addr, brokerName, addrs, "", 180*time.Second)
+	t.Logf("%s group: master %s elected and registered %v after the last broker's port opened", kind, master, took)
+	byAddr := func(a string) *harness.GroupBroker {
+		for _, g := range brokers {
+			if g.BrokerAddr == a {
+				return g
+			}
+		}
+		t.Fatalf("no broker %s", a)
+		return nil
+	}
+	// Every broker knows the topic, so whichever is master next serves it at once.
+	for _, g := range brokers {
+		newRawClient(t, g.Target).createTopic(topic, queues)
+	}
+	waitSlavesRefuse(t, brokers, master, topic)
+
+	pr, err := producer.NewDefaultProducer(
+		producer.WithNameServer([]string{ns.Addr}),
+		producer.WithGroupName("IT_ctl_pg"),
+		producer.WithInstanceName(fmt.Sprintf("IT_ctl_%s_%d", kind, time.Now().UnixNano())),
+		producer.WithRetry(0),
+		producer.WithSendMsgTimeout(3*time.Second))
+	if err != nil {
+		t.Fatalf("producer: %v", err)
+	}
+	if err := pr.Start(); err != nil {
+		t.Fatalf("producer start: %v", err)
+	}
+	defer func() { _ = pr.Shutdown() }()
+
+	var (
+		mu     sync.Mutex
+		acked  []string
+		lastOK time.Time
+		stop   atomic.Bool
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 1_000_000 && !stop.Load(); i++ {
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+			r, err := pr.SendSync(ctx, primitive.NewMessage(topic, harness.MakeBody("ctl", i, 256)))
+			cancel()
+			if err == nil && r.Status == primitive.SendOK {
+				mu.Lock()
+				acked = append(acked, r.MsgID)
+				lastOK = time.Now()
+				mu.Unlock()
+			} else {
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+	}()
+	ackedCount := func() int { mu.Lock(); defer mu.Unlock(); return len(acked) }
+	waitMoreAcks := func(what string, n int, timeout time.Duration) time.Time {
+		t.Helper()
+		base := ackedCount()
+		deadline := time.Now().Add(timeout)
+		for ackedCount() < base+n {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: only %d of %d more sends acknowledged in %v", what, ackedCount()-base, n, timeout)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return lastOK
+	}
+	waitMoreAcks("before the kill", 200, 90*time.Second)
+
+	old := byAddr(master)
+	killed := time.Now()
+	old.Kill(t)
+	newMaster, _ := harness.WaitGroupMaster(t, ns.Addr, brokerName, addrs, master, 120*time.Second)
+	routed := time.Since(killed)
+	// The first send acknowledged after the kill: the group serves again.
+	base := ackedCount()
+	deadline := time.Now().Add(120 * time.Second)
+	var servedAt time.Time
+	for {
+		mu.Lock()
+		if len(acked) > base && lastOK.After(killed) {
+			servedAt = lastOK
+		}
+		mu.Unlock()
+		if !servedAt.IsZero() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no send acknowledged in 120 s after the master %s was killed", master)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("FAILOVER %s group: master %s SIGKILLed; new master %s in the route after %v, first send acknowledged after %v",
+		kind, master, newMaster, routed.Round(time.Millisecond), servedAt.Sub(killed).Round(time.Millisecond))
+
+	// The old master comes back as a slave of the new one.
+	old.Restart(t)
+	waitRouteSlave(t, ns.Addr, brokerName, master, 120*time.Second)
+	waitMoreAcks("after the old master rejoined", 100, 60*time.Second)
+
+	// Losing a controller follower, then the leader, does not stop the group.
+	leader := ctrl.WaitLeader(t, 30*time.Second)
+	follower := (leader + 1) % len(ctrl.Nodes)
+	ctrl.KillNode(t, follower)
+	waitMoreAcks("without controller follower", 100, 60*time.Second)
+	ctrl.RestartNode(t, follower)
+	ctrl.KillNode(t, leader)
+	waitMoreAcks("without the controller leader", 100, 60*time.Second)
+	next := ctrl.WaitLeader(t, 120*time.Second)
+	t.Logf("controller %s leads after %s was killed", ctrl.Nodes[next].ID, ctrl.Nodes[leader].ID)
+	waitMoreAcks("under the new controller leader", 100, 60*time.Second)
+
+	stop.Store(true)
+	<-done
+	mu.Lock()
+	want := append([]string(nil), acked...)
+	mu.Unlock()
+	t.Logf("%d sends acknowledged in all", len(want))
+
+	// Every acknowledged send is readable from the group.
+	via := &harness.Target{Kind: kind, NamesrvAddr: ns.Addr, BrokerAddr: newMaster, BrokerName: brokerName,
+		ClusterName: "DefaultCluster", LogDir: harness.LogDir(t)}
+	r := harness.RunJava(t, via, "5", "consume", "--topic", topic, "--group", "IT_ctl_cg",
+		"--count", fmt.Sprint(len(want)), "--timeout", "180000")
+	seen := make(map[string]bool, len(r.Received))
+	for _, m := range r.Received {
+		seen[m.MsgID] = true
+	}
+	lost := 0
+	for _, id := range want {
+		if !seen[id] {
+			lost++
+		}
+	}
+	if lost > 0 {
+		t.Fatalf("%d of %d acknowledged messages are not in the group", lost, len(want))
+	}
+}
+
+// waitSlavesRefuse waits until every broker but the master answers a send with Java's slave refusal.
+func waitSlavesRefuse(t *testing.T, brokers []*harness.GroupBroker, master, topic string) {
+	t.Helper()
+	for _, g := range brokers {
+		if g.BrokerAddr == master {
+			continue
+		}
+		resp := newRawClient(t, g.Target).invoke(codec.ReqSendMessage, sendHeader(topic, 0, ""), []byte("x"), 10*time.Second)
+		if resp.Code == codec.RespSuccess {
+			t.Fatalf("slave %s accepted a send", g.BrokerAddr)
+		}
+		t.Logf("slave %s refuses a send: code %d %q", g.BrokerAddr, resp.Code, resp.Remark)
+	}
+}
+
+// waitRouteSlave waits until the name server lists addr in brokerName under a slave id.
+func waitRouteSlave(t *testing.T, namesrv, brokerName, addr string, timeout time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	defer cancel()
+	last := ""
+	for {
+		m, err := harness.RouteBrokers(ctx, namesrv, "TBW102", brokerName)
+		if err == nil {
+			for id, a := range m {
+				if a == addr && id != "0" {
+					t.Logf("%s rejoined as slave %s", addr, id)
+					return
+				}
+			}
+			last = fmt.Sprint(m)
+		} else {
+			last = err.Error()
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s not a slave of %s after %v (last route %s)", addr, brokerName, timeout, last)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
