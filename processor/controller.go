@@ -107,7 +107,7 @@ type controllerMode struct {
 	// slaveEpoch is the epoch a slave waits to learn its master's HA address for (0: none pending).
 	slaveEpoch  int32
 	stopMasterS context.CancelFunc // the master-only services (schedule, transaction check, timer)
-	runCtx      context.Context // the broker's services' context, set by Start before run
+	runCtx      context.Context    // the broker's services' context, set by Start before run
 }
 
 // EnableControllerMode puts the broker in controller mode over ha. Call before Start.
