@@ -34,7 +34,11 @@ func (f *fakeHA) ChangeToSlave(addr string, epoch int32, _ int64) error {
 func (f *fakeHA) SetSyncStateSet([]int64, int32) { f.note("set") }
 func (f *fakeHA) LastEpoch() int32               { return f.epoch }
 func (f *fakeHA) ConfirmOffset() int64           { return 0 }
-func (f *fakeHA) list() []string                 { f.mu.Lock(); defer f.mu.Unlock(); return append([]string(nil), f.calls...) }
+func (f *fakeHA) list() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
 
 func newControllerBroker(t *testing.T) (*Broker, *store.DefaultStore, *fakeHA) {
 	t.Helper()
