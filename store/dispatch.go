@@ -19,13 +19,13 @@ func (s *DefaultStore) runReput(ctx context.Context) {
 	t := time.NewTimer(reputRetry)
 	defer t.Stop()
 	for {
-		stuck := s.doReput()
+		stuck, held := s.doReput()
 		// Publish idleness, then look again: a put that saw us busy did not
 		// wake us, but its bytes are visible to this second look. A log stuck
 		// at a bad record is retried every reputRetry; an idle one waits for
 		// an append's wake-up (every append wakes it, replicated ones too).
 		s.reputIdle.Store(true)
-		if !stuck && s.reputFrom.Load() < s.commitLog.q.maxOffset() {
+		if !stuck && !held && s.reputFrom.Load() < s.dispatchLimit() {
 			s.reputIdle.Store(false)
 			continue
 		}
@@ -49,17 +49,19 @@ const (
 	reputIdleCheck = time.Second // a safety net only: appends wake the dispatcher
 )
 
-// doReput dispatches everything between reputFrom and the commitlog's end. It
-// reports whether it stopped at a record it cannot decode.
-func (s *DefaultStore) doReput() (stuck bool) {
+// doReput dispatches everything between reputFrom and the commitlog's end (the
+// confirm offset, when that bounds it). It reports whether it stopped at a
+// record it cannot decode, or at one the confirm offset cuts (held).
+func (s *DefaultStore) doReput() (stuck, held bool) {
 	s.dispatchMu.Lock()
 	defer s.dispatchMu.Unlock()
 	var m codec.Message
 	q := s.commitLog.q
 	for {
 		from := s.reputFrom.Load()
-		if from >= q.maxOffset() {
-			return false
+		limit := s.dispatchLimit()
+		if from >= limit {
+			return false, false
 		}
 		f := q.findHeld(from)
 		if f == nil {
@@ -67,10 +69,10 @@ func (s *DefaultStore) doReput() (stuck bool) {
 				s.reputFrom.Store(min) // retention went past us
 				continue
 			}
-			return true // no file to read yet: wait rather than spin
+			return true, false // no file to read yet: wait rather than spin
 		}
 		pos := from - f.from
-		wrote := f.wrote.Load()
+		wrote := min(f.wrote.Load(), limit-f.from)
 		stop := false
 		for pos < wrote {
 			if codec.RecordMagic(f.data[pos:wrote]) == codec.MagicBlank {
@@ -79,6 +81,11 @@ func (s *DefaultStore) doReput() (stuck bool) {
 			}
 			n, err := codec.DecodeRecord(f.data[pos:wrote], &m)
 			if err != nil {
+				if errors.Is(err, codec.ErrRecordTruncated) && f.from+wrote == limit && limit < q.maxOffset() {
+					// The rest of this record is written but not confirmed yet.
+					f.release()
+					return false, true
+				}
 				if !errors.Is(err, codec.ErrRecordTruncated) {
 					s.log.Error("dispatch: bad record", "offset", f.from+pos, "err", err)
 				}
@@ -109,10 +116,10 @@ func (s *DefaultStore) doReput() (stuck bool) {
 		}
 		f.release()
 		if stop {
-			return true
+			return true, false
 		}
 		if pos < int64(f.size) {
-			return false
+			return false, false
 		}
 	}
 }

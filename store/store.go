@@ -46,7 +46,10 @@ type DefaultStore struct {
 	keeperWake chan struct{}
 	keeperIdle atomic.Bool
 	reputIdle  atomic.Bool // the dispatcher waits for a wake-up
-	dispatchMu sync.Mutex  // one dispatcher at a time
+	// confirmOn bounds dispatch by confirmOffset (controller mode, autoswitch.go).
+	confirmOn     atomic.Bool
+	confirmOffset atomic.Int64
+	dispatchMu    sync.Mutex // one dispatcher at a time
 	// dispatchFailedAt is the record whose dispatch last failed (under dispatchMu).
 	dispatchFailedAt int64
 	group            *groupCommit

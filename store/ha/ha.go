@@ -1,8 +1,32 @@
-// Package ha is classic (non-controller) RocketMQ master/slave replication,
-// byte-compatible with Java's DefaultHAService, DefaultHAConnection and
-// DefaultHAClient: a slave reports its commitlog end as an 8-byte offset, the
-// master answers with frames of offset(8) size(4) raw commitlog bytes. The
-// store itself opens no socket; this package drives it through Store.
+// Package ha is RocketMQ master/slave replication. The store itself opens no
+// socket; this package drives it through Store (classic) or AutoStore.
+//
+// Classic (Master, Slave) is byte-compatible with Java's DefaultHAService,
+// DefaultHAConnection and DefaultHAClient: a slave reports its commitlog end as
+// an 8-byte offset, the master answers with frames of offset(8) size(4) raw
+// commitlog bytes.
+//
+// Controller mode (AutoSwitch) is byte-compatible with Java 5.x's
+// AutoSwitchHAService, AutoSwitchHAConnection and AutoSwitchHAClient. A slave
+// sends HANDSHAKE state(4)=1 isSyncFromLastFile(2) isAsyncLearner(2)
+// brokerId(8); the master answers state(4)=1 bodySize(4) maxPhyOffset(8)
+// lastEpoch(4) and its epoch entries (epoch(4) startOffset(8) each). The slave
+// cuts its log where the two epoch histories last agree, then reports
+// state(4)=2 offset(8); the master streams state(4)=2 bodySize(4) offset(8)
+// epoch(4) epochStartOffset(8) confirmOffset(8) and the bytes, one epoch per
+// frame. The epochs live in the store root's epochFileCheckpoint (EpochCache).
+//
+// The broker drives an AutoSwitch as its controller says:
+//
+//	a, err := NewAutoSwitch(st, AutoConfig{ListenAddr: ":10912", EpochFile: EpochFilePath(root), LocalBrokerID: id})
+//	a.OnSyncStateSetChange(func(want []int64) { /* ALTER_SYNC_STATE_SET, then a.SetSyncStateSet(got, epoch) */ })
+//	a.ChangeToMaster(masterEpoch, syncStateSetEpoch, syncStateSet) // or
+//	a.ChangeToSlave(masterHAAddr, masterEpoch, selfBrokerID); a.SetMasterHAAddr(addr)
+//	a.WaitAcked(ctx, putEnd)  // a SYNC put: ErrInSyncReplicasNotEnough, ctx error = FLUSH_SLAVE_TIMEOUT
+//	a.ConfirmOffset(); a.Status(); a.LastEpoch(); a.Epochs().Entries(); a.Close()
+//
+// In controller mode the store dispatches (so consumers see) only what is
+// below its confirm offset (store.UseConfirmOffset), as Java does.
 package ha
 
 import (

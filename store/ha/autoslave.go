@@ -1,0 +1,323 @@
+package ha
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// autoClient is the slave side (AutoSwitchHAClient): handshake, truncation to
+// the point both logs agree on, then TRANSFER frames appended to the store.
+type autoClient struct {
+	a        *AutoSwitch
+	brokerID int64
+
+	addr        atomic.Pointer[string]
+	addrChanged chan struct{}
+	ctx         context.Context
+	cancel      context.CancelFunc
+	wg          sync.WaitGroup
+
+	mu sync.Mutex
+	nc net.Conn
+
+	state     atomic.Int32
+	lastRead  atomic.Int64
+	lastWrite atomic.Int64
+	flow      *flow
+}
+
+func newAutoClient(a *AutoSwitch, brokerID int64) *autoClient {
+	c := &autoClient{a: a, brokerID: brokerID, addrChanged: make(chan struct{}, 1), flow: newFlow(0, time.Now())}
+	c.ctx, c.cancel = context.WithCancel(a.ctx)
+	c.state.Store(StateReady)
+	return c
+}
+
+func (c *autoClient) setAddr(addr string) {
+	if old := c.addr.Load(); old != nil && *old == addr {
+		return
+	}
+	c.addr.Store(&addr)
+	c.mu.Lock()
+	if c.nc != nil {
+		_ = c.nc.Close()
+	}
+	c.mu.Unlock()
+	select {
+	case c.addrChanged <- struct{}{}:
+	default:
+	}
+}
+
+func (c *autoClient) masterAddr() string {
+	if p := c.addr.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+func (c *autoClient) start() {
+	c.wg.Add(1)
+	go c.run()
+}
+
+func (c *autoClient) close() {
+	c.cancel()
+	c.mu.Lock()
+	if c.nc != nil {
+		_ = c.nc.Close()
+	}
+	c.mu.Unlock()
+	c.wg.Wait()
+	c.state.Store(StateShutdown)
+}
+
+func (c *autoClient) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c.ctx.Done():
+		return false
+	case <-c.addrChanged:
+		return true
+	case <-t.C:
+		return true
+	}
+}
+
+func (c *autoClient) run() {
+	defer c.wg.Done()
+	log := c.a.log
+	for c.ctx.Err() == nil {
+		c.state.Store(StateReady)
+		// READY: cut a record the last master left half sent.
+		if cut, err := c.a.st.TruncateInvalidTail(); err != nil {
+			log.Error("truncate invalid tail", "err", err)
+		} else if cut >= 0 {
+			if err := c.a.epoch.TruncateSuffixByOffset(cut); err != nil {
+				log.Error("truncate epoch file", "err", err)
+			}
+		}
+		addr := c.masterAddr()
+		if addr == "" {
+			if !c.sleep(retryWait) {
+				return
+			}
+			continue
+		}
+		err := c.session(addr)
+		if c.ctx.Err() != nil {
+			return
+		}
+		log.Warn("master connection ended", "master", addr, "err", err)
+		if errors.Is(err, errHousekeeping) {
+			continue
+		}
+		if !c.sleep(retryWait) {
+			return
+		}
+	}
+}
+
+func (c *autoClient) session(addr string) error {
+	st, cfg, ec := c.a.st, c.a.cfg, c.a.epoch
+	d := net.Dialer{Timeout: dialTimeout}
+	nc, err := d.DialContext(c.ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("dial master %s: %w", addr, err)
+	}
+	c.mu.Lock()
+	if c.ctx.Err() != nil {
+		c.mu.Unlock()
+		_ = nc.Close()
+		return c.ctx.Err()
+	}
+	c.nc = nc
+	c.mu.Unlock()
+	hbDone := make(chan struct{})
+	var hbWG sync.WaitGroup
+	defer func() {
+		close(hbDone)
+		_ = nc.Close()
+		hbWG.Wait()
+		c.mu.Lock()
+		if c.nc == nc {
+			c.nc = nil
+		}
+		c.mu.Unlock()
+	}()
+	var wmu sync.Mutex
+	var reported atomic.Int64
+	write := func(b []byte) error {
+		wmu.Lock()
+		defer wmu.Unlock()
+		_ = nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+		if _, err := nc.Write(b); err != nil {
+			return err
+		}
+		c.lastWrite.Store(nowMs())
+		return nil
+	}
+	report := func(off int64) error {
+		var b [slaveTransferSize]byte
+		if err := write(AppendSlaveReport(b[:0], off)); err != nil {
+			return fmt.Errorf("report offset: %w", err)
+		}
+		reported.Store(off)
+		return nil
+	}
+
+	// HANDSHAKE
+	c.state.Store(StateHandshake)
+	hs := AppendSlaveHandshake(nil, SlaveHandshake{SyncFromLastFile: cfg.SyncFromLastFile, AsyncLearner: cfg.AsyncLearner,
+		BrokerID: c.brokerID})
+	if err := write(hs); err != nil {
+		return fmt.Errorf("send handshake: %w", err)
+	}
+	r := bufio.NewReaderSize(nc, 64<<10)
+	_ = nc.SetReadDeadline(time.Now().Add(cfg.HousekeepingInterval))
+	hdr := make([]byte, masterTransferSize)
+	if _, err := io.ReadFull(r, hdr[:masterHandshakeSize]); err != nil {
+		return fmt.Errorf("read handshake: %w", err)
+	}
+	mh, size, err := decodeMasterHandshakeHeader(hdr[:masterHandshakeSize])
+	if err != nil {
+		return err
+	}
+	body := make([]byte, size)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return fmt.Errorf("read handshake body: %w", err)
+	}
+	c.lastRead.Store(nowMs())
+	mh.Entries = decodeEpochEntries(body)
+	from, err := c.truncate(mh)
+	if err != nil {
+		return err
+	}
+	c.state.Store(StateTransfer)
+	// Java reports only at its next heartbeat when the truncation left its
+	// end where it was; rmqd reports at once so the master starts sooner.
+	if err := report(from); err != nil {
+		return err
+	}
+	c.a.log.Info("slave handshake done", "master", addr, "from", from, "masterEnd", mh.MaxOffset)
+	hbWG.Add(1)
+	go func() {
+		defer hbWG.Done()
+		t := time.NewTicker(cfg.HeartbeatInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-hbDone:
+				return
+			case <-t.C:
+			}
+			if report(max(reported.Load(), st.MaxPhyOffset())) != nil {
+				_ = nc.Close()
+				return
+			}
+		}
+	}()
+
+	// TRANSFER
+	received := int32(-1)
+	var data []byte
+	var readDeadline time.Time
+	for {
+		if now := time.Now(); now.After(readDeadline.Add(-cfg.HousekeepingInterval + time.Second)) {
+			readDeadline = now.Add(cfg.HousekeepingInterval)
+			_ = nc.SetReadDeadline(readDeadline)
+		}
+		if _, err := io.ReadFull(r, hdr); err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				return errHousekeeping
+			}
+			return fmt.Errorf("read frame header: %w", err)
+		}
+		h, err := DecodeTransferHeader(hdr)
+		if err != nil {
+			return err
+		}
+		if cap(data) < int(h.BodySize) {
+			data = make([]byte, h.BodySize)
+		}
+		data = data[:h.BodySize]
+		if _, err := io.ReadFull(r, data); err != nil {
+			return fmt.Errorf("read frame body: %w", err)
+		}
+		c.lastRead.Store(nowMs())
+		c.flow.sent(len(data))
+		if mine := st.MaxPhyOffset(); mine != 0 && mine != h.Offset {
+			return fmt.Errorf("master sent offset %d, slave ends at %d", h.Offset, mine)
+		}
+		if h.Epoch != received {
+			received = h.Epoch
+			if last, ok := ec.LastEntry(); !ok || last.Epoch < h.Epoch {
+				if err := ec.Append(EpochEntry{Epoch: h.Epoch, StartOffset: h.EpochStartOffset}); err != nil {
+					// Java logs and goes on as well.
+					c.a.log.Error("append epoch entry", "epoch", h.Epoch, "start", h.EpochStartOffset, "err", err)
+				}
+			}
+		}
+		if len(data) > 0 {
+			if err := st.AppendCommitLog(h.Offset, data); err != nil {
+				return fmt.Errorf("append frame: %w", err)
+			}
+		}
+		st.SetConfirmOffset(min(h.ConfirmOffset, st.MaxPhyOffset()))
+		if r.Buffered() >= masterTransferSize {
+			continue // report after the frames already here
+		}
+		if mine := st.MaxPhyOffset(); mine > reported.Load() {
+			if err := report(mine); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// truncate is doTruncate: with no local epochs the log is taken as it is;
+// otherwise it is cut where the master's and this log's epochs last agree.
+// It returns the offset to report.
+func (c *autoClient) truncate(mh MasterHandshake) (int64, error) {
+	st, ec := c.a.st, c.a.epoch
+	if ec.Len() == 0 {
+		return st.MaxPhyOffset(), nil
+	}
+	masterCache := NewEpochCache(mh.Entries)
+	masterCache.SetLastEndOffset(mh.MaxOffset)
+	local := NewEpochCache(ec.Entries())
+	local.SetLastEndOffset(st.MaxPhyOffset())
+	point := local.FindConsistentPoint(masterCache)
+	if point < 0 {
+		return 0, fmt.Errorf("no consistent point between master epochs %v and local %v", mh.Entries, ec.Entries())
+	}
+	if point < st.MaxPhyOffset() {
+		c.a.log.Warn("truncating the slave log to the last epoch in common", "offset", point, "end", st.MaxPhyOffset())
+		if err := st.TruncateCommitLog(point); err != nil {
+			return 0, fmt.Errorf("truncate to %d: %w", point, err)
+		}
+	}
+	if err := ec.TruncateSuffixByOffset(point); err != nil {
+		return 0, err
+	}
+	return st.MaxPhyOffset(), nil
+}
+
+// runtimeInfo is the client's half of haStatus.
+func (c *autoClient) runtimeInfo() ClientRuntimeInfo {
+	c.mu.Lock()
+	active := c.nc != nil
+	c.mu.Unlock()
+	return ClientRuntimeInfo{Activated: active, MasterAddr: c.masterAddr(), MaxOffset: c.a.st.MaxPhyOffset(),
+		LastReadTimestamp: c.lastRead.Load(), LastWriteTimestamp: c.lastWrite.Load(),
+		TransferredByteInSecond: c.flow.perSecond(time.Now())}
+}

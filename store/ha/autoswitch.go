@@ -1,0 +1,660 @@
+package ha
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// AutoStore is what controller-mode replication needs of the store
+// (*store.DefaultStore).
+type AutoStore interface {
+	MaxPhyOffset() int64
+	MinPhyOffset() int64
+	CommitLogFileSize() int
+	ReadCommitLog(dst []byte, offset int64) (int, error)
+	AppendCommitLog(offset int64, data []byte) error
+	SetAppendHook(h func())
+	// TruncateCommitLog cuts the log (queues, index, offsets) at a record boundary.
+	TruncateCommitLog(offset int64) error
+	// TruncateInvalidTail cuts a partial last record; -1 when clean.
+	TruncateInvalidTail() (int64, error)
+	// UseConfirmOffset bounds dispatch (what consumers see) by the confirm offset.
+	UseConfirmOffset(on bool)
+	SetConfirmOffset(offset int64)
+	ConfirmOffset() int64
+	DispatchBehind() int64
+}
+
+// AutoConfig holds the controller-mode HA settings.
+type AutoConfig struct {
+	Config
+	// ListenAddr is the HA listen address (haListenPort); every role accepts,
+	// as Java's AcceptSocketService does.
+	ListenAddr string
+	// EpochFile is the epoch checkpoint (EpochFilePath(storePathRootDir)).
+	EpochFile string
+	// LocalBrokerID is this broker's id in the controller's view.
+	LocalBrokerID int64
+	// SyncFromLastFile / AsyncLearner are what this broker asks as a slave
+	// (syncFromLastFile, asyncLearner).
+	SyncFromLastFile bool
+	AsyncLearner     bool
+	// HaMaxTimeSlaveNotCatchup drops a slave from the sync state set when it
+	// has not caught up for this long (haMaxTimeSlaveNotCatchup, 15 s).
+	HaMaxTimeSlaveNotCatchup time.Duration
+	// CheckSyncStateSetPeriod is how often the shrink check runs (5 s).
+	CheckSyncStateSetPeriod time.Duration
+	// InSyncReplicas, MinInSyncReplicas and AllAckInSyncStateSet decide what a
+	// SYNC put waits for (inSyncReplicas, minInSyncReplicas, allAckInSyncStateSet).
+	InSyncReplicas       int
+	MinInSyncReplicas    int
+	AllAckInSyncStateSet bool
+}
+
+func (c *AutoConfig) fill() {
+	c.Config.fill()
+	if c.HaMaxTimeSlaveNotCatchup <= 0 {
+		c.HaMaxTimeSlaveNotCatchup = 15 * time.Second
+	}
+	if c.CheckSyncStateSetPeriod <= 0 {
+		c.CheckSyncStateSetPeriod = 5 * time.Second
+	}
+	if c.InSyncReplicas <= 0 {
+		c.InSyncReplicas = 1
+	}
+	if c.MinInSyncReplicas <= 0 {
+		c.MinInSyncReplicas = 1
+	}
+}
+
+// Errors of the auto-switch API.
+var (
+	// ErrStaleEpoch means a role change names an epoch older than the last one held.
+	ErrStaleEpoch = errors.New("ha: epoch older than the last epoch held")
+	// ErrInSyncReplicasNotEnough is IN_SYNC_REPLICAS_NOT_ENOUGH: fewer replicas
+	// are in sync than minInSyncReplicas.
+	ErrInSyncReplicasNotEnough = errors.New("ha: in-sync replicas not enough")
+	// ErrNotMaster means the call needs the master role.
+	ErrNotMaster = errors.New("ha: not master")
+)
+
+// AutoSwitch is Java's AutoSwitchHAService: one broker's controller-mode
+// replication, master or slave as the controller decides.
+type AutoSwitch struct {
+	st    AutoStore
+	cfg   AutoConfig
+	log   *slog.Logger
+	epoch *EpochCache
+
+	ln     net.Listener
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	roleMu sync.Mutex // serialises role changes and Close
+	closed bool
+
+	mu       sync.Mutex
+	master   bool
+	localID  int64
+	conns    map[*autoConn]struct{}
+	client   *autoClient
+	syncSet  map[int64]bool // the controller's (local) sync state set
+	remote   map[int64]bool // what was asked of the controller, while unanswered
+	syncing  bool           // a change is asked and not yet answered
+	ssEpoch  int32
+	caughtUp map[int64]time.Time
+	listener func([]int64)
+	wakes    atomic.Pointer[[]chan struct{}]
+	// ackCh is closed and replaced whenever a slave acks: WaitAcked waits on it.
+	ackCh chan struct{}
+
+	notifyMu sync.Mutex // listeners run one at a time, in order
+}
+
+// NewAutoSwitch opens the epoch file and listens on cfg.ListenAddr. The
+// broker then calls ChangeToMaster or ChangeToSlave as the controller says.
+func NewAutoSwitch(st AutoStore, cfg AutoConfig) (*AutoSwitch, error) {
+	cfg.fill()
+	if cfg.EpochFile == "" {
+		return nil, errors.New("ha: AutoConfig.EpochFile is required")
+	}
+	ec, err := OpenEpochCache(cfg.EpochFile)
+	if err != nil {
+		return nil, err
+	}
+	a := &AutoSwitch{st: st, cfg: cfg, log: cfg.Logger.With("component", "ha-autoswitch"), epoch: ec,
+		localID: cfg.LocalBrokerID, conns: map[*autoConn]struct{}{}, syncSet: map[int64]bool{}, remote: map[int64]bool{},
+		caughtUp: map[int64]time.Time{}, ackCh: make(chan struct{})}
+	a.ctx, a.cancel = context.WithCancel(context.Background())
+	if cfg.ListenAddr != "" {
+		ln, err := net.Listen("tcp", cfg.ListenAddr)
+		if err != nil {
+			return nil, fmt.Errorf("ha listen %s: %w", cfg.ListenAddr, err)
+		}
+		a.ln = ln
+		a.wg.Add(1)
+		go a.accept()
+	}
+	st.SetAppendHook(a.poke)
+	a.wg.Add(1)
+	go a.shrinkLoop()
+	return a, nil
+}
+
+// Addr is the HA listening address (nil without a listener).
+func (a *AutoSwitch) Addr() net.Addr {
+	if a.ln == nil {
+		return nil
+	}
+	return a.ln.Addr()
+}
+
+// Epochs is the epoch cache (GET_BROKER_EPOCH_CACHE, the controller's elect
+// and register requests read LastEpoch and the entries).
+func (a *AutoSwitch) Epochs() *EpochCache { return a.epoch }
+
+// LastEpoch is the newest epoch held (-1 when none).
+func (a *AutoSwitch) LastEpoch() int32 { return a.epoch.LastEpoch() }
+
+// IsMaster reports the current role.
+func (a *AutoSwitch) IsMaster() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.master
+}
+
+// OnSyncStateSetChange registers the callback told of every sync state set
+// this master wants (a slave caught up, fell behind or disconnected); the
+// broker asks the controller (ALTER_SYNC_STATE_SET) and then calls
+// SetSyncStateSet with the answer. It runs on its own goroutine, never
+// concurrently with itself.
+func (a *AutoSwitch) OnSyncStateSetChange(f func(newSet []int64)) {
+	a.mu.Lock()
+	a.listener = f
+	a.mu.Unlock()
+}
+
+// SetSyncStateSet installs the controller's sync state set (and its epoch).
+func (a *AutoSwitch) SetSyncStateSet(set []int64, epoch int32) {
+	a.mu.Lock()
+	a.syncing = false
+	a.syncSet = toSet(set)
+	a.ssEpoch = epoch
+	a.refreshConfirmLocked()
+	a.mu.Unlock()
+	a.wakeAckers()
+}
+
+// SyncStateSet is the local sync state set and its epoch.
+func (a *AutoSwitch) SyncStateSet() ([]int64, int32) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return fromSet(a.syncSet), a.ssEpoch
+}
+
+// ChangeToMaster makes this broker the master of epoch: it drops the slave
+// client and connections, cuts a partial tail, appends the epoch entry at the
+// commitlog end and waits until what is confirmed is dispatched
+// (AutoSwitchHAService.changeToMaster).
+func (a *AutoSwitch) ChangeToMaster(epoch int32, syncStateSetEpoch int32, syncStateSet []int64) error {
+	a.roleMu.Lock()
+	defer a.roleMu.Unlock()
+	if a.closed {
+		return ErrClosedHA
+	}
+	if last := a.epoch.LastEpoch(); epoch < last {
+		return fmt.Errorf("change to master of epoch %d, last is %d: %w", epoch, last, ErrStaleEpoch)
+	}
+	a.stopClient()
+	a.dropConns()
+	cut, err := a.st.TruncateInvalidTail()
+	if err != nil {
+		return fmt.Errorf("change to master: %w", err)
+	}
+	if cut >= 0 {
+		if err := a.epoch.TruncateSuffixByOffset(cut); err != nil {
+			return err
+		}
+	}
+	if a.epoch.LastEpoch() >= epoch {
+		if err := a.epoch.TruncateSuffixByEpoch(epoch); err != nil {
+			return err
+		}
+	}
+	start := a.st.MaxPhyOffset()
+	if err := a.epoch.Append(EpochEntry{Epoch: epoch, StartOffset: start}); err != nil {
+		if !errors.Is(err, ErrEpochOrder) {
+			return err
+		}
+		// Java's appendEntry refuses a term that starts where the last one
+		// does (nothing was written in between) and goes on: the slaves then
+		// find the last entry in common.
+		a.log.Warn("epoch entry not appended", "epoch", epoch, "start", start, "err", err)
+	}
+	a.mu.Lock()
+	a.master = true
+	a.syncing = false
+	a.syncSet = toSet(syncStateSet)
+	a.ssEpoch = syncStateSetEpoch
+	a.remote = map[int64]bool{}
+	a.caughtUp = map[int64]time.Time{}
+	a.refreshConfirmLocked()
+	a.mu.Unlock()
+	// Waiting consume queue dispatch (bounded: a stuck dispatcher must not
+	// hold the role change forever).
+	for i := 0; i < 3000 && a.st.DispatchBehind() > 0; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	a.log.Info("changed to master", "epoch", epoch, "start", start, "syncStateSet", syncStateSet)
+	return nil
+}
+
+// ChangeToSlave makes this broker a slave of the master at masterHAAddr
+// (empty: set it later with SetMasterHAAddr) for epoch.
+func (a *AutoSwitch) ChangeToSlave(masterHAAddr string, epoch int32, selfBrokerID int64) error {
+	a.roleMu.Lock()
+	defer a.roleMu.Unlock()
+	if a.closed {
+		return ErrClosedHA
+	}
+	if last := a.epoch.LastEpoch(); epoch < last {
+		return fmt.Errorf("change to slave of epoch %d, last is %d: %w", epoch, last, ErrStaleEpoch)
+	}
+	a.stopClient()
+	a.dropConns()
+	a.mu.Lock()
+	a.master = false
+	a.localID = selfBrokerID
+	a.syncSet = map[int64]bool{}
+	a.remote = map[int64]bool{}
+	a.syncing = false
+	a.mu.Unlock()
+	// A slave dispatches only what its master confirmed.
+	a.st.SetConfirmOffset(a.st.ConfirmOffset())
+	a.st.UseConfirmOffset(true)
+	c := newAutoClient(a, selfBrokerID)
+	c.setAddr(masterHAAddr)
+	a.mu.Lock()
+	a.client = c
+	a.mu.Unlock()
+	c.start()
+	a.log.Info("changed to slave", "master", masterHAAddr, "epoch", epoch, "brokerId", selfBrokerID)
+	return nil
+}
+
+// SetMasterHAAddr updates the master's HA address of a slave (the
+// haServerAddr of the REGISTER_BROKER answer).
+func (a *AutoSwitch) SetMasterHAAddr(addr string) {
+	a.mu.Lock()
+	c := a.client
+	a.mu.Unlock()
+	if c != nil {
+		c.setAddr(addr)
+	}
+}
+
+// ErrClosedHA means Close ran.
+var ErrClosedHA = errors.New("ha: closed")
+
+// Close stops the client, the listener and every connection.
+func (a *AutoSwitch) Close() error {
+	a.roleMu.Lock()
+	defer a.roleMu.Unlock()
+	if a.closed {
+		return nil
+	}
+	a.closed = true
+	a.cancel()
+	a.st.SetAppendHook(nil)
+	var err error
+	if a.ln != nil {
+		err = a.ln.Close()
+	}
+	a.stopClient()
+	a.dropConns()
+	a.wg.Wait()
+	return err
+}
+
+func (a *AutoSwitch) stopClient() {
+	a.mu.Lock()
+	c := a.client
+	a.client = nil
+	a.mu.Unlock()
+	if c != nil {
+		c.close()
+	}
+}
+
+func (a *AutoSwitch) dropConns() {
+	a.mu.Lock()
+	cs := make([]*autoConn, 0, len(a.conns))
+	for c := range a.conns {
+		cs = append(cs, c)
+	}
+	a.mu.Unlock()
+	for _, c := range cs {
+		c.close()
+		c.wait()
+	}
+}
+
+// ConfirmOffset is the store's confirm offset: what the sync state set holds
+// (master) or what the master said it holds (slave).
+func (a *AutoSwitch) ConfirmOffset() int64 { return a.st.ConfirmOffset() }
+
+// WaitAcked waits until a SYNC put ending at offset is held by enough
+// replicas: all of the sync state set with allAckInSyncStateSet, else
+// inSyncReplicas of them (the master counts). It fails at once with
+// ErrInSyncReplicasNotEnough when fewer than minInSyncReplicas are in sync,
+// and with ctx's error when ctx ends first (FLUSH_SLAVE_TIMEOUT).
+func (a *AutoSwitch) WaitAcked(ctx context.Context, offset int64) error {
+	a.mu.Lock()
+	if !a.master {
+		a.mu.Unlock()
+		return ErrNotMaster
+	}
+	n := len(a.syncSet)
+	if a.syncing {
+		n = max(n, len(a.remote))
+	}
+	a.mu.Unlock()
+	if n < a.cfg.MinInSyncReplicas {
+		return fmt.Errorf("%d in sync, %d wanted: %w", n, a.cfg.MinInSyncReplicas, ErrInSyncReplicasNotEnough)
+	}
+	if !a.cfg.AllAckInSyncStateSet && a.cfg.InSyncReplicas <= 1 {
+		return nil
+	}
+	for {
+		a.mu.Lock()
+		ok := a.ackedLocked(offset)
+		ch := a.ackCh
+		a.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for replicas to ack %d: %w", offset, ctx.Err())
+		case <-ch:
+		}
+	}
+}
+
+// ackedLocked is GroupTransferService's count for one request.
+func (a *AutoSwitch) ackedLocked(offset int64) bool {
+	if a.cfg.AllAckInSyncStateSet {
+		set := a.syncStateSetLocked()
+		if len(set) <= 1 {
+			return true
+		}
+		acks := 1
+		for c := range a.conns {
+			if set[c.slaveID.Load()] && c.ack.Load() >= offset {
+				acks++
+			}
+		}
+		return acks >= len(set)
+	}
+	acks := 1
+	for c := range a.conns {
+		if c.ack.Load() >= offset {
+			acks++
+		}
+	}
+	return acks >= a.cfg.InSyncReplicas
+}
+
+func (a *AutoSwitch) wakeAckers() {
+	a.mu.Lock()
+	close(a.ackCh)
+	a.ackCh = make(chan struct{})
+	a.mu.Unlock()
+}
+
+// syncStateSetLocked is getSyncStateSet: the union with the asked-for set
+// while the controller has not answered.
+func (a *AutoSwitch) syncStateSetLocked() map[int64]bool {
+	out := make(map[int64]bool, len(a.syncSet)+len(a.remote))
+	for id := range a.syncSet {
+		out[id] = true
+	}
+	if a.syncing {
+		for id := range a.remote {
+			out[id] = true
+		}
+	}
+	return out
+}
+
+// computeConfirmLocked is computeConfirmOffset: the least ack of the
+// connected sync state set members, capped at the commitlog end; unchanged
+// while a member is not connected.
+func (a *AutoSwitch) computeConfirmLocked() int64 {
+	set := a.syncStateSetLocked()
+	confirm := a.st.MaxPhyOffset()
+	connected := map[int64]bool{}
+	for c := range a.conns {
+		connected[c.slaveID.Load()] = true
+	}
+	for id := range set {
+		if id != a.localID && !connected[id] {
+			return a.st.ConfirmOffset()
+		}
+	}
+	for c := range a.conns {
+		if set[c.slaveID.Load()] {
+			if ack := c.ack.Load(); ack > 0 {
+				confirm = min(confirm, ack)
+			}
+		}
+	}
+	return confirm
+}
+
+// refreshConfirmLocked sets the master's confirm offset; like Java's
+// getConfirmOffset it is the commitlog end (no bound) while the sync state set
+// is the master alone or puts need not be acked by all of it.
+func (a *AutoSwitch) refreshConfirmLocked() {
+	if !a.master {
+		return
+	}
+	if len(a.syncSet) <= 1 || !a.cfg.AllAckInSyncStateSet {
+		a.st.UseConfirmOffset(false)
+		return
+	}
+	a.st.SetConfirmOffset(a.computeConfirmLocked())
+	a.st.UseConfirmOffset(true)
+	a.poke()
+}
+
+// markSyncingLocked is markSynchronizingSyncStateSet.
+func (a *AutoSwitch) markSyncingLocked(set map[int64]bool) {
+	a.syncing = true
+	a.remote = set
+}
+
+// notify tells the listener of a wanted sync state set.
+func (a *AutoSwitch) notify(set map[int64]bool) {
+	a.mu.Lock()
+	f := a.listener
+	a.mu.Unlock()
+	a.log.Info("sync state set wanted", "set", fromSet(set))
+	if f == nil {
+		return
+	}
+	ids := fromSet(set)
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		a.notifyMu.Lock()
+		defer a.notifyMu.Unlock()
+		f(ids)
+	}()
+}
+
+// slaveAcked handles a TRANSFER report of conn (ReadSocketService).
+func (a *AutoSwitch) slaveAcked(c *autoConn, offset int64) {
+	id := c.slaveID.Load()
+	var expand map[int64]bool
+	a.mu.Lock()
+	if a.master {
+		// maybeExpandInSyncStateSet
+		if !c.asyncLearner && offset >= c.lastMasterMax.Load() {
+			at := time.UnixMilli(c.lastTransferMs.Load())
+			if a.st.MaxPhyOffset() == offset {
+				at = time.Now()
+			}
+			a.caughtUpLocked(id, at)
+			if !a.syncSet[id] && offset >= a.st.ConfirmOffset() {
+				if last, ok := a.epoch.LastEntry(); ok && offset >= last.StartOffset {
+					set := toSet(fromSet(a.syncSet))
+					set[id] = true
+					a.markSyncingLocked(set)
+					expand = set
+				}
+			}
+		}
+		if a.syncSet[id] {
+			a.refreshConfirmLocked()
+		}
+	}
+	close(a.ackCh)
+	a.ackCh = make(chan struct{})
+	a.mu.Unlock()
+	if expand != nil {
+		a.notify(expand)
+	}
+}
+
+func (a *AutoSwitch) caughtUpLocked(id int64, at time.Time) {
+	if prev, ok := a.caughtUp[id]; !ok || at.After(prev) {
+		a.caughtUp[id] = at
+	}
+}
+
+func (a *AutoSwitch) caughtUpNow(id int64) {
+	a.mu.Lock()
+	a.caughtUpLocked(id, time.Now())
+	a.mu.Unlock()
+}
+
+// MaybeShrinkSyncStateSet is maybeShrinkSyncStateSet: the sync state set
+// without the slaves that have not caught up for haMaxTimeSlaveNotCatchup or
+// are not connected, and whether that differs from the current one. The
+// periodic check calls it and tells OnSyncStateSetChange of a change.
+func (a *AutoSwitch) MaybeShrinkSyncStateSet() ([]int64, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	set := toSet(fromSet(a.syncSet))
+	changed := false
+	now := time.Now()
+	for id := range set {
+		if id == a.localID {
+			continue
+		}
+		at, ok := a.caughtUp[id]
+		if !ok || now.Sub(at) > a.cfg.HaMaxTimeSlaveNotCatchup {
+			delete(set, id)
+			changed = true
+		}
+	}
+	if changed {
+		a.markSyncingLocked(set)
+	}
+	return fromSet(set), changed
+}
+
+func (a *AutoSwitch) shrinkLoop() {
+	defer a.wg.Done()
+	t := time.NewTicker(a.cfg.CheckSyncStateSetPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-a.ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !a.IsMaster() {
+			continue
+		}
+		if set, changed := a.MaybeShrinkSyncStateSet(); changed {
+			a.notify(toSet(set))
+		}
+	}
+}
+
+// connGone is removeConnection: a sync state set member that disconnects is
+// dropped from the wanted set at once.
+func (a *AutoSwitch) connGone(c *autoConn) {
+	id := c.slaveID.Load()
+	var shrink map[int64]bool
+	a.mu.Lock()
+	delete(a.conns, c)
+	a.publishWakesLocked()
+	if a.master && c.handshook.Load() && a.syncSet[id] && !a.closedLocked() {
+		set := toSet(fromSet(a.syncSet))
+		delete(set, id)
+		a.markSyncingLocked(set)
+		shrink = set
+	}
+	close(a.ackCh)
+	a.ackCh = make(chan struct{})
+	a.mu.Unlock()
+	if shrink != nil {
+		a.notify(shrink)
+	}
+}
+
+func (a *AutoSwitch) closedLocked() bool { return a.ctx.Err() != nil }
+
+func toSet(ids []int64) map[int64]bool {
+	m := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		m[id] = true
+	}
+	return m
+}
+
+func fromSet(m map[int64]bool) []int64 {
+	out := make([]int64, 0, len(m))
+	for id, in := range m {
+		if in {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Status is haStatus (HARuntimeInfo) in controller mode: a master lists its
+// connections, inSync meaning "in the sync state set"; a slave its client.
+func (a *AutoSwitch) Status() RuntimeInfo {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.master {
+		info := RuntimeInfo{HaConnectionInfo: []ConnectionRuntimeInfo{}}
+		if a.client != nil {
+			info.HaClientRuntimeInfo = a.client.runtimeInfo()
+		}
+		return info
+	}
+	end := a.st.MaxPhyOffset()
+	info := RuntimeInfo{Master: true, MasterCommitLogMax: end, HaConnectionInfo: []ConnectionRuntimeInfo{},
+		InSyncSlaveNums: len(a.syncSet) - 1}
+	for c := range a.conns {
+		ack := c.ack.Load()
+		info.HaConnectionInfo = append(info.HaConnectionInfo, ConnectionRuntimeInfo{Addr: c.nc.RemoteAddr().String(),
+			SlaveAckOffset: ack, Diff: end - ack, InSync: a.syncSet[c.slaveID.Load()], TransferFromWhere: c.next.Load(),
+			TransferredByteInSecond: c.flow.perSecond(time.Now())})
+	}
+	return info
+}
