@@ -16,6 +16,7 @@ import (
 
 	"rmqd/codec"
 	"rmqd/remoting"
+	"rmqd/store"
 )
 
 // This file is the broker side of RocketMQ 5.x controller mode (Java's ReplicasManager): the broker asks
@@ -35,6 +36,13 @@ type ControllerConfig struct {
 	BrokerHeartbeatInterval         int64  `prop:"brokerHeartbeatInterval"` // ms
 	BrokerElectionPriority          int32  `prop:"brokerElectionPriority"`
 	EnableSlaveActingMaster         bool   `prop:"enableSlaveActingMaster"`
+	// MessageStoreConfig's controller-mode replication keys (the auto-switch HA service reads them).
+	InSyncReplicas           int   `prop:"inSyncReplicas"`
+	MinInSyncReplicas        int   `prop:"minInSyncReplicas"`
+	AllAckInSyncStateSet     bool  `prop:"allAckInSyncStateSet"`
+	HaMaxTimeSlaveNotCatchup int64 `prop:"haMaxTimeSlaveNotCatchup"` // ms
+	SyncFromLastFile         bool  `prop:"syncFromLastFile"`
+	AsyncLearner             bool  `prop:"asyncLearner"`
 }
 
 func defaultControllerConfig() ControllerConfig {
@@ -45,6 +53,9 @@ func defaultControllerConfig() ControllerConfig {
 		ControllerHeartBeatTimeoutMills: 10000,
 		BrokerHeartbeatInterval:         1000,
 		BrokerElectionPriority:          math.MaxInt32,
+		InSyncReplicas:                  1,
+		MinInSyncReplicas:               1,
+		HaMaxTimeSlaveNotCatchup:        15000,
 	}
 }
 
@@ -66,11 +77,16 @@ const (
 	respControllerBrokerNeedRegister int32 = 2010
 )
 
-// ControllerHA is the replication side controller mode drives: store/ha's auto-switch service (epochs,
-// truncation to the last common epoch), or ClassicSwitch over the classic master/slave protocol.
+// ControllerHA is the replication side controller mode drives: store/ha's AutoSwitch (epochs,
+// truncation to the last common epoch, the sync state set).
 type ControllerHA interface {
 	ChangeToMaster(epoch, syncStateSetEpoch int32, syncStateSet []int64) error
+	// ChangeToSlave with an empty address stops the master side at once; SetMasterHAAddr follows.
 	ChangeToSlave(masterHAAddr string, epoch int32, selfBrokerID int64) error
+	SetMasterHAAddr(addr string)
+	SetLocalBrokerID(id int64)
+	// OnSyncStateSetChange is told of each sync state set the master wants (ALTER_SYNC_STATE_SET).
+	OnSyncStateSetChange(f func(newSet []int64))
 	SetSyncStateSet(set []int64, epoch int32)
 	// LastEpoch is the epoch of the last entry of the local epoch file (heartbeats report it).
 	LastEpoch() int32
@@ -126,6 +142,7 @@ func (b *Broker) EnableControllerMode(ha ControllerHA) error {
 	b.ctl = ctl
 	f := ctl.masterHAAddr
 	b.masters.onHA.Store(&f)
+	ha.OnSyncStateSetChange(ctl.alterSyncStateSet)
 	// Fenced until the controller says who is master: a slave refuses sends.
 	b.setRole(RoleSlave, 1)
 	return nil
@@ -422,6 +439,7 @@ func (m *controllerMode) register(ctx context.Context) error {
 	m.mu.Lock()
 	m.selfID = id
 	m.mu.Unlock()
+	m.ha.SetLocalBrokerID(id)
 	return m.registerToController(ctx)
 }
 
@@ -618,9 +636,13 @@ func (m *controllerMode) becomeSlaveLocked(masterID int64, masterAddr string) {
 	b.setRole(RoleSlave, m.selfID)
 	a := strings.Clone(masterAddr)
 	b.masters.master.Store(&a)
-	// The master's HA address comes with the next name-server registration (masterHAAddr).
+	// The master's HA address comes with the next name-server registration (masterHAAddr); the HA
+	// side stops serving as master now.
 	b.masters.ha.Store(nil)
 	m.slaveEpoch = m.epoch
+	if err := m.ha.ChangeToSlave("", m.epoch, m.selfID); err != nil {
+		b.log.Error("controller: HA change to slave", "epoch", m.epoch, "err", err)
+	}
 	b.log.Info("controller: now slave", "brokerId", m.selfID, "master", masterAddr, "masterId", masterID, "epoch", m.epoch)
 	m.registerAsync()
 	go func() {
@@ -648,11 +670,7 @@ func (m *controllerMode) masterHAAddr(addr string) {
 		m.b.masters.ha.Store(nil)
 		return
 	}
-	if err := m.ha.ChangeToSlave(addr, m.slaveEpoch, m.selfID); err != nil {
-		m.b.log.Error("controller: HA change to slave", "masterHA", addr, "epoch", m.slaveEpoch, "err", err)
-		m.b.masters.ha.Store(nil) // try again with the next answer
-		return
-	}
+	m.ha.SetMasterHAAddr(addr)
 	m.b.log.Info("controller: replicating", "masterHA", addr, "epoch", m.slaveEpoch)
 	m.slaveEpoch = 0
 }
@@ -679,13 +697,26 @@ func (m *controllerMode) changeSyncStateSet(ss []int64, ssEpoch int32) {
 	m.b.log.Info("controller: sync state set", "set", m.ss, "epoch", ssEpoch)
 }
 
-// AlterSyncStateSet is what the HA side calls when the master wants the SyncStateSet changed (a slave
-// caught up or fell behind): CONTROLLER_ALTER_SYNC_STATE_SET, then the controller's answer is applied.
-func (b *Broker) AlterSyncStateSet(ctx context.Context, set []int64) error {
-	m := b.ctl
-	if m == nil {
-		return errors.New("alter sync state set: not in controller mode")
+// alterSyncStateSet is the HA side's call when the master wants the sync state set changed; a refused
+// change leaves the set the controller holds.
+func (m *controllerMode) alterSyncStateSet(set []int64) {
+	ctx := m.runCtx
+	if ctx == nil {
+		ctx = context.Background()
 	}
+	if err := m.alter(ctx, set); err != nil {
+		m.b.log.Warn("controller: alter sync state set", "want", set, "err", err)
+		m.mu.Lock()
+		cur, epoch := slices.Clone(m.ss), m.ssEpoch
+		m.mu.Unlock()
+		m.ha.SetSyncStateSet(cur, epoch)
+	}
+}
+
+// alter is doReportSyncStateSetChanged: CONTROLLER_ALTER_SYNC_STATE_SET, then the controller's answer
+// is applied.
+func (m *controllerMode) alter(ctx context.Context, set []int64) error {
+	b := m.b
 	m.mu.Lock()
 	if !m.isMaster {
 		m.mu.Unlock()
@@ -760,4 +791,24 @@ func (m *controllerMode) stopMasterServices() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.stopMasterServicesLocked()
+}
+
+// ControllerReplicaWaiter adapts the HA side's wait for a SYNC put (AutoSwitch.WaitAcked) to the store's
+// SYNC_MASTER wait: acked is PUT_OK, the timeout FLUSH_SLAVE_TIMEOUT, too few in-sync replicas (or no
+// longer master) SLAVE_NOT_AVAILABLE, so the client never takes such a send for SEND_OK.
+func ControllerReplicaWaiter(wait func(ctx context.Context, offset int64) error) store.ReplicaWaiter {
+	return func(next int64, timeout time.Duration, done func(store.PutStatus)) {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			switch err := wait(ctx, next); {
+			case err == nil:
+				done(store.PutOK)
+			case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+				done(store.PutFlushSlaveTimeout)
+			default:
+				done(store.PutSlaveNotAvailable)
+			}
+		}()
+	}
 }

@@ -31,9 +31,12 @@ func (f *fakeHA) ChangeToSlave(addr string, epoch int32, _ int64) error {
 	f.epoch = epoch
 	return nil
 }
-func (f *fakeHA) SetSyncStateSet([]int64, int32) { f.note("set") }
-func (f *fakeHA) LastEpoch() int32               { return f.epoch }
-func (f *fakeHA) ConfirmOffset() int64           { return 0 }
+func (f *fakeHA) SetSyncStateSet([]int64, int32)     { f.note("set") }
+func (f *fakeHA) SetMasterHAAddr(addr string)        { f.note("ha " + addr) }
+func (f *fakeHA) SetLocalBrokerID(int64)             {}
+func (f *fakeHA) OnSyncStateSetChange(func([]int64)) {}
+func (f *fakeHA) LastEpoch() int32                   { return f.epoch }
+func (f *fakeHA) ConfirmOffset() int64               { return 0 }
 func (f *fakeHA) list() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -107,7 +110,7 @@ func TestControllerRoleChange(t *testing.T) {
 	m := "127.0.0.1:30911"
 	b.masters.master.Store(&m)
 	b.ctl.masterHAAddr("127.0.0.1:30912")
-	require.Equal(t, []string{"master", "slave 127.0.0.1:30912"}, f.list())
+	require.Equal(t, []string{"master", "slave ", "ha 127.0.0.1:30912"}, f.list())
 }
 
 // The broker identity files are Java's BrokerMetadata / TempBrokerMetadata: "cluster#name#id[#code]".

@@ -139,6 +139,22 @@ type replicaWaiters struct {
 	slaves atomic.Int32
 	mu     sync.Mutex
 	reqs   []*flushReq
+	// waiter, when set, replaces the wait below (SetReplicaWaiter).
+	waiter atomic.Pointer[ReplicaWaiter]
+}
+
+// ReplicaWaiter answers done exactly once with how a SYNC_MASTER put ending at next was replicated
+// within timeout.
+type ReplicaWaiter func(next int64, timeout time.Duration, done func(PutStatus))
+
+// SetReplicaWaiter replaces the classic wait for one slave's ack: in controller mode the auto-switch HA
+// service decides (the sync state set, inSyncReplicas, allAckInSyncStateSet). nil restores the classic wait.
+func (s *DefaultStore) SetReplicaWaiter(w ReplicaWaiter) {
+	if w == nil {
+		s.replicas.waiter.Store(nil)
+		return
+	}
+	s.replicas.waiter.Store(&w)
 }
 
 // SlaveAcked records a slave's acknowledged commitlog offset (its max offset
@@ -190,6 +206,10 @@ func (s *DefaultStore) slaveOK(end int64) bool {
 // PutFlushSlaveTimeout after timeout, or PutSlaveNotAvailable at once when no
 // slave is in sync (4.9.x handleHA; 5.x only waits with inSyncReplicas>1).
 func (s *DefaultStore) waitReplicaAsync(next int64, timeout time.Duration, done func(PutStatus)) {
+	if w := s.replicas.waiter.Load(); w != nil {
+		(*w)(next, timeout, done)
+		return
+	}
 	if !s.slaveOK(next) {
 		done(PutSlaveNotAvailable)
 		return

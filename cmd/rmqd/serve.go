@@ -338,14 +338,26 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 	}
 	var haMaster *ha.Master
 	var haSlave *ha.Slave
-	var haSwitch *processor.ClassicSwitch
-	if bcfg.Controller.EnableControllerMode {
-		haSwitch = processor.NewClassicSwitch(st, haCfg, net.JoinHostPort(bind, strconv.Itoa(scfg.HaListenPort)), scfg.HaMaxGapNotInSync)
-		if err := b.EnableControllerMode(haSwitch); err != nil {
+	var haSwitch *ha.AutoSwitch
+	if cc := bcfg.Controller; cc.EnableControllerMode {
+		// Controller mode: the auto-switch HA service, master or slave as the controller says.
+		haSwitch, err = ha.NewAutoSwitch(st, ha.AutoConfig{Config: haCfg,
+			ListenAddr: net.JoinHostPort(bind, strconv.Itoa(scfg.HaListenPort)), EpochFile: ha.EpochFilePath(scfg.StorePathRootDir),
+			SyncFromLastFile: cc.SyncFromLastFile, AsyncLearner: cc.AsyncLearner,
+			HaMaxTimeSlaveNotCatchup: time.Duration(cc.HaMaxTimeSlaveNotCatchup) * time.Millisecond,
+			CheckSyncStateSetPeriod:  time.Duration(cc.CheckSyncStateSetPeriod) * time.Millisecond,
+			InSyncReplicas:           cc.InSyncReplicas, MinInSyncReplicas: cc.MinInSyncReplicas, AllAckInSyncStateSet: cc.AllAckInSyncStateSet})
+		if err == nil {
+			if err = b.EnableControllerMode(haSwitch); err != nil {
+				_ = haSwitch.Close()
+			}
+		}
+		if err != nil {
 			_ = st.Shutdown()
 			return node{}, nil, err
 		}
-		b.SetHAStatus(func() ([]byte, error) { return codec.MarshalBody(haSwitch.RuntimeInfo()) })
+		st.SetReplicaWaiter(processor.ControllerReplicaWaiter(haSwitch.WaitAcked))
+		b.SetHAStatus(func() ([]byte, error) { return codec.MarshalBody(haSwitch.Status()) })
 	} else if bcfg.IsSlave() {
 		haSlave = ha.NewSlave(st, haCfg)
 		if scfg.HaMasterAddress != "" {
