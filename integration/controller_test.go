@@ -187,9 +187,16 @@ func controllerFailover(t *testing.T, kind string) {
 	t.Logf("%d sends acknowledged in all", len(want))
 
 	// Every acknowledged send is readable from the group: first its queues hold them all.
+	nm := newRawClient(t, byAddr(newMaster).Target)
 	var inQueues int64
-	for q := range queues {
-		inQueues += newRawClient(t, byAddr(newMaster).Target).maxOffset(topic, q)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		inQueues = queueTotal(nm, topic, queues)
+		if inQueues >= int64(len(want)) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if inQueues < int64(len(want)) {
+		t.Fatalf("the new master's queues of %s hold %d messages, fewer than the %d acknowledged", topic, inQueues, len(want))
 	}
 	t.Logf("the new master's queues of %s hold %d messages", topic, inQueues)
 	via := &harness.Target{Kind: kind, NamesrvAddr: ns.Addr, BrokerAddr: newMaster, BrokerName: brokerName,

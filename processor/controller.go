@@ -183,6 +183,23 @@ type syncStateSetBody struct {
 	SyncStateSetEpoch int32   `json:"syncStateSetEpoch"`
 }
 
+// decodeSyncStateSet reads the syncStateSet fields of a controller body (SyncStateSet, or
+// ElectMasterResponseBody whose brokerMemberGroup has fastjson's unquoted integer map keys).
+func decodeSyncStateSet(body []byte) (syncStateSetBody, error) {
+	var ss syncStateSetBody
+	if len(body) == 0 {
+		return ss, nil
+	}
+	strict, err := codec.StrictJSON(body)
+	if err != nil {
+		return ss, fmt.Errorf("sync state set body: %w", err)
+	}
+	if err := json.Unmarshal(strict, &ss); err != nil {
+		return ss, fmt.Errorf("sync state set body: %w", err)
+	}
+	return ss, nil
+}
+
 // handleNotifyBrokerRoleChanged is NOTIFY_BROKER_ROLE_CHANGED, the controller's push after an election.
 func (b *Broker) handleNotifyBrokerRoleChanged(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	if b.ctl == nil {
@@ -196,11 +213,9 @@ func (b *Broker) handleNotifyBrokerRoleChanged(ctx context.Context, c remoting.C
 	if err := h.Err(); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
-	var ss syncStateSetBody
-	if len(req.Body) > 0 {
-		if err := json.Unmarshal(req.Body, &ss); err != nil {
-			return codec.NewResponse(req, codec.RespSystemError, "sync state set: "+err.Error()), nil
-		}
+	ss, err := decodeSyncStateSet(req.Body)
+	if err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
 	b.log.Info("controller: role change notified", "masterId", masterID, "master", masterAddr, "epoch", epoch,
 		"syncStateSet", ss.SyncStateSet, "syncStateSetEpoch", ssEpoch)
@@ -481,11 +496,9 @@ func (m *controllerMode) takeRoleFrom(resp *codec.RemotingCommand, idKey string)
 	addr, _ := resp.Ext.Get("masterAddress")
 	epoch, _, _ := resp.Ext.GetInt32("masterEpoch")
 	ssEpoch, _, _ := resp.Ext.GetInt32("syncStateSetEpoch")
-	var body struct {
-		syncStateSetBody
-	}
-	if len(resp.Body) > 0 {
-		_ = json.Unmarshal(resp.Body, &body)
+	body, err := decodeSyncStateSet(resp.Body)
+	if err != nil {
+		m.b.log.Warn("controller: role answer", "err", err)
 	}
 	if ssEpoch == 0 {
 		ssEpoch = body.SyncStateSetEpoch
@@ -576,8 +589,11 @@ func (m *controllerMode) syncReplicaInfo(ctx context.Context) {
 	mid, ok, _ := resp.Ext.GetInt64("masterBrokerId")
 	addr, _ := resp.Ext.Get("masterAddress")
 	epoch, _, _ := resp.Ext.GetInt32("masterEpoch")
-	var ss syncStateSetBody
-	_ = json.Unmarshal(resp.Body, &ss)
+	ss, err := decodeSyncStateSet(resp.Body)
+	if err != nil {
+		m.b.log.Warn("controller: replica info", "err", err)
+		return
+	}
 	m.mu.Lock()
 	cur, isMaster := m.epoch, m.isMaster
 	m.mu.Unlock()
@@ -689,7 +705,7 @@ func (m *controllerMode) awaitMasterHA(ctx context.Context) {
 func (m *controllerMode) changeSyncStateSet(ss []int64, ssEpoch int32) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if ssEpoch <= m.ssEpoch {
+	if ssEpoch < m.ssEpoch || (ssEpoch == m.ssEpoch && slices.Equal(sorted(ss), sorted(m.ss))) {
 		return
 	}
 	m.ssEpoch, m.ss = ssEpoch, slices.Clone(ss)
@@ -706,6 +722,9 @@ func (m *controllerMode) alterSyncStateSet(set []int64) {
 	}
 	if err := m.alter(ctx, set); err != nil {
 		m.b.log.Warn("controller: alter sync state set", "want", set, "err", err)
+		// The HA side must hold the controller's set, never a smaller one it assumed (a smaller set
+		// acknowledges sends a newly elected master may lack): ask the controller what it holds.
+		m.syncReplicaInfo(ctx)
 		m.mu.Lock()
 		cur, epoch := slices.Clone(m.ss), m.ssEpoch
 		m.mu.Unlock()
@@ -744,8 +763,8 @@ func (m *controllerMode) alter(ctx context.Context, set []int64) error {
 	if resp.Code != codec.RespSuccess {
 		return fmt.Errorf("alter sync state set: code %d %s", resp.Code, resp.Remark)
 	}
-	var got syncStateSetBody
-	if err := json.Unmarshal(resp.Body, &got); err != nil {
+	got, err := decodeSyncStateSet(resp.Body)
+	if err != nil {
 		return fmt.Errorf("alter sync state set: answer: %w", err)
 	}
 	m.changeSyncStateSet(got.SyncStateSet, got.SyncStateSetEpoch)
@@ -812,3 +831,5 @@ func ControllerReplicaWaiter(wait func(ctx context.Context, offset int64) error)
 		}()
 	}
 }
+
+func sorted(s []int64) []int64 { return slices.Sorted(slices.Values(s)) }
