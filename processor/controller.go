@@ -97,6 +97,7 @@ type ControllerHA interface {
 type roleStore interface {
 	SetRole(role string) error
 	MaxPhyOffset() int64
+	RecoverTopicQueueTable()
 }
 
 // onewayInvoker is *remoting.Client's fire-and-forget send (heartbeats).
@@ -634,6 +635,12 @@ func (m *controllerMode) becomeMasterLocked(ssEpoch int32, ss []int64) {
 		b.log.Error("controller: HA change to master", "epoch", m.epoch, "err", err)
 	}
 	wasMaster := m.isMaster
+	if !wasMaster {
+		// Replicated records numbered the queues; new puts continue after them.
+		if rs, ok := b.store.(roleStore); ok {
+			rs.RecoverTopicQueueTable()
+		}
+	}
 	m.isMaster, m.masterID, m.masterAddr, m.slaveEpoch = true, m.selfID, b.conf().BrokerAddr(), 0
 	b.setRole(RoleSyncMaster, 0)
 	b.masters.master.Store(nil)

@@ -277,3 +277,12 @@ func (s *DefaultStore) needsReplica(props string) bool {
 	w, ok := codec.PropertyValue(props, codec.PropWait)
 	return !ok || strings.EqualFold(w, "true")
 }
+
+// RecoverTopicQueueTable resets the next queue offset of every queue from its consume queue (Java's
+// recoverTopicQueueTable on changeToMaster): a slave's dispatch fills its queues from the master's
+// records, so a slave promoted at runtime must take up numbering where they end.
+func (s *DefaultStore) RecoverTopicQueueTable() {
+	s.dispatchMu.Lock()
+	defer s.dispatchMu.Unlock()
+	s.rebuildOffsets()
+}
