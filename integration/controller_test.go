@@ -26,12 +26,19 @@ func TestControllerFailover(t *testing.T) {
 	if os.Getenv("RMQD_CONTROLLER") != "1" {
 		t.Skip("controller mode runs with RMQD_CONTROLLER=1 (make integration-controller)")
 	}
-	for _, kind := range targetsFromEnv(t) {
-		t.Run(kind, func(t *testing.T) { controllerFailover(t, kind) })
+	kinds := targetsFromEnv(t)
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) { controllerFailover(t, kind, [3]string{kind, kind, kind}) })
+	}
+	if containsKind(kinds, harness.KindApache) && containsKind(kinds, harness.KindRmqd) {
+		// One group, both kinds: Java and rmqd brokers replicate to each other with the auto-switch protocol.
+		t.Run("mixed", func(t *testing.T) {
+			controllerFailover(t, "mixed", [3]string{harness.KindRmqd, harness.KindApache, harness.KindRmqd})
+		})
 	}
 }
 
-func controllerFailover(t *testing.T, kind string) {
+func controllerFailover(t *testing.T, kind string, brokerKinds [3]string) {
 	const (
 		brokerName = "broker-ctl"
 		topic      = "IT_ctl_topic"
@@ -45,8 +52,8 @@ func controllerFailover(t *testing.T, kind string) {
 		BrokerConf: map[string]string{"flushDiskType": "ASYNC_FLUSH", "allAckInSyncStateSet": "true"}}
 	var brokers []*harness.GroupBroker
 	var addrs []string
-	for range 3 {
-		g := harness.StartGroupBroker(t, kind, ns.Addr, ctrl, bopts)
+	for _, k := range brokerKinds {
+		g := harness.StartGroupBroker(t, k, ns.Addr, ctrl, bopts)
 		brokers = append(brokers, g)
 		addrs = append(addrs, g.BrokerAddr)
 	}
@@ -158,8 +165,8 @@ func controllerFailover(t *testing.T, kind string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Logf("FAILOVER %s group: master %s SIGKILLed; new master %s in the route after %v, serves a direct send after %v, "+
-		"the Go producer's first acknowledged send after %v", kind, master, newMaster, routed.Round(time.Millisecond),
+	t.Logf("FAILOVER %s group: master %s (%s) SIGKILLed; new master %s in the route after %v, serves a direct send after %v, "+
+		"the Go producer's first acknowledged send after %v", kind, master, old.Kind, newMaster, routed.Round(time.Millisecond),
 		direct.Round(time.Millisecond), servedAt.Sub(killed).Round(time.Millisecond))
 
 	// The old master comes back as a slave of the new one.
