@@ -35,7 +35,6 @@ type ControllerConfig struct {
 	ControllerHeartBeatTimeoutMills int64  `prop:"controllerHeartBeatTimeoutMills"`
 	BrokerHeartbeatInterval         int64  `prop:"brokerHeartbeatInterval"` // ms
 	BrokerElectionPriority          int32  `prop:"brokerElectionPriority"`
-	EnableSlaveActingMaster         bool   `prop:"enableSlaveActingMaster"`
 	// MessageStoreConfig's controller-mode replication keys (the auto-switch HA service reads them).
 	InSyncReplicas           int   `prop:"inSyncReplicas"`
 	MinInSyncReplicas        int   `prop:"minInSyncReplicas"`
