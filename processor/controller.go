@@ -17,6 +17,7 @@ import (
 	"rmqd/codec"
 	"rmqd/remoting"
 	"rmqd/store"
+	"rmqd/store/ha"
 )
 
 // This file is the broker side of RocketMQ 5.x controller mode (Java's ReplicasManager): the broker asks
@@ -174,7 +175,54 @@ func (b *Broker) setRole(role string, id int64) {
 func (b *Broker) controllerHandlers() map[int32]remoting.Processor {
 	return map[int32]remoting.Processor{
 		codec.ReqNotifyBrokerRoleChanged: remoting.ProcessorFunc(b.handleNotifyBrokerRoleChanged),
+		codec.ReqGetBrokerEpochCache:     remoting.ProcessorFunc(b.handleGetBrokerEpochCache),
 	}
+}
+
+// epochLister is the HA side's epoch file (GET_BROKER_EPOCH_CACHE).
+type epochLister interface {
+	Epochs() *ha.EpochCache
+}
+
+// epochEntryJSON is EpochEntry's JSON.
+type epochEntryJSON struct {
+	EndOffset   int64 `json:"endOffset"`
+	Epoch       int32 `json:"epoch"`
+	StartOffset int64 `json:"startOffset"`
+}
+
+// handleGetBrokerEpochCache is GET_BROKER_EPOCH_CACHE (mqadmin getBrokerEpoch): EpochEntryCache, this
+// broker's epoch entries and commitlog end.
+func (b *Broker) handleGetBrokerEpochCache(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	el, ok := (epochLister)(nil), false
+	if b.ctl != nil {
+		el, ok = b.ctl.ha.(epochLister)
+	}
+	if !ok {
+		return codec.NewResponse(req, codec.RespSystemError, "this request only for controllerMode "), nil
+	}
+	cfg := b.conf()
+	var maxOff int64
+	if rs, ok := b.store.(roleStore); ok {
+		maxOff = rs.MaxPhyOffset()
+	}
+	out := struct {
+		BrokerID    int64            `json:"brokerId"`
+		BrokerName  string           `json:"brokerName"`
+		ClusterName string           `json:"clusterName"`
+		EpochList   []epochEntryJSON `json:"epochList"`
+		MaxOffset   int64            `json:"maxOffset"`
+	}{BrokerID: cfg.BrokerID, BrokerName: cfg.BrokerName, ClusterName: cfg.BrokerClusterName, EpochList: []epochEntryJSON{}, MaxOffset: maxOff}
+	for _, e := range el.Epochs().Entries() {
+		out.EpochList = append(out.EpochList, epochEntryJSON{EndOffset: e.EndOffset, Epoch: e.Epoch, StartOffset: e.StartOffset})
+	}
+	body, err := codec.MarshalBody(out)
+	if err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
+	}
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = body
+	return resp, nil
 }
 
 // syncStateSetBody is SyncStateSet's JSON.

@@ -2,6 +2,7 @@ package processor
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"rmqd/codec"
 	"rmqd/store"
+	"rmqd/store/ha"
 )
 
 // fakeHA records what controller mode asks of the replication side.
@@ -133,4 +135,43 @@ func TestControllerIdentityFiles(t *testing.T) {
 	}
 	_, _, _, _, ok = readIdentity(filepath.Join(dir, "none"), false)
 	require.False(t, ok)
+}
+
+// GET_BROKER_EPOCH_CACHE lists the auto-switch HA service's epoch entries as Java's EpochEntryCache.
+func TestControllerEpochCache(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Controller.EnableControllerMode = true
+	cfg.Controller.ControllerAddr = "127.0.0.1:1"
+	scfg := store.DefaultConfig()
+	scfg.StorePathRootDir = cfg.Store.StorePathRootDir
+	scfg.MappedFileSizeCommitLog = 1 << 20
+	scfg.BrokerRole = store.RoleSlave
+	st, err := store.Open(scfg, quietLog())
+	require.NoError(t, err)
+	require.NoError(t, st.Start())
+	t.Cleanup(func() { require.NoError(t, st.Shutdown()) })
+	b, err := NewBroker(cfg, st, quietLog())
+	require.NoError(t, err)
+	a, err := ha.NewAutoSwitch(st, ha.AutoConfig{EpochFile: ha.EpochFilePath(scfg.StorePathRootDir), Config: ha.Config{Logger: quietLog()}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = a.Close() })
+	require.NoError(t, b.EnableControllerMode(a))
+	b.ctl.selfID = 1
+	notifyRole(t, b, 1, b.conf().BrokerAddr(), 3)
+
+	resp, err := b.handleGetBrokerEpochCache(context.Background(), nil, codec.NewRequest(codec.ReqGetBrokerEpochCache))
+	require.NoError(t, err)
+	require.Equal(t, codec.RespSuccess, resp.Code, resp.Remark)
+	var got struct {
+		BrokerID  int64 `json:"brokerId"`
+		EpochList []struct {
+			Epoch       int32 `json:"epoch"`
+			StartOffset int64 `json:"startOffset"`
+		} `json:"epochList"`
+	}
+	require.NoError(t, json.Unmarshal(resp.Body, &got))
+	require.Equal(t, int64(0), got.BrokerID)
+	require.Len(t, got.EpochList, 1)
+	require.Equal(t, int32(3), got.EpochList[0].Epoch)
+	require.Equal(t, int64(0), got.EpochList[0].StartOffset)
 }
