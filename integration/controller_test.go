@@ -2,8 +2,10 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -172,6 +174,7 @@ func controllerFailover(t *testing.T, kind string, brokerKinds [3]string) {
 	// The old master comes back as a slave of the new one.
 	old.Restart(t)
 	waitRouteSlave(t, ns.Addr, brokerName, master, 120*time.Second)
+	waitSameEpochs(t, byAddr(newMaster), old)
 	waitMoreAcks("after the old master rejoined", 100, 60*time.Second)
 
 	// Losing a controller follower, then the leader, does not stop the group.
@@ -264,5 +267,52 @@ func waitRouteSlave(t *testing.T, namesrv, brokerName, addr string, timeout time
 			t.Fatalf("%s not a slave of %s after %v (last route %s)", addr, brokerName, timeout, last)
 		case <-time.After(200 * time.Millisecond):
 		}
+	}
+}
+
+// epochsOf is GET_BROKER_EPOCH_CACHE's epoch list ("epoch@startOffset" each, the open end left out).
+func epochsOf(t *testing.T, g *harness.GroupBroker) ([]string, error) {
+	resp := newRawClient(t, g.Target).invoke(codec.ReqGetBrokerEpochCache, nil, nil, 10*time.Second)
+	if resp.Code != codec.RespSuccess {
+		return nil, fmt.Errorf("GET_BROKER_EPOCH_CACHE on %s: code %d %q", g.BrokerAddr, resp.Code, resp.Remark)
+	}
+	strict, err := codec.StrictJSON(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	var c struct {
+		EpochList []struct {
+			Epoch       int32 `json:"epoch"`
+			StartOffset int64 `json:"startOffset"`
+		} `json:"epochList"`
+	}
+	if err := json.Unmarshal(strict, &c); err != nil {
+		return nil, fmt.Errorf("GET_BROKER_EPOCH_CACHE on %s: %w", g.BrokerAddr, err)
+	}
+	var out []string
+	for _, e := range c.EpochList {
+		out = append(out, fmt.Sprintf("%d@%d", e.Epoch, e.StartOffset))
+	}
+	return out, nil
+}
+
+// waitSameEpochs waits until the rejoined old master holds the new master's epoch history: it cut its
+// log back to the last epoch they share and took the new master's epochs from there.
+func waitSameEpochs(t *testing.T, master, old *harness.GroupBroker) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	var want, got []string
+	var err error
+	for {
+		if want, err = epochsOf(t, master); err == nil {
+			if got, err = epochsOf(t, old); err == nil && slices.Equal(want, got) && len(want) >= 2 {
+				t.Logf("the rejoined %s broker holds the new master's epochs %v", old.Kind, got)
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("rejoined broker %s epochs %v, master %s epochs %v (err %v)", old.BrokerAddr, got, master.BrokerAddr, want, err)
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 }
