@@ -5,7 +5,7 @@ FUZZTIME ?= 5s
 STATICCHECK_VERSION := v0.8.2
 GOBIN ?= $(shell $(GO) env GOPATH)/bin
 
-.PHONY: all build run test unit vet lint fuzz compat-java compat-filter compat-bodies bench chaos clean tools
+.PHONY: all build run test unit vet lint fuzz compat-java compat-ha compat-filter compat-bodies bench chaos clean tools
 
 include integration/integration.mk
 include integration/bench.mk
@@ -22,7 +22,7 @@ build:
 run: build
 	mkdir -p .run && cd .run && ../$(BIN)
 
-test: vet lint unit fuzz compat-java compat-filter compat-bodies integration-test
+test: vet lint unit fuzz compat-java compat-ha compat-filter compat-bodies integration-test
 
 vet:
 	$(GO) vet ./...
@@ -44,6 +44,11 @@ unit:
 # (rocketmq-store from Maven Central).
 compat-java:
 	RMQD_JAVA_COMPAT=1 $(GO) test -count=1 -run 'TestJava' ./store
+
+# Controller-mode HA against Apache 5.3.3's AutoSwitchHAService both ways (a Java store
+# in controller mode per test, from the integration classpath; some 35 s).
+compat-ha: integration-deps
+	RMQD_HA_INTEROP=1 $(GO) test -count=1 -run 'TestJava' ./store/ha
 
 # The SQL92 and tag filters checked against Java's own evaluator (rocketmq-filter and
 # rocketmq-remoting 5.3.3, from the integration classpath) on random selectors.

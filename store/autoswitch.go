@@ -22,9 +22,10 @@ func (s *DefaultStore) UseConfirmOffset(on bool) {
 
 // SetConfirmOffset sets the confirm offset: the end of what enough replicas
 // hold. A slave sets it from its master's frames, a master from its sync
-// state set's acks.
+// state set's acks. The checkpoint keeps it (confirmPhyOffset, as Java's).
 func (s *DefaultStore) SetConfirmOffset(offset int64) {
 	s.confirmOffset.Store(offset)
+	s.checkpoint.confirmPhyOffset.Store(offset)
 	s.kickReput()
 }
 
@@ -159,6 +160,7 @@ func (s *DefaultStore) truncateLocked(offset int64, aligned bool) error {
 	}
 	if s.confirmOffset.Load() > offset {
 		s.confirmOffset.Store(offset)
+		s.checkpoint.confirmPhyOffset.Store(offset)
 	}
 	// recoverTopicQueueTable: the next queue offsets follow the cut queues.
 	minPhy := max(c.q.minOffset(), 0)

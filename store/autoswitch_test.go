@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -141,4 +144,20 @@ func TestTruncateInvalidTail(t *testing.T) {
 	require.Equal(t, end, cut)
 	require.Equal(t, end, s.MaxPhyOffset())
 	require.EqualValues(t, 20, s.MaxOffsetInQueue("I", 0))
+}
+
+func TestConfirmOffsetKeptInCheckpoint(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	s := openStore(t, cfg)
+	offs := putOffsets(t, s, "K", 1, 0, 10)
+	s.SetConfirmOffset(offs[4])
+	require.NoError(t, s.Shutdown())
+	b, err := os.ReadFile(filepath.Join(cfg.StorePathRootDir, "checkpoint"))
+	require.NoError(t, err)
+	require.Equal(t, uint64(offs[4]), binary.BigEndian.Uint64(b[32:]), "Java's confirmPhyOffset slot")
+
+	s = openStore(t, cfg)
+	defer s.Shutdown()
+	s.UseConfirmOffset(true)
+	require.Equal(t, offs[4], s.ConfirmOffset())
 }

@@ -18,6 +18,9 @@ type checkpoint struct {
 	physicMsgTimestamp atomic.Int64
 	logicsMsgTimestamp atomic.Int64
 	indexMsgTimestamp  atomic.Int64
+	// confirmPhyOffset is 5.x's controller-mode confirm offset (bytes 32-39);
+	// bytes 24-31 (masterFlushedOffset) are left as they are.
+	confirmPhyOffset atomic.Int64
 }
 
 const checkpointSize = osPageSize
@@ -41,6 +44,7 @@ func openCheckpoint(path string) (*checkpoint, error) {
 	c.physicMsgTimestamp.Store(int64(be.Uint64(mf.data[0:])))
 	c.logicsMsgTimestamp.Store(int64(be.Uint64(mf.data[8:])))
 	c.indexMsgTimestamp.Store(int64(be.Uint64(mf.data[16:])))
+	c.confirmPhyOffset.Store(int64(be.Uint64(mf.data[32:])))
 	return c, nil
 }
 
@@ -49,6 +53,7 @@ func (c *checkpoint) flush() error {
 	be.PutUint64(c.mf.data[0:], uint64(c.physicMsgTimestamp.Load()))
 	be.PutUint64(c.mf.data[8:], uint64(c.logicsMsgTimestamp.Load()))
 	be.PutUint64(c.mf.data[16:], uint64(c.indexMsgTimestamp.Load()))
+	be.PutUint64(c.mf.data[32:], uint64(c.confirmPhyOffset.Load()))
 	return unix.Msync(c.mf.data[:checkpointSize], unix.MS_SYNC)
 }
 

@@ -135,6 +135,7 @@ func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
 	if s.checkpoint, err = openCheckpoint(filepath.Join(cfg.StorePathRootDir, "checkpoint")); err != nil {
 		return nil, fmt.Errorf("load checkpoint: %w", err)
 	}
+	s.confirmOffset.Store(s.checkpoint.confirmPhyOffset.Load()) // loadCheckPoint's setConfirmOffset
 	s.index = newIndexService(s)
 	if err := s.index.load(s.lastExitOK); err != nil {
 		return nil, err

@@ -3,7 +3,6 @@ package ha
 import (
 	"bufio"
 	"encoding/binary"
-	"errors"
 	"io"
 	"net"
 	"sync"
@@ -41,21 +40,11 @@ type autoConn struct {
 func (a *AutoSwitch) accept() {
 	defer a.wg.Done()
 	for {
-		nc, err := a.ln.Accept()
-		if err != nil {
-			if a.ctx.Err() != nil {
-				return
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			a.log.Error("ha accept", "err", err)
-			select {
-			case <-a.ctx.Done():
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
+		nc, ok := acceptOne(a.ctx, a.ln, a.log)
+		if !ok {
+			return
+		}
+		if nc == nil {
 			continue
 		}
 		c := &autoConn{a: a, nc: nc, wake: make(chan struct{}, 1), handshake: make(chan struct{}, 1),
@@ -223,20 +212,12 @@ func (c *autoConn) writeLoop() {
 	lastWarn := time.Time{}
 	lastConfirm := int64(-1)
 	for {
-		room, windowEnd := c.flow.room(time.Now(), cfg.TransferBatchSize)
-		if room == 0 {
-			if time.Since(lastWarn) >= time.Second {
-				a.log.Warn("HA flow control: the slave's bytes for this second are sent", "remote", c.nc.RemoteAddr())
-				lastWarn = time.Now()
-			}
-			wait := time.NewTimer(time.Until(windowEnd))
-			select {
-			case <-c.done:
-				wait.Stop()
-				return
-			case <-wait.C:
-			}
-			continue
+		room, ok := c.flow.waitRoom(cfg.TransferBatchSize, c.done, &lastWarn, func() {
+			a.log.Warn("HA flow control: the slave's bytes for this second are sent", "remote", c.nc.RemoteAddr(),
+				"maxHaTransferByteInSecond", cfg.MaxTransferBytesPerSecond)
+		})
+		if !ok {
+			return
 		}
 		// The frame stays inside the epoch holding next.
 		entry, ok := a.epoch.FindByOffset(next)
@@ -281,18 +262,8 @@ func (c *autoConn) writeLoop() {
 				continue
 			}
 		}
-		if !idle.Stop() {
-			select {
-			case <-idle.C:
-			default:
-			}
-		}
-		idle.Reset(cfg.HeartbeatInterval - time.Since(lastWrite))
-		select {
-		case <-c.done:
+		if !idleWait(idle, cfg.HeartbeatInterval-time.Since(lastWrite), c.done, c.wake) {
 			return
-		case <-c.wake:
-		case <-idle.C:
 		}
 	}
 }

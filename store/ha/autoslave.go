@@ -2,7 +2,6 @@ package ha
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,143 +14,41 @@ import (
 // autoClient is the slave side (AutoSwitchHAClient): handshake, truncation to
 // the point both logs agree on, then TRANSFER frames appended to the store.
 type autoClient struct {
+	client
 	a        *AutoSwitch
 	brokerID int64
-
-	addr        atomic.Pointer[string]
-	addrChanged chan struct{}
-	ctx         context.Context
-	cancel      context.CancelFunc
-	wg          sync.WaitGroup
-
-	mu sync.Mutex
-	nc net.Conn
-
-	state     atomic.Int32
-	lastRead  atomic.Int64
-	lastWrite atomic.Int64
-	flow      *flow
+	flow     *flow
 }
 
 func newAutoClient(a *AutoSwitch, brokerID int64) *autoClient {
-	c := &autoClient{a: a, brokerID: brokerID, addrChanged: make(chan struct{}, 1), flow: newFlow(0, time.Now())}
-	c.ctx, c.cancel = context.WithCancel(a.ctx)
-	c.state.Store(StateReady)
+	c := &autoClient{a: a, brokerID: brokerID, flow: newFlow(0, time.Now())}
+	c.init(a.ctx, a.log)
 	return c
 }
 
-func (c *autoClient) setAddr(addr string) {
-	if old := c.addr.Load(); old != nil && *old == addr {
-		return
-	}
-	c.addr.Store(&addr)
-	c.mu.Lock()
-	if c.nc != nil {
-		_ = c.nc.Close()
-	}
-	c.mu.Unlock()
-	select {
-	case c.addrChanged <- struct{}{}:
-	default:
-	}
-}
+func (c *autoClient) run() { c.start(c.ready, c.session) }
 
-func (c *autoClient) masterAddr() string {
-	if p := c.addr.Load(); p != nil {
-		return *p
-	}
-	return ""
-}
-
-func (c *autoClient) start() {
-	c.wg.Add(1)
-	go c.run()
-}
-
-func (c *autoClient) close() {
-	c.cancel()
-	c.mu.Lock()
-	if c.nc != nil {
-		_ = c.nc.Close()
-	}
-	c.mu.Unlock()
-	c.wg.Wait()
-	c.state.Store(StateShutdown)
-}
-
-func (c *autoClient) sleep(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-c.ctx.Done():
-		return false
-	case <-c.addrChanged:
-		return true
-	case <-t.C:
-		return true
-	}
-}
-
-func (c *autoClient) run() {
-	defer c.wg.Done()
-	log := c.a.log
-	for c.ctx.Err() == nil {
-		c.state.Store(StateReady)
-		// READY: cut a record the last master left half sent.
-		if cut, err := c.a.st.TruncateInvalidTail(); err != nil {
-			log.Error("truncate invalid tail", "err", err)
-		} else if cut >= 0 {
-			if err := c.a.epoch.TruncateSuffixByOffset(cut); err != nil {
-				log.Error("truncate epoch file", "err", err)
-			}
-		}
-		addr := c.masterAddr()
-		if addr == "" {
-			if !c.sleep(retryWait) {
-				return
-			}
-			continue
-		}
-		err := c.session(addr)
-		if c.ctx.Err() != nil {
-			return
-		}
-		log.Warn("master connection ended", "master", addr, "err", err)
-		if errors.Is(err, errHousekeeping) {
-			continue
-		}
-		if !c.sleep(retryWait) {
-			return
+// ready is the READY state: cut a record the last master left half sent.
+func (c *autoClient) ready() {
+	if cut, err := c.a.st.TruncateInvalidTail(); err != nil {
+		c.log.Error("truncate invalid tail", "err", err)
+	} else if cut >= 0 {
+		if err := c.a.epoch.TruncateSuffixByOffset(cut); err != nil {
+			c.log.Error("truncate epoch file", "err", err)
 		}
 	}
 }
 
 func (c *autoClient) session(addr string) error {
 	st, cfg, ec := c.a.st, c.a.cfg, c.a.epoch
-	d := net.Dialer{Timeout: dialTimeout}
-	nc, err := d.DialContext(c.ctx, "tcp", addr)
+	nc, release, err := c.dial(addr)
 	if err != nil {
-		return fmt.Errorf("dial master %s: %w", addr, err)
+		return err
 	}
-	c.mu.Lock()
-	if c.ctx.Err() != nil {
-		c.mu.Unlock()
-		_ = nc.Close()
-		return c.ctx.Err()
-	}
-	c.nc = nc
-	c.mu.Unlock()
-	hbDone := make(chan struct{})
-	var hbWG sync.WaitGroup
+	stopBeat := func() {}
 	defer func() {
-		close(hbDone)
-		_ = nc.Close()
-		hbWG.Wait()
-		c.mu.Lock()
-		if c.nc == nc {
-			c.nc = nil
-		}
-		c.mu.Unlock()
+		release() // unblocks a report stuck in a write
+		stopBeat()
 	}()
 	var wmu sync.Mutex
 	var reported atomic.Int64
@@ -175,7 +72,6 @@ func (c *autoClient) session(addr string) error {
 	}
 
 	// HANDSHAKE
-	c.state.Store(StateHandshake)
 	hs := AppendSlaveHandshake(nil, SlaveHandshake{SyncFromLastFile: cfg.SyncFromLastFile, AsyncLearner: cfg.AsyncLearner,
 		BrokerID: c.brokerID})
 	if err := write(hs); err != nil {
@@ -201,30 +97,13 @@ func (c *autoClient) session(addr string) error {
 	if err != nil {
 		return err
 	}
-	c.state.Store(StateTransfer)
 	// Java reports only at its next heartbeat when the truncation left its
 	// end where it was; rmqd reports at once so the master starts sooner.
 	if err := report(from); err != nil {
 		return err
 	}
 	c.a.log.Info("slave handshake done", "master", addr, "from", from, "masterEnd", mh.MaxOffset)
-	hbWG.Add(1)
-	go func() {
-		defer hbWG.Done()
-		t := time.NewTicker(cfg.HeartbeatInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-hbDone:
-				return
-			case <-t.C:
-			}
-			if report(max(reported.Load(), st.MaxPhyOffset())) != nil {
-				_ = nc.Close()
-				return
-			}
-		}
-	}()
+	stopBeat = beat(nc, cfg.HeartbeatInterval, func() error { return report(max(reported.Load(), st.MaxPhyOffset())) })
 
 	// TRANSFER
 	received := int32(-1)
@@ -314,10 +193,7 @@ func (c *autoClient) truncate(mh MasterHandshake) (int64, error) {
 
 // runtimeInfo is the client's half of haStatus.
 func (c *autoClient) runtimeInfo() ClientRuntimeInfo {
-	c.mu.Lock()
-	active := c.nc != nil
-	c.mu.Unlock()
-	return ClientRuntimeInfo{Activated: active, MasterAddr: c.masterAddr(), MaxOffset: c.a.st.MaxPhyOffset(),
+	return ClientRuntimeInfo{Activated: c.connected(), MasterAddr: c.masterAddr(), MaxOffset: c.a.st.MaxPhyOffset(),
 		LastReadTimestamp: c.lastRead.Load(), LastWriteTimestamp: c.lastWrite.Load(),
 		TransferredByteInSecond: c.flow.perSecond(time.Now())}
 }

@@ -1,10 +1,12 @@
 package ha
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"slices"
 	"sync"
@@ -115,6 +117,8 @@ type AutoSwitch struct {
 	wakes    atomic.Pointer[[]chan struct{}]
 	// ackCh is closed and replaced whenever a slave acks: WaitAcked waits on it.
 	ackCh chan struct{}
+	// waiters are the WaitAckedAsync puts, answered on acks and set changes.
+	waiters []*ackWaiter
 
 	notifyMu sync.Mutex // listeners run one at a time, in order
 }
@@ -207,14 +211,9 @@ func (a *AutoSwitch) SyncStateSet() ([]int64, int32) {
 func (a *AutoSwitch) ChangeToMaster(epoch int32, syncStateSetEpoch int32, syncStateSet []int64) error {
 	a.roleMu.Lock()
 	defer a.roleMu.Unlock()
-	if a.closed {
-		return ErrClosedHA
+	if err := a.leaveRole("master", epoch); err != nil {
+		return err
 	}
-	if last := a.epoch.LastEpoch(); epoch < last {
-		return fmt.Errorf("change to master of epoch %d, last is %d: %w", epoch, last, ErrStaleEpoch)
-	}
-	a.stopClient()
-	a.dropConns()
 	cut, err := a.st.TruncateInvalidTail()
 	if err != nil {
 		return fmt.Errorf("change to master: %w", err)
@@ -248,6 +247,7 @@ func (a *AutoSwitch) ChangeToMaster(epoch int32, syncStateSetEpoch int32, syncSt
 	a.caughtUp = map[int64]time.Time{}
 	a.refreshConfirmLocked()
 	a.mu.Unlock()
+	a.wakeAckers()
 	// Waiting consume queue dispatch (bounded: a stuck dispatcher must not
 	// hold the role change forever).
 	for i := 0; i < 3000 && a.st.DispatchBehind() > 0; i++ {
@@ -262,14 +262,9 @@ func (a *AutoSwitch) ChangeToMaster(epoch int32, syncStateSetEpoch int32, syncSt
 func (a *AutoSwitch) ChangeToSlave(masterHAAddr string, epoch int32, selfBrokerID int64) error {
 	a.roleMu.Lock()
 	defer a.roleMu.Unlock()
-	if a.closed {
-		return ErrClosedHA
+	if err := a.leaveRole("slave", epoch); err != nil {
+		return err
 	}
-	if last := a.epoch.LastEpoch(); epoch < last {
-		return fmt.Errorf("change to slave of epoch %d, last is %d: %w", epoch, last, ErrStaleEpoch)
-	}
-	a.stopClient()
-	a.dropConns()
 	a.mu.Lock()
 	a.master = false
 	a.localID = selfBrokerID
@@ -277,16 +272,33 @@ func (a *AutoSwitch) ChangeToSlave(masterHAAddr string, epoch int32, selfBrokerI
 	a.remote = map[int64]bool{}
 	a.syncing = false
 	a.mu.Unlock()
-	// A slave dispatches only what its master confirmed.
-	a.st.SetConfirmOffset(a.st.ConfirmOffset())
+	a.wakeAckers() // puts still waiting fail: this broker is no longer master
+	// A slave dispatches only what its master confirmed (the confirm offset
+	// kept in the checkpoint until the master's first frame says more).
 	a.st.UseConfirmOffset(true)
 	c := newAutoClient(a, selfBrokerID)
-	c.setAddr(masterHAAddr)
+	if masterHAAddr != "" {
+		c.setAddr(masterHAAddr)
+	}
 	a.mu.Lock()
 	a.client = c
 	a.mu.Unlock()
-	c.start()
+	c.run()
 	a.log.Info("changed to slave", "master", masterHAAddr, "epoch", epoch, "brokerId", selfBrokerID)
+	return nil
+}
+
+// leaveRole starts a role change to epoch (roleMu held): a stale epoch is
+// refused, the slave client and the slave connections stop.
+func (a *AutoSwitch) leaveRole(to string, epoch int32) error {
+	if a.closed {
+		return ErrClosedHA
+	}
+	if last := a.epoch.LastEpoch(); epoch < last {
+		return fmt.Errorf("change to %s of epoch %d, last is %d: %w", to, epoch, last, ErrStaleEpoch)
+	}
+	a.stopClient()
+	a.dropConns()
 	return nil
 }
 
@@ -320,6 +332,10 @@ func (a *AutoSwitch) Close() error {
 	}
 	a.stopClient()
 	a.dropConns()
+	a.mu.Lock()
+	a.master = false
+	a.mu.Unlock()
+	a.wakeAckers() // waiting puts fail
 	a.wg.Wait()
 	return err
 }
@@ -330,7 +346,7 @@ func (a *AutoSwitch) stopClient() {
 	a.client = nil
 	a.mu.Unlock()
 	if c != nil {
-		c.close()
+		c.stop()
 	}
 }
 
@@ -351,35 +367,61 @@ func (a *AutoSwitch) dropConns() {
 // (master) or what the master said it holds (slave).
 func (a *AutoSwitch) ConfirmOffset() int64 { return a.st.ConfirmOffset() }
 
-// WaitAcked waits until a SYNC put ending at offset is held by enough
-// replicas: all of the sync state set with allAckInSyncStateSet, else
-// inSyncReplicas of them (the master counts). It fails at once with
-// ErrInSyncReplicasNotEnough when fewer than minInSyncReplicas are in sync,
-// and with ctx's error when ctx ends first (FLUSH_SLAVE_TIMEOUT).
-func (a *AutoSwitch) WaitAcked(ctx context.Context, offset int64) error {
+// ErrAckTimeout means the replicas did not ack in time (FLUSH_SLAVE_TIMEOUT).
+var ErrAckTimeout = errors.New("ha: replicas did not ack in time")
+
+// CheckInSyncReplicas is the check Java makes before a SYNC put is written in
+// controller mode: ErrInSyncReplicasNotEnough (IN_SYNC_REPLICAS_NOT_ENOUGH)
+// when fewer than minInSyncReplicas are in sync, ErrNotMaster on a slave.
+func (a *AutoSwitch) CheckInSyncReplicas() error {
 	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.checkInSyncLocked()
+}
+
+func (a *AutoSwitch) checkInSyncLocked() error {
 	if !a.master {
-		a.mu.Unlock()
 		return ErrNotMaster
 	}
 	n := len(a.syncSet)
 	if a.syncing {
 		n = max(n, len(a.remote))
 	}
-	a.mu.Unlock()
 	if n < a.cfg.MinInSyncReplicas {
 		return fmt.Errorf("%d in sync, %d wanted: %w", n, a.cfg.MinInSyncReplicas, ErrInSyncReplicasNotEnough)
 	}
-	if !a.cfg.AllAckInSyncStateSet && a.cfg.InSyncReplicas <= 1 {
+	return nil
+}
+
+// needsAcks says whether a SYNC put waits at all: Java answers PUT_OK at once
+// when it needs at most one ack (the master's) and not all of the set.
+func (a *AutoSwitch) needsAcks() bool {
+	return a.cfg.AllAckInSyncStateSet || a.cfg.InSyncReplicas > 1
+}
+
+// WaitAcked waits until a SYNC put ending at offset is held by enough
+// replicas: all of the sync state set with allAckInSyncStateSet, else
+// inSyncReplicas of them (the master counts). It fails at once with
+// CheckInSyncReplicas's errors, and with ctx's error when ctx ends first
+// (FLUSH_SLAVE_TIMEOUT).
+func (a *AutoSwitch) WaitAcked(ctx context.Context, offset int64) error {
+	if err := a.CheckInSyncReplicas(); err != nil {
+		return err
+	}
+	if !a.needsAcks() {
 		return nil
 	}
 	for {
 		a.mu.Lock()
 		ok := a.ackedLocked(offset)
 		ch := a.ackCh
+		master := a.master
 		a.mu.Unlock()
 		if ok {
 			return nil
+		}
+		if !master {
+			return ErrNotMaster
 		}
 		select {
 		case <-ctx.Done():
@@ -389,35 +431,134 @@ func (a *AutoSwitch) WaitAcked(ctx context.Context, offset int64) error {
 	}
 }
 
-// ackedLocked is GroupTransferService's count for one request.
-func (a *AutoSwitch) ackedLocked(offset int64) bool {
-	if a.cfg.AllAckInSyncStateSet {
-		set := a.syncStateSetLocked()
-		if len(set) <= 1 {
-			return true
-		}
-		acks := 1
-		for c := range a.conns {
-			if set[c.slaveID.Load()] && c.ack.Load() >= offset {
-				acks++
-			}
-		}
-		return acks >= len(set)
-	}
-	acks := 1
-	for c := range a.conns {
-		if c.ack.Load() >= offset {
-			acks++
-		}
-	}
-	return acks >= a.cfg.InSyncReplicas
+// ackWaiter is one SYNC put waiting without a goroutine (WaitAckedAsync).
+type ackWaiter struct {
+	offset int64
+	done   func(error)
+	timer  *time.Timer
 }
 
+// WaitAckedAsync is WaitAcked for the put path: done is called exactly once,
+// with nil, CheckInSyncReplicas's errors, ErrNotMaster when the role changes
+// meanwhile, or ErrAckTimeout after timeout (slaveTimeout). It never blocks
+// and keeps no goroutine per put.
+func (a *AutoSwitch) WaitAckedAsync(offset int64, timeout time.Duration, done func(error)) {
+	a.mu.Lock()
+	if err := a.checkInSyncLocked(); err != nil {
+		a.mu.Unlock()
+		done(err)
+		return
+	}
+	if !a.needsAcks() || a.ackedLocked(offset) {
+		a.mu.Unlock()
+		done(nil)
+		return
+	}
+	w := &ackWaiter{offset: offset, done: done}
+	a.waiters = append(a.waiters, w)
+	w.timer = time.AfterFunc(timeout, func() {
+		if a.dropWaiter(w) {
+			done(fmt.Errorf("wait for replicas to ack %d: %w", offset, ErrAckTimeout))
+		}
+	})
+	a.mu.Unlock()
+}
+
+func (a *AutoSwitch) dropWaiter(w *ackWaiter) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i, x := range a.waiters {
+		if x == w {
+			a.waiters = slices.Delete(a.waiters, i, i+1)
+			return true
+		}
+	}
+	return false
+}
+
+// readyWaitersLocked takes the waiters answered by the current acks (all of
+// them, failed, when this broker is no longer master).
+func (a *AutoSwitch) readyWaitersLocked() []*ackWaiter {
+	if len(a.waiters) == 0 {
+		return nil
+	}
+	var ready []*ackWaiter
+	keep := a.waiters[:0]
+	upto := a.ackedUptoLocked()
+	for _, w := range a.waiters {
+		if !a.master || w.offset <= upto {
+			ready = append(ready, w)
+		} else {
+			keep = append(keep, w)
+		}
+	}
+	clear(a.waiters[len(keep):])
+	a.waiters = keep
+	return ready
+}
+
+func (a *AutoSwitch) answer(ready []*ackWaiter, master bool) {
+	// Whoever takes a waiter off the list answers it: the timer's callback
+	// finds it gone.
+	for _, w := range ready {
+		w.timer.Stop()
+		if master {
+			w.done(nil)
+		} else {
+			w.done(ErrNotMaster)
+		}
+	}
+}
+
+// ackedLocked is GroupTransferService's count for one request.
+func (a *AutoSwitch) ackedLocked(offset int64) bool { return offset <= a.ackedUptoLocked() }
+
+// ackedUptoLocked is the end that enough replicas hold: with
+// allAckInSyncStateSet every other member of the set, else inSyncReplicas-1
+// slaves besides the master. A slave that reconnected before its old
+// connection was noticed dead counts once (Java counts connections, and says
+// in a TODO that it should count slaves).
+func (a *AutoSwitch) ackedUptoLocked() int64 {
+	need := a.cfg.InSyncReplicas - 1
+	var set map[int64]bool
+	if a.cfg.AllAckInSyncStateSet {
+		set = a.syncStateSetLocked()
+		need = len(set) - 1
+	}
+	if need <= 0 {
+		return math.MaxInt64
+	}
+	type slaveAck struct{ id, ack int64 }
+	var buf [16]slaveAck
+	acks := buf[:0]
+	for c := range a.conns {
+		id, ack := c.slaveID.Load(), c.ack.Load()
+		if set != nil && !set[id] {
+			continue
+		}
+		i := slices.IndexFunc(acks, func(x slaveAck) bool { return x.id == id })
+		if i < 0 {
+			acks = append(acks, slaveAck{id, ack})
+		} else if ack > acks[i].ack {
+			acks[i].ack = ack
+		}
+	}
+	if len(acks) < need {
+		return -1
+	}
+	slices.SortFunc(acks, func(x, y slaveAck) int { return cmp.Compare(y.ack, x.ack) })
+	return acks[need-1].ack
+}
+
+// wakeAckers re-checks every waiting put (acks, the set or the role changed).
 func (a *AutoSwitch) wakeAckers() {
 	a.mu.Lock()
 	close(a.ackCh)
 	a.ackCh = make(chan struct{})
+	ready := a.readyWaitersLocked()
+	master := a.master
 	a.mu.Unlock()
+	a.answer(ready, master)
 }
 
 // syncStateSetLocked is getSyncStateSet: the union with the asked-for set
@@ -529,7 +670,10 @@ func (a *AutoSwitch) slaveAcked(c *autoConn, offset int64) {
 	}
 	close(a.ackCh)
 	a.ackCh = make(chan struct{})
+	ready := a.readyWaitersLocked()
+	master := a.master
 	a.mu.Unlock()
+	a.answer(ready, master)
 	if expand != nil {
 		a.notify(expand)
 	}
@@ -583,12 +727,25 @@ func (a *AutoSwitch) shrinkLoop() {
 			return
 		case <-t.C:
 		}
+		a.truncateEpochPrefix()
 		if !a.IsMaster() {
 			continue
 		}
 		if set, changed := a.MaybeShrinkSyncStateSet(); changed {
 			a.notify(toSet(set))
 		}
+	}
+}
+
+// truncateEpochPrefix drops the epochs whose bytes retention deleted, as
+// Java's consume-queue cleaner does after each cleanup (minPhyOffset - 1).
+func (a *AutoSwitch) truncateEpochPrefix() {
+	minPhy := a.st.MinPhyOffset()
+	if first, ok := a.epoch.FirstEntry(); !ok || minPhy <= 0 || first.EndOffset > minPhy-1 {
+		return
+	}
+	if err := a.epoch.TruncatePrefixByOffset(minPhy - 1); err != nil {
+		a.log.Error("truncate epoch file prefix", "offset", minPhy-1, "err", err)
 	}
 }
 
@@ -608,7 +765,10 @@ func (a *AutoSwitch) connGone(c *autoConn) {
 	}
 	close(a.ackCh)
 	a.ackCh = make(chan struct{})
+	ready := a.readyWaitersLocked()
+	master := a.master
 	a.mu.Unlock()
+	a.answer(ready, master)
 	if shrink != nil {
 		a.notify(shrink)
 	}

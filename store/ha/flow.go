@@ -59,3 +59,45 @@ func (f *flow) perSecond(now time.Time) int64 {
 	}
 	return f.lastSecond.Load()
 }
+
+// waitRoom is room for a writer: it waits out a spent window (warning at most
+// once a second through warn) and returns the bytes the next frame may carry,
+// or false once done is closed.
+func (f *flow) waitRoom(max int, done <-chan struct{}, lastWarn *time.Time, warn func()) (int, bool) {
+	for {
+		room, windowEnd := f.room(time.Now(), max)
+		if room > 0 {
+			return room, true
+		}
+		if time.Since(*lastWarn) >= time.Second {
+			warn()
+			*lastWarn = time.Now()
+		}
+		wait := time.NewTimer(time.Until(windowEnd))
+		select {
+		case <-done:
+			wait.Stop()
+			return 0, false
+		case <-wait.C:
+		}
+	}
+}
+
+// idleWait parks an idle writer until a wake-up or its next heartbeat (d from
+// now); false once done is closed.
+func idleWait(idle *time.Timer, d time.Duration, done, wake <-chan struct{}) bool {
+	if !idle.Stop() {
+		select {
+		case <-idle.C:
+		default:
+		}
+	}
+	idle.Reset(d)
+	select {
+	case <-done:
+		return false
+	case <-wake:
+	case <-idle.C:
+	}
+	return true
+}

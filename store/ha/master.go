@@ -119,21 +119,11 @@ func (m *Master) publishWakes() {
 func (m *Master) accept() {
 	defer m.wg.Done()
 	for {
-		nc, err := m.ln.Accept()
-		if err != nil {
-			if m.ctx.Err() != nil {
-				return
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			m.log.Error("ha accept", "err", err)
-			select {
-			case <-m.ctx.Done():
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
+		nc, ok := acceptOne(m.ctx, m.ln, m.log)
+		if !ok {
+			return
+		}
+		if nc == nil {
 			continue
 		}
 		c := &masterConn{m: m, nc: nc, wake: make(chan struct{}, 1), first: make(chan struct{}), done: make(chan struct{}),
@@ -256,21 +246,12 @@ func (c *masterConn) writeLoop() {
 	defer idle.Stop()
 	lastWarn := time.Time{}
 	for {
-		room, windowEnd := c.flow.room(time.Now(), cfg.TransferBatchSize)
-		if room == 0 {
-			if time.Since(lastWarn) >= time.Second {
-				c.m.log.Warn("HA flow control: the slave's bytes for this second are sent", "remote", c.nc.RemoteAddr(),
-					"maxHaTransferByteInSecond", cfg.MaxTransferBytesPerSecond)
-				lastWarn = time.Now()
-			}
-			wait := time.NewTimer(time.Until(windowEnd))
-			select {
-			case <-c.done:
-				wait.Stop()
-				return
-			case <-wait.C:
-			}
-			continue
+		room, ok := c.flow.waitRoom(cfg.TransferBatchSize, c.done, &lastWarn, func() {
+			c.m.log.Warn("HA flow control: the slave's bytes for this second are sent", "remote", c.nc.RemoteAddr(),
+				"maxHaTransferByteInSecond", cfg.MaxTransferBytesPerSecond)
+		})
+		if !ok {
+			return
 		}
 		n, err := st.ReadCommitLog(buf[headerSize:headerSize+room], next)
 		if err != nil {
@@ -294,18 +275,8 @@ func (c *masterConn) writeLoop() {
 				continue
 			}
 		}
-		if !idle.Stop() {
-			select {
-			case <-idle.C:
-			default:
-			}
-		}
-		idle.Reset(cfg.HeartbeatInterval - time.Since(lastWrite))
-		select {
-		case <-c.done:
+		if !idleWait(idle, cfg.HeartbeatInterval-time.Since(lastWrite), c.done, c.wake) {
 			return
-		case <-c.wake:
-		case <-idle.C:
 		}
 	}
 }

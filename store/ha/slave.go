@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -17,149 +16,49 @@ import (
 // Slave is the HA client of a slave broker (DefaultHAClient): it dials the
 // master's HA address, reports its commitlog end and appends what it is sent.
 type Slave struct {
+	client
 	st  Store
 	cfg Config
-	log *slog.Logger
-
-	addr atomic.Pointer[string]
-	// addrChanged wakes a slave waiting for an address.
-	addrChanged chan struct{}
-
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-
-	mu sync.Mutex
-	nc net.Conn
-
-	lastRead  atomic.Int64 // unix ms of the last frame read
-	lastWrite atomic.Int64 // unix ms of the last offset report
 }
 
 // NewSlave returns a slave that replicates into st once Start runs.
 func NewSlave(st Store, cfg Config) *Slave {
 	cfg.fill()
-	s := &Slave{st: st, cfg: cfg, log: cfg.Logger.With("component", "ha-slave"), addrChanged: make(chan struct{}, 1)}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s := &Slave{st: st, cfg: cfg}
+	s.init(context.Background(), cfg.Logger.With("component", "ha-slave"))
 	return s
 }
 
 // SetMasterAddr sets the master's HA address (haMasterAddress, or the
 // haServerAddr of the REGISTER_BROKER answer). A change drops the current
 // connection so the next one goes to the new address.
-func (s *Slave) SetMasterAddr(addr string) {
-	if old := s.addr.Load(); old != nil && *old == addr {
-		return
-	}
-	s.addr.Store(&addr)
-	s.log.Info("master HA address", "addr", addr)
-	s.mu.Lock()
-	if s.nc != nil {
-		_ = s.nc.Close()
-	}
-	s.mu.Unlock()
-	select {
-	case s.addrChanged <- struct{}{}:
-	default:
-	}
-}
+func (s *Slave) SetMasterAddr(addr string) { s.setAddr(addr) }
 
 // MasterAddr is the master HA address in use ("" until known).
-func (s *Slave) MasterAddr() string {
-	if p := s.addr.Load(); p != nil {
-		return *p
-	}
-	return ""
-}
+func (s *Slave) MasterAddr() string { return s.masterAddr() }
 
 // Start runs the client until Close.
-func (s *Slave) Start() {
-	s.wg.Add(1)
-	go s.run()
-}
+func (s *Slave) Start() { s.start(func() {}, s.session) }
 
 // Close drops the connection and waits for the client to stop.
 func (s *Slave) Close() error {
-	s.cancel()
-	s.mu.Lock()
-	if s.nc != nil {
-		_ = s.nc.Close()
-	}
-	s.mu.Unlock()
-	s.wg.Wait()
+	s.stop()
 	return nil
 }
 
 // Connected reports whether a master connection is up.
-func (s *Slave) Connected() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.nc != nil
-}
-
-func (s *Slave) sleep(d time.Duration) bool {
-	select {
-	case <-s.ctx.Done():
-		return false
-	case <-s.addrChanged:
-		return true
-	case <-time.After(d):
-		return true
-	}
-}
-
-func (s *Slave) run() {
-	defer s.wg.Done()
-	for s.ctx.Err() == nil {
-		addr := s.MasterAddr()
-		if addr == "" {
-			if !s.sleep(retryWait) {
-				return
-			}
-			continue
-		}
-		err := s.session(addr)
-		if s.ctx.Err() != nil {
-			return
-		}
-		s.log.Warn("master connection ended", "master", addr, "err", err)
-		if errors.Is(err, errHousekeeping) {
-			continue // Java closes and dials again at once
-		}
-		if !s.sleep(retryWait) {
-			return
-		}
-	}
-}
-
-var errHousekeeping = errors.New("nothing read from the master for haHousekeepingInterval")
+func (s *Slave) Connected() bool { return s.connected() }
 
 // session is one connection: report, then apply frames until an error.
 func (s *Slave) session(addr string) error {
-	d := net.Dialer{Timeout: dialTimeout}
-	nc, err := d.DialContext(s.ctx, "tcp", addr)
+	nc, release, err := s.dial(addr)
 	if err != nil {
-		return fmt.Errorf("dial master %s: %w", addr, err)
+		return err
 	}
-	s.mu.Lock()
-	if s.ctx.Err() != nil {
-		s.mu.Unlock()
-		_ = nc.Close()
-		return s.ctx.Err()
-	}
-	s.nc = nc
-	s.mu.Unlock()
-	hbDone := make(chan struct{})
-	var hbWG sync.WaitGroup
+	stopBeat := func() {}
 	defer func() {
-		close(hbDone)
-		_ = nc.Close()
-		hbWG.Wait()
-		s.mu.Lock()
-		if s.nc == nc {
-			s.nc = nil
-		}
-		s.mu.Unlock()
+		release() // unblocks a report stuck in a write
+		stopBeat()
 	}()
 
 	var wmu sync.Mutex
@@ -190,23 +89,7 @@ func (s *Slave) session(addr string) error {
 		return err
 	}
 	s.log.Info("connected to master", "master", addr, "offset", s.st.MaxPhyOffset())
-	hbWG.Add(1)
-	go func() {
-		defer hbWG.Done()
-		t := time.NewTicker(s.cfg.HeartbeatInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-hbDone:
-				return
-			case <-t.C:
-			}
-			if report(s.st.MaxPhyOffset()) != nil {
-				_ = nc.Close()
-				return
-			}
-		}
-	}()
+	stopBeat = beat(nc, s.cfg.HeartbeatInterval, func() error { return report(s.st.MaxPhyOffset()) })
 
 	hdr := make([]byte, headerSize)
 	body := make([]byte, 0, headerSize+s.cfg.TransferBatchSize)

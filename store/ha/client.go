@@ -1,0 +1,204 @@
+package ha
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// client is what the classic and the auto-switch slave share: the master's
+// address, the one live connection (dropped on an address change or Close)
+// and the dial-and-retry loop.
+type client struct {
+	log *slog.Logger
+
+	addr atomic.Pointer[string]
+	// addrChanged wakes a client waiting for an address or a retry.
+	addrChanged chan struct{}
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu sync.Mutex
+	nc net.Conn
+
+	lastRead  atomic.Int64 // unix ms of the last frame read
+	lastWrite atomic.Int64 // unix ms of the last frame written
+}
+
+func (c *client) init(parent context.Context, log *slog.Logger) {
+	c.log = log
+	c.addrChanged = make(chan struct{}, 1)
+	c.ctx, c.cancel = context.WithCancel(parent)
+}
+
+// setAddr changes the master address; the current connection is dropped so
+// the next one goes to the new address.
+func (c *client) setAddr(addr string) {
+	if old := c.addr.Load(); old != nil && *old == addr {
+		return
+	}
+	c.addr.Store(&addr)
+	c.log.Info("master HA address", "addr", addr)
+	c.dropConn()
+	select {
+	case c.addrChanged <- struct{}{}:
+	default:
+	}
+}
+
+func (c *client) masterAddr() string {
+	if p := c.addr.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+func (c *client) dropConn() {
+	c.mu.Lock()
+	if c.nc != nil {
+		_ = c.nc.Close()
+	}
+	c.mu.Unlock()
+}
+
+func (c *client) connected() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nc != nil
+}
+
+// stop ends the loop and waits for it.
+func (c *client) stop() {
+	c.cancel()
+	c.dropConn()
+	c.wg.Wait()
+}
+
+func (c *client) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c.ctx.Done():
+		return false
+	case <-c.addrChanged:
+		return true
+	case <-t.C:
+		return true
+	}
+}
+
+var errHousekeeping = errors.New("nothing read from the master for haHousekeepingInterval")
+
+// start runs session against the master address until stop, after ready
+// each round (DefaultHAClient / AutoSwitchHAClient's run loop).
+func (c *client) start(ready func(), session func(addr string) error) {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		for c.ctx.Err() == nil {
+			ready()
+			addr := c.masterAddr()
+			if addr == "" {
+				if !c.sleep(retryWait) {
+					return
+				}
+				continue
+			}
+			err := session(addr)
+			if c.ctx.Err() != nil {
+				return
+			}
+			c.log.Warn("master connection ended", "master", addr, "err", err)
+			if errors.Is(err, errHousekeeping) {
+				continue // Java closes and dials again at once
+			}
+			if !c.sleep(retryWait) {
+				return
+			}
+		}
+	}()
+}
+
+// dial connects to addr and makes it the live connection; done closes and
+// forgets it.
+func (c *client) dial(addr string) (nc net.Conn, done func(), err error) {
+	d := net.Dialer{Timeout: dialTimeout}
+	nc, err = d.DialContext(c.ctx, "tcp", addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("dial master %s: %w", addr, err)
+	}
+	c.mu.Lock()
+	if c.ctx.Err() != nil {
+		c.mu.Unlock()
+		_ = nc.Close()
+		return nil, nil, c.ctx.Err()
+	}
+	c.nc = nc
+	c.mu.Unlock()
+	return nc, func() {
+		_ = nc.Close()
+		c.mu.Lock()
+		if c.nc == nc {
+			c.nc = nil
+		}
+		c.mu.Unlock()
+	}, nil
+}
+
+// beat reports every interval (the slave's heartbeat) until stop; a failed
+// report closes nc so the session's reader ends too.
+func beat(nc net.Conn, interval time.Duration, report func() error) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			if report() != nil {
+				_ = nc.Close()
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// acceptOne takes the next connection of an HA listener: nil with true after
+// a transient error (retried after a pause), false once ctx is done.
+func acceptOne(ctx context.Context, ln net.Listener, log *slog.Logger) (net.Conn, bool) {
+	nc, err := ln.Accept()
+	if err == nil {
+		return nc, true
+	}
+	if ctx.Err() != nil {
+		return nil, false
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return nil, true
+	}
+	log.Error("ha accept", "err", err)
+	select {
+	case <-ctx.Done():
+		return nil, false
+	case <-time.After(100 * time.Millisecond):
+	}
+	return nil, true
+}
