@@ -866,23 +866,21 @@ func (m *controllerMode) stopMasterServices() {
 	m.stopMasterServicesLocked()
 }
 
-// ControllerReplicaWaiter adapts the HA side's wait for a SYNC put (AutoSwitch.WaitAcked) to the store's
-// SYNC_MASTER wait: acked is PUT_OK, the timeout FLUSH_SLAVE_TIMEOUT, too few in-sync replicas (or no
-// longer master) SLAVE_NOT_AVAILABLE, so the client never takes such a send for SEND_OK.
-func ControllerReplicaWaiter(wait func(ctx context.Context, offset int64) error) store.ReplicaWaiter {
+// ControllerReplicaWaiter adapts the HA side's wait for a SYNC put (AutoSwitch.WaitAckedAsync) to the
+// store's SYNC_MASTER wait: acked is PUT_OK, ha.ErrAckTimeout FLUSH_SLAVE_TIMEOUT, too few in-sync replicas
+// (or no longer master) SLAVE_NOT_AVAILABLE, so the client never takes such a send for SEND_OK.
+func ControllerReplicaWaiter(wait func(offset int64, timeout time.Duration, done func(error))) store.ReplicaWaiter {
 	return func(next int64, timeout time.Duration, done func(store.PutStatus)) {
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), timeout)
-			defer cancel()
-			switch err := wait(ctx, next); {
+		wait(next, timeout, func(err error) {
+			switch {
 			case err == nil:
 				done(store.PutOK)
-			case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+			case errors.Is(err, ha.ErrAckTimeout):
 				done(store.PutFlushSlaveTimeout)
 			default:
 				done(store.PutSlaveNotAvailable)
 			}
-		}()
+		})
 	}
 }
 

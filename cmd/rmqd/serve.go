@@ -356,7 +356,7 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 			_ = st.Shutdown()
 			return node{}, nil, err
 		}
-		st.SetReplicaWaiter(processor.ControllerReplicaWaiter(haSwitch.WaitAcked))
+		st.SetReplicaWaiter(processor.ControllerReplicaWaiter(haSwitch.WaitAckedAsync))
 		b.SetHAStatus(func() ([]byte, error) { return codec.MarshalBody(haSwitch.Status()) })
 	} else if bcfg.IsSlave() {
 		haSlave = ha.NewSlave(st, haCfg)
