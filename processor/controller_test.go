@@ -175,3 +175,23 @@ func TestControllerEpochCache(t *testing.T) {
 	require.Equal(t, int32(3), got.EpochList[0].Epoch)
 	require.Equal(t, int64(0), got.EpochList[0].StartOffset)
 }
+
+// The controller-mode keys bind under Java's names; a DNS lookup of the controllers is refused.
+func TestControllerConfigKeys(t *testing.T) {
+	c := DefaultBrokerConfig()
+	unknown, err := c.ApplyProperties(map[string]string{"enableControllerMode": "true",
+		"controllerAddr": "127.0.0.1:9878;127.0.0.1:9868", "allAckInSyncStateSet": "true", "minInSyncReplicas": "2",
+		"syncBrokerMetadataPeriod": "2000", "brokerHeartbeatInterval": "500"})
+	require.NoError(t, err)
+	require.Empty(t, unknown)
+	require.True(t, c.Controller.EnableControllerMode)
+	require.Equal(t, []string{"127.0.0.1:9878", "127.0.0.1:9868"}, c.Controller.addrs())
+	require.True(t, c.Controller.AllAckInSyncStateSet)
+	require.Equal(t, 2, c.Controller.MinInSyncReplicas)
+	require.Equal(t, int64(500), c.Controller.BrokerHeartbeatInterval)
+	require.Equal(t, "true", c.Properties()["enableControllerMode"])
+
+	c = DefaultBrokerConfig()
+	_, err = c.ApplyProperties(map[string]string{"fetchControllerAddrByDnsLookup": "true"})
+	require.ErrorContains(t, err, "fetchControllerAddrByDnsLookup")
+}
