@@ -330,7 +330,7 @@ func (b *Broker) Start(ctx context.Context) error {
 		b.goLoop(func() { b.slaveSyncLoop(runCtx) })
 	}
 	if b.ctl != nil {
-		b.ctl.runCtx = runCtx
+		b.ctl.setRunCtx(runCtx)
 		b.goLoop(func() { b.ctl.run(runCtx) })
 	}
 	if b.ns != nil && len(b.conf().nameServers()) > 0 {

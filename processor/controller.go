@@ -310,6 +310,13 @@ func (m *controllerMode) run(ctx context.Context) {
 	}
 }
 
+// setRunCtx gives the controller mode the broker's services' context (Start, before run).
+func (m *controllerMode) setRunCtx(ctx context.Context) {
+	m.mu.Lock()
+	m.runCtx = ctx
+	m.mu.Unlock()
+}
+
 func (m *controllerMode) isRegistered() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -715,12 +722,12 @@ func (m *controllerMode) becomeSlaveLocked(masterID int64, masterAddr string) {
 	}
 	b.log.Info("controller: now slave", "brokerId", m.selfID, "master", masterAddr, "masterId", masterID, "epoch", m.epoch)
 	m.registerAsync()
+	ctx := m.runCtx // under m.mu
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	go func() {
 		defer func() { b.recovered("controller slave sync", recover()) }()
-		ctx := m.runCtx
-		if ctx == nil {
-			ctx = context.Background()
-		}
 		if err := b.SyncFromMaster(ctx, masterAddr); err != nil {
 			b.log.Warn("controller: slave sync", "master", masterAddr, "err", err)
 		}
@@ -770,7 +777,9 @@ func (m *controllerMode) changeSyncStateSet(ss []int64, ssEpoch int32) {
 // alterSyncStateSet is the HA side's call when the master wants the sync state set changed; a refused
 // change leaves the set the controller holds.
 func (m *controllerMode) alterSyncStateSet(set []int64) {
+	m.mu.Lock()
 	ctx := m.runCtx
+	m.mu.Unlock()
 	if ctx == nil {
 		ctx = context.Background()
 	}
