@@ -34,8 +34,10 @@ func TestControllerFailover(t *testing.T) {
 	}
 	if containsKind(kinds, harness.KindApache) && containsKind(kinds, harness.KindRmqd) {
 		// One group, both kinds: Java and rmqd brokers replicate to each other with the auto-switch protocol.
+		// The Java broker starts first, so it is usually the first master: killing it hands the group to
+		// rmqd, and the Java broker comes back as a slave of an rmqd master.
 		t.Run("mixed", func(t *testing.T) {
-			controllerFailover(t, "mixed", [3]string{harness.KindRmqd, harness.KindApache, harness.KindRmqd})
+			controllerFailover(t, "mixed", [3]string{harness.KindApache, harness.KindRmqd, harness.KindRmqd})
 		})
 	}
 }
