@@ -59,6 +59,15 @@ func (a *AutoSwitch) accept() {
 			_ = nc.Close()
 			return
 		}
+		if !a.master {
+			// Java serves its log on any role; a broker that is not master
+			// (a deposed one a slave still dials) refuses, so no slave copies
+			// a log the controller does not stand behind.
+			a.mu.Unlock()
+			a.log.Info("HA connection refused: not master", "remote", nc.RemoteAddr())
+			_ = nc.Close()
+			continue
+		}
 		a.conns[c] = struct{}{}
 		a.publishWakesLocked()
 		a.mu.Unlock()
@@ -75,20 +84,7 @@ func (a *AutoSwitch) publishWakesLocked() {
 	for c := range a.conns {
 		ws = append(ws, c.wake)
 	}
-	a.wakes.Store(&ws)
-}
-
-func (a *AutoSwitch) poke() {
-	p := a.wakes.Load()
-	if p == nil {
-		return
-	}
-	for _, w := range *p {
-		select {
-		case w <- struct{}{}:
-		default:
-		}
-	}
+	a.wakes.publish(ws)
 }
 
 func (c *autoConn) close() {
@@ -252,11 +248,9 @@ func (c *autoConn) writeLoop() {
 			}
 			next += int64(n)
 			c.next.Store(next)
-			_ = c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
-			if _, err := c.nc.Write(frame[:masterTransferSize+n]); err != nil {
+			if !writeFrame(c.nc, c.flow, frame[:masterTransferSize+n], n) {
 				return
 			}
-			c.flow.sent(n)
 			lastWrite = time.Now()
 			if n > 0 {
 				continue

@@ -18,10 +18,12 @@ type autoClient struct {
 	a        *AutoSwitch
 	brokerID int64
 	flow     *flow
+	// cleanEnd is the commitlog end ready last found clean (run loop only).
+	cleanEnd int64
 }
 
 func newAutoClient(a *AutoSwitch, brokerID int64) *autoClient {
-	c := &autoClient{a: a, brokerID: brokerID, flow: newFlow(0, time.Now())}
+	c := &autoClient{a: a, brokerID: brokerID, flow: newFlow(0, time.Now()), cleanEnd: -1}
 	c.init(a.ctx, a.log)
 	return c
 }
@@ -29,27 +31,31 @@ func newAutoClient(a *AutoSwitch, brokerID int64) *autoClient {
 func (c *autoClient) run() { c.start(c.ready, c.session) }
 
 // ready is the READY state: cut a record the last master left half sent.
+// The scan runs from the dispatch position, which the confirm offset may hold
+// far back, so a log already found clean is not scanned again.
 func (c *autoClient) ready() {
+	if c.a.st.MaxPhyOffset() == c.cleanEnd {
+		return
+	}
 	if cut, err := c.a.st.TruncateInvalidTail(); err != nil {
 		c.log.Error("truncate invalid tail", "err", err)
+		return
 	} else if cut >= 0 {
 		if err := c.a.epoch.TruncateSuffixByOffset(cut); err != nil {
 			c.log.Error("truncate epoch file", "err", err)
 		}
 	}
+	c.cleanEnd = c.a.st.MaxPhyOffset()
 }
 
 func (c *autoClient) session(addr string) error {
 	st, cfg, ec := c.a.st, c.a.cfg, c.a.epoch
-	nc, release, err := c.dial(addr)
+	sess, err := c.dial(addr)
 	if err != nil {
 		return err
 	}
-	stopBeat := func() {}
-	defer func() {
-		release() // unblocks a report stuck in a write
-		stopBeat()
-	}()
+	defer sess.close()
+	nc := sess.nc
 	var wmu sync.Mutex
 	var reported atomic.Int64
 	write := func(b []byte) error {
@@ -103,7 +109,7 @@ func (c *autoClient) session(addr string) error {
 		return err
 	}
 	c.a.log.Info("slave handshake done", "master", addr, "from", from, "masterEnd", mh.MaxOffset)
-	stopBeat = beat(nc, cfg.HeartbeatInterval, func() error { return report(max(reported.Load(), st.MaxPhyOffset())) })
+	sess.beat(cfg.HeartbeatInterval, func() error { return report(max(reported.Load(), st.MaxPhyOffset())) })
 
 	// TRANSFER
 	received := int32(-1)

@@ -10,7 +10,6 @@ import (
 	"net"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -114,7 +113,7 @@ type AutoSwitch struct {
 	ssEpoch  int32
 	caughtUp map[int64]time.Time
 	listener func([]int64)
-	wakes    atomic.Pointer[[]chan struct{}]
+	wakes    wakeList
 	// ackCh is closed and replaced whenever a slave acks: WaitAcked waits on it.
 	ackCh chan struct{}
 	// waiters are the WaitAckedAsync puts, answered on acks and set changes.
@@ -147,7 +146,7 @@ func NewAutoSwitch(st AutoStore, cfg AutoConfig) (*AutoSwitch, error) {
 		a.wg.Add(1)
 		go a.accept()
 	}
-	st.SetAppendHook(a.poke)
+	st.SetAppendHook(a.wakes.poke)
 	a.wg.Add(1)
 	go a.shrinkLoop()
 	return a, nil
@@ -553,6 +552,12 @@ func (a *AutoSwitch) ackedUptoLocked() int64 {
 // wakeAckers re-checks every waiting put (acks, the set or the role changed).
 func (a *AutoSwitch) wakeAckers() {
 	a.mu.Lock()
+	a.unlockAfterAcks()
+}
+
+// unlockAfterAcks wakes WaitAcked, takes the answered WaitAckedAsync puts,
+// releases a.mu and answers them.
+func (a *AutoSwitch) unlockAfterAcks() {
 	close(a.ackCh)
 	a.ackCh = make(chan struct{})
 	ready := a.readyWaitersLocked()
@@ -614,7 +619,7 @@ func (a *AutoSwitch) refreshConfirmLocked() {
 	}
 	a.st.SetConfirmOffset(a.computeConfirmLocked())
 	a.st.UseConfirmOffset(true)
-	a.poke()
+	a.wakes.poke()
 }
 
 // markSyncingLocked is markSynchronizingSyncStateSet.
@@ -668,12 +673,7 @@ func (a *AutoSwitch) slaveAcked(c *autoConn, offset int64) {
 			a.refreshConfirmLocked()
 		}
 	}
-	close(a.ackCh)
-	a.ackCh = make(chan struct{})
-	ready := a.readyWaitersLocked()
-	master := a.master
-	a.mu.Unlock()
-	a.answer(ready, master)
+	a.unlockAfterAcks()
 	if expand != nil {
 		a.notify(expand)
 	}
@@ -763,12 +763,7 @@ func (a *AutoSwitch) connGone(c *autoConn) {
 		a.markSyncingLocked(set)
 		shrink = set
 	}
-	close(a.ackCh)
-	a.ackCh = make(chan struct{})
-	ready := a.readyWaitersLocked()
-	master := a.master
-	a.mu.Unlock()
-	a.answer(ready, master)
+	a.unlockAfterAcks()
 	if shrink != nil {
 		a.notify(shrink)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -449,8 +450,7 @@ func TestAutoSwitchMalformedFramesCloseTheConnection(t *testing.T) {
 		require.NoError(t, nc.SetDeadline(time.Now().Add(10*time.Second)))
 		_, err = nc.Write(frame)
 		require.NoError(t, err)
-		_, err = io.ReadAll(nc)
-		require.NoError(t, err, "the master closes the connection")
+		readUntilClosed(t, nc) // the master closes the connection
 		nc.Close()
 	}
 	// A slave reporting beyond the master's end is refused too.
@@ -459,8 +459,7 @@ func TestAutoSwitchMalformedFramesCloseTheConnection(t *testing.T) {
 	require.NoError(t, nc.SetDeadline(time.Now().Add(10*time.Second)))
 	_, err = nc.Write(AppendSlaveReport(AppendSlaveHandshake(nil, SlaveHandshake{BrokerID: 5}), master.MaxPhyOffset()+1))
 	require.NoError(t, err)
-	_, err = io.ReadAll(nc) // the handshake answer, then EOF
-	require.NoError(t, err)
+	readUntilClosed(t, nc) // the handshake answer, then the end
 	nc.Close()
 
 	// A real slave is still served.
@@ -493,7 +492,37 @@ func TestAutoSwitchMalformedFramesCloseTheConnection(t *testing.T) {
 	binary.BigEndian.PutUint32(bad[4:], 13) // not a whole number of entries
 	_, err = fake.Write(bad)
 	require.NoError(t, err)
-	_, err = io.ReadAll(fake)
-	require.NoError(t, err, "the slave closes the connection")
+	readUntilClosed(t, fake) // the slave closes the connection
 	require.Zero(t, fs.MaxPhyOffset())
+}
+
+func TestAutoSwitchServesOnlyAsMaster(t *testing.T) {
+	dir := t.TempDir()
+	st := openStore(t, dir, store.RoleSlave)
+	defer st.Shutdown()
+	a, _ := newAuto(t, st, autoCfg(dir, 1))
+	defer a.Close()
+	for _, slave := range []bool{false, true} { // before any role, then as a slave
+		if slave {
+			require.NoError(t, a.ChangeToSlave("", 1, 1))
+		}
+		nc, err := net.Dial("tcp", a.Addr().String())
+		require.NoError(t, err)
+		require.NoError(t, nc.SetDeadline(time.Now().Add(10*time.Second)))
+		_, _ = nc.Write(AppendSlaveHandshake(nil, SlaveHandshake{BrokerID: 2}))
+		require.Empty(t, readUntilClosed(t, nc), "nothing served by a broker that is not master")
+		nc.Close()
+	}
+}
+
+// readUntilClosed reads what the peer sends until it closes the connection (a
+// reset counts: it closed with our bytes unread); a read timeout fails.
+func readUntilClosed(t *testing.T, nc net.Conn) []byte {
+	t.Helper()
+	b, err := io.ReadAll(nc)
+	if err != nil {
+		var ne net.Error
+		require.False(t, errors.As(err, &ne) && ne.Timeout(), "the peer kept the connection open")
+	}
+	return b
 }

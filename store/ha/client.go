@@ -97,13 +97,12 @@ func (c *client) sleep(d time.Duration) bool {
 var errHousekeeping = errors.New("nothing read from the master for haHousekeepingInterval")
 
 // start runs session against the master address until stop, after ready
-// each round (DefaultHAClient / AutoSwitchHAClient's run loop).
+// before each dial (DefaultHAClient / AutoSwitchHAClient's run loop).
 func (c *client) start(ready func(), session func(addr string) error) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
 		for c.ctx.Err() == nil {
-			ready()
 			addr := c.masterAddr()
 			if addr == "" {
 				if !c.sleep(retryWait) {
@@ -111,6 +110,7 @@ func (c *client) start(ready func(), session func(addr string) error) {
 				}
 				continue
 			}
+			ready()
 			err := session(addr)
 			if c.ctx.Err() != nil {
 				return
@@ -126,30 +126,48 @@ func (c *client) start(ready func(), session func(addr string) error) {
 	}()
 }
 
-// dial connects to addr and makes it the live connection; done closes and
-// forgets it.
-func (c *client) dial(addr string) (nc net.Conn, done func(), err error) {
+// session is one live master connection and its heartbeat.
+type session struct {
+	c        *client
+	nc       net.Conn
+	stopBeat func()
+}
+
+// dial connects to addr and makes it the live connection until close.
+func (c *client) dial(addr string) (*session, error) {
 	d := net.Dialer{Timeout: dialTimeout}
-	nc, err = d.DialContext(c.ctx, "tcp", addr)
+	nc, err := d.DialContext(c.ctx, "tcp", addr)
 	if err != nil {
-		return nil, nil, fmt.Errorf("dial master %s: %w", addr, err)
+		return nil, fmt.Errorf("dial master %s: %w", addr, err)
 	}
 	c.mu.Lock()
 	if c.ctx.Err() != nil {
 		c.mu.Unlock()
 		_ = nc.Close()
-		return nil, nil, c.ctx.Err()
+		return nil, c.ctx.Err()
 	}
 	c.nc = nc
 	c.mu.Unlock()
-	return nc, func() {
-		_ = nc.Close()
-		c.mu.Lock()
-		if c.nc == nc {
-			c.nc = nil
-		}
-		c.mu.Unlock()
-	}, nil
+	return &session{c: c, nc: nc}, nil
+}
+
+// beat reports every interval until close (the slave's heartbeat).
+func (s *session) beat(interval time.Duration, report func() error) {
+	s.stopBeat = beat(s.nc, interval, report)
+}
+
+// close drops the connection (which unblocks a report stuck in a write),
+// stops the heartbeat and forgets the connection.
+func (s *session) close() {
+	_ = s.nc.Close()
+	if s.stopBeat != nil {
+		s.stopBeat()
+	}
+	s.c.mu.Lock()
+	if s.c.nc == s.nc {
+		s.c.nc = nil
+	}
+	s.c.mu.Unlock()
 }
 
 // beat reports every interval (the slave's heartbeat) until stop; a failed
@@ -201,4 +219,37 @@ func acceptOne(ctx context.Context, ln net.Listener, log *slog.Logger) (net.Conn
 	case <-time.After(100 * time.Millisecond):
 	}
 	return nil, true
+}
+
+// wakeList holds one buffered channel per slave connection: the store's
+// append hook pokes each so an idle writer sends new bytes at once.
+type wakeList struct {
+	p atomic.Pointer[[]chan struct{}]
+}
+
+// publish replaces the list (under the owner's connection lock).
+func (w *wakeList) publish(chans []chan struct{}) { w.p.Store(&chans) }
+
+func (w *wakeList) poke() {
+	p := w.p.Load()
+	if p == nil {
+		return
+	}
+	for _, c := range *p {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// writeFrame sends one master frame of n body bytes and counts them for flow
+// control; false when the slave is gone.
+func writeFrame(nc net.Conn, f *flow, frame []byte, n int) bool {
+	_ = nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	if _, err := nc.Write(frame); err != nil {
+		return false
+	}
+	f.sent(n)
+	return true
 }

@@ -22,7 +22,9 @@
 //	a.OnSyncStateSetChange(func(want []int64) { /* ALTER_SYNC_STATE_SET, then a.SetSyncStateSet(got, epoch) */ })
 //	a.ChangeToMaster(masterEpoch, syncStateSetEpoch, syncStateSet) // or
 //	a.ChangeToSlave(masterHAAddr, masterEpoch, selfBrokerID); a.SetMasterHAAddr(addr)
-//	a.WaitAcked(ctx, putEnd)  // a SYNC put: ErrInSyncReplicasNotEnough, ctx error = FLUSH_SLAVE_TIMEOUT
+//	a.CheckInSyncReplicas()   // before a SYNC put: ErrInSyncReplicasNotEnough = IN_SYNC_REPLICAS_NOT_ENOUGH
+//	a.WaitAckedAsync(putEnd, slaveTimeout, func(err error) { ... }) // nil = PUT_OK, ErrAckTimeout = FLUSH_SLAVE_TIMEOUT
+//	a.WaitAcked(ctx, putEnd)  // the same, blocking
 //	a.ConfirmOffset(); a.Status(); a.LastEpoch(); a.Epochs().Entries(); a.Close()
 //
 // In controller mode the store dispatches (so consumers see) only what is

@@ -27,9 +27,7 @@ type Master struct {
 
 	mu    sync.Mutex
 	conns map[*masterConn]struct{}
-	// wakes holds one buffered channel per connection: the store's append hook
-	// pokes each so an idle writer sends new bytes at once.
-	wakes atomic.Pointer[[]chan struct{}]
+	wakes wakeList
 }
 
 // ConnStatus describes one slave connection (haStatus).
@@ -57,7 +55,7 @@ func (m *Master) Start(addr string) error {
 		return fmt.Errorf("ha listen %s: %w", addr, err)
 	}
 	m.ln = ln
-	m.st.SetAppendHook(m.poke)
+	m.st.SetAppendHook(m.wakes.poke)
 	m.wg.Add(1)
 	go m.accept()
 	return nil
@@ -95,25 +93,12 @@ func (m *Master) Status() []ConnStatus {
 	return out
 }
 
-func (m *Master) poke() {
-	p := m.wakes.Load()
-	if p == nil {
-		return
-	}
-	for _, w := range *p {
-		select {
-		case w <- struct{}{}:
-		default:
-		}
-	}
-}
-
 func (m *Master) publishWakes() {
 	ws := make([]chan struct{}, 0, len(m.conns))
 	for c := range m.conns {
 		ws = append(ws, c.wake)
 	}
-	m.wakes.Store(&ws)
+	m.wakes.publish(ws)
 }
 
 func (m *Master) accept() {
@@ -265,11 +250,9 @@ func (c *masterConn) writeLoop() {
 			// Write returns, and the reader clamps acks to it.
 			next += int64(n)
 			c.next.Store(next)
-			_ = c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
-			if _, err := c.nc.Write(buf[:headerSize+n]); err != nil {
+			if !writeFrame(c.nc, c.flow, buf[:headerSize+n], n) {
 				return
 			}
-			c.flow.sent(n)
 			lastWrite = time.Now()
 			if n > 0 {
 				continue

@@ -51,15 +51,12 @@ func (s *Slave) Connected() bool { return s.connected() }
 
 // session is one connection: report, then apply frames until an error.
 func (s *Slave) session(addr string) error {
-	nc, release, err := s.dial(addr)
+	sess, err := s.dial(addr)
 	if err != nil {
 		return err
 	}
-	stopBeat := func() {}
-	defer func() {
-		release() // unblocks a report stuck in a write
-		stopBeat()
-	}()
+	defer sess.close()
+	nc := sess.nc
 
 	var wmu sync.Mutex
 	var reported atomic.Int64
@@ -89,7 +86,7 @@ func (s *Slave) session(addr string) error {
 		return err
 	}
 	s.log.Info("connected to master", "master", addr, "offset", s.st.MaxPhyOffset())
-	stopBeat = beat(nc, s.cfg.HeartbeatInterval, func() error { return report(s.st.MaxPhyOffset()) })
+	sess.beat(s.cfg.HeartbeatInterval, func() error { return report(s.st.MaxPhyOffset()) })
 
 	hdr := make([]byte, headerSize)
 	body := make([]byte, 0, headerSize+s.cfg.TransferBatchSize)
