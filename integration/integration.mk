@@ -8,6 +8,7 @@
 #   make integration-test RMQD_TARGET=apache    one target (apache | rmqd | all)
 #   make integration-test IT_RUN='TestMatrix/apache/java5-push-clustering'
 #   make integration-proxy                      every gRPC-client scenario through rocketmq-proxy (TestProxy)
+#   make integration-controller                 5.x controller mode: failover of a group of three (TestControllerFailover)
 
 # Keep the including Makefile's default goal: save it here, restore it at the end (an empty value lets the
 # next target defined after the include, e.g. `all`, become the default as if this file were not there).
@@ -20,7 +21,7 @@ RMQD_TARGET ?= all
 IT_RUN      ?= .
 IT_TIMEOUT  ?= 40m
 
-.PHONY: integration-deps integration-clients integration-test integration-proxy
+.PHONY: integration-deps integration-clients integration-test integration-proxy integration-controller
 
 # Clients in other languages (docs/compatibility.md), installed under integration/.clients (git-ignored):
 # rocketmq-client-cpp as PyPI's rocketmq 0.4.4 (a manylinux x86-64 wheel bundling librocketmq.so) in a
@@ -79,5 +80,9 @@ integration-test: integration-deps integration-clients
 # The 5.x gRPC clients through rocketmq-proxy 5.3.3, every scenario (make test runs TestProxy's short ones).
 integration-proxy: integration-deps integration-clients
 	RMQD_TARGET=$(RMQD_TARGET) RMQD_PROXY=all $(GO) test -count=1 -timeout 30m -v -run 'TestProxy' ./integration/
+
+# A 3-node Apache controller, a name server and three brokers per target: several minutes (JVMs).
+integration-controller: integration-deps
+	RMQD_TARGET=$(RMQD_TARGET) RMQD_CONTROLLER=1 $(GO) test -count=1 -timeout 30m -v -run 'TestControllerFailover' ./integration/
 
 .DEFAULT_GOAL := $(_it_default_goal)

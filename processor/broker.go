@@ -61,6 +61,7 @@ type Broker struct {
 	auth          *auth.Manager               // nil unless authenticationEnabled or authorizationEnabled
 	pools         atomic.Pointer[brokerPools] // request pools, set by Register
 	masters       masterAddrs
+	ctl           *controllerMode // nil unless enableControllerMode (controller.go)
 
 	mu      sync.Mutex
 	started bool
@@ -238,6 +239,7 @@ func (b *Broker) Handlers() map[int32]remoting.Processor {
 		return c.BrokerClusterName, c.BrokerName, c.BrokerAddr()
 	}))
 	maps.Copy(m, auth.Handlers(b.auth))
+	maps.Copy(m, b.controllerHandlers())
 	gateHandlers(m)
 	return m
 }
@@ -313,6 +315,10 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.pop.Start()
 	if b.conf().IsSlave() {
 		b.goLoop(func() { b.slaveSyncLoop(runCtx) })
+	}
+	if b.ctl != nil {
+		b.ctl.setRunCtx(runCtx)
+		b.goLoop(func() { b.ctl.run(runCtx) })
 	}
 	if b.ns != nil && len(b.conf().nameServers()) > 0 {
 		_ = b.RegisterAll(ctx) // logged per name server (regState)

@@ -121,6 +121,8 @@ type BrokerConfig struct {
 	// binds it, and the broker reads the few store keys it needs from here.
 	Store store.Config `prop:",inline"`
 	Pop   PopConfig    `prop:",inline"`
+	// Controller is 5.x controller mode (controller.go).
+	Controller ControllerConfig `prop:",inline"`
 }
 
 // DefaultBrokerConfig returns Java's defaults. BrokerIP1/2 default to the first
@@ -165,6 +167,7 @@ func DefaultBrokerConfig() BrokerConfig {
 		MetricsPromExporterPort:     5557,
 		Store:                       store.DefaultConfig(),
 		Pop:                         defaultPopConfig(),
+		Controller:                  defaultControllerConfig(),
 
 		BrokerFastFailureEnable:         true,
 		WaitTimeMillsInSendQueue:        200,
@@ -213,9 +216,9 @@ var unsupportedKeys = map[string]struct {
 	refused func(v string) bool
 	what    string
 }{
-	"enableControllerMode":    {parseJavaBool, "controller mode (failover through the Raft controller) is not supported yet"},
-	"enableDLegerCommitLog":   {parseJavaBool, "the DLedger commitlog is not supported"},
-	"enableSlaveActingMaster": {parseJavaBool, "slave acting master is not supported yet"},
+	"fetchControllerAddrByDnsLookup": {parseJavaBool, "controller addresses by DNS lookup are not supported: list them in controllerAddr"},
+	"enableDLegerCommitLog":          {parseJavaBool, "the DLedger commitlog is not supported"},
+	"enableSlaveActingMaster":        {parseJavaBool, "slave acting master is not supported yet"},
 	"storeType": {func(v string) bool { return v != "" && v != "default" },
 		"only the file-based consume queue (storeType=default) is supported"},
 }

@@ -59,7 +59,7 @@ func (b *Broker) brokerIdentity(req *codec.RemotingCommand) {
 // server in parallel; it returns the first failure, after all have answered.
 func (b *Broker) RegisterAll(ctx context.Context) error {
 	addrs := b.conf().nameServers()
-	if len(addrs) == 0 || b.ns == nil {
+	if len(addrs) == 0 || b.ns == nil || !b.controllerRunning() {
 		return nil
 	}
 	snap := b.topics.Snapshot()

@@ -165,7 +165,7 @@ func (s *DefaultStore) dispatch(m *codec.Message, size int) error {
 	if s.cfg.MessageIndexEnable {
 		s.index.build(m, p.uniq, p.keys)
 	}
-	if s.slave {
+	if s.IsSlave() {
 		// A slave appends raw bytes without decoding them; the flush
 		// checkpoint learns their store time here.
 		s.commitLog.lastStoreTs.Store(m.StoreTimestamp)

@@ -28,14 +28,26 @@ var (
 	ErrOffsetGone = errors.New("store: commitlog offset no longer on disk")
 )
 
-// Role is the configured brokerRole.
-func (s *DefaultStore) Role() string { return s.cfg.BrokerRole }
+// Role is the brokerRole in force.
+func (s *DefaultStore) Role() string { return *s.role.Load() }
+
+// SetRole changes the brokerRole at runtime: in controller mode the controller,
+// not broker.conf, says who is master (Java's setBrokerRole on role change).
+func (s *DefaultStore) SetRole(role string) error {
+	switch role {
+	case RoleAsyncMaster, RoleSyncMaster, RoleSlave:
+	default:
+		return fmt.Errorf("store: brokerRole %q: want ASYNC_MASTER, SYNC_MASTER or SLAVE", role)
+	}
+	s.role.Store(&role)
+	return nil
+}
 
 // IsSlave reports brokerRole=SLAVE.
-func (s *DefaultStore) IsSlave() bool { return s.cfg.BrokerRole == RoleSlave }
+func (s *DefaultStore) IsSlave() bool { return s.Role() == RoleSlave }
 
 // syncMaster reports brokerRole=SYNC_MASTER: puts wait for a slave's ack.
-func (s *DefaultStore) syncMaster() bool { return s.cfg.BrokerRole == RoleSyncMaster }
+func (s *DefaultStore) syncMaster() bool { return s.Role() == RoleSyncMaster }
 
 // CommitLogFileSize is mappedFileSizeCommitLog; a slave rolls its files at the
 // same boundaries as its master, so both must agree on it.
@@ -127,6 +139,22 @@ type replicaWaiters struct {
 	slaves atomic.Int32
 	mu     sync.Mutex
 	reqs   []*flushReq
+	// waiter, when set, replaces the wait below (SetReplicaWaiter).
+	waiter atomic.Pointer[ReplicaWaiter]
+}
+
+// ReplicaWaiter answers done exactly once with how a SYNC_MASTER put ending at next was replicated
+// within timeout.
+type ReplicaWaiter func(next int64, timeout time.Duration, done func(PutStatus))
+
+// SetReplicaWaiter replaces the classic wait for one slave's ack: in controller mode the auto-switch HA
+// service decides (the sync state set, inSyncReplicas, allAckInSyncStateSet). nil restores the classic wait.
+func (s *DefaultStore) SetReplicaWaiter(w ReplicaWaiter) {
+	if w == nil {
+		s.replicas.waiter.Store(nil)
+		return
+	}
+	s.replicas.waiter.Store(&w)
 }
 
 // SlaveAcked records a slave's acknowledged commitlog offset (its max offset
@@ -178,6 +206,10 @@ func (s *DefaultStore) slaveOK(end int64) bool {
 // PutFlushSlaveTimeout after timeout, or PutSlaveNotAvailable at once when no
 // slave is in sync (4.9.x handleHA; 5.x only waits with inSyncReplicas>1).
 func (s *DefaultStore) waitReplicaAsync(next int64, timeout time.Duration, done func(PutStatus)) {
+	if w := s.replicas.waiter.Load(); w != nil {
+		(*w)(next, timeout, done)
+		return
+	}
 	if !s.slaveOK(next) {
 		done(PutSlaveNotAvailable)
 		return
@@ -244,4 +276,13 @@ func (s *DefaultStore) needsReplica(props string) bool {
 	}
 	w, ok := codec.PropertyValue(props, codec.PropWait)
 	return !ok || strings.EqualFold(w, "true")
+}
+
+// RecoverTopicQueueTable resets the next queue offset of every queue from its consume queue (Java's
+// recoverTopicQueueTable on changeToMaster): a slave's dispatch fills its queues from the master's
+// records, so a slave promoted at runtime must take up numbering where they end.
+func (s *DefaultStore) RecoverTopicQueueTable() {
+	s.dispatchMu.Lock()
+	defer s.dispatchMu.Unlock()
+	s.rebuildOffsets()
 }

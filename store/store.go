@@ -54,7 +54,7 @@ type DefaultStore struct {
 	dispatchFailedAt int64
 	group            *groupCommit
 	replicas         replicaWaiters
-	slave            bool // brokerRole=SLAVE
+	role             atomic.Pointer[string] // brokerRole; SetRole changes it at runtime (controller mode)
 	appendHook       atomic.Pointer[func()]
 
 	// lastLogicTs is the store time of the last record put into a consume queue;
@@ -99,8 +99,8 @@ func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
 		keeperWake:  make(chan struct{}, 1),
 		diskWake:    make(chan struct{}, 1),
 		lazy:        newLazyMaps(int64(cfg.MappedConsumeQueueFilesMax)),
-		slave:       cfg.BrokerRole == RoleSlave,
 	}
+	s.role.Store(&cfg.BrokerRole)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.cleanedMinPhy.Store(-1)
 	if err := os.MkdirAll(cfg.StorePathRootDir, 0o755); err != nil {

@@ -263,12 +263,15 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 	if _, ok := props["haListenPort"]; !ok {
 		bcfg.Store.HaListenPort = bcfg.ListenPort + 1
 	}
-	switch bcfg.Store.BrokerRole {
-	case processor.RoleSlave:
+	switch {
+	case bcfg.Controller.EnableControllerMode:
+		// The controller assigns id and role; the broker starts fenced as a slave.
+		bcfg.Store.BrokerRole = processor.RoleSlave
+	case bcfg.Store.BrokerRole == processor.RoleSlave:
 		if bcfg.BrokerID <= 0 {
 			return node{}, nil, fmt.Errorf("broker config: a SLAVE's brokerId must be > 0")
 		}
-	case processor.RoleAsyncMaster, processor.RoleSyncMaster:
+	case bcfg.Store.BrokerRole == processor.RoleAsyncMaster, bcfg.Store.BrokerRole == processor.RoleSyncMaster:
 		bcfg.BrokerID = 0
 	default:
 		return node{}, nil, fmt.Errorf("broker config brokerRole=%q: want ASYNC_MASTER, SYNC_MASTER or SLAVE", bcfg.Store.BrokerRole)
@@ -335,7 +338,27 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 	}
 	var haMaster *ha.Master
 	var haSlave *ha.Slave
-	if bcfg.IsSlave() {
+	var haSwitch *ha.AutoSwitch
+	if cc := bcfg.Controller; cc.EnableControllerMode {
+		// Controller mode: the auto-switch HA service, master or slave as the controller says.
+		haSwitch, err = ha.NewAutoSwitch(st, ha.AutoConfig{Config: haCfg,
+			ListenAddr: net.JoinHostPort(bind, strconv.Itoa(scfg.HaListenPort)), EpochFile: ha.EpochFilePath(scfg.StorePathRootDir),
+			SyncFromLastFile: cc.SyncFromLastFile, AsyncLearner: cc.AsyncLearner,
+			HaMaxTimeSlaveNotCatchup: time.Duration(cc.HaMaxTimeSlaveNotCatchup) * time.Millisecond,
+			CheckSyncStateSetPeriod:  time.Duration(cc.CheckSyncStateSetPeriod) * time.Millisecond,
+			InSyncReplicas:           cc.InSyncReplicas, MinInSyncReplicas: cc.MinInSyncReplicas, AllAckInSyncStateSet: cc.AllAckInSyncStateSet})
+		if err == nil {
+			if err = b.EnableControllerMode(haSwitch); err != nil {
+				_ = haSwitch.Close()
+			}
+		}
+		if err != nil {
+			_ = st.Shutdown()
+			return node{}, nil, err
+		}
+		st.SetReplicaWaiter(processor.ControllerReplicaWaiter(haSwitch.WaitAckedAsync))
+		b.SetHAStatus(func() ([]byte, error) { return codec.MarshalBody(haSwitch.Status()) })
+	} else if bcfg.IsSlave() {
 		haSlave = ha.NewSlave(st, haCfg)
 		if scfg.HaMasterAddress != "" {
 			haSlave.SetMasterAddr(scfg.HaMasterAddress)
@@ -387,6 +410,9 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 		}
 		if haSlave != nil {
 			haErr = haSlave.Close()
+		}
+		if haSwitch != nil {
+			haErr = haSwitch.Close()
 		}
 		return errors.Join(b.Shutdown(), haErr, closeNS(), st.Shutdown())
 	}
