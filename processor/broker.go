@@ -306,11 +306,7 @@ func (b *Broker) Start(ctx context.Context) error {
 		b.goLoop(func() { b.auth.Run(runCtx) })
 	}
 	if b.conf().BrokerID == 0 {
-		b.goLoop(func() { b.schedule.Run(runCtx) })
-		b.goLoop(func() { everyTick(runCtx, b.trans.Interval, b.trans.Check) })
-		if b.conf().TimerWheelEnable {
-			b.goLoop(func() { b.timer.Run(runCtx) })
-		}
+		b.runMasterServices(runCtx)
 	}
 	b.pop.Start()
 	if b.conf().IsSlave() {
@@ -326,6 +322,16 @@ func (b *Broker) Start(ctx context.Context) error {
 	}
 	b.log.Info("broker started", "name", b.conf().BrokerName, "addr", b.conf().BrokerAddr(), "cluster", b.conf().BrokerClusterName)
 	return nil
+}
+
+// runMasterServices starts what only a master runs: delayed, timed and
+// transactional deliveries (Java's changeSpecialServiceStatus).
+func (b *Broker) runMasterServices(ctx context.Context) {
+	b.goLoop(func() { b.schedule.Run(ctx) })
+	b.goLoop(func() { everyTick(ctx, b.trans.Interval, b.trans.Check) })
+	if b.conf().TimerWheelEnable {
+		b.goLoop(func() { b.timer.Run(ctx) })
+	}
 }
 
 // everyTick calls f every d until ctx ends: the loop of the broker's

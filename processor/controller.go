@@ -855,11 +855,7 @@ func (m *controllerMode) startMasterServicesLocked() {
 	b := m.b
 	ctx, cancel := context.WithCancel(m.runCtx)
 	m.stopMasterS = cancel
-	b.goLoop(func() { b.schedule.run(ctx) })
-	b.goLoop(func() { b.trans.run(ctx) })
-	if b.conf().TimerWheelEnable {
-		b.goLoop(func() { b.timer.run(ctx) })
-	}
+	b.runMasterServices(ctx)
 }
 
 func (m *controllerMode) stopMasterServicesLocked() {
