@@ -144,6 +144,8 @@ func (s *Service) pop(c remoting.Conn, h *popHeader, r reply) *codec.RemotingCom
 	if !g.ConsumeEnable {
 		return r.response(codec.RespNoPermission, "subscription group no permission, "+h.group)
 	}
+	// Java compensates before building the filter, so a group with a broken expression is still known.
+	s.h.Compensate(h.group, h.topic, retryTopic(h.topic, h.group, cfg.EnableRetryTopicV2), h.expType, h.exp)
 	st := &popState{h: h, popTime: now}
 	if h.exp != "" {
 		f, err := s.h.NewFilter(h.topic, h.expType, h.exp)
