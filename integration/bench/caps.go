@@ -121,14 +121,28 @@ type PopRun struct {
 
 // popInvisible is the bench pops' invisible time: longer than any pop-to-ack gap of the run (nothing is
 // redelivered), short enough that the revive of every checkpoint is inside the measured tail.
-const popInvisible = 10 * time.Second
+const popInvisible = 5 * time.Second
 
-// popRuns pops and acks a filled topic twice, one ACK_MESSAGE per message and one BATCH_ACK_MESSAGE per pop,
-// on the running broker or on one of its own (-caps-only).
+// popRuns fills a topic once and pops and acks all of it twice, with two groups: one ACK_MESSAGE per message,
+// then one BATCH_ACK_MESSAGE per pop; on the running broker or on one of its own (-caps-only).
 func (r *runner) popRuns(ctx context.Context) {
 	run := func() {
+		topic := r.topic("pop")
+		route, err := r.route(ctx, topic)
+		if err != nil {
+			r.fail("%s pop: %v", r.res.Kind, err)
+			return
+		}
+		n := min(r.e.consumeN/5, 200_000)
+		s, err := lg.Send(ctx, lg.SendConfig{Route: route, Topic: topic, Size: 1024, InFlight: 64, Count: n, Duration: 0})
+		if err != nil || s.Sent != n {
+			r.fail("%s pop: stored %d of %d messages first (%v %v)", r.res.Kind, s.Sent, n, err, s.Errors)
+			return
+		}
+		r.checkStored(ctx, "pop fill", route, topic, n)
+		sleepCtx(ctx, 2*time.Second) // dispatch done before timing
 		for _, batch := range []bool{false, true} {
-			if p := r.pop(ctx, batch); p != nil {
+			if p := r.pop(ctx, route, topic, n, batch); p != nil {
 				r.res.Pop = append(r.res.Pop, *p)
 			}
 		}
@@ -140,25 +154,15 @@ func (r *runner) popRuns(ctx context.Context) {
 	r.withBroker(ctx, "ASYNC_FLUSH", brokerSpec{label: "pop"}, run)
 }
 
-func (r *runner) pop(ctx context.Context, batchAck bool) *PopRun {
-	topic := r.topic("pop")
-	route, err := r.route(ctx, topic)
-	if err != nil {
-		r.fail("%s pop: %v", r.res.Kind, err)
-		return nil
+func (r *runner) pop(ctx context.Context, route lg.Route, topic string, n int64, batchAck bool) *PopRun {
+	group := topic + "_ack"
+	if batchAck {
+		group = topic + "_batch"
 	}
-	n := min(r.e.consumeN/5, 200_000)
-	s, err := lg.Send(ctx, lg.SendConfig{Route: route, Topic: topic, Size: 1024, InFlight: 64, Count: n, Duration: 0})
-	if err != nil || s.Sent != n {
-		r.fail("%s pop: stored %d of %d messages first (%v %v)", r.res.Kind, s.Sent, n, err, s.Errors)
-		return nil
-	}
-	r.checkStored(ctx, "pop fill", route, topic, n)
-	sleepCtx(ctx, 2*time.Second) // dispatch done before timing
 	pid := r.b.brokerProc.pid()
 	tail := popInvisible + 3*time.Second
 	cpu0, _ := cpuMicros(pid)
-	res, err := lg.Pop(ctx, lg.PopConfig{Route: route, Topic: topic, Group: topic + "_g", Expect: n, BatchAck: batchAck,
+	res, err := lg.Pop(ctx, lg.PopConfig{Route: route, Topic: topic, Group: group, Expect: n, BatchAck: batchAck,
 		Invisible: popInvisible, Timeout: 5 * time.Minute})
 	cpu1, _ := cpuMicros(pid)
 	load := loadAvg()
