@@ -17,6 +17,10 @@ import (
 // revives, yet longer than the gap between a pop and its acks.
 const popSwapInvisible = 8 * time.Second
 
+// popSwapRetryInvisible is the invisible time of the redeliveries popped after a swap: long enough for them all
+// to be collected and acked, short enough that the next broker waits it out.
+const popSwapRetryInvisible = 20 * time.Second
+
 // popSwapOrderedHold is the invisible time of the ordered batches in flight across a swap.
 const popSwapOrderedHold = 5 * time.Minute
 
@@ -70,6 +74,8 @@ func TestPopStoreSwap(t *testing.T) {
 	checkOrderedHeld(t, r2, otopic, ogroup, "Apache after the swap")
 	changeInvisible(t, r2, otopic, ogroup, pick(ord.msgs, "o1"))
 	again := collectRedelivered(t, r2, topic, group, 4, firstDeadline)
+	// The redeliveries' own checkpoints: acked here, so rmqd must not revive them either.
+	retryDeadline := time.Now().Add(popSwapRetryInvisible)
 	requireBodies(t, "Apache redelivery of rmqd's pops", again, "s2,s3,s4,s5")
 	requireRetries(t, "Apache redelivery", again, topic, 1)
 	// Apache's own checkpoints for rmqd to read: the redelivered ones acked, t0..t3 popped and t0 acked, o1
@@ -95,7 +101,7 @@ func TestPopStoreSwap(t *testing.T) {
 	r3 := newRawClient(t, b3)
 	checkOrderedHeld(t, r3, otopic, ogroup, "rmqd after the swap back")
 	changeInvisible(t, r3, otopic, ogroup, o2.msgs[0])
-	third := collectRedelivered(t, r3, topic, group, 3, secondDeadline)
+	third := collectRedelivered(t, r3, topic, group, 3, later(secondDeadline, retryDeadline))
 	requireBodies(t, "rmqd redelivery of Apache's pops", third, "t1,t2,t3")
 	requireRetries(t, "rmqd redelivery", third, topic, 1)
 	ackAll(t, r3, topic, group, third...)
@@ -210,10 +216,17 @@ func changeInvisible(t *testing.T, r *rawClient, topic, group string, m poppedMs
 // checkpoint written before the swap was due, so a message revived although acked would be seen too.
 func collectRedelivered(t *testing.T, r *rawClient, topic, group string, want int, due time.Time) []poppedMsg {
 	t.Helper()
-	got := r.popUntil(topic, group, want, 60*time.Second, 90*time.Second)
+	got := r.popUntil(topic, group, want, popSwapRetryInvisible, 90*time.Second)
 	for end := due.Add(3 * time.Second); time.Now().Before(end); {
-		got = append(got, r.popUntil(topic, group, 1, 60*time.Second, time.Until(end))...)
+		got = append(got, r.popUntil(topic, group, 1, popSwapRetryInvisible, time.Until(end))...)
 	}
 	slices.SortFunc(got, func(a, b poppedMsg) int { return strings.Compare(a.body, b.body) })
 	return got
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
