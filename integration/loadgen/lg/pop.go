@@ -31,13 +31,15 @@ type PopConfig struct {
 // PopResult is what a POP run measured: pop round trips, ack round trips (an ack batch's round trip
 // when BatchAck) and messages popped and acked per second.
 type PopResult struct {
-	Acked    int64    `json:"acked"`
-	ElapsedS float64  `json:"elapsedS"`
-	MsgPerS  float64  `json:"msgPerS"`
-	Pops     int64    `json:"pops"`
-	PopLat   Summary  `json:"popLat"`
-	AckLat   Summary  `json:"ackLat"`
-	Errors   []string `json:"errors,omitempty"`
+	Acked int64 `json:"acked"`
+	// Redelivered counts messages popped again after their invisible time (acked too, not in Acked).
+	Redelivered int64    `json:"redelivered,omitempty"`
+	ElapsedS    float64  `json:"elapsedS"`
+	MsgPerS     float64  `json:"msgPerS"`
+	Pops        int64    `json:"pops"`
+	PopLat      Summary  `json:"popLat"`
+	AckLat      Summary  `json:"ackLat"`
+	Errors      []string `json:"errors,omitempty"`
 }
 
 // Pop pops and acks until Expect messages were acked or the timeout passed; the latter is an error.
@@ -61,7 +63,7 @@ func Pop(ctx context.Context, cfg PopConfig) (PopResult, error) {
 		return PopResult{}, err
 	}
 	defer conn.Close()
-	var acked, pops atomic.Int64
+	var acked, redelivered, pops atomic.Int64
 	var errMu sync.Mutex
 	var errs []string
 	popH := make([]Hist, cfg.Route.Queues)
@@ -72,7 +74,7 @@ func Pop(ctx context.Context, cfg PopConfig) (PopResult, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := popQueue(ctx, conn, &cfg, q, &popH[q], &ackH[q], &acked, &pops); err != nil {
+			if err := popQueue(ctx, conn, &cfg, q, &popH[q], &ackH[q], &acked, &redelivered, &pops); err != nil {
 				errMu.Lock()
 				errs = append(errs, err.Error())
 				errMu.Unlock()
@@ -87,7 +89,7 @@ func Pop(ctx context.Context, cfg PopConfig) (PopResult, error) {
 		pa.Merge(&popH[q])
 		aa.Merge(&ackH[q])
 	}
-	res := PopResult{Acked: acked.Load(), ElapsedS: el, Pops: pops.Load(), PopLat: pa.Summarize(cfg.Full),
+	res := PopResult{Acked: acked.Load(), Redelivered: redelivered.Load(), ElapsedS: el, Pops: pops.Load(), PopLat: pa.Summarize(cfg.Full),
 		AckLat: aa.Summarize(cfg.Full), Errors: errs}
 	if el > 0 {
 		res.MsgPerS = float64(res.Acked) / el
@@ -98,18 +100,19 @@ func Pop(ctx context.Context, cfg PopConfig) (PopResult, error) {
 	return res, nil
 }
 
-// popped is what a pop answered: the header fields a receipt handle is built from and the messages' queue
-// offsets.
+// popped is what a pop answered: the header fields a receipt handle is built from, the queue offsets of
+// the messages of the topic itself, and the receipt handles (POP_CK) of redelivered ones.
 type popped struct {
 	code                      int32
 	remark                    string
 	popTime, invisible, start string
 	reviveQid                 string
 	offsets                   []int64
+	retries                   []string
 	perr                      error
 }
 
-func popQueue(ctx context.Context, conn *Conn, cfg *PopConfig, q int, popH, ackH *Hist, acked, pops *atomic.Int64) error {
+func popQueue(ctx context.Context, conn *Conn, cfg *PopConfig, q int, popH, ackH *Hist, acked, redelivered, pops *atomic.Int64) error {
 	qs := strconv.Itoa(q)
 	req := codec.NewRequest(codec.ReqPopMessage)
 	for _, kv := range [][2]string{{"consumerGroup", cfg.Group}, {"topic", cfg.Topic}, {"queueId", qs},
@@ -118,18 +121,26 @@ func popQueue(ctx context.Context, conn *Conn, cfg *PopConfig, q int, popH, ackH
 		req.Ext.Set(kv[0], kv[1])
 	}
 	var p popped
+	var rec codec.Message
 	call := NewCall(func(cmd *codec.RemotingCommand) {
-		p.code, p.remark, p.offsets, p.perr = cmd.Code, strings.Clone(cmd.Remark), p.offsets[:0], nil
+		p.code, p.remark, p.offsets, p.retries, p.perr = cmd.Code, strings.Clone(cmd.Remark), p.offsets[:0], p.retries[:0], nil
 		if cmd.Code != codec.RespSuccess {
 			return
 		}
 		get := func(k string) string { v, _ := cmd.Ext.Get(k); return strings.Clone(v) }
 		p.popTime, p.invisible, p.reviveQid = get("popTime"), get("invisibleTime"), get("reviveQid")
 		p.start = ""
-		// startOffsetInfo: "<retry mark> <queue> <start offset>" entries; this loop pops one queue of the topic.
+		// startOffsetInfo: "<retry mark> <queue> <start offset>" entries; a mark other than 0 means the pop
+		// also took messages revived into the retry topic (a pop-to-ack gap longer than the invisible time).
+		retry := false
 		for _, e := range strings.Split(get("startOffsetInfo"), ";") {
-			if f := strings.Fields(e); len(f) == 3 && f[0] == "0" && f[1] == qs {
+			f := strings.Fields(e)
+			switch {
+			case len(f) != 3:
+			case f[0] == "0" && f[1] == qs:
 				p.start = f[2]
+			case f[0] != "0":
+				retry = true
 			}
 		}
 		// The record's queue offset sits after totalSize, magic, bodyCRC, queueId and flag.
@@ -138,6 +149,18 @@ func popQueue(ctx context.Context, conn *Conn, cfg *PopConfig, q int, popH, ackH
 			if size < 28 || size > len(b) {
 				p.perr = fmt.Errorf("record size %d with %d bytes left", size, len(b))
 				return
+			}
+			if retry {
+				// A redelivered message carries its receipt handle in POP_CK (MQClientAPIImpl keeps it).
+				if _, err := codec.DecodeRecord(b[:size], &rec); err != nil {
+					p.perr = err
+					return
+				}
+				if ck, ok := codec.PropertyValue(rec.Properties, "POP_CK"); ok {
+					p.retries = append(p.retries, strings.Clone(ck))
+					b = b[size:]
+					continue
+				}
 			}
 			p.offsets = append(p.offsets, int64(binary.BigEndian.Uint64(b[20:28])))
 			b = b[size:]
@@ -161,6 +184,15 @@ func popQueue(ctx context.Context, conn *Conn, cfg *PopConfig, q int, popH, ackH
 			return fmt.Errorf("ack %s/%d: code %d %s", cfg.Topic, q, ackCode, ackRemark)
 		}
 		return nil
+	}
+	ackOne := func(topic, queue, offset, handle string) error {
+		r := codec.NewRequest(codec.ReqAckMessage)
+		r.Ext.Set("consumerGroup", cfg.Group)
+		r.Ext.Set("topic", topic)
+		r.Ext.Set("queueId", queue)
+		r.Ext.Set("offset", offset)
+		r.Ext.Set("extraInfo", handle)
+		return ack(r)
 	}
 	for acked.Load() < cfg.Expect {
 		if ctx.Err() != nil {
@@ -188,8 +220,27 @@ func popQueue(ctx context.Context, conn *Conn, cfg *PopConfig, q int, popH, ackH
 		if p.perr != nil {
 			return fmt.Errorf("pop %s/%d: body: %w", cfg.Topic, q, p.perr)
 		}
+		// Redeliveries are acked one by one on their retry topic (ExtraInfoUtil.getRealTopic) and counted
+		// apart: the run still ends when Expect messages of the topic were acked.
+		for _, ck := range p.retries {
+			f := strings.Fields(ck)
+			if len(f) < 8 {
+				return fmt.Errorf("pop %s/%d: receipt handle %q", cfg.Topic, q, ck)
+			}
+			topic := "%RETRY%" + cfg.Group + "_" + cfg.Topic
+			if f[4] == "2" {
+				topic = "%RETRY%" + cfg.Group + "+" + cfg.Topic
+			}
+			if err := ackOne(topic, f[6], f[7], ck); err != nil {
+				return err
+			}
+			redelivered.Add(1)
+		}
 		if len(p.offsets) == 0 {
 			continue
+		}
+		if p.start == "" {
+			return fmt.Errorf("pop %s/%d: no start offset for queue %d in the answer", cfg.Topic, q, q)
 		}
 		if cfg.BatchAck {
 			if err := ack(batchAckRequest(cfg, q, &p)); err != nil {
@@ -197,15 +248,10 @@ func popQueue(ctx context.Context, conn *Conn, cfg *PopConfig, q int, popH, ackH
 			}
 		} else {
 			for _, off := range p.offsets {
-				r := codec.NewRequest(codec.ReqAckMessage)
 				offs := strconv.FormatInt(off, 10)
-				r.Ext.Set("consumerGroup", cfg.Group)
-				r.Ext.Set("topic", cfg.Topic)
-				r.Ext.Set("queueId", qs)
-				r.Ext.Set("offset", offs)
 				// ExtraInfoUtil's receipt handle of a message of the original topic (retry mark 0).
-				r.Ext.Set("extraInfo", p.start+" "+p.popTime+" "+p.invisible+" "+p.reviveQid+" 0 "+cfg.Route.BrokerName+" "+qs+" "+offs)
-				if err := ack(r); err != nil {
+				if err := ackOne(cfg.Topic, qs, offs, p.start+" "+p.popTime+" "+p.invisible+" "+p.reviveQid+" 0 "+
+					cfg.Route.BrokerName+" "+qs+" "+offs); err != nil {
 					return err
 				}
 			}
