@@ -32,6 +32,7 @@ type env struct {
 	perf      bool
 	syncOnly  bool
 	popOnly   bool
+	pop       bool // POP receive+ack rows among the capability runs
 	caps      bool // capability runs: TLS, signed (ACL 2.0), SYNC/ASYNC_MASTER with a slave
 	capsOnly  bool
 	rmqdConf  map[string]string // extra broker.conf keys for rmqd (-rmqd-conf)
@@ -140,6 +141,7 @@ func main() {
 	flag.BoolVar(&e.perf, "perf", true, "profile rmqd with perf record (when installed) after its runs")
 	var rmqdConf string
 	flag.StringVar(&rmqdConf, "rmqd-conf", "", "extra broker.conf keys for rmqd, k=v,k=v (to compare its own settings)")
+	flag.BoolVar(&e.pop, "pop", true, "POP receive+ack rows among the capability runs (about 100 s per broker)")
 	flag.BoolVar(&e.popOnly, "pop-only", false, "only the POP receive+ack runs (use with -md '')")
 	flag.BoolVar(&e.syncOnly, "sync-only", false, "only the SYNC_FLUSH runs (a quick look at the flush path; use with -md '')")
 	flag.BoolVar(&e.caps, "caps", true, "capability runs: TLS, POP receive+ack, signed sends (ACL 2.0), SYNC_MASTER and ASYNC_MASTER with a slave")
@@ -401,7 +403,9 @@ func runBroker(ctx context.Context, e *env, kind string) *BrokerResult {
 	if e.capsOnly {
 		r := &runner{e: e, res: res}
 		r.tlsRuns(ctx)
-		r.popRuns(ctx)
+		if e.pop {
+			r.popRuns(ctx)
+		}
 		r.signedRuns(ctx)
 		r.replicationRuns(ctx)
 		return res
@@ -461,7 +465,9 @@ func runBroker(ctx context.Context, e *env, kind string) *BrokerResult {
 	r.javaProducer(ctx, 16, 1024, r.e.javaN)
 	if e.caps {
 		r.tlsRuns(ctx)
-		r.popRuns(ctx)
+		if e.pop {
+			r.popRuns(ctx)
+		}
 	}
 	r.perfProfile(ctx)
 	if err := b.alive(); err != nil {
