@@ -130,3 +130,25 @@ func (b *Broker) handleConsumeMessageDirectly(ctx context.Context, c remoting.Co
 	}
 	return b.callConsumer(ctx, req, rec)
 }
+
+// handleQuerySubscriptionByConsumer is QUERY_SUBSCRIPTION_BY_CONSUMER: the group's subscription of topic,
+// heartbeat or compensated (a POP or proxied pull consumer), absent from the body when there is none.
+func (b *Broker) handleQuerySubscriptionByConsumer(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	group, _ := req.Ext.Get("group")
+	topic, _ := req.Ext.Get("topic")
+	var sub *codec.SubscriptionData
+	if s, ok := b.consumers.FindSubscription(group, topic); ok {
+		sub = &s
+	}
+	body, err := codec.MarshalBody(struct {
+		Group            string                  `json:"group"`
+		SubscriptionData *codec.SubscriptionData `json:"subscriptionData,omitempty"`
+		Topic            string                  `json:"topic"`
+	}{group, sub, topic})
+	if err != nil {
+		return nil, err
+	}
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = body
+	return resp, nil
+}

@@ -228,6 +228,7 @@ func (b *Broker) Handlers() map[int32]remoting.Processor {
 		codec.ReqUpdateAndCreateSubscriptiongroupList: f(b.handleUpdateAndCreateSubscriptionGroupList),
 		codec.ReqGetConsumerRunningInfo:               f(b.handleGetConsumerRunningInfo),
 		codec.ReqConsumeMessageDirectly:               f(b.handleConsumeMessageDirectly),
+		codec.ReqQuerySubscriptionByConsumer:          f(b.handleQuerySubscriptionByConsumer),
 		codec.ReqRecallMessage:                        f(b.handleRecallMessage),
 		codec.ReqQueryAssignment:                      f(b.handleQueryAssignment),
 		codec.ReqSetMessageRequestMode:                f(b.handleSetMessageRequestMode),
@@ -408,6 +409,7 @@ func (b *Broker) housekeepingLoop(ctx context.Context) {
 			return
 		case now := <-t.C:
 			expired := append(b.consumers.Expired(now, timeout), b.producers.Expired(now, timeout)...)
+			b.consumers.ExpireCompensation(now, time.Duration(b.conf().SubscriptionExpiredTimeout)*time.Millisecond)
 			for _, c := range expired {
 				b.log.Info("client channel expired", "remote", c.RemoteAddr())
 				b.OnClose(c)

@@ -49,6 +49,9 @@ type BrokerConfig struct {
 	TransactionCheckInterval    int64  `prop:"transactionCheckInterval"` // ms
 	TransactionTimeOut          int64  `prop:"transactionTimeOut"`       // ms
 	TransactionCheckMax         int32  `prop:"transactionCheckMax"`
+
+	// SubscriptionExpiredTimeout (ms) drops compensated consumers (clients/compensate.go).
+	SubscriptionExpiredTimeout int64 `prop:"subscriptionExpiredTimeout"`
 	// RecallMessageEnable allows RECALL_MESSAGE (Java's default false);
 	// AllowRecallWhenBrokerNotWriteable (default true) lets it through a
 	// broker whose permission forbids writes.
@@ -157,6 +160,7 @@ func DefaultBrokerConfig() BrokerConfig {
 		ReviveQueueNum:              8,
 		TimerWheelEnable:            true,
 		ChannelExpiredTimeout:       120000,
+		SubscriptionExpiredTimeout:  600000,
 		TransactionCheckInterval:    30000,
 		TransactionTimeOut:          6000,
 		TransactionCheckMax:         15,

@@ -107,6 +107,20 @@ func (b *Broker) MetricsSnapshot(now time.Time) MetricsSnapshot {
 		}
 	})
 
+	// A group with no live channel counts with its compensated subscriptions (POP and proxied pulls:
+	// getConsumerGroupInfo(group, true)); retry topics are skipped, as Java does.
+	for _, g := range b.consumers.CompensatedGroups() {
+		if _, live := online[g]; live {
+			continue
+		}
+		_, _, ts, _ := b.consumers.CompensatedGroup(g)
+		for _, t := range ts {
+			if !strings.HasPrefix(t, RetryGroupTopicPrefix) {
+				online[g] = append(online[g], t)
+			}
+		}
+	}
+
 	// ConsumerLagCalculator: every subscription group, on every topic it has
 	// offsets on or subscribes to.
 	names := make([]string, 0, len(groups)+len(online))

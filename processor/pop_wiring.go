@@ -47,6 +47,19 @@ func (h popHost) Conf() pop.Config {
 		ConfigDir: c.ConfigDir()}
 }
 
+// Compensate is compensateBasicConsumerInfo (CONSUME_POP, CLUSTERING) and compensateSubscribeData for the
+// topic (the request's expression, "*" when it has none) and its retry topic (all).
+func (h popHost) Compensate(group, topic, retryTopic, expType, exp string) {
+	if exp == "" {
+		expType, exp = exprTag, subAll
+	}
+	sub := codec.SubscriptionData{Topic: topic, SubString: exp, ExpressionType: expType}
+	if isTagType(expType) {
+		sub = parseTagSubscription(topic, exp)
+	}
+	h.b.consumers.Compensate(group, "CONSUME_POP", "CLUSTERING", sub, parseTagSubscription(retryTopic, subAll))
+}
+
 // PutMessage sends a revive record through the timer wheel, as Java's store
 // hook does for its TIMER_DELIVER_MS.
 func (h popHost) PutMessage(ctx context.Context, msg *codec.Message) store.PutResult {

@@ -233,16 +233,32 @@ func (b *Broker) awaitDispatch(c remoting.Conn, h codec.PullMessageRequestHeader
 
 // pullFilter resolves the subscription of a pull: from the request (sysFlag
 // bit 2) or from the group's last heartbeat.
+// Java's RequestSource values of a pull's requestSource (absent: the SDK).
+const (
+	requestSourceProxyForBroadcast = 1
+	requestSourceProxyForStream    = 2
+)
+
 func (b *Broker) pullFilter(h *codec.PullMessageRequestHeader, sgc SubscriptionGroupConfig, reply pullReply) (store.MessageFilter, *codec.RemotingCommand) {
 	var sub codec.SubscriptionData
+	// compensateBasicConsumerInfo by request source: the proxy's broadcast and stream pulls, else the SDK's.
+	consumeType, model := "CONSUME_PASSIVELY", "CLUSTERING"
+	switch h.RequestSource {
+	case requestSourceProxyForBroadcast:
+		model = "BROADCASTING"
+	case requestSourceProxyForStream:
+		consumeType = "CONSUME_ACTIVELY"
+	}
 	if h.SysFlag&codec.PullFlagSubscription != 0 {
 		if !isTagType(h.ExpressionType) {
 			sub = codec.SubscriptionData{Topic: h.Topic, SubString: h.Subscription, ExpressionType: h.ExpressionType}
 		} else {
 			sub = parseTagSubscription(h.Topic, h.Subscription)
 		}
+		b.consumers.CompensatePull(h.ConsumerGroup, consumeType, model, &sub)
 		sub.SubVersion = h.SubVersion
 	} else {
+		b.consumers.CompensatePull(h.ConsumerGroup, consumeType, model, nil)
 		s, online, found, model := b.consumers.Subscription(h.ConsumerGroup, h.Topic)
 		if !online {
 			return nil, reply.response(codec.RespSubscriptionNotExist,

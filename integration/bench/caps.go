@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 
 	"time"
 
@@ -100,4 +101,95 @@ func (r *runner) slaveLag(ctx context.Context, route lg.Route, topic string, sto
 	}
 	r.e.log.Warn("slave never caught up", "broker", r.res.Kind, "topic", topic, "stored", stored)
 	return -1
+}
+
+// PopRun is one POP consumer run (issue 18): a topic filled first, then popped and acked by the raw-wire
+// loop of lg.Pop (what rocketmq-proxy sends for a gRPC SimpleConsumer). The broker's CPU is counted over the
+// run and the revive of its checkpoints after it (the checkpoints and acks go through the timer wheel and are
+// matched when the invisible time ends), less the broker's idle CPU over as long a window after it.
+type PopRun struct {
+	BatchAck  bool         `json:"batchAck"`
+	N         int64        `json:"n"`
+	Invisible float64      `json:"invisibleS"`
+	Result    lg.PopResult `json:"result"`
+	CPUUs     float64      `json:"cpuUsPerMsg"`     // run + max(tail - idle, 0)
+	RunCPUUs  float64      `json:"runCpuUsPerMsg"`  // the run alone
+	TailCPUUs float64      `json:"tailCpuUsPerMsg"` // the revive tail after it (invisible time + 3 s)
+	IdleCPUUs float64      `json:"idleCpuUsPerMsg"` // as long a window after the tail
+	Load      string       `json:"loadavg"`
+}
+
+// popInvisible is the bench pops' invisible time: longer than any pop-to-ack gap of the run (nothing is
+// redelivered), short enough that the revive of every checkpoint is inside the measured tail.
+const popInvisible = 10 * time.Second
+
+// popRuns fills a topic once and pops and acks all of it twice, with two groups: one ACK_MESSAGE per message,
+// then one BATCH_ACK_MESSAGE per pop; on the running broker or on one of its own (-caps-only).
+func (r *runner) popRuns(ctx context.Context) {
+	run := func() {
+		topic := r.topic("pop")
+		route, err := r.route(ctx, topic)
+		if err != nil {
+			r.fail("%s pop: %v", r.res.Kind, err)
+			return
+		}
+		n := min(r.e.consumeN/5, 200_000)
+		s, err := lg.Send(ctx, lg.SendConfig{Route: route, Topic: topic, Size: 1024, InFlight: 64, Count: n, Duration: 0})
+		if err != nil || s.Sent != n {
+			r.fail("%s pop: stored %d of %d messages first (%v %v)", r.res.Kind, s.Sent, n, err, s.Errors)
+			return
+		}
+		r.checkStored(ctx, "pop fill", route, topic, n)
+		sleepCtx(ctx, 2*time.Second) // dispatch done before timing
+		for _, batch := range []bool{false, true} {
+			if p := r.pop(ctx, route, topic, n, batch); p != nil {
+				r.res.Pop = append(r.res.Pop, *p)
+			}
+		}
+	}
+	if r.b != nil {
+		run()
+		return
+	}
+	r.withBroker(ctx, "ASYNC_FLUSH", brokerSpec{label: "pop"}, run)
+}
+
+func (r *runner) pop(ctx context.Context, route lg.Route, topic string, n int64, batchAck bool) *PopRun {
+	group := topic + "_ack"
+	if batchAck {
+		group = topic + "_batch"
+	}
+	pid := r.b.brokerProc.pid()
+	tail := popInvisible + 3*time.Second
+	cpu0, _ := cpuMicros(pid)
+	res, err := lg.Pop(ctx, lg.PopConfig{Route: route, Topic: topic, Group: group, Expect: n, BatchAck: batchAck,
+		Invisible: popInvisible, Timeout: 5 * time.Minute})
+	cpu1, _ := cpuMicros(pid)
+	load := loadAvg()
+	sleepCtx(ctx, tail)
+	cpu2, _ := cpuMicros(pid)
+	// Idle CPU over a window as long as the tail, after it (every checkpoint revived by then; right after
+	// the fill a JVM is still compiling and collecting), taken out of the tail.
+	sleepCtx(ctx, tail)
+	cpu3, _ := cpuMicros(pid)
+	p := &PopRun{BatchAck: batchAck, N: n, Invisible: popInvisible.Seconds(), Result: res, Load: load}
+	if res.Acked > 0 {
+		n := float64(res.Acked)
+		p.RunCPUUs = float64(cpu1-cpu0) / n
+		p.TailCPUUs, p.IdleCPUUs = float64(cpu2-cpu1)/n, float64(cpu3-cpu2)/n
+		// A JVM's "idle" can burn more than the tail (collection, compilation): a revive costs no less than
+		// nothing, so the tail's excess over idle is floored at 0.
+		p.CPUUs = p.RunCPUUs + max(p.TailCPUUs-p.IdleCPUUs, 0)
+	}
+	if err != nil {
+		r.fail("%s pop (batch ack %v): %v", r.res.Kind, batchAck, err)
+		return p
+	}
+	if res.Redelivered > 0 {
+		r.e.log.Warn("pop: messages revived during the run (a pop-to-ack gap above the invisible time)", "broker", r.res.Kind,
+			"batchAck", batchAck, "redelivered", res.Redelivered)
+	}
+	r.e.log.Info("pop", "broker", r.res.Kind, "batchAck", batchAck, "n", n, "msg/s", int(res.MsgPerS), "pop", res.PopLat.String(),
+		"ack", res.AckLat.String(), "redelivered", res.Redelivered, "cpuUs/msg", fmt.Sprintf("%.1f", p.CPUUs), "runCpuUs/msg", fmt.Sprintf("%.1f", p.RunCPUUs), "load", load)
+	return p
 }

@@ -31,6 +31,8 @@ type env struct {
 	warmN     int64
 	perf      bool
 	syncOnly  bool
+	popOnly   bool
+	pop       bool // POP receive+ack rows among the capability runs
 	caps      bool // capability runs: TLS, signed (ACL 2.0), SYNC/ASYNC_MASTER with a slave
 	capsOnly  bool
 	rmqdConf  map[string]string // extra broker.conf keys for rmqd (-rmqd-conf)
@@ -101,6 +103,7 @@ type BrokerResult struct {
 	Signed             []SendRun   `json:"signed,omitempty"`      // 1 KiB sends signed, ACL 2.0 on
 	SyncMaster         []SendRun   `json:"syncMaster,omitempty"`  // 1 KiB sends to a SYNC_MASTER with a slave
 	AsyncMaster        []SendRun   `json:"asyncMaster,omitempty"` // same, ASYNC_MASTER
+	Pop                []PopRun    `json:"pop,omitempty"`         // POP receive + ack (caps.go)
 	SyncStartToFirstMs float64     `json:"syncStartToFirstSendMs"`
 	Errors             []string    `json:"errors,omitempty"`
 }
@@ -138,8 +141,10 @@ func main() {
 	flag.BoolVar(&e.perf, "perf", true, "profile rmqd with perf record (when installed) after its runs")
 	var rmqdConf string
 	flag.StringVar(&rmqdConf, "rmqd-conf", "", "extra broker.conf keys for rmqd, k=v,k=v (to compare its own settings)")
+	flag.BoolVar(&e.pop, "pop", true, "POP receive+ack rows among the capability runs (about 100 s per broker)")
+	flag.BoolVar(&e.popOnly, "pop-only", false, "only the POP receive+ack runs (use with -md '')")
 	flag.BoolVar(&e.syncOnly, "sync-only", false, "only the SYNC_FLUSH runs (a quick look at the flush path; use with -md '')")
-	flag.BoolVar(&e.caps, "caps", true, "capability runs: TLS, signed sends (ACL 2.0), SYNC_MASTER and ASYNC_MASTER with a slave")
+	flag.BoolVar(&e.caps, "caps", true, "capability runs: TLS, POP receive+ack, signed sends (ACL 2.0), SYNC_MASTER and ASYNC_MASTER with a slave")
 	flag.BoolVar(&e.capsOnly, "caps-only", false, "only the capability runs (use with -md '' for a quick look)")
 	flag.Parse()
 	e.rmqdConf = map[string]string{}
@@ -391,9 +396,16 @@ func runBroker(ctx context.Context, e *env, kind string) *BrokerResult {
 		(&runner{e: e, res: res}).syncFlush(ctx)
 		return res
 	}
+	if e.popOnly {
+		(&runner{e: e, res: res}).popRuns(ctx)
+		return res
+	}
 	if e.capsOnly {
 		r := &runner{e: e, res: res}
 		r.tlsRuns(ctx)
+		if e.pop {
+			r.popRuns(ctx)
+		}
 		r.signedRuns(ctx)
 		r.replicationRuns(ctx)
 		return res
@@ -453,6 +465,9 @@ func runBroker(ctx context.Context, e *env, kind string) *BrokerResult {
 	r.javaProducer(ctx, 16, 1024, r.e.javaN)
 	if e.caps {
 		r.tlsRuns(ctx)
+		if e.pop {
+			r.popRuns(ctx)
+		}
 	}
 	r.perfProfile(ctx)
 	if err := b.alive(); err != nil {

@@ -208,7 +208,33 @@ func rows(res *Results, e *env) []row {
 			}
 		}
 	}
+	for _, batch := range []bool{false, true} {
+		ap, rp := findPop(a.Pop, batch), findPop(r.Pop, batch)
+		if ap.N == 0 && rp.N == 0 {
+			continue
+		}
+		label := "POP 1 KiB ×8 queues + ACK_MESSAGE each"
+		if batch {
+			label = "POP 1 KiB ×8 queues + BATCH_ACK_MESSAGE"
+		}
+		add(label+" throughput (popped and acked)", "msg/s", ap.Result.MsgPerS, rp.Result.MsgPerS, ap.Load, rp.Load, "", false)
+		add(label+" pop p50", "ms", ap.Result.PopLat.P50Us/1e3, rp.Result.PopLat.P50Us/1e3, ap.Load, rp.Load, "", true)
+		add(label+" pop p99", "ms", ap.Result.PopLat.P99Us/1e3, rp.Result.PopLat.P99Us/1e3, ap.Load, rp.Load, "", true)
+		add(label+" ack p99", "ms", ap.Result.AckLat.P99Us/1e3, rp.Result.AckLat.P99Us/1e3, ap.Load, rp.Load, "", true)
+		add(label+" broker CPU per message, the run", "µs", ap.RunCPUUs, rp.RunCPUUs, ap.Load, rp.Load, "", true)
+		add(label+" broker CPU per message, run + revive after", "µs", ap.CPUUs, rp.CPUUs, ap.Load, rp.Load, "<= 0.5x", true)
+	}
 	return out
+}
+
+// findPop is the POP run of the ack kind, or an empty one.
+func findPop(runs []PopRun, batchAck bool) *PopRun {
+	for i := range runs {
+		if runs[i].BatchAck == batchAck {
+			return &runs[i]
+		}
+	}
+	return &PopRun{}
 }
 
 func lag(x *SendRun) float64 {

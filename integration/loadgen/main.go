@@ -5,6 +5,7 @@
 //	loadgen send  -n 127.0.0.1:9876 -t T -size 1024 -inflight 64 -d 10s [-rate 5000] [-create 8]
 //	loadgen pull  -n 127.0.0.1:9876 -t T -expect 100000
 //	loadgen e2e   -n 127.0.0.1:9876 -t T -rate 2000 -d 10s
+//	loadgen pop   -n 127.0.0.1:9876 -t T -expect 100000 [-batch-ack]   (POP_MESSAGE + ACK_MESSAGE / BATCH_ACK_MESSAGE)
 //	loadgen count -n 127.0.0.1:9876 -t T            (GET_MAX_OFFSET summed over queues)
 package main
 
@@ -23,7 +24,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: loadgen send|pull|e2e|count [flags]")
+		fmt.Fprintln(os.Stderr, "usage: loadgen send|pull|e2e|pop|count [flags]")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -49,6 +50,7 @@ func run(ctx context.Context, sub string, args []string) error {
 	rate := fs.Float64("rate", 0, "open loop offered rate, msg/s (0: closed loop)")
 	expect := fs.Int64("expect", 0, "pull: messages to consume")
 	binary := fs.Bool("binary", false, "ROCKETMQ binary headers")
+	batchAck := fs.Bool("batch-ack", false, "pop: one BATCH_ACK_MESSAGE per pop instead of one ACK_MESSAGE per message")
 	full := fs.Bool("full", false, "print every histogram bucket")
 	timeout := fs.Duration("timeout", 5*time.Minute, "pull/e2e: bound")
 	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the load generator here")
@@ -89,6 +91,8 @@ func run(ctx context.Context, sub string, args []string) error {
 	case "e2e":
 		out, err = lg.EndToEnd(ctx, lg.E2EConfig{Route: route, Topic: *topic, Size: *size, Rate: *rate, Duration: *dur,
 			InFlight: *inflight, Timeout: *timeout, Full: *full})
+	case "pop":
+		out, err = lg.Pop(ctx, lg.PopConfig{Route: route, Topic: *topic, Expect: *expect, BatchAck: *batchAck, Timeout: *timeout, Full: *full})
 	case "count":
 		var offs []int64
 		var sum int64

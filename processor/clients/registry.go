@@ -41,6 +41,8 @@ type ConsumerManager struct {
 	log    *slog.Logger
 	mu     sync.RWMutex
 	groups map[string]*ConsumerGroupInfo
+	// compensated is Java's consumerCompensationTable (compensate.go).
+	compensated map[string]*compensation
 	// notify sends NOTIFY_CONSUMER_IDS_CHANGED; replaceable in tests.
 	notify func(group string, conns []remoting.Conn)
 }

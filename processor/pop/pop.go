@@ -81,6 +81,9 @@ type Host interface {
 	Group(group string) (Group, bool)
 	// CreateTopic adds a topic config if missing (retry topics: 1 queue, perm 6).
 	CreateTopic(topic string, queueNums int32, perm int32)
+	// Compensate records a POP consumer that never heartbeats, with its subscription of topic and of
+	// retryTopic (all tags), as Java's compensateBasicConsumerInfo and compensateSubscribeData.
+	Compensate(group, topic, retryTopic, expType, exp string)
 	// NewFilter compiles a subscription (TAG or SQL92) for topic.
 	NewFilter(topic, expType, exp string) (store.MessageFilter, error)
 	// MatchArrival runs a filter on an arrived message's tags code and properties.

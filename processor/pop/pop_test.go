@@ -34,6 +34,8 @@ type testHost struct {
 	timers  sync.WaitGroup
 	pending []*time.Timer
 	stopped atomic.Bool
+	// compensated records Compensate calls: "group topic retryTopic expType exp".
+	compensated []string
 }
 
 func newTestHost(t *testing.T) *testHost { return newTestHostTB(t) }
@@ -165,6 +167,11 @@ func (h *testHost) NewFilter(_, typ, exp string) (store.MessageFilter, error) {
 }
 func (h *testHost) MatchArrival(f store.MessageFilter, tc int64, _ string) bool {
 	return f.MatchTagsCode(tc)
+}
+func (h *testHost) Compensate(group, topic, retry, expType, exp string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.compensated = append(h.compensated, strings.Join([]string{group, topic, retry, expType, exp}, " "))
 }
 func (h *testHost) ReviveHorizon() int64 { return time.Now().UnixMilli() }
 func (h *testHost) Recovered(what string, r any) bool {
@@ -343,6 +350,9 @@ func TestPopAckRevive(t *testing.T) {
 	require.Equal(t, "0 0 0,1,2", hdr.MsgOffsetInfo)
 	require.Equal(t, int64(1000), hdr.InvisibleTime)
 	require.Equal(t, int64(3), h.QueryOffset("G", "T", 0), "offset advances once the checkpoint is stored")
+	// A POP consumer never heartbeats: every pop records its group and subscription (and its retry
+	// topic's), as Java's compensateBasicConsumerInfo / compensateSubscribeData.
+	require.Equal(t, []string{"G T %RETRY%G_T  "}, h.compensated)
 
 	// The checkpoint is in the revive topic in Java's JSON.
 	var ck *CheckPoint

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -144,6 +145,8 @@ func (s *Service) pop(c remoting.Conn, h *popHeader, r reply) *codec.RemotingCom
 	if !g.ConsumeEnable {
 		return r.response(codec.RespNoPermission, "subscription group no permission, "+h.group)
 	}
+	// Java compensates before building the filter, so a group with a broken expression is still known.
+	s.h.Compensate(h.group, h.topic, retryTopic(h.topic, h.group, cfg.EnableRetryTopicV2), h.expType, h.exp)
 	st := &popState{h: h, popTime: now}
 	if h.exp != "" {
 		f, err := s.h.NewFilter(h.topic, h.expType, h.exp)
@@ -337,6 +340,13 @@ func (s *Service) popFromQueue(st *popState, topic string, isRetry bool, queueID
 	}
 	st.restNum += res.MaxOffset - res.NextBeginOffset
 	brokerName := s.h.Conf().BrokerName
+	// Grown once to what this queue adds (a retry record grows by its POP_CK property, appended later):
+	// appending record by record reallocated the body ~4x over its size.
+	need := 0
+	for _, rec := range res.Records {
+		need += len(rec)
+	}
+	st.body = slices.Grow(st.body, need)
 	for _, rec := range res.Records {
 		st.count++
 		if !isRetry {
