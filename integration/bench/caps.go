@@ -3,7 +3,8 @@ package main
 import (
 	"context"
 	"crypto/tls"
-
+	"slices"
+	"strings"
 	"time"
 
 	"rmqd/integration/loadgen/lg"
@@ -101,3 +102,6 @@ func (r *runner) slaveLag(ctx context.Context, route lg.Route, topic string, sto
 	r.e.log.Warn("slave never caught up", "broker", r.res.Kind, "topic", topic, "stored", stored)
 	return -1
 }
+
+// capsRow says whether -caps-rows names row (tls, signed, repl).
+func (e *env) capsRow(row string) bool { return slices.Contains(strings.Split(e.capsRows, ","), row) }
