@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -21,6 +22,12 @@ type checkpoint struct {
 	// confirmPhyOffset is 5.x's controller-mode confirm offset (bytes 32-39);
 	// bytes 24-31 (masterFlushedOffset) are left as they are.
 	confirmPhyOffset atomic.Int64
+	// synced are the times last made durable (under mu): an idle broker's
+	// flush every second then costs no msync.
+	mu            sync.Mutex
+	synced        [3]int64
+	syncedConfirm int64
+	dirty         bool // synced is not known to be on disk
 }
 
 const checkpointSize = osPageSize
@@ -49,12 +56,24 @@ func openCheckpoint(path string) (*checkpoint, error) {
 }
 
 func (c *checkpoint) flush() error {
+	now := [3]int64{c.physicMsgTimestamp.Load(), c.logicsMsgTimestamp.Load(), c.indexMsgTimestamp.Load()}
+	confirm := c.confirmPhyOffset.Load()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if now == c.synced && confirm == c.syncedConfirm && !c.dirty {
+		return nil
+	}
 	be := binary.BigEndian
-	be.PutUint64(c.mf.data[0:], uint64(c.physicMsgTimestamp.Load()))
-	be.PutUint64(c.mf.data[8:], uint64(c.logicsMsgTimestamp.Load()))
-	be.PutUint64(c.mf.data[16:], uint64(c.indexMsgTimestamp.Load()))
-	be.PutUint64(c.mf.data[32:], uint64(c.confirmPhyOffset.Load()))
-	return unix.Msync(c.mf.data[:checkpointSize], unix.MS_SYNC)
+	be.PutUint64(c.mf.data[0:], uint64(now[0]))
+	be.PutUint64(c.mf.data[8:], uint64(now[1]))
+	be.PutUint64(c.mf.data[16:], uint64(now[2]))
+	be.PutUint64(c.mf.data[32:], uint64(confirm))
+	if err := unix.Msync(c.mf.data[:checkpointSize], unix.MS_SYNC); err != nil {
+		c.dirty = true
+		return err
+	}
+	c.synced, c.syncedConfirm, c.dirty = now, confirm, false
+	return nil
 }
 
 // minTimestamp is StoreCheckpoint.getMinTimestamp: the older of the two, less 3 s.

@@ -83,6 +83,12 @@ type Config struct {
 	// MaxHaTransferByteInSecond per second (Java's FlowMonitor, off by default).
 	HaFlowControlEnable       bool  `prop:"haFlowControlEnable"`
 	MaxHaTransferByteInSecond int64 `prop:"maxHaTransferByteInSecond"`
+	// rmqd's own HA pacing (store/ha.Config): the least time between two data
+	// frames to a slave while SYNC_MASTER puts wait / while none does, and how
+	// long new bytes wait for the ack of the frame before while puts wait.
+	HaSyncFrameIntervalMicros  int `prop:"haSyncFrameIntervalMicros"`
+	HaAsyncFrameIntervalMicros int `prop:"haAsyncFrameIntervalMicros"`
+	HaSyncAckHoldMicros        int `prop:"haSyncAckHoldMicros"`
 
 	// rmqd's own keys (a Java broker ignores them). PrefaultAheadBytes of the
 	// commitlog past the write position are populated ahead of the appends (0:
@@ -158,6 +164,8 @@ func DefaultConfig() Config {
 		HaHousekeepingInterval:            20000,
 		HaTransferBatchSize:               32 * 1024,
 		MaxHaTransferByteInSecond:         100 * 1024 * 1024,
+		HaAsyncFrameIntervalMicros:        5000,
+		HaSyncAckHoldMicros:               1000,
 		HaMaxGapNotInSync:                 256 * 1024 * 1024,
 		PrefaultAheadBytes:                4 << 20,
 		MappedResidentBytes:               32 << 20,

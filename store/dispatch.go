@@ -46,7 +46,7 @@ func (s *DefaultStore) runReput(ctx context.Context) {
 
 const (
 	reputRetry     = 100 * time.Millisecond
-	reputIdleCheck = time.Second // a safety net only: appends wake the dispatcher
+	reputIdleCheck = 10 * time.Second // a safety net only: appends wake the dispatcher, a slave dispatches itself
 )
 
 // doReput dispatches everything between reputFrom and the commitlog's end (the

@@ -79,39 +79,69 @@ func (s *DefaultStore) ReadCommitLog(dst []byte, offset int64) (int, error) {
 // AppendCommitLog writes bytes replicated from a master at offset, which must be
 // this store's commitlog end (any offset on a file boundary when the store is
 // empty). The bytes never cross a file boundary: a master sends at most the rest
-// of one file per frame. The dispatcher then builds consume queues and the index
-// from them (Java's appendToCommitLog).
+// of one file per frame. The caller then calls DispatchReplicated once for what
+// it appended (Java's appendToCommitLog; its reput thread polls every
+// millisecond instead).
 func (s *DefaultStore) AppendCommitLog(offset int64, data []byte) error {
 	if len(data) == 0 {
 		return nil
 	}
+	dst, err := s.ReplicaTarget(offset, len(data))
+	if err != nil {
+		return err
+	}
+	if dst == nil {
+		return s.appendReplica(offset, data)
+	}
+	copy(dst, data)
+	return s.CommitReplica(offset, len(data))
+}
+
+// ReplicaTarget is where n replicated bytes at offset go: the mapped file
+// itself, so a slave reads a frame's body from its socket straight into the
+// commitlog (no buffer of its own, no second copy); CommitReplica then makes
+// them visible. Nil without an error when the commitlog is written through
+// (SYNC_FLUSH): then AppendCommitLog takes the bytes. Only the replication
+// client writes a slave's commitlog, so nothing moves the end in between;
+// CommitReplica checks that it did not.
+func (s *DefaultStore) ReplicaTarget(offset int64, n int) ([]byte, error) {
 	c := s.commitLog
-	size := int64(c.q.fileSize)
 	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return fmt.Errorf("append commitlog: %w", ErrClosed)
+	defer c.mu.Unlock()
+	f, wrote, err := c.replicaFile(offset, n)
+	if err != nil {
+		return nil, err
 	}
-	end := c.q.maxOffset()
-	if c.q.last() == nil {
-		if offset%size != 0 {
-			c.mu.Unlock()
-			return fmt.Errorf("append %d bytes at %d to an empty commitlog: %w", len(data), offset, ErrNotAtEnd)
-		}
-	} else if offset != end {
-		c.mu.Unlock()
-		return fmt.Errorf("append %d bytes at %d, commitlog ends at %d: %w", len(data), offset, end, ErrNotAtEnd)
+	if c.q.writeThrough && f.openForWrite() == nil {
+		return nil, nil
 	}
-	f, err := c.q.lastForWrite(offset)
+	return f.data[wrote : wrote+int64(n) : wrote+int64(n)], nil
+}
+
+// CommitReplica makes the n bytes written into ReplicaTarget(offset, n) part of
+// the commitlog.
+func (s *DefaultStore) CommitReplica(offset int64, n int) error {
+	c := s.commitLog
+	c.mu.Lock()
+	f, wrote, err := c.replicaFile(offset, n)
 	if err != nil {
 		c.mu.Unlock()
-		return fmt.Errorf("append commitlog: %w", err)
+		return err
 	}
-	wrote := f.wrote.Load()
-	if f.from+wrote != offset || wrote+int64(len(data)) > size {
+	f.wrote.Store(wrote + int64(n))
+	c.mu.Unlock()
+	s.appendedReplica()
+	return nil
+}
+
+// appendReplica copies data through the write-through path under the lock.
+func (s *DefaultStore) appendReplica(offset int64, data []byte) error {
+	c := s.commitLog
+	c.mu.Lock()
+	f, wrote, err := c.replicaFile(offset, len(data))
+	if err != nil {
 		c.mu.Unlock()
-		return fmt.Errorf("append %d bytes at %d into file %d written to %d: %w",
-			len(data), offset, f.from, wrote, ErrNotAtEnd)
+		return err
 	}
 	dst := c.target(f, wrote, len(data))
 	copy(dst, data)
@@ -121,10 +151,53 @@ func (s *DefaultStore) AppendCommitLog(offset int64, data []byte) error {
 	}
 	f.wrote.Store(wrote + int64(len(data)))
 	c.mu.Unlock()
-	if c.onAppend != nil {
-		c.onAppend()
-	}
+	s.appendedReplica()
 	return nil
+}
+
+// replicaFile is the file n bytes at offset go into, and where it is written
+// to, when offset is exactly the commitlog's end and the bytes fit the file.
+// Called with mu held.
+func (c *commitLog) replicaFile(offset int64, n int) (*mappedFile, int64, error) {
+	size := int64(c.q.fileSize)
+	if c.closed {
+		return nil, 0, fmt.Errorf("append commitlog: %w", ErrClosed)
+	}
+	end := c.q.maxOffset()
+	if c.q.last() == nil {
+		if offset%size != 0 {
+			return nil, 0, fmt.Errorf("append %d bytes at %d to an empty commitlog: %w", n, offset, ErrNotAtEnd)
+		}
+	} else if offset != end {
+		return nil, 0, fmt.Errorf("append %d bytes at %d, commitlog ends at %d: %w", n, offset, end, ErrNotAtEnd)
+	}
+	f, err := c.q.lastForWrite(offset)
+	if err != nil {
+		return nil, 0, fmt.Errorf("append commitlog: %w", err)
+	}
+	wrote := f.wrote.Load()
+	if f.from+wrote != offset || wrote+int64(n) > size {
+		return nil, 0, fmt.Errorf("append %d bytes at %d into file %d written to %d: %w",
+			n, offset, f.from, wrote, ErrNotAtEnd)
+	}
+	return f, wrote, nil
+}
+
+// DispatchReplicated builds consume queues and the index from replicated bytes
+// on the caller's goroutine when the dispatcher is idle: a slave calls it once
+// per read, which saves waking the dispatcher (and its M) for every frame. A
+// busy dispatcher sees the bytes itself; one stuck at a record is woken to
+// retry on its own schedule.
+func (s *DefaultStore) DispatchReplicated() {
+	if s.reputFrom.Load() >= s.commitLog.q.maxOffset() {
+		return
+	}
+	if !s.reputIdle.Load() {
+		return // busy: it looks at the end again before it waits
+	}
+	if stuck, _ := s.doReput(); stuck {
+		s.wakeReput()
+	}
 }
 
 // ErrClosed means the store is shut down.
@@ -186,6 +259,14 @@ func (s *DefaultStore) SlaveAcked(offset int64) {
 	for _, q := range ready {
 		q.finish(true)
 	}
+}
+
+// ReplicaWaiting says whether SYNC_MASTER puts wait for a slave's ack.
+func (s *DefaultStore) ReplicaWaiting() bool {
+	r := &s.replicas
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.reqs) > 0
 }
 
 // SlaveConnected counts slave connections up (+1) and down (-1); SYNC_MASTER

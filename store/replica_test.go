@@ -26,11 +26,20 @@ func copyLog(t *testing.T, master, slave *DefaultStore, batch int) {
 			return
 		}
 		require.NoError(t, slave.AppendCommitLog(from, buf[:n]))
+		slave.DispatchReplicated()
 	}
 	t.Fatal("copy did not end")
 }
 
+// Both ways into a slave's commitlog: in place through the mapping, and written
+// through (pwrite) under SYNC_FLUSH.
 func TestReplicatedCommitLogIsByteIdenticalAndDispatched(t *testing.T) {
+	for _, wt := range []string{"false", "true"} {
+		t.Run("writeThrough="+wt, func(t *testing.T) { testReplicated(t, wt) })
+	}
+}
+
+func testReplicated(t *testing.T, writeThrough string) {
 	mcfg := testConfig(t.TempDir())
 	mcfg.MappedFileSizeCommitLog = 64 * 1024
 	master := openStore(t, mcfg)
@@ -38,8 +47,14 @@ func TestReplicatedCommitLogIsByteIdenticalAndDispatched(t *testing.T) {
 	scfg := testConfig(t.TempDir())
 	scfg.MappedFileSizeCommitLog = mcfg.MappedFileSizeCommitLog
 	scfg.BrokerRole = RoleSlave
+	scfg.CommitLogWriteThrough = writeThrough
 	slave := openStore(t, scfg)
 	defer slave.Shutdown()
+	if writeThrough == "true" {
+		dst, err := slave.ReplicaTarget(0, 1)
+		require.NoError(t, err)
+		require.Nil(t, dst, "a written-through log takes no bytes in place")
+	}
 
 	body := bytes.Repeat([]byte("x"), 700)
 	const n = 300 // about 3.5 files: blanks at every file end travel too

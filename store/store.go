@@ -517,6 +517,12 @@ func (s *DefaultStore) afterFlushAsync(ctx context.Context, res PutResult, props
 // appended runs after every commitlog append, outside the commitlog lock.
 func (s *DefaultStore) appended() {
 	s.wakeReput()
+	s.appendedReplica()
+}
+
+// appendedReplica is appended without the dispatcher's wake-up: the
+// replication client dispatches once per read (DispatchReplicated).
+func (s *DefaultStore) appendedReplica() {
 	if s.keeperIdle.Load() {
 		select {
 		case s.keeperWake <- struct{}{}:

@@ -331,6 +331,9 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 		HeartbeatInterval:    time.Duration(scfg.HaSendHeartbeatInterval) * time.Millisecond,
 		HousekeepingInterval: time.Duration(scfg.HaHousekeepingInterval) * time.Millisecond,
 		TransferBatchSize:    scfg.HaTransferBatchSize,
+		SyncFrameInterval:    time.Duration(scfg.HaSyncFrameIntervalMicros) * time.Microsecond,
+		AsyncFrameInterval:   time.Duration(scfg.HaAsyncFrameIntervalMicros) * time.Microsecond,
+		SyncAckHold:          time.Duration(scfg.HaSyncAckHoldMicros) * time.Microsecond,
 		Logger:               logger,
 	}
 	if scfg.HaFlowControlEnable {

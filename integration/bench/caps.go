@@ -4,7 +4,8 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-
+	"slices"
+	"strings"
 	"time"
 
 	"rmqd/integration/loadgen/lg"
@@ -193,3 +194,6 @@ func (r *runner) pop(ctx context.Context, route lg.Route, topic string, n int64,
 		"ack", res.AckLat.String(), "redelivered", res.Redelivered, "cpuUs/msg", fmt.Sprintf("%.1f", p.CPUUs), "runCpuUs/msg", fmt.Sprintf("%.1f", p.RunCPUUs), "load", load)
 	return p
 }
+
+// capsRow says whether -caps-rows names row (tls, signed, repl).
+func (e *env) capsRow(row string) bool { return slices.Contains(strings.Split(e.capsRows, ","), row) }

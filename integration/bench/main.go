@@ -35,6 +35,7 @@ type env struct {
 	pop       bool // POP receive+ack rows among the capability runs
 	caps      bool // capability runs: TLS, signed (ACL 2.0), SYNC/ASYNC_MASTER with a slave
 	capsOnly  bool
+	capsRows  string            // which capability rows run: tls,signed,repl (-caps-rows)
 	rmqdConf  map[string]string // extra broker.conf keys for rmqd (-rmqd-conf)
 	dur       time.Duration
 	warm      time.Duration
@@ -146,6 +147,7 @@ func main() {
 	flag.BoolVar(&e.syncOnly, "sync-only", false, "only the SYNC_FLUSH runs (a quick look at the flush path; use with -md '')")
 	flag.BoolVar(&e.caps, "caps", true, "capability runs: TLS, POP receive+ack, signed sends (ACL 2.0), SYNC_MASTER and ASYNC_MASTER with a slave")
 	flag.BoolVar(&e.capsOnly, "caps-only", false, "only the capability runs (use with -md '' for a quick look)")
+	flag.StringVar(&e.capsRows, "caps-rows", "tls,signed,repl", "which capability rows run (a subset for a quick look at one)")
 	flag.Parse()
 	e.rmqdConf = map[string]string{}
 	for _, kv := range strings.Split(rmqdConf, ",") {
@@ -402,12 +404,18 @@ func runBroker(ctx context.Context, e *env, kind string) *BrokerResult {
 	}
 	if e.capsOnly {
 		r := &runner{e: e, res: res}
-		r.tlsRuns(ctx)
+		if e.capsRow("tls") {
+			r.tlsRuns(ctx)
+		}
 		if e.pop {
 			r.popRuns(ctx)
 		}
-		r.signedRuns(ctx)
-		r.replicationRuns(ctx)
+		if e.capsRow("signed") {
+			r.signedRuns(ctx)
+		}
+		if e.capsRow("repl") {
+			r.replicationRuns(ctx)
+		}
 		return res
 	}
 	e.log.Info("starting", "broker", kind, "flush", "ASYNC_FLUSH", "load", loadAvg())

@@ -129,6 +129,9 @@ type polling struct {
 	// active mirrors total > 0 for the arrival path, which runs for every
 	// dispatched message and should not take mu when nothing is held.
 	active atomic.Bool
+	// kick wakes run when a request is parked while nothing was held: an
+	// idle broker does not tick every 20 ms.
+	kick chan struct{}
 	// stopped: shutdown answers held requests and parks no more.
 	stopped bool
 }
@@ -136,7 +139,8 @@ type polling struct {
 type topicGroup struct{ topic, group string }
 
 func newPolling(s *Service) *polling {
-	return &polling{s: s, held: map[string][]*heldPop{}, groups: map[string]map[string]int64{}, retry: map[string]topicGroup{}}
+	return &polling{s: s, held: map[string][]*heldPop{}, groups: map[string]map[string]int64{}, retry: map[string]topicGroup{},
+		kick: make(chan struct{}, 1)}
 }
 
 // hold parks a POP that found nothing (polling()).
@@ -180,7 +184,12 @@ func (p *polling) park(hp *heldPop) pollResult {
 	}
 	p.held[key] = append(p.held[key], hp)
 	p.total++
-	p.active.Store(true)
+	if !p.active.Swap(true) {
+		select {
+		case p.kick <- struct{}{}:
+		default:
+		}
+	}
 	return pollSuspended
 }
 
@@ -282,8 +291,29 @@ func (p *polling) execute(hp *heldPop) {
 }
 
 // run expires held requests every 20 ms (Java's service loop) and drops
-// closed connections.
-func (p *polling) run(ctx context.Context) { everyTick(ctx, 20*time.Millisecond, p.expire) }
+// closed connections; with nothing held it waits for a park (or a minute,
+// for the interest clean-up).
+func (p *polling) run(ctx context.Context) {
+	const tick, idle = 20 * time.Millisecond, time.Minute
+	t := time.NewTimer(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.kick:
+			t.Reset(tick)
+			continue
+		case <-t.C:
+		}
+		p.expire()
+		if p.active.Load() {
+			t.Reset(tick)
+		} else {
+			t.Reset(idle)
+		}
+	}
+}
 
 func (p *polling) expire() {
 	now := time.Now().UnixMilli()

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"rmqd/codec"
@@ -105,6 +106,9 @@ type Service struct {
 	// ckNum rotates the revive queue of non-ordered checkpoints.
 	ckMu  sync.Mutex
 	ckNum int64
+	// revivers are the running revive services by queue, kicked when their
+	// queue of the revive topic gets a record (nil: none run).
+	revivers atomic.Pointer[[]*reviver]
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc
@@ -157,10 +161,13 @@ func (s *Service) Start() {
 	s.goLoop("pop queue locks", func() { s.locks.run(ctx) })
 	c := s.h.Conf()
 	if c.Master && c.TimerWheelEnable {
+		rs := make([]*reviver, 0, c.ReviveQueueNum)
 		for q := int32(0); q < c.ReviveQueueNum; q++ {
 			r := newReviver(s, q)
+			rs = append(rs, r)
 			s.goLoop("pop revive", func() { r.run(ctx) })
 		}
+		s.revivers.Store(&rs)
 	}
 }
 
@@ -192,6 +199,9 @@ func (s *Service) goLoop(what string, f func()) {
 // broker's arriving listener): it wakes the POPs and notifications waiting
 // for that topic.
 func (s *Service) Arriving(topic string, queueID int32, tagsCode int64, props string) {
+	if rs := s.revivers.Load(); rs != nil && queueID >= 0 && int(queueID) < len(*rs) && topic == (*rs)[queueID].topic {
+		(*rs)[queueID].kickIdle()
+	}
 	s.poll.arriving(topic, queueID, tagsCode, props)
 }
 

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"rmqd/codec"
@@ -26,10 +27,28 @@ type reviver struct {
 	queue int32
 	topic string
 	rec   codec.Message
+	// idle is set while every record of the queue is processed; then the
+	// reviver sleeps until a record arrives (kick) instead of each interval.
+	idle atomic.Bool
+	kick chan struct{}
+}
+
+// reviveIdleCheck is how long a reviver with nothing to read sleeps when no
+// record wakes it (a safety net).
+const reviveIdleCheck = time.Minute
+
+// kickIdle wakes an idle reviver: its queue got a record.
+func (r *reviver) kickIdle() {
+	if r.idle.Load() {
+		select {
+		case r.kick <- struct{}{}:
+		default:
+		}
+	}
 }
 
 func newReviver(s *Service, q int32) *reviver {
-	return &reviver{s: s, queue: q, topic: reviveTopic(s.h.Conf().ClusterName)}
+	return &reviver{s: s, queue: q, topic: reviveTopic(s.h.Conf().ClusterName), kick: make(chan struct{}, 1)}
 }
 
 func (r *reviver) run(ctx context.Context) {
@@ -44,9 +63,22 @@ func (r *reviver) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-r.kick:
+			// A record arrived: read it on the usual beat, not at once.
+			t.Reset(interval)
+			r.idle.Store(false)
+			continue
 		}
 		r.round(ctx)
-		t.Reset(interval)
+		// Publish idleness, then look again: a record that came before the
+		// flag was seen did not kick.
+		r.idle.Store(true)
+		if r.s.h.QueryOffset(reviveGroup, r.topic, r.queue)+1 < r.s.h.MaxOffset(r.topic, r.queue) {
+			r.idle.Store(false)
+			t.Reset(interval)
+		} else {
+			t.Reset(reviveIdleCheck)
+		}
 	}
 }
 

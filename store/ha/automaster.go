@@ -207,6 +207,7 @@ func (c *autoConn) writeLoop() {
 	defer idle.Stop()
 	lastWarn := time.Time{}
 	lastConfirm := int64(-1)
+	var writeDeadline time.Time
 	for {
 		room, ok := c.flow.waitRoom(cfg.TransferBatchSize, c.done, &lastWarn, func() {
 			a.log.Warn("HA flow control: the slave's bytes for this second are sent", "remote", c.nc.RemoteAddr(),
@@ -248,7 +249,7 @@ func (c *autoConn) writeLoop() {
 			}
 			next += int64(n)
 			c.next.Store(next)
-			if !writeFrame(c.nc, c.flow, frame[:masterTransferSize+n], n) {
+			if !writeFrame(c.nc, c.flow, &writeDeadline, frame[:masterTransferSize+n], n) {
 				return
 			}
 			lastWrite = time.Now()

@@ -245,8 +245,11 @@ func (w *wakeList) poke() {
 
 // writeFrame sends one master frame of n body bytes and counts them for flow
 // control; false when the slave is gone.
-func writeFrame(nc net.Conn, f *flow, frame []byte, n int) bool {
-	_ = nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+func writeFrame(nc net.Conn, f *flow, deadline *time.Time, frame []byte, n int) bool {
+	if now := time.Now(); now.After(deadline.Add(-writeTimeout + time.Second)) {
+		*deadline = now.Add(writeTimeout) // refreshed once a second, not per frame
+		_ = nc.SetWriteDeadline(*deadline)
+	}
 	if _, err := nc.Write(frame); err != nil {
 		return false
 	}

@@ -58,7 +58,16 @@ type Store interface {
 	ReadCommitLog(dst []byte, offset int64) (int, error)
 	// AppendCommitLog writes replicated bytes at exactly the store's end.
 	AppendCommitLog(offset int64, data []byte) error
+	// ReplicaTarget is the commitlog's own memory for n bytes at offset (nil
+	// when it must go through AppendCommitLog); CommitReplica makes them
+	// part of the log once written there.
+	ReplicaTarget(offset int64, n int) ([]byte, error)
+	CommitReplica(offset int64, n int) error
+	// DispatchReplicated builds the consume queues of what was appended.
+	DispatchReplicated()
 	SlaveAcked(offset int64)
+	// ReplicaWaiting says whether puts wait for a slave's ack (SYNC_MASTER).
+	ReplicaWaiting() bool
 	SlaveConnected(delta int)
 	SetAppendHook(h func())
 }
@@ -76,7 +85,17 @@ type Config struct {
 	// MaxTransferBytesPerSecond caps what is sent each slave per second
 	// (haFlowControlEnable with maxHaTransferByteInSecond); 0: no cap.
 	MaxTransferBytesPerSecond int64
-	Logger                    *slog.Logger
+	// SyncFrameInterval and AsyncFrameInterval are the least time between two
+	// data frames to a slave (unless a whole TransferBatchSize is pending)
+	// while SYNC_MASTER puts wait for an ack (each adds to their latency),
+	// and while none does. Java sends at once when a SYNC_MASTER put arrives
+	// and otherwise looks every 100 ms. 0: none.
+	SyncFrameInterval  time.Duration
+	AsyncFrameInterval time.Duration
+	// SyncAckHold bounds how long new bytes wait, while SYNC_MASTER puts
+	// wait, for the slave's ack of the frame before (0: not at all).
+	SyncAckHold time.Duration
+	Logger      *slog.Logger
 }
 
 func (c *Config) fill() {

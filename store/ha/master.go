@@ -112,7 +112,8 @@ func (m *Master) accept() {
 			continue
 		}
 		c := &masterConn{m: m, nc: nc, wake: make(chan struct{}, 1), first: make(chan struct{}), done: make(chan struct{}),
-			flow: newFlow(m.cfg.MaxTransferBytesPerSecond, time.Now())}
+			acked: make(chan struct{}, 1),
+			flow:  newFlow(m.cfg.MaxTransferBytesPerSecond, time.Now())}
 		c.ack.Store(-1)
 		c.next.Store(-1)
 		m.mu.Lock()
@@ -147,10 +148,14 @@ type masterConn struct {
 	first   chan struct{}
 	request int64
 	// counted says this slave counts for SYNC_MASTER (its first report was sane).
-	counted   bool
-	ack       atomic.Int64
-	next      atomic.Int64
-	flow      *flow
+	counted bool
+	ack     atomic.Int64
+	next    atomic.Int64
+	flow    *flow
+	// acked wakes a writer holding bytes back until the slave acknowledged
+	// its last frame (ackWanted set).
+	acked     chan struct{}
+	ackWanted atomic.Bool
 	done      chan struct{}
 	closeOnce sync.Once
 }
@@ -168,10 +173,16 @@ func (c *masterConn) readLoop() {
 	defer c.close()
 	var b [reportSize]byte
 	firstSeen := false
+	hk := c.m.cfg.HousekeepingInterval
+	var deadline time.Time
 	for {
 		// A slave reports at least every heartbeat; silence for the
-		// housekeeping interval means it is gone.
-		_ = c.nc.SetReadDeadline(time.Now().Add(c.m.cfg.HousekeepingInterval))
+		// housekeeping interval means it is gone. Refreshed once a second,
+		// not per report: each set updates a runtime timer.
+		if now := time.Now(); now.After(deadline.Add(-hk + time.Second)) {
+			deadline = now.Add(hk)
+			_ = c.nc.SetReadDeadline(deadline)
+		}
 		if _, err := io.ReadFull(c.nc, b[:]); err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				c.m.log.Info("slave read", "remote", c.nc.RemoteAddr(), "err", err)
@@ -200,6 +211,12 @@ func (c *masterConn) readLoop() {
 		}
 		c.ack.Store(off)
 		c.m.st.SlaveAcked(off)
+		if c.ackWanted.Load() && off >= c.next.Load() {
+			select {
+			case c.acked <- struct{}{}:
+			default:
+			}
+		}
 	}
 	if c.counted {
 		c.m.st.SlaveConnected(-1)
@@ -227,8 +244,12 @@ func (c *masterConn) writeLoop() {
 	c.next.Store(next)
 	buf := make([]byte, headerSize+cfg.TransferBatchSize)
 	lastWrite := time.Now()
+	var lastData, writeDeadline time.Time
 	idle := time.NewTimer(cfg.HeartbeatInterval)
 	defer idle.Stop()
+	pace := time.NewTimer(time.Hour)
+	pace.Stop()
+	defer pace.Stop()
 	lastWarn := time.Time{}
 	for {
 		room, ok := c.flow.waitRoom(cfg.TransferBatchSize, c.done, &lastWarn, func() {
@@ -237,6 +258,19 @@ func (c *masterConn) writeLoop() {
 		})
 		if !ok {
 			return
+		}
+		// New bytes short of a whole batch wait for more while a frame is
+		// recent, so that at low rates one frame carries what several sends
+		// appended (per frame the slave reads, appends, dispatches and
+		// reports, each a wake-up): while SYNC_MASTER puts wait, until the
+		// slave acknowledged the last frame (a lone producer never waits; the
+		// slower the slave, the more one frame carries), bounded by
+		// SyncAckHold, and SyncFrameInterval after the last one; otherwise
+		// AsyncFrameInterval after it.
+		if pending := st.MaxPhyOffset() - next; pending > 0 && pending < int64(room) {
+			if !c.pace(pace, lastData, next) {
+				return
+			}
 		}
 		n, err := st.ReadCommitLog(buf[headerSize:headerSize+room], next)
 		if err != nil {
@@ -250,11 +284,12 @@ func (c *masterConn) writeLoop() {
 			// Write returns, and the reader clamps acks to it.
 			next += int64(n)
 			c.next.Store(next)
-			if !writeFrame(c.nc, c.flow, buf[:headerSize+n], n) {
+			if !writeFrame(c.nc, c.flow, &writeDeadline, buf[:headerSize+n], n) {
 				return
 			}
 			lastWrite = time.Now()
 			if n > 0 {
+				lastData = lastWrite
 				continue
 			}
 		}
@@ -262,4 +297,48 @@ func (c *masterConn) writeLoop() {
 			return
 		}
 	}
+}
+
+// pace holds new bytes back as writeLoop says; false once the connection is
+// done. Appends do not wake it meanwhile.
+func (c *masterConn) pace(t *time.Timer, lastData time.Time, sent int64) bool {
+	cfg := &c.m.cfg
+	if c.m.st.ReplicaWaiting() {
+		if wait := cfg.SyncFrameInterval - time.Since(lastData); wait > 0 {
+			t.Reset(wait)
+			select {
+			case <-c.done:
+				return false
+			case <-t.C:
+			}
+		}
+		wait := cfg.SyncAckHold - time.Since(lastData)
+		if wait <= 0 {
+			return true
+		}
+		c.ackWanted.Store(true)
+		defer c.ackWanted.Store(false)
+		if c.ack.Load() >= sent {
+			return true
+		}
+		t.Reset(wait)
+		select {
+		case <-c.done:
+			return false
+		case <-c.acked:
+		case <-t.C:
+		}
+		return true
+	}
+	wait := cfg.AsyncFrameInterval - time.Since(lastData)
+	if wait <= 0 {
+		return true
+	}
+	t.Reset(wait)
+	select {
+	case <-c.done:
+		return false
+	case <-t.C:
+	}
+	return true
 }

@@ -61,11 +61,11 @@ func (s *Slave) session(addr string) error {
 	var wmu sync.Mutex
 	var reported atomic.Int64
 	var writeDeadline time.Time // under wmu
+	var b [reportSize]byte      // under wmu; one per session, not per report
 	report := func(off int64) error {
-		var b [reportSize]byte
-		binary.BigEndian.PutUint64(b[:], uint64(off))
 		wmu.Lock()
 		defer wmu.Unlock()
+		binary.BigEndian.PutUint64(b[:], uint64(off))
 		// Deadlines are refreshed once a second, not per report: each set
 		// costs a runtime timer update, and a report goes out per frame.
 		if now := time.Now(); now.After(writeDeadline.Add(-writeTimeout + time.Second)) {
@@ -88,11 +88,12 @@ func (s *Slave) session(addr string) error {
 	s.log.Info("connected to master", "master", addr, "offset", s.st.MaxPhyOffset())
 	sess.beat(s.cfg.HeartbeatInterval, func() error { return report(s.st.MaxPhyOffset()) })
 
-	hdr := make([]byte, headerSize)
-	body := make([]byte, 0, headerSize+s.cfg.TransferBatchSize)
+	var hdr [headerSize]byte
+	var body []byte // only when the store cannot take a frame in place
 	// Buffered: a frame's header and body, and the frames that arrived
-	// together, come in one read; the offset is reported once they are
-	// applied (as Java's slave reports after its whole read buffer).
+	// together, come in one read; the offset is reported and the new bytes
+	// dispatched once they are applied (as Java's slave reports after its
+	// whole read buffer).
 	r := bufio.NewReaderSize(nc, 64<<10)
 	var readDeadline time.Time
 	for {
@@ -100,7 +101,7 @@ func (s *Slave) session(addr string) error {
 			readDeadline = now.Add(s.cfg.HousekeepingInterval)
 			_ = nc.SetReadDeadline(readDeadline)
 		}
-		if _, err := io.ReadFull(r, hdr); err != nil {
+		if _, err := io.ReadFull(r, hdr[:]); err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
 				return errHousekeeping
@@ -115,20 +116,13 @@ func (s *Slave) session(addr string) error {
 		if mine := s.st.MaxPhyOffset(); mine != 0 && mine != off {
 			return fmt.Errorf("master sent offset %d, slave ends at %d", off, mine)
 		}
-		if cap(body) < int(size) {
-			body = make([]byte, size)
-		}
-		body = body[:size]
-		if _, err := io.ReadFull(r, body); err != nil {
-			return fmt.Errorf("read frame body: %w", err)
+		if size > 0 {
+			var err error
+			if body, err = s.applyFrame(r, off, int(size), body); err != nil {
+				return err
+			}
 		}
 		s.lastRead.Store(nowMs())
-		if size == 0 {
-			continue
-		}
-		if err := s.st.AppendCommitLog(off, body); err != nil {
-			return fmt.Errorf("append frame: %w", err)
-		}
 		if r.Buffered() >= headerSize {
 			continue // the next frame is here already: report after it
 		}
@@ -137,5 +131,36 @@ func (s *Slave) session(addr string) error {
 				return err
 			}
 		}
+		s.st.DispatchReplicated()
 	}
+}
+
+// applyFrame reads a frame's body of size bytes into the commitlog at off:
+// straight into the mapped file when the store allows it, else through buf
+// (grown as needed and returned for the next frame).
+func (s *Slave) applyFrame(r io.Reader, off int64, size int, buf []byte) ([]byte, error) {
+	dst, err := s.st.ReplicaTarget(off, size)
+	if err != nil {
+		return buf, fmt.Errorf("append frame: %w", err)
+	}
+	if dst != nil {
+		if _, err := io.ReadFull(r, dst); err != nil {
+			return buf, fmt.Errorf("read frame body: %w", err)
+		}
+		if err := s.st.CommitReplica(off, size); err != nil {
+			return buf, fmt.Errorf("append frame: %w", err)
+		}
+		return buf, nil
+	}
+	if cap(buf) < size {
+		buf = make([]byte, size)
+	}
+	buf = buf[:size]
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return buf, fmt.Errorf("read frame body: %w", err)
+	}
+	if err := s.st.AppendCommitLog(off, buf); err != nil {
+		return buf, fmt.Errorf("append frame: %w", err)
+	}
+	return buf, nil
 }
