@@ -7,7 +7,7 @@
 #   make integration-test                       every scenario against both targets
 #   make integration-test RMQD_TARGET=apache    one target (apache | rmqd | all)
 #   make integration-test IT_RUN='TestMatrix/apache/java5-push-clustering'
-#   make integration-proxy                      every gRPC-client scenario through rocketmq-proxy (TestProxy)
+#   make integration-proxy                      every gRPC-client scenario through rocketmq-proxy, POP store swap
 #   make integration-controller                 5.x controller mode: failover of a group of three (TestControllerFailover)
 
 # Keep the including Makefile's default goal: save it here, restore it at the end (an empty value lets the
@@ -77,9 +77,10 @@ integration-clients:
 integration-test: integration-deps integration-clients
 	RMQD_TARGET=$(RMQD_TARGET) $(GO) test -count=1 -timeout $(IT_TIMEOUT) -run '$(IT_RUN)' ./integration/...
 
-# The 5.x gRPC clients through rocketmq-proxy 5.3.3, every scenario (make test runs TestProxy's short ones).
+# The 5.x gRPC clients through rocketmq-proxy 5.3.3, every scenario (make test runs TestProxy's short ones),
+# and the POP store handed between rmqd and Apache (TestPopStoreSwap).
 integration-proxy: integration-deps integration-clients
-	RMQD_TARGET=$(RMQD_TARGET) RMQD_PROXY=all $(GO) test -count=1 -timeout 30m -v -run 'TestProxy' ./integration/
+	RMQD_TARGET=$(RMQD_TARGET) RMQD_PROXY=all $(GO) test -count=1 -timeout 30m -v -run 'TestProxy|TestPopStoreSwap' ./integration/
 
 # A 3-node Apache controller, a name server and three brokers per target: several minutes (JVMs).
 integration-controller: integration-deps

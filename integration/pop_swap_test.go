@@ -3,6 +3,7 @@ package integration
 import (
 	"encoding/base64"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -31,6 +32,9 @@ const popSwapOrderedHold = 5 * time.Minute
 // time, and not what was acked; an ordered queue keeps its lock and its acked position. One chain
 // (rmqd -> Apache -> rmqd) covers both directions with one JVM start.
 func TestPopStoreSwap(t *testing.T) {
+	if os.Getenv("RMQD_PROXY") != "all" {
+		t.Skip("about 45 s: runs with the full POP and proxy suite (RMQD_PROXY=all, make integration-proxy)")
+	}
 	kinds := targetsFromEnv(t)
 	if !containsKind(kinds, harness.KindRmqd) || !containsKind(kinds, harness.KindApache) {
 		t.Skip("needs both targets (RMQD_TARGET=all)")
