@@ -6,13 +6,8 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/apache/rocketmq-client-go/v2/primitive"
-	"github.com/apache/rocketmq-client-go/v2/producer"
 
 	"rmqd/codec"
 	"rmqd/integration/harness"
@@ -78,59 +73,8 @@ func controllerFailover(t *testing.T, kind string, brokerKinds [3]string) {
 	}
 	waitSlavesRefuse(t, brokers, master, topic)
 
-	pr, err := producer.NewDefaultProducer(
-		producer.WithNameServer([]string{ns.Addr}),
-		producer.WithGroupName("IT_ctl_pg"),
-		producer.WithInstanceName(fmt.Sprintf("IT_ctl_%s_%d", kind, time.Now().UnixNano())),
-		producer.WithRetry(0),
-		producer.WithSendMsgTimeout(3*time.Second))
-	if err != nil {
-		t.Fatalf("producer: %v", err)
-	}
-	if err := pr.Start(); err != nil {
-		t.Fatalf("producer start: %v", err)
-	}
-	defer func() { _ = pr.Shutdown() }()
-
-	var (
-		mu     sync.Mutex
-		acked  []string
-		lastOK time.Time
-		stop   atomic.Bool
-	)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := 0; i < 1_000_000 && !stop.Load(); i++ {
-			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
-			r, err := pr.SendSync(ctx, primitive.NewMessage(topic, harness.MakeBody("ctl", i, 256)))
-			cancel()
-			if err == nil && r.Status == primitive.SendOK {
-				mu.Lock()
-				acked = append(acked, r.MsgID)
-				lastOK = time.Now()
-				mu.Unlock()
-			} else {
-				time.Sleep(50 * time.Millisecond)
-			}
-		}
-	}()
-	ackedCount := func() int { mu.Lock(); defer mu.Unlock(); return len(acked) }
-	waitMoreAcks := func(what string, n int, timeout time.Duration) time.Time {
-		t.Helper()
-		base := ackedCount()
-		deadline := time.Now().Add(timeout)
-		for ackedCount() < base+n {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: only %d of %d more sends acknowledged in %v", what, ackedCount()-base, n, timeout)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		return lastOK
-	}
-	waitMoreAcks("before the kill", 200, 90*time.Second)
+	ledger := startAckLedger(t, ns.Addr, "IT_ctl_pg_"+kind, topic, "ctl", 256)
+	ledger.waitMore(t, "before the kill", 200, 90*time.Second)
 
 	old := byAddr(master)
 	killed := time.Now()
@@ -152,23 +96,7 @@ func controllerFailover(t *testing.T, kind string, brokerKinds [3]string) {
 	}
 	direct := time.Since(killed)
 	// The first send acknowledged after the kill: the group serves again.
-	base := ackedCount()
-	deadline = time.Now().Add(120 * time.Second)
-	var servedAt time.Time
-	for {
-		mu.Lock()
-		if len(acked) > base && lastOK.After(killed) {
-			servedAt = lastOK
-		}
-		mu.Unlock()
-		if !servedAt.IsZero() {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no send acknowledged in 120 s after the master %s was killed", master)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	servedAt := ledger.waitMore(t, "after the master "+master+" was killed", 1, 120*time.Second)
 	t.Logf("FAILOVER %s group: master %s (%s) SIGKILLed; new master %s in the route after %v, serves a direct send after %v, "+
 		"the Go producer's first acknowledged send after %v", kind, master, old.Kind, newMaster, routed.Round(time.Millisecond),
 		direct.Round(time.Millisecond), servedAt.Sub(killed).Round(time.Millisecond))
@@ -177,25 +105,21 @@ func controllerFailover(t *testing.T, kind string, brokerKinds [3]string) {
 	old.Restart(t)
 	waitRouteSlave(t, ns.Addr, brokerName, master, 120*time.Second)
 	waitSameEpochs(t, byAddr(newMaster), old)
-	waitMoreAcks("after the old master rejoined", 100, 60*time.Second)
+	ledger.waitMore(t, "after the old master rejoined", 100, 60*time.Second)
 
 	// Losing a controller follower, then the leader, does not stop the group.
 	leader := ctrl.WaitLeader(t, 30*time.Second)
 	follower := (leader + 1) % len(ctrl.Nodes)
 	ctrl.KillNode(t, follower)
-	waitMoreAcks("without controller follower", 100, 60*time.Second)
+	ledger.waitMore(t, "without controller follower", 100, 60*time.Second)
 	ctrl.RestartNode(t, follower)
 	ctrl.KillNode(t, leader)
-	waitMoreAcks("without the controller leader", 100, 60*time.Second)
+	ledger.waitMore(t, "without the controller leader", 100, 60*time.Second)
 	next := ctrl.WaitLeader(t, 120*time.Second)
 	t.Logf("controller %s leads after %s was killed", ctrl.Nodes[next].ID, ctrl.Nodes[leader].ID)
-	waitMoreAcks("under the new controller leader", 100, 60*time.Second)
+	ledger.waitMore(t, "under the new controller leader", 100, 60*time.Second)
 
-	stop.Store(true)
-	<-done
-	mu.Lock()
-	want := append([]string(nil), acked...)
-	mu.Unlock()
+	want := ledger.finish()
 	t.Logf("%d sends acknowledged in all", len(want))
 
 	// Every acknowledged send is readable from the group: first its queues hold them all.

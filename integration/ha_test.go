@@ -2,19 +2,13 @@ package integration
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/apache/rocketmq-client-go/v2/primitive"
-	"github.com/apache/rocketmq-client-go/v2/producer"
 
 	"rmqd/codec"
 	"rmqd/integration/harness"
@@ -210,63 +204,15 @@ func haSyncMasterKill(t *testing.T, masterKind, slaveKind string) {
 	// Consumers can read the slave only once it knows the topic.
 	waitSlaveTopic(t, newRawClient(t, slave), topic)
 
-	pr, err := producer.NewDefaultProducer(
-		producer.WithNameServer([]string{master.NamesrvAddr}),
-		producer.WithGroupName("IT_ha_sync_pg"),
-		producer.WithInstanceName(fmt.Sprintf("IT_ha_sync_%d", time.Now().UnixNano())),
-		producer.WithRetry(0),
-		producer.WithSendMsgTimeout(3*time.Second))
-	if err != nil {
-		t.Fatalf("producer: %v", err)
-	}
-	if err := pr.Start(); err != nil {
-		t.Fatalf("producer start: %v", err)
-	}
-	defer func() { _ = pr.Shutdown() }()
-
-	var (
-		mu    sync.Mutex
-		acked []string
-		stop  atomic.Bool
-	)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := 0; i < 100000 && !stop.Load(); i++ {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			r, err := pr.SendSync(ctx, primitive.NewMessage(topic, harness.MakeBody("ha-sync", i, 512)))
-			cancel()
-			if err == nil && r.Status == primitive.SendOK {
-				mu.Lock()
-				acked = append(acked, r.MsgID)
-				mu.Unlock()
-			}
-		}
-	}()
+	ledger := startAckLedger(t, master.NamesrvAddr, "IT_ha_sync_pg", topic, "ha-sync", 512)
 	// Wait until the master acknowledged a good part of the load, then crash it and wipe its store.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		mu.Lock()
-		n := len(acked)
-		mu.Unlock()
-		if n >= 300 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d sends acknowledged by the SYNC_MASTER in 60 s", n)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	ledger.waitMore(t, "SYNC_MASTER before the kill", 300, 60*time.Second)
 	master.KillBroker(t)
 	if err := os.RemoveAll(master.StoreDir); err != nil {
 		t.Fatalf("delete the master's store: %v", err)
 	}
 	time.Sleep(500 * time.Millisecond)
-	stop.Store(true)
-	<-done
-	mu.Lock()
-	want := append([]string(nil), acked...)
-	mu.Unlock()
+	want := ledger.finish()
 	t.Logf("%d sends acknowledged before the master died", len(want))
 
 	// The master is gone from the route; the consumer reads from the slave. The Java client: the Go client
