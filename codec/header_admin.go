@@ -4,9 +4,7 @@ package codec
 // per Java *RequestHeader, read by DecodeHeader. Only the fields the broker
 // reads are here. Java's nullable Integer/Boolean that the broker reads as
 // 0/false are plain values; a pointer keeps null where null means something.
-// One-field headers (VIEW_MESSAGE_BY_ID's offset) and the topic+queueId pair of
-// GET_MAX/MIN_OFFSET, GET_EARLIEST_MSG_STORETIME and SEARCH_OFFSET stay on
-// ExtReader.
+// testdata/golden/admin_* hold Java 5.3.3's frames of each (AdminGen.java).
 
 // PopMessageRequestHeader is POP_MESSAGE's header. bornTime is @CFNotNull in
 // Java, but the processor fills a missing or zero one with now: optional here.
@@ -140,4 +138,37 @@ type RecallMessageRequestHeader struct {
 	ProducerGroup string `ext:"producerGroup"`
 	Topic         string `ext:"topic,required"`
 	RecallHandle  string `ext:"recallHandle,required"`
+}
+
+// ViewMessageRequestHeader is VIEW_MESSAGE_BY_ID's header: a commitlog offset.
+type ViewMessageRequestHeader struct {
+	Offset int64 `ext:"offset,required"`
+}
+
+// QueueRequestHeader is the topic+queue header of GET_MAX_OFFSET,
+// GET_MIN_OFFSET and GET_EARLIEST_MSG_STORETIME (Java's GetMaxOffset-,
+// GetMinOffset- and GetEarliestMsgStoretimeRequestHeader). GET_MAX_OFFSET's
+// committed flag is not read: the broker has no uncommitted tail to hide.
+type QueueRequestHeader struct {
+	Topic   string `ext:"topic,required"`
+	QueueID int32  `ext:"queueId,required"`
+}
+
+// SearchOffsetRequestHeader is SEARCH_OFFSET_BY_TIMESTAMP's header;
+// boundaryType is Java's BoundaryType name, LOWER when absent.
+type SearchOffsetRequestHeader struct {
+	Topic        string `ext:"topic,required"`
+	QueueID      int32  `ext:"queueId,required"`
+	Timestamp    int64  `ext:"timestamp,required"`
+	BoundaryType string `ext:"boundaryType"`
+}
+
+// NotifyBrokerRoleChangedRequestHeader is the controller's
+// NOTIFY_BROKER_ROLE_CHANGED header. Set MasterBrokerID to -1 before decoding:
+// absent means no master was elected.
+type NotifyBrokerRoleChangedRequestHeader struct {
+	MasterAddress     string `ext:"masterAddress"`
+	MasterEpoch       int32  `ext:"masterEpoch"`
+	SyncStateSetEpoch int32  `ext:"syncStateSetEpoch"`
+	MasterBrokerID    int64  `ext:"masterBrokerId"`
 }

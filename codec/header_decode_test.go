@@ -13,7 +13,8 @@ func adminHeaders() []any {
 		&AckMessageRequestHeader{}, &CreateTopicRequestHeader{}, &ConsumerSendMsgBackRequestHeader{},
 		&ResetOffsetRequestHeader{QueueID: -1, Offset: -1}, &QueryConsumeQueueRequestHeader{},
 		&QueryMessageRequestHeader{}, &EndTransactionRequestHeader{}, &UpdateConsumerOffsetRequestHeader{},
-		&QueryConsumerOffsetRequestHeader{}, &RecallMessageRequestHeader{}}
+		&QueryConsumerOffsetRequestHeader{}, &RecallMessageRequestHeader{}, &ViewMessageRequestHeader{},
+		&QueueRequestHeader{}, &SearchOffsetRequestHeader{}, &NotifyBrokerRoleChangedRequestHeader{MasterBrokerID: -1}}
 }
 
 // crossCheckHeader decodes ext into a fresh copy of each admin header and
