@@ -1,8 +1,9 @@
 package codec
 
-// ExtReader reads the fields of a request header that has no typed struct here
-// (one- and two-field headers; see header_admin.go) with the same rules as the typed headers:
-// ExtFields' getters, Java's @CFNotNull for the required ones. It keeps the
+// ExtReader reads request header fields one by one with the rules of the typed
+// headers: ExtFields' getters, Java's @CFNotNull for the required ones. The
+// send and pull decoders use it; every other request header is a struct read
+// by DecodeHeader, which the tests cross-check against it. It keeps the
 // first error, so a handler reads every field and checks Err once.
 type ExtReader struct {
 	Ext ExtFields

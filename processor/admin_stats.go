@@ -49,11 +49,11 @@ func (b *Broker) handleQueryMessage(ctx context.Context, c remoting.Conn, req *c
 
 // handleViewMessageByID is VIEW_MESSAGE_BY_ID: the record at a commitlog offset.
 func (b *Broker) handleViewMessageByID(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	h := codec.ExtReader{Ext: req.Ext}
-	off := h.ReqInt64("offset")
-	if h.Err() != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
+	var h codec.ViewMessageRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
+	off := h.Offset
 	rec, err := b.store.ReadRecordByOffset(off)
 	if err != nil || len(rec) == 0 {
 		return codec.NewResponse(req, codec.RespSystemError, fmt.Sprintf("can not find message by the offset, %d", off)), nil

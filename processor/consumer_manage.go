@@ -121,11 +121,6 @@ func (b *Broker) handleUpdateConsumerOffset(ctx context.Context, c remoting.Conn
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }
 
-func (b *Broker) queueRequest(req *codec.RemotingCommand) (topic string, queueID int32, h *codec.ExtReader) {
-	h = &codec.ExtReader{Ext: req.Ext}
-	return h.ReqStr("topic"), h.ReqInt32("queueId"), h
-}
-
 // handleGetMaxOffset is GET_MAX_OFFSET. Like a pull at the end of its queue
 // (see dispatchProgress), the answer counts every message stored before the
 // request arrived: it waits up to syncDispatchWait for consume-queue dispatch
@@ -133,10 +128,11 @@ func (b *Broker) queueRequest(req *codec.RemotingCommand) (topic string, queueID
 // checking what it sent) does not see a count short by the messages still in
 // dispatch. Java answers from wherever dispatch is.
 func (b *Broker) handleGetMaxOffset(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	topic, q, h := b.queueRequest(req)
-	if h.Err() != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
+	var h codec.QueueRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
+	topic, q := h.Topic, h.QueueID
 	b.waitDispatch(b.store.MaxPhyOffset(), syncDispatchWait, c)
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	resp.Ext.Set("offset", i64s(b.store.MaxOffsetInQueue(topic, q)))
@@ -145,10 +141,11 @@ func (b *Broker) handleGetMaxOffset(ctx context.Context, c remoting.Conn, req *c
 
 // handleGetMinOffset is GET_MIN_OFFSET.
 func (b *Broker) handleGetMinOffset(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	topic, q, h := b.queueRequest(req)
-	if h.Err() != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
+	var h codec.QueueRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
+	topic, q := h.Topic, h.QueueID
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	resp.Ext.Set("offset", i64s(b.store.MinOffsetInQueue(topic, q)))
 	return resp, nil
@@ -156,13 +153,13 @@ func (b *Broker) handleGetMinOffset(ctx context.Context, c remoting.Conn, req *c
 
 // handleSearchOffsetByTimestamp is SEARCH_OFFSET_BY_TIMESTAMP.
 func (b *Broker) handleSearchOffsetByTimestamp(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	topic, q, h := b.queueRequest(req)
-	ts := h.ReqInt64("timestamp")
-	if h.Err() != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
+	var h codec.SearchOffsetRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
+	topic, q, ts := h.Topic, h.QueueID, h.Timestamp
 	off := b.store.OffsetInQueueByTime(topic, q, ts)
-	if strings.EqualFold(h.Str("boundaryType"), "upper") {
+	if strings.EqualFold(h.BoundaryType, "upper") {
 		// The store answers the lower boundary; walk to the last message stored
 		// at or before ts.
 		max := b.store.MaxOffsetInQueue(topic, q)
@@ -177,10 +174,11 @@ func (b *Broker) handleSearchOffsetByTimestamp(ctx context.Context, c remoting.C
 
 // handleGetEarliestMsgStoretime is GET_EARLIEST_MSG_STORETIME.
 func (b *Broker) handleGetEarliestMsgStoretime(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	topic, q, h := b.queueRequest(req)
-	if h.Err() != nil {
-		return codec.NewResponse(req, codec.RespSystemError, h.Err().Error()), nil
+	var h codec.QueueRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
+	topic, q := h.Topic, h.QueueID
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	resp.Ext.Set("timestamp", i64s(b.store.EarliestMessageTime(topic, q)))
 	return resp, nil

@@ -253,14 +253,11 @@ func (b *Broker) handleNotifyBrokerRoleChanged(ctx context.Context, c remoting.C
 	if b.ctl == nil {
 		return codec.NewResponse(req, codec.RespSystemError, "the broker is not in controller mode"), nil
 	}
-	h := codec.ExtReader{Ext: req.Ext}
-	masterAddr := h.Str("masterAddress")
-	masterID := h.OptInt64("masterBrokerId", -1)
-	epoch := h.OptInt32("masterEpoch", 0)
-	ssEpoch := h.OptInt32("syncStateSetEpoch", 0)
-	if err := h.Err(); err != nil {
+	h := codec.NotifyBrokerRoleChangedRequestHeader{MasterBrokerID: -1}
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
+	masterAddr, masterID, epoch, ssEpoch := h.MasterAddress, h.MasterBrokerID, h.MasterEpoch, h.SyncStateSetEpoch
 	ss, err := decodeSyncStateSet(req.Body)
 	if err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
