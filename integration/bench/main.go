@@ -137,7 +137,7 @@ func main() {
 	flag.StringVar(&sizes, "sizes", "128,1024,16384", "body sizes")
 	flag.StringVar(&inflights, "inflight", "1,16,64", "in-flight requests (producer threads)")
 	flag.StringVar(&mdPath, "md", "docs/benchmarks.md", "markdown file whose generated section is replaced ('' = none)")
-	flag.DurationVar(&total, "deadline", 0, "bound of the whole run (default 14m, full 60m)")
+	flag.DurationVar(&total, "deadline", 0, "bound of the whole run (default 22m, full 60m)")
 	flag.BoolVar(&micro, "micro", true, "run the Go micro-benchmarks too")
 	flag.BoolVar(&e.perf, "perf", true, "profile rmqd with perf record (when installed) after its runs")
 	var rmqdConf string
@@ -159,12 +159,14 @@ func main() {
 
 	e.dur, e.warm, e.consumeN, e.cpuRate, e.javaN = 4*time.Second, 1*time.Second, 100_000, 3000, 50_000
 	e.warmN = 60_000
+	// The quick run with the capability and POP rows takes about 15 min on 2 cores.
+	const quickTotal = 22 * time.Minute
 	if total == 0 {
-		total = 14 * time.Minute
+		total = quickTotal
 	}
 	if e.full {
 		e.dur, e.warm, e.consumeN, e.javaN, e.warmN = 15*time.Second, 3*time.Second, 1_000_000, 200_000, 300_000
-		if total == 14*time.Minute {
+		if total == quickTotal {
 			total = 60 * time.Minute
 		}
 	}
