@@ -125,6 +125,8 @@ type controllerMode struct {
 	slaveEpoch  int32
 	stopMasterS context.CancelFunc // the master-only services (schedule, transaction check, timer)
 	runCtx      context.Context    // the broker's services' context, set by Start before run
+	// recheck asks the run loop for GET_REPLICA_INFO now (a role change was notified).
+	recheck chan struct{}
 }
 
 // EnableControllerMode puts the broker in controller mode over ha. Call before Start.
@@ -139,7 +141,7 @@ func (b *Broker) EnableControllerMode(ha ControllerHA) error {
 	if _, ok := b.store.(roleStore); !ok {
 		return errors.New("controller mode: the store cannot change its role")
 	}
-	ctl := &controllerMode{b: b, ha: ha, masterID: -1}
+	ctl := &controllerMode{b: b, ha: ha, masterID: -1, recheck: make(chan struct{}, 1)}
 	b.ctl = ctl
 	f := ctl.masterHAAddr
 	b.masters.onHA.Store(&f)
@@ -249,6 +251,9 @@ func decodeSyncStateSet(body []byte) (syncStateSetBody, error) {
 }
 
 // handleNotifyBrokerRoleChanged is NOTIFY_BROKER_ROLE_CHANGED, the controller's push after an election.
+// Java applies the header as it comes, so any client that reaches the broker port can demote a master
+// with a high epoch; rmqd takes the push as a hint only and asks the controller leader (GET_REPLICA_INFO)
+// for the role, at once.
 func (b *Broker) handleNotifyBrokerRoleChanged(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	if b.ctl == nil {
 		return codec.NewResponse(req, codec.RespSystemError, "the broker is not in controller mode"), nil
@@ -257,15 +262,11 @@ func (b *Broker) handleNotifyBrokerRoleChanged(ctx context.Context, c remoting.C
 	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
-	masterAddr, masterID, epoch, ssEpoch := h.MasterAddress, h.MasterBrokerID, h.MasterEpoch, h.SyncStateSetEpoch
-	ss, err := decodeSyncStateSet(req.Body)
-	if err != nil {
-		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
-	}
-	b.log.Info("controller: role change notified", "masterId", masterID, "master", masterAddr, "epoch", epoch,
-		"syncStateSet", ss.SyncStateSet, "syncStateSetEpoch", ssEpoch)
-	if masterID >= 0 {
-		b.ctl.changeRole(masterID, masterAddr, epoch, ssEpoch, ss.SyncStateSet)
+	b.log.Info("controller: role change notified; asking the controller", "masterId", h.MasterBrokerID,
+		"master", h.MasterAddress, "epoch", h.MasterEpoch, "syncStateSetEpoch", h.SyncStateSetEpoch)
+	select {
+	case b.ctl.recheck <- struct{}{}:
+	default: // one already pending
 	}
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }
@@ -303,6 +304,8 @@ func (m *controllerMode) run(ctx context.Context) {
 			m.stopMasterServices()
 			return
 		case <-hb.C:
+		case <-m.recheck:
+			lastReplica = time.Time{}
 		}
 	}
 }

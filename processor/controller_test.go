@@ -65,17 +65,31 @@ func newControllerBroker(t *testing.T) (*Broker, *store.DefaultStore, *fakeHA) {
 	return b, st, f
 }
 
+// notifyRole applies a role as the controller's answer (GET_REPLICA_INFO) would.
 func notifyRole(t *testing.T, b *Broker, masterID int64, addr string, epoch int32) {
 	t.Helper()
+	b.ctl.changeRole(masterID, addr, epoch, epoch, []int64{1, 2})
+}
+
+// NOTIFY_BROKER_ROLE_CHANGED changes nothing by itself (any client could send it): it only makes the
+// broker ask the controller now.
+func TestControllerNotifyIsOnlyAHint(t *testing.T) {
+	b, st, f := newControllerBroker(t)
+	b.ctl.selfID = 2
 	req := codec.NewRequest(codec.ReqNotifyBrokerRoleChanged)
-	req.Ext.SetInt64("masterBrokerId", masterID)
-	req.Ext.Set("masterAddress", addr)
-	req.Ext.SetInt32("masterEpoch", epoch)
-	req.Ext.SetInt32("syncStateSetEpoch", epoch)
+	req.Ext.SetInt64("masterBrokerId", 2)
+	req.Ext.Set("masterAddress", b.conf().BrokerAddr())
+	req.Ext.SetInt32("masterEpoch", 99)
+	req.Ext.SetInt32("syncStateSetEpoch", 99)
 	req.Body = []byte(`{"syncStateSet":[1,2],"syncStateSetEpoch":1}`)
-	resp, err := b.handleNotifyBrokerRoleChanged(context.Background(), nil, req)
-	require.NoError(t, err)
-	require.Equal(t, codec.RespSuccess, resp.Code, resp.Remark)
+	for range 3 {
+		resp, err := b.handleNotifyBrokerRoleChanged(context.Background(), nil, req)
+		require.NoError(t, err)
+		require.Equal(t, codec.RespSuccess, resp.Code, resp.Remark)
+	}
+	require.Equal(t, store.RoleSlave, st.Role())
+	require.Empty(t, f.list())
+	require.Len(t, b.ctl.recheck, 1, "one recheck queued however many notifications")
 }
 
 // A controller-mode broker starts fenced as a slave, becomes master (broker 0, SYNC_MASTER, sends
