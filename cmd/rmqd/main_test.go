@@ -17,29 +17,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"rmqd/codec"
+	"rmqd/integration/harness"
 )
 
+// freePort is a loopback port below the ephemeral range, so that no outgoing
+// connection of a concurrently running test takes it before the server binds.
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return harness.FreePort(t)
 }
 
-// freeBrokerPort finds a port p with p-2 free too: a broker also serves the VIP
-// port listenPort-2.
+// freeBrokerPort is a listen port p with p-2 (VIP channel) and p+1 (HA) free too.
 func freeBrokerPort(t *testing.T) int {
 	t.Helper()
-	for i := 0; i < 50; i++ {
-		p := freePort(t)
-		if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p-2)); err == nil {
-			l.Close()
-			return p
-		}
-	}
-	t.Fatal("no free broker port pair")
-	return 0
+	return harness.FreePortBlock(t, 4) + 2
 }
 
 func TestParseArgs(t *testing.T) {
