@@ -218,7 +218,8 @@ func runPlan(t *testing.T, kind string, p plan, cycles int) Result {
 	t.Logf("%s", row(r))
 	if kind == harness.KindRmqd {
 		if r.Lost != 0 {
-			t.Errorf("%d acknowledged messages never consumed (first: %v)", r.Lost, r.LostIDs)
+			t.Errorf("%d acknowledged messages never consumed (first: %v); by queue: %s", r.Lost, r.LostIDs, r.LostByQueue)
+			lossClues(t, tg)
 		}
 		if len(st.Problems) != 0 {
 			t.Errorf("store check: %s", checkSummary(st))
@@ -337,4 +338,40 @@ func contains(s []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// lossClues logs what tells a consumer's skip from a store's hole when messages were lost: the offsets
+// the broker holds for the run's groups, and the clients' lines about offsets and queue ownership (CI
+// keeps only the test's output).
+func lossClues(t *testing.T, tg *harness.Target) {
+	if b, err := os.ReadFile(filepath.Join(tg.StoreDir, "config", "consumerOffset.json")); err == nil {
+		t.Logf("consumerOffset.json at the end:\n%s", b)
+	}
+	clue := []string{"offset illegal", "fix the pull request offset", "ConsumerId not in cidAll", "remove unnecessary",
+		"flow control", "do balance done", "OFFSET_MOVED", "correction offset", "doRebalance", "drop", "add a new mq", "[BUG]"}
+	_ = filepath.WalkDir(filepath.Dir(tg.LogDir), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".log") || strings.HasSuffix(path, "namesrv.log") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil
+		}
+		var hits []string
+		for _, line := range strings.Split(string(b), "\n") {
+			for _, c := range clue {
+				if strings.Contains(line, c) {
+					hits = append(hits, line)
+					break
+				}
+			}
+		}
+		if len(hits) > 80 {
+			hits = append(hits[:40], append([]string{"..."}, hits[len(hits)-40:]...)...)
+		}
+		if len(hits) > 0 {
+			t.Logf("%s, lines about offsets and queues:\n%s", path, strings.Join(hits, "\n"))
+		}
+		return nil
+	})
 }

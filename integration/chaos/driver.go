@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,6 +24,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
+	"github.com/apache/rocketmq-client-go/v2/rlog"
 
 	"rmqd/integration/harness"
 	"rmqd/store"
@@ -121,6 +123,7 @@ type Result struct {
 	Stored               int           // records of the run's messages in the commitlog at the end (copies included)
 	SlowestAck           time.Duration // longest SendSync that ended acknowledged (client retries included)
 	LostIDs              []string
+	LostByQueue          string // per queue: lost count and queue offsets (Go producers' sends)
 	// RecoverSend / RecoverConsume: per cycle, fault end to the first acknowledged send, and to the first
 	// consumed message sent after the fault ended; -1 when none came within Config.Recover, notMeasured
 	// when the cycle did not wait for it (Config.ConsumeEvery).
@@ -248,11 +251,62 @@ type ledger struct {
 	delivered map[string]int
 	maxSeq    map[string]int // orderly topic: highest sequence first-delivered per key
 	reordered int
-	reIDs     []string // the reordered ids
+	reIDs     []string            // the reordered ids
+	where     map[string]queuePos // the Go clients' acknowledged sends: where the broker put them
+}
+
+// queuePos is a message's queue and queue offset, from its send result.
+type queuePos struct {
+	topic  string
+	queue  int
+	offset int64
 }
 
 func newLedger() *ledger {
-	return &ledger{acked: map[string]bool{}, delivered: map[string]int{}, maxSeq: map[string]int{}}
+	return &ledger{acked: map[string]bool{}, delivered: map[string]int{}, maxSeq: map[string]int{},
+		where: map[string]queuePos{}}
+}
+
+func (l *ledger) placed(id, topic string, queue int, offset int64) {
+	l.mu.Lock()
+	l.where[id] = queuePos{topic, queue, offset}
+	l.mu.Unlock()
+}
+
+// lostByQueue says, per queue, how many lost messages the Go producers put there and their offset
+// range: losses on a few queues from some offset on point at a consumer's position, scattered ones at
+// the store. Called with l.mu held.
+func (l *ledger) lostByQueue(lost []string) string {
+	type span struct {
+		n        int
+		min, max int64
+	}
+	per := map[string]*span{}
+	unknown := 0
+	for _, id := range lost {
+		p, ok := l.where[id]
+		if !ok {
+			unknown++
+			continue
+		}
+		k := fmt.Sprintf("%s/%d", p.topic, p.queue)
+		sp := per[k]
+		if sp == nil {
+			sp = &span{min: p.offset, max: p.offset}
+			per[k] = sp
+		}
+		sp.n++
+		sp.min, sp.max = min(sp.min, p.offset), max(sp.max, p.offset)
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(per)) {
+		sp := per[k]
+		parts = append(parts, fmt.Sprintf("%s: %d (offsets %d-%d)", k, sp.n, sp.min, sp.max))
+	}
+	if unknown > 0 {
+		parts = append(parts, fmt.Sprintf("%d from the Java producer (queue not known)", unknown))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // An id is "<topic kind>-<key>-<seq>": "c-1-42" (concurrent topic), "o-0-17" (orderly topic, key 0).
@@ -319,6 +373,8 @@ func Run(tb harness.TB, cfg Config) Result {
 		tg.WaitRoute(tb, topic, 60*time.Second)
 	}
 
+	// The Go clients' rebalance and offset lines are at info: a loss report needs them (lossClues).
+	rlog.SetLogLevel("info")
 	stopCons := []func(){startConsumer(tb, tg, cfg.Topic, false, led, rec), startConsumer(tb, tg, ordTopic, true, led, rec)}
 	defer func() {
 		for _, s := range stopCons {
@@ -387,6 +443,9 @@ func Run(tb harness.TB, cfg Config) Result {
 		r, err := pr.SendSync(sctx, m)
 		cancel()
 		ok := err == nil && r.Status == primitive.SendOK
+		if ok && r.MessageQueue != nil {
+			led.placed(id, topic, r.MessageQueue.QueueId, r.QueueOffset)
+		}
 		record(id, ok, start, time.Now())
 		return ok
 	}
@@ -589,6 +648,9 @@ func Run(tb harness.TB, cfg Config) Result {
 		if !led.acked[id] {
 			res.ReorderedUnacked++
 		}
+	}
+	if res.Lost > 0 {
+		res.LostByQueue = led.lostByQueue(res.LostIDs)
 	}
 	sort.Strings(res.LostIDs)
 	if len(res.LostIDs) > 20 {

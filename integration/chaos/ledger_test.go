@@ -24,3 +24,18 @@ func TestLedgerCounts(t *testing.T) {
 		t.Fatalf("duplicated %d, reordered %d %v; want 2 and 1 [o-0-2]", dups, l.reordered, l.reIDs)
 	}
 }
+
+// TestLostByQueue: a loss report groups the Go producers' lost sends by queue with their offset range and
+// counts the rest (the Java producer's) apart.
+func TestLostByQueue(t *testing.T) {
+	l := newLedger()
+	l.placed("c-0-1", "T", 1, 40)
+	l.placed("c-0-2", "T", 1, 44)
+	l.placed("c-1-7", "T", 3, 9)
+	l.placed("c-1-8", "T", 0, 1) // not lost
+	got := l.lostByQueue([]string{"c-0-2", "c-1-7", "c-0-1", "c-2-0"})
+	want := "T/1: 2 (offsets 40-44); T/3: 1 (offsets 9-9); 1 from the Java producer (queue not known)"
+	if got != want {
+		t.Fatalf("lostByQueue = %q, want %q", got, want)
+	}
+}
