@@ -7,6 +7,7 @@
 //	loadgen e2e   -n 127.0.0.1:9876 -t T -rate 2000 -d 10s
 //	loadgen pop   -n 127.0.0.1:9876 -t T -expect 100000 [-batch-ack]   (POP_MESSAGE + ACK_MESSAGE / BATCH_ACK_MESSAGE)
 //	loadgen count -n 127.0.0.1:9876 -t T            (GET_MAX_OFFSET summed over queues)
+//	loadgen sink  -l 127.0.0.1:9880 [-queues 8]     (no store: answers sends SEND_OK; the wire ceiling, lg.Sink)
 package main
 
 import (
@@ -24,7 +25,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: loadgen send|pull|e2e|pop|count [flags]")
+		fmt.Fprintln(os.Stderr, "usage: loadgen send|pull|e2e|pop|count|sink [flags]")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -54,7 +55,18 @@ func run(ctx context.Context, sub string, args []string) error {
 	full := fs.Bool("full", false, "print every histogram bucket")
 	timeout := fs.Duration("timeout", 5*time.Minute, "pull/e2e: bound")
 	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the load generator here")
+	listen := fs.String("l", "127.0.0.1:9880", "sink: listen address (name server and broker in one)")
+	queues := fs.Int("queues", 8, "sink: queues in the route it answers")
 	_ = fs.Parse(args)
+	if sub == "sink" {
+		s, err := lg.StartSink(ctx, *listen, *queues)
+		if err != nil {
+			return err
+		}
+		fmt.Println(s.Addr())
+		<-ctx.Done()
+		return s.Close()
+	}
 	if *cpuprof != "" {
 		f, err := os.Create(*cpuprof)
 		if err != nil {

@@ -153,3 +153,37 @@ func TestOpenLoopKeepsTheOfferedRate(t *testing.T) {
 		t.Fatalf("open loop sent %d in %v", res.Sent, time.Since(start))
 	}
 }
+
+// TestSinkAnswersSends: the wire-ceiling sink routes a topic to itself and answers every pipelined send
+// SEND_OK with a queue offset counted per queue, so lg.Send runs against it as against a broker.
+func TestSinkAnswersSends(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := StartSink(ctx, "127.0.0.1:0", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	route, err := LookupRoute(ctx, s.Addr(), "SinkTopic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if route.BrokerAddr != s.Addr() || route.Queues != 4 {
+		t.Fatalf("route %+v, want the sink itself with 4 queues", route)
+	}
+	res, err := Send(ctx, SendConfig{Route: route, Topic: "SinkTopic", Size: 16 << 10, InFlight: 16, Count: 500,
+		Duration: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Sent != 500 || res.Failed != 0 {
+		t.Fatalf("sent %d, failed %d (%v); want 500 and 0", res.Sent, res.Failed, res.Errors)
+	}
+	var perQueue int64
+	for _, n := range res.PerQueue {
+		perQueue += n
+	}
+	if perQueue != 500 {
+		t.Fatalf("per-queue counts %v sum to %d, want 500", res.PerQueue, perQueue)
+	}
+}
