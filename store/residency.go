@@ -63,6 +63,10 @@ func (s *DefaultStore) runPageKeeper(ctx context.Context) {
 	t := time.NewTimer(pageKeeperTick)
 	defer t.Stop()
 	lastEnd := int64(-1)
+	// Idle, the keeper still looks now and then: the flushed position moves
+	// after the last append, and readers fault old pages in. Each look that
+	// finds nothing moved doubles the wait, up to idleSafetyNet.
+	idleWait, lastMark := pageKeeperIdle, int64(-1)
 	for {
 		select {
 		case <-ctx.Done():
@@ -81,10 +85,17 @@ func (s *DefaultStore) runPageKeeper(ctx context.Context) {
 				s.keeperIdle.Store(false)
 				t.Reset(pageKeeperTick)
 			} else {
-				t.Reset(pageKeeperIdle)
+				mark := min(s.commitLog.q.flushedWhere.Load(), s.reputFrom.Load())
+				if mark == lastMark {
+					idleWait = min(2*idleWait, idleSafetyNet)
+				} else {
+					idleWait, lastMark = pageKeeperIdle, mark
+				}
+				t.Reset(idleWait)
 			}
 		} else {
 			t.Reset(pageKeeperTick)
+			idleWait = pageKeeperIdle
 		}
 		lastEnd = end
 	}
