@@ -628,3 +628,23 @@ func TestInlineWhenSplitsRequests(t *testing.T) {
 	close(unblock)
 	require.NoError(t, <-pooled)
 }
+
+// With no connection open the ticker sleeps and its clock stops; the first
+// connection after such a spell wakes it, is not taken for long idle, and is
+// still closed once it really is idle.
+func TestTickerSleepsWithoutConnections(t *testing.T) {
+	s := startServer(t, ServerConfig{IdleTimeout: 2 * time.Second}, func(s *Server) {
+		s.Register(10, echo())
+	})
+	require.Eventually(t, s.tickIdle.Load, 10*time.Second, 5*time.Millisecond, "the ticker never slept")
+	s.clock.Store(time.Now().Add(-time.Hour).UnixNano()) // as a long sleep leaves it
+	raw := dialRaw(t, s)
+	_, err := raw.Write(rawJSONFrame(t, rawJSONHeader{Code: 10, Language: "JAVA", Opaque: 1}, nil))
+	require.NoError(t, err)
+	readRawFrame(t, raw)
+	require.False(t, s.tickIdle.Load(), "a connection is open: the ticker must be awake")
+	start := time.Now()
+	expectClosedByPeer(t, raw)
+	assert.GreaterOrEqual(t, time.Since(start), time.Second, "not closed before it was idle")
+	require.Eventually(t, s.tickIdle.Load, 10*time.Second, 5*time.Millisecond, "the ticker did not sleep again")
+}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+	"github.com/panjf2000/gnet/v2/pkg/pool/goroutine"
 )
 
 // ServerConfig configures a Server. Zero values take the defaults.
@@ -164,6 +165,11 @@ type Server struct {
 	pausedMu sync.Mutex
 	paused   map[*serverConn]struct{} // connections not read for their output
 
+	// The ticker (runTicker) sleeps, tickIdle set, while no connection is
+	// open; the first to open wakes it through tickWake.
+	tickIdle atomic.Bool
+	tickWake chan struct{}
+
 	tls tlsConns // connections handed over to TLS (TLSMode)
 }
 
@@ -180,7 +186,8 @@ const (
 func NewServer(cfg ServerConfig) *Server {
 	cfg.withDefaults()
 	s := &Server{cfg: cfg, log: cfg.Logger, bufs: newBufPool(), conns: make(map[uint64]*serverConn),
-		perListener: make(map[int]int), paused: make(map[*serverConn]struct{})}
+		perListener: make(map[int]int), paused: make(map[*serverConn]struct{}),
+		tickWake: make(chan struct{}, 1)}
 	s.d = newDispatcher(s.log, s.bufs, cfg.KeepRequestFrames)
 	s.d.maxQueued = max(cfg.MaxQueuedRequestBytes, 0)
 	s.events = newConnEvents(s.log)
@@ -222,12 +229,15 @@ func (s *Server) Start(ctx context.Context) error {
 	s.state = stateStarting
 	s.life.Unlock()
 
-	h := &serverHandler{s: s, ready: make(chan struct{})}
+	h := &serverHandler{s: s, ready: make(chan struct{}), tickStop: make(chan struct{})}
+	// gnet's package-level goroutine pool (ants) serves only Engine.Register,
+	// which rmqd never calls; its clock goroutine would wake twice a second.
+	goroutine.DefaultWorkerPool.Release()
 	opts := []gnet.Option{
 		gnet.WithMulticore(s.cfg.Multicore),
 		gnet.WithReuseAddr(true),
 		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
-		gnet.WithTicker(true), // idle sweep and paused connections
+		// No gnet ticker: ours (runTicker) can sleep while no connection is open.
 		gnet.WithLogger(gnetLogger{s.log}),
 	}
 	if s.cfg.NumEventLoop > 0 {
@@ -423,7 +433,9 @@ type serverHandler struct {
 	gnet.BuiltinEventEngine
 	s         *Server
 	ready     chan struct{}
-	lastSweep int64 // unix nanos; OnTick's goroutine only
+	lastSweep int64 // unix nanos; the ticker's goroutine only
+	tickStop  chan struct{}
+	stopOnce  sync.Once
 }
 
 func (h *serverHandler) OnBoot(eng gnet.Engine) gnet.Action {
@@ -443,7 +455,64 @@ func (h *serverHandler) OnBoot(eng gnet.Engine) gnet.Action {
 	s.addrs = addrs
 	s.life.Unlock()
 	close(h.ready)
+	go h.runTicker()
 	return gnet.None
+}
+
+func (h *serverHandler) OnShutdown(gnet.Engine) {
+	h.stopOnce.Do(func() { close(h.tickStop) })
+}
+
+// runTicker calls OnTick at the delays it returns. It replaces gnet's ticker,
+// which cannot be woken: with no connection open there is nothing to sweep or
+// re-check, so it sleeps until a connection opens (connOpened).
+func (h *serverHandler) runTicker() {
+	t := time.NewTimer(h.s.tickInterval())
+	defer t.Stop()
+	for {
+		select {
+		case <-h.tickStop:
+			return
+		case <-t.C:
+		case <-h.s.tickWake:
+		}
+		d, _ := h.OnTick()
+		if !h.s.anyConn() {
+			// Publish idleness, then look again: a connection opening
+			// meanwhile either is seen here or sees the flag.
+			h.s.tickIdle.Store(true)
+			if !h.s.anyConn() {
+				d = idleTickerNap
+			}
+		}
+		t.Reset(d)
+		if d != idleTickerNap {
+			h.s.tickIdle.Store(false)
+		}
+	}
+}
+
+// idleTickerNap is the ticker's sleep with no connection open: a safety net
+// only, the first connection wakes it.
+const idleTickerNap = time.Minute
+
+// connOpened wakes a sleeping ticker, and first moves the clock on: it
+// stopped with the ticker, and the new connection's last use is read from it.
+func (s *Server) connOpened() {
+	if s.tickIdle.Load() {
+		s.clock.Store(time.Now().UnixNano())
+		select {
+		case s.tickWake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// anyConn: a connection is open (gnet or TLS; perListener counts both).
+func (s *Server) anyConn() bool {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	return len(s.perListener) > 0
 }
 
 func (h *serverHandler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
@@ -457,6 +526,7 @@ func (h *serverHandler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	}
 	s.perListener[port]++
 	s.connsMu.Unlock()
+	s.connOpened()
 	sc := &serverConn{s: s, gc: c, port: port}
 	sc.flushTask = gnet.RunnableFunc(sc.flush)
 	sc.recheckTask = gnet.RunnableFunc(sc.recheck)
