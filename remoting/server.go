@@ -143,7 +143,7 @@ type Server struct {
 	events *connEvents
 	opaque atomic.Int32  // server-initiated requests
 	nextID atomic.Uint64 // connection ids
-	clock  atomic.Int64  // coarse unix nanos, advanced by OnTick
+	clock  *coarseClock  // unix nanos, advanced by OnTick
 
 	// life guards the engine's lifetime: writes hold it shared so that no write
 	// reaches a stopped engine's poller.
@@ -165,11 +165,6 @@ type Server struct {
 	pausedMu sync.Mutex
 	paused   map[*serverConn]struct{} // connections not read for their output
 
-	// The ticker (runTicker) sleeps, tickIdle set, while no connection is
-	// open; the first to open wakes it through tickWake.
-	tickIdle atomic.Bool
-	tickWake chan struct{}
-
 	tls tlsConns // connections handed over to TLS (TLSMode)
 }
 
@@ -187,11 +182,10 @@ func NewServer(cfg ServerConfig) *Server {
 	cfg.withDefaults()
 	s := &Server{cfg: cfg, log: cfg.Logger, bufs: newBufPool(), conns: make(map[uint64]*serverConn),
 		perListener: make(map[int]int), paused: make(map[*serverConn]struct{}),
-		tickWake: make(chan struct{}, 1)}
+		clock: newCoarseClock()}
 	s.d = newDispatcher(s.log, s.bufs, cfg.KeepRequestFrames)
 	s.d.maxQueued = max(cfg.MaxQueuedRequestBytes, 0)
 	s.events = newConnEvents(s.log)
-	s.clock.Store(time.Now().UnixNano())
 	return s
 }
 
@@ -464,55 +458,65 @@ func (h *serverHandler) OnShutdown(gnet.Engine) {
 }
 
 // runTicker calls OnTick at the delays it returns. It replaces gnet's ticker,
-// which cannot be woken: with no connection open there is nothing to sweep or
-// re-check, so it sleeps until a connection opens (connOpened).
+// which cannot be woken: with no connection in use there is nothing to stamp,
+// sweep or re-check until the first connection can go idle, so it sleeps until
+// then (napFor), and the clock, stopped meanwhile, wakes it at its first read.
 func (h *serverHandler) runTicker() {
-	t := time.NewTimer(h.s.tickInterval())
+	s := h.s
+	t := time.NewTimer(s.tickInterval())
 	defer t.Stop()
+	var prev int64 // the clock at the previous tick
 	for {
 		select {
 		case <-h.tickStop:
 			return
 		case <-t.C:
-		case <-h.s.tickWake:
+		case <-s.clock.wake:
 		}
 		d, _ := h.OnTick()
-		if !h.s.anyConn() {
-			// Publish idleness, then look again: a connection opening
-			// meanwhile either is seen here or sees the flag.
-			h.s.tickIdle.Store(true)
-			if !h.s.anyConn() {
-				d = idleTickerNap
-			}
+		now := s.clock.now.Load()
+		if nap, ok := s.napFor(prev, now); ok {
+			d = nap
+		} else {
+			s.clock.stopped.Store(false)
 		}
+		prev = now
 		t.Reset(d)
-		if d != idleTickerNap {
-			h.s.tickIdle.Store(false)
-		}
 	}
 }
 
-// idleTickerNap is the ticker's sleep with no connection open: a safety net
-// only, the first connection wakes it.
+// idleTickerNap bounds the ticker's sleep: a safety net only.
 const idleTickerNap = time.Minute
 
-// connOpened wakes a sleeping ticker, and first moves the clock on: it
-// stopped with the ticker, and the new connection's last use is read from it.
-func (s *Server) connOpened() {
-	if s.tickIdle.Load() {
-		s.clock.Store(time.Now().UnixNano())
-		select {
-		case s.tickWake <- struct{}{}:
-		default:
-		}
+// napFor says whether the ticker may sleep, and how long: no connection is
+// paused or served over TLS, none was used since the previous tick (stamps
+// then read prev or later), and none can reach its idle timeout within a
+// tick. It stops the clock before its last look, so a connection used
+// meanwhile is either seen here or restarts the clock.
+func (s *Server) napFor(prev, now int64) (time.Duration, bool) {
+	s.pausedMu.Lock()
+	paused := len(s.paused) > 0
+	s.pausedMu.Unlock()
+	if paused || s.tls.count() > 0 {
+		return 0, false
 	}
-}
-
-// anyConn: a connection is open (gnet or TLS; perListener counts both).
-func (s *Server) anyConn() bool {
+	s.clock.stopped.Store(true)
+	d := idleTickerNap
 	s.connsMu.Lock()
 	defer s.connsMu.Unlock()
-	return len(s.perListener) > 0
+	for _, sc := range s.conns {
+		used := sc.ep.lastUsed.Load()
+		if used >= prev {
+			return 0, false
+		}
+		if s.cfg.IdleTimeout > 0 {
+			d = min(d, time.Duration(used+int64(s.cfg.IdleTimeout)-now))
+		}
+	}
+	if d < s.tickInterval() {
+		return 0, false
+	}
+	return d, true
 }
 
 func (h *serverHandler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
@@ -526,7 +530,6 @@ func (h *serverHandler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	}
 	s.perListener[port]++
 	s.connsMu.Unlock()
-	s.connOpened()
 	sc := &serverConn{s: s, gc: c, port: port}
 	sc.flushTask = gnet.RunnableFunc(sc.flush)
 	sc.recheckTask = gnet.RunnableFunc(sc.recheck)
@@ -537,7 +540,7 @@ func (h *serverHandler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		opaque: &s.opaque,
 		bufs:   s.bufs,
 		w:      sc,
-		clock:  &s.clock,
+		clock:  s.clock,
 
 		maxInflight: int32(max(s.cfg.MaxRequestsPerConn, 0)),
 	}
@@ -546,6 +549,7 @@ func (h *serverHandler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	s.connsMu.Lock()
 	s.conns[sc.ep.id] = sc
 	s.connsMu.Unlock()
+	sc.ep.touch() // again, once napFor can see it: a sleeping ticker wakes
 	s.log.Debug("remoting: connection open", "conn", &sc.ep)
 	s.events.post(&sc.ep, true)
 	return nil, gnet.None
