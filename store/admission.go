@@ -72,6 +72,7 @@ func (s *DefaultStore) checkDisk() DiskUsage {
 	s.disk.Store(&u)
 	if was := s.diskFull.Swap(u.Full); was != u.Full {
 		if u.Full {
+			s.diskNap.kick() // found by another caller: look every second until space is freed
 			s.log.Error("disk full: refusing puts", "path", u.CommitLogPath, "commitLogRatio", u.CommitLog,
 				"consumeQueueRatio", u.ConsumeQueue, "warningRatio", u.WarningRatio)
 		} else {

@@ -86,3 +86,21 @@ func TestUnmapSweeperWakesOnMapping(t *testing.T) {
 	}
 	require.Positive(t, r.count.Load(), "a file used a moment ago was unmapped")
 }
+
+// A full disk found while the disk check sleeps (by the retention service,
+// say) wakes it, so that it looks every second until space is freed.
+func TestDiskCheckWakesWhenFullFoundElsewhere(t *testing.T) {
+	mnt := mountTmpfs(t, 16<<20)
+	cfg := testConfig(filepath.Join(mnt, "store"))
+	cfg.MappedFileSizeCommitLog = 256 << 10
+	s := openStore(t, cfg)
+	defer s.Shutdown()
+	waitIdle(t, s.diskNap)
+	filler := filepath.Join(mnt, "filler")
+	fill(t, filler, 1<<20) // 16 MiB with 1 free: 94%
+	require.True(t, s.checkDisk().Full)
+	require.NoError(t, os.Remove(filler))
+	require.Eventually(t, func() bool { return !s.diskFull.Load() }, idleTestWait, 5*time.Millisecond,
+		"the disk check did not clear the full state")
+	waitIdle(t, s.diskNap)
+}
