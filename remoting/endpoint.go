@@ -36,7 +36,7 @@ type endpoint struct {
 	opaque   *atomic.Int32 // shared by every connection of a server or client
 	bufs     *bufPool
 	w        wire
-	clock    *atomic.Int64 // coarse time for idle detection; nil when unused
+	clock    *coarseClock // coarse time for idle detection; nil when unused
 	lastUsed atomic.Int64
 
 	// Requests handed to worker pools and not yet processed, and their bound

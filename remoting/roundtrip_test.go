@@ -628,3 +628,31 @@ func TestInlineWhenSplitsRequests(t *testing.T) {
 	close(unblock)
 	require.NoError(t, <-pooled)
 }
+
+// With no connection in use the ticker sleeps and its clock stops; the first
+// connection after such a spell wakes it, is not taken for long idle, and is
+// still closed once it really is idle; a connection used now and then keeps
+// its last use exact while the ticker sleeps between uses.
+func TestTickerSleepsWhileConnectionsIdle(t *testing.T) {
+	s := startServer(t, ServerConfig{IdleTimeout: 3 * time.Second}, func(s *Server) {
+		s.Register(10, echo())
+	})
+	stopped := s.clock.stopped.Load
+	require.Eventually(t, stopped, 10*time.Second, 5*time.Millisecond, "the ticker never slept")
+	s.clock.now.Store(time.Now().Add(-time.Hour).UnixNano()) // as a long sleep leaves it
+	raw := dialRaw(t, s)
+	call := func(opaque int32) {
+		_, err := raw.Write(rawJSONFrame(t, rawJSONHeader{Code: 10, Language: "JAVA", Opaque: opaque}, nil))
+		require.NoError(t, err)
+		readRawFrame(t, raw)
+	}
+	call(1)
+	// Idle within a tick, the ticker sleeps again, with the connection open.
+	require.Eventually(t, stopped, 10*time.Second, 5*time.Millisecond, "the ticker did not sleep with an idle connection")
+	s.clock.now.Store(time.Now().Add(-time.Hour).UnixNano())
+	call(2) // stamped from the restarted clock, not the stopped one
+	start := time.Now()
+	expectClosedByPeer(t, raw)
+	assert.GreaterOrEqual(t, time.Since(start), 2*time.Second, "not closed before it was idle")
+	require.Eventually(t, stopped, 10*time.Second, 5*time.Millisecond, "the ticker did not sleep again")
+}

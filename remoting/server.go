@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+	"github.com/panjf2000/gnet/v2/pkg/pool/goroutine"
 )
 
 // ServerConfig configures a Server. Zero values take the defaults.
@@ -142,7 +143,7 @@ type Server struct {
 	events *connEvents
 	opaque atomic.Int32  // server-initiated requests
 	nextID atomic.Uint64 // connection ids
-	clock  atomic.Int64  // coarse unix nanos, advanced by OnTick
+	clock  *coarseClock  // unix nanos, advanced by OnTick
 
 	// life guards the engine's lifetime: writes hold it shared so that no write
 	// reaches a stopped engine's poller.
@@ -180,11 +181,11 @@ const (
 func NewServer(cfg ServerConfig) *Server {
 	cfg.withDefaults()
 	s := &Server{cfg: cfg, log: cfg.Logger, bufs: newBufPool(), conns: make(map[uint64]*serverConn),
-		perListener: make(map[int]int), paused: make(map[*serverConn]struct{})}
+		perListener: make(map[int]int), paused: make(map[*serverConn]struct{}),
+		clock: newCoarseClock()}
 	s.d = newDispatcher(s.log, s.bufs, cfg.KeepRequestFrames)
 	s.d.maxQueued = max(cfg.MaxQueuedRequestBytes, 0)
 	s.events = newConnEvents(s.log)
-	s.clock.Store(time.Now().UnixNano())
 	return s
 }
 
@@ -222,12 +223,15 @@ func (s *Server) Start(ctx context.Context) error {
 	s.state = stateStarting
 	s.life.Unlock()
 
-	h := &serverHandler{s: s, ready: make(chan struct{})}
+	h := &serverHandler{s: s, ready: make(chan struct{}), tickStop: make(chan struct{})}
+	// gnet's package-level goroutine pool (ants) serves only Engine.Register,
+	// which rmqd never calls; its clock goroutine would wake twice a second.
+	goroutine.DefaultWorkerPool.Release()
 	opts := []gnet.Option{
 		gnet.WithMulticore(s.cfg.Multicore),
 		gnet.WithReuseAddr(true),
 		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
-		gnet.WithTicker(true), // idle sweep and paused connections
+		// No gnet ticker: ours (runTicker) can sleep while no connection is open.
 		gnet.WithLogger(gnetLogger{s.log}),
 	}
 	if s.cfg.NumEventLoop > 0 {
@@ -423,7 +427,9 @@ type serverHandler struct {
 	gnet.BuiltinEventEngine
 	s         *Server
 	ready     chan struct{}
-	lastSweep int64 // unix nanos; OnTick's goroutine only
+	lastSweep int64 // unix nanos; the ticker's goroutine only
+	tickStop  chan struct{}
+	stopOnce  sync.Once
 }
 
 func (h *serverHandler) OnBoot(eng gnet.Engine) gnet.Action {
@@ -443,7 +449,74 @@ func (h *serverHandler) OnBoot(eng gnet.Engine) gnet.Action {
 	s.addrs = addrs
 	s.life.Unlock()
 	close(h.ready)
+	go h.runTicker()
 	return gnet.None
+}
+
+func (h *serverHandler) OnShutdown(gnet.Engine) {
+	h.stopOnce.Do(func() { close(h.tickStop) })
+}
+
+// runTicker calls OnTick at the delays it returns. It replaces gnet's ticker,
+// which cannot be woken: with no connection in use there is nothing to stamp,
+// sweep or re-check until the first connection can go idle, so it sleeps until
+// then (napFor), and the clock, stopped meanwhile, wakes it at its first read.
+func (h *serverHandler) runTicker() {
+	s := h.s
+	t := time.NewTimer(s.tickInterval())
+	defer t.Stop()
+	var prev int64 // the clock at the previous tick
+	for {
+		select {
+		case <-h.tickStop:
+			return
+		case <-t.C:
+		case <-s.clock.wake:
+		}
+		d, _ := h.OnTick()
+		now := s.clock.now.Load()
+		if nap, ok := s.napFor(prev, now); ok {
+			d = nap
+		} else {
+			s.clock.stopped.Store(false)
+		}
+		prev = now
+		t.Reset(d)
+	}
+}
+
+// idleTickerNap bounds the ticker's sleep: a safety net only.
+const idleTickerNap = time.Minute
+
+// napFor says whether the ticker may sleep, and how long: no connection is
+// paused or served over TLS, none was used since the previous tick (stamps
+// then read prev or later), and none can reach its idle timeout within a
+// tick. It stops the clock before its last look, so a connection used
+// meanwhile is either seen here or restarts the clock.
+func (s *Server) napFor(prev, now int64) (time.Duration, bool) {
+	s.pausedMu.Lock()
+	paused := len(s.paused) > 0
+	s.pausedMu.Unlock()
+	if paused || s.tls.count() > 0 {
+		return 0, false
+	}
+	s.clock.stopped.Store(true)
+	d := idleTickerNap
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	for _, sc := range s.conns {
+		used := sc.ep.lastUsed.Load()
+		if used >= prev {
+			return 0, false
+		}
+		if s.cfg.IdleTimeout > 0 {
+			d = min(d, time.Duration(used+int64(s.cfg.IdleTimeout)-now))
+		}
+	}
+	if d < s.tickInterval() {
+		return 0, false
+	}
+	return d, true
 }
 
 func (h *serverHandler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
@@ -467,7 +540,7 @@ func (h *serverHandler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		opaque: &s.opaque,
 		bufs:   s.bufs,
 		w:      sc,
-		clock:  &s.clock,
+		clock:  s.clock,
 
 		maxInflight: int32(max(s.cfg.MaxRequestsPerConn, 0)),
 	}
@@ -476,6 +549,7 @@ func (h *serverHandler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	s.connsMu.Lock()
 	s.conns[sc.ep.id] = sc
 	s.connsMu.Unlock()
+	sc.ep.touch() // again, once napFor can see it: a sleeping ticker wakes
 	s.log.Debug("remoting: connection open", "conn", &sc.ep)
 	s.events.post(&sc.ep, true)
 	return nil, gnet.None

@@ -54,7 +54,7 @@ func newTLSConn(s *Server, nc net.Conn, replay []byte, port int, local net.Addr)
 		opaque:      &s.opaque,
 		bufs:        s.bufs,
 		w:           c,
-		clock:       &s.clock,
+		clock:       s.clock,
 		maxInflight: int32(max(s.cfg.MaxRequestsPerConn, 0)),
 	}
 	c.ep.touch()

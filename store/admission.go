@@ -47,6 +47,9 @@ const diskCheckEvery = time.Second
 
 // DiskUsage returns the last disk check's figures.
 func (s *DefaultStore) DiskUsage() DiskUsage {
+	if s.diskNap.idle.Load() {
+		return s.checkDisk() // the service sleeps: its figures may be old
+	}
 	if u := s.disk.Load(); u != nil {
 		return *u
 	}
@@ -69,6 +72,7 @@ func (s *DefaultStore) checkDisk() DiskUsage {
 	s.disk.Store(&u)
 	if was := s.diskFull.Swap(u.Full); was != u.Full {
 		if u.Full {
+			s.diskNap.kick() // found by another caller: look every second until space is freed
 			s.log.Error("disk full: refusing puts", "path", u.CommitLogPath, "commitLogRatio", u.CommitLog,
 				"consumeQueueRatio", u.ConsumeQueue, "warningRatio", u.WarningRatio)
 		} else {
@@ -87,20 +91,20 @@ func existingDir(dir, fallback string) string {
 	return fallback
 }
 
-// runDiskCheck re-checks the disk every diskCheckEvery, and at once when an
-// append failed for lack of space (diskWake).
+// runDiskCheck re-checks the disk every diskCheckEvery while appends go on or
+// the disk is full, and at once when an append failed for lack of space
+// (diskWake). With nothing appended since its last look and the disk not full
+// it sleeps until an append kicks it: only puts care, and a put is admitted
+// by the state the last look left (as before, up to a second old).
+// DiskUsage looks afresh while it sleeps.
 func (s *DefaultStore) runDiskCheck(ctx context.Context) {
-	t := time.NewTicker(diskCheckEvery)
-	defer t.Stop()
-	for {
+	var seen int64 = -1
+	tickUntilIdle(ctx, diskCheckEvery, s.diskNap, s.diskWake, func() {
+		seen = s.commitLog.q.maxOffset()
 		s.checkDisk()
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-s.diskWake:
-		}
-	}
+	}, func() bool {
+		return s.diskFull.Load() || s.commitLog.q.maxOffset() != seen
+	})
 }
 
 // noSpace is told of an append or file creation that failed for lack of space.

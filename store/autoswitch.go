@@ -26,6 +26,7 @@ func (s *DefaultStore) UseConfirmOffset(on bool) {
 func (s *DefaultStore) SetConfirmOffset(offset int64) {
 	s.confirmOffset.Store(offset)
 	s.checkpoint.confirmPhyOffset.Store(offset)
+	s.cqWork()
 	s.kickReput()
 }
 
@@ -162,6 +163,7 @@ func (s *DefaultStore) truncateLocked(offset int64, aligned bool) error {
 		s.confirmOffset.Store(offset)
 		s.checkpoint.confirmPhyOffset.Store(offset)
 	}
+	s.cqWork() // consume queues and the checkpoint were cut
 	// recoverTopicQueueTable: the next queue offsets follow the cut queues.
 	minPhy := max(c.q.minOffset(), 0)
 	table := make(map[tqKey]*int64)

@@ -55,6 +55,15 @@ func openCheckpoint(path string) (*checkpoint, error) {
 	return c, nil
 }
 
+// changed: a field differs from what the last flush synced (or that flush failed).
+func (c *checkpoint) changed() bool {
+	now := [3]int64{c.physicMsgTimestamp.Load(), c.logicsMsgTimestamp.Load(), c.indexMsgTimestamp.Load()}
+	confirm := c.confirmPhyOffset.Load()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return now != c.synced || confirm != c.syncedConfirm || c.dirty
+}
+
 func (c *checkpoint) flush() error {
 	now := [3]int64{c.physicMsgTimestamp.Load(), c.logicsMsgTimestamp.Load(), c.indexMsgTimestamp.Load()}
 	confirm := c.confirmPhyOffset.Load()

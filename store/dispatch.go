@@ -55,6 +55,12 @@ const (
 func (s *DefaultStore) doReput() (stuck, held bool) {
 	s.dispatchMu.Lock()
 	defer s.dispatchMu.Unlock()
+	start := s.reputFrom.Load()
+	defer func() {
+		if s.reputFrom.Load() != start {
+			s.cqWork()
+		}
+	}()
 	var m codec.Message
 	q := s.commitLog.q
 	for {

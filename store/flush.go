@@ -9,32 +9,37 @@ import (
 
 // flushPeriodically calls flush every interval with leastPages, and with 0
 // (flush everything) once thorough has passed since the last full flush: the
-// shape of Java's FlushRealTimeService and FlushConsumeQueueService.
-func flushPeriodically(ctx context.Context, intervalMs, thoroughMs int64, leastPages int, flush func(least int)) {
-	t := time.NewTicker(time.Duration(max(intervalMs, 1)) * time.Millisecond)
-	defer t.Stop()
+// shape of Java's FlushRealTimeService and FlushConsumeQueueService. Unlike
+// Java's, it sleeps once pending reports nothing left to flush, until n is
+// kicked by new work; the first flush after a sleep longer than thorough is a
+// full one, as Java's would be.
+func flushPeriodically(ctx context.Context, intervalMs, thoroughMs int64, leastPages int, n *napper,
+	flush func(least int), pending func() bool) {
 	thorough := time.Duration(thoroughMs) * time.Millisecond
 	last := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	tickUntilIdle(ctx, time.Duration(max(intervalMs, 1))*time.Millisecond, n, nil, func() {
 		least := leastPages
 		if time.Since(last) >= thorough {
 			least = 0
 			last = time.Now()
 		}
 		flush(least)
-	}
+	}, pending)
 }
 
 // runFlushCommitLog is FlushRealTimeService (ASYNC_FLUSH): msync every interval once
-// enough pages are dirty, and everything at least every thorough interval.
+// enough pages are dirty, and everything at least every thorough interval. It
+// sleeps while everything appended is on disk; appends kick it (appendedReplica).
 func (s *DefaultStore) runFlushCommitLog(ctx context.Context) {
 	flushPeriodically(ctx, int64(s.cfg.FlushIntervalCommitLog), int64(s.cfg.FlushCommitLogThoroughInterval),
-		s.cfg.FlushCommitLogLeastPages, func(least int) { _ = s.flushCommitLog(least) })
+		s.cfg.FlushCommitLogLeastPages, s.clFlushNap, func(least int) { _ = s.flushCommitLog(least) },
+		s.commitLogDirty)
+}
+
+// commitLogDirty: appended bytes are not all on disk yet.
+func (s *DefaultStore) commitLogDirty() bool {
+	q := s.commitLog.q
+	return q.flushedWhere.Load() < q.maxOffset()
 }
 
 // flushCommitLog flushes and, when everything appended so far is on disk, records
@@ -47,22 +52,35 @@ func (s *DefaultStore) flushCommitLog(leastPages int) error {
 		s.log.Error("commitlog flush failed", "err", err)
 		return err
 	}
-	if ts > 0 && s.commitLog.q.flushedWhere.Load() >= end {
-		s.checkpoint.physicMsgTimestamp.Store(ts)
+	if ts > 0 && s.commitLog.q.flushedWhere.Load() >= end && s.checkpoint.physicMsgTimestamp.Swap(ts) != ts {
+		s.cqWork()
 	}
 	return nil
 }
 
 // runFlushConsumeQueue is FlushConsumeQueueService; it also flushes the checkpoint.
+// It sleeps once a full flush covered everything dispatched and the checkpoint
+// is synced; a dispatch or a checkpoint change kicks it (cqWork).
 func (s *DefaultStore) runFlushConsumeQueue(ctx context.Context) {
 	flushPeriodically(ctx, int64(s.cfg.FlushIntervalConsumeQueue), int64(s.cfg.FlushConsumeQueueThoroughInterval),
-		s.cfg.FlushConsumeQueueLeastPages, s.flushConsumeQueues)
+		s.cfg.FlushConsumeQueueLeastPages, s.cqFlushNap, s.flushConsumeQueues, s.consumeQueuesDirty)
 }
+
+// consumeQueuesDirty: something was dispatched (or cut) since the last full
+// consume-queue flush, or the checkpoint has changes not synced.
+func (s *DefaultStore) consumeQueuesDirty() bool {
+	return s.reputFrom.Load() != s.cqFlushedAt.Load() || s.checkpoint.changed()
+}
+
+// cqWork tells the consume-queue flusher there is something to flush: call it
+// after the change (a dispatch, a truncation, a checkpoint field set).
+func (s *DefaultStore) cqWork() { s.cqFlushNap.kick() }
 
 // flushConsumeQueues flushes every consume queue and the checkpoint.
 func (s *DefaultStore) flushConsumeQueues(least int) {
 	// Captured first: after a full flush every unit up to this time is on disk.
 	logicTs := s.lastLogicTs.Load()
+	through := s.reputFrom.Load()
 	ok := true
 	for _, cq := range s.allCQs() {
 		if err := cq.q.flush(least); err != nil {
@@ -70,8 +88,11 @@ func (s *DefaultStore) flushConsumeQueues(least int) {
 			s.log.Error("consume queue flush failed", "topic", cq.topic, "queue", cq.qid, "err", err)
 		}
 	}
-	if least == 0 && ok && logicTs > 0 {
-		s.checkpoint.logicsMsgTimestamp.Store(logicTs)
+	if least == 0 && ok {
+		if logicTs > 0 {
+			s.checkpoint.logicsMsgTimestamp.Store(logicTs)
+		}
+		s.cqFlushedAt.Store(through)
 	}
 	if err := s.checkpoint.flush(); err != nil {
 		s.log.Error("checkpoint flush failed", "err", err)
@@ -191,8 +212,10 @@ func (g *groupCommit) waitAsync(next int64, timeout time.Duration, done func(Put
 	g.wakeup()
 }
 
+// run serves the queued requests whenever one is queued: every request wakes
+// it (wait, waitAsync), so unlike Java's 10 ms loop it sleeps while none is.
 func (g *groupCommit) run(ctx context.Context) {
-	t := time.NewTicker(10 * time.Millisecond)
+	t := time.NewTimer(idleSafetyNet)
 	defer t.Stop()
 	for {
 		select {
@@ -203,6 +226,7 @@ func (g *groupCommit) run(ctx context.Context) {
 		case <-t.C:
 		}
 		g.serve()
+		t.Reset(idleSafetyNet)
 	}
 }
 

@@ -314,6 +314,7 @@ func (ix *indexService) writable() (*indexFile, error) {
 		_ = unix.Msync(last.mf.data, unix.MS_SYNC)
 		ix.s.checkpoint.indexMsgTimestamp.Store(last.endTimestamp())
 		_ = ix.s.checkpoint.flush()
+		ix.s.cqWork() // the consume-queue flusher retries a failed checkpoint sync
 	}
 	x, err := ix.create(last)
 	if err != nil {

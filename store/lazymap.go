@@ -37,18 +37,25 @@ type lazyMaps struct {
 	count  atomic.Int64 // files mapped now
 	now    atomic.Int64 // coarse clock (unix s) for lastUse, set by the sweeper
 	wake   chan struct{}
+	nap    *napper // the sweeper sleeps while nothing is mapped
 
 	mu     sync.Mutex
 	mapped map[*mappedFile]struct{}
 }
 
 func newLazyMaps(budget int64) *lazyMaps {
-	r := &lazyMaps{budget: max(budget, 16), wake: make(chan struct{}, 1), mapped: make(map[*mappedFile]struct{})}
+	r := &lazyMaps{budget: max(budget, 16), wake: make(chan struct{}, 1), nap: newNapper(), mapped: make(map[*mappedFile]struct{})}
 	r.now.Store(time.Now().Unix())
 	return r
 }
 
 func (r *lazyMaps) add(m *mappedFile) {
+	if r.nap.idle.Load() {
+		// The sleeping sweeper's clock stopped: m must not look long unused.
+		now := time.Now().Unix()
+		r.now.Store(now)
+		m.lastUse.Store(now)
+	}
 	r.mu.Lock()
 	r.mapped[m] = struct{}{}
 	r.mu.Unlock()
@@ -58,6 +65,7 @@ func (r *lazyMaps) add(m *mappedFile) {
 		default:
 		}
 	}
+	r.nap.kick()
 }
 
 func (r *lazyMaps) remove(m *mappedFile) {
@@ -215,20 +223,13 @@ func (r *lazyMaps) sweep() int {
 	return n
 }
 
-// runUnmapIdle is the sweeper: every lazySweepEvery, and at once when the
-// budget is passed.
+// runUnmapIdle is the sweeper: every lazySweepEvery while any file is mapped,
+// and at once when the budget is passed. With nothing mapped it sleeps until a
+// mapping kicks it (add, which also moves its stopped clock on).
 func (s *DefaultStore) runUnmapIdle(ctx context.Context) {
-	t := time.NewTicker(lazySweepEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-s.lazy.wake:
-		}
-		s.lazy.sweep()
-	}
+	r := s.lazy
+	tickUntilIdle(ctx, lazySweepEvery, r.nap, r.wake, func() { r.sweep() },
+		func() bool { return r.count.Load() > 0 })
 }
 
 // MappedConsumeQueueFiles is how many consume-queue files are mapped now.

@@ -38,6 +38,7 @@ type pageKeeper struct {
 	// prepareFailed is set after a failed prepareNext (a full disk), so the
 	// failure is logged once, not every tick.
 	prepareFailed bool
+	dropped       bool // dropIdle ran since the last append
 }
 
 // pageKeeperTick is how often the keeper looks while appends go on; it backs off
@@ -46,6 +47,10 @@ const (
 	pageKeeperTick  = 5 * time.Millisecond
 	pageKeeperIdle  = time.Second // an append wakes an idle keeper (appended)
 	pageKeeperSweep = time.Second
+	// pageKeeperDropAfter is how long appends must have stopped before the
+	// keeper drops its windows (dropIdle): not after every short pause of a
+	// light load, which would populate the window ahead again each time.
+	pageKeeperDropAfter = 2 * time.Second
 )
 
 // newPageKeeper takes its windows from the store's configuration.
@@ -63,6 +68,11 @@ func (s *DefaultStore) runPageKeeper(ctx context.Context) {
 	t := time.NewTimer(pageKeeperTick)
 	defer t.Stop()
 	lastEnd := int64(-1)
+	// Idle, the keeper still looks now and then: the flushed position moves
+	// after the last append, and readers fault old pages in. Each look that
+	// finds nothing moved doubles the wait, up to idleSafetyNet.
+	idleWait, lastMark := pageKeeperIdle, int64(-1)
+	lastMove := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -81,17 +91,28 @@ func (s *DefaultStore) runPageKeeper(ctx context.Context) {
 				s.keeperIdle.Store(false)
 				t.Reset(pageKeeperTick)
 			} else {
-				t.Reset(pageKeeperIdle)
+				mark := min(s.commitLog.q.flushedWhere.Load(), s.reputFrom.Load())
+				if mark == lastMark {
+					idleWait = min(2*idleWait, idleSafetyNet)
+				} else {
+					idleWait, lastMark = pageKeeperIdle, mark
+				}
+				t.Reset(idleWait)
+				if time.Since(lastMove) >= pageKeeperDropAfter {
+					k.dropIdle()
+				}
 			}
 		} else {
 			t.Reset(pageKeeperTick)
+			idleWait = pageKeeperIdle
+			lastMove, k.dropped = time.Now(), false
 		}
 		lastEnd = end
 	}
 }
 
 func (k *pageKeeper) tick() {
-	if k.prepare {
+	if k.prepare && !k.dropped { // dropped: populate again once appends resume
 		k.prefault()
 	}
 	if k.behind >= 0 {
@@ -155,6 +176,36 @@ func (k *pageKeeper) populateTo(f *mappedFile, end int64) bool {
 	}
 	f.populated.Store(end)
 	return true
+}
+
+// dropIdle, once appends have stopped for a while, unmaps what the keeper
+// keeps mapped for them: the populated window ahead of the write position and
+// the resident window behind. An idle broker's resident set then holds its
+// code and heap, not up to ahead+behind bytes of commitlog; the pages stay in
+// the page cache, so the next appends and tail reads take a minor fault per
+// page until the keeper, woken by the appends, populates again.
+func (k *pageKeeper) dropIdle() {
+	if k.dropped {
+		return
+	}
+	k.dropped = true
+	if k.behind > 0 {
+		behind := k.behind
+		k.behind = 0
+		k.release()
+		k.behind = behind
+	}
+	for _, f := range k.s.commitLog.q.snapshot() {
+		from := (f.wrote.Load() + osPageSize - 1) &^ (osPageSize - 1)
+		if f.populated.Load() <= from || !f.hold() {
+			continue
+		}
+		if p := f.populated.Load(); p > from {
+			_ = unix.Madvise(f.data[from:p], unix.MADV_DONTNEED)
+			f.populated.Store(from)
+		}
+		f.release()
+	}
 }
 
 // release unmaps commitlog pages below min(flushed, dispatched) - behind.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -161,4 +162,26 @@ func TestSpareFileLeftByCrashIsDropped(t *testing.T) {
 	require.Equal(t, n, total)
 	r := s.PutMessage(t.Context(), newMsg("Res", 0, "after", nil))
 	require.Equal(t, PutOK, r.Status, fmt.Sprint(r))
+}
+
+// Once appends stop for a while the running keeper drops its windows ahead
+// and behind; appends after that spell are populated ahead again.
+func TestPageKeeperDropsWindowsWhenIdle(t *testing.T) {
+	dir := t.TempDir()
+	cfg := residencyConfig(dir)
+	cfg.PrefaultAheadBytes = 4 << 20
+	cfg.MappedResidentBytes = 4 << 20
+	s := openStore(t, cfg)
+	defer s.Shutdown()
+	path := filepath.Join(cfg.commitLogDir(), fileName(0))
+	putBytes(t, s, 6<<20)
+	tail := s.commitLog.q.last()
+	require.Eventually(t, func() bool { return tail.populated.Load() >= tail.wrote.Load()+(4<<20)-osPageSize },
+		10*time.Second, 5*time.Millisecond, "the keeper never populated ahead")
+	require.Eventually(t, func() bool { return mappedRSS(t, path) < 1<<20 }, 20*time.Second, 20*time.Millisecond,
+		"idle, the keeper kept %d bytes mapped", mappedRSS(t, path))
+	require.Less(t, tail.populated.Load(), tail.wrote.Load()+osPageSize)
+	putBytes(t, s, 64<<10)
+	require.Eventually(t, func() bool { return tail.populated.Load() >= tail.wrote.Load()+(4<<20)-osPageSize },
+		10*time.Second, 5*time.Millisecond, "appends after the idle spell were not populated ahead")
 }

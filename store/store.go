@@ -45,7 +45,11 @@ type DefaultStore struct {
 	// keeperWake wakes the page keeper from its idle wait (keeperIdle set).
 	keeperWake chan struct{}
 	keeperIdle atomic.Bool
-	reputIdle  atomic.Bool // the dispatcher waits for a wake-up
+	// The flushers, the disk check and the unmapping sweep sleep while they
+	// have nothing to do (idle.go); these wake them.
+	clFlushNap, cqFlushNap, diskNap *napper
+	cqFlushedAt                     atomic.Int64 // reputFrom covered by the last full consume-queue flush
+	reputIdle                       atomic.Bool  // the dispatcher waits for a wake-up
 	// confirmOn bounds dispatch by confirmOffset (controller mode, autoswitch.go).
 	confirmOn     atomic.Bool
 	confirmOffset atomic.Int64
@@ -98,6 +102,9 @@ func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
 		reputWake:   make(chan struct{}, 1),
 		keeperWake:  make(chan struct{}, 1),
 		diskWake:    make(chan struct{}, 1),
+		clFlushNap:  newNapper(),
+		cqFlushNap:  newNapper(),
+		diskNap:     newNapper(),
 		lazy:        newLazyMaps(int64(cfg.MappedConsumeQueueFilesMax)),
 	}
 	s.role.Store(&cfg.BrokerRole)
@@ -285,6 +292,7 @@ func (s *DefaultStore) Start() error {
 		return nil
 	}
 	s.checkDisk()
+	s.cqFlushedAt.Store(s.reputFrom.Load()) // recovery left the consume queues on disk
 	s.goService(s.runDiskCheck)
 	s.goService(s.runReput)
 	if s.cfg.FlushDiskType == SyncFlush {
@@ -523,6 +531,8 @@ func (s *DefaultStore) appended() {
 // appendedReplica is appended without the dispatcher's wake-up: the
 // replication client dispatches once per read (DispatchReplicated).
 func (s *DefaultStore) appendedReplica() {
+	s.clFlushNap.kick()
+	s.diskNap.kick()
 	if s.keeperIdle.Load() {
 		select {
 		case s.keeperWake <- struct{}{}:

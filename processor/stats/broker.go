@@ -42,8 +42,10 @@ type Broker struct {
 	todayMorning  [2]int64   // put, get totals at the last midnight (BrokerStats.record)
 	yesterdayMorn [2]int64
 	lastRecordDay int
+	lastAt        int64 // unix ms of the last sample
 	// manual stops the once-a-second sampler: tests drive sample themselves.
 	manual atomic.Bool
+	nap    napper // the sampler sleeps while no count moves (idle.go)
 }
 
 // Counter counts messages and bytes of one topic or topic@group.
@@ -271,6 +273,7 @@ func (s *Broker) CountPut(topic string, n int32, size int32, isSystem func(strin
 	if !c.system {
 		s.putNums.Add(int64(n))
 	}
+	s.nap.kick()
 }
 
 // CountGet records n messages of size bytes pulled by group from topic
@@ -283,6 +286,7 @@ func (s *Broker) CountGet(group, topic string, n int, size int, isSystem func(st
 	if !c.system {
 		s.getNums.Add(int64(n))
 	}
+	s.nap.kick()
 }
 
 // Sample takes the once-a-second snapshot and, past midnight, moves the
@@ -290,8 +294,13 @@ func (s *Broker) CountGet(group, topic string, n int, size int, isSystem func(st
 func (s *Broker) Sample(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.sampleLocked(now)
+}
+
+func (s *Broker) sampleLocked(now time.Time) {
 	put, get := s.putNums.Load(), s.getNums.Load()
 	ms := now.UnixMilli()
+	s.lastAt = ms
 	s.puts.add(ms, put)
 	s.gets.add(ms, get)
 	if m := s.topics.Load(); m != nil {
@@ -314,28 +323,48 @@ func (s *Broker) Sample(now time.Time) {
 	}
 }
 
+// Run samples once a second while counts move, and sleeps while none does.
 func (s *Broker) Run(ctx context.Context) {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	if !s.manual.Load() { // a late-scheduled first sample must not land inside a test's own timeline
-		s.Sample(time.Now())
+	s.nap.run(ctx, &s.manual, s.Sample, s.activity, func(now time.Time) {
+		s.mu.Lock()
+		s.catchUpLocked(now)
+		s.nap.sleeping.Store(false)
+		s.mu.Unlock()
+	})
+}
+
+// catchUpLocked fills the samples a sleeping sampler skipped (s.mu held);
+// every reader of the samples calls it first.
+func (s *Broker) catchUpLocked(now time.Time) {
+	if !s.nap.sleeping.Load() {
+		return
 	}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			if !s.manual.Load() {
-				s.Sample(now)
-			}
+	gapSamples(s.lastAt, now.UnixMilli(), statsWindow, func(atMs int64) { s.sampleLocked(time.UnixMilli(atMs)) })
+}
+
+// activity changes whenever any count does, or a counter is made.
+func (s *Broker) activity() int64 {
+	a := s.putNums.Load() + s.getNums.Load()
+	if m := s.topics.Load(); m != nil {
+		a += int64(len(*m))
+		for _, c := range *m {
+			a += c.nums.Load() + c.size.Load() + c.sizes.total()
 		}
 	}
+	if m := s.groups.Load(); m != nil {
+		a += int64(len(*m))
+		for _, c := range *m {
+			a += c.nums.Load() + c.size.Load() + c.times.Load()
+		}
+	}
+	return a
 }
 
 // Runtime fills the counter keys of GET_BROKER_RUNTIME_INFO.
 func (s *Broker) Runtime(t map[string]string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.catchUpLocked(time.Now())
 	t["msgPutTotalYesterdayMorning"] = strconv.FormatInt(s.yesterdayMorn[0], 10)
 	t["msgPutTotalTodayMorning"] = strconv.FormatInt(s.todayMorning[0], 10)
 	t["msgPutTotalTodayNow"] = strconv.FormatInt(s.putNums.Load(), 10)
@@ -436,6 +465,7 @@ func (s *Broker) ConsumeTps(topic, group string) float64 {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.catchUpLocked(time.Now())
 	_, tps := c.minuteStats(false)
 	return tps
 }
@@ -445,6 +475,7 @@ func (s *Broker) ConsumeTps(topic, group string) float64 {
 func (s *Broker) Windows(c *Counter, size bool) [3]Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.catchUpLocked(time.Now())
 	return [3]Snapshot{c.stats(WinMinute, size), c.stats(WinHour, size), c.stats(WinDay, size)}
 }
 
@@ -461,6 +492,7 @@ func (s *Broker) TopicPutTps(topic string) float64 {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.catchUpLocked(time.Now())
 	_, tps := c.minuteStats(false)
 	return tps
 }

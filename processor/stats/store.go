@@ -30,6 +30,9 @@ type Store struct {
 
 	mu            sync.Mutex
 	founds, misss sampleRing
+	lastAt        int64  // unix ms of the last sample
+	nap           napper // the sampler sleeps while no lookup is counted (idle.go)
+	manual        atomic.Bool
 }
 
 func (s *Store) CountGet(found bool, d time.Duration) {
@@ -39,6 +42,7 @@ func (s *Store) CountGet(found bool, d time.Duration) {
 		s.getMiss.Add(1)
 	}
 	raiseMax(&s.getMaxMs, d.Milliseconds())
+	s.nap.kick()
 }
 
 func (s *Store) CountPut(d time.Duration) {
@@ -60,24 +64,35 @@ func raiseMax(m *atomic.Int64, v int64) {
 	}
 }
 
+// Run samples the lookup totals once a second while they move, and sleeps
+// while they do not.
 func (s *Store) Run(ctx context.Context) {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		s.Sample(time.Now())
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	s.nap.run(ctx, &s.manual, s.Sample, func() int64 { return s.getFound.Load() + s.getMiss.Load() },
+		func(now time.Time) {
+			s.mu.Lock()
+			s.catchUpLocked(now)
+			s.nap.sleeping.Store(false)
+			s.mu.Unlock()
+		})
 }
 
 func (s *Store) Sample(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.founds.add(now.UnixMilli(), s.getFound.Load())
-	s.misss.add(now.UnixMilli(), s.getMiss.Load())
+	s.sampleLocked(now.UnixMilli())
+}
+
+func (s *Store) sampleLocked(ms int64) {
+	s.lastAt = ms
+	s.founds.add(ms, s.getFound.Load())
+	s.misss.add(ms, s.getMiss.Load())
+}
+
+// catchUpLocked fills the samples a sleeping sampler skipped (s.mu held).
+func (s *Store) catchUpLocked(now time.Time) {
+	if s.nap.sleeping.Load() {
+		gapSamples(s.lastAt, now.UnixMilli(), statsWindow, s.sampleLocked)
+	}
 }
 
 // rate is a sampleRing's rate over secs as a number, 0 while too few samples
@@ -134,6 +149,7 @@ func (s *Store) GetFound() int64 { return s.getFound.Load() }
 // bytes put over all topics (Broker.PutSizeTotal).
 func (s *Store) Runtime(t map[string]string, putSize int64) {
 	s.mu.Lock()
+	s.catchUpLocked(time.Now())
 	var found, miss, total [3]string
 	for i, secs := range [3]int{10, 60, 600} {
 		found[i], miss[i] = s.founds.tps(secs), s.misss.tps(secs)
