@@ -75,19 +75,6 @@ func (b *Broker) handlePullMessage(ctx context.Context, c remoting.Conn, req *co
 	return b.pull(c, &h, reply, nil, true, dispatchTarget)
 }
 
-// pullInline reports a long-polling pull at or past the end of its queue: it
-// finds nothing and is held, so it runs on the event loop instead of costing a
-// worker's wake-up per pull (a caught-up consumer sends one per message). Its
-// path reads no file and never waits; should a message arrive meanwhile it
-// reads that, which is in memory.
-func (b *Broker) pullInline(req *codec.RemotingCommand) bool {
-	var h codec.PullMessageRequestHeader
-	if h.Decode(req.Ext) != nil || h.SysFlag&codec.PullFlagSuspend == 0 || h.QueueOffset < 0 {
-		return false
-	}
-	return b.store.MaxOffsetInQueue(h.Topic, h.QueueID) <= h.QueueOffset
-}
-
 // pull runs one pull. allowSuspend is false when a held request is re-run, and
 // filter is then the one built the first time. A dispatchTarget above 0 is the
 // commitlog end when the pull arrived: a pull that would answer the end of the

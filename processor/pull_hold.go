@@ -95,8 +95,7 @@ func (s *pullHoldService) suspend(p *heldPull) {
 // NotifyMessageArrivingListener, maxOffset is the queue's new max offset (the
 // arrived message's offset + 1).
 func (s *pullHoldService) arriving(topic string, queueID int32, maxOffset int64, tagsCode int64, _ int64, props string) {
-	// Runs on the store's dispatch goroutine or on the appender's (an event
-	// loop): a filter's panic must not end it.
+	// Runs on the store's dispatch goroutine: a filter's panic must not end it.
 	defer func() { s.b.recovered("held pull notification", recover()) }()
 	s.mu.Lock()
 	empty := s.count == 0
@@ -145,20 +144,9 @@ func (s *pullHoldService) notify(topic string, queueID int32, newest int64, tags
 	}
 	s.count -= len(wake)
 	s.mu.Unlock()
-	if len(wake) == 0 {
-		return
+	if len(wake) > 0 {
+		go s.execute(wake)
 	}
-	// The first woken pull is answered right here: it reads what was just
-	// dispatched (in memory), never waits (no suspension, no dispatch wait)
-	// and its answer is queued to its connection's loop without blocking, so
-	// even an event loop that appended the message may run it; a goroutine
-	// per wake-up cost a start, a stack growth and a thread wake-up per
-	// message. More than one (many groups on a queue) are not the
-	// appender's to wait for.
-	if len(wake) > 1 {
-		go s.execute(wake[1:])
-	}
-	s.executeOne(wake[0])
 }
 
 // matches runs a held pull's filter on an arrived message; one that panics
