@@ -121,5 +121,7 @@ func (r *GetResult) Release() {
 }
 
 // ArrivingListener is told, after dispatch, of every message that reached a consume
-// queue (the broker wakes long-polling pulls with it).
+// queue (the broker wakes long-polling pulls with it). It may run on the goroutine
+// that appended the message (a gnet event loop, one holding no store lock): it
+// must not block, nor take a lock held around a put.
 type ArrivingListener func(topic string, queueID int32, logicOffset int64, tagsCode int64, storeTimestamp int64, properties string)

@@ -50,7 +50,7 @@ type commitLog struct {
 	// scratch is where a write-through append encodes its records before the
 	// pwrite, guarded by mu.
 	scratch  []byte
-	onAppend func()
+	onAppend func(start, end int64) // the appended bytes; start < 0: dispatch them elsewhere
 	// onNoSpace is told when an append or a new file failed for lack of space.
 	onNoSpace func()
 	// lockBegin is when the put holding mu took it (unix ms), 0 while none
@@ -233,7 +233,7 @@ func (c *commitLog) put(m *codec.Message) PutResult {
 	c.lastStoreTs.Store(now)
 	c.unlock()
 	if c.onAppend != nil {
-		c.onAppend()
+		c.onAppend(m.CommitLogOffset, m.CommitLogOffset+int64(n))
 	}
 	return PutResult{Status: PutOK, WroteOffset: m.CommitLogOffset, WroteBytes: int32(n),
 		QueueOffset: m.QueueOffset, MsgNum: 1, StoreTimestamp: now}
@@ -344,7 +344,7 @@ func (c *commitLog) putBatch(tmpl *codec.Message, body []byte, fixProps func(str
 	c.bumpOffset(key, qoff+int64(len(props)))
 	c.lastStoreTs.Store(now)
 	if c.onAppend != nil {
-		c.onAppend()
+		c.onAppend(-1, -1) // under the lock: wake the dispatcher, never dispatch here
 	}
 	return res
 }

@@ -23,7 +23,8 @@ func (s *DefaultStore) runReput(ctx context.Context) {
 		// Publish idleness, then look again: a put that saw us busy did not
 		// wake us, but its bytes are visible to this second look. A log stuck
 		// at a bad record is retried every reputRetry; an idle one waits for
-		// an append's wake-up (every append wakes it, replicated ones too).
+		// an append's wake-up (an append it does not dispatch itself wakes
+		// it, replicated ones too).
 		s.reputIdle.Store(true)
 		if !stuck && !held && s.reputFrom.Load() < s.dispatchLimit() {
 			s.reputIdle.Store(false)
@@ -55,6 +56,12 @@ const (
 func (s *DefaultStore) doReput() (stuck, held bool) {
 	s.dispatchMu.Lock()
 	defer s.dispatchMu.Unlock()
+	return s.doReputLocked()
+}
+
+// doReputLocked is doReput with dispatchMu held. Progress wakes the sleeping
+// consume-queue flusher, whichever goroutine dispatched.
+func (s *DefaultStore) doReputLocked() (stuck, held bool) {
 	start := s.reputFrom.Load()
 	defer func() {
 		if s.reputFrom.Load() != start {

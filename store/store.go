@@ -326,6 +326,7 @@ func (s *DefaultStore) Shutdown() error {
 	s.commitLog.close()
 	s.cancel()
 	s.wg.Wait()
+	s.reputIdle.Store(false) // no dispatch on an appender's goroutine from now on
 	s.doReput()
 	var errs []error
 	if err := s.commitLog.q.flush(0); err != nil {
@@ -522,10 +523,37 @@ func (s *DefaultStore) afterFlushAsync(ctx context.Context, res PutResult, props
 		})
 }
 
-// appended runs after every commitlog append, outside the commitlog lock.
-func (s *DefaultStore) appended() {
-	s.wakeReput()
+// appended runs after every commitlog append of [start, end), outside the
+// commitlog lock unless start < 0. Replication hears of it first (its wake-up
+// then overlaps the dispatch); the record is dispatched right here when the
+// dispatcher is idle and caught up to it, else the dispatcher is woken.
+func (s *DefaultStore) appended(start, end int64) {
 	s.appendedReplica()
+	if start < 0 || !s.dispatchInline(start, end) {
+		s.wakeReput()
+	}
+}
+
+// dispatchInline dispatches on the appender's goroutine what the dispatcher
+// would have, when it waits idle and has dispatched everything before start:
+// at low rates a put then costs no wake-up of the dispatcher (a futex and often
+// a thread), while a busy dispatcher still batches. It reports false, leaving
+// the record to the dispatcher, when another dispatch runs, the record is not
+// confirmed yet, or dispatch stopped short (a bad record, a full disk: the
+// dispatcher retries those on its own schedule).
+func (s *DefaultStore) dispatchInline(start, end int64) bool {
+	if !s.reputIdle.Load() || s.reputFrom.Load() != start || s.dispatchLimit() < end {
+		return false
+	}
+	if !s.dispatchMu.TryLock() {
+		return false
+	}
+	defer s.dispatchMu.Unlock()
+	if !s.reputIdle.Load() {
+		return false // shut down meanwhile (Shutdown clears it before its last dispatch)
+	}
+	stuck, held := s.doReputLocked()
+	return !stuck && !held
 }
 
 // appendedReplica is appended without the dispatcher's wake-up: the
