@@ -146,6 +146,7 @@ func (c *client) dial(addr string) (*session, error) {
 		_ = nc.Close()
 		return nil, c.ctx.Err()
 	}
+	nc = quiet(nc)
 	c.nc = nc
 	c.mu.Unlock()
 	return &session{c: c, nc: nc}, nil
@@ -203,7 +204,7 @@ func beat(nc net.Conn, interval time.Duration, report func() error) (stop func()
 func acceptOne(ctx context.Context, ln net.Listener, log *slog.Logger) (net.Conn, bool) {
 	nc, err := ln.Accept()
 	if err == nil {
-		return nc, true
+		return quiet(nc), true
 	}
 	if ctx.Err() != nil {
 		return nil, false
