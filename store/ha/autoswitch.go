@@ -660,9 +660,15 @@ func (a *AutoSwitch) slaveAcked(c *autoConn, offset int64) {
 				at = time.Now()
 			}
 			a.caughtUpLocked(id, at)
-			if !a.syncSet[id] && offset >= a.st.ConfirmOffset() {
+			// Java's getLocalSyncStateSet: while a change is asked, the asked
+			// set, so each ack does not ask the controller again.
+			local := a.syncSet
+			if a.syncing {
+				local = a.remote
+			}
+			if !local[id] && offset >= a.st.ConfirmOffset() {
 				if last, ok := a.epoch.LastEntry(); ok && offset >= last.StartOffset {
-					set := toSet(fromSet(a.syncSet))
+					set := toSet(fromSet(local))
 					set[id] = true
 					a.markSyncingLocked(set)
 					expand = set
