@@ -86,7 +86,7 @@ func (s *DefaultStore) doReputLocked() (stuck, held bool) {
 		}
 		pos := from - f.from
 		wrote := min(f.wrote.Load(), limit-f.from)
-		stop := false
+		stop, again := false, false
 		for pos < wrote {
 			if codec.RecordMagic(f.data[pos:wrote]) == codec.MagicBlank {
 				pos = int64(f.size)
@@ -94,10 +94,19 @@ func (s *DefaultStore) doReputLocked() (stuck, held bool) {
 			}
 			n, err := codec.DecodeRecord(f.data[pos:wrote], &m)
 			if err != nil {
-				if errors.Is(err, codec.ErrRecordTruncated) && f.from+wrote == limit && limit < q.maxOffset() {
-					// The rest of this record is written but not confirmed yet.
-					f.release()
-					return false, true
+				if errors.Is(err, codec.ErrRecordTruncated) && f.from+wrote == limit {
+					if s.dispatchLimit() > limit {
+						// Its rest arrived while we read: read on. Reporting it
+						// held would make the dispatcher wait for a wake-up the
+						// appender, seeing it busy, did not send.
+						again = true
+						break
+					}
+					if limit < q.maxOffset() {
+						// The rest of this record is written but not confirmed yet.
+						f.release()
+						return false, true
+					}
 				}
 				if !errors.Is(err, codec.ErrRecordTruncated) {
 					s.log.Error("dispatch: bad record", "offset", f.from+pos, "err", err)
@@ -124,10 +133,13 @@ func (s *DefaultStore) doReputLocked() (stuck, held bool) {
 			pos += int64(n)
 			s.reputFrom.Store(f.from + pos)
 		}
-		if !stop && pos >= int64(f.size) {
+		if !stop && !again && pos >= int64(f.size) {
 			s.reputFrom.Store(f.from + int64(f.size))
 		}
 		f.release()
+		if again {
+			continue
+		}
 		if stop {
 			return true, false
 		}
