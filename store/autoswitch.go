@@ -50,7 +50,7 @@ func (s *DefaultStore) DispatchBehind() int64 { return max(s.dispatchLimit()-s.r
 // kickReput wakes the dispatcher even when it is not idle-waiting on appends.
 func (s *DefaultStore) kickReput() {
 	select {
-	case s.reputWake <- struct{}{}:
+	case s.reputNap.wake <- struct{}{}:
 	default:
 	}
 }

@@ -25,12 +25,12 @@ func (s *DefaultStore) runReput(ctx context.Context) {
 		// at a bad record is retried every reputRetry; an idle one waits for
 		// an append's wake-up (an append it does not dispatch itself wakes
 		// it, replicated ones too).
-		s.reputIdle.Store(true)
+		s.reputNap.idle.Store(true)
 		if !stuck && !held && s.reputFrom.Load() < s.dispatchLimit() {
-			s.reputIdle.Store(false)
+			s.reputNap.idle.Store(false)
 			continue
 		}
-		wait := reputIdleCheck
+		wait := idleSafetyNet // appends wake the dispatcher, a slave dispatches itself
 		if stuck {
 			wait = reputRetry
 		}
@@ -38,17 +38,14 @@ func (s *DefaultStore) runReput(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.reputWake:
+		case <-s.reputNap.wake:
 		case <-t.C:
 		}
-		s.reputIdle.Store(false)
+		s.reputNap.idle.Store(false)
 	}
 }
 
-const (
-	reputRetry     = 100 * time.Millisecond
-	reputIdleCheck = 10 * time.Second // a safety net only: appends wake the dispatcher, a slave dispatches itself
-)
+const reputRetry = 100 * time.Millisecond
 
 // doReput dispatches everything between reputFrom and the commitlog's end (the
 // confirm offset, when that bounds it). It reports whether it stopped at a

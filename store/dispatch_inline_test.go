@@ -16,10 +16,10 @@ import (
 // waitReputIdle waits (bounded) until the dispatcher waits for appends.
 func waitReputIdle(t *testing.T, s *DefaultStore) {
 	t.Helper()
-	for i := 0; i < 5000 && !(s.reputIdle.Load() && s.reputFrom.Load() == s.MaxPhyOffset()); i++ {
+	for i := 0; i < 5000 && !(s.reputNap.idle.Load() && s.reputFrom.Load() == s.MaxPhyOffset()); i++ {
 		time.Sleep(time.Millisecond)
 	}
-	require.True(t, s.reputIdle.Load(), "dispatcher never idle")
+	require.True(t, s.reputNap.idle.Load(), "dispatcher never idle")
 }
 
 // An append while the dispatcher is idle and caught up is dispatched before

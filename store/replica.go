@@ -192,7 +192,7 @@ func (s *DefaultStore) DispatchReplicated() {
 	if s.reputFrom.Load() >= s.commitLog.q.maxOffset() {
 		return
 	}
-	if !s.reputIdle.Load() {
+	if !s.reputNap.idle.Load() {
 		return // busy: it looks at the end again before it waits
 	}
 	if stuck, _ := s.doReput(); stuck {

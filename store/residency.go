@@ -78,17 +78,17 @@ func (s *DefaultStore) runPageKeeper(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-		case <-s.keeperWake:
+		case <-s.keeperNap.wake:
 		}
-		s.keeperIdle.Store(false)
+		s.keeperNap.idle.Store(false)
 		end := s.commitLog.q.maxOffset()
 		k.tick()
 		if end == lastEnd {
 			// Publish idleness, then look again: an append that saw the keeper
 			// busy did not wake it.
-			s.keeperIdle.Store(true)
+			s.keeperNap.idle.Store(true)
 			if s.commitLog.q.maxOffset() != end {
-				s.keeperIdle.Store(false)
+				s.keeperNap.idle.Store(false)
 				t.Reset(pageKeeperTick)
 			} else {
 				mark := min(s.commitLog.q.flushedWhere.Load(), s.reputFrom.Load())

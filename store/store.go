@@ -41,15 +41,11 @@ type DefaultStore struct {
 	// reputFrom is the next commitlog offset to dispatch; only the dispatcher
 	// goroutine (or recovery, before it starts) moves it.
 	reputFrom atomic.Int64
-	reputWake chan struct{}
-	// keeperWake wakes the page keeper from its idle wait (keeperIdle set).
-	keeperWake chan struct{}
-	keeperIdle atomic.Bool
-	// The flushers, the disk check and the unmapping sweep sleep while they
-	// have nothing to do (idle.go); these wake them.
-	clFlushNap, cqFlushNap, diskNap *napper
-	cqFlushedAt                     atomic.Int64 // reputFrom covered by the last full consume-queue flush
-	reputIdle                       atomic.Bool  // the dispatcher waits for a wake-up
+	// The dispatcher, the page keeper, the flushers, the disk check and the
+	// unmapping sweep sleep while they have nothing to do (idle.go); these
+	// wake them. reputNap.idle also says the dispatcher is not dispatching.
+	reputNap, keeperNap, clFlushNap, cqFlushNap, diskNap *napper
+	cqFlushedAt                                          atomic.Int64 // reputFrom covered by the last full consume-queue flush
 	// confirmOn bounds dispatch by confirmOffset (controller mode, autoswitch.go).
 	confirmOn     atomic.Bool
 	confirmOffset atomic.Int64
@@ -99,8 +95,8 @@ func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
 		log:         logger.With("component", "store"),
 		delayLevels: levels,
 		cqs:         make(map[tqKey]*consumeQueue),
-		reputWake:   make(chan struct{}, 1),
-		keeperWake:  make(chan struct{}, 1),
+		reputNap:    newNapper(),
+		keeperNap:   newNapper(),
 		diskWake:    make(chan struct{}, 1),
 		clFlushNap:  newNapper(),
 		cqFlushNap:  newNapper(),
@@ -326,7 +322,7 @@ func (s *DefaultStore) Shutdown() error {
 	s.commitLog.close()
 	s.cancel()
 	s.wg.Wait()
-	s.reputIdle.Store(false) // no dispatch on an appender's goroutine from now on
+	s.reputNap.idle.Store(false) // no dispatch on an appender's goroutine from now on
 	s.doReput()
 	var errs []error
 	if err := s.commitLog.q.flush(0); err != nil {
@@ -542,14 +538,14 @@ func (s *DefaultStore) appended(start, end int64) {
 // confirmed yet, or dispatch stopped short (a bad record, a full disk: the
 // dispatcher retries those on its own schedule).
 func (s *DefaultStore) dispatchInline(start, end int64) bool {
-	if !s.reputIdle.Load() || s.reputFrom.Load() != start || s.dispatchLimit() < end {
+	if !s.reputNap.idle.Load() || s.reputFrom.Load() != start || s.dispatchLimit() < end {
 		return false
 	}
 	if !s.dispatchMu.TryLock() {
 		return false
 	}
 	defer s.dispatchMu.Unlock()
-	if !s.reputIdle.Load() {
+	if !s.reputNap.idle.Load() {
 		return false // shut down meanwhile (Shutdown clears it before its last dispatch)
 	}
 	stuck, held := s.doReputLocked()
@@ -561,12 +557,7 @@ func (s *DefaultStore) dispatchInline(start, end int64) bool {
 func (s *DefaultStore) appendedReplica() {
 	s.clFlushNap.kick()
 	s.diskNap.kick()
-	if s.keeperIdle.Load() {
-		select {
-		case s.keeperWake <- struct{}{}:
-		default:
-		}
-	}
+	s.keeperNap.kick()
 	if h := s.appendHook.Load(); h != nil {
 		(*h)()
 	}
@@ -582,15 +573,8 @@ func (s *DefaultStore) SetAppendHook(h func()) {
 	s.appendHook.Store(&h)
 }
 
-func (s *DefaultStore) wakeReput() {
-	if !s.reputIdle.Load() {
-		return // busy: it will see the new bytes before it waits
-	}
-	select {
-	case s.reputWake <- struct{}{}:
-	default:
-	}
-}
+// wakeReput wakes an idle dispatcher; a busy one sees the new bytes before it waits.
+func (s *DefaultStore) wakeReput() { s.reputNap.kick() }
 
 // MinPhyOffset is the first commitlog offset still on disk.
 func (s *DefaultStore) MinPhyOffset() int64 {
