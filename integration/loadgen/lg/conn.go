@@ -175,32 +175,15 @@ func (c *Conn) Request(req *codec.RemotingCommand, timeout time.Duration) (code 
 func (c *Conn) readLoop() {
 	defer close(c.done)
 	r := bufio.NewReaderSize(c.nc, 256<<10)
-	var lenBuf [4]byte
 	buf := make([]byte, 0, 64<<10)
 	var cmd codec.RemotingCommand
 	for {
-		if _, err := io.ReadFull(r, lenBuf[:]); err != nil {
-			c.fail(fmt.Errorf("lg: read: %w", err))
-			return
-		}
-		n := int(binary.BigEndian.Uint32(lenBuf[:]))
-		if n < 4 || n > maxFrame {
-			c.fail(fmt.Errorf("lg: bad frame length %d", n))
-			return
-		}
-		if cap(buf) < n {
-			buf = make([]byte, n)
-		}
-		buf = buf[:n]
-		if _, err := io.ReadFull(r, buf); err != nil {
-			c.fail(fmt.Errorf("lg: read: %w", err))
+		var err error
+		if buf, err = readCommand(r, buf, &cmd); err != nil {
+			c.fail(err)
 			return
 		}
 		c.lastRead.Store(time.Now().UnixNano())
-		if err := codec.DecodeCommand(buf, &cmd); err != nil {
-			c.fail(fmt.Errorf("lg: decode: %w", err))
-			return
-		}
 		if !cmd.IsResponse() {
 			continue // broker-initiated requests (e.g. consumer id change notices) need no answer here
 		}
@@ -216,4 +199,28 @@ func (c *Conn) readLoop() {
 		}
 		call.done <- nil
 	}
+}
+
+// readCommand reads one length-prefixed frame into buf (grown as needed and
+// returned for the next frame) and decodes it into cmd, which aliases buf.
+func readCommand(r io.Reader, buf []byte, cmd *codec.RemotingCommand) ([]byte, error) {
+	var lenBuf [4]byte
+	if _, err := io.ReadFull(r, lenBuf[:]); err != nil {
+		return buf, fmt.Errorf("lg: read: %w", err)
+	}
+	n := int(binary.BigEndian.Uint32(lenBuf[:]))
+	if n < 4 || n > maxFrame {
+		return buf, fmt.Errorf("lg: bad frame length %d", n)
+	}
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return buf, fmt.Errorf("lg: read: %w", err)
+	}
+	if err := codec.DecodeCommand(buf, cmd); err != nil {
+		return buf, fmt.Errorf("lg: decode: %w", err)
+	}
+	return buf, nil
 }

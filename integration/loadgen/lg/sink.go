@@ -3,10 +3,8 @@ package lg
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strconv"
 	"sync"
@@ -88,22 +86,8 @@ func (s *Sink) serve(c net.Conn) error {
 	var cmd codec.RemotingCommand
 	offsets := make([]int64, s.queues)
 	for {
-		var lenb [4]byte
-		if _, err := io.ReadFull(r, lenb[:]); err != nil {
-			return err
-		}
-		n := int(binary.BigEndian.Uint32(lenb[:]))
-		if n <= 0 || n > maxFrame {
-			return fmt.Errorf("lg: sink: frame of %d bytes", n)
-		}
-		if cap(frame) < n {
-			frame = make([]byte, n)
-		}
-		frame = frame[:n]
-		if _, err := io.ReadFull(r, frame); err != nil {
-			return err
-		}
-		if err := codec.DecodeCommand(frame, &cmd); err != nil {
+		var err error
+		if frame, err = readCommand(r, frame, &cmd); err != nil {
 			return err
 		}
 		if cmd.IsOneway() {
