@@ -40,6 +40,7 @@ type env struct {
 	dur       time.Duration
 	warm      time.Duration
 	rates     []float64
+	e2eRates  []float64
 	cpuRate   float64
 	sizes     []int
 	inflights []int
@@ -78,6 +79,7 @@ type E2ERun struct {
 	Rate   float64      `json:"rate"`
 	Size   int          `json:"size"`
 	Result lg.E2EResult `json:"result"`
+	CPUUs  float64      `json:"cpuUsPerMsg,omitempty"` // broker CPU over the run per message sent (and consumed)
 	Load   string       `json:"loadavg"`
 }
 
@@ -96,7 +98,7 @@ type BrokerResult struct {
 	Closed             []SendRun   `json:"closed"`
 	Open               []SendRun   `json:"open"`
 	Consume            *ConsumeRun `json:"consume,omitempty"`
-	E2E                *E2ERun     `json:"e2e,omitempty"`
+	E2E                []E2ERun    `json:"e2e,omitempty"`
 	GoClient           []SendRun   `json:"goClient"`
 	Java               *JavaRun    `json:"javaProducer,omitempty"`
 	Sync               []SendRun   `json:"syncFlush"`
@@ -122,7 +124,7 @@ type Results struct {
 
 func main() {
 	var e env
-	var kinds, rates, sizes, inflights, mdPath string
+	var kinds, rates, e2eRates, sizes, inflights, mdPath string
 	var consumeN int64
 	var total time.Duration
 	var micro bool
@@ -134,6 +136,7 @@ func main() {
 	flag.StringVar(&kinds, "brokers", "apache,rmqd", "broker kinds in order")
 	flag.Int64Var(&consumeN, "n", 0, "messages for the consume catch-up (default 100000, full 1000000)")
 	flag.StringVar(&rates, "rates", "", "open-loop offered rates msg/s (default 2000,5000)")
+	flag.StringVar(&e2eRates, "e2e-rates", "", "end-to-end (send + long-poll consume) rates msg/s (default 2000,10000: issue 22's)")
 	flag.StringVar(&sizes, "sizes", "128,1024,16384", "body sizes")
 	flag.StringVar(&inflights, "inflight", "1,16,64", "in-flight requests (producer threads)")
 	flag.StringVar(&mdPath, "md", "docs/benchmarks.md", "markdown file whose generated section is replaced ('' = none)")
@@ -174,6 +177,7 @@ func main() {
 		e.consumeN = consumeN
 	}
 	e.rates = parseFloats(rates, []float64{2000, 5000})
+	e.e2eRates = parseFloats(e2eRates, []float64{2000, 10000})
 	e.sizes = parseInts(sizes)
 	e.inflights = parseInts(inflights)
 	if e.storeRoot == "" {
@@ -195,7 +199,7 @@ func main() {
 
 	res := &Results{Started: time.Now().UTC(), Mode: map[bool]string{false: "quick", true: "full"}[e.full]}
 	res.Settings = map[string]any{
-		"durationS": e.dur.Seconds(), "warmupS": e.warm.Seconds(), "warmupMessages": e.warmN, "consumeN": e.consumeN, "openRates": e.rates,
+		"durationS": e.dur.Seconds(), "warmupS": e.warm.Seconds(), "warmupMessages": e.warmN, "consumeN": e.consumeN, "openRates": e.rates, "e2eRates": e.e2eRates,
 		"cpuRate": e.cpuRate, "sizes": e.sizes, "inFlight": e.inflights, "queues": 8,
 		"apacheBrokerJVM": strings.Join(apacheBrokerJVM, " "), "apacheNamesrvJVM": strings.Join(apacheNamesrvJVM, " "),
 	}
@@ -350,12 +354,11 @@ func (r *runner) send(ctx context.Context, flush string, size, inflight int, rat
 	pid := r.b.brokerProc.pid()
 	var cpu0, slave0 int64
 	var res lg.SendResult
-	if rate > 0 {
-		// CPU is measured over the whole open-loop run: warm-up and measured window together.
-		cpu0, _ = cpuMicros(pid)
-		if r.b.slaveProc != nil {
-			slave0, _ = cpuMicros(r.b.slaveProc.pid())
-		}
+	// CPU is measured over the whole run, warm-up and measured window together, per message sent in it:
+	// at a fixed rate that is the cost of the load, closed loop it is the cost at saturation.
+	cpu0, _ = cpuMicros(pid)
+	if r.b.slaveProc != nil {
+		slave0, _ = cpuMicros(r.b.slaveProc.pid())
 	}
 	self0 := selfCPUMicros()
 	res, err = lg.Send(ctx, lg.SendConfig{Route: route, Topic: topic, Size: size, InFlight: inflight, Duration: d,
@@ -364,14 +367,12 @@ func (r *runner) send(ctx context.Context, flush string, size, inflight int, rat
 	if res.Sent > 0 {
 		run.ClientUs = float64(selfCPUMicros()-self0) / float64(res.Sent)
 	}
-	if rate > 0 {
-		cpu1, _ := cpuMicros(pid)
-		if res.Sent > 0 {
-			run.CPUUs = float64(cpu1-cpu0) / float64(res.Sent)
-			if r.b.slaveProc != nil {
-				s1, _ := cpuMicros(r.b.slaveProc.pid())
-				run.SlaveCPUUs = float64(s1-slave0) / float64(res.Sent)
-			}
+	cpu1, _ := cpuMicros(pid)
+	if res.Sent > 0 {
+		run.CPUUs = float64(cpu1-cpu0) / float64(res.Sent)
+		if r.b.slaveProc != nil {
+			s1, _ := cpuMicros(r.b.slaveProc.pid())
+			run.SlaveCPUUs = float64(s1-slave0) / float64(res.Sent)
 		}
 	}
 	if err != nil {
@@ -502,22 +503,36 @@ func (r *runner) finish(peak *rssPeak) *BrokerResult {
 }
 
 func (r *runner) e2e(ctx context.Context) {
-	topic := r.topic("e2e")
+	for _, rate := range r.e.e2eRates {
+		r.e2eAt(ctx, rate)
+	}
+}
+
+// e2eAt sends at a fixed rate while long-polling consumers read; the broker's CPU covers both sides.
+func (r *runner) e2eAt(ctx context.Context, rate float64) {
+	topic := r.topic(fmt.Sprintf("e2e%.0f", rate))
 	route, err := r.route(ctx, topic)
 	if err != nil {
 		r.fail("%s e2e: %v", r.res.Kind, err)
 		return
 	}
-	rate := 1000.0
+	pid := r.b.brokerProc.pid()
+	cpu0, _ := cpuMicros(pid)
 	res, err := lg.EndToEnd(ctx, lg.E2EConfig{Route: route, Topic: topic, Size: 1024, Rate: rate, Duration: r.e.dur + 2*time.Second,
 		InFlight: 32, Timeout: 2 * time.Minute, Full: true})
-	r.res.E2E = &E2ERun{Rate: rate, Size: 1024, Result: res, Load: loadAvg()}
+	cpu1, _ := cpuMicros(pid)
+	run := E2ERun{Rate: rate, Size: 1024, Result: res, Load: loadAvg()}
+	if res.Send.Sent > 0 {
+		run.CPUUs = float64(cpu1-cpu0) / float64(res.Send.Sent)
+	}
+	r.res.E2E = append(r.res.E2E, run)
 	if err != nil {
-		r.fail("%s e2e: %v", r.res.Kind, err)
+		r.fail("%s e2e @%.0f/s: %v", r.res.Kind, rate, err)
 		return
 	}
 	r.checkStored(ctx, "e2e", route, topic, res.Send.Sent)
-	r.e.log.Info("e2e", "broker", r.res.Kind, "lat", res.Pull.Lat.String(), "load", loadAvg())
+	r.e.log.Info("e2e", "broker", r.res.Kind, "rate", rate, "lat", res.Pull.Lat.String(),
+		"cpuUs/msg", fmt.Sprintf("%.1f", run.CPUUs), "load", run.Load)
 }
 
 func (r *runner) consume(ctx context.Context) {
