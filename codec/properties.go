@@ -52,6 +52,11 @@ func NextProperty(props string, i int) (name, value string, next int, ok bool) {
 // PropertyValue finds name in an encoded properties string without allocating. When
 // a name repeats, the last value wins, as it does in Java's HashMap.
 func PropertyValue(props, name string) (string, bool) {
+	// A send asks for several names most messages lack (TRAN_MSG, DELAY, the
+	// TIMER_ ones); one vectorised search rules those out without a pair walk.
+	if !strings.Contains(props, name) {
+		return "", false
+	}
 	var val string
 	found := false
 	for i := 0; ; {
