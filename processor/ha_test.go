@@ -2,6 +2,7 @@ package processor
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -124,4 +125,46 @@ func TestSyncMasterWithoutSlave(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
 	require.Greater(t, b.st.MaxPhyOffset(), off)
+}
+
+// A slave that registers before its master learns the master from a later
+// registration within seconds, not at the next 30 s period.
+func TestSlaveAsksAgainUntilItHearsOfItsMaster(t *testing.T) {
+	ctx := context.Background()
+	var registrations atomic.Int32
+	ns := remoting.NewServer(remoting.ServerConfig{Addr: "127.0.0.1:0", Logger: quietLog()})
+	ns.Register(codec.ReqRegisterBroker, remoting.ProcessorFunc(func(_ context.Context, _ remoting.Conn,
+		req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+		resp := codec.NewResponse(req, codec.RespSuccess, "")
+		if registrations.Add(1) > 2 { // the master registers meanwhile
+			resp.Ext.Set("haServerAddr", "127.0.0.1:10912")
+			resp.Ext.Set("masterAddr", "127.0.0.1:10911")
+		}
+		return resp, nil
+	}))
+	require.NoError(t, ns.Start(ctx))
+	defer ns.Shutdown(context.Background())
+
+	cfg := testConfig(t)
+	slaveConf(&cfg)
+	cfg.NamesrvAddr = ns.Addr().String()
+	scfg := store.DefaultConfig()
+	scfg.StorePathRootDir = cfg.Store.StorePathRootDir
+	scfg.BrokerRole = store.RoleSlave
+	st, err := store.Open(scfg, quietLog())
+	require.NoError(t, err)
+	require.NoError(t, st.Start())
+	defer func() { require.NoError(t, st.Shutdown()) }()
+	b, err := NewBroker(cfg, st, quietLog())
+	require.NoError(t, err)
+	cl := remoting.NewClient(remoting.ClientConfig{Logger: quietLog()})
+	defer cl.Close()
+	b.SetNameServerInvoker(cl)
+	require.NoError(t, b.Start(ctx))
+	defer func() { require.NoError(t, b.Shutdown()) }()
+
+	require.Eventually(t, func() bool { return b.MasterAddr() == "127.0.0.1:10911" }, 8*time.Second, 50*time.Millisecond,
+		"registrations so far: %d", registrations.Load())
+	// Once it knows its master, the slave is back on the period.
+	require.Equal(t, cfg.registerPeriod(), b.nextRegister(cfg.registerPeriod(), time.Second))
 }

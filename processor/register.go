@@ -139,20 +139,42 @@ func (b *Broker) unregisterAll(ctx context.Context) {
 }
 
 // registerLoop registers every period and whenever the topic table changed.
+// A slave that has not heard of its master yet (it registered before the
+// master did) asks again after 1, 2, 4 ... s instead of a whole period: Java's
+// slave waits for its next registration (30 s by default) and replicates
+// nothing meanwhile.
 func (b *Broker) registerLoop(ctx context.Context) {
-	t := time.NewTicker(b.conf().registerPeriod())
+	period := b.conf().registerPeriod()
+	t := time.NewTimer(b.nextRegister(period, 0))
 	defer t.Stop()
+	var waited time.Duration
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		case <-b.topicsChanged:
+			if !t.Stop() {
+				<-t.C
+			}
 		}
 		// Failures are logged per name server when its state changes
 		// (regState), not once every period.
 		_ = b.RegisterAll(ctx)
+		waited = b.nextRegister(period, waited)
+		t.Reset(waited)
 	}
+}
+
+// nextRegister is the wait before the next registration, given the last one.
+func (b *Broker) nextRegister(period, last time.Duration) time.Duration {
+	if !b.conf().IsSlave() || b.MasterAddr() != "" {
+		return period
+	}
+	if last <= 0 {
+		return min(time.Second, period)
+	}
+	return min(2*last, period)
 }
 
 // topicChanged asks the register loop to re-register soon (coalesced).
