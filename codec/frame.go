@@ -104,6 +104,11 @@ func (c *RemotingCommand) putExt(key, val string, null bool, seen *uint64) {
 	}
 	*seen |= bit
 	if !null {
+		if c.Ext == nil {
+			// A fresh command (its pool emptied by a GC) takes room for a
+			// pull header's dozen fields at once, not five doublings.
+			c.Ext = make(ExtFields, 0, 16)
+		}
 		c.Ext = append(c.Ext, ExtField{Key: key, Value: val})
 	}
 }

@@ -61,7 +61,9 @@ func (s *DefaultStore) GetMessage(group, topic string, queueID int32, offset int
 		maxTotalBytes = b
 	}
 	r.Status = GetNoMatchedMessage
-	r.Records = make([][]byte, 0, min(int(maxMsgNums), 64))
+	// A caught-up long poll reads one or two messages: room for what the
+	// queue holds past offset, not for the 32 asked (768 bytes per pull).
+	r.Records = make([][]byte, 0, max(min(int(maxMsgNums), 64, len(units)/cqUnitSize), 1))
 	maxFilter := max(16000, int(maxMsgNums)*cqUnitSize)
 	nextPhyFileStart := int64(math.MinInt64)
 	var cur *mappedFile // commitlog file held for the records taken from it
