@@ -108,12 +108,7 @@ func (s *DefaultStore) runDiskCheck(ctx context.Context) {
 }
 
 // noSpace is told of an append or file creation that failed for lack of space.
-func (s *DefaultStore) noSpace() {
-	select {
-	case s.diskWake <- struct{}{}:
-	default:
-	}
-}
+func (s *DefaultStore) noSpace() { signal(s.diskWake) }
 
 // admit is checkBeforePutMessage's store part: PutOK when a put may go on.
 func (s *DefaultStore) admit() PutStatus {

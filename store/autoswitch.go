@@ -48,12 +48,7 @@ func (s *DefaultStore) dispatchLimit() int64 {
 func (s *DefaultStore) DispatchBehind() int64 { return max(s.dispatchLimit()-s.reputFrom.Load(), 0) }
 
 // kickReput wakes the dispatcher even when it is not idle-waiting on appends.
-func (s *DefaultStore) kickReput() {
-	select {
-	case s.reputNap.wake <- struct{}{}:
-	default:
-	}
-}
+func (s *DefaultStore) kickReput() { signal(s.reputNap.wake) }
 
 // TruncateCommitLog cuts the commitlog at offset (Java's truncateFiles and
 // truncateDirtyFiles): the consume queues lose the units at or above it, the

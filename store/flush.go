@@ -152,12 +152,7 @@ func (r *flushReq) expire() {
 	}
 }
 
-func (g *groupCommit) wakeup() {
-	select {
-	case g.wake <- struct{}{}:
-	default:
-	}
-}
+func (g *groupCommit) wakeup() { signal(g.wake) }
 
 // wait blocks until the commitlog is flushed to next, the timeout passes or ctx ends.
 func (g *groupCommit) wait(ctx context.Context, next int64, timeout time.Duration) PutStatus {

@@ -30,10 +30,16 @@ func newNapper() *napper { return &napper{wake: make(chan struct{}, 1)} }
 // publishes idleness first, then looks, so one of the two sees the other.
 func (n *napper) kick() {
 	if n.idle.Load() {
-		select {
-		case n.wake <- struct{}{}:
-		default:
-		}
+		signal(n.wake)
+	}
+}
+
+// signal leaves one wake-up in a channel of capacity 1 without blocking; a
+// wake-up already pending covers this one.
+func signal(ch chan<- struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
 	}
 }
 

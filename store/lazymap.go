@@ -60,10 +60,7 @@ func (r *lazyMaps) add(m *mappedFile) {
 	r.mapped[m] = struct{}{}
 	r.mu.Unlock()
 	if r.count.Add(1) > r.budget {
-		select {
-		case r.wake <- struct{}{}:
-		default:
-		}
+		signal(r.wake)
 	}
 	r.nap.kick()
 }
