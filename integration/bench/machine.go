@@ -25,6 +25,9 @@ type Machine struct {
 	Java          string  `json:"java"`
 	Commit        string  `json:"rmqdCommit"`
 	Load          string  `json:"loadavgAtStart"`
+	// WakeFloor is a bare gnet echo server's CPU per request at the
+	// end-to-end rates (floor.go).
+	WakeFloor []WakeFloor `json:"wakeFloor,omitempty"`
 }
 
 func probeMachine(ctx context.Context, storeRoot string) Machine {

@@ -151,7 +151,15 @@ func main() {
 	flag.BoolVar(&e.caps, "caps", true, "capability runs: TLS, POP receive+ack, signed sends (ACL 2.0), SYNC_MASTER and ASYNC_MASTER with a slave")
 	flag.BoolVar(&e.capsOnly, "caps-only", false, "only the capability runs (use with -md '' for a quick look)")
 	flag.StringVar(&e.capsRows, "caps-rows", "tls,signed,repl", "which capability rows run (a subset for a quick look at one)")
+	floorOnly := flag.Bool("floor-only", false, "only measure the machine's wake-up floor at the end-to-end rates and print it")
+	echoAddr := flag.String("echo-server", "", "run only the bare echo server of the wake-up floor on this address (floor.go)")
 	flag.Parse()
+	if *echoAddr != "" {
+		if err := serveEcho(*echoAddr); err != nil {
+			fatal(err)
+		}
+		return
+	}
 	e.rmqdConf = map[string]string{}
 	for _, kv := range strings.Split(rmqdConf, ",") {
 		if k, v, ok := strings.Cut(kv, "="); ok {
@@ -205,7 +213,20 @@ func main() {
 		"cpuRate": e.cpuRate, "sizes": e.sizes, "inFlight": e.inflights, "queues": 8,
 		"apacheBrokerJVM": strings.Join(apacheBrokerJVM, " "), "apacheNamesrvJVM": strings.Join(apacheNamesrvJVM, " "),
 	}
+	if *floorOnly {
+		fl, err := probeWakeFloor(ctx, e.e2eRates, 5*time.Second)
+		if err != nil {
+			fatal(err)
+		}
+		_ = json.NewEncoder(os.Stdout).Encode(fl)
+		return
+	}
 	res.Machine = probeMachine(ctx, e.storeRoot)
+	if fl, err := probeWakeFloor(ctx, e.e2eRates, 5*time.Second); err != nil {
+		e.log.Warn("wake-up floor", "err", err)
+	} else {
+		res.Machine.WakeFloor = fl
+	}
 	e.log.Info("machine", "cores", res.Machine.Cores, "memMiB", res.Machine.MemMiB, "ddMBps", res.Machine.DiskWriteMBps, "load", loadAvg())
 
 	failed := false

@@ -180,6 +180,11 @@ func rows(res *Results, e *env) []row {
 		add(label+" p50", "ms", ea.Result.Pull.Lat.P50Us/1e3, er.Result.Pull.Lat.P50Us/1e3, ea.Load, er.Load, "", true)
 		add(label+" p99", "ms", ea.Result.Pull.Lat.P99Us/1e3, er.Result.Pull.Lat.P99Us/1e3, ea.Load, er.Load, "<= 0.3x", true)
 		add(label+" broker CPU per message", "µs", ea.CPUUs, er.CPUUs, ea.Load, er.Load, tgtCPU, true)
+		for _, f := range res.Machine.WakeFloor {
+			if f.Rate == rate {
+				add(fmt.Sprintf("machine floor @%.0f/s: 2 wake-ups of a bare gnet echo server", rate), "µs", 0, 2*f.CPUUs, "", "", "", true)
+			}
+		}
 	}
 	for i := range max(len(a.GoClient), len(r.GoClient)) {
 		ar, rr := idx(a.GoClient, i), idx(r.GoClient, i)
@@ -359,6 +364,13 @@ func generated(res *Results, e *env, chart, mdPath string) string {
 		res.Finished.Format("15:04:05"), m.Commit)
 	fmt.Fprintf(&b, "Machine: %d cores (%s), %d MiB RAM, kernel %s; disk write (`dd bs=1M count=512 conv=fdatasync` in the store folder, this run): **%.0f MB/s**; load average at start %s. %s; %s.\n\n",
 		m.Cores, m.CPU, m.MemMiB, m.Kernel, m.DiskWriteMBps, m.Load, m.Go, m.Java)
+	for _, f := range m.WakeFloor {
+		fmt.Fprintf(&b, "Wake-up floor @%.0f/s: a bare gnet echo server (own process; each 1 KiB request wakes it, is read and written back) spends **%.1f µs** of CPU per request (%d requests). ",
+			f.Rate, f.CPUUs, f.Requests)
+	}
+	if len(m.WakeFloor) > 0 {
+		b.WriteString("An end-to-end message wakes a broker at least twice (the send, the consumer's next pull), so twice that is the floor of the end-to-end CPU rows unless one wake-up serves several messages.\n\n")
+	}
 	fmt.Fprintf(&b, "Apache RocketMQ 5.3.3 (Maven Central jars), broker JVM `%s`; name server JVM `%s`. ", strings.Join(apacheBrokerJVM[:6], " "), strings.Join(apacheNamesrvJVM[:4], " "))
 	fmt.Fprintf(&b, "rmqd standalone (`rmqd -c broker.conf`: name server in the same process, so its RSS and CPU include the name server; Apache's figures are the broker JVM only). ")
 	fmt.Fprintf(&b, "Both: ASYNC_FLUSH unless stated, `mappedFileSizeCommitLog=1073741824`, one 8-queue topic per run, loopback. ")
