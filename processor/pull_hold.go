@@ -144,8 +144,16 @@ func (s *pullHoldService) notify(topic string, queueID int32, newest int64, tags
 	}
 	s.count -= len(wake)
 	s.mu.Unlock()
-	if len(wake) > 0 {
-		go s.execute(wake)
+	var rest []*heldPull
+	for _, p := range wake {
+		// A woken pull reads what was just stored, from memory: the loop of its
+		// connection runs it and writes the answer in the same turn.
+		if !remoting.RunOnLoop(p.conn, func() { s.executeOne(p) }) {
+			rest = append(rest, p)
+		}
+	}
+	if len(rest) > 0 {
+		go s.execute(rest)
 	}
 }
 

@@ -96,6 +96,23 @@ type BodiesWriter interface {
 	WriteResponseBodies(cmd *codec.RemotingCommand, bodies [][]byte, done func()) error
 }
 
+// RunOnLoop runs f on the event loop that owns c, when c is a plain server
+// connection, and reports whether f was scheduled there; f must not block (the
+// loop's other connections wait for it). A request woken by another
+// connection's traffic (a held pull) is then answered by the loop that writes
+// its answer, without a goroutine that would wake an idle P to run it.
+func RunOnLoop(c Conn, f func()) bool {
+	ep, ok := c.(*endpoint)
+	if !ok {
+		return false
+	}
+	lr, ok := ep.w.(loopRunner)
+	return ok && lr.runOnLoop(f)
+}
+
+// loopRunner is a transport with an event loop of its own.
+type loopRunner interface{ runOnLoop(f func()) bool }
+
 // WriteResponseBodies sends cmd with bodies through c without concatenating them
 // when c supports it, and by copying them into cmd.Body otherwise (test fakes).
 // done runs exactly once, as BodiesWriter describes.

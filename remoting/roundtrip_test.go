@@ -656,3 +656,71 @@ func TestTickerSleepsWhileConnectionsIdle(t *testing.T) {
 	assert.GreaterOrEqual(t, time.Since(start), 2*time.Second, "not closed before it was idle")
 	require.Eventually(t, stopped, 10*time.Second, 5*time.Millisecond, "the ticker did not sleep again")
 }
+
+// TestRunOnLoop: answers written from a task on the connection's loop go out,
+// and so does one another goroutine queues while the task runs (it joins the
+// flush the task's first write scheduled).
+func TestRunOnLoop(t *testing.T) {
+	type held struct {
+		c   Conn
+		req *codec.RemotingCommand
+	}
+	got := make(chan held, 3)
+	s := startServer(t, ServerConfig{}, func(s *Server) {
+		s.Register(70, ProcessorFunc(func(_ context.Context, c Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+			got <- held{c, req}
+			return nil, nil
+		}))
+	})
+	c := newClient(t)
+	type answer struct {
+		resp *codec.RemotingCommand
+		err  error
+	}
+	answers := make(chan answer, 3)
+	for i := range 3 {
+		req := codec.NewRequest(70)
+		req.Body = []byte{byte('a' + i)}
+		go func() {
+			resp, err := c.InvokeSync(tctx(t, 5*time.Second), s.Addr().String(), req)
+			answers <- answer{resp, err}
+		}()
+	}
+	var hs []held
+	for range 3 {
+		select {
+		case h := <-got:
+			hs = append(hs, h)
+		case <-time.After(5 * time.Second):
+			t.Fatal("requests not received")
+		}
+	}
+	answerOf := func(h held) *codec.RemotingCommand {
+		resp := codec.NewResponse(h.req, 0, "")
+		resp.Body = append([]byte(nil), h.req.Body...)
+		return resp
+	}
+	inTask, release := make(chan struct{}), make(chan struct{})
+	ok := RunOnLoop(hs[0].c, func() {
+		_ = hs[0].c.WriteResponse(answerOf(hs[0]))
+		_ = WriteResponseBodies(hs[1].c, answerOf(hs[1]), [][]byte{hs[1].req.Body}, nil)
+		close(inTask)
+		<-release
+	})
+	require.True(t, ok)
+	<-inTask
+	require.NoError(t, hs[2].c.WriteResponse(answerOf(hs[2]))) // queued while the task runs
+	close(release)
+	bodies := map[string]bool{}
+	for range 3 {
+		select {
+		case a := <-answers:
+			require.NoError(t, a.err)
+			bodies[string(a.resp.Body)] = true
+		case <-time.After(5 * time.Second):
+			t.Fatalf("answers missing, got %v", bodies)
+		}
+	}
+	assert.Equal(t, map[string]bool{"a": true, "b": true, "c": true}, bodies)
+	assert.False(t, RunOnLoop(nil, func() {}), "not a server connection")
+}
