@@ -364,11 +364,13 @@ func generated(res *Results, e *env, chart, mdPath string) string {
 		res.Finished.Format("15:04:05"), m.Commit)
 	fmt.Fprintf(&b, "Machine: %d cores (%s), %d MiB RAM, kernel %s; disk write (`dd bs=1M count=512 conv=fdatasync` in the store folder, this run): **%.0f MB/s**; load average at start %s. %s; %s.\n\n",
 		m.Cores, m.CPU, m.MemMiB, m.Kernel, m.DiskWriteMBps, m.Load, m.Go, m.Java)
-	for _, f := range m.WakeFloor {
-		fmt.Fprintf(&b, "Wake-up floor @%.0f/s: a bare gnet echo server (own process; each 1 KiB request wakes it, is read and written back) spends **%.1f µs** of CPU per request (%d requests). ",
-			f.Rate, f.CPUUs, f.Requests)
-	}
 	if len(m.WakeFloor) > 0 {
+		var at []string
+		for _, f := range m.WakeFloor {
+			at = append(at, fmt.Sprintf("**%.1f µs** at %.0f/s", f.CPUUs, f.Rate))
+		}
+		fmt.Fprintf(&b, "Wake-up floor (this run): a bare gnet echo server in its own process, woken by each 1 KiB request it reads and writes back, spends %s of CPU per request. ",
+			strings.Join(at, " and "))
 		b.WriteString("An end-to-end message wakes a broker at least twice (the send, the consumer's next pull), so twice that is the floor of the end-to-end CPU rows unless one wake-up serves several messages.\n\n")
 	}
 	fmt.Fprintf(&b, "Apache RocketMQ 5.3.3 (Maven Central jars), broker JVM `%s`; name server JVM `%s`. ", strings.Join(apacheBrokerJVM[:6], " "), strings.Join(apacheNamesrvJVM[:4], " "))
