@@ -147,8 +147,10 @@ func (s *pullHoldService) notify(topic string, queueID int32, newest int64, tags
 	var rest []*heldPull
 	for _, p := range wake {
 		// A woken pull reads what was just stored, from memory: the loop of its
-		// connection runs it and writes the answer in the same turn.
-		if !remoting.RunOnLoop(p.conn, func() { s.executeOne(p) }) {
+		// connection runs it and writes the answer in the same turn. One with a
+		// property (SQL92) filter may evaluate it on thousands of records
+		// before it finds a match: it stays off the loop.
+		if _, sql := p.filter.(propsMatcher); sql || !remoting.RunOnLoop(p.conn, func() { s.executeOne(p) }) {
 			rest = append(rest, p)
 		}
 	}
