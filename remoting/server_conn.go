@@ -215,16 +215,11 @@ func (sc *serverConn) enqueue(f outFrame) error {
 	if !schedule {
 		return nil
 	}
-	s := sc.s
-	s.life.RLock()
-	var err error
-	if s.state != stateRunning {
-		err = ErrServerClosed
-	} else if err = sc.gc.EventLoop().Execute(context.Background(), sc.flushTask); err != nil {
-		err = fmt.Errorf("remoting: schedule write: %w", err)
-	}
-	s.life.RUnlock()
+	err := sc.execute(sc.flushTask)
 	if err != nil {
+		if err != ErrServerClosed {
+			err = fmt.Errorf("remoting: schedule write: %w", err)
+		}
 		sc.outMu.Lock()
 		q := sc.outQ
 		sc.outQ = nil
@@ -344,13 +339,21 @@ func (sc *serverConn) pausedTraffic(c inboundReader) gnet.Action {
 }
 
 func (sc *serverConn) scheduleRecheck() {
+	if !sc.ep.closed.Load() {
+		_ = sc.execute(sc.recheckTask)
+	}
+}
+
+// execute schedules task on the connection's event loop while the server
+// runs (life's read lock keeps Shutdown from stopping the engine meanwhile).
+func (sc *serverConn) execute(task gnet.Runnable) error {
 	s := sc.s
 	s.life.RLock()
 	defer s.life.RUnlock()
-	if s.state != stateRunning || sc.ep.closed.Load() {
-		return
+	if s.state != stateRunning {
+		return ErrServerClosed
 	}
-	_ = sc.gc.EventLoop().Execute(context.Background(), sc.recheckTask)
+	return sc.gc.EventLoop().Execute(context.Background(), task)
 }
 
 // recheck resumes a paused connection whose output drained below the
@@ -388,18 +391,13 @@ func (sc *serverConn) recheck(context.Context) error {
 // runOnLoop schedules f on the connection's loop. What f writes is queued as
 // from any goroutine, and the flush task that queues runs in the same turn of
 // the loop (gnet drains tasks queued by a task) after the tasks already there:
-// answers from several tasks go out in one writev, and no eventfd is written.
+// answers from several tasks go out in one writev, with no eventfd write of
+// their own.
 func (sc *serverConn) runOnLoop(f func()) bool {
 	if sc.gc == nil || sc.ep.closed.Load() {
 		return false
 	}
-	s := sc.s
-	s.life.RLock()
-	defer s.life.RUnlock()
-	if s.state != stateRunning {
-		return false
-	}
-	return sc.gc.EventLoop().Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+	return sc.execute(gnet.RunnableFunc(func(context.Context) error {
 		defer sc.recoverOnLoop("running a task for")
 		f()
 		return nil

@@ -62,12 +62,11 @@ func serveEcho(addr string) error {
 // sends it 1 KiB requests at each rate for d, one at a time, paced like the
 // end-to-end rows' producer.
 func probeWakeFloor(ctx context.Context, rates []float64, d time.Duration) ([]WakeFloor, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	addr := l.Addr().String()
-	_ = l.Close()
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
