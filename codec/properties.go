@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // Message properties travel as one string: name 0x01 value 0x02 name 0x01 value
@@ -89,6 +90,68 @@ func PropertyValues(props string, names []string, vals []string, found []bool) {
 		i = next
 	}
 }
+
+// viewPairs is how many pairs a PropView indexes; a larger string (only
+// hostile or unusual clients send one) is searched as PropertyValue does.
+const viewPairs = 16
+
+// PropView indexes an encoded properties string in one walk, so that the
+// several names a send asks for (TRAN_MSG, DELAY, the TIMER_ ones, UNIQ_KEY)
+// cost a few comparisons each instead of a search of the string each. Use it
+// as a local value; it allocates nothing.
+type PropView struct {
+	props string
+	n     int // pairs indexed; -1: more than viewPairs
+	names [viewPairs]string
+	vals  [viewPairs]string
+}
+
+// ViewProperties indexes props.
+func ViewProperties(props string) PropView {
+	var v PropView
+	v.Reset(props)
+	return v
+}
+
+// Reset indexes props, replacing what the view held.
+func (v *PropView) Reset(props string) {
+	v.props, v.n = props, 0
+	for i := 0; ; {
+		n, val, next, ok := nextProperty(props, i)
+		if !ok {
+			return
+		}
+		if v.n == viewPairs {
+			v.n = -1
+			return
+		}
+		v.names[v.n], v.vals[v.n] = n, val
+		v.n++
+		i = next
+	}
+}
+
+// Get is PropertyValue(props, name) for the indexed props.
+func (v *PropView) Get(name string) (string, bool) {
+	if v.n < 0 {
+		return PropertyValue(v.props, name)
+	}
+	for i := v.n - 1; i >= 0; i-- { // the last pair of a name wins
+		if v.names[i] == name {
+			return v.vals[i], true
+		}
+	}
+	return "", false
+}
+
+// Has reports whether name has a value.
+func (v *PropView) Has(name string) bool {
+	_, ok := v.Get(name)
+	return ok
+}
+
+// Props is the indexed string.
+func (v *PropView) Props() string { return v.props }
 
 // ParseProperties decodes props into a map (tests and cold paths).
 func ParseProperties(props string) map[string]string {
@@ -249,9 +312,10 @@ const smallProps = 32
 
 // String encodes the edited properties. It returns the base itself when that is
 // already the encoding (no changes, no repeats, nothing malformed), so it
-// allocates at most once for any base of up to smallProps pairs.
+// allocates at most once for any base of up to smallProps pairs, and walks such a
+// base once.
 func (e *PropertiesEditor) String() string {
-	var names [smallProps]string
+	var names, vals [smallProps]string
 	var keep [smallProps]bool
 	pairs, canonical := 0, true
 	for i := 0; ; {
@@ -264,41 +328,58 @@ func (e *PropertiesEditor) String() string {
 			canonical = false
 		}
 		if pairs < smallProps {
-			names[pairs] = n
+			names[pairs], vals[pairs] = n, v
 		}
 		pairs++
 		i = next
 	}
+	if pairs > smallProps {
+		return e.stringLarge(canonical)
+	}
 	// A base pair is written when the editor leaves its name alone and no later
 	// pair repeats the name (last wins).
-	var last map[string]int
-	if pairs > smallProps {
-		last = make(map[string]int, pairs)
-		k := 0
-		for i := 0; ; k++ {
-			n, _, next, ok := nextProperty(e.base, i)
-			if !ok {
-				break
-			}
-			last[n] = k
-			i = next
-		}
-	} else {
-		for k := 0; k < pairs; k++ {
-			keep[k] = e.find(names[k]) == nil
-			for j := k + 1; keep[k] && j < pairs; j++ {
-				keep[k] = names[j] != names[k]
-			}
-		}
-	}
-	kept := func(k int, n string) bool {
-		if last == nil {
-			return keep[k]
-		}
-		return last[n] == k && e.find(n) == nil
-	}
 	size := 0
+	for k := 0; k < pairs; k++ {
+		keep[k] = e.find(names[k]) == nil
+		for j := k + 1; keep[k] && j < pairs; j++ {
+			keep[k] = names[j] != names[k]
+		}
+		if keep[k] {
+			size += len(names[k]) + len(vals[k]) + 2
+		} else {
+			canonical = false
+		}
+	}
+	size, canonical = e.editsSize(size, canonical)
+	if canonical && size == len(e.base) {
+		return e.base // every base pair kept, nothing added, nothing trailing
+	}
+	b := make([]byte, 0, size)
+	for k := 0; k < pairs; k++ {
+		if keep[k] {
+			b = appendPair(b, names[k], vals[k])
+		}
+	}
+	return unsafe.String(unsafe.SliceData(b), len(e.appendEdits(b)))
+}
+
+// stringLarge is String for a base of more than smallProps pairs (only hostile
+// or unusual clients send that many): a map finds repeats, so the cost stays
+// linear.
+func (e *PropertiesEditor) stringLarge(canonical bool) string {
+	last := make(map[string]int)
 	k := 0
+	for i := 0; ; k++ {
+		n, _, next, ok := nextProperty(e.base, i)
+		if !ok {
+			break
+		}
+		last[n] = k
+		i = next
+	}
+	kept := func(k int, n string) bool { return last[n] == k && e.find(n) == nil }
+	size := 0
+	k = 0
 	for i := 0; ; k++ {
 		n, v, next, ok := nextProperty(e.base, i)
 		if !ok {
@@ -311,6 +392,29 @@ func (e *PropertiesEditor) String() string {
 		}
 		i = next
 	}
+	size, canonical = e.editsSize(size, canonical)
+	if canonical && size == len(e.base) {
+		return e.base
+	}
+	b := make([]byte, 0, size)
+	k = 0
+	for i := 0; ; k++ {
+		n, v, next, ok := nextProperty(e.base, i)
+		if !ok {
+			break
+		}
+		if kept(k, n) {
+			b = appendPair(b, n, v)
+		}
+		i = next
+	}
+	b = e.appendEdits(b)
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// editsSize adds the encoded size of the pending changes to size; any written
+// change makes the result differ from the base.
+func (e *PropertiesEditor) editsSize(size int, canonical bool) (int, bool) {
 	var num [20]byte
 	for j := 0; j < e.n; j++ {
 		if p := e.edit(j); !p.del {
@@ -321,38 +425,30 @@ func (e *PropertiesEditor) String() string {
 			}
 		}
 	}
-	if canonical && size == len(e.base) {
-		return e.base // every base pair kept, nothing added, nothing trailing
-	}
-	var b strings.Builder
-	b.Grow(size)
-	k = 0
-	for i := 0; ; k++ {
-		n, v, next, ok := nextProperty(e.base, i)
-		if !ok {
-			break
-		}
-		if kept(k, n) {
-			b.WriteString(n)
-			b.WriteByte(PropNameValueSep)
-			b.WriteString(v)
-			b.WriteByte(PropSep)
-		}
-		i = next
-	}
+	return size, canonical
+}
+
+// appendEdits appends the pending changes' pairs, in the order first set.
+func (e *PropertiesEditor) appendEdits(b []byte) []byte {
 	for j := 0; j < e.n; j++ {
 		p := e.edit(j)
 		if p.del {
 			continue
 		}
-		b.WriteString(p.name)
-		b.WriteByte(PropNameValueSep)
+		b = append(append(b, p.name...), PropNameValueSep)
 		if p.isNum {
-			b.Write(strconv.AppendInt(num[:0], p.num, 10))
+			b = strconv.AppendInt(b, p.num, 10)
 		} else {
-			b.WriteString(p.value)
+			b = append(b, p.value...)
 		}
-		b.WriteByte(PropSep)
+		b = append(b, PropSep)
 	}
-	return b.String()
+	return b
+}
+
+// appendPair appends one encoded pair. The buffers it fills are sized first
+// and never written again once returned as strings.
+func appendPair(b []byte, name, value string) []byte {
+	b = append(append(b, name...), PropNameValueSep)
+	return append(append(b, value...), PropSep)
 }

@@ -217,6 +217,9 @@ func TestPropertiesAllocs(t *testing.T) {
 		e := EditProperties(props)
 		_ = e.String() // unchanged: the base itself
 		_, _ = e.Get(PropTags)
+		v := ViewProperties(props)
+		_, _ = v.Get(PropUniqKey)
+		_ = v.Has(PropDelay)
 	})
 	require.Zero(t, n)
 	n = testing.AllocsPerRun(100, func() {
@@ -228,6 +231,30 @@ func TestPropertiesAllocs(t *testing.T) {
 		_ = e.String()
 	})
 	require.Equal(t, 1.0, n, "an edit costs the one result string")
+}
+
+func TestPropView(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 40; i++ { // past the view's inline pairs: searched instead
+		fmt.Fprintf(&b, "N%d\x01v%d\x02", i%20, i)
+		props := b.String()
+		v := ViewProperties(props)
+		for j := 0; j < 22; j++ {
+			name := fmt.Sprintf("N%d", j)
+			got, ok := v.Get(name)
+			want, wantOK := PropertyValue(props, name)
+			require.Equal(t, wantOK, ok, "%d pairs, %s", i+1, name)
+			require.Equal(t, want, got, "%d pairs, %s: the last pair wins", i+1, name)
+		}
+	}
+	v := ViewProperties("A\x011\x02\x01x\x02A\x01\x02B\x01b")
+	got, ok := v.Get("A")
+	require.True(t, ok)
+	require.Equal(t, "1", got, "an empty value is no value")
+	require.True(t, v.Has("B"))
+	require.False(t, v.Has(""))
+	v.Reset("")
+	require.False(t, v.Has("A"))
 }
 
 func FuzzProperties(f *testing.F) {
@@ -245,6 +272,13 @@ func FuzzProperties(f *testing.F) {
 			got, ok := PropertyValue(props, k)
 			require.True(t, ok)
 			require.Equal(t, v, got)
+		}
+		view := ViewProperties(props)
+		for _, k := range []string{name, "A", "C"} {
+			got, ok := view.Get(k)
+			want, wantOK := PropertyValue(props, k)
+			require.Equal(t, wantOK, ok, "view of %q, name %q", props, k)
+			require.Equal(t, want, got)
 		}
 		e := EditProperties(props)
 		out := e.String()

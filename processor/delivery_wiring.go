@@ -77,11 +77,15 @@ func (b *Broker) askTransactionState(group string, pick int64, req *codec.Remoti
 }
 
 // applyDelay parks a DELAY message in SCHEDULE_TOPIC_XXXX.
-func (b *Broker) applyDelay(msg *codec.Message) { delivery.ParkDelay(msg, b.schedule.Levels()) }
+func (b *Broker) applyDelay(msg *codec.Message, pv *codec.PropView) {
+	delivery.ParkDelay(msg, pv, b.schedule.Levels())
+}
 
 // applyTimer parks a timer message in rmq_sys_wheel_timer; false for a
 // malformed or too distant time (MESSAGE_ILLEGAL).
-func (b *Broker) applyTimer(msg *codec.Message) bool { return delivery.ParkTimer(msg) }
+func (b *Broker) applyTimer(msg *codec.Message, pv *codec.PropView) bool {
+	return delivery.ParkTimer(msg, pv)
+}
 
 // writeOp records that the half message at halfOffset is settled (an op
 // message tagged "d" whose body is "offset,").

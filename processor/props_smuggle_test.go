@@ -245,14 +245,14 @@ func TestApplyTimerAndDelayReplaceClientTargets(t *testing.T) {
 	b := newTestBroker(t, func(c *BrokerConfig) { c.Store.MessageDelayLevel = "1s 2s" })
 	due := strconv.FormatInt(time.Now().UnixMilli()+60_000, 10)
 	m := &codec.Message{Topic: "Real", QueueID: 3, Properties: "KEYS\x01k\x02" + smuggled + "TIMER_DELIVER_MS\x01" + due + "\x02REAL_TOPIC\x01again\x02"}
-	require.True(t, b.applyTimer(m))
+	require.True(t, b.applyTimer(m, nil))
 	require.Equal(t, TopicTimer, m.Topic)
 	requireOnce(t, m.Properties, codec.PropRealTopic, "Real")
 	requireOnce(t, m.Properties, codec.PropRealQueueID, "3")
 	requireOnce(t, m.Properties, codec.PropKeys, "k")
 
 	m = &codec.Message{Topic: "Real", QueueID: 2, Properties: smuggled + "DELAY\x019\x02DELAY\x015\x02"}
-	b.applyDelay(m)
+	b.applyDelay(m, nil)
 	require.Equal(t, TopicSchedule, m.Topic)
 	require.EqualValues(t, 1, m.QueueID, "level 5 capped to the last (2)")
 	requireOnce(t, m.Properties, codec.PropDelay, "2")

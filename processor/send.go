@@ -136,6 +136,7 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 			return setCode(resp, codec.RespMessageIllegal, "batch request does not support retry group "+h.Topic)
 		}
 		msg.Properties = h.Properties
+		hdr.TransactionID, _ = codec.PropertyValue(h.Properties, codec.PropUniqKey)
 		cluster := b.conf().BrokerClusterName
 		// Inner messages keep their properties and get CLUSTER, but no UNIQ_KEY
 		// when they have none: Apache 5.3.3 adds none either, so a Go batch
@@ -162,28 +163,33 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 		}
 	}
 	props = fixStoredProps(props, b.conf(), b.ids)
-	if tran, _ := codec.PropertyValue(props, codec.PropTranMsg); parseJavaBool(tran) &&
-		!(msg.ReconsumeTimes > 0 && hasDelay(props)) {
+	// One walk of the properties answers every name the send asks for below.
+	pv := codec.ViewProperties(props)
+	if tran, _ := pv.Get(codec.PropTranMsg); parseJavaBool(tran) &&
+		!(msg.ReconsumeTimes > 0 && hasDelay(&pv)) {
 		if b.conf().RejectTransactionMessage {
 			return setCode(resp, codec.RespNoPermission,
 				"the broker["+b.conf().BrokerIP1+"] sending transaction message is forbidden")
 		}
 		props = toHalfMessage(msg, props)
+		pv.Reset(props)
 	}
 	msg.Properties = props
 	// A half message waits for its commit, which applies timer and delay.
 	if msg.Topic != TopicTransHalf {
-		if delivery.WantsTimer(props) && !b.conf().TimerWheelEnable {
+		if delivery.WantsTimer(&pv) && !b.conf().TimerWheelEnable {
 			return setCode(resp, codec.RespSystemError, "timer message is not supported: timerWheelEnable=false")
 		}
-		if b.conf().TimerWheelEnable && !b.applyTimer(msg) {
+		if b.conf().TimerWheelEnable && !b.applyTimer(msg, &pv) {
 			return setCode(resp, codec.RespMessageIllegal, "timer message illegal: bad or too distant deliver time")
 		}
 		if msg.Topic == TopicTimer && !batch {
 			hdr.RecallHandle = b.recallHandleFor(msg)
 		}
-		b.applyDelay(msg)
+		b.applyDelay(msg, &pv)
 	}
+	// Sent back only when stored: a failed send's answer drops the header.
+	hdr.TransactionID, _ = pv.Get(codec.PropUniqKey)
 	if as, ok := b.asyncStore(); ok {
 		return b.putDeferred(c, req.Code, resp, hdr, msg, queueID, func(done func(store.PutResult)) {
 			as.PutMessageAsync(ctx, msg, done)
@@ -341,8 +347,8 @@ func toHalfMessage(msg *codec.Message, props string) string {
 	return e.String()
 }
 
-func hasDelay(props string) bool {
-	v, ok := codec.PropertyValue(props, codec.PropDelay)
+func hasDelay(pv *codec.PropView) bool {
+	v, ok := pv.Get(codec.PropDelay)
 	return ok && v != "" && v != "0"
 }
 
@@ -394,9 +400,6 @@ func (b *Broker) sendResult(resp *codec.RemotingCommand, hdr *codec.SendMessageR
 	}
 	hdr.QueueID = queueID
 	hdr.QueueOffset = res.QueueOffset
-	if uniq, ok := codec.PropertyValue(msg.Properties, codec.PropUniqKey); ok {
-		hdr.TransactionID = uniq
-	}
 	return resp
 }
 

@@ -85,7 +85,7 @@ func (b *Broker) handleConsumerSendMsgBack(ctx context.Context, c remoting.Conn,
 		BornTimestamp: orig.BornTimestamp, BornHost: orig.BornHost, StoreHost: b.storeHost,
 		ReconsumeTimes: orig.ReconsumeTimes + 1, Body: orig.Body, Properties: props}
 	msg.SysFlag = hostFlags(msg.SysFlag, msg.BornHost, msg.StoreHost)
-	b.applyDelay(msg)
+	b.applyDelay(msg, nil)
 	res := b.store.PutMessage(ctx, msg)
 	if !res.Status.Written() {
 		return codec.NewResponse(req, codec.RespSystemError, res.Status.String()), nil

@@ -61,9 +61,9 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c remoting.Conn, req 
 		msg.StoreHost = b.storeHost
 		msg.SysFlag = hostFlags(msg.SysFlag, msg.BornHost, msg.StoreHost)
 		if b.conf().TimerWheelEnable {
-			b.applyTimer(msg)
+			b.applyTimer(msg, nil)
 		}
-		b.applyDelay(msg)
+		b.applyDelay(msg, nil)
 		res := b.store.PutMessage(ctx, msg)
 		if !res.Status.Written() {
 			code, remark := b.endTransactionRefusal(res.Status)

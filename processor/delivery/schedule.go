@@ -41,8 +41,8 @@ func ParseDelayLevels(s string) ([]time.Duration, error) {
 }
 
 // delayLevelOf reads the DELAY property (0 when absent or malformed).
-func delayLevelOf(props string) int {
-	v, ok := codec.PropertyValue(props, codec.PropDelay)
+func delayLevelOf(pv *codec.PropView) int {
+	v, ok := pv.Get(codec.PropDelay)
 	if !ok {
 		return 0
 	}
@@ -57,12 +57,14 @@ func delayLevelOf(props string) int {
 // (and not a prepared or rolled-back transaction) is stored in
 // SCHEDULE_TOPIC_XXXX queue level-1 with its real destination in REAL_TOPIC and
 // REAL_QID; a level past the last of levels is the last. The store's dispatch
-// turns the level into the deliver time.
-func ParkDelay(msg *codec.Message, levels int) {
+// turns the level into the deliver time. pv, when not nil, indexes
+// msg.Properties and is kept in step with them.
+func ParkDelay(msg *codec.Message, pv *codec.PropView, levels int) {
 	if t := msg.SysFlag & sysFlagTransactionMask; t != 0 && t != 0x8 {
 		return
 	}
-	level := delayLevelOf(msg.Properties)
+	pv = viewOf(msg, pv)
+	level := delayLevelOf(pv)
 	if level <= 0 {
 		return
 	}
@@ -74,8 +76,18 @@ func ParkDelay(msg *codec.Message, levels int) {
 	e.Set(codec.PropRealTopic, msg.Topic)
 	e.SetInt(codec.PropRealQueueID, int64(msg.QueueID))
 	msg.Properties = e.String()
+	pv.Reset(msg.Properties)
 	msg.Topic = TopicSchedule
 	msg.QueueID = int32(level - 1)
+}
+
+// viewOf is pv, or a new index of msg's properties when pv is nil.
+func viewOf(msg *codec.Message, pv *codec.PropView) *codec.PropView {
+	if pv == nil {
+		v := codec.ViewProperties(msg.Properties)
+		pv = &v
+	}
+	return pv
 }
 
 // Schedule is ScheduleMessageService: it walks each delay level's queue of

@@ -76,7 +76,7 @@ func TestScheduleDeliversDueLevelAlone(t *testing.T) {
 		{Topic: "Real", QueueID: 0, Body: []byte("capped"), Properties: codec.SetProperty("", codec.PropDelay, "9")},
 		{Topic: "Refused", QueueID: 0, Body: []byte("dropped"), Properties: codec.SetProperty("", codec.PropDelay, "1")},
 	} {
-		ParkDelay(m, s.Levels())
+		ParkDelay(m, nil, s.Levels())
 		require.Equal(t, TopicSchedule, m.Topic)
 		put(t, st, m)
 	}
@@ -104,7 +104,7 @@ func TestTimerDeliversWhenDueAlone(t *testing.T) {
 	deliver := time.Now().Add(3 * time.Second).UnixMilli()
 	m := &codec.Message{Topic: "Real", QueueID: 1, Body: []byte("later"),
 		Properties: codec.SetProperty("", codec.PropTimerDeliverMs, strconv.FormatInt(deliver, 10))}
-	require.True(t, ParkTimer(m))
+	require.True(t, ParkTimer(m, nil))
 	require.Equal(t, TopicTimer, m.Topic)
 	put(t, st, m)
 	require.Eventually(t, func() bool { return st.MaxOffsetInQueue(TopicTimer, 0) == 1 }, 5*time.Second, 5*time.Millisecond)
@@ -121,9 +121,9 @@ func TestTimerDeliversWhenDueAlone(t *testing.T) {
 	require.EqualValues(t, 1, h.Offsets.Query(TimerSysGroup, TopicTimer, 0), "the commit point passed it")
 
 	bad := &codec.Message{Topic: "Real", Properties: codec.SetProperty("", codec.PropTimerDelaySec, "x")}
-	require.False(t, ParkTimer(bad), "a malformed time is MESSAGE_ILLEGAL")
+	require.False(t, ParkTimer(bad, nil), "a malformed time is MESSAGE_ILLEGAL")
 	far := &codec.Message{Topic: "Real", Properties: codec.SetProperty("", codec.PropTimerDelaySec, strconv.Itoa(4*86400))}
-	require.False(t, ParkTimer(far), "past the 3-day limit")
+	require.False(t, ParkTimer(far, nil), "past the 3-day limit")
 }
 
 // The checker alone: a settled half message is skipped, an unsettled one old

@@ -21,27 +21,30 @@ const (
 // TIMER_DELAY_SEC or TIMER_DELAY_MS (5.x Java producers' setDeliverTimeMs /
 // setDelayTimeSec / setDelayTimeMs) waits in rmq_sys_wheel_timer until its time.
 // A DELAY level wins over timer properties, which are then dropped. ok is false
-// for a malformed or too distant time (MESSAGE_ILLEGAL).
-func ParkTimer(msg *codec.Message) (ok bool) {
+// for a malformed or too distant time (MESSAGE_ILLEGAL). pv, when not nil,
+// indexes msg.Properties and is kept in step with them.
+func ParkTimer(msg *codec.Message, pv *codec.PropView) (ok bool) {
 	if t := msg.SysFlag & sysFlagTransactionMask; t != 0 && t != 0x8 {
 		return true
 	}
+	pv = viewOf(msg, pv)
 	props := msg.Properties
-	deliverStr, hasDeliver := codec.PropertyValue(props, codec.PropTimerDeliverMs)
-	secStr, hasSec := codec.PropertyValue(props, codec.PropTimerDelaySec)
-	msStr, hasMs := codec.PropertyValue(props, codec.PropTimerDelayMs)
+	deliverStr, hasDeliver := pv.Get(codec.PropTimerDeliverMs)
+	secStr, hasSec := pv.Get(codec.PropTimerDelaySec)
+	msStr, hasMs := pv.Get(codec.PropTimerDelayMs)
 	if !hasDeliver && !hasSec && !hasMs {
 		return true
 	}
-	if delayLevelOf(props) > 0 {
+	if delayLevelOf(pv) > 0 {
 		e := codec.EditProperties(props)
 		e.Delete(codec.PropTimerDeliverMs)
 		e.Delete(codec.PropTimerDelaySec)
 		e.Delete(codec.PropTimerDelayMs)
 		msg.Properties = e.String()
+		pv.Reset(msg.Properties)
 		return true
 	}
-	if _, rolled := codec.PropertyValue(props, codec.PropTimerOutMs); rolled || msg.Topic == TopicTimer {
+	if rolled := pv.Has(codec.PropTimerOutMs); rolled || msg.Topic == TopicTimer {
 		return true
 	}
 	now := time.Now().UnixMilli()
@@ -78,21 +81,19 @@ func ParkTimer(msg *codec.Message) (ok bool) {
 	e.SetInt(codec.PropRealQueueID, int64(msg.QueueID))
 	e.SetInt(codec.PropTimerOutMs, deliver)
 	msg.Properties = e.String()
+	pv.Reset(msg.Properties)
 	msg.Topic, msg.QueueID = TopicTimer, 0
 	return true
 }
 
 // WantsTimer reports a message asking for timer delivery and no delay level
 // (which wins over timer properties).
-func WantsTimer(props string) bool {
-	return hasTimerProps(props) && delayLevelOf(props) <= 0
+func WantsTimer(pv *codec.PropView) bool {
+	return hasTimerProps(pv) && delayLevelOf(pv) <= 0
 }
 
-func hasTimerProps(props string) bool {
-	_, a := codec.PropertyValue(props, codec.PropTimerDeliverMs)
-	_, b := codec.PropertyValue(props, codec.PropTimerDelaySec)
-	_, c := codec.PropertyValue(props, codec.PropTimerDelayMs)
-	return a || b || c
+func hasTimerProps(pv *codec.PropView) bool {
+	return pv.Has(codec.PropTimerDeliverMs) || pv.Has(codec.PropTimerDelaySec) || pv.Has(codec.PropTimerDelayMs)
 }
 
 type timerEntry struct {
