@@ -123,7 +123,7 @@ func (b *Broker) registerOptions(p *brokerPools, code int32) []remoting.Register
 		}
 		return []remoting.RegisterOption{remoting.WithPool(p.send), remoting.InlineWhen(inline)}
 	case codec.ReqPullMessage:
-		return []remoting.RegisterOption{remoting.WithPool(p.pull)}
+		return []remoting.RegisterOption{remoting.WithPool(p.pull), remoting.InlineWhen(b.pullInline)}
 	case codec.ReqLitePullMessage:
 		return []remoting.RegisterOption{remoting.WithPool(p.litePull)}
 	case codec.ReqQueryMessage, codec.ReqViewMessageById:
