@@ -29,4 +29,6 @@ func TestPullResident(t *testing.T) {
 	require.True(t, s.PullResident("P", 0, 100, 32), "caught up: reads nothing")
 	require.True(t, s.PullResident("P", 0, 5000, 32), "past the end: reads nothing")
 	require.True(t, s.PullResident("nope", 0, 0, 32), "unknown queue: reads nothing")
+	// It runs on the event loop for every pull.
+	require.Zero(t, testing.AllocsPerRun(100, func() { s.PullResident("P", 0, 0, 32) }))
 }
