@@ -38,10 +38,11 @@ func Inline() RegisterOption { return func(c *registerConfig) { c.inline = true 
 
 // InlineWhen runs on the event loop the requests for which when reports true,
 // and the others on the registration's pool. when runs on the event loop for
-// every request: it must be a few map lookups at most. It lets a processor keep
-// its common case (a send to an existing topic, no disk wait) off the hand-off
-// to a worker and the wake-up of the loop for the answer, while anything that
-// may block still goes to a worker.
+// every request: it must cost a few microseconds at most and never wait (map
+// lookups, a system call such as mincore that answers at once). It lets a
+// processor keep its common case (a send to an existing topic, a pull of pages
+// in memory) off the hand-off to a worker and the wake-up of the loop for the
+// answer, while anything that may block still goes to a worker.
 func InlineWhen(when func(*codec.RemotingCommand) bool) RegisterOption {
 	return func(c *registerConfig) { c.when = when }
 }
