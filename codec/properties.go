@@ -150,9 +150,6 @@ func (v *PropView) Has(name string) bool {
 	return ok
 }
 
-// Props is the indexed string.
-func (v *PropView) Props() string { return v.props }
-
 // ParseProperties decodes props into a map (tests and cold paths).
 func ParseProperties(props string) map[string]string {
 	m := make(map[string]string)
@@ -360,7 +357,8 @@ func (e *PropertiesEditor) String() string {
 			b = appendPair(b, names[k], vals[k])
 		}
 	}
-	return unsafe.String(unsafe.SliceData(b), len(e.appendEdits(b)))
+	b = e.appendEdits(b)
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // stringLarge is String for a base of more than smallProps pairs (only hostile

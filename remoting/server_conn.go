@@ -3,6 +3,7 @@ package remoting
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"sync"
@@ -217,7 +218,7 @@ func (sc *serverConn) enqueue(f outFrame) error {
 	}
 	err := sc.execute(sc.flushTask)
 	if err != nil {
-		if err != ErrServerClosed {
+		if !errors.Is(err, ErrServerClosed) {
 			err = fmt.Errorf("remoting: schedule write: %w", err)
 		}
 		sc.outMu.Lock()
