@@ -334,3 +334,31 @@ func TestJSONRepeatedExtFieldsReplaces(t *testing.T) {
 		t.Fatalf("%v %q", err, cmd.Ext)
 	}
 }
+
+// str reads the first shortString bytes one by one and the rest with IndexByte:
+// strings on both sides of that edge, with and without escapes, decode alike.
+func TestDecodeJSONStringLengths(t *testing.T) {
+	for _, n := range []int{0, 1, shortString - 2, shortString - 1, shortString, shortString + 1, 3 * shortString} {
+		plain := strings.Repeat("p", n)
+		for _, c := range []struct{ json, want string }{
+			{plain, plain},
+			{plain + `\u0001x`, plain + "\x01x"},
+			{`\"` + plain, `"` + plain},
+			{plain + `\\`, plain + `\`},
+			{plain + `\u0002` + plain + `\u0001` + plain, plain + "\x02" + plain + "\x01" + plain},
+		} {
+			var cmd RemotingCommand
+			if err := DecodeCommand(jsonFrame(`{"extFields":{"k":"`+c.json+`","z":"`+plain+`"}}`, ""), &cmd); err != nil {
+				t.Fatalf("%d %q: %v", n, c.json, err)
+			}
+			if got := extMap(cmd.Ext); got["k"] != c.want || got["z"] != plain {
+				t.Fatalf("%d %q: got k=%q z=%q", n, c.json, got["k"], got["z"])
+			}
+		}
+		// Unterminated, ending inside and beyond the byte-by-byte window.
+		var cmd RemotingCommand
+		if err := DecodeCommand(jsonFrame(`{"remark":"`+plain, ""), &cmd); !errors.Is(err, ErrBadHeader) {
+			t.Fatalf("unterminated %d: %v", n, err)
+		}
+	}
+}

@@ -62,6 +62,13 @@ func (s *jsonScanner) errorf(format string, args ...any) error {
 }
 
 func (s *jsonScanner) ws() {
+	if s.pos < len(s.b) && s.b[s.pos] > ' ' { // compact JSON: the common case, kept inlinable
+		return
+	}
+	s.wsSlow()
+}
+
+func (s *jsonScanner) wsSlow() {
 	for s.pos < len(s.b) {
 		switch s.b[s.pos] {
 		case ' ', '\t', '\n', '\r':
@@ -89,6 +96,9 @@ func (s *jsonScanner) expect(c byte) error {
 	return nil
 }
 
+// shortString is how far str looks byte by byte before it asks IndexByte.
+const shortString = 24
+
 // alias returns b[i:j] as a string without copying.
 func alias(b []byte, i, j int) string {
 	if i >= j {
@@ -104,6 +114,17 @@ func (s *jsonScanner) str() (string, error) {
 		return "", s.errorf("expected string")
 	}
 	start := s.pos + 1
+	// Most header strings are short (keys, numbers as strings): one pass over
+	// a few bytes beats two IndexByte calls; long ones (properties) get those.
+	for i, end := start, min(start+shortString, len(s.b)); i < end; i++ {
+		switch s.b[i] {
+		case '"':
+			s.pos = i + 1
+			return alias(s.b, start, i), nil
+		case '\\':
+			return s.unescape(start, i)
+		}
+	}
 	rest := s.b[start:]
 	q := bytes.IndexByte(rest, '"')
 	if q < 0 {
@@ -164,9 +185,13 @@ func (s *jsonScanner) unescape(start, i int) (string, error) {
 			*s.scratch = buf
 			return unsafe.String(unsafe.SliceData(buf[from:]), len(buf)-from), nil
 		}
-		if c != '\\' {
-			buf = append(buf, c)
-			i++
+		if c != '\\' { // a run of plain bytes up to the next quote or escape, copied at once
+			j := i + 1
+			for j < len(s.b) && s.b[j] != '"' && s.b[j] != '\\' {
+				j++
+			}
+			buf = append(buf, s.b[i:j]...)
+			i = j
 			continue
 		}
 		if i+1 >= len(s.b) {
