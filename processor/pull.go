@@ -49,6 +49,7 @@ type pullReply struct {
 	code          int32
 	start         time.Time // when the handler took the request, for rocketmq_rpc_latency
 	suspended     bool      // held for long polling (Java's RemotingCommand.isSuspended)
+	onLoop        bool      // runs on the event loop that writes the answer (remoting.OnLoop)
 }
 
 func (p pullReply) response(code int32, remark string) *codec.RemotingCommand {
@@ -63,7 +64,8 @@ func (b *Broker) handlePullMessage(ctx context.Context, c remoting.Conn, req *co
 		// PullMessageProcessor.rejectRequest: a slave serves reads only when allowed.
 		return codec.NewResponse(req, codec.RespSystemBusy, slaveRejectRemark), nil
 	}
-	reply := pullReply{opaque: req.Opaque, serializeType: req.SerializeType, code: req.Code, start: time.Now()}
+	reply := pullReply{opaque: req.Opaque, serializeType: req.SerializeType, code: req.Code, start: time.Now(),
+		onLoop: remoting.OnLoop(ctx)}
 	var h codec.PullMessageRequestHeader
 	if err := h.Decode(req.Ext); err != nil {
 		return reply.response(codec.RespSystemError, err.Error()), nil
@@ -124,7 +126,12 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 		maxBytes = h.MaxMsgBytes
 	}
 	start := time.Now()
-	res := b.store.GetMessage(h.ConsumerGroup, h.Topic, h.QueueID, h.QueueOffset, h.MaxMsgNums, maxBytes, filter)
+	var res *store.GetResult
+	if lr, ok := b.store.(loopReader); ok && reply.onLoop {
+		res = lr.GetMessageOnLoop(h.Topic, h.QueueID, h.QueueOffset, h.MaxMsgNums, maxBytes, filter)
+	} else {
+		res = b.store.GetMessage(h.ConsumerGroup, h.Topic, h.QueueID, h.QueueOffset, h.MaxMsgNums, maxBytes, filter)
+	}
 	if res == nil {
 		return reply.response(codec.RespSystemError, "store getMessage return null"), nil
 	}

@@ -150,7 +150,7 @@ func (s *pullHoldService) notify(topic string, queueID int32, newest int64, tags
 		// connection runs it and writes the answer in the same turn. One with a
 		// property (SQL92) filter may evaluate it on thousands of records
 		// before it finds a match: it stays off the loop.
-		if _, sql := p.filter.(propsMatcher); sql || !remoting.RunOnLoop(p.conn, func() { s.executeOne(p) }) {
+		if _, sql := p.filter.(propsMatcher); sql || !remoting.RunOnLoop(p.conn, func() { s.executeOne(p, true) }) {
 			rest = append(rest, p)
 		}
 	}
@@ -178,12 +178,14 @@ func (s *pullHoldService) matches(p *heldPull, tagsCode int64, props string) (ok
 // execute re-runs woken pulls without suspension and answers them.
 func (s *pullHoldService) execute(ps []*heldPull) {
 	for _, p := range ps {
-		s.executeOne(p)
+		s.executeOne(p, false)
 	}
 }
 
-// executeOne re-runs one pull; a panic answers it SYSTEM_ERROR.
-func (s *pullHoldService) executeOne(p *heldPull) {
+// executeOne re-runs one pull, on the loop of its connection or not; a panic
+// answers it SYSTEM_ERROR.
+func (s *pullHoldService) executeOne(p *heldPull, onLoop bool) {
+	p.reply.onLoop = onLoop
 	defer func() {
 		if s.b.recovered("held pull", recover()) {
 			_ = s.b.answerPull(p.conn, p.reply, p.reply.response(codec.RespSystemError, "internal error"))

@@ -1,10 +1,19 @@
 package processor
 
-import "rmqd/codec"
+import (
+	"rmqd/codec"
+	"rmqd/store"
+)
 
 // pullResidency is the store's answer to "would this pull wait for the disk?".
 type pullResidency interface {
 	PullResident(topic string, queueID int32, offset int64, n int32) bool
+}
+
+// loopReader reads for a pull on the event loop without touching the records'
+// pages first (store.GetMessageOnLoop).
+type loopReader interface {
+	GetMessageOnLoop(topic string, queueID int32, offset int64, maxMsgNums, maxTotalBytes int32, filter store.MessageFilter) *store.GetResult
 }
 
 // pullInline picks the pulls that run on the network event loop: those of a

@@ -2,12 +2,15 @@ package processor
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"rmqd/codec"
+	"rmqd/remoting"
+	"rmqd/store"
 )
 
 func TestPullInlinePicksReadsThatCannotBlock(t *testing.T) {
@@ -37,4 +40,55 @@ func TestPullInlinePicksReadsThatCannotBlock(t *testing.T) {
 	require.False(t, tb.pullInline(sql), "an SQL92 filter may scan many records")
 	noSub := pullReq("G", "InlineT", 0, 0, codec.PullFlagSuspend, 1000)
 	require.False(t, tb.pullInline(noSub), "no subscription sent and none from heartbeats")
+}
+
+// readCounter counts the store reads of each kind.
+type readCounter struct {
+	*store.DefaultStore
+	plain, onLoop atomic.Int32
+}
+
+func (r *readCounter) GetMessage(group, topic string, queueID int32, offset int64, maxMsgNums, maxTotalBytes int32, f store.MessageFilter) *store.GetResult {
+	r.plain.Add(1)
+	return r.DefaultStore.GetMessage(group, topic, queueID, offset, maxMsgNums, maxTotalBytes, f)
+}
+
+func (r *readCounter) GetMessageOnLoop(topic string, queueID int32, offset int64, maxMsgNums, maxTotalBytes int32, f store.MessageFilter) *store.GetResult {
+	r.onLoop.Add(1)
+	return r.DefaultStore.GetMessageOnLoop(topic, queueID, offset, maxMsgNums, maxTotalBytes, f)
+}
+
+// A pull on the event loop reads without touching the pages first (the loop
+// writes them itself); one on a worker touches them, off the loop.
+func TestPullOnLoopSkipsTheTouch(t *testing.T) {
+	var rc *readCounter
+	tb := newTestBrokerWith(t, nil, nil, func(st *store.DefaultStore) MessageStore {
+		rc = &readCounter{DefaultStore: st}
+		return rc
+	})
+	c := newTestConn(1)
+	for range 4 {
+		tb.handleSendMessage(context.Background(), c, sendReq("LoopT", 0, []byte("x"), "TAGS\x01a\x02"))
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for tb.st.MaxOffsetInQueue("LoopT", 0) < 4 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	sub := codec.PullFlagSubscription
+	found := func(resp *codec.RemotingCommand, err error) {
+		t.Helper()
+		require.NoError(t, err)
+		require.Nil(t, resp, "a pull that found messages writes its answer itself")
+		rs := c.responses()
+		require.NotEmpty(t, rs)
+		require.Equal(t, codec.RespSuccess, rs[len(rs)-1].Code)
+		require.NotEmpty(t, rs[len(rs)-1].Body)
+	}
+	found(tb.handlePullMessage(remoting.LoopContext(context.Background()), c, pullReq("G", "LoopT", 0, 0, sub, 0)))
+	require.Equal(t, int32(1), rc.onLoop.Load())
+	require.Equal(t, int32(0), rc.plain.Load())
+
+	found(tb.handlePullMessage(context.Background(), c, pullReq("G", "LoopT", 0, 2, sub, 0)))
+	require.Equal(t, int32(1), rc.onLoop.Load())
+	require.Equal(t, int32(1), rc.plain.Load())
 }

@@ -110,6 +110,22 @@ func RunOnLoop(c Conn, f func()) bool {
 	return ok && lr.runOnLoop(f)
 }
 
+type onLoopKey struct{}
+
+// OnLoop reports whether the request whose context is ctx runs on the network
+// event loop (Inline, InlineWhen). Work that exists only to keep a stall off
+// the loop (touching mapped pages before the loop writes them) is then waste.
+func OnLoop(ctx context.Context) bool {
+	v, _ := ctx.Value(onLoopKey{}).(bool)
+	return v
+}
+
+// LoopContext marks ctx as a request's on the event loop, as the dispatcher
+// does for the requests it runs there (and a test may for a processor).
+func LoopContext(ctx context.Context) context.Context {
+	return context.WithValue(ctx, onLoopKey{}, true)
+}
+
 // loopRunner is a transport with an event loop of its own.
 type loopRunner interface{ runOnLoop(f func()) bool }
 

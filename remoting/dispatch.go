@@ -71,6 +71,7 @@ type inbound struct {
 type dispatcher struct {
 	log      *slog.Logger
 	ctx      context.Context
+	loopCtx  context.Context // ctx, marked for the requests run on the event loop (OnLoop)
 	cancel   context.CancelFunc
 	bufs     *bufPool
 	inbounds sync.Pool
@@ -91,6 +92,7 @@ type dispatcher struct {
 func newDispatcher(log *slog.Logger, bufs *bufPool, keep bool) *dispatcher {
 	d := &dispatcher{log: log, bufs: bufs, keep: keep}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
+	d.loopCtx = LoopContext(d.ctx)
 	d.inbounds.New = func() any { return new(inbound) }
 	d.table.Store(&procTable{byCode: map[int32]*registration{}})
 	d.hooks.Store(&[]RPCHook{})
@@ -309,7 +311,11 @@ func (d *dispatcher) run(ep *endpoint, reg *registration, in *inbound, onLoop bo
 	}
 	if resp == nil {
 		var err error
-		resp, err = reg.p.ProcessRequest(d.ctx, ep, req)
+		ctx := d.ctx
+		if onLoop {
+			ctx = d.loopCtx
+		}
+		resp, err = reg.p.ProcessRequest(ctx, ep, req)
 		if err != nil {
 			d.log.Debug("remoting: processor error", "conn", ep, "code", req.Code, "err", err)
 			resp = codec.NewResponse(req, codec.RespSystemError, err.Error())

@@ -585,16 +585,16 @@ func TestExtraAddrs(t *testing.T) {
 
 // TestInlineWhenSplitsRequests: requests the predicate picks run on the event
 // loop, the others on the pool: an inline request is answered while the pool's
-// only worker is stuck.
+// only worker is stuck. OnLoop tells the processor which it is.
 func TestInlineWhenSplitsRequests(t *testing.T) {
 	unblock, blocked := make(chan struct{}), make(chan struct{})
 	s := startServer(t, ServerConfig{}, func(s *Server) {
-		s.Register(13, ProcessorFunc(func(_ context.Context, _ Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-			if v, _ := req.Ext.Get("inline"); v != "1" {
+		s.Register(13, ProcessorFunc(func(ctx context.Context, _ Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+			if string(req.Body) == "pool" {
 				close(blocked)
 				<-unblock
 			}
-			resp := codec.NewResponse(req, codec.RespSuccess, "")
+			resp := codec.NewResponse(req, codec.RespSuccess, fmt.Sprint(OnLoop(ctx)))
 			resp.Body = req.Body
 			return resp, nil
 		}), WithWorkers(1), InlineWhen(func(req *codec.RemotingCommand) bool {
@@ -619,6 +619,7 @@ func TestInlineWhenSplitsRequests(t *testing.T) {
 		resp, err := c.InvokeSync(tctx(t, 5*time.Second), addr, req)
 		require.NoError(t, err)
 		require.Equal(t, req.Body, resp.Body)
+		require.Equal(t, "true", resp.Remark, "OnLoop on the loop")
 	}
 	select {
 	case err := <-pooled:
@@ -627,6 +628,11 @@ func TestInlineWhenSplitsRequests(t *testing.T) {
 	}
 	close(unblock)
 	require.NoError(t, <-pooled)
+	require.False(t, OnLoop(context.Background()))
+	req := codec.NewRequest(13)
+	resp, err := c.InvokeSync(tctx(t, 5*time.Second), addr, req)
+	require.NoError(t, err)
+	require.Equal(t, "false", resp.Remark, "OnLoop on a worker")
 }
 
 // With no connection in use the ticker sleeps and its clock stops; the first

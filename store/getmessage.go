@@ -14,6 +14,19 @@ import (
 // GetMessage reads a queue as DefaultMessageStore.getMessage does. Records alias
 // the mapped commitlog; the caller must Release the result.
 func (s *DefaultStore) GetMessage(group, topic string, queueID int32, offset int64, maxMsgNums int32, maxTotalBytes int32, filter MessageFilter) *GetResult {
+	return s.getMessage(topic, queueID, offset, maxMsgNums, maxTotalBytes, filter, true)
+}
+
+// GetMessageOnLoop is GetMessage for a reader on the network event loop, the
+// thread that then writes the records to the socket: it does not touch their
+// pages first (touchPages moves a disk read off that loop, which this reader
+// cannot do). About a tenth of a catch-up read's CPU (cache misses taken
+// twice).
+func (s *DefaultStore) GetMessageOnLoop(topic string, queueID int32, offset int64, maxMsgNums int32, maxTotalBytes int32, filter MessageFilter) *GetResult {
+	return s.getMessage(topic, queueID, offset, maxMsgNums, maxTotalBytes, filter, false)
+}
+
+func (s *DefaultStore) getMessage(topic string, queueID int32, offset int64, maxMsgNums int32, maxTotalBytes int32, filter MessageFilter, touch bool) *GetResult {
 	r := &GetResult{Status: GetNoMessageInQueue, NextBeginOffset: offset}
 	if s.closed.Load() {
 		r.Status = GetNoMatchedLogicQueue
@@ -106,7 +119,9 @@ func (s *DefaultStore) GetMessage(group, topic string, queueID int32, offset int
 			continue
 		}
 		r.Records = append(r.Records, rec)
-		r.touched += touchPages(rec)
+		if touch {
+			r.touched += touchPages(rec)
+		}
 		r.BufferTotalSize += len(rec)
 		r.Status = GetFound
 		nextPhyFileStart = math.MinInt64

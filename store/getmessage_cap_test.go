@@ -22,3 +22,23 @@ func TestGetMessageCapsBatch(t *testing.T) {
 	require.Len(t, r.Records, 32)
 	require.Equal(t, int64(32), r.NextBeginOffset)
 }
+
+// GetMessageOnLoop reads what GetMessage reads; only the touch of the pages differs.
+func TestGetMessageOnLoopReadsTheSame(t *testing.T) {
+	s := openStore(t, testConfig(t.TempDir()))
+	defer s.Shutdown()
+	for i := 0; i < 20; i++ {
+		require.Equal(t, PutOK, s.PutMessage(context.Background(), newMsg("Loop", 0, "x", nil)).Status)
+	}
+	waitDispatched(t, s, "Loop", 0, 20)
+	for _, off := range []int64{0, 7, 19, 20} {
+		a := s.GetMessage("g", "Loop", 0, off, 8, 0, nil)
+		b := s.GetMessageOnLoop("Loop", 0, off, 8, 0, nil)
+		require.Equal(t, a.Status, b.Status, "offset %d", off)
+		require.Equal(t, a.NextBeginOffset, b.NextBeginOffset)
+		require.Equal(t, a.Records, b.Records)
+		require.Zero(t, b.touched)
+		a.Release()
+		b.Release()
+	}
+}
