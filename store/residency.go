@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
-	"runtime"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -55,24 +53,6 @@ const (
 	pageKeeperDropAfter = 2 * time.Second
 )
 
-// keeperYields puts the calling goroutine's thread under SCHED_IDLE for the
-// rest of the goroutine's life. Under load the keeper's first touches of fresh
-// pages are a large share of the broker's CPU (a quarter of a 1 KiB send's on a
-// VM that returns free memory to its host); at normal priority they preempt an
-// event loop in the middle of its connections' requests. At idle priority they
-// run when a CPU has nothing else to do, and if none ever has, an append
-// faults its pages in itself, as without a keeper. The thread stays locked:
-// it ends with the goroutine instead of going back to the runtime's pool with
-// that policy.
-func keeperYields() error {
-	runtime.LockOSThread()
-	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_IDLE}
-	if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
-		return fmt.Errorf("sched_setattr SCHED_IDLE: %w", err)
-	}
-	return nil
-}
-
 // newPageKeeper takes its windows from the store's configuration.
 func newPageKeeper(s *DefaultStore) *pageKeeper {
 	wt := s.commitLog.q.writeThrough
@@ -84,9 +64,6 @@ func (s *DefaultStore) runPageKeeper(ctx context.Context) {
 	k := newPageKeeper(s)
 	if !k.prepare && k.behind < 0 {
 		return
-	}
-	if err := keeperYields(); err != nil {
-		s.log.Debug("page keeper keeps the normal scheduling policy", "err", err)
 	}
 	t := time.NewTimer(pageKeeperTick)
 	defer t.Stop()

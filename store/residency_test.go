@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 )
 
 // mappedRSS is the resident size, in bytes, of this process's mappings of path
@@ -187,35 +185,4 @@ func TestPageKeeperDropsWindowsWhenIdle(t *testing.T) {
 	putBytes(t, s, 64<<10)
 	require.Eventually(t, populatedAhead, 10*time.Second, 5*time.Millisecond,
 		"appends after the idle spell were not populated ahead")
-}
-
-// The keeper's thread runs under SCHED_IDLE and dies with its goroutine, so no
-// other goroutine ever runs at that priority.
-func TestKeeperThreadYields(t *testing.T) {
-	type res struct {
-		policy uint32
-		err    error
-	}
-	got := make(chan res, 1)
-	go func() {
-		if err := keeperYields(); err != nil {
-			got <- res{err: err}
-			return
-		}
-		a, err := unix.SchedGetAttr(0, 0)
-		if err != nil {
-			got <- res{err: err}
-			return
-		}
-		got <- res{policy: a.Policy}
-	}()
-	r := <-got
-	require.NoError(t, r.err)
-	require.Equal(t, uint32(unix.SCHED_IDLE), r.policy)
-
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	a, err := unix.SchedGetAttr(0, 0)
-	require.NoError(t, err)
-	require.NotEqual(t, uint32(unix.SCHED_IDLE), a.Policy)
 }
