@@ -10,12 +10,7 @@ import (
 // A pull asking for more than maxTransferCountOnMessageInMemory gets that many,
 // as from the Java store.
 func TestGetMessageCapsBatch(t *testing.T) {
-	s := openStore(t, testConfig(t.TempDir()))
-	defer s.Shutdown()
-	for i := 0; i < 50; i++ {
-		require.Equal(t, PutOK, s.PutMessage(context.Background(), newMsg("Cap", 0, "x", nil)).Status)
-	}
-	waitDispatched(t, s, "Cap", 0, 50)
+	s := storeHolding(t, "Cap", 50)
 	r := s.GetMessage("g", "Cap", 0, 0, 50, 0, nil)
 	defer r.Release()
 	require.Equal(t, GetFound, r.Status)
@@ -25,12 +20,7 @@ func TestGetMessageCapsBatch(t *testing.T) {
 
 // GetMessageOnLoop reads what GetMessage reads; only the touch of the pages differs.
 func TestGetMessageOnLoopReadsTheSame(t *testing.T) {
-	s := openStore(t, testConfig(t.TempDir()))
-	defer s.Shutdown()
-	for i := 0; i < 20; i++ {
-		require.Equal(t, PutOK, s.PutMessage(context.Background(), newMsg("Loop", 0, "x", nil)).Status)
-	}
-	waitDispatched(t, s, "Loop", 0, 20)
+	s := storeHolding(t, "Loop", 20)
 	for _, off := range []int64{0, 7, 19, 20} {
 		a := s.GetMessage("g", "Loop", 0, off, 8, 0, nil)
 		b := s.GetMessageOnLoop("Loop", 0, off, 8, 0, nil)
@@ -41,4 +31,16 @@ func TestGetMessageOnLoopReadsTheSame(t *testing.T) {
 		a.Release()
 		b.Release()
 	}
+}
+
+// storeHolding opens a store with n dispatched messages in queue 0 of topic.
+func storeHolding(t *testing.T, topic string, n int) *DefaultStore {
+	t.Helper()
+	s := openStore(t, testConfig(t.TempDir()))
+	t.Cleanup(func() { s.Shutdown() })
+	for i := 0; i < n; i++ {
+		require.Equal(t, PutOK, s.PutMessage(context.Background(), newMsg(topic, 0, "x", nil)).Status)
+	}
+	waitDispatched(t, s, topic, 0, int64(n))
+	return s
 }
