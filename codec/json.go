@@ -99,6 +99,15 @@ func (s *jsonScanner) expect(c byte) error {
 // shortString is how far str looks byte by byte before it asks IndexByte.
 const shortString = 24
 
+// plainEnd returns the index of the first quote or backslash in b[i:end], or
+// end: where a run of a string's plain bytes stops.
+func plainEnd(b []byte, i, end int) int {
+	for i < end && b[i] != '"' && b[i] != '\\' {
+		i++
+	}
+	return i
+}
+
 // alias returns b[i:j] as a string without copying.
 func alias(b []byte, i, j int) string {
 	if i >= j {
@@ -116,14 +125,13 @@ func (s *jsonScanner) str() (string, error) {
 	start := s.pos + 1
 	// Most header strings are short (keys, numbers as strings): one pass over
 	// a few bytes beats two IndexByte calls; long ones (properties) get those.
-	for i, end := start, min(start+shortString, len(s.b)); i < end; i++ {
-		switch s.b[i] {
-		case '"':
+	short := min(start+shortString, len(s.b))
+	if i := plainEnd(s.b, start, short); i < short {
+		if s.b[i] == '"' {
 			s.pos = i + 1
 			return alias(s.b, start, i), nil
-		case '\\':
-			return s.unescape(start, i)
 		}
+		return s.unescape(start, i)
 	}
 	rest := s.b[start:]
 	q := bytes.IndexByte(rest, '"')
@@ -186,10 +194,7 @@ func (s *jsonScanner) unescape(start, i int) (string, error) {
 			return unsafe.String(unsafe.SliceData(buf[from:]), len(buf)-from), nil
 		}
 		if c != '\\' { // a run of plain bytes up to the next quote or escape, copied at once
-			j := i + 1
-			for j < len(s.b) && s.b[j] != '"' && s.b[j] != '\\' {
-				j++
-			}
+			j := plainEnd(s.b, i+1, len(s.b))
 			buf = append(buf, s.b[i:j]...)
 			i = j
 			continue
