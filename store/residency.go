@@ -41,12 +41,16 @@ type pageKeeper struct {
 	dropped       bool // dropIdle ran since the last append
 }
 
-// pageKeeperTick is how often the keeper looks while appends go on; it backs off
-// to pageKeeperIdle when nothing was appended.
+// pageKeeperTick is how often the keeper looks while appends go on, at most;
+// it looks less often the slower they go (busyWait), and backs off to
+// pageKeeperIdle when nothing was appended.
 const (
-	pageKeeperTick  = 5 * time.Millisecond
-	pageKeeperIdle  = time.Second // an append wakes an idle keeper (appended)
-	pageKeeperSweep = time.Second
+	pageKeeperTick = 5 * time.Millisecond
+	// pageKeeperBusyMax bounds busyWait: a burst after a slow stretch outruns
+	// the window for at most this long.
+	pageKeeperBusyMax = 100 * time.Millisecond
+	pageKeeperIdle    = time.Second // an append wakes an idle keeper (appended)
+	pageKeeperSweep   = time.Second
 	// pageKeeperDropAfter is how long appends must have stopped before the
 	// keeper drops its windows (dropIdle): not after every short pause of a
 	// light load, which would populate the window ahead again each time.
@@ -73,6 +77,9 @@ func (s *DefaultStore) runPageKeeper(ctx context.Context) {
 	// finds nothing moved doubles the wait, up to idleSafetyNet.
 	idleWait, lastMark := pageKeeperIdle, int64(-1)
 	lastMove := time.Now()
+	// The append rate since the last busy tick paces the next one; -1 after
+	// an idle look (a rate across a pause says nothing of the next burst).
+	rateFrom, rateAt := int64(-1), time.Time{}
 	for {
 		select {
 		case <-ctx.Done():
@@ -81,7 +88,7 @@ func (s *DefaultStore) runPageKeeper(ctx context.Context) {
 		case <-s.keeperNap.wake:
 		}
 		s.keeperNap.idle.Store(false)
-		end := s.commitLog.q.maxOffset()
+		end, now := s.commitLog.q.maxOffset(), time.Now()
 		k.tick()
 		if end == lastEnd {
 			// Publish idleness, then look again: an append that saw the keeper
@@ -98,17 +105,37 @@ func (s *DefaultStore) runPageKeeper(ctx context.Context) {
 					idleWait, lastMark = pageKeeperIdle, mark
 				}
 				t.Reset(idleWait)
+				rateFrom = -1
 				if time.Since(lastMove) >= pageKeeperDropAfter {
 					k.dropIdle()
 				}
 			}
 		} else {
-			t.Reset(pageKeeperTick)
+			wait := pageKeeperTick
+			if rateFrom >= 0 {
+				wait = k.busyWait(end-rateFrom, now.Sub(rateAt))
+			}
+			t.Reset(wait)
+			rateFrom, rateAt = end, now
 			idleWait = pageKeeperIdle
-			lastMove, k.dropped = time.Now(), false
+			lastMove, k.dropped = now, false
 		}
 		lastEnd = end
 	}
+}
+
+// busyWait is how long the keeper may sleep while appends go on at n bytes per
+// d: about the time they take to use a quarter of the window ahead (what
+// populateTo waits for), so a slow stream costs a few wake-ups a second where
+// a fixed tick cost 200 (each a timer, a thread wake-up and a context switch
+// on a broker that otherwise sleeps between messages).
+func (k *pageKeeper) busyWait(n int64, d time.Duration) time.Duration {
+	if n <= 0 {
+		return pageKeeperTick
+	}
+	stretch := float64(max(k.ahead/4, 1<<20))
+	wait := time.Duration(float64(d) * stretch / float64(n))
+	return min(max(wait, pageKeeperTick), pageKeeperBusyMax)
 }
 
 func (k *pageKeeper) tick() {

@@ -186,3 +186,28 @@ func TestPageKeeperDropsWindowsWhenIdle(t *testing.T) {
 	require.Eventually(t, populatedAhead, 10*time.Second, 5*time.Millisecond,
 		"appends after the idle spell were not populated ahead")
 }
+
+// The keeper sleeps about as long as appends take to use a quarter of the
+// window ahead, within [pageKeeperTick, pageKeeperBusyMax]: a slow stream wakes
+// it a few times a second, a fast one every tick.
+func TestPageKeeperBusyWaitFollowsTheAppendRate(t *testing.T) {
+	k := &pageKeeper{ahead: 4 << 20} // a quarter: 1 MiB
+	ms := time.Millisecond
+	for _, c := range []struct {
+		n    int64
+		d    time.Duration
+		want time.Duration
+	}{
+		{0, 5 * ms, pageKeeperTick},            // nothing appended: look again soon
+		{2 << 10, 5 * ms, pageKeeperBusyMax},   // 400 KiB/s
+		{4 << 20, 10 * ms, pageKeeperTick},     // 400 MiB/s: a quarter in 2.5 ms
+		{1 << 20, 50 * ms, 50 * ms},            // 20 MiB/s
+		{256 << 10, 5 * ms, 20 * ms},           // 50 MiB/s
+		{1 << 40, time.Second, pageKeeperTick}, // no overflow
+		{1, time.Hour, pageKeeperBusyMax},      // no overflow
+	} {
+		require.Equal(t, c.want, k.busyWait(c.n, c.d), "%d bytes in %v", c.n, c.d)
+	}
+	k.ahead = 0 // populate off: the behind window still wants looks
+	require.Equal(t, 20*ms, k.busyWait(256<<10, 5*ms))
+}
