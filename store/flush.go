@@ -82,11 +82,13 @@ func (s *DefaultStore) flushConsumeQueues(least int) {
 	logicTs := s.lastLogicTs.Load()
 	through := s.reputFrom.Load()
 	ok := true
+	y := newYielder()
 	for _, cq := range s.allCQs() {
 		if err := cq.q.flush(least); err != nil {
 			ok = false
 			s.log.Error("consume queue flush failed", "topic", cq.topic, "queue", cq.qid, "err", err)
 		}
+		y.between()
 	}
 	if least == 0 && ok {
 		if logicTs > 0 {

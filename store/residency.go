@@ -180,6 +180,11 @@ func (k *pageKeeper) prefault() {
 	}
 }
 
+// populateStep is how much one MADV_POPULATE_WRITE call populates: fresh pages
+// cost up to ~75 µs each on a VM that returns free memory to its host, so a
+// step holds the keeper's P for about a millisecond at worst.
+const populateStep = 64 << 10
+
 // populateTo populates f from what is already populated (or written) up to end,
 // once at least a quarter of the window is missing. It reports false when the
 // kernel cannot populate, which turns prefaulting off.
@@ -192,16 +197,24 @@ func (k *pageKeeper) populateTo(f *mappedFile, end int64) bool {
 	if end-from < k.ahead/4 && end < int64(f.size) || end <= from {
 		return true
 	}
-	if err := unix.Madvise(f.data[from:end], unix.MADV_POPULATE_WRITE); err != nil {
-		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
-			k.populate, k.prepare = false, false
-			k.s.log.Info("MADV_POPULATE_WRITE not supported; commitlog pages fault on first write", "err", err)
-			return false
+	y := newYielder()
+	for from < end {
+		step := min(end, from+populateStep)
+		if err := unix.Madvise(f.data[from:step], unix.MADV_POPULATE_WRITE); err != nil {
+			if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+				k.populate, k.prepare = false, false
+				k.s.log.Info("MADV_POPULATE_WRITE not supported; commitlog pages fault on first write", "err", err)
+				return false
+			}
+			// ENOMEM/EFAULT-like failures: try again on the next tick.
+			return true
 		}
-		// ENOMEM/EFAULT-like failures: try again on the next tick.
-		return true
+		f.populated.Store(step)
+		from = step
+		if from < end {
+			y.between()
+		}
 	}
-	f.populated.Store(end)
 	return true
 }
 
