@@ -77,9 +77,9 @@ func (s *DefaultStore) runPageKeeper(ctx context.Context) {
 	// finds nothing moved doubles the wait, up to idleSafetyNet.
 	idleWait, lastMark := pageKeeperIdle, int64(-1)
 	lastMove := time.Now()
-	// The append rate since the last busy tick paces the next one; -1 after
+	// The append rate since the last busy tick paces the next one; zero after
 	// an idle look (a rate across a pause says nothing of the next burst).
-	rateFrom, rateAt := int64(-1), time.Time{}
+	var busyAt time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -105,18 +105,18 @@ func (s *DefaultStore) runPageKeeper(ctx context.Context) {
 					idleWait, lastMark = pageKeeperIdle, mark
 				}
 				t.Reset(idleWait)
-				rateFrom = -1
+				busyAt = time.Time{}
 				if time.Since(lastMove) >= pageKeeperDropAfter {
 					k.dropIdle()
 				}
 			}
 		} else {
 			wait := pageKeeperTick
-			if rateFrom >= 0 {
-				wait = k.busyWait(end-rateFrom, now.Sub(rateAt))
+			if !busyAt.IsZero() { // lastEnd is that busy tick's end
+				wait = k.busyWait(end-lastEnd, now.Sub(busyAt))
 			}
 			t.Reset(wait)
-			rateFrom, rateAt = end, now
+			busyAt = now
 			idleWait = pageKeeperIdle
 			lastMove, k.dropped = now, false
 		}
