@@ -98,6 +98,11 @@ func startJava(t *testing.T, mode string, epoch int32, brokerID int64) *javaStor
 	classes := compileJava(t, lib)
 	j := &javaStore{t: t, dir: t.TempDir(), port: freePort(t)}
 	home := t.TempDir()
+	t.Cleanup(func() {
+		if t.Failed() {
+			logJavaTail(t, home)
+		}
+	})
 	j.cmd = exec.Command("java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Duser.home="+home,
 		"-Drocketmq.home.dir="+home, "-cp", lib+"/*:"+classes, "AutoHA", mode, j.dir, strconv.Itoa(fileSize), strconv.Itoa(j.port),
 		strconv.Itoa(int(epoch)), strconv.FormatInt(brokerID, 10))
@@ -122,6 +127,47 @@ func startJava(t *testing.T, mode string, epoch int32, brokerID int64) *javaStor
 	j.out = bufio.NewScanner(out)
 	require.Equal(t, "OK", j.reply("OK"))
 	return j
+}
+
+// logJavaTail prints the HA lines of each log the Java store wrote under its
+// user.home, so that a failure seen once in CI carries Java's side of it.
+func logJavaTail(t *testing.T, home string) {
+	_ = filepath.WalkDir(filepath.Join(home, "logs"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".log") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil || len(b) == 0 {
+			return nil
+		}
+		var lines []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if javaHALine(l) {
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) > 60 {
+			lines = lines[len(lines)-60:]
+		}
+		t.Logf("java %s:\n%s", filepath.Base(path), strings.Join(lines, "\n"))
+		return nil
+	})
+}
+
+// javaHALine keeps the lines that tell what the HA client and connection did,
+// not the service-thread and queue-correction chatter around them.
+func javaHALine(l string) bool {
+	for _, noise := range []string{"service thread", "thread[", "Correcting", "\tat "} {
+		if strings.Contains(l, noise) {
+			return false
+		}
+	}
+	for _, k := range []string{"HA", "runcat", "poch", "onnect", "xception", "WARN", "ERROR"} {
+		if strings.Contains(l, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // reply reads up to the next line starting with prefix (logback prints its
@@ -151,6 +197,22 @@ func (j *javaStore) max(cmd string) int64 {
 	n, err := strconv.ParseInt(f[1], 10, 64)
 	require.NoError(j.t, err)
 	return n
+}
+
+// waitMax waits until the Java store holds what s holds, and says how far
+// apart they stayed when it does not.
+func (j *javaStore) waitMax(s *store.DefaultStore) {
+	j.t.Helper()
+	var got, want int64
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		got, want = j.max("max"), s.MaxPhyOffset()
+		if got == want {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	j.t.Fatalf("java store at %d, rmqd at %d after 30 s (java epochs %s)", got, want, j.epochs())
 }
 
 func (j *javaStore) epochs() string {
@@ -209,7 +271,7 @@ func TestRmqdMasterToJavaSlave(t *testing.T) {
 	j := startJava(t, "slave", 2, 2)
 	j.send("slave " + a.Addr().String())
 	j.reply("MAX ")
-	require.Eventually(t, func() bool { return j.max("max") == master.MaxPhyOffset() }, 30*time.Second, 20*time.Millisecond)
+	j.waitMax(master)
 	require.Equal(t, epochString(a.Epochs().Entries()), j.epochs())
 	sameSlaveFiles(t, mdir, j.dir)
 	waitWanted(t, wanted, []int64{1, 2})
@@ -239,7 +301,7 @@ func TestJavaSlaveTruncatesAgainstRmqdMaster(t *testing.T) {
 	// Java follows rmqd: its epoch-1 tail is cut, then it catches up.
 	j.send("toslave 2 " + g.Addr().String())
 	j.reply("MAX ")
-	require.Eventually(t, func() bool { return j.max("max") == gs.MaxPhyOffset() }, 30*time.Second, 20*time.Millisecond)
+	j.waitMax(gs)
 	require.Equal(t, epochString(g.Epochs().Entries()), j.epochs())
 	sameSlaveFiles(t, gdir, j.dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -258,7 +320,7 @@ func TestRmqdSlaveTruncatesAgainstJavaMaster(t *testing.T) {
 	j := startJava(t, "slave", 1, 2)
 	j.send("slave " + m.Addr().String())
 	j.reply("MAX ")
-	require.Eventually(t, func() bool { return j.max("max") == ms.MaxPhyOffset() }, 30*time.Second, 20*time.Millisecond)
+	j.waitMax(ms)
 	require.NoError(t, m.Close())
 
 	// rmqd writes a tail Java never gets; Java is elected for epoch 2.
