@@ -33,11 +33,12 @@ const lazySweepEvery = time.Second
 
 // lazyMaps is the store's registry of mapped lazy files.
 type lazyMaps struct {
-	budget int64        // most files to keep mapped (mappedConsumeQueueFilesMax)
-	count  atomic.Int64 // files mapped now
-	now    atomic.Int64 // coarse clock (unix s) for lastUse, set by the sweeper
-	wake   chan struct{}
-	nap    *napper // the sweeper sleeps while nothing is mapped
+	budget  int64        // most files to keep mapped (mappedConsumeQueueFilesMax)
+	count   atomic.Int64 // files mapped now
+	now     atomic.Int64 // coarse clock (unix s) for lastUse, set by the sweeper
+	wake    chan struct{}
+	nap     *napper    // the sweeper sleeps while nothing is mapped
+	sweepMu sync.Mutex // one unmapping pass at a time (sweeper or trimIfFar)
 
 	mu     sync.Mutex
 	mapped map[*mappedFile]struct{}
@@ -95,6 +96,7 @@ func newLazyMappedFile(path string, from int64, size int, create bool, reg *lazy
 	}
 	mf.data = eager.data
 	reg.add(mf)
+	reg.trimIfFar()
 	return mf, nil
 }
 
@@ -119,6 +121,9 @@ func (m *mappedFile) holdLazy() bool {
 			m.release()
 			return false
 		}
+		m.mapMu.Unlock()
+		m.lazy.trimIfFar()
+		return true
 	}
 	m.mapMu.Unlock()
 	return true
@@ -183,22 +188,48 @@ func (q *mappedFileQueue) unmapUnheld() {
 func (r *lazyMaps) sweep() int {
 	now := time.Now().Unix()
 	r.now.Store(now)
-	r.mu.Lock()
-	files := make([]*mappedFile, 0, len(r.mapped))
-	for f := range r.mapped {
-		files = append(files, f)
-	}
-	r.mu.Unlock()
+	r.sweepMu.Lock()
+	defer r.sweepMu.Unlock()
 	n := 0
 	idleBefore := now - int64(lazyIdle/time.Second)
-	for _, f := range files {
+	for _, f := range r.snapshot() {
 		if f.unmapIfIdle(idleBefore) {
 			n++
 		}
 	}
-	if r.count.Load() <= r.budget {
-		return n
+	return n + r.trimLocked()
+}
+
+// trimIfFar is the mapper's own trim once twice the budget is mapped: a burst
+// of new queues maps files faster than the sweeper, woken at the budget, gets
+// scheduled to unmap them. It waits for a sweep under way, which may have been
+// preempted holding sweepMu, and then finds little or nothing left to trim.
+func (r *lazyMaps) trimIfFar() {
+	if r.count.Load() <= 2*r.budget {
+		return
 	}
+	r.sweepMu.Lock()
+	defer r.sweepMu.Unlock()
+	r.trimLocked()
+}
+
+func (r *lazyMaps) snapshot() []*mappedFile {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	files := make([]*mappedFile, 0, len(r.mapped))
+	for f := range r.mapped {
+		files = append(files, f)
+	}
+	return files
+}
+
+// trimLocked unmaps the least recently used files no one holds until three
+// quarters of the budget are mapped. Called with sweepMu held.
+func (r *lazyMaps) trimLocked() int {
+	if r.count.Load() <= r.budget {
+		return 0
+	}
+	files := r.snapshot()
 	type use struct {
 		f  *mappedFile
 		at int64
@@ -209,6 +240,7 @@ func (r *lazyMaps) sweep() int {
 	}
 	slices.SortFunc(uses, func(a, b use) int { return cmp.Compare(a.at, b.at) })
 	target := r.budget * 3 / 4
+	n := 0
 	for _, u := range uses {
 		if r.count.Load() <= target {
 			break
