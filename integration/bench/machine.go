@@ -42,13 +42,8 @@ func probeMachine(ctx context.Context, storeRoot string) Machine {
 		}
 		_ = f.Close()
 	}
-	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(l, "MemTotal:"); ok {
-				kb, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
-				m.MemMiB = kb / 1024
-			}
-		}
+	if kb, err := meminfoKiB("MemTotal:"); err == nil {
+		m.MemMiB = kb / 1024
 	}
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = strings.TrimSpace(string(b))

@@ -230,7 +230,10 @@ func main() {
 	e.log.Info("machine", "cores", res.Machine.Cores, "memMiB", res.Machine.MemMiB, "ddMBps", res.Machine.DiskWriteMBps, "load", loadAvg())
 
 	failed := false
-	for _, kind := range strings.Split(kinds, ",") {
+	for i, kind := range strings.Split(kinds, ",") {
+		if i > 0 {
+			settleWriteback(ctx, e.log, time.Minute)
+		}
 		br := runBroker(ctx, &e, kind)
 		res.Brokers = append(res.Brokers, br)
 		if len(br.Errors) > 0 {

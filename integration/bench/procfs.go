@@ -59,6 +59,22 @@ func statusKiB(pid int, key string) (int64, error) {
 	return 0, fmt.Errorf("/proc/%d/status: no %s", pid, key)
 }
 
+// meminfoKiB is the /proc/meminfo line key (MemTotal:, Dirty:, ...) in KiB.
+func meminfoKiB(key string) (int64, error) {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, key); ok {
+			if f := strings.Fields(v); len(f) > 0 {
+				return strconv.ParseInt(f[0], 10, 64)
+			}
+		}
+	}
+	return 0, fmt.Errorf("/proc/meminfo: no %s", key)
+}
+
 // selfCPUMicros is this process's user+system CPU: the in-process load generator's cost.
 func selfCPUMicros() int64 {
 	var ru syscall.Rusage
