@@ -115,17 +115,18 @@ func (m *mappedFile) holdLazy() bool {
 	}
 	m.lastUse.Store(m.lazy.now.Load())
 	m.mapMu.Lock()
-	if m.data == nil {
+	mapped := m.data == nil
+	if mapped {
 		if err := m.mapIn(); err != nil {
 			m.mapMu.Unlock()
 			m.release()
 			return false
 		}
-		m.mapMu.Unlock()
-		m.lazy.trimIfFar()
-		return true
 	}
 	m.mapMu.Unlock()
+	if mapped {
+		m.lazy.trimIfFar() // after mapMu: the trim takes other files' mapMu
+	}
 	return true
 }
 
@@ -190,27 +191,29 @@ func (r *lazyMaps) sweep() int {
 	r.now.Store(now)
 	r.sweepMu.Lock()
 	defer r.sweepMu.Unlock()
+	files := r.snapshot()
 	n := 0
 	idleBefore := now - int64(lazyIdle/time.Second)
-	for _, f := range r.snapshot() {
+	for _, f := range files {
 		if f.unmapIfIdle(idleBefore) {
 			n++
 		}
 	}
-	return n + r.trimLocked()
+	return n + r.trimLocked(files)
 }
 
 // trimIfFar is the mapper's own trim once twice the budget is mapped: a burst
 // of new queues maps files faster than the sweeper, woken at the budget, gets
-// scheduled to unmap them. It waits for a sweep under way, which may have been
-// preempted holding sweepMu, and then finds little or nothing left to trim.
+// scheduled to unmap them. It waits for a sweep under way (which may have been
+// preempted holding sweepMu) and then finds little left to trim; a pull on an
+// event loop waits here only past twice the budget, for at most one sweep.
 func (r *lazyMaps) trimIfFar() {
 	if r.count.Load() <= 2*r.budget {
 		return
 	}
 	r.sweepMu.Lock()
 	defer r.sweepMu.Unlock()
-	r.trimLocked()
+	r.trimLocked(r.snapshot())
 }
 
 func (r *lazyMaps) snapshot() []*mappedFile {
@@ -223,13 +226,12 @@ func (r *lazyMaps) snapshot() []*mappedFile {
 	return files
 }
 
-// trimLocked unmaps the least recently used files no one holds until three
+// trimLocked unmaps the least recently used of files no one holds until three
 // quarters of the budget are mapped. Called with sweepMu held.
-func (r *lazyMaps) trimLocked() int {
+func (r *lazyMaps) trimLocked(files []*mappedFile) int {
 	if r.count.Load() <= r.budget {
 		return 0
 	}
-	files := r.snapshot()
 	type use struct {
 		f  *mappedFile
 		at int64

@@ -42,7 +42,7 @@ func probeMachine(ctx context.Context, storeRoot string) Machine {
 		}
 		_ = f.Close()
 	}
-	if kb, err := meminfoKiB("MemTotal:"); err == nil {
+	if kb, err := procKiB("/proc/meminfo", "MemTotal:"); err == nil {
 		m.MemMiB = kb / 1024
 	}
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {

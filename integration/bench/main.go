@@ -232,7 +232,7 @@ func main() {
 	failed := false
 	for i, kind := range strings.Split(kinds, ",") {
 		if i > 0 {
-			settleWriteback(ctx, e.log, time.Minute)
+			settleWriteback(e.log)
 		}
 		br := runBroker(ctx, &e, kind)
 		res.Brokers = append(res.Brokers, br)

@@ -44,24 +44,12 @@ func rssKiB(pid int) (int64, error) { return statusKiB(pid, "VmRSS:") }
 func anonKiB(pid int) (int64, error) { return statusKiB(pid, "RssAnon:") }
 
 func statusKiB(pid int, key string) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, key); ok {
-			f := strings.Fields(v)
-			if len(f) > 0 {
-				return strconv.ParseInt(f[0], 10, 64)
-			}
-		}
-	}
-	return 0, fmt.Errorf("/proc/%d/status: no %s", pid, key)
+	return procKiB(fmt.Sprintf("/proc/%d/status", pid), key)
 }
 
-// meminfoKiB is the /proc/meminfo line key (MemTotal:, Dirty:, ...) in KiB.
-func meminfoKiB(key string) (int64, error) {
-	b, err := os.ReadFile("/proc/meminfo")
+// procKiB is the value of the "key  n kB" line of a /proc file (status, meminfo).
+func procKiB(path, key string) (int64, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0, err
 	}
@@ -72,7 +60,7 @@ func meminfoKiB(key string) (int64, error) {
 			}
 		}
 	}
-	return 0, fmt.Errorf("/proc/meminfo: no %s", key)
+	return 0, fmt.Errorf("%s: no %s", path, key)
 }
 
 // selfCPUMicros is this process's user+system CPU: the in-process load generator's cost.
