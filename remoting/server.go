@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -25,7 +26,9 @@ type ServerConfig struct {
 	// ExtraAddrs are more addresses served by the same event loops, processors
 	// and listeners (the broker's VIP port, listen port - 2, for old clients).
 	ExtraAddrs []string
-	// Multicore runs one event loop per CPU (or NumEventLoop loops).
+	// Multicore runs one event loop per CPU the process may use (GOMAXPROCS,
+	// which follows a container's CPU limit; gnet's own count is the host's
+	// CPUs), or NumEventLoop loops.
 	Multicore    bool
 	NumEventLoop int
 	// MaxFrameLength bounds a frame including its length field; a peer sending
@@ -234,8 +237,11 @@ func (s *Server) Start(ctx context.Context) error {
 		// No gnet ticker: ours (runTicker) can sleep while no connection is open.
 		gnet.WithLogger(gnetLogger{s.log}),
 	}
-	if s.cfg.NumEventLoop > 0 {
+	switch {
+	case s.cfg.NumEventLoop > 0:
 		opts = append(opts, gnet.WithNumEventLoop(s.cfg.NumEventLoop))
+	case s.cfg.Multicore:
+		opts = append(opts, gnet.WithNumEventLoop(runtime.GOMAXPROCS(0)))
 	}
 	s.events.start()
 	s.runDone = make(chan error, 1)

@@ -143,8 +143,10 @@ func TestNamesrvModeKeepsWildcard(t *testing.T) {
 func TestLimitsFromConfig(t *testing.T) {
 	var cfg remoting.ServerConfig
 	shown, err := limits(map[string]string{"serverMaxConnections": "5", "writeBufferHighWaterMark": "65536",
-		"serverMaxRequestsPerConnection": "0", "serverWriteStallTimeoutSeconds": "7"}, &cfg)
+		"serverMaxRequestsPerConnection": "0", "serverWriteStallTimeoutSeconds": "7", "serverSelectorThreads": "1"}, &cfg)
 	require.NoError(t, err)
+	require.Equal(t, 1, cfg.NumEventLoop)
+	require.Equal(t, "1", shown["serverSelectorThreads"])
 	require.Equal(t, 5, cfg.MaxConns)
 	require.Equal(t, 65536, cfg.WriteBufferHighWaterMark)
 	require.Equal(t, 0, cfg.WriteBufferLowWaterMark, "the server derives it")
@@ -155,6 +157,8 @@ func TestLimitsFromConfig(t *testing.T) {
 
 	_, err = limits(map[string]string{"serverMaxConnections": "many"}, &cfg)
 	require.ErrorContains(t, err, "serverMaxConnections")
+	_, err = limits(map[string]string{"serverSelectorThreads": "-1"}, &cfg)
+	require.ErrorContains(t, err, "serverSelectorThreads")
 }
 
 // rmqd broker keeps Java's wildcard default too.

@@ -432,6 +432,9 @@ type netConfig struct {
 	MaxQueuedRequestBytes int64 `prop:"serverMaxQueuedRequestBytes"`
 	MaxRequestsPerConn    int   `prop:"serverMaxRequestsPerConnection"`
 	IdleTimeoutSecs       int   `prop:"serverChannelMaxIdleTimeSeconds"`
+	// SelectorThreads is Java's serverSelectorThreads, Netty's I/O threads:
+	// here the gnet event loops. 0 (rmqd's default): one per CPU.
+	SelectorThreads int `prop:"serverSelectorThreads"`
 }
 
 func defaultNetConfig() netConfig {
@@ -458,6 +461,10 @@ func limits(props map[string]string, cfg *remoting.ServerConfig) (map[string]str
 	cfg.WriteStallTimeout = time.Duration(n.WriteStallTimeoutSecs) * time.Second
 	cfg.MaxQueuedRequestBytes = n.MaxQueuedRequestBytes
 	cfg.MaxRequestsPerConn = n.MaxRequestsPerConn
+	if n.SelectorThreads < 0 || n.SelectorThreads > 1024 {
+		return nil, fmt.Errorf("config: serverSelectorThreads=%d: want 0 (one per CPU) to 1024", n.SelectorThreads)
+	}
+	cfg.NumEventLoop = n.SelectorThreads
 	if n.IdleTimeoutSecs > 0 {
 		cfg.IdleTimeout = time.Duration(n.IdleTimeoutSecs) * time.Second
 	}
