@@ -11,12 +11,15 @@
 // Ownership: a request's Body and strings alias a pooled frame buffer that is
 // recycled after the processor returned a response or an error (and after the
 // RPC hooks' After). Clone what must outlive that (strings.Clone, bytes.Clone).
-// A processor returning (nil, nil) owns the request for good. Responses handed
-// to callers of Invoke are never recycled.
+// A processor returning (nil, nil) owns the request for good; one returning
+// (nil, ErrAnsweredLater) answers later too but kept nothing of it, and the
+// frame is recycled at once. Responses handed to callers of Invoke are never
+// recycled.
 package remoting
 
 import (
 	"context"
+	"errors"
 	"net"
 	"time"
 
@@ -40,6 +43,12 @@ type Conn interface {
 	Close() error
 	Closed() bool
 }
+
+// ErrAnsweredLater, returned by a processor with a nil response, says it
+// answered through Conn.WriteResponse already or will, and kept no string or
+// byte of the request: the request's frame goes back to the pool at once
+// instead of to the GC (a held pull would otherwise cost a frame each).
+var ErrAnsweredLater = errors.New("remoting: answered later, request released")
 
 // Processor handles the requests of one or more codes.
 //

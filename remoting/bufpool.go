@@ -3,8 +3,6 @@ package remoting
 import (
 	"math/bits"
 	"sync"
-
-	"github.com/panjf2000/gnet/v2"
 )
 
 // Frame and encode buffers come from size-classed pools so that a steady stream
@@ -20,18 +18,10 @@ const (
 // interface would allocate on every Put).
 type buffer struct {
 	b []byte
-	// written returns the buffer to its pool; made once per buffer so that
-	// handing it to gnet's AsyncWrite allocates no closure.
-	written gnet.AsyncCallback
 }
 
 func (p *bufPool) newBuffer(size int) *buffer {
-	buf := &buffer{b: make([]byte, 0, size)}
-	buf.written = func(gnet.Conn, error) error {
-		p.put(buf)
-		return nil
-	}
-	return buf
+	return &buffer{b: make([]byte, 0, size)}
 }
 
 // A sync.Pool is emptied by every other GC, and under steady traffic a GC

@@ -304,6 +304,7 @@ func (d *dispatcher) run(ep *endpoint, reg *registration, in *inbound, onLoop bo
 		start = time.Now()
 	}
 	var resp *codec.RemotingCommand
+	released := false
 	for _, h := range hooks {
 		if resp = h.Before(ep, req); resp != nil {
 			break
@@ -316,6 +317,9 @@ func (d *dispatcher) run(ep *endpoint, reg *registration, in *inbound, onLoop bo
 			ctx = d.loopCtx
 		}
 		resp, err = reg.p.ProcessRequest(ctx, ep, req)
+		if err == ErrAnsweredLater {
+			resp, err, released = nil, nil, true
+		}
 		if err != nil {
 			d.log.Debug("remoting: processor error", "conn", ep, "code", req.Code, "err", err)
 			resp = codec.NewResponse(req, codec.RespSystemError, err.Error())
@@ -329,7 +333,11 @@ func (d *dispatcher) run(ep *endpoint, reg *registration, in *inbound, onLoop bo
 	}
 	if resp == nil {
 		// Answered later through Conn.WriteResponse, or never: the request is
-		// owned by the processor from now on, so its frame is not recycled.
+		// owned by the processor from now on, so its frame is not recycled,
+		// unless the processor said it kept nothing.
+		if released {
+			d.release(in)
+		}
 		return
 	}
 	if !req.IsOneway() {
