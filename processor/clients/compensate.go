@@ -1,7 +1,9 @@
 package clients
 
 import (
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"rmqd/codec"
@@ -31,19 +33,46 @@ func (m *ConsumerManager) Compensate(group, consumeType, messageModel string, su
 	if m.compensated == nil {
 		m.compensated = map[string]*compensation{}
 	}
+	// The strings may alias a request frame that is recycled once the request is answered: what the table
+	// keeps owns its bytes, cloned when it changes (every pull of the group lands here).
 	c, ok := m.compensated[group]
 	if !ok {
 		c = &compensation{subs: map[string]codec.SubscriptionData{}}
-		m.compensated[group] = c
+		m.compensated[strings.Clone(group)] = c
 	}
-	c.consumeType, c.messageModel = consumeType, messageModel
+	if c.consumeType != consumeType {
+		c.consumeType = strings.Clone(consumeType)
+	}
+	if c.messageModel != messageModel {
+		c.messageModel = strings.Clone(messageModel)
+	}
 	for _, s := range subs {
 		if s.Topic == "" {
 			continue
 		}
+		if old, ok := c.subs[s.Topic]; ok && old.SubString == s.SubString && old.ExpressionType == s.ExpressionType &&
+			old.ClassFilterMode == s.ClassFilterMode {
+			// Tags and codes follow from the expression: only the date moves.
+			// Keyed by the kept copy: assigning a string key replaces the key too.
+			old.SubVersion = now
+			c.subs[old.Topic] = old
+			continue
+		}
+		s = ownedSubscription(s)
 		s.SubVersion = now
 		c.subs[s.Topic] = s
 	}
+}
+
+// ownedSubscription is s with every string and slice copied.
+func ownedSubscription(s codec.SubscriptionData) codec.SubscriptionData {
+	s.Topic, s.SubString, s.ExpressionType = strings.Clone(s.Topic), strings.Clone(s.SubString), strings.Clone(s.ExpressionType)
+	s.TagsSet = slices.Clone(s.TagsSet) // nil stays nil, empty stays empty: both show in JSON
+	for i, t := range s.TagsSet {
+		s.TagsSet[i] = strings.Clone(t)
+	}
+	s.CodeSet = slices.Clone(s.CodeSet)
+	return s
 }
 
 // FindSubscription is Java's findSubscriptionData(group, topic): the subscription of a heartbeat-registered

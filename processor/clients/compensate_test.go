@@ -3,6 +3,7 @@ package clients
 import (
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -69,4 +70,28 @@ func TestCompensate(t *testing.T) {
 	m.Compensate("G", "CONSUME_POP", "CLUSTERING", sub)
 	_, ok = m.FindSubscription("G", "T")
 	require.True(t, ok)
+}
+
+// A pull's strings alias its request frame, recycled once the pull is answered: the table keeps copies,
+// and a repeated pull only moves the entry's date.
+func TestCompensateOwnsItsStrings(t *testing.T) {
+	m := NewConsumerManager(quietLog())
+	frame := []byte("GROUP TOPIC a || b TAG a b")
+	at := func(i, j int) string { return unsafe.String(&frame[i], j-i) }
+	sub := codec.SubscriptionData{Topic: at(6, 11), SubString: at(12, 18), ExpressionType: at(19, 22),
+		TagsSet: []string{at(23, 24), at(25, 26)}, CodeSet: codec.CodeSet{97, 98}}
+	m.CompensatePull(at(0, 5), "CONSUME_ACTIVELY", "CLUSTERING", &sub)
+	first, ok := m.FindSubscription("GROUP", "TOPIC")
+	require.True(t, ok)
+	time.Sleep(2 * time.Millisecond)
+	m.CompensatePull(at(0, 5), "CONSUME_ACTIVELY", "CLUSTERING", &sub)
+	for i := range frame {
+		frame[i] = 'x'
+	}
+	got, ok := m.FindSubscription("GROUP", "TOPIC")
+	require.True(t, ok)
+	require.Equal(t, codec.SubscriptionData{Topic: "TOPIC", SubString: "a || b", ExpressionType: "TAG",
+		TagsSet: []string{"a", "b"}, CodeSet: codec.CodeSet{97, 98}, SubVersion: got.SubVersion}, got)
+	require.Greater(t, got.SubVersion, first.SubVersion)
+	require.Equal(t, []string{"GROUP"}, m.CompensatedGroups())
 }
