@@ -5,6 +5,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
 )
 
 // adminHeaders are every header DecodeHeader serves, fresh each call.
@@ -146,4 +149,26 @@ func TestDecodeHeaderDoesNotAllocate(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { _ = DecodeHeader(ext, &h) }); n != 0 {
 		t.Fatalf("%v allocs per POP header", n)
 	}
+}
+
+// CopyOwned keeps no byte of the source frame and copies no string the
+// recycled header already owns.
+func TestPullHeaderCopyOwned(t *testing.T) {
+	frame := []byte("G1T1*TAG")
+	at := func(i, j int) string { return unsafe.String(&frame[i], j-i) }
+	src := PullMessageRequestHeader{ConsumerGroup: at(0, 2), Topic: at(2, 4), Subscription: at(4, 5),
+		ExpressionType: at(5, 8), QueueID: 3, QueueOffset: 42}
+	var h PullMessageRequestHeader
+	h.CopyOwned(&src)
+	group := unsafe.StringData(h.ConsumerGroup)
+	src.QueueOffset = 43
+	h.CopyOwned(&src)
+	require.Same(t, group, unsafe.StringData(h.ConsumerGroup), "an equal string is kept, not copied again")
+	src.Topic = "T2"
+	h.CopyOwned(&src)
+	for i := range frame {
+		frame[i] = 'x'
+	}
+	require.Equal(t, PullMessageRequestHeader{ConsumerGroup: "G1", Topic: "T2", Subscription: "*",
+		ExpressionType: "TAG", QueueID: 3, QueueOffset: 43}, h)
 }

@@ -145,12 +145,36 @@ func (h *PullMessageRequestHeader) Decode(ext ExtFields) error {
 	return nil
 }
 
+// stringFields are the header's string fields.
+func (h *PullMessageRequestHeader) stringFields() [7]*string {
+	return [7]*string{&h.ConsumerGroup, &h.Topic, &h.Subscription, &h.ExpressionType,
+		&h.ProxyForwardClientID, &h.Namespace, &h.BrokerName}
+}
+
 // CloneStrings gives the header its own strings, for a pull held past its
 // frame.
 func (h *PullMessageRequestHeader) CloneStrings() {
-	for _, s := range []*string{&h.ConsumerGroup, &h.Topic, &h.Subscription, &h.ExpressionType,
-		&h.ProxyForwardClientID, &h.Namespace, &h.BrokerName} {
+	for _, s := range h.stringFields() {
 		*s = strings.Clone(*s)
+	}
+}
+
+// CopyOwned makes h a copy of src with strings of its own, keeping those h
+// already owns where they are equal: a recycled header held for the same
+// consumer's next pull copies no bytes.
+func (h *PullMessageRequestHeader) CopyOwned(src *PullMessageRequestHeader) {
+	old := h.stringFields()
+	kept := [7]string{}
+	for i, s := range old {
+		kept[i] = *s
+	}
+	*h = *src
+	for i, s := range h.stringFields() {
+		if *s == kept[i] {
+			*s = kept[i]
+		} else {
+			*s = strings.Clone(*s)
+		}
 	}
 }
 

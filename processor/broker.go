@@ -177,7 +177,7 @@ func (b *Broker) Producers() *ProducerManager                   { return b.produ
 func (b *Broker) Handlers() map[int32]remoting.Processor {
 	f := func(fn remoting.ProcessorFunc) remoting.Processor { return fn }
 	send := f(b.handleSendMessage)
-	pull := f(b.handlePullMessage)
+	pull := f(b.pullReleasing) // handlePullMessage
 	m := map[int32]remoting.Processor{
 		codec.ReqSendMessage:                          send,
 		codec.ReqSendMessageV2:                        send,

@@ -77,6 +77,17 @@ func (b *Broker) handlePullMessage(ctx context.Context, c remoting.Conn, req *co
 	return b.pull(c, &h, reply, nil, true, dispatchTarget)
 }
 
+// pullReleasing serves PULL_MESSAGE through handlePullMessage, whose (nil,
+// nil) means written already, or held or waiting with a header of its own:
+// nothing of req is kept, so its frame is recycled now, not left to the GC.
+func (b *Broker) pullReleasing(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	resp, err := b.handlePullMessage(ctx, c, req)
+	if resp == nil && err == nil {
+		return nil, remoting.ErrAnsweredLater
+	}
+	return resp, err
+}
+
 // pull runs one pull. allowSuspend is false when a held request is re-run, and
 // filter is then the one built the first time. A dispatchTarget above 0 is the
 // commitlog end when the pull arrived: a pull that would answer the end of the
@@ -170,9 +181,7 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 		if !b.conf().LongPollingEnable {
 			hold = time.Duration(b.conf().ShortPollingTimeMills) * time.Millisecond
 		}
-		held := &heldPull{conn: c, header: *h, reply: reply, filter: filter, deadline: time.Now().Add(hold)}
-		held.header.CloneStrings()
-		b.hold.suspend(held)
+		b.hold.suspend(b.hold.newHeld(c, h, reply, filter, time.Now().Add(hold)))
 		return nil, nil
 	default:
 		res.Release()

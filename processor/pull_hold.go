@@ -37,6 +37,27 @@ type pullHoldService struct {
 	count int
 	max   int           // held pulls at most; 0 = no bound
 	kick  chan struct{} // the first pull held after an empty spell: start ticking again
+	// free recycles held pulls once answered: a long-polling consumer parks
+	// one per empty pull, and the header's strings are kept for the next.
+	free sync.Pool
+}
+
+// newHeld parks a copy of h: strings of its own, the rest as given.
+func (s *pullHoldService) newHeld(c remoting.Conn, h *codec.PullMessageRequestHeader, reply pullReply,
+	filter store.MessageFilter, deadline time.Time) *heldPull {
+	p, _ := s.free.Get().(*heldPull)
+	if p == nil {
+		p = new(heldPull)
+	}
+	p.header.CopyOwned(h)
+	p.conn, p.reply, p.filter, p.deadline = c, reply, filter, deadline
+	return p
+}
+
+// release returns an answered pull; nothing may use p afterwards.
+func (s *pullHoldService) release(p *heldPull) {
+	p.conn, p.filter, p.reply = nil, nil, pullReply{}
+	s.free.Put(p)
 }
 
 // DefaultMaxHeldPulls bounds the held pulls of a broker (rmqd's
@@ -79,6 +100,8 @@ func (s *pullHoldService) suspend(p *heldPull) {
 		return
 	}
 	p.reply.suspended = true
+	// p may be woken, answered and recycled as soon as the lock is let go.
+	offset := p.header.QueueOffset
 	s.held[k] = append(s.held[k], p)
 	s.count++
 	first := s.count == 1
@@ -86,7 +109,7 @@ func (s *pullHoldService) suspend(p *heldPull) {
 	if first {
 		delivery.Kick(s.kick)
 	}
-	if s.b.store.MaxOffsetInQueue(k.topic, k.queue) > p.header.QueueOffset {
+	if s.b.store.MaxOffsetInQueue(k.topic, k.queue) > offset {
 		s.notify(k.topic, k.queue, -1, 0, "", false)
 	}
 }
@@ -185,6 +208,7 @@ func (s *pullHoldService) execute(ps []*heldPull) {
 // executeOne re-runs one pull, on the loop of its connection or not; a panic
 // answers it SYSTEM_ERROR.
 func (s *pullHoldService) executeOne(p *heldPull, onLoop bool) {
+	defer s.release(p) // last: the recovery below still answers through p
 	p.reply.onLoop = onLoop
 	defer func() {
 		if s.b.recovered("held pull", recover()) {
