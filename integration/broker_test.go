@@ -23,8 +23,9 @@ func TestBroker(t *testing.T) {
 			tg := harness.Start(t, kind, harness.Options{BrokerConf: map[string]string{"flushDiskType": "SYNC_FLUSH"}})
 			for _, c := range brokerCases() {
 				t.Run(c.Name, func(t *testing.T) {
+					tb := harness.Reported(t)
 					harness.RequireJars(t, c.Needs...)
-					c.Run(t, tg)
+					c.Run(tb, tg)
 				})
 			}
 		})

@@ -257,10 +257,11 @@ func TestOtherClients(t *testing.T) {
 					tg = harness.Start(t, kind, harness.Options{})
 				}
 				t.Run(sc.Name, func(t *testing.T) {
+					tb := harness.Reported(t)
 					if c.missing != "" {
 						t.Skip(c.missing)
 					}
-					sc.Run(t, tg, c)
+					sc.Run(tb, tg, c)
 				})
 			}
 		})

@@ -44,14 +44,14 @@ func TestMatrix(t *testing.T) {
 			}
 			for _, sc := range scenarios {
 				t.Run(sc.Name, func(t *testing.T) {
-					runCase(t, kind, sc, tg, startErr)
+					runCase(t, harness.Reported(t), kind, sc, tg, startErr)
 				})
 			}
 		})
 	}
 }
 
-func runCase(t *testing.T, kind string, sc scenario, tg *harness.Target, startErr string) {
+func runCase(t *testing.T, tb harness.TB, kind string, sc scenario, tg *harness.Target, startErr string) {
 	harness.RequireJars(t, sc.Needs...)
 	reason, expected := expectedFailures[caseKey{kind, sc.Name}]
 	if tg == nil {
@@ -62,7 +62,7 @@ func runCase(t *testing.T, kind string, sc scenario, tg *harness.Target, startEr
 		t.Fatalf("%s target did not start: %s", kind, startErr)
 	}
 	if !expected {
-		sc.Run(t, tg)
+		sc.Run(tb, tg)
 		return
 	}
 	report(t, kind, sc.Name, reason, harness.Soft(t, func(tb harness.TB) { sc.Run(tb, tg) }))

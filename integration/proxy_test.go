@@ -238,6 +238,7 @@ func TestProxy(t *testing.T) {
 					continue
 				}
 				t.Run(sc.Name, func(t *testing.T) {
+					tb := harness.Reported(t)
 					reason, expected := expectedFailures[caseKey{kind, sc.Name}]
 					switch {
 					case px == nil && expected:
@@ -247,7 +248,7 @@ func TestProxy(t *testing.T) {
 					case expected:
 						report(t, kind, sc.Name, reason, harness.Soft(t, func(tb harness.TB) { sc.Run(tb, tg, px) }))
 					default:
-						sc.Run(t, tg, px)
+						sc.Run(tb, tg, px)
 					}
 				})
 			}

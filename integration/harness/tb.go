@@ -112,3 +112,48 @@ func (r SoftResult) Summary() string {
 	}
 	return s
 }
+
+// Reported passes everything to t and says again, as t's last line, what failed it. A failing case prints
+// the tails of its processes' logs from its cleanups, after the failure itself; a CI log cut to its tail
+// then shows the broker's last lines but not why the case failed. Call it first in the case, so its
+// cleanup runs after every other.
+func Reported(t *testing.T) TB {
+	r := &reportedTB{T: t}
+	t.Cleanup(func() {
+		r.mu.Lock()
+		msgs := strings.Join(r.msgs, " | ")
+		r.mu.Unlock()
+		if msgs == "" {
+			return
+		}
+		if len(msgs) > 2000 {
+			msgs = msgs[:2000] + "..."
+		}
+		t.Logf("=== %s failed: %s", t.Name(), msgs)
+	})
+	return r
+}
+
+type reportedTB struct {
+	*testing.T
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (r *reportedTB) note(msg string) {
+	r.mu.Lock()
+	r.msgs = append(r.msgs, msg)
+	r.mu.Unlock()
+}
+
+func (r *reportedTB) Errorf(format string, args ...any) {
+	r.T.Helper()
+	r.note(fmt.Sprintf(format, args...))
+	r.T.Errorf(format, args...)
+}
+
+func (r *reportedTB) Fatalf(format string, args ...any) {
+	r.T.Helper()
+	r.note(fmt.Sprintf(format, args...))
+	r.T.Fatalf(format, args...)
+}
