@@ -104,11 +104,12 @@ func (s *DefaultStore) runPageKeeper(ctx context.Context) {
 				} else {
 					idleWait, lastMark = pageKeeperIdle, mark
 				}
-				t.Reset(idleWait)
 				busyAt = time.Time{}
-				if time.Since(lastMove) >= pageKeeperDropAfter {
+				sinceMove := time.Since(lastMove)
+				if sinceMove >= pageKeeperDropAfter {
 					k.dropIdle()
 				}
+				t.Reset(nextIdleLook(idleWait, sinceMove, k.dropped))
 			}
 		} else {
 			wait := pageKeeperTick
@@ -122,6 +123,17 @@ func (s *DefaultStore) runPageKeeper(ctx context.Context) {
 		}
 		lastEnd = end
 	}
+}
+
+// nextIdleLook is the wait before the next idle look: idleWait, but no later
+// than pageKeeperDropAfter after the last append while the windows are still
+// there. The look after the drop time could come up to an idleWait late, and
+// an idle broker then held its populated window for 2-4 s instead of 2.
+func nextIdleLook(idleWait, sinceMove time.Duration, dropped bool) time.Duration {
+	if left := pageKeeperDropAfter - sinceMove; !dropped && left > 0 {
+		return min(idleWait, left)
+	}
+	return idleWait
 }
 
 // busyWait is how long the keeper may sleep while appends go on at n bytes per

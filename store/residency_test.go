@@ -211,3 +211,12 @@ func TestPageKeeperBusyWaitFollowsTheAppendRate(t *testing.T) {
 	k.ahead = 0 // populate off: the behind window still wants looks
 	require.Equal(t, 20*ms, k.busyWait(256<<10, 5*ms))
 }
+
+// The idle keeper drops its windows pageKeeperDropAfter after the last append,
+// not at whichever doubling look comes after that.
+func TestNextIdleLookMeetsTheDropTime(t *testing.T) {
+	require.Equal(t, 1500*time.Millisecond, nextIdleLook(2*time.Second, 500*time.Millisecond, false))
+	require.Equal(t, time.Second, nextIdleLook(time.Second, 10*time.Millisecond, false))
+	require.Equal(t, 4*time.Second, nextIdleLook(4*time.Second, 500*time.Millisecond, true), "nothing left to drop")
+	require.Equal(t, 2*time.Second, nextIdleLook(2*time.Second, pageKeeperDropAfter, false), "dropped at this look")
+}
