@@ -91,9 +91,11 @@ func (b *Broker) handleDeleteTopicInBroker(ctx context.Context, c remoting.Conn,
 		return b.refuseAdmin(c, req, codec.RespInvalidParameter, systemTopicConflict(topic), "topic delete refused"), nil
 	}
 	topic = strings.Clone(topic)
+	b.queuesMu.Lock()
 	b.topics.Delete(topic)
 	b.offsets.DeleteTopic(topic)
 	b.store.DeleteTopics([]string{topic})
+	b.queuesMu.Unlock()
 	b.log.Info("topic deleted", "topic", topic, "remote", c.RemoteAddr())
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }

@@ -231,6 +231,8 @@ func (b *Broker) handleCleanUnusedTopic(ctx context.Context, c remoting.Conn, re
 		return codec.NewResponse(req, codec.RespSystemError, "this message store cannot clean consume queues"), nil
 	}
 	var unused []string
+	b.queuesMu.Lock()
+	defer b.queuesMu.Unlock()
 	for _, t := range qc.QueueTopics() {
 		if _, known := b.topics.Select(t); known || b.isSystemTopic(t) || strings.HasPrefix(t, lmqPrefix) {
 			continue

@@ -56,12 +56,16 @@ type Broker struct {
 	nsClose       func() error
 	regState      registrationState
 	topicsChanged chan struct{}
-	admin         adminState
-	acl           *acl.Manager                // nil unless aclEnable
-	auth          *auth.Manager               // nil unless authenticationEnabled or authorizationEnabled
-	pools         atomic.Pointer[brokerPools] // request pools, set by Register
-	masters       masterAddrs
-	ctl           *controllerMode // nil unless enableControllerMode (controller.go)
+	// queuesMu orders the preparation of a new topic's consume queues (run off
+	// the send path) against the deletion of a topic's queues: a preparation
+	// that comes after the delete would bring empty queues back.
+	queuesMu sync.Mutex
+	admin    adminState
+	acl      *acl.Manager                // nil unless aclEnable
+	auth     *auth.Manager               // nil unless authenticationEnabled or authorizationEnabled
+	pools    atomic.Pointer[brokerPools] // request pools, set by Register
+	masters  masterAddrs
+	ctl      *controllerMode // nil unless enableControllerMode (controller.go)
 
 	mu      sync.Mutex
 	started bool

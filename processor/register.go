@@ -186,7 +186,11 @@ func (b *Broker) topicChanged(changed []TopicConfig) {
 		go func() {
 			defer func() { b.recovered("prepare queues", recover()) }()
 			for _, tc := range changed {
-				p.PrepareQueues(tc.TopicName, max(tc.ReadQueueNums, tc.WriteQueueNums))
+				b.queuesMu.Lock()
+				if b.topics.Exists(tc.TopicName) {
+					p.PrepareQueues(tc.TopicName, max(tc.ReadQueueNums, tc.WriteQueueNums))
+				}
+				b.queuesMu.Unlock()
 			}
 		}()
 	}
