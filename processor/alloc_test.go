@@ -3,7 +3,6 @@ package processor
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -22,7 +21,7 @@ func TestSendAndPullAllocationBudget(t *testing.T) {
 	tb := newTestBroker(t, nil)
 	c := newTestConn(1)
 	ctx := context.Background()
-	req := sendReq("AllocT", 0, make([]byte, 128), "TAGS\x01tagA\x02KEYS\x01k1\x02UNIQ_KEY\x01C0A8000100002A9F0000000000000001\x02WAIT\x01true\x02")
+	req := sendReq("AllocT", 0, make([]byte, 128), clientSendProps)
 	send := testing.AllocsPerRun(500, func() {
 		resp, _ := tb.handleSendMessage(ctx, c, req)
 		if resp == nil || resp.Code != codec.RespSuccess {
@@ -33,10 +32,7 @@ func TestSendAndPullAllocationBudget(t *testing.T) {
 	// run alongside, so the bounds allow a stray allocation.
 	require.LessOrEqual(t, send, 4.1, "allocations per SEND_MESSAGE")
 
-	deadline := time.Now().Add(5 * time.Second)
-	for tb.st.MaxOffsetInQueue("AllocT", 0) < 32 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	waitQueued(tb, "AllocT", 32)
 	preq := pullReq("G", "AllocT", 0, 0, codec.PullFlagSubscription, 0)
 	sink := &discardConn{testConn: newTestConn(2)}
 	pull := testing.AllocsPerRun(500, func() {

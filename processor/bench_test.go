@@ -3,7 +3,6 @@ package processor
 import (
 	"context"
 	"testing"
-	"time"
 
 	"rmqd/codec"
 )
@@ -13,7 +12,7 @@ import (
 func BenchmarkSendMessage(b *testing.B) {
 	tb := newTestBroker(b, nil)
 	c := newTestConn(1)
-	req := sendReq("BenchT", 0, make([]byte, 128), "TAGS\x01tagA\x02KEYS\x01k1\x02UNIQ_KEY\x01C0A8000100002A9F0000000000000001\x02WAIT\x01true\x02")
+	req := sendReq("BenchT", 0, make([]byte, 128), clientSendProps)
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.SetBytes(128)
@@ -35,10 +34,7 @@ func BenchmarkPullMessage(b *testing.B) {
 	for i := 0; i < 32; i++ {
 		tb.handleSendMessage(ctx, c, req)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for tb.st.MaxOffsetInQueue("BenchP", 0) < 32 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	waitQueued(tb, "BenchP", 32)
 	preq := pullReq("G", "BenchP", 0, 0, codec.PullFlagSubscription, 0)
 	sink := &discardConn{testConn: newTestConn(2)}
 	b.ReportAllocs()
@@ -70,9 +66,8 @@ func (d *discardConn) WriteResponseBodies(cmd *codec.RemotingCommand, bodies [][
 func BenchmarkFixStoredProps(b *testing.B) {
 	cfg := DefaultBrokerConfig()
 	ids := newUniqIDGen("10.0.0.1")
-	props := "TAGS\x01tagA\x02KEYS\x01k1\x02UNIQ_KEY\x01C0A8000100002A9F0000000000000001\x02WAIT\x01true\x02"
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		_ = fixStoredProps(props, &cfg, ids)
+		_ = fixStoredProps(clientSendProps, &cfg, ids)
 	}
 }

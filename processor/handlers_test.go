@@ -110,6 +110,19 @@ func decodeBody(t *testing.T, body []byte) []codec.Message {
 	return out
 }
 
+// clientSendProps are the properties a Java client's send carries: tags, keys,
+// a UNIQ_KEY and WAIT (which the broker drops before storing).
+const clientSendProps = "TAGS\x01tagA\x02KEYS\x01k1\x02UNIQ_KEY\x01C0A8000100002A9F0000000000000001\x02WAIT\x01true\x02"
+
+// waitQueued waits (5 s at most) until queue 0 of topic holds n dispatched
+// messages; the caller's assertions say what is missing if it never does.
+func waitQueued(b *testBroker, topic string, n int64) {
+	deadline := time.Now().Add(5 * time.Second)
+	for b.st.MaxOffsetInQueue(topic, 0) < n && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // waitResponse waits for the n-th response written to c.
 func waitResponse(t *testing.T, c *testConn, n int) *codec.RemotingCommand {
 	t.Helper()

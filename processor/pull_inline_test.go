@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -19,10 +18,7 @@ func TestPullInlinePicksReadsThatCannotBlock(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		tb.handleSendMessage(context.Background(), c, sendReq("InlineT", 0, []byte("x"), "TAGS\x01a\x02"))
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for tb.st.MaxOffsetInQueue("InlineT", 0) < 10 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	waitQueued(tb, "InlineT", 10)
 	sub := codec.PullFlagSubscription
 	suspend := sub | codec.PullFlagSuspend
 	require.True(t, tb.pullInline(pullReq("G", "InlineT", 0, 0, suspend, 1000)), "a long poll of stored messages")
@@ -70,10 +66,7 @@ func TestPullOnLoopSkipsTheTouch(t *testing.T) {
 	for range 4 {
 		tb.handleSendMessage(context.Background(), c, sendReq("LoopT", 0, []byte("x"), "TAGS\x01a\x02"))
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for tb.st.MaxOffsetInQueue("LoopT", 0) < 4 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	waitQueued(tb, "LoopT", 4)
 	sub := codec.PullFlagSubscription
 	found := func(resp *codec.RemotingCommand, err error) {
 		t.Helper()

@@ -105,10 +105,13 @@ func (s *softTB) TempDir() string          { return s.t.TempDir() }
 func (s *softTB) Context() context.Context { return s.t.Context() }
 
 // Summary is the recorded messages on one line, shortened for a log.
-func (r SoftResult) Summary() string {
-	s := strings.Join(r.Messages, " | ")
-	if len(s) > 600 {
-		s = s[:600] + "..."
+func (r SoftResult) Summary() string { return joinShort(r.Messages, 600) }
+
+// joinShort joins failure messages on one line of at most limit bytes (and "...").
+func joinShort(msgs []string, limit int) string {
+	s := strings.Join(msgs, " | ")
+	if len(s) > limit {
+		s = s[:limit] + "..."
 	}
 	return s
 }
@@ -121,15 +124,11 @@ func Reported(t *testing.T) TB {
 	r := &reportedTB{T: t}
 	t.Cleanup(func() {
 		r.mu.Lock()
-		msgs := strings.Join(r.msgs, " | ")
+		msgs := joinShort(r.msgs, 2000)
 		r.mu.Unlock()
-		if msgs == "" {
-			return
+		if msgs != "" {
+			t.Logf("=== %s failed: %s", t.Name(), msgs)
 		}
-		if len(msgs) > 2000 {
-			msgs = msgs[:2000] + "..."
-		}
-		t.Logf("=== %s failed: %s", t.Name(), msgs)
 	})
 	return r
 }
