@@ -2,6 +2,7 @@ package processor
 
 import (
 	"context"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -42,4 +43,45 @@ func TestSendAndPullAllocationBudget(t *testing.T) {
 	})
 	require.Positive(t, sink.n, "nothing pulled")
 	require.LessOrEqual(t, pull, 6.1, "allocations per PULL_MESSAGE of 32")
+}
+
+// TestPopAndAckAllocationBudget holds POP_MESSAGE and ACK_MESSAGE to their
+// counts when this test was written. Pop of 32 (28): the response, its
+// header and offset infos, the checkpoint record, the store's result. Ack (7):
+// the response, the header's strings, the ack record's body, its UNIQ_KEY,
+// the message and its properties (twice: as written, then parked in the
+// timer wheel).
+func TestPopAndAckAllocationBudget(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	r := newPopAckRig(t, "AllocPop")
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	const pops = 20
+	var mallocs uint64
+	var ms runtime.MemStats
+	for i := -2; i < pops; i++ { // two pops first: the group, its lock and offsets come into being
+		r.fill(t, 32)
+		req := r.popReq()
+		runtime.ReadMemStats(&ms)
+		before := ms.Mallocs
+		resp := r.call(t, req)
+		runtime.ReadMemStats(&ms)
+		if i >= 0 {
+			mallocs += ms.Mallocs - before
+		}
+		require.Equal(t, 32, r.prepareAcks(t, resp), "popped")
+	}
+	t.Logf("%.1f allocations per POP_MESSAGE of 32", float64(mallocs)/pops)
+	require.LessOrEqual(t, float64(mallocs)/pops, 30.0, "allocations per POP_MESSAGE of 32")
+
+	ack := r.acks[0]
+	perAck := testing.AllocsPerRun(500, func() {
+		if resp := r.call(t, ack); resp.Code != codec.RespSuccess {
+			t.Fatalf("ack: %d %s", resp.Code, resp.Remark)
+		}
+	})
+	// The store's dispatcher and flusher run alongside, as in the send budget.
+	t.Logf("%.1f allocations per ACK_MESSAGE", perAck)
+	require.LessOrEqual(t, perAck, 7.1, "allocations per ACK_MESSAGE")
 }

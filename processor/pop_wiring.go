@@ -43,9 +43,10 @@ func (h popHost) Conf() pop.Config {
 		EnableRetryTopicV2: c.Pop.EnableRetryTopicV2, RetrieveFromRetryV1: c.Pop.RetrieveMessageFromPopRetryTopicV1,
 		PopFromRetryProbability: int(c.Pop.PopFromRetryProbability),
 		ReviveInterval:          time.Duration(c.Pop.ReviveInterval) * time.Millisecond,
-		MaxPopPollingSize:       int(c.Pop.MaxPopPollingSize), PopPollingSize: int(c.Pop.PopPollingSize),
-		ConfigDir: c.ConfigDir()}
+		MaxPopPollingSize:       int(c.Pop.MaxPopPollingSize), PopPollingSize: int(c.Pop.PopPollingSize)}
 }
+
+func (h popHost) ConfigDir() string { return h.b.conf().ConfigDir() }
 
 // Compensate is compensateBasicConsumerInfo (CONSUME_POP, CLUSTERING) and compensateSubscribeData for the
 // topic (the request's expression, "*" when it has none) and its retry topic (all).
@@ -63,7 +64,9 @@ func (h popHost) Compensate(group, topic, retryTopic, expType, exp string) {
 // PutMessage sends a revive record through the timer wheel, as Java's store
 // hook does for its TIMER_DELIVER_MS.
 func (h popHost) PutMessage(ctx context.Context, msg *codec.Message) store.PutResult {
-	if h.b.conf().TimerWheelEnable && !h.b.applyTimer(msg, nil) {
+	// A view of our own, not ParkTimer's: it would allocate one per record.
+	pv := codec.ViewProperties(msg.Properties)
+	if h.b.conf().TimerWheelEnable && !h.b.applyTimer(msg, &pv) {
 		return store.PutResult{Status: store.PutMessageIllegal}
 	}
 	return h.b.store.PutMessage(ctx, msg)

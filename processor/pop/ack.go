@@ -211,10 +211,8 @@ func (s *Service) handleBatchAck(_ context.Context, c remoting.Conn, req *codec.
 // the timer at the checkpoint's revive time (AckMessageProcessor.appendAck).
 // Java logs a failed put and answers the ack SUCCESS all the same.
 func (s *Service) putAck(ack *AckMsg, reviveQid int32, deliverMs int64, batch bool) bool {
-	body, err := jsonMarshal(ack)
-	if err != nil {
-		return false
-	}
+	// Sized for the longest numbers: one allocation unless a name needs escapes.
+	body := ack.appendJSON(make([]byte, 0, 128+len(ack.ConsumerGroup)+len(ack.Topic)+len(ack.BrokerName)+21*len(ack.AckOffsetList)))
 	tag := ackTag
 	if batch {
 		tag = batchAckTag

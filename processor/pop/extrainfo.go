@@ -31,11 +31,21 @@ var errExtraInfo = errors.New("extraInfo is malformed")
 // required, as Java's ack reads those before the broker name.
 func ParseExtraInfo(s string) (ExtraInfo, error) {
 	var e ExtraInfo
-	parts := strings.Split(s, " ")
-	if len(parts) < 4 {
-		return e, fmt.Errorf("%w: %d fields", errExtraInfo, len(parts))
+	// Fields as strings.Split(s, " ") gives them, without the slice: an ack
+	// parses one per request.
+	var parts [8]string
+	e.Fields = strings.Count(s, " ") + 1
+	if e.Fields < 4 {
+		return e, fmt.Errorf("%w: %d fields", errExtraInfo, e.Fields)
 	}
-	e.Fields = len(parts)
+	rest := s
+	for i := range parts {
+		var ok bool
+		parts[i], rest, ok = strings.Cut(rest, " ")
+		if !ok {
+			break
+		}
+	}
 	var err error
 	if e.CkQueueOffset, err = strconv.ParseInt(parts[0], 10, 64); err != nil {
 		return e, fmt.Errorf("%w: ck offset: %w", errExtraInfo, err)
@@ -51,20 +61,20 @@ func ParseExtraInfo(s string) (ExtraInfo, error) {
 		return e, fmt.Errorf("%w: revive qid: %w", errExtraInfo, err)
 	}
 	e.ReviveQid = int32(q)
-	if len(parts) > 4 {
+	if e.Fields > 4 {
 		e.Retry = parts[4]
 	}
-	if len(parts) > 5 {
+	if e.Fields > 5 {
 		e.BrokerName = parts[5]
 	}
-	if len(parts) > 6 {
+	if e.Fields > 6 {
 		q, err := strconv.ParseInt(parts[6], 10, 32)
 		if err != nil {
 			return e, fmt.Errorf("%w: queue id: %w", errExtraInfo, err)
 		}
 		e.QueueID = int32(q)
 	}
-	if len(parts) > 7 {
+	if e.Fields > 7 {
 		if e.QueueOffset, err = strconv.ParseInt(parts[7], 10, 64); err != nil {
 			return e, fmt.Errorf("%w: queue offset: %w", errExtraInfo, err)
 		}

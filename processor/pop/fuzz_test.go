@@ -2,6 +2,7 @@ package pop
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -24,14 +25,21 @@ func FuzzBatchAckBody(f *testing.F) {
 	})
 }
 
-// FuzzExtraInfo: receipt handles parse or fail cleanly, and what
-// buildExtraInfo writes parses back to the same fields.
+// FuzzExtraInfo: receipt handles parse or fail cleanly, into the fields
+// strings.Split gives, and what buildExtraInfo writes parses back to the same.
 func FuzzExtraInfo(f *testing.F) {
 	f.Add("5 1700000000000 30000 3 2 broker-a 2 9")
 	f.Add("0 1 2 999 0 b 0")
 	f.Add("1 2 3")
 	f.Fuzz(func(t *testing.T, s string) {
 		e, err := ParseExtraInfo(s)
+		parts := strings.Split(s, " ")
+		if e.Fields != len(parts) {
+			t.Fatalf("%d fields, Split gives %d", e.Fields, len(parts))
+		}
+		if err == nil && (len(parts) > 4 && e.Retry != parts[4] || len(parts) > 5 && e.BrokerName != parts[5]) {
+			t.Fatalf("retry %q broker %q, Split gives %q", e.Retry, e.BrokerName, parts)
+		}
 		if err != nil || e.Fields < 8 {
 			return
 		}

@@ -47,8 +47,6 @@ type Config struct {
 	// MaxPopPollingSize bounds the held POPs of the broker, PopPollingSize those of one key.
 	MaxPopPollingSize int
 	PopPollingSize    int
-	// ConfigDir holds consumerOrderInfo.json.
-	ConfigDir string
 }
 
 // Topic is what POP needs of a topic config.
@@ -65,7 +63,9 @@ type Group struct {
 
 // Host is what POP needs of the broker.
 type Host interface {
+	// Conf is read per request; ConfigDir (which holds consumerOrderInfo.json) once.
 	Conf() Config
+	ConfigDir() string
 	// PutMessage appends msg; a TIMER_DELIVER_MS property sends it through the
 	// timer wheel first, as Java's store hook does.
 	PutMessage(ctx context.Context, msg *codec.Message) store.PutResult
@@ -109,6 +109,8 @@ type Service struct {
 	// revivers are the running revive services by queue, kicked when their
 	// queue of the revive topic gets a record (nil: none run).
 	revivers atomic.Pointer[[]*reviver]
+	// revTopic caches {cluster, revive topic}.
+	revTopic atomic.Pointer[[2]string]
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc
@@ -124,7 +126,7 @@ func New(h Host, log *slog.Logger) *Service {
 	s := &Service{h: h, log: log.With("component", "pop")}
 	s.locks.m = map[string]*queueLock{}
 	s.poll = newPolling(s)
-	s.order = NewOrderInfo(h.Conf().ConfigDir, s.log)
+	s.order = NewOrderInfo(h.ConfigDir(), s.log)
 	return s
 }
 
@@ -207,6 +209,17 @@ func (s *Service) Arriving(topic string, queueID int32, tagsCode int64, props st
 
 // reviveTopic is rmq_sys_REVIVE_LOG_<cluster> (PopAckConstants.buildClusterReviveTopic).
 func reviveTopic(cluster string) string { return "rmq_sys_REVIVE_LOG_" + cluster }
+
+// reviveTopicNow is reviveTopic of the configured cluster, built again only
+// when the name changed: every ack and checkpoint record names it.
+func (s *Service) reviveTopicNow(cluster string) string {
+	if t := s.revTopic.Load(); t != nil && t[0] == cluster {
+		return t[1]
+	}
+	t := &[2]string{cluster, reviveTopic(cluster)}
+	s.revTopic.Store(t)
+	return t[1]
+}
 
 // PopAckConstants.
 const (

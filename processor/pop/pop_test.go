@@ -27,6 +27,7 @@ import (
 type testHost struct {
 	st      *store.DefaultStore
 	cfg     Config
+	confDir string
 	mu      sync.Mutex
 	topics  map[string]Topic
 	offsets map[string]int64
@@ -54,7 +55,7 @@ func newTestHostTB(t testing.TB) *testHost {
 		cfg: Config{BrokerName: "broker-a", ClusterName: "C", BrokerIP1: "127.0.0.1",
 			StoreHost: netip.MustParseAddrPort("127.0.0.1:10911"), Readable: true, Master: true, TimerWheelEnable: true,
 			ReviveQueueNum: 2, RetrieveFromRetryV1: true, PopFromRetryProbability: 20, ReviveInterval: 100 * time.Millisecond,
-			MaxPopPollingSize: 1000, PopPollingSize: 100, ConfigDir: root + "/config"}}
+			MaxPopPollingSize: 1000, PopPollingSize: 100}, confDir: root + "/config"}
 	h.topics[reviveTopic("C")] = Topic{ReadQueueNums: 2, Perm: 6}
 	t.Cleanup(func() {
 		h.stopped.Store(true)
@@ -71,7 +72,8 @@ func newTestHostTB(t testing.TB) *testHost {
 	return h
 }
 
-func (h *testHost) Conf() Config { return h.cfg }
+func (h *testHost) Conf() Config      { return h.cfg }
+func (h *testHost) ConfigDir() string { return h.confDir }
 
 func (h *testHost) PutMessage(ctx context.Context, msg *codec.Message) store.PutResult {
 	if v, ok := codec.PropertyValue(msg.Properties, codec.PropTimerDeliverMs); ok {
@@ -481,7 +483,7 @@ func TestOrderedPop(t *testing.T) {
 	data, err := s.order.Encode()
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(string(data), `{"table":{"T@G":{"0":{`), string(data))
-	o2 := NewOrderInfo(h.cfg.ConfigDir, s.log)
+	o2 := NewOrderInfo(h.confDir, s.log)
 	require.NoError(t, o2.Load())
 	require.True(t, o2.CheckBlock("", "T", "G", 0, 60000))
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -319,7 +320,8 @@ func (s *Service) popFromQueue(st *popState, topic string, isRetry bool, queueID
 			s.h.CommitOffset(h.group, topic, queueID, off)
 		} else {
 			ck := &CheckPoint{Num: int8(len(offs)), PopTime: st.popTime, InvisibleTime: h.invisibleTime,
-				StartOffset: off, CID: h.group, Topic: topic, QueueID: queueID, BrokerName: s.h.Conf().BrokerName}
+				StartOffset: off, CID: h.group, Topic: topic, QueueID: queueID, BrokerName: s.h.Conf().BrokerName,
+				Diff: make([]int32, 0, len(offs))}
 			for _, o := range offs {
 				ck.addDiff(int32(o - off))
 			}
@@ -331,6 +333,9 @@ func (s *Service) popFromQueue(st *popState, topic string, isRetry bool, queueID
 			s.h.CommitOffset(h.group, topic, queueID, res.NextBeginOffset)
 		}
 		st.start.start(topic, queueID, off)
+		// Room for every offset at once ("retry qid off,off,..."; the last offset has the most digits).
+		var num [20]byte
+		st.msgs.b = slices.Grow(st.msgs.b, 16+(1+len(strconv.AppendInt(num[:0], offs[len(offs)-1], 10)))*len(offs))
 		st.msgs.msgs(topic, queueID, offs)
 	} else if res.NextBeginOffset > -1 {
 		switch res.Status {
@@ -409,6 +414,6 @@ func (s *Service) reviveMessage(body []byte, reviveQid int32, tag, uniq string, 
 	e.SetInt(codec.PropTimerDeliverMs, deliverMs)
 	e.Set(propUniqKeyIdx, uniq)
 	now := time.Now().UnixMilli()
-	return &codec.Message{Topic: reviveTopic(cfg.ClusterName), QueueID: reviveQid, Body: body,
+	return &codec.Message{Topic: s.reviveTopicNow(cfg.ClusterName), QueueID: reviveQid, Body: body,
 		BornTimestamp: now, BornHost: cfg.StoreHost, StoreHost: cfg.StoreHost, Properties: e.String()}
 }

@@ -79,8 +79,29 @@ func (c *CheckPoint) mergeKey() string {
 
 // uniqueID is PopMessageProcessor.genCkUniqueId, the record's UNIQ_KEY.
 func (c *CheckPoint) uniqueID() string {
-	return c.Topic + "@" + strconv.Itoa(int(c.QueueID)) + "@" + strconv.FormatInt(c.StartOffset, 10) + "@" + c.CID +
-		"@" + strconv.FormatInt(c.PopTime, 10) + "@" + c.BrokerName + "@" + ckTag
+	return recordUniqueID(c.Topic, c.QueueID, c.StartOffset, c.CID, c.PopTime, c.BrokerName, ckTag)
+}
+
+// recordUniqueID is topic@queueId@offset@group@popTime@brokerName@tag, built
+// in one allocation.
+func recordUniqueID(topic string, queueID int32, offset int64, group string, popTime int64, brokerName, tag string) string {
+	var sb strings.Builder
+	var num [20]byte
+	sb.Grow(len(topic) + len(group) + len(brokerName) + len(tag) + 48)
+	sb.WriteString(topic)
+	sb.WriteByte('@')
+	sb.Write(strconv.AppendInt(num[:0], int64(queueID), 10))
+	sb.WriteByte('@')
+	sb.Write(strconv.AppendInt(num[:0], offset, 10))
+	sb.WriteByte('@')
+	sb.WriteString(group)
+	sb.WriteByte('@')
+	sb.Write(strconv.AppendInt(num[:0], popTime, 10))
+	sb.WriteByte('@')
+	sb.WriteString(brokerName)
+	sb.WriteByte('@')
+	sb.WriteString(tag)
+	return sb.String()
 }
 
 // AckMsg is Java's AckMsg (and BatchAckMsg with AckOffsetList) as fastjson
@@ -138,8 +159,40 @@ func (a *AckMsg) mergeKey(defaultBroker string) string {
 // uniqueID is PopMessageProcessor.genAckUniqueId (Java writes it for batch
 // acks too: the batch id it sets first is overwritten).
 func (a *AckMsg) uniqueID() string {
-	return a.Topic + "@" + strconv.Itoa(int(a.QueueID)) + "@" + strconv.FormatInt(a.AckOffset, 10) + "@" + a.ConsumerGroup +
-		"@" + strconv.FormatInt(a.PopTime, 10) + "@" + a.BrokerName + "@" + ackTag
+	return recordUniqueID(a.Topic, a.QueueID, a.AckOffset, a.ConsumerGroup, a.PopTime, a.BrokerName, ackTag)
+}
+
+// appendJSON writes a as MarshalBody would (the json tags' names and order,
+// which are fastjson's sorted ones) without going through reflection: every
+// ack writes one.
+func (a *AckMsg) appendJSON(dst []byte) []byte {
+	dst = append(dst, `{"ao":`...)
+	dst = strconv.AppendInt(dst, a.AckOffset, 10)
+	if len(a.AckOffsetList) > 0 {
+		dst = append(dst, `,"aol":[`...)
+		for i, o := range a.AckOffsetList {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = strconv.AppendInt(dst, o, 10)
+		}
+		dst = append(dst, ']')
+	}
+	if a.BrokerName != "" {
+		dst = append(dst, `,"bn":`...)
+		dst = codec.AppendJSONString(dst, a.BrokerName)
+	}
+	dst = append(dst, `,"c":`...)
+	dst = codec.AppendJSONString(dst, a.ConsumerGroup)
+	dst = append(dst, `,"pt":`...)
+	dst = strconv.AppendInt(dst, a.PopTime, 10)
+	dst = append(dst, `,"q":`...)
+	dst = strconv.AppendInt(dst, int64(a.QueueID), 10)
+	dst = append(dst, `,"so":`...)
+	dst = strconv.AppendInt(dst, a.StartOffset, 10)
+	dst = append(dst, `,"t":`...)
+	dst = codec.AppendJSONString(dst, a.Topic)
+	return append(dst, '}')
 }
 
 // Retry topic names (KeyBuilder).
