@@ -25,33 +25,75 @@ func quiet(nc net.Conn) net.Conn {
 	if err != nil {
 		return nc
 	}
-	return &quietConn{TCPConn: tc, rc: rc}
+	return newQuietConn(tc, rc)
 }
 
+// quietConn serves one Read and one Write at a time, as the HA loops use
+// it (one reader goroutine; writers serialized by the loop or a mutex): the
+// state of each direction and its callback live in the conn, so a frame
+// costs no allocation (closures passed to RawConn escaped, four per call).
 type quietConn struct {
 	*net.TCPConn
-	rc syscall.RawConn
+	rc     syscall.RawConn
+	rd, wr rawIO
+}
+
+// rawIO is one direction's pending call: the buffer, what was done, and the
+// callback RawConn runs (bound once).
+type rawIO struct {
+	p     []byte
+	n     int
+	errno syscall.Errno
+	fn    func(fd uintptr) bool
+}
+
+func newQuietConn(tc *net.TCPConn, rc syscall.RawConn) *quietConn {
+	c := &quietConn{TCPConn: tc, rc: rc}
+	c.rd.fn = c.rd.read
+	c.wr.fn = c.wr.write
+	return c
+}
+
+func (r *rawIO) read(fd uintptr) bool {
+	for {
+		n, _, e := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&r.p[0])), uintptr(len(r.p)))
+		if e == unix.EINTR {
+			continue
+		}
+		if e == unix.EAGAIN {
+			return false
+		}
+		r.n, r.errno = int(n), e
+		return true
+	}
+}
+
+func (w *rawIO) write(fd uintptr) bool {
+	for w.n < len(w.p) {
+		n, _, e := unix.RawSyscall(unix.SYS_WRITE, fd, uintptr(unsafe.Pointer(&w.p[w.n])), uintptr(len(w.p)-w.n))
+		switch e {
+		case 0:
+			w.n += int(n)
+		case unix.EINTR:
+		case unix.EAGAIN:
+			return false
+		default:
+			w.errno = e
+			return true
+		}
+	}
+	return true
 }
 
 func (c *quietConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n int
-	var errno syscall.Errno
-	err := c.rc.Read(func(fd uintptr) bool {
-		for {
-			r, _, e := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-			if e == unix.EINTR {
-				continue
-			}
-			if e == unix.EAGAIN {
-				return false
-			}
-			n, errno = int(r), e
-			return true
-		}
-	})
+	r := &c.rd
+	r.p, r.n, r.errno = p, 0, 0
+	err := c.rc.Read(r.fn)
+	n, errno := r.n, r.errno
+	r.p = nil
 	if err != nil {
 		return 0, &net.OpError{Op: "read", Net: "tcp", Addr: c.RemoteAddr(), Err: err}
 	}
@@ -65,24 +107,11 @@ func (c *quietConn) Read(p []byte) (int, error) {
 }
 
 func (c *quietConn) Write(p []byte) (int, error) {
-	var n int
-	var errno syscall.Errno
-	err := c.rc.Write(func(fd uintptr) bool {
-		for n < len(p) {
-			r, _, e := unix.RawSyscall(unix.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[n])), uintptr(len(p)-n))
-			switch e {
-			case 0:
-				n += int(r)
-			case unix.EINTR:
-			case unix.EAGAIN:
-				return false
-			default:
-				errno = e
-				return true
-			}
-		}
-		return true
-	})
+	w := &c.wr
+	w.p, w.n, w.errno = p, 0, 0
+	err := c.rc.Write(w.fn)
+	n, errno := w.n, w.errno
+	w.p = nil
 	if err == nil && errno != 0 {
 		err = errno
 	}

@@ -1,0 +1,5 @@
+//go:build race
+
+package ha
+
+const raceEnabled = true
