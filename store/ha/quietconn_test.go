@@ -14,23 +14,7 @@ import (
 // The raw-syscall conn must behave as the net.Conn it wraps: whole writes,
 // reads until EOF, deadlines reported as timeouts, closed conns as errors.
 func TestQuietConn(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err == nil {
-			accepted <- quiet(c)
-		}
-		close(accepted)
-	}()
-	cc, err := net.Dial("tcp", ln.Addr().String())
-	require.NoError(t, err)
-	client := quiet(cc)
-	server := <-accepted
-	require.NotNil(t, server)
-	defer server.Close()
+	client, server := quietPair(t)
 
 	// Larger than the socket buffers: the writer must wait for writability.
 	payload := bytes.Repeat([]byte("0123456789abcdef"), 1<<18)
@@ -40,7 +24,7 @@ func TestQuietConn(t *testing.T) {
 		werr <- err
 	}()
 	got := make([]byte, len(payload))
-	_, err = io.ReadFull(server, got)
+	_, err := io.ReadFull(server, got)
 	require.NoError(t, err)
 	require.NoError(t, <-werr)
 	require.Equal(t, payload, got)
@@ -66,6 +50,23 @@ func TestQuietConnAllocatesNothing(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates on its own")
 	}
+	client, server := quietPair(t)
+	frame := make([]byte, 64)
+	got := make([]byte, 64)
+	allocs := testing.AllocsPerRun(200, func() {
+		if _, err := client.Write(frame); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(server, got); err != nil {
+			t.Fatal(err)
+		}
+	})
+	require.Zero(t, allocs, "allocations per frame written and read")
+}
+
+// quietPair is both ends of a loopback TCP connection, each made quiet and
+// closed at the test's end (a second Close only returns an error).
+func quietPair(t *testing.T) (client, server net.Conn) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer ln.Close()
@@ -79,20 +80,9 @@ func TestQuietConnAllocatesNothing(t *testing.T) {
 	}()
 	cc, err := net.Dial("tcp", ln.Addr().String())
 	require.NoError(t, err)
-	client := quiet(cc)
-	defer client.Close()
-	server := <-accepted
+	server = <-accepted
 	require.NotNil(t, server)
-	defer server.Close()
-	frame := make([]byte, 64)
-	got := make([]byte, 64)
-	allocs := testing.AllocsPerRun(200, func() {
-		if _, err := client.Write(frame); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := io.ReadFull(server, got); err != nil {
-			t.Fatal(err)
-		}
-	})
-	require.Zero(t, allocs, "allocations per frame written and read")
+	client = quiet(cc)
+	t.Cleanup(func() { client.Close(); server.Close() })
+	return client, server
 }
