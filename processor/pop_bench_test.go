@@ -90,8 +90,8 @@ func (r *popAckRig) prepareAcks(tb testing.TB, resp *codec.RemotingCommand) int 
 		if ckOffset < 0 {
 			ckOffset = r.rec.QueueOffset
 		}
-		ck := fmt.Sprintf("%d %d %d %d 0 %s 0 %d", ckOffset, hdr.PopTime, hdr.InvisibleTime, hdr.ReviveQid,
-			r.b.conf().BrokerName, r.rec.QueueOffset)
+		ck := pop.BuildExtraInfo(ckOffset, hdr.PopTime, hdr.InvisibleTime, hdr.ReviveQid, r.topic,
+			r.b.conf().BrokerName, 0, r.rec.QueueOffset)
 		ack := codec.NewRequest(codec.ReqAckMessage)
 		for _, kv := range [][2]string{{"consumerGroup", "PopG"}, {"topic", r.topic}, {"queueId", "0"},
 			{"offset", fmt.Sprint(r.rec.QueueOffset)}, {"extraInfo", ck}} {

@@ -64,9 +64,7 @@ func (h popHost) Compensate(group, topic, retryTopic, expType, exp string) {
 // PutMessage sends a revive record through the timer wheel, as Java's store
 // hook does for its TIMER_DELIVER_MS.
 func (h popHost) PutMessage(ctx context.Context, msg *codec.Message) store.PutResult {
-	// A view of our own, not ParkTimer's: it would allocate one per record.
-	pv := codec.ViewProperties(msg.Properties)
-	if h.b.conf().TimerWheelEnable && !h.b.applyTimer(msg, &pv) {
+	if h.b.conf().TimerWheelEnable && !h.b.applyTimer(msg, nil) {
 		return store.PutResult{Status: store.PutMessageIllegal}
 	}
 	return h.b.store.PutMessage(ctx, msg)

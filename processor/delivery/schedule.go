@@ -63,7 +63,8 @@ func ParkDelay(msg *codec.Message, pv *codec.PropView, levels int) {
 	if t := msg.SysFlag & sysFlagTransactionMask; t != 0 && t != 0x8 {
 		return
 	}
-	pv = viewOf(msg, pv)
+	var own codec.PropView
+	pv = viewOf(msg, pv, &own)
 	level := delayLevelOf(pv)
 	if level <= 0 {
 		return
@@ -81,11 +82,12 @@ func ParkDelay(msg *codec.Message, pv *codec.PropView, levels int) {
 	msg.QueueID = int32(level - 1)
 }
 
-// viewOf is pv, or a new index of msg's properties when pv is nil.
-func viewOf(msg *codec.Message, pv *codec.PropView) *codec.PropView {
+// viewOf is pv, or msg's properties indexed into own when pv is nil. own
+// is the caller's local, so a caller without a view allocates none.
+func viewOf(msg *codec.Message, pv, own *codec.PropView) *codec.PropView {
 	if pv == nil {
-		v := codec.ViewProperties(msg.Properties)
-		pv = &v
+		*own = codec.ViewProperties(msg.Properties)
+		pv = own
 	}
 	return pv
 }

@@ -27,7 +27,8 @@ func ParkTimer(msg *codec.Message, pv *codec.PropView) (ok bool) {
 	if t := msg.SysFlag & sysFlagTransactionMask; t != 0 && t != 0x8 {
 		return true
 	}
-	pv = viewOf(msg, pv)
+	var own codec.PropView
+	pv = viewOf(msg, pv, &own)
 	props := msg.Properties
 	deliverStr, hasDeliver := pv.Get(codec.PropTimerDeliverMs)
 	secStr, hasSec := pv.Get(codec.PropTimerDelaySec)

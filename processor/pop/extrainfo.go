@@ -3,6 +3,7 @@ package pop
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -82,8 +83,9 @@ func ParseExtraInfo(s string) (ExtraInfo, error) {
 	return e, nil
 }
 
-// buildExtraInfo is ExtraInfoUtil.buildExtraInfo with the message's queue offset.
-func buildExtraInfo(ckQueueOffset, popTime, invisibleTime int64, reviveQid int32, topic, brokerName string, queueID int32, msgQueueOffset int64) string {
+// BuildExtraInfo is ExtraInfoUtil.buildExtraInfo with the message's queue offset: the receipt
+// handle a client acks with.
+func BuildExtraInfo(ckQueueOffset, popTime, invisibleTime int64, reviveQid int32, topic, brokerName string, queueID int32, msgQueueOffset int64) string {
 	b := make([]byte, 0, 96)
 	b = strconv.AppendInt(b, ckQueueOffset, 10)
 	b = append(b, ' ')
@@ -125,6 +127,11 @@ func (o *offsetInfo) start(topic string, queueID int32, startOffset int64) {
 
 // msgs is ExtraInfoUtil.buildMsgOffsetInfo.
 func (o *offsetInfo) msgs(topic string, queueID int32, offs []int64) {
+	if len(offs) > 0 {
+		// Room for every offset at once: the last one has the most digits.
+		var num [20]byte
+		o.b = slices.Grow(o.b, 16+(1+len(strconv.AppendInt(num[:0], offs[len(offs)-1], 10)))*len(offs))
+	}
 	o.sep()
 	o.b = append(o.b, retryMark(topic)...)
 	o.b = append(o.b, ' ')

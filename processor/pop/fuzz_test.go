@@ -26,7 +26,7 @@ func FuzzBatchAckBody(f *testing.F) {
 }
 
 // FuzzExtraInfo: receipt handles parse or fail cleanly, into the fields
-// strings.Split gives, and what buildExtraInfo writes parses back to the same.
+// strings.Split gives, and what BuildExtraInfo writes parses back to the same.
 func FuzzExtraInfo(f *testing.F) {
 	f.Add("5 1700000000000 30000 3 2 broker-a 2 9")
 	f.Add("0 1 2 999 0 b 0")
@@ -55,7 +55,7 @@ func FuzzExtraInfo(f *testing.F) {
 		if e.BrokerName == "" {
 			return
 		}
-		back, err := ParseExtraInfo(buildExtraInfo(e.CkQueueOffset, e.PopTime, e.InvisibleTime, e.ReviveQid, topic, e.BrokerName, e.QueueID, e.QueueOffset))
+		back, err := ParseExtraInfo(BuildExtraInfo(e.CkQueueOffset, e.PopTime, e.InvisibleTime, e.ReviveQid, topic, e.BrokerName, e.QueueID, e.QueueOffset))
 		if err != nil {
 			t.Fatalf("rebuilt handle does not parse: %v", err)
 		}

@@ -308,7 +308,7 @@ func (s *Service) doPop(t *testing.T, c *testConn, p popReq) (*codec.RemotingCom
 
 // handle builds the receipt handle the client builds from the response header.
 func handle(hdr *PopResponseHeader, p popped, startOffset int64) string {
-	return buildExtraInfo(startOffset, hdr.PopTime, hdr.InvisibleTime, hdr.ReviveQid, p.m.Topic, "broker-a", p.m.QueueID, p.m.QueueOffset)
+	return BuildExtraInfo(startOffset, hdr.PopTime, hdr.InvisibleTime, hdr.ReviveQid, p.m.Topic, "broker-a", p.m.QueueID, p.m.QueueOffset)
 }
 
 func ackCmd(topic, group string, q int32, off int64, extra string) *codec.RemotingCommand {
@@ -513,7 +513,7 @@ func TestBatchAck(t *testing.T) {
 }
 
 func TestExtraInfoRoundTrip(t *testing.T) {
-	s := buildExtraInfo(5, 1700000000000, 30000, 3, "%RETRY%G+T", "broker-a", 2, 9)
+	s := BuildExtraInfo(5, 1700000000000, 30000, 3, "%RETRY%G+T", "broker-a", 2, 9)
 	require.Equal(t, "5 1700000000000 30000 3 2 broker-a 2 9", s)
 	e, err := ParseExtraInfo(s)
 	require.NoError(t, err)
@@ -603,7 +603,7 @@ func BenchmarkPopAck(b *testing.B) {
 		hdr := resp.CustomHeader.(*PopResponseHeader)
 		start := int64(32 * i)
 		for j := int64(0); j < 32; j++ {
-			extra := buildExtraInfo(start, hdr.PopTime, hdr.InvisibleTime, hdr.ReviveQid, "T", "broker-a", 0, start+j)
+			extra := BuildExtraInfo(start, hdr.PopTime, hdr.InvisibleTime, hdr.ReviveQid, "T", "broker-a", 0, start+j)
 			if r, _ := s.handleAck(context.Background(), c, ackCmd("T", "G", 0, start+j, extra)); r.Code != codec.RespSuccess {
 				b.Fatalf("ack: %d %s", r.Code, r.Remark)
 			}

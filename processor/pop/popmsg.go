@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -333,9 +332,6 @@ func (s *Service) popFromQueue(st *popState, topic string, isRetry bool, queueID
 			s.h.CommitOffset(h.group, topic, queueID, res.NextBeginOffset)
 		}
 		st.start.start(topic, queueID, off)
-		// Room for every offset at once ("retry qid off,off,..."; the last offset has the most digits).
-		var num [20]byte
-		st.msgs.b = slices.Grow(st.msgs.b, 16+(1+len(strconv.AppendInt(num[:0], offs[len(offs)-1], 10)))*len(offs))
 		st.msgs.msgs(topic, queueID, offs)
 	} else if res.NextBeginOffset > -1 {
 		switch res.Status {
@@ -367,7 +363,7 @@ func (s *Service) popFromQueue(st *popState, topic string, isRetry bool, queueID
 		}
 		props := m.Properties
 		if _, has := codec.PropertyValue(props, propPopCK); !has {
-			props = codec.SetProperty(props, propPopCK, buildExtraInfo(off, st.popTime, h.invisibleTime, st.reviveQid,
+			props = codec.SetProperty(props, propPopCK, BuildExtraInfo(off, st.popTime, h.invisibleTime, st.reviveQid,
 				m.Topic, brokerName, m.QueueID, m.QueueOffset))
 		}
 		out := *m

@@ -87,7 +87,7 @@ func (c *CheckPoint) uniqueID() string {
 func recordUniqueID(topic string, queueID int32, offset int64, group string, popTime int64, brokerName, tag string) string {
 	var sb strings.Builder
 	var num [20]byte
-	sb.Grow(len(topic) + len(group) + len(brokerName) + len(tag) + 48)
+	sb.Grow(len(topic) + len(group) + len(brokerName) + len(tag) + 64) // three numbers, six '@'
 	sb.WriteString(topic)
 	sb.WriteByte('@')
 	sb.Write(strconv.AppendInt(num[:0], int64(queueID), 10))
