@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -350,4 +351,12 @@ func TestRequestsPerConnShedExcess(t *testing.T) {
 	require.Equal(t, n, ok+busy)
 	require.GreaterOrEqual(t, ok, 2)
 	require.Equal(t, 1, s.ConnCount())
+}
+
+func TestDefaultEventLoopsLeavesOnePFree(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for procs, want := range map[int]int{1: 1, 2: 1, 3: 2, 8: 7} {
+		runtime.GOMAXPROCS(procs)
+		require.Equal(t, want, DefaultEventLoops(), "GOMAXPROCS=%d", procs)
+	}
 }

@@ -433,7 +433,7 @@ type netConfig struct {
 	MaxRequestsPerConn    int   `prop:"serverMaxRequestsPerConnection"`
 	IdleTimeoutSecs       int   `prop:"serverChannelMaxIdleTimeSeconds"`
 	// SelectorThreads is Java's serverSelectorThreads, Netty's I/O threads:
-	// here the gnet event loops. 0 (rmqd's default): one per CPU.
+	// here the gnet event loops. 0 (rmqd's default): remoting.DefaultEventLoops.
 	SelectorThreads int `prop:"serverSelectorThreads"`
 }
 
@@ -462,7 +462,7 @@ func limits(props map[string]string, cfg *remoting.ServerConfig) (map[string]str
 	cfg.MaxQueuedRequestBytes = n.MaxQueuedRequestBytes
 	cfg.MaxRequestsPerConn = n.MaxRequestsPerConn
 	if n.SelectorThreads < 0 || n.SelectorThreads > 1024 {
-		return nil, fmt.Errorf("config: serverSelectorThreads=%d: want 0 (one per CPU) to 1024", n.SelectorThreads)
+		return nil, fmt.Errorf("config: serverSelectorThreads=%d: want 0 (one per CPU but one) to 1024", n.SelectorThreads)
 	}
 	cfg.NumEventLoop = n.SelectorThreads
 	if n.IdleTimeoutSecs > 0 {
