@@ -101,7 +101,8 @@ const viewPairs = 16
 // as a local value; it allocates nothing.
 type PropView struct {
 	props string
-	n     int // pairs indexed; -1: more than viewPairs
+	n     int  // pairs indexed; -1: more than viewPairs
+	canon bool // the pairs are contiguous, each closed by 0x02 (when n >= 0)
 	names [viewPairs]string
 	vals  [viewPairs]string
 }
@@ -115,7 +116,7 @@ func ViewProperties(props string) PropView {
 
 // Reset indexes props, replacing what the view held.
 func (v *PropView) Reset(props string) {
-	v.props, v.n = props, 0
+	v.props, v.n, v.canon = props, 0, true
 	for i := 0; ; {
 		n, val, next, ok := nextProperty(props, i)
 		if !ok {
@@ -125,9 +126,34 @@ func (v *PropView) Reset(props string) {
 			v.n = -1
 			return
 		}
+		if next != i+len(n)+len(val)+2 || props[next-1] != PropSep {
+			v.canon = false // something skipped before the pair, or no 0x02 after it
+		}
 		v.names[v.n], v.vals[v.n] = n, val
 		v.n++
 		i = next
+	}
+}
+
+// Props is the encoded properties string the view indexes.
+func (v *PropView) Props() string { return v.props }
+
+// pairSpan is where one pair lies in an encoding being written, so that the
+// view of the result needs no walk of it.
+type pairSpan struct{ off, nameLen, valLen int }
+
+// refill makes v index s, whose first pairs sp holds (pairs in all, each name
+// once); canon as in Reset.
+func (v *PropView) refill(s string, sp []pairSpan, pairs int, canon bool) {
+	v.props, v.canon = s, canon
+	if pairs > len(sp) || pairs > viewPairs {
+		v.n = -1
+		return
+	}
+	v.n = pairs
+	for k, p := range sp[:pairs] {
+		v.names[k] = s[p.off : p.off+p.nameLen]
+		v.vals[k] = s[p.off+p.nameLen+1 : p.off+p.nameLen+1+p.valLen]
 	}
 }
 
@@ -311,30 +337,52 @@ const smallProps = 32
 // already the encoding (no changes, no repeats, nothing malformed), so it
 // allocates at most once for any base of up to smallProps pairs, and walks such a
 // base once.
-func (e *PropertiesEditor) String() string {
+func (e *PropertiesEditor) String() string { return e.encode(nil) }
+
+// StringView is String for a base that v indexes: it takes the base's pairs
+// from v instead of walking the base again, and leaves v indexing the result,
+// so a send's properties are walked once whatever the broker rewrites.
+func (e *PropertiesEditor) StringView(v *PropView) string { return e.encode(v) }
+
+// encode is String; v, when not nil, is left indexing the result.
+func (e *PropertiesEditor) encode(v *PropView) string {
+	if v != nil && v.n >= 0 && v.props == e.base {
+		return e.encodePairs(v.names[:v.n], v.vals[:v.n], v.canon, v)
+	}
 	var names, vals [smallProps]string
-	var keep [smallProps]bool
 	pairs, canonical := 0, true
 	for i := 0; ; {
-		n, v, next, ok := nextProperty(e.base, i)
+		n, val, next, ok := nextProperty(e.base, i)
 		if !ok {
 			break
 		}
 		// A pair right at i, closed by 0x02: nothing skipped before it.
-		if next != i+len(n)+len(v)+2 || e.base[next-1] != PropSep {
+		if next != i+len(n)+len(val)+2 || e.base[next-1] != PropSep {
 			canonical = false
 		}
 		if pairs < smallProps {
-			names[pairs], vals[pairs] = n, v
+			names[pairs], vals[pairs] = n, val
 		}
 		pairs++
 		i = next
 	}
 	if pairs > smallProps {
-		return e.stringLarge(canonical)
+		out := e.stringLarge(canonical)
+		if v != nil {
+			v.Reset(out)
+		}
+		return out
 	}
+	return e.encodePairs(names[:pairs], vals[:pairs], canonical, v)
+}
+
+// encodePairs encodes the base's pairs (at most smallProps) with the changes;
+// canonical says whether they are the whole base in its encoding.
+func (e *PropertiesEditor) encodePairs(names, vals []string, canonical bool, v *PropView) string {
 	// A base pair is written when the editor leaves its name alone and no later
 	// pair repeats the name (last wins).
+	var keep [smallProps]bool
+	pairs := len(names)
 	size := 0
 	for k := 0; k < pairs; k++ {
 		keep[k] = e.find(names[k]) == nil
@@ -349,16 +397,35 @@ func (e *PropertiesEditor) String() string {
 	}
 	size, canonical = e.editsSize(size, canonical)
 	if canonical && size == len(e.base) {
+		if v != nil && v.props != e.base {
+			v.Reset(e.base)
+		}
 		return e.base // every base pair kept, nothing added, nothing trailing
 	}
+	var sp [viewPairs]pairSpan
+	out := 0
 	b := make([]byte, 0, size)
 	for k := 0; k < pairs; k++ {
 		if keep[k] {
+			out = addSpan(sp[:], out, len(b), len(names[k]), len(vals[k]))
 			b = appendPair(b, names[k], vals[k])
 		}
 	}
-	b = e.appendEdits(b)
-	return unsafe.String(unsafe.SliceData(b), len(b))
+	b, out, clean := e.appendEdits(b, sp[:], out)
+	s := unsafe.String(unsafe.SliceData(b), len(b))
+	if v != nil {
+		v.refill(s, sp[:], out, clean)
+	}
+	return s
+}
+
+// addSpan records a pair at off in sp (when there is room) and returns the
+// count of pairs so far.
+func addSpan(sp []pairSpan, n, off, nameLen, valLen int) int {
+	if n < len(sp) {
+		sp[n] = pairSpan{off, nameLen, valLen}
+	}
+	return n + 1
 }
 
 // stringLarge is String for a base of more than smallProps pairs (only hostile
@@ -406,7 +473,7 @@ func (e *PropertiesEditor) stringLarge(canonical bool) string {
 		}
 		i = next
 	}
-	b = e.appendEdits(b)
+	b, _, _ = e.appendEdits(b, nil, 0)
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
@@ -426,22 +493,34 @@ func (e *PropertiesEditor) editsSize(size int, canonical bool) (int, bool) {
 	return size, canonical
 }
 
-// appendEdits appends the pending changes' pairs, in the order first set.
-func (e *PropertiesEditor) appendEdits(b []byte) []byte {
+// appendEdits appends the pending changes' pairs, in the order first set,
+// recording in sp those a reader sees (pairs counts them, as addSpan does);
+// clean is false when a pair with an empty value, which readers skip, comes
+// before one they see (PropView's canon).
+func (e *PropertiesEditor) appendEdits(b []byte, sp []pairSpan, pairs int) (_ []byte, _ int, clean bool) {
+	clean = true
+	skipped := false
 	for j := 0; j < e.n; j++ {
 		p := e.edit(j)
 		if p.del {
 			continue
 		}
+		off := len(b)
 		b = append(append(b, p.name...), PropNameValueSep)
 		if p.isNum {
 			b = strconv.AppendInt(b, p.num, 10)
 		} else {
 			b = append(b, p.value...)
 		}
+		if valLen := len(b) - off - len(p.name) - 1; valLen > 0 {
+			pairs = addSpan(sp, pairs, off, len(p.name), valLen)
+			clean = clean && !skipped
+		} else {
+			skipped = true
+		}
 		b = append(b, PropSep)
 	}
-	return b
+	return b, pairs, clean
 }
 
 // appendPair appends one encoded pair. The buffers it fills are sized first

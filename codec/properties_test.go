@@ -231,6 +231,15 @@ func TestPropertiesAllocs(t *testing.T) {
 		_ = e.String()
 	})
 	require.Equal(t, 1.0, n, "an edit costs the one result string")
+	n = testing.AllocsPerRun(100, func() {
+		v := ViewProperties(props)
+		e := EditProperties(v.Props())
+		_ = e.StringView(&v)
+		e.Set(PropCluster, "DefaultCluster")
+		_ = e.StringView(&v)
+		_, _ = v.Get(PropCluster)
+	})
+	require.Equal(t, 1.0, n, "a view left indexing the result costs nothing more")
 }
 
 func TestPropView(t *testing.T) {
@@ -286,6 +295,7 @@ func FuzzProperties(f *testing.F) {
 		requireEachNameOnce(t, out)
 		again := EditProperties(out)
 		require.Equal(t, out, again.String(), "an encoding is canonical")
+		requireStringView(t, &e, props)
 
 		// A broker write replaces whatever the client sent under the name.
 		if name == "" || strings.ContainsAny(name, "\x01\x02") || strings.Contains(value, "\x02") {
@@ -293,6 +303,7 @@ func FuzzProperties(f *testing.F) {
 		}
 		e.Set(name, value)
 		out = e.String()
+		requireStringView(t, &e, props)
 		requireEachNameOnce(t, out)
 		got, ok := PropertyValue(out, name)
 		require.Equal(t, value != "", ok)
@@ -307,7 +318,36 @@ func FuzzProperties(f *testing.F) {
 		out = e.String()
 		_, ok = PropertyValue(out, name)
 		require.False(t, ok)
+		e.SetInt("N", int64(len(props)))
+		e.Set("E", "") // written, but no pair to a reader
+		requireStringView(t, &e, props)
 	})
+}
+
+// requireStringView checks that StringView over a view of props encodes as
+// String does and leaves the view a fresh walk of the result would make.
+func requireStringView(t *testing.T, e *PropertiesEditor, props string) {
+	t.Helper()
+	v := ViewProperties(props)
+	out := e.StringView(&v)
+	require.Equal(t, e.String(), out)
+	requireSameView(t, ViewProperties(out), v)
+	var other PropView // a view of something else is replaced
+	out = e.StringView(&other)
+	require.Equal(t, e.String(), out)
+	requireSameView(t, ViewProperties(out), other)
+}
+
+func requireSameView(t *testing.T, want, got PropView) {
+	t.Helper()
+	require.Equal(t, want.props, got.props)
+	require.Equal(t, want.n, got.n, "pairs indexed in %q", want.props)
+	if want.n < 0 {
+		return
+	}
+	require.Equal(t, want.canon, got.canon, "canonical %q", want.props)
+	require.Equal(t, want.names[:want.n], got.names[:got.n])
+	require.Equal(t, want.vals[:want.n], got.vals[:got.n])
 }
 
 func maps(m map[string]string) map[string]string {

@@ -90,7 +90,8 @@ func (b *Broker) applyTimer(msg *codec.Message, pv *codec.PropView) bool {
 // writeOp records that the half message at halfOffset is settled (an op
 // message tagged "d" whose body is "offset,").
 func (b *Broker) writeOp(ctx context.Context, queueID int32, halfOffset int64) error {
-	props := fixStoredProps(codec.SetProperty("", codec.PropTags, transRemoveTag), b.conf(), b.ids)
+	pv := codec.ViewProperties(codec.SetProperty("", codec.PropTags, transRemoveTag))
+	props := fixStoredProps(&pv, b.conf(), b.ids)
 	msg := &codec.Message{Topic: TopicTransOpHalf, QueueID: queueID, BornTimestamp: time.Now().UnixMilli(),
 		BornHost: b.storeHost, StoreHost: b.storeHost, Body: []byte(strconv.FormatInt(halfOffset, 10) + ","),
 		Properties: props}

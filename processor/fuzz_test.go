@@ -3,6 +3,7 @@ package processor
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -22,7 +23,11 @@ func FuzzFixStoredProps(f *testing.F) {
 	cfg := DefaultBrokerConfig()
 	cfg.BrokerClusterName = "C"
 	f.Fuzz(func(t *testing.T, props string) {
-		out := fixStoredProps(props, &cfg, ids)
+		pv := codec.ViewProperties(props)
+		out := fixStoredProps(&pv, &cfg, ids)
+		if err := viewMismatch(&pv, out); err != nil {
+			t.Fatal(err)
+		}
 		if v, ok := codec.PropertyValue(out, codec.PropCluster); !ok || v != "C" {
 			t.Fatalf("CLUSTER=%q,%v in %q", v, ok, out)
 		}
@@ -43,6 +48,24 @@ func FuzzFixStoredProps(f *testing.F) {
 			i = next
 		}
 	})
+}
+
+// viewMismatch says how pv fails to answer as the properties props do.
+func viewMismatch(pv *codec.PropView, props string) error {
+	if pv.Props() != props {
+		return fmt.Errorf("view of %q, not of %q", pv.Props(), props)
+	}
+	names := []string{codec.PropUniqKey, codec.PropCluster, codec.PropDelay, ""}
+	for n := range codec.ParseProperties(props) {
+		names = append(names, n)
+	}
+	for _, n := range names {
+		got, ok := pv.Get(n)
+		if want, wantOK := codec.PropertyValue(props, n); got != want || ok != wantOK {
+			return fmt.Errorf("view of %q: %s=%q,%v, want %q,%v", props, n, got, ok, want, wantOK)
+		}
+	}
+	return nil
 }
 
 // FuzzHandlers feeds arbitrary headers and bodies to every broker handler over

@@ -66,7 +66,13 @@ func TestValidateTopic(t *testing.T) {
 func TestFixStoredProps(t *testing.T) {
 	ids := newUniqIDGen("10.0.0.1")
 	cfg := DefaultBrokerConfig()
-	p := fixStoredProps("TAGS\x01a\x02", &cfg, ids)
+	fix := func(props string) string {
+		pv := codec.ViewProperties(props)
+		out := fixStoredProps(&pv, &cfg, ids)
+		require.NoError(t, viewMismatch(&pv, out))
+		return out
+	}
+	p := fix("TAGS\x01a\x02")
 	u, ok := codec.PropertyValue(p, codec.PropUniqKey)
 	require.True(t, ok)
 	require.Len(t, u, 32)
@@ -82,7 +88,7 @@ func TestFixStoredProps(t *testing.T) {
 	require.Equal(t, "true", trace)
 
 	cfg.BrokerClusterName, cfg.TraceOn = "C", false
-	p2 := fixStoredProps("UNIQ_KEY\x01ABC\x02CLUSTER\x01old\x02TRACE_ON\x01true", &cfg, ids)
+	p2 := fix("UNIQ_KEY\x01ABC\x02CLUSTER\x01old\x02TRACE_ON\x01true")
 	u, _ = codec.PropertyValue(p2, codec.PropUniqKey)
 	require.Equal(t, "ABC", u)
 	c, _ = codec.PropertyValue(p2, codec.PropCluster)

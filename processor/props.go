@@ -17,16 +17,17 @@ import (
 // fixStoredProps is what the broker does to a sent message's properties
 // (AbstractSendMessageProcessor.buildMsgContext, then the send): set MSG_REGION
 // and TRACE_ON, add a UNIQ_KEY when the producer gave none, and set CLUSTER. The
-// result names each property once, as Java's re-encoding does.
-func fixStoredProps(props string, cfg *BrokerConfig, ids *uniqIDGen) string {
-	e := codec.EditProperties(props)
+// result names each property once, as Java's re-encoding does. pv indexes the
+// properties and is left indexing the result, so a send walks them once.
+func fixStoredProps(pv *codec.PropView, cfg *BrokerConfig, ids *uniqIDGen) string {
+	e := codec.EditProperties(pv.Props())
 	e.Set(codec.PropMsgRegion, cfg.RegionID)
 	e.Set(codec.PropTraceSwitch, strconv.FormatBool(cfg.TraceOn))
-	if !e.Has(codec.PropUniqKey) {
+	if !pv.Has(codec.PropUniqKey) {
 		e.Set(codec.PropUniqKey, ids.next())
 	}
 	e.Set(codec.PropCluster, cfg.BrokerClusterName)
-	return e.String()
+	return e.StringView(pv)
 }
 
 // withCluster sets CLUSTER and nothing else (batch inner messages).

@@ -64,7 +64,9 @@ func (b *Broker) handleSendReplyMessage(ctx context.Context, c remoting.Conn, re
 	// Then store (storeReplyMessageEnable, default true).
 	msg := codec.Message{Topic: tc.TopicName, QueueID: queueID, Flag: h.Flag, SysFlag: h.SysFlag,
 		BornTimestamp: h.BornTimestamp, BornHost: born, StoreHost: b.storeHost, ReconsumeTimes: h.ReconsumeTimes,
-		Body: req.Body, Properties: fixStoredProps(h.Properties, b.conf(), b.ids)}
+		Body: req.Body}
+	pv := codec.ViewProperties(h.Properties)
+	msg.Properties = fixStoredProps(&pv, b.conf(), b.ids)
 	msg.SysFlag = hostFlags(msg.SysFlag, msg.BornHost, msg.StoreHost)
 	res := b.store.PutMessage(ctx, &msg)
 

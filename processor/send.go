@@ -162,17 +162,17 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 			return resp
 		}
 	}
-	props = fixStoredProps(props, b.conf(), b.ids)
-	// One walk of the properties answers every name the send asks for below.
+	// One walk of the properties answers every name the send asks for below;
+	// each rewrite leaves the view indexing what it wrote.
 	pv := codec.ViewProperties(props)
+	props = fixStoredProps(&pv, b.conf(), b.ids)
 	if tran, _ := pv.Get(codec.PropTranMsg); parseJavaBool(tran) &&
 		!(msg.ReconsumeTimes > 0 && hasDelay(&pv)) {
 		if b.conf().RejectTransactionMessage {
 			return setCode(resp, codec.RespNoPermission,
 				"the broker["+b.conf().BrokerIP1+"] sending transaction message is forbidden")
 		}
-		props = toHalfMessage(msg, props)
-		pv.Reset(props)
+		props = toHalfMessage(msg, &pv)
 	}
 	msg.Properties = props
 	// A half message waits for its commit, which applies timer and delay.
@@ -332,9 +332,9 @@ func (b *Broker) handleRetryAndDLQ(h *codec.SendMessageRequestHeader, msg *codec
 // REAL_TOPIC, REAL_QID and __transactionId__ replace any the producer sent, and
 // the checker's own bookkeeping (check count, prepared queue offset) starts
 // empty: Java keeps a client's copies, rmqd does not let a client set them.
-func toHalfMessage(msg *codec.Message, props string) string {
-	e := codec.EditProperties(props)
-	if uniq, ok := e.Get(codec.PropUniqKey); ok {
+func toHalfMessage(msg *codec.Message, pv *codec.PropView) string {
+	e := codec.EditProperties(pv.Props())
+	if uniq, ok := pv.Get(codec.PropUniqKey); ok {
 		e.Set(codec.PropTransactionID, uniq)
 	}
 	e.Set(codec.PropRealTopic, msg.Topic)
@@ -344,7 +344,7 @@ func toHalfMessage(msg *codec.Message, props string) string {
 	msg.SysFlag &^= sysFlagTransactionMask
 	msg.Topic = TopicTransHalf
 	msg.QueueID = 0
-	return e.String()
+	return e.StringView(pv)
 }
 
 func hasDelay(pv *codec.PropView) bool {

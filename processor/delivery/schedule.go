@@ -76,8 +76,7 @@ func ParkDelay(msg *codec.Message, pv *codec.PropView, levels int) {
 	}
 	e.Set(codec.PropRealTopic, msg.Topic)
 	e.SetInt(codec.PropRealQueueID, int64(msg.QueueID))
-	msg.Properties = e.String()
-	pv.Reset(msg.Properties)
+	msg.Properties = e.StringView(pv)
 	msg.Topic = TopicSchedule
 	msg.QueueID = int32(level - 1)
 }

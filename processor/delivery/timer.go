@@ -41,8 +41,7 @@ func ParkTimer(msg *codec.Message, pv *codec.PropView) (ok bool) {
 		e.Delete(codec.PropTimerDeliverMs)
 		e.Delete(codec.PropTimerDelaySec)
 		e.Delete(codec.PropTimerDelayMs)
-		msg.Properties = e.String()
-		pv.Reset(msg.Properties)
+		msg.Properties = e.StringView(pv)
 		return true
 	}
 	if rolled := pv.Has(codec.PropTimerOutMs); rolled || msg.Topic == TopicTimer {
@@ -81,8 +80,7 @@ func ParkTimer(msg *codec.Message, pv *codec.PropView) (ok bool) {
 	e.Set(codec.PropRealTopic, msg.Topic)
 	e.SetInt(codec.PropRealQueueID, int64(msg.QueueID))
 	e.SetInt(codec.PropTimerOutMs, deliver)
-	msg.Properties = e.String()
-	pv.Reset(msg.Properties)
+	msg.Properties = e.StringView(pv)
 	msg.Topic, msg.QueueID = TopicTimer, 0
 	return true
 }
