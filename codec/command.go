@@ -135,7 +135,14 @@ func NewRequest(code int32) *RemotingCommand {
 // NewResponse makes the response to req: same opaque and serialize type, response
 // flag set, rmqd's version.
 func NewResponse(req *RemotingCommand, code int32, remark string) *RemotingCommand {
-	return &RemotingCommand{Code: code, Language: LangJava, Version: BrokerVersion, Opaque: req.Opaque,
+	r := MakeResponse(req, code, remark)
+	return &r
+}
+
+// MakeResponse is NewResponse as a value, for a caller that allocates the
+// response together with what it answers with.
+func MakeResponse(req *RemotingCommand, code int32, remark string) RemotingCommand {
+	return RemotingCommand{Code: code, Language: LangJava, Version: BrokerVersion, Opaque: req.Opaque,
 		Flag: FlagResponse, Remark: remark, HasRemark: remark != "", SerializeType: req.SerializeType}
 }
 

@@ -9,6 +9,9 @@ import (
 
 const upperHex = "0123456789ABCDEF"
 
+// OffsetMsgIDMaxLen is the longest offsetMsgId: an IPv6 store host's.
+const OffsetMsgIDMaxLen = 2 * (16 + 4 + 8)
+
 // AppendOffsetMsgID appends the broker message id ("offsetMsgId"): upper-case hex of
 // store IP (4 or 16 bytes), store port (int32) and commitlog offset (int64), as
 // MessageDecoder.createMessageId writes it. Clients decode it to find the broker
@@ -35,7 +38,7 @@ func AppendOffsetMsgID(dst []byte, storeHost netip.AddrPort, offset int64) []byt
 
 // OffsetMsgID returns AppendOffsetMsgID as a string.
 func OffsetMsgID(storeHost netip.AddrPort, offset int64) string {
-	var buf [56]byte
+	var buf [OffsetMsgIDMaxLen]byte
 	return string(AppendOffsetMsgID(buf[:0], storeHost, offset))
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"rmqd/codec"
+	"rmqd/remoting"
 )
 
 // BenchmarkSendMessage is one SEND_MESSAGE through the handler into the real
@@ -54,10 +55,10 @@ type discardConn struct {
 	n int
 }
 
-func (d *discardConn) WriteResponseBodies(cmd *codec.RemotingCommand, bodies [][]byte, done func()) error {
+func (d *discardConn) WriteResponseBodies(cmd *codec.RemotingCommand, bodies [][]byte, done remoting.Releaser) error {
 	d.n += len(bodies)
 	if done != nil {
-		done()
+		done.Release()
 	}
 	return nil
 }

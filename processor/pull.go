@@ -57,6 +57,20 @@ func (p pullReply) response(code int32, remark string) *codec.RemotingCommand {
 	return codec.NewResponse(&req, code, remark)
 }
 
+// pullAnswer is a pull response and its header in one allocation.
+type pullAnswer struct {
+	resp codec.RemotingCommand
+	hdr  codec.PullMessageResponseHeader
+}
+
+// withHeader is response with hdr as its custom header.
+func (p pullReply) withHeader(code int32, remark string, hdr codec.PullMessageResponseHeader) *codec.RemotingCommand {
+	req := codec.RemotingCommand{Opaque: p.opaque, SerializeType: p.serializeType}
+	a := &pullAnswer{resp: codec.MakeResponse(&req, code, remark), hdr: hdr}
+	a.resp.CustomHeader = &a.hdr
+	return &a.resp
+}
+
 // handlePullMessage is PULL_MESSAGE (and LITE_PULL_MESSAGE): PullMessageProcessor
 // with long polling through the pull hold service.
 func (b *Broker) handlePullMessage(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
@@ -127,10 +141,9 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 	// queryThenEraseResetOffset does, but acted on only while server-side
 	// reset is on: one recorded before the switch is dropped, not replayed.
 	if off, ok := b.offsets.TakeReset(h.ConsumerGroup, h.Topic, h.QueueID); ok && b.conf().UseServerSideResetOffset {
-		resp := reply.response(codec.RespPullOffsetMoved, store.GetOffsetReset.String())
-		resp.CustomHeader = &codec.PullMessageResponseHeader{NextBeginOffset: off,
-			MinOffset: b.store.MinOffsetInQueue(h.Topic, h.QueueID), MaxOffset: b.store.MaxOffsetInQueue(h.Topic, h.QueueID)}
-		return resp, nil
+		return reply.withHeader(codec.RespPullOffsetMoved, store.GetOffsetReset.String(), codec.PullMessageResponseHeader{
+			NextBeginOffset: off,
+			MinOffset:       b.store.MinOffsetInQueue(h.Topic, h.QueueID), MaxOffset: b.store.MaxOffsetInQueue(h.Topic, h.QueueID)}), nil
 	}
 	maxBytes := int32(defaultPullMaxBytes)
 	if h.MaxMsgBytes > 0 {
@@ -156,10 +169,10 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 		b.awaitDispatch(c, *h, reply, filter, dispatchTarget)
 		return nil, nil
 	}
-	resp := reply.response(code, res.Status.String())
 	// Every 0/19/20/21 answer carries all four: the Java client unboxes them.
-	resp.CustomHeader = &codec.PullMessageResponseHeader{SuggestWhichBrokerID: b.suggestBrokerID(h.ConsumerGroup, res),
-		NextBeginOffset: res.NextBeginOffset, MinOffset: res.MinOffset, MaxOffset: res.MaxOffset}
+	resp := reply.withHeader(code, res.Status.String(), codec.PullMessageResponseHeader{
+		SuggestWhichBrokerID: b.suggestBrokerID(h.ConsumerGroup, res),
+		NextBeginOffset:      res.NextBeginOffset, MinOffset: res.MinOffset, MaxOffset: res.MaxOffset})
 
 	if allowSuspend && h.SysFlag&codec.PullFlagCommitOffset != 0 && b.conf().BrokerID == 0 {
 		b.offsets.Commit(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
@@ -168,7 +181,7 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 	switch {
 	case code == codec.RespSuccess:
 		b.countGet(h.ConsumerGroup, h.Topic, len(res.Records), res.BufferTotalSize)
-		err := remoting.WriteResponseBodies(c, resp, res.Records, res.Release)
+		err := remoting.WriteResponseBodies(c, resp, res.Records, res)
 		if err != nil {
 			b.log.Debug("write pull response", "remote", c.RemoteAddr(), "err", err)
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"rmqd/codec"
 	"rmqd/compat"
@@ -33,17 +34,25 @@ func (b *Broker) handleSendMessage(ctx context.Context, c remoting.Conn, req *co
 	if r := b.rejectOnSlave(req); r != nil {
 		return r, nil
 	}
-	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	// Every send response carries extFields with MSG_REGION and TRACE_ON: the
 	// Java client reads them unconditionally. The typed header writes its numbers
 	// straight into the frame.
-	hdr := &codec.SendMessageResponseHeader{MsgRegion: b.conf().RegionID, TraceOn: b.conf().TraceOn}
-	resp.CustomHeader = hdr
-	if b.sendMessage(ctx, c, req, resp, hdr) == nil {
+	a := &sendAnswer{resp: codec.MakeResponse(req, codec.RespSuccess, ""),
+		hdr: codec.SendMessageResponseHeader{MsgRegion: b.conf().RegionID, TraceOn: b.conf().TraceOn}}
+	a.resp.CustomHeader = &a.hdr
+	if b.sendMessage(ctx, c, req, a) == nil {
 		return nil, nil // answered from the store's group commit (SYNC_FLUSH)
 	}
-	finishSendResponse(resp, hdr)
-	return resp, nil
+	finishSendResponse(&a.resp, &a.hdr)
+	return &a.resp, nil
+}
+
+// sendAnswer is a send's response, its header and the bytes of its message id,
+// allocated together: one allocation per send where there were three.
+type sendAnswer struct {
+	resp codec.RemotingCommand
+	hdr  codec.SendMessageResponseHeader
+	id   [compat.OffsetMsgIDMaxLen]byte
 }
 
 // sendInline picks the sends that run on the network event loop: those to a
@@ -79,8 +88,8 @@ func finishSendResponse(resp *codec.RemotingCommand, hdr *codec.SendMessageRespo
 	}
 }
 
-func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand, resp *codec.RemotingCommand,
-	hdr *codec.SendMessageResponseHeader) *codec.RemotingCommand {
+func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand, a *sendAnswer) *codec.RemotingCommand {
+	resp, hdr := &a.resp, &a.hdr
 	var h codec.SendMessageRequestHeader
 	if err := h.DecodeSend(req.Code, req.Ext); err != nil {
 		return setCode(resp, codec.RespSystemError, err.Error())
@@ -146,14 +155,14 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 			return withCluster(props, cluster)
 		}
 		if as, ok := b.asyncStore(); ok {
-			return b.putDeferred(c, req.Code, resp, hdr, msg, queueID, func(done func(store.PutResult)) {
+			return b.putDeferred(c, req.Code, a, msg, queueID, func(done func(store.PutResult)) {
 				as.PutMessagesAsync(ctx, msg, req.Body, fix, done)
 			})
 		}
 		start := time.Now()
 		res := b.store.PutMessages(ctx, msg, req.Body, fix)
 		b.admin.storeStats.CountPut(time.Since(start))
-		return b.sendDone(resp, hdr, msg, queueID, res)
+		return b.sendDone(a, msg, queueID, res)
 	}
 	props := h.Properties
 	if strings.HasPrefix(h.Topic, RetryGroupTopicPrefix) {
@@ -191,20 +200,19 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 	// Sent back only when stored: a failed send's answer drops the header.
 	hdr.TransactionID, _ = pv.Get(codec.PropUniqKey)
 	if as, ok := b.asyncStore(); ok {
-		return b.putDeferred(c, req.Code, resp, hdr, msg, queueID, func(done func(store.PutResult)) {
+		return b.putDeferred(c, req.Code, a, msg, queueID, func(done func(store.PutResult)) {
 			as.PutMessageAsync(ctx, msg, done)
 		})
 	}
 	start := time.Now()
 	res := b.store.PutMessage(ctx, msg)
 	b.admin.storeStats.CountPut(time.Since(start))
-	return b.sendDone(resp, hdr, msg, queueID, res)
+	return b.sendDone(a, msg, queueID, res)
 }
 
 // sendDone answers a send the store has finished and recycles its message.
-func (b *Broker) sendDone(resp *codec.RemotingCommand, hdr *codec.SendMessageResponseHeader, msg *codec.Message,
-	queueID int32, res store.PutResult) *codec.RemotingCommand {
-	out := b.sendResult(resp, hdr, msg, queueID, res)
+func (b *Broker) sendDone(a *sendAnswer, msg *codec.Message, queueID int32, res store.PutResult) *codec.RemotingCommand {
+	out := b.sendResult(a, msg, queueID, res)
 	*msg = codec.Message{}
 	b.sendMsgs.Put(msg)
 	return out
@@ -226,8 +234,8 @@ func (b *Broker) asyncStore() (AsyncMessageStore, bool) {
 // (the handler answers (nil, nil) and owns the request) and done builds the
 // response and writes it on c. msg may alias the request: it stays valid because
 // an owned request is never recycled.
-func (b *Broker) putDeferred(c remoting.Conn, reqCode int32, resp *codec.RemotingCommand, hdr *codec.SendMessageResponseHeader,
-	msg *codec.Message, queueID int32, put func(done func(store.PutResult))) *codec.RemotingCommand {
+func (b *Broker) putDeferred(c remoting.Conn, reqCode int32, a *sendAnswer, msg *codec.Message, queueID int32,
+	put func(done func(store.PutResult))) *codec.RemotingCommand {
 	var (
 		mu       sync.Mutex
 		have     bool
@@ -244,13 +252,13 @@ func (b *Broker) putDeferred(c remoting.Conn, reqCode int32, resp *codec.Remotin
 			return
 		}
 		mu.Unlock()
-		b.sendResult(resp, hdr, msg, queueID, res)
-		finishSendResponse(resp, hdr)
-		err := c.WriteResponse(resp)
+		b.sendResult(a, msg, queueID, res)
+		finishSendResponse(&a.resp, &a.hdr)
+		err := c.WriteResponse(&a.resp)
 		if err != nil {
 			b.log.Debug("write send response", "remote", c.RemoteAddr(), "err", err)
 		}
-		b.observeDeferred(reqCode, resp.Code, start, false, err)
+		b.observeDeferred(reqCode, a.resp.Code, start, false, err)
 	})
 	mu.Lock()
 	defer mu.Unlock()
@@ -258,7 +266,7 @@ func (b *Broker) putDeferred(c remoting.Conn, reqCode int32, resp *codec.Remotin
 		deferred = true
 		return nil
 	}
-	return b.sendResult(resp, hdr, msg, queueID, inline)
+	return b.sendResult(a, msg, queueID, inline)
 }
 
 // sendCheck is AbstractSendMessageProcessor.msgCheck: permission, topic name,
@@ -354,7 +362,8 @@ func hasDelay(pv *codec.PropView) bool {
 
 // sendResult maps the store outcome as handlePutMessageResult does; codes 10-12
 // still count as stored, so they carry the message id too.
-func (b *Broker) sendResult(resp *codec.RemotingCommand, hdr *codec.SendMessageResponseHeader, msg *codec.Message, queueID int32, res store.PutResult) *codec.RemotingCommand {
+func (b *Broker) sendResult(a *sendAnswer, msg *codec.Message, queueID int32, res store.PutResult) *codec.RemotingCommand {
+	resp, hdr := &a.resp, &a.hdr
 	stored := false
 	switch res.Status {
 	case store.PutOK:
@@ -387,7 +396,7 @@ func (b *Broker) sendResult(resp *codec.RemotingCommand, hdr *codec.SendMessageR
 	if len(res.RecordOffsets) > 1 {
 		var sb strings.Builder
 		sb.Grow(len(res.RecordOffsets) * 33)
-		var buf [56]byte
+		var buf [compat.OffsetMsgIDMaxLen]byte
 		for i, off := range res.RecordOffsets {
 			if i > 0 {
 				sb.WriteByte(',')
@@ -396,7 +405,10 @@ func (b *Broker) sendResult(resp *codec.RemotingCommand, hdr *codec.SendMessageR
 		}
 		hdr.MsgID = sb.String()
 	} else {
-		hdr.MsgID = compat.OffsetMsgID(b.storeHost, res.WroteOffset)
+		// The id's bytes live in the answer and are written once: no string of
+		// their own.
+		id := compat.AppendOffsetMsgID(a.id[:0], b.storeHost, res.WroteOffset)
+		hdr.MsgID = unsafe.String(unsafe.SliceData(id), len(id))
 	}
 	hdr.QueueID = queueID
 	hdr.QueueOffset = res.QueueOffset

@@ -99,10 +99,27 @@ const (
 // responses use it to send mapped store bytes without copying them into a frame.
 type BodiesWriter interface {
 	// WriteResponseBodies sends cmd with the concatenation of bodies as its body
-	// (cmd.Body is ignored). done runs exactly once, after the bytes were written
-	// to the socket or copied by the transport, or when the write failed; only
-	// then may the memory behind bodies be released.
-	WriteResponseBodies(cmd *codec.RemotingCommand, bodies [][]byte, done func()) error
+	// (cmd.Body is ignored). done (may be nil) is released exactly once, after
+	// the bytes were written to the socket or copied by the transport, or when
+	// the write failed; only then may the memory behind bodies be released.
+	WriteResponseBodies(cmd *codec.RemotingCommand, bodies [][]byte, done Releaser) error
+}
+
+// Releaser is what holds the memory behind written bodies, such as a store's
+// read result: an interface, so a caller passing one allocates no closure.
+type Releaser interface{ Release() }
+
+// ReleaseFunc adapts a function to a Releaser.
+type ReleaseFunc func()
+
+// Release calls f.
+func (f ReleaseFunc) Release() { f() }
+
+// release releases r unless it is nil.
+func release(r Releaser) {
+	if r != nil {
+		r.Release()
+	}
 }
 
 // RunOnLoop runs f on the event loop that owns c, when c is a plain server
@@ -141,7 +158,7 @@ type loopRunner interface{ runOnLoop(f func()) bool }
 // WriteResponseBodies sends cmd with bodies through c without concatenating them
 // when c supports it, and by copying them into cmd.Body otherwise (test fakes).
 // done runs exactly once, as BodiesWriter describes.
-func WriteResponseBodies(c Conn, cmd *codec.RemotingCommand, bodies [][]byte, done func()) error {
+func WriteResponseBodies(c Conn, cmd *codec.RemotingCommand, bodies [][]byte, done Releaser) error {
 	if bw, ok := c.(BodiesWriter); ok {
 		return bw.WriteResponseBodies(cmd, bodies, done)
 	}
@@ -153,9 +170,7 @@ func WriteResponseBodies(c Conn, cmd *codec.RemotingCommand, bodies [][]byte, do
 	for _, b := range bodies {
 		body = append(body, b...)
 	}
-	if done != nil {
-		done()
-	}
+	release(done)
 	cmd.Body = body
 	return c.WriteResponse(cmd)
 }

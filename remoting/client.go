@@ -246,7 +246,7 @@ type clientConn struct {
 type outFrame struct {
 	buf    *buffer
 	bodies [][]byte
-	done   func()
+	done   Releaser
 }
 
 func (c *Client) newConn(nc net.Conn) *clientConn {
@@ -274,7 +274,7 @@ func (cc *clientConn) send(buf *buffer, _ bool) error {
 	return cc.q.push(outFrame{buf: buf})
 }
 
-func (cc *clientConn) sendv(hdr *buffer, bodies [][]byte, done func()) error {
+func (cc *clientConn) sendv(hdr *buffer, bodies [][]byte, done Releaser) error {
 	return cc.q.push(outFrame{buf: hdr, bodies: bodies, done: done})
 }
 

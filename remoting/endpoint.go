@@ -17,9 +17,9 @@ type wire interface {
 	// connection's own event loop, where the transport may write directly.
 	send(buf *buffer, onLoop bool) error
 	// sendv writes hdr followed by bodies without copying bodies first. It owns
-	// hdr, and runs done exactly once: after the bytes were written or copied
+	// hdr, and releases done (may be nil) exactly once: after the bytes were written or copied
 	// by the transport, or when the write failed.
-	sendv(hdr *buffer, bodies [][]byte, done func()) error
+	sendv(hdr *buffer, bodies [][]byte, done Releaser) error
 	// shut closes the connection asynchronously.
 	shut() error
 }
@@ -107,12 +107,9 @@ func (e *endpoint) WriteResponse(cmd *codec.RemotingCommand) error {
 // header without being concatenated. cmd.Body is ignored. done runs exactly
 // once, after the transport wrote or copied the bodies or failed to; only then
 // may the caller release the memory behind bodies.
-func (e *endpoint) WriteResponseBodies(cmd *codec.RemotingCommand, bodies [][]byte, done func()) error {
-	if done == nil {
-		done = func() {}
-	}
+func (e *endpoint) WriteResponseBodies(cmd *codec.RemotingCommand, bodies [][]byte, done Releaser) error {
 	if e.closed.Load() {
-		done()
+		release(done)
 		return ErrConnClosed
 	}
 	total := 0

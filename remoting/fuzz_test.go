@@ -32,12 +32,12 @@ func (w *recordWire) send(buf *buffer, _ bool) error {
 	w.out.Write(buf.b)
 	return nil
 }
-func (w *recordWire) sendv(hdr *buffer, bodies [][]byte, done func()) error {
+func (w *recordWire) sendv(hdr *buffer, bodies [][]byte, done Releaser) error {
 	w.out.Write(hdr.b)
 	for _, b := range bodies {
 		w.out.Write(b)
 	}
-	done()
+	release(done)
 	return nil
 }
 func (w *recordWire) shut() error { w.closed = true; return nil }

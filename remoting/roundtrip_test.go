@@ -390,7 +390,7 @@ func TestWriteResponseBodies(t *testing.T) {
 			resp := codec.NewResponse(req, 0, "")
 			resp.Ext.Set("n", "3")
 			bodies := [][]byte{[]byte("one|"), bytes.Repeat([]byte("two|"), 50000), []byte("three")}
-			return nil, WriteResponseBodies(c, resp, bodies, func() { doneCalls.Add(1) })
+			return nil, WriteResponseBodies(c, resp, bodies, ReleaseFunc(func() { doneCalls.Add(1) }))
 		}))
 	})
 	c := newClient(t)

@@ -186,13 +186,13 @@ func (sc *serverConn) send(buf *buffer, onLoop bool) error {
 	return sc.enqueue(outFrame{buf: buf})
 }
 
-func (sc *serverConn) sendv(hdr *buffer, bodies [][]byte, done func()) error {
+func (sc *serverConn) sendv(hdr *buffer, bodies [][]byte, done Releaser) error {
 	if len(bodies)+1 > iovLimit {
 		// Too many pieces for one writev: copy them after the header instead.
 		for _, b := range bodies {
 			hdr.b = append(hdr.b, b...)
 		}
-		done()
+		release(done)
 		return sc.enqueue(outFrame{buf: hdr})
 	}
 	return sc.enqueue(outFrame{buf: hdr, bodies: bodies, done: done})
@@ -486,9 +486,7 @@ func (sc *serverConn) dropFrames(q []outFrame) {
 	for _, f := range q {
 		sc.outBytes.Add(-f.size())
 		sc.s.bufs.put(f.buf)
-		if f.done != nil {
-			f.done()
-		}
+		release(f.done)
 	}
 }
 

@@ -135,9 +135,7 @@ func (q *outQueue) shutdown() {
 // drop releases a frame that will not be written.
 func (q *outQueue) drop(f outFrame) {
 	q.bufs.put(f.buf)
-	if f.done != nil {
-		f.done()
-	}
+	release(f.done)
 }
 
 // writeBatch writes batch to w and flushes, or drops it once err (a write
@@ -168,8 +166,6 @@ func (q *outQueue) writeFrame(w *bufio.Writer, f outFrame) error {
 			_, err = w.Write(b)
 		}
 	}
-	if f.done != nil {
-		f.done()
-	}
+	release(f.done)
 	return err
 }

@@ -24,7 +24,7 @@ func TestShutdownUnderLoad(t *testing.T) {
 	s.Register(11, echo(), Inline())
 	s.Register(12, ProcessorFunc(func(_ context.Context, c Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 		bodies.Add(1)
-		return nil, WriteResponseBodies(c, codec.NewResponse(req, 0, ""), [][]byte{[]byte("a"), []byte("b")}, func() { dones.Add(1) })
+		return nil, WriteResponseBodies(c, codec.NewResponse(req, 0, ""), [][]byte{[]byte("a"), []byte("b")}, ReleaseFunc(func() { dones.Add(1) }))
 	}))
 	s.Register(13, ProcessorFunc(func(_ context.Context, c Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 		go func() { _ = c.WriteResponse(codec.NewResponse(req, 0, "")) }()
@@ -75,7 +75,7 @@ func TestManyBodies(t *testing.T) {
 			for i := range bodies {
 				bodies[i] = []byte{byte('a' + i%26)}
 			}
-			return nil, WriteResponseBodies(c, codec.NewResponse(req, 0, ""), bodies, func() { done.Add(1) })
+			return nil, WriteResponseBodies(c, codec.NewResponse(req, 0, ""), bodies, ReleaseFunc(func() { done.Add(1) }))
 		}))
 	})
 	resp, err := newClient(t).InvokeSync(tctx(t, 5*time.Second), s.Addr().String(), codec.NewRequest(60))
@@ -103,7 +103,7 @@ func TestBodiesOnClosedConn(t *testing.T) {
 	c.CloseConn(s.Addr().String())
 	require.Eventually(t, sc.Closed, 5*time.Second, 5*time.Millisecond)
 	done := make(chan struct{})
-	err = WriteResponseBodies(sc, codec.NewRequest(1), [][]byte{[]byte("x")}, func() { close(done) })
+	err = WriteResponseBodies(sc, codec.NewRequest(1), [][]byte{[]byte("x")}, ReleaseFunc(func() { close(done) }))
 	require.ErrorIs(t, err, ErrConnClosed)
 	select {
 	case <-done:

@@ -190,7 +190,7 @@ func (c *tlsConn) send(buf *buffer, _ bool) error {
 	return c.enqueue(outFrame{buf: buf})
 }
 
-func (c *tlsConn) sendv(hdr *buffer, bodies [][]byte, done func()) error {
+func (c *tlsConn) sendv(hdr *buffer, bodies [][]byte, done Releaser) error {
 	return c.enqueue(outFrame{buf: hdr, bodies: bodies, done: done})
 }
 

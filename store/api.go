@@ -100,24 +100,25 @@ type GetResult struct {
 	// Records holds each whole commitlog record, aliasing the mapping.
 	Records         [][]byte
 	BufferTotalSize int
-	release         []func()
 	// files are the mapped commitlog files Records point into, each held once.
 	files []*mappedFile
 	// touched keeps touchPages' reads from being optimised away.
 	touched byte
+	// The usual few records and files live here, in the result's own
+	// allocation: a caught-up pull reads one record from one file.
+	recSlots  [4][]byte
+	fileSlots [2]*mappedFile
 }
 
 // Release drops the references that keep Records valid. Safe to call twice.
 func (r *GetResult) Release() {
-	for _, f := range r.release {
-		f()
-	}
 	for _, f := range r.files {
 		f.release()
 	}
 	r.files = nil
-	r.release = nil
 	r.Records = nil
+	clear(r.recSlots[:])
+	clear(r.fileSlots[:])
 }
 
 // ArrivingListener is told, after dispatch, of every message that reached a consume

@@ -76,7 +76,12 @@ func (s *DefaultStore) getMessage(topic string, queueID int32, offset int64, max
 	r.Status = GetNoMatchedMessage
 	// A caught-up long poll reads one or two messages: room for what the
 	// queue holds past offset, not for the 32 asked (768 bytes per pull).
-	r.Records = make([][]byte, 0, max(min(int(maxMsgNums), 64, len(units)/cqUnitSize), 1))
+	if n := max(min(int(maxMsgNums), 64, len(units)/cqUnitSize), 1); n <= len(r.recSlots) {
+		r.Records = r.recSlots[:0]
+	} else {
+		r.Records = make([][]byte, 0, n)
+	}
+	r.files = r.fileSlots[:0]
 	maxFilter := max(16000, int(maxMsgNums)*cqUnitSize)
 	nextPhyFileStart := int64(math.MinInt64)
 	var cur *mappedFile // commitlog file held for the records taken from it
