@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 )
@@ -167,7 +168,7 @@ func rows(res *Results, e *env) []row {
 		add(label+" broker CPU per message", "µs", ca.CPUUs, cr.CPUUs, ca.Load, cr.Load, "<= 0.33x, <= 1", true)
 	}
 	for _, rate := range e.e2eRates {
-		ea, er := findE2E(a.E2E, rate), findE2E(r.E2E, rate)
+		ea, er := medianE2E(e2eRunsAt(a.E2E, rate)), medianE2E(e2eRunsAt(r.E2E, rate))
 		if ea.Rate == 0 && er.Rate == 0 {
 			continue
 		}
@@ -304,14 +305,61 @@ func consumeOr(b *BrokerResult) *ConsumeRun {
 	return &ConsumeRun{}
 }
 
-// findE2E is the end-to-end run at the rate, or an empty one.
-func findE2E(runs []E2ERun, rate float64) *E2ERun {
-	for i := range runs {
-		if runs[i].Rate == rate {
-			return &runs[i]
+// e2eRunsAt is the end-to-end runs at the rate, in run order.
+func e2eRunsAt(runs []E2ERun, rate float64) []E2ERun {
+	var out []E2ERun
+	for _, x := range runs {
+		if x.Rate == rate {
+			out = append(out, x)
 		}
 	}
-	return &E2ERun{}
+	return out
+}
+
+// medianE2E is a run whose p50, p99 and CPU per message are each the median
+// of runs' (the upper one of an even count), with the load of the run whose
+// CPU is the median; an empty run when there are none.
+func medianE2E(runs []E2ERun) *E2ERun {
+	if len(runs) == 0 {
+		return &E2ERun{}
+	}
+	med := func(f func(*E2ERun) float64) int {
+		ix := make([]int, len(runs))
+		for i := range ix {
+			ix[i] = i
+		}
+		sort.SliceStable(ix, func(i, j int) bool { return f(&runs[ix[i]]) < f(&runs[ix[j]]) })
+		return ix[len(ix)/2]
+	}
+	m := runs[med(func(x *E2ERun) float64 { return x.CPUUs })]
+	m.Result.Pull.Lat.P50Us = runs[med(func(x *E2ERun) float64 { return x.Result.Pull.Lat.P50Us })].Result.Pull.Lat.P50Us
+	m.Result.Pull.Lat.P99Us = runs[med(func(x *E2ERun) float64 { return x.Result.Pull.Lat.P99Us })].Result.Pull.Lat.P99Us
+	return &m
+}
+
+// e2eRunsNote lists every end-to-end run's CPU per message of each broker,
+// under the table whose rows show the medians.
+func e2eRunsNote(res *Results, e *env) string {
+	var b strings.Builder
+	for _, br := range res.Brokers {
+		var at []string
+		for _, rate := range e.e2eRates {
+			runs := e2eRunsAt(br.E2E, rate)
+			if len(runs) < 2 {
+				continue
+			}
+			cpus := make([]string, len(runs))
+			for i, x := range runs {
+				cpus[i] = fmtV(x.CPUUs)
+			}
+			at = append(at, fmt.Sprintf("@%.0f/s %s", rate, strings.Join(cpus, ", ")))
+		}
+		if len(at) > 0 {
+			fmt.Fprintf(&b, "\n%s end-to-end broker CPU per message, every run in order (µs; the table shows medians): %s.\n",
+				br.Kind, strings.Join(at, "; "))
+		}
+	}
+	return b.String()
 }
 
 func tput(s *SendRun) float64 {
@@ -376,8 +424,8 @@ func generated(res *Results, e *env, chart, mdPath string) string {
 	fmt.Fprintf(&b, "Apache RocketMQ 5.3.3 (Maven Central jars), broker JVM `%s`; name server JVM `%s`. ", strings.Join(apacheBrokerJVM[:6], " "), strings.Join(apacheNamesrvJVM[:4], " "))
 	fmt.Fprintf(&b, "rmqd standalone (`rmqd -c broker.conf`: name server in the same process, so its RSS and CPU include the name server; Apache's figures are the broker JVM only). ")
 	fmt.Fprintf(&b, "Both: ASYNC_FLUSH unless stated, `mappedFileSizeCommitLog=1073741824`, one 8-queue topic per run, loopback. ")
-	fmt.Fprintf(&b, "Order per broker: start, idle 3 s (RSS idle), unrecorded warm-up of %d × 1 KiB sends ×64 (same bytes written on both), open loop at %.0f/s (CPU per message and RSS under load), the closed-loop matrix, other open-loop rates, end-to-end, catch-up, Go client, Java Producer; then a restart with SYNC_FLUSH (warm-up of %d sends ×64, then ×1, ×16, ×64). Closed-loop runs: %.0f s measured after %.0f s warm-up; open-loop runs: %.0f s at the offered rate with 128 lanes, latency from the intended send time when a lane was still busy then (no coordinated omission), else from the actual send. Consume catch-up: %d stored 1 KiB messages read with one PULL_MESSAGE (32 messages) in flight per queue.\n\n",
-		e.warmN, e.cpuRate, syncWarmN, e.dur.Seconds(), e.warm.Seconds(), e.dur.Seconds()+2+e.warm.Seconds(), e.consumeN)
+	fmt.Fprintf(&b, "Order per broker: start, idle 3 s (RSS idle), unrecorded warm-up of %d × 1 KiB sends ×64 (same bytes written on both), open loop at %.0f/s (CPU per message and RSS under load), the closed-loop matrix, other open-loop rates, end-to-end (%d runs per rate, rates interleaved; its rows show medians), catch-up, Go client, Java Producer; then a restart with SYNC_FLUSH (warm-up of %d sends ×64, then ×1, ×16, ×64). Closed-loop runs: %.0f s measured after %.0f s warm-up; open-loop runs: %.0f s at the offered rate with 128 lanes, latency from the intended send time when a lane was still busy then (no coordinated omission), else from the actual send. Consume catch-up: %d stored 1 KiB messages read with one PULL_MESSAGE (32 messages) in flight per queue.\n\n",
+		e.warmN, e.cpuRate, max(e.e2eRuns, 1), syncWarmN, e.dur.Seconds(), e.warm.Seconds(), e.dur.Seconds()+2+e.warm.Seconds(), e.consumeN)
 	b.WriteString("Every run checks that the broker stored exactly the acknowledged sends (GET_MAX_OFFSET summed over the queues). `load` is /proc/loadavg (1, 5, 15 min) right after the figure was taken (Apache | rmqd).\n\n")
 	b.WriteString("| figure | unit | Apache | rmqd | rmqd/Apache | target | met | load (Apache \\| rmqd) |\n|---|---|--:|--:|--:|--:|:-:|---|\n")
 	for _, x := range rows(res, e) {
@@ -392,6 +440,7 @@ func generated(res *Results, e *env, chart, mdPath string) string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", x.name, x.unit, fmtV(x.a), fmtV(x.r), ratio,
 			strings.ReplaceAll(x.target, "<=", "≤"), x.met(), loads)
 	}
+	b.WriteString(e2eRunsNote(res, e))
 	for _, br := range res.Brokers {
 		var busy []string
 		for _, runs := range [][]SendRun{br.Closed, br.Open, br.Sync} {

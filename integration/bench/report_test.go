@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestRowMet(t *testing.T) {
 	for _, c := range []struct {
@@ -23,5 +26,34 @@ func TestRowMet(t *testing.T) {
 		if got := x.met(); got != c.want {
 			t.Errorf("met(%q, a=%v r=%v) = %q, want %q", c.target, c.a, c.r, got, c.want)
 		}
+	}
+}
+
+func TestMedianE2E(t *testing.T) {
+	run := func(rate, p50, p99, cpu float64, load string) E2ERun {
+		x := E2ERun{Rate: rate, CPUUs: cpu, Load: load}
+		x.Result.Pull.Lat.P50Us, x.Result.Pull.Lat.P99Us = p50, p99
+		return x
+	}
+	runs := []E2ERun{run(2000, 150, 900, 62.5, "a"), run(10000, 1, 1, 1, "x"), run(2000, 140, 300, 60.0, "b"),
+		run(2000, 160, 350, 60.8, "c")}
+	at := e2eRunsAt(runs, 2000)
+	if len(at) != 3 {
+		t.Fatalf("runs at 2000/s: %d, want 3", len(at))
+	}
+	m := medianE2E(at)
+	if m.CPUUs != 60.8 || m.Load != "c" || m.Result.Pull.Lat.P50Us != 150 || m.Result.Pull.Lat.P99Us != 350 {
+		t.Fatalf("median: cpu %v load %q p50 %v p99 %v, want 60.8 c 150 350", m.CPUUs, m.Load,
+			m.Result.Pull.Lat.P50Us, m.Result.Pull.Lat.P99Us)
+	}
+	if at[0].CPUUs != 62.5 {
+		t.Fatalf("medianE2E reordered its input")
+	}
+	if m := medianE2E(nil); m.Rate != 0 {
+		t.Fatalf("median of none: %+v", m)
+	}
+	note := e2eRunsNote(&Results{Brokers: []*BrokerResult{{Kind: "rmqd", E2E: runs}}}, &env{e2eRates: []float64{2000, 10000}})
+	if want := "rmqd end-to-end broker CPU per message, every run in order (µs; the table shows medians): @2000/s 62.5, 60.0, 60.8."; !strings.Contains(note, want) {
+		t.Fatalf("note %q lacks %q", note, want)
 	}
 }
