@@ -72,6 +72,14 @@ type propsMatcher interface {
 	MatchEncodedProperties(props string) bool
 }
 
+// evaluatesProperties reports a filter that judges messages by their
+// properties (SQL92). Every subscription compiles to a *filter.Expression,
+// tag ones included, so implementing propsMatcher does not tell.
+func evaluatesProperties(f store.MessageFilter) bool {
+	e, ok := f.(*filter.Expression)
+	return ok && e.Type() == exprSQL92
+}
+
 // parseTagSubscription is FilterAPI.buildSubscriptionData for TAG expressions:
 // tags split on "||", trimmed, hashed with String.hashCode.
 func parseTagSubscription(topic, expr string) codec.SubscriptionData {

@@ -173,7 +173,7 @@ func (s *pullHoldService) notify(topic string, queueID int32, newest int64, tags
 		// connection runs it and writes the answer in the same turn. One with a
 		// property (SQL92) filter may evaluate it on thousands of records
 		// before it finds a match: it stays off the loop.
-		if _, sql := p.filter.(propsMatcher); sql || !remoting.RunOnLoop(p.conn, func() { s.executeOne(p, true) }) {
+		if evaluatesProperties(p.filter) || !remoting.RunOnLoop(p.conn, func() { s.executeOne(p, true) }) {
 			rest = append(rest, p)
 		}
 	}

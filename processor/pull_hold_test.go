@@ -79,3 +79,25 @@ func TestHeldPullPanicIsAnswered(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, codec.RespSuccess, waitResponse(t, other, 1).Code)
 }
+
+// Only an SQL92 filter keeps a woken pull off its connection's event loop: a
+// tag subscription (which compiles to the same Expression type) stays on it.
+// The check once asked for the propsMatcher interface, which every compiled
+// filter has, and sent every woken pull to a goroutine of its own.
+func TestWokenPullOffLoopOnlyForSQL92(t *testing.T) {
+	b := newTestBroker(t, nil)
+	for _, c := range []struct {
+		typ, expr string
+		off       bool
+	}{
+		{"", "", false},
+		{exprTag, "*", false},
+		{exprTag, "a || b", false},
+		{exprSQL92, "a > 1", true},
+	} {
+		f, err := b.newMessageFilter(&codec.SubscriptionData{ExpressionType: c.typ, SubString: c.expr})
+		require.NoError(t, err)
+		require.Equal(t, c.off, evaluatesProperties(f), "%s %q", c.typ, c.expr)
+	}
+	require.False(t, evaluatesProperties(nil))
+}
