@@ -126,13 +126,17 @@ func (v *PropView) Reset(props string) {
 			v.n = -1
 			return
 		}
-		if next != i+len(n)+len(val)+2 || props[next-1] != PropSep {
-			v.canon = false // something skipped before the pair, or no 0x02 after it
-		}
+		v.canon = v.canon && closedPair(props, i, n, val, next)
 		v.names[v.n], v.vals[v.n] = n, val
 		v.n++
 		i = next
 	}
+}
+
+// closedPair reports that the pair nextProperty found from i to next sits
+// right at i and ends in 0x02: nothing skipped before it, nothing missing after.
+func closedPair(props string, i int, name, val string, next int) bool {
+	return next == i+len(name)+len(val)+2 && props[next-1] == PropSep
 }
 
 // Props is the encoded properties string the view indexes.
@@ -146,7 +150,7 @@ type pairSpan struct{ off, nameLen, valLen int }
 // once); canon as in Reset.
 func (v *PropView) refill(s string, sp []pairSpan, pairs int, canon bool) {
 	v.props, v.canon = s, canon
-	if pairs > len(sp) || pairs > viewPairs {
+	if pairs > len(sp) {
 		v.n = -1
 		return
 	}
@@ -356,10 +360,7 @@ func (e *PropertiesEditor) encode(v *PropView) string {
 		if !ok {
 			break
 		}
-		// A pair right at i, closed by 0x02: nothing skipped before it.
-		if next != i+len(n)+len(val)+2 || e.base[next-1] != PropSep {
-			canonical = false
-		}
+		canonical = canonical && closedPair(e.base, i, n, val, next)
 		if pairs < smallProps {
 			names[pairs], vals[pairs] = n, val
 		}
@@ -402,19 +403,23 @@ func (e *PropertiesEditor) encodePairs(names, vals []string, canonical bool, v *
 		}
 		return e.base // every base pair kept, nothing added, nothing trailing
 	}
-	var sp [viewPairs]pairSpan
+	var spArr [viewPairs]pairSpan
+	var sp []pairSpan // where the pairs go, for v only
+	if v != nil {
+		sp = spArr[:]
+	}
 	out := 0
 	b := make([]byte, 0, size)
 	for k := 0; k < pairs; k++ {
 		if keep[k] {
-			out = addSpan(sp[:], out, len(b), len(names[k]), len(vals[k]))
+			out = addSpan(sp, out, len(b), len(names[k]), len(vals[k]))
 			b = appendPair(b, names[k], vals[k])
 		}
 	}
-	b, out, clean := e.appendEdits(b, sp[:], out)
+	b, out, clean := e.appendEdits(b, sp, out)
 	s := unsafe.String(unsafe.SliceData(b), len(b))
 	if v != nil {
-		v.refill(s, sp[:], out, clean)
+		v.refill(s, sp, out, clean)
 	}
 	return s
 }

@@ -66,8 +66,10 @@ func (b *Broker) newMessageFilter(sub *codec.SubscriptionData) (store.MessageFil
 	return b.filters.compile(typ, expr)
 }
 
-// propsMatcher is implemented by filters that can judge a message by its
-// encoded properties (SQL92); long polling uses it on arrival notices.
+// propsMatcher judges a message by its encoded properties, as long polling
+// does on arrival notices. Every compiled filter has it (a tag one always
+// matches), so having it does not mean reading properties: see
+// evaluatesProperties.
 type propsMatcher interface {
 	MatchEncodedProperties(props string) bool
 }

@@ -157,7 +157,7 @@ type loopRunner interface{ runOnLoop(f func()) bool }
 
 // WriteResponseBodies sends cmd with bodies through c without concatenating them
 // when c supports it, and by copying them into cmd.Body otherwise (test fakes).
-// done runs exactly once, as BodiesWriter describes.
+// done is released exactly once, as BodiesWriter describes.
 func WriteResponseBodies(c Conn, cmd *codec.RemotingCommand, bodies [][]byte, done Releaser) error {
 	if bw, ok := c.(BodiesWriter); ok {
 		return bw.WriteResponseBodies(cmd, bodies, done)

@@ -17,8 +17,8 @@ type wire interface {
 	// connection's own event loop, where the transport may write directly.
 	send(buf *buffer, onLoop bool) error
 	// sendv writes hdr followed by bodies without copying bodies first. It owns
-	// hdr, and releases done (may be nil) exactly once: after the bytes were written or copied
-	// by the transport, or when the write failed.
+	// hdr, and releases done (may be nil) exactly once: after the bytes were
+	// written or copied by the transport, or when the write failed.
 	sendv(hdr *buffer, bodies [][]byte, done Releaser) error
 	// shut closes the connection asynchronously.
 	shut() error
@@ -104,9 +104,9 @@ func (e *endpoint) WriteResponse(cmd *codec.RemotingCommand) error {
 }
 
 // WriteResponseBodies sends cmd with bodies as its body, written after the
-// header without being concatenated. cmd.Body is ignored. done runs exactly
-// once, after the transport wrote or copied the bodies or failed to; only then
-// may the caller release the memory behind bodies.
+// header without being concatenated. cmd.Body is ignored. done (may be nil) is
+// released exactly once, after the transport wrote or copied the bodies or
+// failed to; only then is the memory behind bodies given back.
 func (e *endpoint) WriteResponseBodies(cmd *codec.RemotingCommand, bodies [][]byte, done Releaser) error {
 	if e.closed.Load() {
 		release(done)
