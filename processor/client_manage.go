@@ -20,19 +20,31 @@ func (b *Broker) handleHeartBeat(ctx context.Context, c remoting.Conn, req *code
 		return refuseName(req, remark), nil
 	}
 	ch := ClientChannel{Conn: c, ClientID: hb.ClientID, Language: req.Language, Version: req.Version}
-	for _, cd := range hb.ConsumerDataSet {
-		sgc, ok := b.groups.Find(cd.GroupName)
-		notify := b.conf().NotifyConsumerIdsChanged
-		if ok {
-			notify = notify && sgc.NotifyConsumerIdsChangedEnable
+	// Groups and their retry topics are looked up (and auto-created) all at once:
+	// one write of each config file per heartbeat, not one per group.
+	names := make([]string, len(hb.ConsumerDataSet))
+	for i := range hb.ConsumerDataSet {
+		names[i] = hb.ConsumerDataSet[i].GroupName
+	}
+	found := b.groups.FindAll(names)
+	var retries []TopicSpec
+	for i := range hb.ConsumerDataSet {
+		cd := &hb.ConsumerDataSet[i]
+		// No retry topic for a group too long to carry the prefix.
+		if retry := RetryGroupTopicPrefix + cd.GroupName; found[i].OK && len(retry) <= compat.GroupMaxLength {
 			var sysFlag int32
 			if cd.UnitMode {
 				sysFlag = 0x2
 			}
-			// No retry topic for a group too long to carry the prefix.
-			if retry := RetryGroupTopicPrefix + cd.GroupName; len(retry) <= compat.GroupMaxLength {
-				b.topics.CreateInSendMessageBack(retry, sgc.RetryQueueNums, PermWrite|PermRead, sysFlag)
-			}
+			retries = append(retries, TopicSpec{Name: retry, QueueNums: found[i].Config.RetryQueueNums, Perm: PermWrite | PermRead, SysFlag: sysFlag})
+		}
+	}
+	b.topics.CreateAllInSendMessageBack(retries)
+	for i := range hb.ConsumerDataSet {
+		cd := &hb.ConsumerDataSet[i]
+		notify := b.conf().NotifyConsumerIdsChanged
+		if found[i].OK {
+			notify = notify && found[i].Config.NotifyConsumerIdsChangedEnable
 		}
 		for i := range cd.SubscriptionDataSet {
 			s := &cd.SubscriptionDataSet[i]

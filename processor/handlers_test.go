@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -381,6 +384,46 @@ func TestHeartbeatOnClosedConnRegistersNothing(t *testing.T) {
 	require.Equal(t, []string{"10.0.0.1@1"}, b.consumers.ClientIDs("CG"))
 	_, ok := b.producers.FindByClientID("10.0.0.1@2")
 	require.False(t, ok, "producer registration of the closed connection")
+}
+
+// TestHeartbeatOfManyNewGroupsWritesEachFileOnce: a heartbeat naming hundreds of
+// unknown groups creates them and their retry topics with one write of
+// subscriptionGroup.json and one of topics.json (the .bak each write leaves
+// holds none of them). Written once per group, as Java does, 2,000 groups kept
+// a broker busy for 45 s.
+func TestHeartbeatOfManyNewGroupsWritesEachFileOnce(t *testing.T) {
+	b := newTestBroker(t, nil)
+	ctx := context.Background()
+	hb := codec.HeartbeatData{ClientID: "10.0.0.9@1"}
+	const n = 300
+	for i := range n {
+		hb.ConsumerDataSet = append(hb.ConsumerDataSet, codec.ConsumerData{GroupName: fmt.Sprintf("HG_%d", i),
+			ConsumeType: "CONSUME_PASSIVELY", MessageModel: "CLUSTERING", ConsumeFromWhere: "CONSUME_FROM_LAST_OFFSET"})
+	}
+	body, err := json.Marshal(hb)
+	require.NoError(t, err)
+	req := codec.NewRequest(codec.ReqHeartBeat)
+	req.Body = body
+	conn := newTestConn(12)
+	resp, err := b.handleHeartBeat(ctx, conn, req)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	for _, i := range []int{0, 150, n - 1} {
+		g := fmt.Sprintf("HG_%d", i)
+		require.Equal(t, []string{"10.0.0.9@1"}, b.consumers.ClientIDs(g))
+		_, ok := b.topics.Select("%RETRY%" + g)
+		require.True(t, ok, "retry topic of %s", g)
+	}
+	cfg := b.Config()
+	dir := cfg.ConfigDir()
+	for _, f := range []string{"subscriptionGroup.json", "topics.json"} {
+		cur, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		require.True(t, strings.Contains(string(cur), fmt.Sprintf("HG_%d\"", n-1)), f)
+		if bak, err := os.ReadFile(filepath.Join(dir, f+".bak")); err == nil {
+			require.False(t, strings.Contains(string(bak), "HG_"), "%s was written more than once", f)
+		}
+	}
 }
 
 func TestHeartbeatConsumerListAndOffsets(t *testing.T) {

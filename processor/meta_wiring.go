@@ -17,6 +17,7 @@ type (
 	GroupRetryPolicy         = meta.GroupRetryPolicy
 	ConsumerOffsetManager    = meta.ConsumerOffsetManager
 	DataVersion              = meta.DataVersion
+	TopicSpec                = meta.TopicSpec
 )
 
 // PermName bits and the topic names the broker treats specially.

@@ -33,6 +33,11 @@ func (b *Broker) pullInline(req *codec.RemotingCommand) bool {
 	if h.Decode(req.Ext) != nil || !b.subscribesAll(&h) {
 		return false
 	}
+	// An unknown group is auto-created and written to disk by the pull: a
+	// worker's job (as a send to an unknown topic is), not the loop's.
+	if _, known := b.groups.Get(h.ConsumerGroup); !known {
+		return false
+	}
 	// Only a pull that finds nothing may wait for the dispatcher, and one
 	// that suspends waits in the hold service instead.
 	if h.SysFlag&codec.PullFlagSuspend == 0 && h.QueueOffset >= b.store.MaxOffsetInQueue(h.Topic, h.QueueID) {

@@ -21,6 +21,10 @@ func TestPullInlinePicksReadsThatCannotBlock(t *testing.T) {
 	waitQueued(tb, "InlineT", 10)
 	sub := codec.PullFlagSubscription
 	suspend := sub | codec.PullFlagSuspend
+	require.False(t, tb.pullInline(pullReq("G", "InlineT", 0, 0, suspend, 1000)),
+		"an unknown group: created and written to disk on a worker")
+	_, ok := tb.groups.Find("G")
+	require.True(t, ok)
 	require.True(t, tb.pullInline(pullReq("G", "InlineT", 0, 0, suspend, 1000)), "a long poll of stored messages")
 	require.True(t, tb.pullInline(pullReq("G", "InlineT", 0, 10, suspend, 1000)), "a caught-up long poll: held, no read")
 	require.True(t, tb.pullInline(pullReq("G", "InlineT", 0, 3, sub, 0)), "a plain pull with messages to return")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -181,7 +182,13 @@ func (b *Broker) topicChanged(changed []TopicConfig) {
 	case b.topicsChanged <- struct{}{}:
 	default:
 	}
-	if p, ok := b.store.(queuePreparer); ok {
+	// A retry or DLQ topic gets its files when its first message comes, as on
+	// Java: every consumer group's heartbeat makes a retry topic, and most never
+	// hold a message.
+	changed = slices.DeleteFunc(slices.Clone(changed), func(tc TopicConfig) bool {
+		return strings.HasPrefix(tc.TopicName, RetryGroupTopicPrefix) || strings.HasPrefix(tc.TopicName, DLQGroupTopicPrefix)
+	})
+	if p, ok := b.store.(queuePreparer); ok && len(changed) > 0 {
 		// Off the caller's path: a topic is created in the send path too.
 		go func() {
 			defer func() { b.recovered("prepare queues", recover()) }()

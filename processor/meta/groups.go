@@ -74,7 +74,7 @@ type SubscriptionGroupManager struct {
 	mu      sync.RWMutex
 	table   map[string]SubscriptionGroupConfig
 	version Version
-	persMu  sync.Mutex
+	file    persister
 }
 
 // NewSubscriptionGroupManager creates the system groups Java creates.
@@ -82,6 +82,7 @@ func NewSubscriptionGroupManager(conf func() Config, log *slog.Logger) *Subscrip
 	cfg := conf()
 	m := &SubscriptionGroupManager{cfg: conf, log: log, path: filepath.Join(cfg.ConfigDir, "subscriptionGroup.json"),
 		table: map[string]SubscriptionGroupConfig{}}
+	m.file.write = m.write
 	for _, g := range []string{"TOOLS_CONSUMER", "FILTERSRV_CONSUMER", "SELF_TEST_C_GROUP"} {
 		m.table[g] = NewSubscriptionGroupConfig(g)
 	}
@@ -123,10 +124,16 @@ func (m *SubscriptionGroupManager) Snapshot() SubscriptionGroupTable {
 		SubscriptionGroupTable: t}
 }
 
-// Persist writes subscriptionGroup.json.
-func (m *SubscriptionGroupManager) Persist() error {
-	m.persMu.Lock()
-	defer m.persMu.Unlock()
+// Persist writes subscriptionGroup.json (callers at the same time share a write).
+func (m *SubscriptionGroupManager) Persist() error { return m.file.persist() }
+
+func (m *SubscriptionGroupManager) persistLogged() {
+	if err := m.Persist(); err != nil {
+		m.log.Error("persist subscriptionGroup.json", "err", err)
+	}
+}
+
+func (m *SubscriptionGroupManager) write() error {
 	data, err := codec.MarshalBodyIndent(m.Snapshot(), "\t")
 	if err != nil {
 		return fmt.Errorf("encode subscriptionGroup.json: %w", err)
@@ -148,15 +155,52 @@ func (m *SubscriptionGroupManager) Find(group string) (SubscriptionGroupConfig, 
 	if c, ok := m.Get(group); ok {
 		return c, true
 	}
+	c, ok, created := m.create(group)
+	if created {
+		m.persistLogged()
+	}
+	return c, ok
+}
+
+// FoundGroup is one answer of FindAll.
+type FoundGroup struct {
+	Config SubscriptionGroupConfig
+	OK     bool
+}
+
+// FindAll is Find for each group, with one write of subscriptionGroup.json for
+// all it creates. Java writes the file once per group it creates, so a single
+// heartbeat naming 2,000 new groups kept a broker writing for most of a minute.
+func (m *SubscriptionGroupManager) FindAll(groups []string) []FoundGroup {
+	out := make([]FoundGroup, len(groups))
+	created := false
+	for i, g := range groups {
+		c, ok := m.Get(g)
+		if !ok {
+			var made bool
+			c, ok, made = m.create(g)
+			created = created || made
+		}
+		out[i] = FoundGroup{Config: c, OK: ok}
+	}
+	if created {
+		m.persistLogged()
+	}
+	return out
+}
+
+// create adds an unknown group with the defaults when auto-creation is on and
+// the name is valid, without writing the file.
+func (m *SubscriptionGroupManager) create(group string) (c SubscriptionGroupConfig, ok, created bool) {
 	if !m.cfg().AutoCreateSubscriptionGroup {
-		return SubscriptionGroupConfig{}, false
+		return SubscriptionGroupConfig{}, false, false
 	}
 	if _, ok := compat.ValidateGroup(group); !ok { // Java: CHARACTER_MAX_LENGTH and isTopicOrGroupIllegal
-		return SubscriptionGroupConfig{}, false
+		return SubscriptionGroupConfig{}, false, false
 	}
 	group = strings.Clone(group) // may alias a request frame; it becomes a map key
 	m.mu.Lock()
-	c, ok := m.table[group]
+	c, ok = m.table[group]
 	if !ok {
 		c = NewSubscriptionGroupConfig(group)
 		m.table[group] = c
@@ -165,11 +209,8 @@ func (m *SubscriptionGroupManager) Find(group string) (SubscriptionGroupConfig, 
 	m.mu.Unlock()
 	if !ok {
 		m.log.Info("auto-created subscription group", "group", group)
-		if err := m.Persist(); err != nil {
-			m.log.Error("persist subscriptionGroup.json", "err", err)
-		}
 	}
-	return c, true
+	return c, true, !ok
 }
 
 // Update creates or replaces a group (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP).

@@ -63,7 +63,7 @@ type TopicConfigManager struct {
 	table    map[string]TopicConfig
 	version  Version
 	onChange func(changed []TopicConfig) // told after a topic is created or updated (SetOnChange)
-	persMu   sync.Mutex
+	file     persister
 }
 
 // NewTopicConfigManager creates the system topics as Java's TopicConfigManager
@@ -72,6 +72,7 @@ func NewTopicConfigManager(conf func() Config, log *slog.Logger) *TopicConfigMan
 	cfg := conf()
 	m := &TopicConfigManager{cfg: conf, log: log, path: filepath.Join(cfg.ConfigDir, "topics.json"),
 		table: map[string]TopicConfig{}}
+	m.file.write = m.write
 	put := func(name string, queues int32, perm int32) {
 		tc := NewTopicConfig(name)
 		if queues > 0 {
@@ -136,10 +137,10 @@ func (m *TopicConfigManager) Load() error {
 	})
 }
 
-// Persist writes topics.json.
-func (m *TopicConfigManager) Persist() error {
-	m.persMu.Lock()
-	defer m.persMu.Unlock()
+// Persist writes topics.json (callers at the same time share a write).
+func (m *TopicConfigManager) Persist() error { return m.file.persist() }
+
+func (m *TopicConfigManager) write() error {
 	data, err := codec.MarshalBodyIndent(m.Snapshot(), "\t")
 	if err != nil {
 		return fmt.Errorf("encode topics.json: %w", err)
@@ -243,21 +244,49 @@ func (m *TopicConfigManager) CreateInSendMessage(topic, defaultTopic string, cli
 // CreateInSendMessageBack is createTopicInSendMessageBackMethod: retry and DLQ
 // topics are created on demand.
 func (m *TopicConfigManager) CreateInSendMessageBack(topic string, queueNums, perm, topicSysFlag int32) TopicConfig {
-	m.mu.Lock()
-	if tc, ok := m.table[topic]; ok {
-		m.mu.Unlock()
-		return tc
+	tc, created := m.createBack(TopicSpec{Name: topic, QueueNums: queueNums, Perm: perm, SysFlag: topicSysFlag})
+	if created {
+		m.changed(tc)
 	}
-	tc := NewTopicConfig(topic)
-	tc.ReadQueueNums, tc.WriteQueueNums = queueNums, queueNums
-	tc.Perm = perm
-	tc.TopicSysFlag = topicSysFlag
-	m.table[topic] = tc
+	return tc
+}
+
+// TopicSpec is a topic CreateAllInSendMessageBack makes when it is absent.
+type TopicSpec struct {
+	Name                     string
+	QueueNums, Perm, SysFlag int32
+}
+
+// CreateAllInSendMessageBack is CreateInSendMessageBack for each topic, with
+// one write of topics.json and one change notice for all it creates (a
+// heartbeat's retry topics: Java writes the file once per topic).
+func (m *TopicConfigManager) CreateAllInSendMessageBack(specs []TopicSpec) {
+	var made []TopicConfig
+	for _, sp := range specs {
+		if tc, created := m.createBack(sp); created {
+			made = append(made, tc)
+		}
+	}
+	if len(made) > 0 {
+		m.changed(made...)
+	}
+}
+
+func (m *TopicConfigManager) createBack(sp TopicSpec) (TopicConfig, bool) {
+	m.mu.Lock()
+	if tc, ok := m.table[sp.Name]; ok {
+		m.mu.Unlock()
+		return tc, false
+	}
+	tc := NewTopicConfig(sp.Name)
+	tc.ReadQueueNums, tc.WriteQueueNums = sp.QueueNums, sp.QueueNums
+	tc.Perm = sp.Perm
+	tc.TopicSysFlag = sp.SysFlag
+	m.table[sp.Name] = tc
 	m.version.Next()
 	m.mu.Unlock()
-	m.log.Info("created topic", "topic", topic, "queues", queueNums)
-	m.changed(tc)
-	return tc
+	m.log.Info("created topic", "topic", sp.Name, "queues", sp.QueueNums)
+	return tc, true
 }
 
 // Update creates or replaces a topic (UPDATE_AND_CREATE_TOPIC).
