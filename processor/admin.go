@@ -3,6 +3,7 @@ package processor
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"rmqd/codec"
@@ -243,12 +244,12 @@ func (b *Broker) handleUpdateAndCreateTopicList(ctx context.Context, c remoting.
 			return codec.NewResponse(req, codec.RespInvalidParameter, fmt.Sprintf("perm %d is illegal", tc.Perm)), nil
 		}
 	}
-	for _, tc := range body.TopicConfigList {
-		if tc.TopicFilterType == "" {
-			tc.TopicFilterType = "SINGLE_TAG"
+	for i := range body.TopicConfigList {
+		if body.TopicConfigList[i].TopicFilterType == "" {
+			body.TopicConfigList[i].TopicFilterType = "SINGLE_TAG"
 		}
-		b.topics.Update(tc)
 	}
+	b.topics.Update(body.TopicConfigList...)
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }
 
@@ -269,13 +270,9 @@ func (b *Broker) handleUpdateAndCreateSubscriptionGroupList(ctx context.Context,
 			return refuseName(req, remark), nil
 		}
 	}
-	for _, g := range body.GroupConfigList {
-		if g.GroupName == "" {
-			continue
-		}
-		if err := b.groups.Update(g); err != nil {
-			return nil, err
-		}
+	named := slices.DeleteFunc(body.GroupConfigList, func(g SubscriptionGroupConfig) bool { return g.GroupName == "" })
+	if err := b.groups.Update(named...); err != nil {
+		return nil, err
 	}
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }

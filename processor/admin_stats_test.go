@@ -91,11 +91,15 @@ func TestAdminListCodes(t *testing.T) {
 	require.True(t, ok)
 	require.EqualValues(t, 2, tc.ReadQueueNums)
 	require.Equal(t, "SINGLE_TAG", tc.TopicFilterType)
+	requireWrittenOnce(t, b, "topics.json", `"L`, `"L2"`) // a list is one write, as on Java
 
 	req = codec.NewRequest(codec.ReqUpdateAndCreateSubscriptiongroupList)
-	req.Body = []byte(`{"groupConfigList":[{"groupName":"LG","retryMaxTimes":3}]}`)
+	req.Body = []byte(`{"groupConfigList":[{"groupName":"LG","retryMaxTimes":3},{"groupName":""},{"groupName":"LG2"}]}`)
 	r, _ = b.handleUpdateAndCreateSubscriptionGroupList(ctx, c, req)
 	require.EqualValues(t, codec.RespSuccess, r.Code)
+	requireWrittenOnce(t, b, "subscriptionGroup.json", `"LG`, `"LG2"`)
+	_, ok = b.groups.Get("")
+	require.False(t, ok, "a nameless entry is skipped")
 	g := codec.NewRequest(codec.ReqGetSubscriptiongroupConfig)
 	g.Ext.Set("group", "LG")
 	r, _ = b.handleGetSubscriptionGroupConfig(ctx, c, g)

@@ -414,15 +414,22 @@ func TestHeartbeatOfManyNewGroupsWritesEachFileOnce(t *testing.T) {
 		_, ok := b.topics.Select("%RETRY%" + g)
 		require.True(t, ok, "retry topic of %s", g)
 	}
+	requireWrittenOnce(t, b, "subscriptionGroup.json", "HG_", fmt.Sprintf("HG_%d\"", n-1))
+	requireWrittenOnce(t, b, "topics.json", "HG_", fmt.Sprintf("HG_%d\"", n-1))
+}
+
+// requireWrittenOnce: the config file holds last, and the .bak its last write
+// left (the file before that write) holds nothing with the marker, so every
+// name with the marker arrived in one write.
+func requireWrittenOnce(t *testing.T, b *testBroker, file, marker, last string) {
+	t.Helper()
 	cfg := b.Config()
 	dir := cfg.ConfigDir()
-	for _, f := range []string{"subscriptionGroup.json", "topics.json"} {
-		cur, err := os.ReadFile(filepath.Join(dir, f))
-		require.NoError(t, err)
-		require.True(t, strings.Contains(string(cur), fmt.Sprintf("HG_%d\"", n-1)), f)
-		if bak, err := os.ReadFile(filepath.Join(dir, f+".bak")); err == nil {
-			require.False(t, strings.Contains(string(bak), "HG_"), "%s was written more than once", f)
-		}
+	cur, err := os.ReadFile(filepath.Join(dir, file))
+	require.NoError(t, err)
+	require.True(t, strings.Contains(string(cur), last), "%s lacks %s", file, last)
+	if bak, err := os.ReadFile(filepath.Join(dir, file+".bak")); err == nil {
+		require.False(t, strings.Contains(string(bak), marker), "%s was written more than once", file)
 	}
 }
 

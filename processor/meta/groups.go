@@ -213,10 +213,16 @@ func (m *SubscriptionGroupManager) create(group string) (c SubscriptionGroupConf
 	return c, true, !ok
 }
 
-// Update creates or replaces a group (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP).
-func (m *SubscriptionGroupManager) Update(c SubscriptionGroupConfig) error {
+// Update creates or replaces groups (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP and
+// its list form) with one write of subscriptionGroup.json.
+func (m *SubscriptionGroupManager) Update(cs ...SubscriptionGroupConfig) error {
+	if len(cs) == 0 {
+		return nil
+	}
 	m.mu.Lock()
-	m.table[c.GroupName] = c
+	for _, c := range cs {
+		m.table[c.GroupName] = c
+	}
 	m.version.Next()
 	m.mu.Unlock()
 	return m.Persist()

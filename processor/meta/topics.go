@@ -290,15 +290,22 @@ func (m *TopicConfigManager) createBack(sp TopicSpec) (TopicConfig, bool) {
 }
 
 // Update creates or replaces a topic (UPDATE_AND_CREATE_TOPIC).
-func (m *TopicConfigManager) Update(tc TopicConfig) {
-	if tc.Attributes == nil {
-		tc.Attributes = map[string]string{}
+// Several topics (UPDATE_AND_CREATE_TOPIC_LIST) are one write of topics.json
+// and one change notice, as Java's updateTopicConfigList.
+func (m *TopicConfigManager) Update(tcs ...TopicConfig) {
+	if len(tcs) == 0 {
+		return
 	}
 	m.mu.Lock()
-	m.table[tc.TopicName] = tc
+	for i := range tcs {
+		if tcs[i].Attributes == nil {
+			tcs[i].Attributes = map[string]string{}
+		}
+		m.table[tcs[i].TopicName] = tcs[i]
+	}
 	m.version.Next()
 	m.mu.Unlock()
-	m.changed(tc)
+	m.changed(tcs...)
 }
 
 // Delete removes a topic (DELETE_TOPIC_IN_BROKER); it reports whether it existed.
