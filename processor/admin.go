@@ -15,6 +15,22 @@ type kvTable struct {
 	Table map[string]string `json:"table"`
 }
 
+// maxTopicQueueNums bounds the queue counts a topic may be given over the
+// wire. Java takes any int: a topic of 2^31 queues answers
+// GET_TOPIC_STATS_INFO with as many entries and hands every client a route
+// that long. No topic needs more than this.
+const maxTopicQueueNums = 65535
+
+// checkQueueNums refuses read or write queue counts outside 0..maxTopicQueueNums.
+func checkQueueNums(tc TopicConfig) (string, bool) {
+	for _, n := range [...]int32{tc.ReadQueueNums, tc.WriteQueueNums} {
+		if n < 0 || n > maxTopicQueueNums {
+			return fmt.Sprintf("queue nums %d is illegal, allowed 0..%d", n, maxTopicQueueNums), false
+		}
+	}
+	return "", true
+}
+
 // handleUpdateAndCreateTopic is UPDATE_AND_CREATE_TOPIC.
 func (b *Broker) handleUpdateAndCreateTopic(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	var h codec.CreateTopicRequestHeader
@@ -37,6 +53,9 @@ func (b *Broker) handleUpdateAndCreateTopic(ctx context.Context, c remoting.Conn
 	}
 	if tc.Perm < 0 || tc.Perm >= 8 {
 		return b.refuseAdmin(c, req, codec.RespInvalidParameter, fmt.Sprintf("perm %d is illegal", tc.Perm), "topic update refused"), nil
+	}
+	if remark, ok := checkQueueNums(tc); !ok {
+		return b.refuseAdmin(c, req, codec.RespInvalidParameter, remark, "topic update refused"), nil
 	}
 	if old, ok := b.topics.Select(topic); ok {
 		for k, v := range old.Attributes {
@@ -242,6 +261,9 @@ func (b *Broker) handleUpdateAndCreateTopicList(ctx context.Context, c remoting.
 		}
 		if tc.Perm < 0 || tc.Perm >= 8 {
 			return codec.NewResponse(req, codec.RespInvalidParameter, fmt.Sprintf("perm %d is illegal", tc.Perm)), nil
+		}
+		if remark, ok := checkQueueNums(tc); !ok {
+			return codec.NewResponse(req, codec.RespInvalidParameter, remark), nil
 		}
 	}
 	for i := range body.TopicConfigList {

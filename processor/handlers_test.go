@@ -577,4 +577,44 @@ func TestAdminHandlers(t *testing.T) {
 	require.False(t, ok)
 	resp, _ = b.handleGetTopicConfig(ctx, c, g)
 	require.EqualValues(t, codec.RespTopicNotExist, resp.Code)
+
+	// Queue counts outside 0..65535 are refused (Java takes any int), in both forms.
+	for _, n := range []string{"65536", "2147483647", "-1"} {
+		big := codec.NewRequest(codec.ReqUpdateAndCreateTopic)
+		for _, kv := range [][2]string{{"topic", "HugeT"}, {"readQueueNums", "8"}, {"writeQueueNums", n}, {"perm", "6"}} {
+			big.Ext.Set(kv[0], kv[1])
+		}
+		resp, _ = b.handleUpdateAndCreateTopic(ctx, c, big)
+		require.EqualValues(t, codec.RespInvalidParameter, resp.Code, n)
+		require.Contains(t, resp.Remark, "queue nums "+n+" is illegal")
+		list := codec.NewRequest(codec.ReqUpdateAndCreateTopicList)
+		list.Body = []byte(`{"topicConfigList":[{"topicName":"HugeT","readQueueNums":` + n + `,"writeQueueNums":8,"perm":6}]}`)
+		resp, _ = b.handleUpdateAndCreateTopicList(ctx, c, list)
+		require.EqualValues(t, codec.RespInvalidParameter, resp.Code, n)
+		_, ok = b.topics.Select("HugeT")
+		require.False(t, ok)
+	}
+}
+
+// TestNewTopicPreparesAtMost64Queues: a topic of many queues gets files for its
+// first 64 ahead of need; the others get theirs with their first message.
+func TestNewTopicPreparesAtMost64Queues(t *testing.T) {
+	b := newTestBroker(t, nil)
+	ctx := context.Background()
+	req := codec.NewRequest(codec.ReqUpdateAndCreateTopic)
+	for _, kv := range [][2]string{{"topic", "WideT"}, {"readQueueNums", "1000"}, {"writeQueueNums", "1000"}, {"perm", "6"}} {
+		req.Ext.Set(kv[0], kv[1])
+	}
+	resp, _ := b.handleUpdateAndCreateTopic(ctx, newTestConn(5), req)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	dir := filepath.Join(b.Config().Store.StorePathRootDir, "consumequeue", "WideT")
+	count := func() int {
+		ents, _ := os.ReadDir(dir)
+		return len(ents)
+	}
+	require.Eventually(t, func() bool { return count() == prepareQueuesMax }, 10*time.Second, 10*time.Millisecond)
+	_, err := b.handleSendMessage(ctx, newTestConn(6), sendReq("WideT", 999, []byte("x"), ""))
+	require.NoError(t, err)
+	waitQueued(b, "WideT", 1)
+	require.Equal(t, prepareQueuesMax+1, count(), "the last queue's file came with its message")
 }

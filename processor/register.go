@@ -195,13 +195,19 @@ func (b *Broker) topicChanged(changed []TopicConfig) {
 			for _, tc := range changed {
 				b.queuesMu.Lock()
 				if b.topics.Exists(tc.TopicName) {
-					p.PrepareQueues(tc.TopicName, max(tc.ReadQueueNums, tc.WriteQueueNums))
+					p.PrepareQueues(tc.TopicName, min(max(tc.ReadQueueNums, tc.WriteQueueNums), prepareQueuesMax))
 				}
 				b.queuesMu.Unlock()
 			}
 		}()
 	}
 }
+
+// prepareQueuesMax is how many queues of a new topic get their files ahead of
+// their first message; the rest get them with it, as every queue does on Java.
+// A topic created with thousands of queues would otherwise make thousands of
+// files (and mappings) at once, whether a message ever comes or not.
+const prepareQueuesMax = 64
 
 // queuePreparer is implemented by stores that can make a new topic's consume
 // queues ahead of its first message (*store.DefaultStore.PrepareQueues), so the
