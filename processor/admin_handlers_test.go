@@ -3,6 +3,7 @@ package processor
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"rmqd/codec"
+	"rmqd/store"
 )
 
 func runtimeTable(t *testing.T, b *testBroker) map[string]string {
@@ -122,4 +124,33 @@ func TestQueryConsumeQueue(t *testing.T) {
 	rec, err := b.st.ReadRecordByOffset(body.QueueData[0].PhysicOffset)
 	require.NoError(t, err)
 	require.Len(t, rec, int(body.QueueData[0].PhysicSize))
+}
+
+// TestQueryConsumeQueueStopsAtTheFileEnd: as Java's getIndexBuffer, one answer
+// covers at most the consume-queue file holding index, whatever count asks.
+func TestQueryConsumeQueueStopsAtTheFileEnd(t *testing.T) {
+	const perFile = 300
+	b := newTestBrokerWith(t, func(c *BrokerConfig) { c.Store.MappedFileSizeConsumeQueue = perFile * 20 },
+		func(c *store.Config) { c.MappedFileSizeConsumeQueue = perFile * 20 }, nil)
+	ctx := context.Background()
+	c := newTestConn(8)
+	const sent = perFile + 20
+	for range sent {
+		resp, _ := b.handleSendMessage(ctx, c, sendReq("CqF", 0, []byte("abc"), ""))
+		require.EqualValues(t, codec.RespSuccess, resp.Code)
+	}
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("CqF", 0) == sent }, 5*time.Second, 10*time.Millisecond)
+	for _, tc := range []struct{ index, want int }{{0, perFile}, {perFile - 5, 5}, {perFile, 20}} {
+		q := codec.NewRequest(codec.ReqQueryConsumeQueue)
+		for _, kv := range [][2]string{{"topic", "CqF"}, {"queueId", "0"}, {"index", strconv.Itoa(tc.index)}, {"count", "2147483647"}} {
+			q.Ext.Set(kv[0], kv[1])
+		}
+		resp, _ := b.handleQueryConsumeQueue(ctx, c, q)
+		require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+		var body struct {
+			QueueData []json.RawMessage `json:"queueData"`
+		}
+		require.NoError(t, json.Unmarshal(resp.Body, &body))
+		require.Len(t, body.QueueData, tc.want, "from index %d", tc.index)
+	}
 }
