@@ -12,7 +12,15 @@ const (
 	// GroupMaxLength is Validators.CHARACTER_MAX_LENGTH, the limit Java's
 	// SubscriptionGroupManager applies before auto-creating a group.
 	GroupMaxLength = 255
+	// MaxQueueNums bounds a topic's read and write queue counts wherever they
+	// come in from the wire. Java takes any int, and a route of 2^31 queues
+	// is one every client and every per-queue loop expands.
+	MaxQueueNums = 65535
 )
+
+// ClampQueueNums brings a queue count from the wire (or from a file a Java
+// broker wrote) into 0..MaxQueueNums.
+func ClampQueueNums(n int32) int32 { return min(max(n, 0), MaxQueueNums) }
 
 // validNameChar is TopicValidator.VALID_CHAR_BIT_MAP: ^[%|a-zA-Z0-9_-]+$.
 var validNameChar = func() (m [256]bool) {

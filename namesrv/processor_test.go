@@ -253,6 +253,14 @@ func TestTopicRequests(t *testing.T) {
 	require.Equal(t, codec.RespSuccess, call(t, ns, newReq(codec.ReqRegisterTopicInNamesrv, rt.AppendJSON(nil), "topic", "Fresh")).Code)
 	fresh := call(t, ns, newReq(codec.ReqGetRouteinfoByTopic, nil, "topic", "Fresh"))
 	require.Equal(t, codec.RespSuccess, fresh.Code)
+	// Counts beyond what a broker may create are cut (Java keeps 2^31, which every client expands).
+	huge := &codec.TopicRouteData{QueueDatas: []codec.QueueData{{BrokerName: "broker-a", ReadQueueNums: 2147483647, WriteQueueNums: -3, Perm: 6}}}
+	require.Equal(t, codec.RespSuccess, call(t, ns, newReq(codec.ReqRegisterTopicInNamesrv, huge.AppendJSON(nil), "topic", "Huge")).Code)
+	hr, err := codec.DecodeTopicRouteData(call(t, ns, newReq(codec.ReqGetRouteinfoByTopic, nil, "topic", "Huge")).Body)
+	require.NoError(t, err)
+	require.Len(t, hr.QueueDatas, 1)
+	require.EqualValues(t, 65535, hr.QueueDatas[0].ReadQueueNums)
+	require.EqualValues(t, 0, hr.QueueDatas[0].WriteQueueNums)
 
 	require.Equal(t, codec.RespSuccess, call(t, ns, newReq(codec.ReqDeleteTopicInNamesrv, nil, "topic", "Fresh", "clusterName", "DefaultCluster")).Code)
 	require.Equal(t, codec.RespTopicNotExist, call(t, ns, newReq(codec.ReqGetRouteinfoByTopic, nil, "topic", "Fresh")).Code)

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"rmqd/codec"
+	"rmqd/compat"
 	"rmqd/remoting"
 )
 
@@ -264,6 +265,9 @@ func findQueueData(qds []codec.QueueData, brokerName string) (int, bool) {
 // upsertQueueData sets the queue data of qd.BrokerName for topic. Callers hold
 // the write lock. A new topic name is cloned: it may alias a request.
 func (m *RouteInfoManager) upsertQueueData(topic string, qd codec.QueueData) {
+	// Clients expand a route into one entry per queue: counts beyond what any
+	// broker may create (a Java broker takes any int) are cut to that.
+	qd.ReadQueueNums, qd.WriteQueueNums = compat.ClampQueueNums(qd.ReadQueueNums), compat.ClampQueueNums(qd.WriteQueueNums)
 	qds, exists := m.topicQueueTable[topic]
 	i, found := findQueueData(qds, qd.BrokerName)
 	if found {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"rmqd/codec"
+	"rmqd/compat"
 	"rmqd/remoting"
 )
 
@@ -15,17 +16,14 @@ type kvTable struct {
 	Table map[string]string `json:"table"`
 }
 
-// maxTopicQueueNums bounds the queue counts a topic may be given over the
-// wire. Java takes any int: a topic of 2^31 queues answers
+// checkQueueNums refuses read or write queue counts outside
+// 0..compat.MaxQueueNums (Java takes any int: a topic of 2^31 queues answers
 // GET_TOPIC_STATS_INFO with as many entries and hands every client a route
-// that long. No topic needs more than this.
-const maxTopicQueueNums = 65535
-
-// checkQueueNums refuses read or write queue counts outside 0..maxTopicQueueNums.
-func checkQueueNums(tc TopicConfig) (string, bool) {
-	for _, n := range [...]int32{tc.ReadQueueNums, tc.WriteQueueNums} {
-		if n < 0 || n > maxTopicQueueNums {
-			return fmt.Sprintf("queue nums %d is illegal, allowed 0..%d", n, maxTopicQueueNums), false
+// that long).
+func checkQueueNums(counts ...int32) (string, bool) {
+	for _, n := range counts {
+		if n != compat.ClampQueueNums(n) {
+			return fmt.Sprintf("queue nums %d is illegal, allowed 0..%d", n, compat.MaxQueueNums), false
 		}
 	}
 	return "", true
@@ -54,7 +52,7 @@ func (b *Broker) handleUpdateAndCreateTopic(ctx context.Context, c remoting.Conn
 	if tc.Perm < 0 || tc.Perm >= 8 {
 		return b.refuseAdmin(c, req, codec.RespInvalidParameter, fmt.Sprintf("perm %d is illegal", tc.Perm), "topic update refused"), nil
 	}
-	if remark, ok := checkQueueNums(tc); !ok {
+	if remark, ok := checkQueueNums(tc.ReadQueueNums, tc.WriteQueueNums); !ok {
 		return b.refuseAdmin(c, req, codec.RespInvalidParameter, remark, "topic update refused"), nil
 	}
 	if old, ok := b.topics.Select(topic); ok {
@@ -169,6 +167,10 @@ func (b *Broker) handleUpdateAndCreateSubscriptionGroup(ctx context.Context, c r
 		b.log.Warn("subscription group update refused", "remark", remark, "remote", c.RemoteAddr())
 		return refuseName(req, remark), nil
 	}
+	// The group's retry topic is made with this many queues (Java checks nothing).
+	if remark, ok := checkQueueNums(sgc.RetryQueueNums); !ok {
+		return b.refuseAdmin(c, req, codec.RespInvalidParameter, "retryQueueNums: "+remark, "subscription group update refused"), nil
+	}
 	if err := b.groups.Update(sgc); err != nil {
 		return nil, err
 	}
@@ -262,7 +264,7 @@ func (b *Broker) handleUpdateAndCreateTopicList(ctx context.Context, c remoting.
 		if tc.Perm < 0 || tc.Perm >= 8 {
 			return codec.NewResponse(req, codec.RespInvalidParameter, fmt.Sprintf("perm %d is illegal", tc.Perm)), nil
 		}
-		if remark, ok := checkQueueNums(tc); !ok {
+		if remark, ok := checkQueueNums(tc.ReadQueueNums, tc.WriteQueueNums); !ok {
 			return codec.NewResponse(req, codec.RespInvalidParameter, remark), nil
 		}
 	}
@@ -290,6 +292,9 @@ func (b *Broker) handleUpdateAndCreateSubscriptionGroupList(ctx context.Context,
 		}
 		if remark, ok := checkGroupName(g.GroupName); !ok {
 			return refuseName(req, remark), nil
+		}
+		if remark, ok := checkQueueNums(g.RetryQueueNums); !ok {
+			return codec.NewResponse(req, codec.RespInvalidParameter, "retryQueueNums: "+remark), nil
 		}
 	}
 	named := slices.DeleteFunc(body.GroupConfigList, func(g SubscriptionGroupConfig) bool { return g.GroupName == "" })

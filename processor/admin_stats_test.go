@@ -2,6 +2,8 @@ package processor
 
 import (
 	"context"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 
 	"rmqd/codec"
 	"rmqd/compat"
+	"rmqd/store"
 )
 
 func TestQueryViewAndStats(t *testing.T) {
@@ -100,6 +103,19 @@ func TestAdminListCodes(t *testing.T) {
 	requireWrittenOnce(t, b, "subscriptionGroup.json", `"LG`, `"LG2"`)
 	_, ok = b.groups.Get("")
 	require.False(t, ok, "a nameless entry is skipped")
+
+	// A group's retry topic gets retryQueueNums queues: bounded as a topic's counts are.
+	req = codec.NewRequest(codec.ReqUpdateAndCreateSubscriptiongroupList)
+	req.Body = []byte(`{"groupConfigList":[{"groupName":"LG3","retryQueueNums":2147483647}]}`)
+	r, _ = b.handleUpdateAndCreateSubscriptionGroupList(ctx, c, req)
+	require.EqualValues(t, codec.RespInvalidParameter, r.Code)
+	req = codec.NewRequest(codec.ReqUpdateAndCreateSubscriptiongroup)
+	req.Body = []byte(`{"groupName":"LG3","retryQueueNums":65536}`)
+	r, _ = b.handleUpdateAndCreateSubscriptionGroup(ctx, c, req)
+	require.EqualValues(t, codec.RespInvalidParameter, r.Code)
+	require.Contains(t, r.Remark, "retryQueueNums: queue nums 65536 is illegal")
+	_, ok = b.groups.Get("LG3")
+	require.False(t, ok)
 	g := codec.NewRequest(codec.ReqGetSubscriptiongroupConfig)
 	g.Ext.Set("group", "LG")
 	r, _ = b.handleGetSubscriptionGroupConfig(ctx, c, g)
@@ -109,4 +125,37 @@ func TestAdminListCodes(t *testing.T) {
 
 	r, _ = b.handleGetAllDelayOffset(ctx, c, codec.NewRequest(codec.ReqGetAllDelayOffset))
 	require.Contains(t, string(r.Body), `"offsetTable":{}`)
+}
+
+// maxOffsetCounter counts MaxOffsetInQueue calls.
+type maxOffsetCounter struct {
+	*store.DefaultStore
+	calls atomic.Int32
+}
+
+func (m *maxOffsetCounter) MaxOffsetInQueue(topic string, queueID int32) int64 {
+	m.calls.Add(1)
+	return m.DefaultStore.MaxOffsetInQueue(topic, queueID)
+}
+
+// TestConsumeStatsTopicListOnce: a topic named many times in topicList is
+// walked once.
+func TestConsumeStatsTopicListOnce(t *testing.T) {
+	var mc *maxOffsetCounter
+	b := newTestBrokerWith(t, nil, nil, func(st *store.DefaultStore) MessageStore {
+		mc = &maxOffsetCounter{DefaultStore: st}
+		return mc
+	})
+	ctx := context.Background()
+	tc := NewTopicConfig("DupT")
+	tc.ReadQueueNums, tc.WriteQueueNums = 4, 4
+	b.topics.Update(tc)
+	cs := codec.NewRequest(codec.ReqGetConsumeStats)
+	cs.Ext.Set("consumerGroup", "SG")
+	cs.Ext.Set("topicList", strings.Repeat("DupT;", 1000)+"DupT")
+	mc.calls.Store(0)
+	r, _ := b.handleGetConsumeStats(ctx, newTestConn(1), cs)
+	require.EqualValues(t, codec.RespSuccess, r.Code)
+	require.EqualValues(t, 4, mc.calls.Load(), "one look per queue of the topic")
+	require.Equal(t, 4, strings.Count(string(r.Body), `"topic":"DupT"`))
 }

@@ -335,12 +335,15 @@ func (b *Broker) subscribeQueues(ctx context.Context, topic string) ([]assignedQ
 			lastErr = err
 			continue
 		}
+		// The route is what any broker (or anyone) registered: its counts are
+		// bounded here, each and in sum, before they become one entry per queue.
 		var out []assignedQueue
 		for _, qd := range route.QueueDatas {
 			if qd.Perm&PermRead == 0 {
 				continue
 			}
-			for i := range qd.ReadQueueNums {
+			n := min(compat.ClampQueueNums(qd.ReadQueueNums), int32(compat.MaxQueueNums-len(out)))
+			for i := range n {
 				out = append(out, assignedQueue{Topic: topic, BrokerName: qd.BrokerName, QueueID: i})
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"rmqd/codec"
+	"rmqd/compat"
 )
 
 // routeInvoker answers GET_ROUTEINFO_BY_TOPIC with a fixed route: two brokers,
@@ -122,4 +123,28 @@ func TestAllocateStrategies(t *testing.T) {
 	// More clients than queues: one each, the rest nothing.
 	require.Equal(t, all[4:], allocateAveragely("e", all, []string{"a", "b", "c", "d", "e", "f"}))
 	require.Empty(t, allocateAveragely("f", all, []string{"a", "b", "c", "d", "e", "f"}))
+}
+
+// hugeRoute answers GET_ROUTEINFO_BY_TOPIC with counts a name server takes
+// from anyone (Java's checks none).
+type hugeRoute struct{}
+
+func (hugeRoute) InvokeSync(ctx context.Context, addr string, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	r := codec.TopicRouteData{QueueDatas: []codec.QueueData{
+		{BrokerName: "broker-a", ReadQueueNums: 2147483647, WriteQueueNums: 8, Perm: 6},
+		{BrokerName: "broker-b", ReadQueueNums: 65535, WriteQueueNums: 8, Perm: 6},
+	}}
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = r.AppendJSON(nil)
+	return resp, nil
+}
+
+// TestSubscribeQueuesBoundsTheRoute: a route's queue counts become one entry
+// per queue for QUERY_ASSIGNMENT, at most compat.MaxQueueNums in all.
+func TestSubscribeQueuesBoundsTheRoute(t *testing.T) {
+	b := newTestBroker(t, func(c *BrokerConfig) { c.NamesrvAddr = "127.0.0.1:1" })
+	b.SetNameServerInvoker(hugeRoute{})
+	qs, err := b.subscribeQueues(context.Background(), "T")
+	require.NoError(t, err)
+	require.Len(t, qs, compat.MaxQueueNums)
 }

@@ -121,3 +121,18 @@ func TestSubscriptionGroupManager(t *testing.T) {
 	_, ok = m3.Find("TOOLS_CONSUMER")
 	require.True(t, ok)
 }
+
+// TestCreateBackClampsQueueNums: a retry topic takes its group's
+// retryQueueNums, which a Java subscriptionGroup.json may hold at any size.
+func TestCreateBackClampsQueueNums(t *testing.T) {
+	cfg := testConfig(t)
+	m := NewTopicConfigManager(fixedConf(&cfg), quietLog())
+	m.CreateAllInSendMessageBack([]TopicSpec{{Name: "%RETRY%big", QueueNums: 1 << 30, Perm: PermRead | PermWrite},
+		{Name: "%RETRY%neg", QueueNums: -4, Perm: PermRead | PermWrite}})
+	tc, ok := m.Select("%RETRY%big")
+	require.True(t, ok)
+	require.EqualValues(t, 65535, tc.WriteQueueNums)
+	require.EqualValues(t, 65535, tc.ReadQueueNums)
+	tc = m.CreateInSendMessageBack("%RETRY%neg", 1, PermRead|PermWrite, 0)
+	require.EqualValues(t, 0, tc.WriteQueueNums)
+}

@@ -273,6 +273,7 @@ func (m *TopicConfigManager) CreateAllInSendMessageBack(specs []TopicSpec) {
 }
 
 func (m *TopicConfigManager) createBack(sp TopicSpec) (TopicConfig, bool) {
+	sp.QueueNums = compat.ClampQueueNums(sp.QueueNums) // a group's retryQueueNums, maybe from a Java file
 	m.mu.Lock()
 	if tc, ok := m.table[sp.Name]; ok {
 		m.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math/bits"
 	"time"
 
 	"rmqd/codec"
@@ -32,8 +33,10 @@ type BatchAckBody struct {
 	Acks       []BatchAck
 }
 
-// maxBatchAckBits bounds the offsets one entry may ack (Java stops at
-// Integer.MAX_VALUE; a few thousand is already far past maxMsgNums).
+// maxBatchAckBits bounds the offsets one entry may ack, and all the entries of
+// one request together (Java stops at Integer.MAX_VALUE; a few thousand is
+// already far past maxMsgNums). Per entry alone, a 16 MiB body of 1,500
+// entries acked ~10^8 offsets and wrote ack records of a gigabyte or more.
 const maxBatchAckBits = 1 << 16
 
 // DecodeBatchAckBody parses a BATCH_ACK_MESSAGE body (fastjson, possibly lenient).
@@ -51,6 +54,7 @@ func DecodeBatchAckBody(b []byte) (BatchAckBody, error) {
 		return out, fmt.Errorf("batch ack body: %w", err)
 	}
 	out.BrokerName = w.BrokerName
+	acked := 0
 	for _, raw := range w.Acks {
 		var m map[string]codec.RawJSON
 		if err := codec.UnmarshalBody(raw, &m); err != nil {
@@ -60,14 +64,14 @@ func DecodeBatchAckBody(b []byte) (BatchAckBody, error) {
 			continue
 		}
 		var a BatchAck
-		var bits string
+		var bitSet string
 		fields := []struct {
 			short, long string
 			dst         any
 		}{
 			{"c", "consumerGroup", &a.ConsumerGroup}, {"t", "topic", &a.Topic}, {"r", "retry", &a.Retry},
 			{"so", "startOffset", &a.StartOffset}, {"q", "queueId", &a.QueueID}, {"rq", "reviveQueueId", &a.ReviveQueueID},
-			{"pt", "popTime", &a.PopTime}, {"it", "invisibleTime", &a.InvisibleTime}, {"b", "bitSet", &bits},
+			{"pt", "popTime", &a.PopTime}, {"it", "invisibleTime", &a.InvisibleTime}, {"b", "bitSet", &bitSet},
 		}
 		for _, f := range fields {
 			v, ok := m[f.short]
@@ -81,12 +85,18 @@ func DecodeBatchAckBody(b []byte) (BatchAckBody, error) {
 				return out, fmt.Errorf("batch ack field %s: %w", f.short, err)
 			}
 		}
-		if bits != "" {
-			if a.Bits, err = base64.StdEncoding.DecodeString(bits); err != nil {
+		if bitSet != "" {
+			if a.Bits, err = base64.StdEncoding.DecodeString(bitSet); err != nil {
 				return out, fmt.Errorf("batch ack bitSet: %w", err)
 			}
 			if len(a.Bits) > maxBatchAckBits/8 {
 				return out, errors.New("batch ack bitSet too long")
+			}
+			for _, by := range a.Bits {
+				acked += bits.OnesCount8(by)
+			}
+			if acked > maxBatchAckBits {
+				return out, fmt.Errorf("batch ack body acks more than %d offsets", maxBatchAckBits)
 			}
 		}
 		out.Acks = append(out.Acks, a)

@@ -1,13 +1,18 @@
 package pop
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
-// FuzzBatchAckBody: any BATCH_ACK_MESSAGE body decodes or fails cleanly, and
-// a decoded entry never lists more offsets than its bit set can hold.
+// FuzzBatchAckBody: any BATCH_ACK_MESSAGE body decodes or fails cleanly, a
+// decoded entry never lists more offsets than its bit set can hold, and a body
+// never more than maxBatchAckBits.
 func FuzzBatchAckBody(f *testing.F) {
 	f.Add([]byte(`{"acks":[{"b":"BQ==","c":"G","it":1000,"pt":1,"q":0,"r":"0","rq":1,"so":0,"t":"T"}],"brokerName":"broker-a"}`))
 	f.Add([]byte(`{"acks":[{"bitSet":"/w==","consumerGroup":"G","retry":"2","startOffset":9}]}`))
@@ -17,10 +22,16 @@ func FuzzBatchAckBody(f *testing.F) {
 		if err != nil {
 			return
 		}
+		total := 0
 		for i := range body.Acks {
-			if n := len(body.Acks[i].setBits()); n > len(body.Acks[i].Bits)*8 {
+			n := len(body.Acks[i].setBits())
+			if n > len(body.Acks[i].Bits)*8 {
 				t.Fatalf("%d bits from %d bytes", n, len(body.Acks[i].Bits))
 			}
+			total += n
+		}
+		if total > maxBatchAckBits {
+			t.Fatalf("%d offsets acked by one body", total)
 		}
 	})
 }
@@ -79,4 +90,19 @@ func FuzzCheckPointJSON(f *testing.F) {
 		var a AckMsg
 		_ = json.Unmarshal(b, &a)
 	})
+}
+
+// TestBatchAckBodyBoundsTheRequest: every entry may ack up to maxBatchAckBits
+// offsets, and so may all of them together.
+func TestBatchAckBodyBoundsTheRequest(t *testing.T) {
+	full := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{0xff}, maxBatchAckBits/8))
+	half := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{0xff}, maxBatchAckBits/16))
+	entry := func(b string) string { return `{"b":"` + b + `","c":"G","q":0,"r":"0","so":0,"t":"T"}` }
+	body, err := DecodeBatchAckBody([]byte(`{"acks":[` + entry(full) + `]}`))
+	require.NoError(t, err)
+	require.Len(t, body.Acks[0].setBits(), maxBatchAckBits)
+	_, err = DecodeBatchAckBody([]byte(`{"acks":[` + entry(half) + `,` + entry(half) + `]}`))
+	require.NoError(t, err, "two halves are one whole")
+	_, err = DecodeBatchAckBody([]byte(`{"acks":[` + entry(full) + `,` + entry(half) + `]}`))
+	require.ErrorContains(t, err, "acks more than 65536 offsets")
 }
