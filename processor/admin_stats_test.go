@@ -2,6 +2,7 @@ package processor
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -158,4 +159,47 @@ func TestConsumeStatsTopicListOnce(t *testing.T) {
 	require.EqualValues(t, codec.RespSuccess, r.Code)
 	require.EqualValues(t, 4, mc.calls.Load(), "one look per queue of the topic")
 	require.Equal(t, 4, strings.Count(string(r.Body), `"topic":"DupT"`))
+}
+
+// TestSearchOffsetUpperBoundary: the upper boundary is the last message stored
+// at or before the time (or the lower boundary when none is), for every time
+// in and around the queue's.
+func TestSearchOffsetUpperBoundary(t *testing.T) {
+	b := newTestBroker(t, nil)
+	ctx := context.Background()
+	c := newTestConn(1)
+	const n = 40
+	for i := range n {
+		resp, _ := b.handleSendMessage(ctx, c, sendReq("UpT", 0, []byte("x"), ""))
+		require.EqualValues(t, codec.RespSuccess, resp.Code)
+		if i%10 == 9 {
+			time.Sleep(3 * time.Millisecond) // a few distinct store times
+		}
+	}
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("UpT", 0) == n }, 5*time.Second, 10*time.Millisecond)
+	times := make([]int64, n)
+	for i := range times {
+		times[i] = b.st.MessageStoreTimestamp("UpT", 0, int64(i))
+	}
+	search := func(ts int64, boundary string) int64 {
+		req := codec.NewRequest(codec.ReqSearchOffsetByTimestamp)
+		for _, kv := range [][2]string{{"topic", "UpT"}, {"queueId", "0"}, {"timestamp", i64s(ts)}, {"boundaryType", boundary}} {
+			req.Ext.Set(kv[0], kv[1])
+		}
+		resp, _ := b.handleSearchOffsetByTimestamp(ctx, c, req)
+		require.EqualValues(t, codec.RespSuccess, resp.Code)
+		v, _ := resp.Ext.Get("offset")
+		off, err := strconv.ParseInt(v, 10, 64)
+		require.NoError(t, err)
+		return off
+	}
+	for _, base := range times {
+		for _, ts := range []int64{base - 1, base, base + 1} {
+			want := search(ts, "lower")
+			for want+1 < n && times[want+1] <= ts { // what the handler walked before
+				want++
+			}
+			require.Equal(t, want, search(ts, "upper"), "ts %d", ts)
+		}
+	}
 }
