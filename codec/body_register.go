@@ -19,9 +19,10 @@ const (
 )
 
 // MaxRegisterBodyInflated bounds what a compressed RegisterBrokerBody may inflate
-// to; far above a real broker's table (~200 bytes a topic) but it keeps a small
-// hostile body from claiming unbounded memory.
-const MaxRegisterBodyInflated = 256 << 20
+// to: room for some 600,000 topics at ~100 bytes each, far above a real
+// broker's table, while a body of a few hundred KiB can no longer claim the
+// gigabytes 256 MiB of topic lines parse into (Java inflates without a cap).
+const MaxRegisterBodyInflated = 64 << 20
 
 // RegisterBrokerBody is the REGISTER_BROKER body: the broker's topic table and
 // filter servers.
