@@ -15,7 +15,6 @@ import (
 	"rmqd/compat"
 	"rmqd/processor/stats"
 	"rmqd/remoting"
-	"rmqd/store"
 )
 
 // adminState is what the admin handlers keep between requests: runtime
@@ -304,9 +303,8 @@ func (b *Broker) handleQueryConsumeQueue(ctx context.Context, c remoting.Conn, r
 	body = append(body, `,"queueData":[`...)
 	// Java answers from the one consume-queue file that holds index (getIndexBuffer), so a count of
 	// 2^31 reads at most a file's units, not the whole queue into one body.
-	perFile := int64(max(b.conf().Store.MappedFileSizeConsumeQueue/store.CQUnitSize, 1))
 	start := max(index, minOff)
-	end := min(maxOff, (start/perFile+1)*perFile)
+	end := min(maxOff, b.store.ConsumeQueueFileEnd(start))
 	n := 0
 	for off := start; off < end && n < int(max(count, 0)); {
 		res := b.store.GetMessage(group, topic, queueID, off, 1, 1<<30, nil)

@@ -130,8 +130,7 @@ func TestQueryConsumeQueue(t *testing.T) {
 // covers at most the consume-queue file holding index, whatever count asks.
 func TestQueryConsumeQueueStopsAtTheFileEnd(t *testing.T) {
 	const perFile = 300
-	b := newTestBrokerWith(t, func(c *BrokerConfig) { c.Store.MappedFileSizeConsumeQueue = perFile * 20 },
-		func(c *store.Config) { c.MappedFileSizeConsumeQueue = perFile * 20 }, nil)
+	b := newTestBrokerWith(t, nil, func(c *store.Config) { c.MappedFileSizeConsumeQueue = perFile * 20 }, nil)
 	ctx := context.Background()
 	c := newTestConn(8)
 	const sent = perFile + 20

@@ -74,12 +74,16 @@ var headerNames = map[int32][]nameField{
 // as long as a group allows (255; later Java versions' retry limit), since the
 // broker itself creates those from groups up to 255 long. remark is Java's.
 func checkTopicName(topic string) (remark string, ok bool) {
-	if len(topic) > compat.TopicMaxLength && len(topic) <= compat.GroupMaxLength &&
-		(strings.HasPrefix(topic, RetryGroupTopicPrefix) || strings.HasPrefix(topic, DLQGroupTopicPrefix)) &&
+	if len(topic) > compat.TopicMaxLength && len(topic) <= compat.GroupMaxLength && isGroupTopic(topic) &&
 		!compat.NameHasIllegalChar(topic) {
 		return "", true
 	}
 	return compat.ValidateTopic(topic)
+}
+
+// isGroupTopic reports a consumer group's %RETRY% or %DLQ% topic.
+func isGroupTopic(topic string) bool {
+	return strings.HasPrefix(topic, RetryGroupTopicPrefix) || strings.HasPrefix(topic, DLQGroupTopicPrefix)
 }
 
 // checkGroupName is the gate's rule for a consumer or subscription group.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -182,17 +181,16 @@ func (b *Broker) topicChanged(changed []TopicConfig) {
 	case b.topicsChanged <- struct{}{}:
 	default:
 	}
-	// A retry or DLQ topic gets its files when its first message comes, as on
-	// Java: every consumer group's heartbeat makes a retry topic, and most never
-	// hold a message.
-	changed = slices.DeleteFunc(slices.Clone(changed), func(tc TopicConfig) bool {
-		return strings.HasPrefix(tc.TopicName, RetryGroupTopicPrefix) || strings.HasPrefix(tc.TopicName, DLQGroupTopicPrefix)
-	})
-	if p, ok := b.store.(queuePreparer); ok && len(changed) > 0 {
+	if p, ok := b.store.(queuePreparer); ok {
 		// Off the caller's path: a topic is created in the send path too.
 		go func() {
 			defer func() { b.recovered("prepare queues", recover()) }()
 			for _, tc := range changed {
+				// A retry or DLQ topic gets its files with its first message, as on
+				// Java: every group's heartbeat makes one, and most never hold a message.
+				if isGroupTopic(tc.TopicName) {
+					continue
+				}
 				b.queuesMu.Lock()
 				if b.topics.Exists(tc.TopicName) {
 					p.PrepareQueues(tc.TopicName, min(max(tc.ReadQueueNums, tc.WriteQueueNums), prepareQueuesMax))

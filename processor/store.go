@@ -27,6 +27,9 @@ type MessageStore interface {
 
 	MaxOffsetInQueue(topic string, queueID int32) int64
 	MinOffsetInQueue(topic string, queueID int32) int64
+	// ConsumeQueueFileEnd is the queue offset just past the consume-queue file
+	// holding queueOffset (QUERY_CONSUME_QUEUE answers from one file, as Java).
+	ConsumeQueueFileEnd(queueOffset int64) int64
 	OffsetInQueueByTime(topic string, queueID int32, timestamp int64) int64
 	EarliestMessageTime(topic string, queueID int32) int64
 	MessageStoreTimestamp(topic string, queueID int32, queueOffset int64) int64

@@ -8,11 +8,8 @@ import (
 	"sync/atomic"
 )
 
-// CQUnitSize is the bytes of one consume-queue unit: commitlog offset, size,
-// tags code (a file of mappedFileSizeConsumeQueue bytes holds that ÷ 20 units).
-const CQUnitSize = 20
-
-const cqUnitSize = CQUnitSize
+// cqUnitSize is one consume-queue unit: commitlog offset, size, tags code.
+const cqUnitSize = 20
 
 // consumeQueue is the index of one topic queue into the commitlog. Only the
 // dispatcher writes it; readers see units below the file's wrote position.

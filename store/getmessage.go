@@ -161,6 +161,13 @@ func (s *DefaultStore) MaxOffsetInQueue(topic string, queueID int32) int64 {
 }
 
 // MinOffsetInQueue is the first live queue offset, 0 for an unknown queue.
+// ConsumeQueueFileEnd is the queue offset just past the consume-queue file
+// that holds queueOffset (every queue's files hold the same number of units).
+func (s *DefaultStore) ConsumeQueueFileEnd(queueOffset int64) int64 {
+	units := int64(max(s.cfg.cqFileSize()/cqUnitSize, 1))
+	return (max(queueOffset, 0)/units + 1) * units
+}
+
 func (s *DefaultStore) MinOffsetInQueue(topic string, queueID int32) int64 {
 	if cq := s.findCQ(topic, queueID); cq != nil {
 		return cq.minOffset()

@@ -486,3 +486,15 @@ func TestPrepareQueuesMakesNewQueuesOnly(t *testing.T) {
 	require.Equal(t, int64(0), s.MaxOffsetInQueue("Q", 0))
 	require.Equal(t, int64(2), s.MaxOffsetInQueue("P", 0))
 }
+
+// TestConsumeQueueFileEnd: the end of the file holding an offset, with the file
+// size rounded up to whole units as the files are made.
+func TestConsumeQueueFileEnd(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.MappedFileSizeConsumeQueue = 6010 // 301 units once rounded up
+	s := openStore(t, cfg)
+	defer s.Shutdown()
+	for _, c := range [][2]int64{{0, 301}, {300, 301}, {301, 602}, {-5, 301}} {
+		require.Equal(t, c[1], s.ConsumeQueueFileEnd(c[0]), "offset %d", c[0])
+	}
+}
