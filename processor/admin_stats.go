@@ -18,6 +18,11 @@ import (
 // unique-key queries.
 const defaultQueryMaxNum = 32
 
+// queryBodyMax bounds the records one QUERY_MESSAGE answers with: Java's
+// clients refuse a frame over 16 MiB, so more would only cost memory (Java
+// itself answers any size, from its mapped files).
+const queryBodyMax = remoting.DefaultMaxFrameLength - 64<<10
+
 // handleQueryMessage is QUERY_MESSAGE: records found through the index by key
 // (or by UNIQ_KEY when _UNIQUE_KEY_QUERY=true).
 func (b *Broker) handleQueryMessage(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
@@ -29,20 +34,12 @@ func (b *Broker) handleQueryMessage(ctx context.Context, c remoting.Conn, req *c
 	if v, _ := req.Ext.Get("_UNIQUE_KEY_QUERY"); parseJavaBool(v) {
 		maxNum = defaultQueryMaxNum
 	}
-	recs, lastTs, lastPhy := b.store.QueryMessage(topic, key, maxNum, begin, end)
+	body, count, lastTs, lastPhy := b.store.QueryMessage(topic, key, maxNum, queryBodyMax, begin, end)
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	resp.Ext.Set("indexLastUpdateTimestamp", i64s(lastTs))
 	resp.Ext.Set("indexLastUpdatePhyoffset", i64s(lastPhy))
-	if len(recs) == 0 {
+	if count == 0 {
 		return setCode(resp, codec.RespQueryNotFound, "can not find message, maybe time range not correct"), nil
-	}
-	n := 0
-	for _, r := range recs {
-		n += len(r)
-	}
-	body := make([]byte, 0, n)
-	for _, r := range recs {
-		body = append(body, r...)
 	}
 	resp.Body = body
 	return resp, nil

@@ -42,7 +42,7 @@ type MessageStore interface {
 	// AppendRecord appends those bytes to dst instead (a reused buffer).
 	AppendRecord(dst []byte, commitLogOffset int64) ([]byte, error)
 	// QueryMessage finds records by key (KEYS or UNIQ_KEY) through the index.
-	QueryMessage(topic, key string, maxNum int32, begin, end int64) (records [][]byte, lastUpdateTimestamp, lastUpdatePhyOffset int64)
+	QueryMessage(topic, key string, maxNum int32, maxBytes int, begin, end int64) (body []byte, count int, lastUpdateTimestamp, lastUpdatePhyOffset int64)
 
 	SetArrivingListener(l store.ArrivingListener)
 	DeleteTopics(topics []string)

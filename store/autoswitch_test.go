@@ -54,9 +54,9 @@ func TestTruncateCommitLogCutsQueuesIndexAndRecovers(t *testing.T) {
 			got := readAll(t, s, "X", 1)
 			require.Len(t, got, 38) // 1, 5, ..., 149
 			require.Equal(t, "X-149", string(got[37].Body))
-			recs, _, _ := s.QueryMessage("X", "key160", 32, 0, math.MaxInt64)
+			recs, _, _ := queryRecords(s, "X", "key160", 32, 0, math.MaxInt64)
 			require.Empty(t, recs, "the index forgets cut records")
-			recs, _, _ = s.QueryMessage("X", "key10", 32, 0, math.MaxInt64)
+			recs, _, _ = queryRecords(s, "X", "key10", 32, 0, math.MaxInt64)
 			require.Len(t, recs, 1, "and keeps the others")
 
 			// Puts go on where the cut is, with queue offsets that follow it.

@@ -154,7 +154,7 @@ func (c *commitLog) checkMessage(m *codec.Message) (int, PutStatus) {
 		}
 	}
 	size := codec.RecordSize(m)
-	if size > c.maxMsgSize+64*1024 || size+endFileMinBlank > c.q.fileSize {
+	if size > c.maxRecordSize() || size+endFileMinBlank > c.q.fileSize {
 		return 0, PutMessageIllegal
 	}
 	return size, PutOK
@@ -349,6 +349,10 @@ func (c *commitLog) putBatch(tmpl *codec.Message, body []byte, fixProps func(str
 	return res
 }
 
+// maxRecordSize bounds a record this store writes: the body limit plus room for
+// the topic, properties and fixed fields.
+func (c *commitLog) maxRecordSize() int { return c.maxMsgSize + 64*1024 }
+
 // readRecord returns the record bytes at offset with the file held, or nil.
 func (c *commitLog) readRecord(offset int64, size int) (*mappedFile, []byte) {
 	f := c.q.findHeld(offset)
@@ -358,10 +362,6 @@ func (c *commitLog) readRecord(offset int64, size int) (*mappedFile, []byte) {
 	pos := offset - f.from
 	wrote := f.wrote.Load()
 	if size <= 0 {
-		if pos+4 > wrote {
-			f.release()
-			return nil, nil
-		}
 		if pos+8 > wrote {
 			f.release()
 			return nil, nil
@@ -370,6 +370,12 @@ func (c *commitLog) readRecord(offset int64, size int) (*mappedFile, []byte) {
 		if magic := codec.RecordMagic(f.data[pos:]); magic != codec.MagicV1 && magic != codec.MagicV2 {
 			f.release()
 			return nil, nil // not the start of a record (a blank, or a bad offset)
+		}
+		// An offset from the wire may point into a message body made to look
+		// like a record header; its size must not make us copy the whole file.
+		if size > c.maxRecordSize() {
+			f.release()
+			return nil, nil
 		}
 	}
 	if size <= 0 || pos+int64(size) > wrote {

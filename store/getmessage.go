@@ -279,8 +279,11 @@ func (s *DefaultStore) LookMessageByOffset(commitLogOffset int64) (*codec.Messag
 }
 
 // QueryMessage finds records of topic whose UNIQ_KEY or a KEYS token equals key,
-// stored within [begin, end] ms. Records are copies.
-func (s *DefaultStore) QueryMessage(topic, key string, maxNum int32, begin, end int64) (records [][]byte, lastUpdateTimestamp, lastUpdatePhyOffset int64) {
+// stored within [begin, end] ms, and copies them one after another into body.
+// It stops before a record that would take body past maxBytes (but always
+// takes the first one): clients refuse a larger frame, and each found record
+// may be a 4 MiB message.
+func (s *DefaultStore) QueryMessage(topic, key string, maxNum int32, maxBytes int, begin, end int64) (body []byte, count int, lastUpdateTimestamp, lastUpdatePhyOffset int64) {
 	n := int(maxNum)
 	if n <= 0 || n > s.cfg.MaxMsgsNumBatch {
 		n = s.cfg.MaxMsgsNumBatch
@@ -296,12 +299,17 @@ func (s *DefaultStore) QueryMessage(topic, key string, maxNum int32, begin, end 
 		if f == nil {
 			continue
 		}
+		if count > 0 && len(body)+len(b) > maxBytes {
+			f.release()
+			break
+		}
 		if _, err := codec.DecodeRecord(b, &m); err == nil && m.Topic == topic && hasKey(&m, key) {
-			records = append(records, append([]byte(nil), b...))
+			body = append(body, b...)
+			count++
 		}
 		f.release()
 	}
-	return records, lastTs, lastPhy
+	return body, count, lastTs, lastPhy
 }
 
 // hasKey compares the real keys: index hashes collide.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -42,7 +43,7 @@ func TestIndexQueryAndRoll(t *testing.T) {
 	waitDispatched(t, s, "IdxTopic", 0, 100)
 	s.doReput()
 	now := time.Now().UnixMilli()
-	recs, lastTs, lastPhy := s.QueryMessage("IdxTopic", "U042", 32, 0, now+1000)
+	recs, lastTs, lastPhy := queryRecords(s, "IdxTopic", "U042", 32, 0, now+1000)
 	require.Len(t, recs, 1)
 	var m codec.Message
 	_, err := codec.DecodeRecord(recs[0], &m)
@@ -50,13 +51,13 @@ func TestIndexQueryAndRoll(t *testing.T) {
 	require.Equal(t, "42", string(m.Body))
 	require.Greater(t, lastTs, int64(0))
 	require.Greater(t, lastPhy, int64(0))
-	recs, _, _ = s.QueryMessage("IdxTopic", "k3", 32, 0, now+1000)
+	recs, _, _ = queryRecords(s, "IdxTopic", "k3", 32, 0, now+1000)
 	require.Len(t, recs, 10)
-	recs, _, _ = s.QueryMessage("IdxTopic", "shared", 5, 0, now+1000)
+	recs, _, _ = queryRecords(s, "IdxTopic", "shared", 5, 0, now+1000)
 	require.Len(t, recs, 5)
-	recs, _, _ = s.QueryMessage("Other", "k3", 32, 0, now+1000)
+	recs, _, _ = queryRecords(s, "Other", "k3", 32, 0, now+1000)
 	require.Empty(t, recs)
-	recs, _, _ = s.QueryMessage("IdxTopic", "k3", 32, now+60_000, now+120_000)
+	recs, _, _ = queryRecords(s, "IdxTopic", "k3", 32, now+60_000, now+120_000)
 	require.Empty(t, recs)
 
 	// 300 keys at 49 per file: seven files named by local time, each of the Java size.
@@ -82,9 +83,9 @@ func TestIndexQueryAndRoll(t *testing.T) {
 	markCrashed(t, cfg)
 	s = openStore(t, cfg)
 	defer s.Shutdown()
-	recs, _, _ = s.QueryMessage("IdxTopic", "k3", 32, 0, now+1000)
+	recs, _, _ = queryRecords(s, "IdxTopic", "k3", 32, 0, now+1000)
 	require.Len(t, recs, 10)
-	recs, _, _ = s.QueryMessage("IdxTopic", "U099", 32, 0, now+1000)
+	recs, _, _ = queryRecords(s, "IdxTopic", "U099", 32, 0, now+1000)
 	require.Len(t, recs, 1)
 }
 
@@ -117,4 +118,18 @@ func TestScheduleTopicTagsCodeIsDeliverTime(t *testing.T) {
 	_, _, tags, ok := s.findCQ(scheduleTopic, 2).unitAt(0)
 	require.True(t, ok)
 	require.Equal(t, r.StoreTimestamp+10_000, tags)
+}
+
+// queryRecords is QueryMessage with room for every record, its body split
+// back into records.
+func queryRecords(s *DefaultStore, topic, key string, maxNum int32, begin, end int64) (recs [][]byte, lastTs, lastPhy int64) {
+	body, n, lastTs, lastPhy := s.QueryMessage(topic, key, maxNum, math.MaxInt, begin, end)
+	for len(body) >= 4 {
+		size := int(binary.BigEndian.Uint32(body))
+		recs, body = append(recs, body[:size]), body[size:]
+	}
+	if len(recs) != n {
+		panic("QueryMessage: count does not match its body")
+	}
+	return recs, lastTs, lastPhy
 }

@@ -97,9 +97,9 @@ func TestJavaStoreCompat(t *testing.T) {
 			require.Equal(t, "JTag", tags)
 		}
 	}
-	recs, _, _ := s.QueryMessage("JT", "jkey3", 10, 0, 1<<62)
+	recs, _, _ := queryRecords(s, "JT", "jkey3", 10, 0, 1<<62)
 	require.Len(t, recs, 2) // one from each Java run
-	recs, _, _ = s.QueryMessage("JT", "jkey5", 10, 0, 1<<62)
+	recs, _, _ = queryRecords(s, "JT", "jkey5", 10, 0, 1<<62)
 	require.Len(t, recs, 1) // only the first run had six
 	r := s.PutMessage(context.Background(), newMsg("JT", 0, "after-java", nil))
 	require.Equal(t, int64(n/2+5), r.QueueOffset)

@@ -153,8 +153,8 @@ func TestAbnormalRecoveryRebuildsLostQueue(t *testing.T) {
 	defer s.Shutdown()
 	require.Equal(t, int64(20), s.MaxOffsetInQueue("L", 0))
 	require.Len(t, readAll(t, s, "L", 1), 20)
-	recs, _, _ := s.QueryMessage("L", "key7", 10, 0, time.Now().UnixMilli()+1000)
-	require.Len(t, recs, 1)
+	_, n, _, _ := s.QueryMessage("L", "key7", 10, 1<<20, 0, time.Now().UnixMilli()+1000)
+	require.Equal(t, 1, n)
 }
 
 func TestSyncFlushPut(t *testing.T) {
@@ -339,8 +339,8 @@ func TestCrashRecovery(t *testing.T) {
 			if i < len(acked)-50 && rand.IntN(max(1, len(acked)/100)) != 0 {
 				continue
 			}
-			recs, _, _ := s.QueryMessage("Crash", acked[i].key, 4, 0, until)
-			require.Len(t, recs, 1, "round %d: key %s", round, acked[i].key)
+			_, n, _, _ := s.QueryMessage("Crash", acked[i].key, 4, 1<<20, 0, until)
+			require.Equal(t, 1, n, "round %d: key %s", round, acked[i].key)
 		}
 		require.NoError(t, s.Shutdown())
 		if round%3 == 2 {

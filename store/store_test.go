@@ -30,7 +30,7 @@ type messageStore interface {
 	MessageStoreTimestamp(topic string, queueID int32, queueOffset int64) int64
 	LookMessageByOffset(commitLogOffset int64) (*codec.Message, error)
 	ReadRecordByOffset(commitLogOffset int64) ([]byte, error)
-	QueryMessage(topic, key string, maxNum int32, begin, end int64) (records [][]byte, lastUpdateTimestamp, lastUpdatePhyOffset int64)
+	QueryMessage(topic, key string, maxNum int32, maxBytes int, begin, end int64) (body []byte, count int, lastUpdateTimestamp, lastUpdatePhyOffset int64)
 	SetArrivingListener(l ArrivingListener)
 	DeleteTopics(topics []string)
 	MinPhyOffset() int64
