@@ -249,9 +249,12 @@ func (b *Broker) Handlers() map[int32]remoting.Processor {
 	return m
 }
 
-// aclInlineBodyMax is the largest send body signed-checked on the event loop
-// (an HmacSHA1 over 64 KiB takes tens of microseconds).
-const aclInlineBodyMax = 64 << 10
+// inlineBodyMax is the largest send body run on the event loop when its cost
+// grows with its size: a batch (each of up to ~190,000 records in a 4 MiB
+// body is a record put) and, with ACL on, every send (an HmacSHA1 over 64 KiB
+// takes tens of microseconds). A bigger one would hold up every connection of
+// the loop for as long.
+const inlineBodyMax = 64 << 10
 
 // Register routes every served code to srv and subscribes the broker to its
 // connection events. Codes left out are answered REQUEST_CODE_NOT_SUPPORTED by

@@ -111,17 +111,21 @@ func (b *Broker) newPools() *brokerPools {
 	return p
 }
 
+// sendInlineRule picks the sends of code that run on the event loop. The ACL
+// hook MACs the whole body where the request runs, and a batch is a put per
+// record: big bodies of those stay off the loop.
+func (b *Broker) sendInlineRule(code int32) func(*codec.RemotingCommand) bool {
+	if code == codec.ReqSendBatchMessage || b.acl != nil || b.auth != nil && b.auth.Authenticates() {
+		return func(r *codec.RemotingCommand) bool { return len(r.Body) <= inlineBodyMax && b.sendInline(r) }
+	}
+	return b.sendInline
+}
+
 // registerOptions says how the requests of code run.
 func (b *Broker) registerOptions(p *brokerPools, code int32) []remoting.RegisterOption {
 	switch code {
 	case codec.ReqSendMessage, codec.ReqSendMessageV2, codec.ReqSendBatchMessage:
-		inline := b.sendInline
-		if b.acl != nil || b.auth != nil && b.auth.Authenticates() {
-			// The ACL hook MACs the whole body where the request runs: keep big
-			// bodies off the event loop.
-			inline = func(r *codec.RemotingCommand) bool { return len(r.Body) <= aclInlineBodyMax && b.sendInline(r) }
-		}
-		return []remoting.RegisterOption{remoting.WithPool(p.send), remoting.InlineWhen(inline)}
+		return []remoting.RegisterOption{remoting.WithPool(p.send), remoting.InlineWhen(b.sendInlineRule(code))}
 	case codec.ReqPullMessage:
 		return []remoting.RegisterOption{remoting.WithPool(p.pull), remoting.InlineWhen(b.pullInline)}
 	case codec.ReqLitePullMessage:

@@ -34,3 +34,22 @@ func TestSendInlineNeverUnderSyncFlush(t *testing.T) {
 	b.topics.Update(TopicConfig{TopicName: "Exists", ReadQueueNums: 4, WriteQueueNums: 4, Perm: PermRead | PermWrite})
 	assert.False(t, b.sendInline(sendReq("Exists", 0, []byte("x"), "")))
 }
+
+// A batch is a put per record: one of up to ~190,000 records in a 4 MiB body
+// held its loop for 150-275 ms. Only small batches run inline; a single send
+// of any size still does (one copy).
+func TestBigBatchesLeaveTheLoop(t *testing.T) {
+	b := newTestBroker(t, nil)
+	b.topics.Update(TopicConfig{TopicName: "Exists", ReadQueueNums: 4, WriteQueueNums: 4, Perm: PermRead | PermWrite})
+	batch := func(n int) *codec.RemotingCommand {
+		r := codec.NewRequest(codec.ReqSendBatchMessage)
+		r.Ext.Set("a", "PG")
+		r.Ext.Set("b", "Exists")
+		r.Body = make([]byte, n)
+		return r
+	}
+	inline := b.sendInlineRule(codec.ReqSendBatchMessage)
+	assert.True(t, inline(batch(inlineBodyMax)))
+	assert.False(t, inline(batch(inlineBodyMax+1)))
+	assert.True(t, b.sendInlineRule(codec.ReqSendMessage)(sendReq("Exists", 0, make([]byte, 1<<20), "")))
+}
