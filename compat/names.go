@@ -104,6 +104,10 @@ const (
 	SysTopicOffsetMoved   = "OFFSET_MOVED_EVENT"
 	SysTopicRocksDBOffset = "CHECKPOINT_TOPIC"
 	SystemTopicPrefix     = "rmq_sys_"
+	// SysTopicRevivePrefix + cluster is PopAckConstants' revive topic: POP
+	// checkpoints and acks.
+	SysTopicRevivePrefix = "rmq_sys_REVIVE_LOG_"
+	SysTopicTimer        = "rmq_sys_wheel_timer" // TimerMessageStore.TIMER_TOPIC
 )
 
 // IsSystemTopic is TopicValidator.isSystemTopic over the static set; a broker
@@ -126,4 +130,14 @@ func IsNotAllowedSendTopic(topic string) bool {
 		return true
 	}
 	return false
+}
+
+// IsBrokerOnlyTopic is IsNotAllowedSendTopic and the two topics whose records
+// the broker trusts as its own although Java lets clients send to them: a
+// forged POP checkpoint in a revive topic copied any message a hundred times
+// per send, and a timer record due in a million years held the timer's
+// progress, so that every restart delivered its messages again.
+func IsBrokerOnlyTopic(topic string) bool {
+	return IsNotAllowedSendTopic(topic) || topic == SysTopicTimer ||
+		len(topic) >= len(SysTopicRevivePrefix) && topic[:len(SysTopicRevivePrefix)] == SysTopicRevivePrefix
 }

@@ -66,8 +66,9 @@ func permWritable(p int32) bool { return p&PermWrite != 0 }
 // the rule of sends and topic creation.
 func validateTopic(topic string) (string, bool) { return compat.ValidateTopic(topic) }
 
-// notAllowedSendTopic is TopicValidator.isNotAllowedSendTopic.
-func notAllowedSendTopic(topic string) bool { return compat.IsNotAllowedSendTopic(topic) }
+// brokerOnlyTopic is TopicValidator.isNotAllowedSendTopic, and the revive and
+// timer topics (compat.IsBrokerOnlyTopic).
+func brokerOnlyTopic(topic string) bool { return compat.IsBrokerOnlyTopic(topic) }
 
 // metaConf is the managers' view of the configuration in force.
 func (b *Broker) metaConf() meta.Config { return b.conf().metaConfig() }

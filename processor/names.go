@@ -67,6 +67,12 @@ var headerNames = map[int32][]nameField{
 	codec.ReqGetConsumerRunningInfo:     {{"consumerGroup", kindGroup}},
 	codec.ReqConsumeMessageDirectly:     {{"consumerGroup", kindGroup}, {"topic", kindTopic}},
 	codec.ReqQueryConsumeQueue:          {{"topic", kindTopic}, {"consumerGroup", kindGroup}},
+	codec.ReqPopMessage:                 {{"topic", kindTopic}, {"consumerGroup", kindGroup}},
+	codec.ReqAckMessage:                 {{"topic", kindTopic}, {"consumerGroup", kindGroup}},
+	codec.ReqPeekMessage:                {{"topic", kindTopic}, {"consumerGroup", kindGroup}},
+	codec.ReqChangeMessageInvisibletime: {{"topic", kindTopic}, {"consumerGroup", kindGroup}},
+	codec.ReqNotification:               {{"topic", kindTopic}, {"consumerGroup", kindGroup}},
+	codec.ReqPollingInfo:                {{"topic", kindTopic}, {"consumerGroup", kindGroup}},
 }
 
 // checkTopicName is the gate's rule for a topic that is looked up, written or
@@ -74,6 +80,11 @@ var headerNames = map[int32][]nameField{
 // as long as a group allows (255; later Java versions' retry limit), since the
 // broker itself creates those from groups up to 255 long. remark is Java's.
 func checkTopicName(topic string) (remark string, ok bool) {
+	if i := strings.IndexByte(topic, '+'); i >= 0 && strings.HasPrefix(topic, RetryGroupTopicPrefix) {
+		// POP's V2 retry topic joins group and topic with '+'
+		// (KeyBuilder.buildPopRetryTopicV2); '+' is no path separator.
+		topic = topic[:i] + "_" + topic[i+1:]
+	}
 	if len(topic) > compat.TopicMaxLength && len(topic) <= compat.GroupMaxLength && isGroupTopic(topic) &&
 		!compat.NameHasIllegalChar(topic) {
 		return "", true

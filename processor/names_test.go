@@ -113,6 +113,34 @@ func TestSystemTopicRules(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, codec.RespNoPermission, resp.Code)
 	require.Equal(t, "Sending message to topic["+TopicTransHalf+"] is forbidden.", resp.Remark)
+
+	// Stricter than Java: the broker trusts the records of its revive and timer
+	// topics (a forged POP checkpoint, a timer record due in a million years).
+	for _, topic := range []string{"rmq_sys_REVIVE_LOG_" + b.conf().BrokerClusterName, "rmq_sys_wheel_timer"} {
+		require.True(t, b.topics.Exists(topic), topic)
+		batch := codec.NewRequest(codec.ReqSendBatchMessage)
+		for _, kv := range [][2]string{{"a", "PG"}, {"b", topic}, {"c", TopicAutoCreate}, {"d", "4"}, {"e", "0"},
+			{"f", "0"}, {"g", "1"}, {"h", "0"}, {"i", ""}, {"j", "0"}, {"k", "false"}, {"m", "true"}} {
+			batch.Ext.Set(kv[0], kv[1])
+		}
+		batch.Body = codec.AppendBatchEntry(nil, 0, []byte("b"), "TAGS\x01ck\x02")
+		for _, req := range []*codec.RemotingCommand{sendReq(topic, 0, []byte("b"), "TAGS\x01ck\x02"), batch} {
+			resp, err := h[req.Code].ProcessRequest(context.Background(), newTestConn(1), req)
+			require.NoError(t, err)
+			require.Equal(t, codec.RespNoPermission, resp.Code, "%s %d: %s", topic, req.Code, resp.Remark)
+			require.Equal(t, int64(0), b.st.MaxOffsetInQueue(topic, 0))
+		}
+	}
+}
+
+// POP's V2 retry topics (%RETRY%group+topic) pass the gate: '+' joins the two.
+func TestGateTakesPopRetryTopicsV2(t *testing.T) {
+	_, ok := checkTopicName("%RETRY%G+T")
+	require.True(t, ok)
+	_, ok = checkTopicName("T+x")
+	require.False(t, ok, "only a retry topic")
+	_, ok = checkTopicName("%RETRY%G+../x")
+	require.False(t, ok)
 }
 
 // A group of 250 is valid, but its retry topic would not fit a directory name:

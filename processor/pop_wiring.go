@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"rmqd/codec"
+	"rmqd/compat"
 	"rmqd/processor/pop"
 	"rmqd/store"
 )
@@ -160,6 +161,6 @@ func (b *Broker) popArriving(topic string, queueID int32, tagsCode int64, props 
 // no client connection can have.
 func (b *Broker) popRevive(m *codec.Message) bool {
 	c := b.conf()
-	return m.Topic == "rmq_sys_REVIVE_LOG_"+c.BrokerClusterName && m.BornHost == b.storeHost &&
+	return m.Topic == compat.SysTopicRevivePrefix+c.BrokerClusterName && m.BornHost == b.storeHost &&
 		m.QueueID >= 0 && m.QueueID < c.ReviveQueueNum
 }

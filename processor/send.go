@@ -280,7 +280,7 @@ func (b *Broker) sendCheck(c remoting.Conn, h *codec.SendMessageRequestHeader, r
 		setCode(resp, codec.RespInvalidParameter, remark)
 		return TopicConfig{}, false
 	}
-	if notAllowedSendTopic(h.Topic) {
+	if brokerOnlyTopic(h.Topic) {
 		setCode(resp, codec.RespNoPermission, "Sending message to topic["+h.Topic+"] is forbidden.")
 		return TopicConfig{}, false
 	}

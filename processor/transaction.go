@@ -87,7 +87,7 @@ func (b *Broker) checkRestoredTarget(topic string, queueID int32) (code int32, r
 	if remark, ok := validateTopic(topic); !ok {
 		return codec.RespInvalidParameter, remark, false
 	}
-	if notAllowedSendTopic(topic) || strings.HasPrefix(topic, sysTopicPrefix) {
+	if brokerOnlyTopic(topic) || strings.HasPrefix(topic, sysTopicPrefix) {
 		return codec.RespNoPermission, "Sending message to topic[" + topic + "] is forbidden.", false
 	}
 	tc, ok := b.topics.Select(topic)

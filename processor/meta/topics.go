@@ -31,7 +31,7 @@ const (
 	TopicSelfTest         = "SELF_TEST_TOPIC"
 	TopicOffsetMovedEvent = "OFFSET_MOVED_EVENT"
 	TopicBenchmark        = "BenchmarkTest"
-	TopicTimer            = "rmq_sys_wheel_timer"
+	TopicTimer            = compat.SysTopicTimer
 	RetryGroupTopicPrefix = "%RETRY%"
 	DLQGroupTopicPrefix   = "%DLQ%"
 )
@@ -104,7 +104,7 @@ func NewTopicConfigManager(conf func() Config, log *slog.Logger) *TopicConfigMan
 		put(cfg.MsgTraceTopicName, 1, -1)
 	}
 	put(cfg.BrokerClusterName+"_REPLY_TOPIC", 1, -1)
-	put("rmq_sys_REVIVE_LOG_"+cfg.BrokerClusterName, cfg.ReviveQueueNum, -1)
+	put(compat.SysTopicRevivePrefix+cfg.BrokerClusterName, cfg.ReviveQueueNum, -1)
 	put("rmq_sys_SYNC_BROKER_MEMBER_"+cfg.BrokerName, 1, PermInherit)
 	put(TopicTransHalf, 1, -1)
 	put(TopicTransOpHalf, 1, -1)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"rmqd/codec"
+	"rmqd/compat"
 	"rmqd/remoting"
 )
 
@@ -188,9 +189,17 @@ func (s *Service) handleBatchAck(_ context.Context, c remoting.Conn, req *codec.
 	}
 	for i := range body.Acks {
 		a := &body.Acks[i]
+		// The header gate cannot see the body's names: an orderly ack commits
+		// an offset under its group.
+		if remark, ok := compat.ValidateGroup(a.ConsumerGroup); !ok {
+			return codec.NewResponse(req, codec.RespInvalidParameter, remark), nil
+		}
 		topic, err := realTopic(a.Topic, a.ConsumerGroup, a.Retry)
 		if err != nil {
 			return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
+		}
+		if _, ok := s.h.Topic(topic); !ok {
+			continue
 		}
 		minOff, maxOff := s.h.MinOffset(topic, a.QueueID), s.h.MaxOffset(topic, a.QueueID)
 		if minOff == -1 || maxOff == -1 {
@@ -221,6 +230,9 @@ func (s *Service) handleBatchAck(_ context.Context, c remoting.Conn, req *codec.
 // the timer at the checkpoint's revive time (AckMessageProcessor.appendAck).
 // Java logs a failed put and answers the ack SUCCESS all the same.
 func (s *Service) putAck(ack *AckMsg, reviveQid int32, deliverMs int64, batch bool) bool {
+	if !s.isReviveQueue(reviveQid) {
+		return false
+	}
 	// Sized for the longest numbers: one allocation unless a name needs escapes.
 	body := ack.appendJSON(make([]byte, 0, 128+len(ack.ConsumerGroup)+len(ack.Topic)+len(ack.BrokerName)+21*len(ack.AckOffsetList)))
 	tag := ackTag

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"rmqd/codec"
+	"rmqd/compat"
 	"rmqd/remoting"
 	"rmqd/store"
 )
@@ -208,7 +209,7 @@ func (s *Service) Arriving(topic string, queueID int32, tagsCode int64, props st
 }
 
 // reviveTopic is rmq_sys_REVIVE_LOG_<cluster> (PopAckConstants.buildClusterReviveTopic).
-func reviveTopic(cluster string) string { return "rmq_sys_REVIVE_LOG_" + cluster }
+func reviveTopic(cluster string) string { return compat.SysTopicRevivePrefix + cluster }
 
 // reviveTopicNow is reviveTopic of the configured cluster, built again only
 // when the name changed: every ack and checkpoint record names it.

@@ -611,3 +611,53 @@ func BenchmarkPopAck(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*32), "ns/msg")
 }
+
+// A checkpoint read from the revive topic is data: one that claims more
+// messages than it has offsets, more than a POP's 32, or a negative re-put
+// count is skipped (each made the reviver index out of range, or copy a
+// message a hundred times), and the checkpoints behind it are still revived.
+func TestReviveSkipsMalformedCheckpoints(t *testing.T) {
+	h := newTestHost(t)
+	h.topics["T"] = Topic{ReadQueueNums: 1, Perm: 6}
+	s := New(h, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h.send(t, "T", 0, "victim", "a")
+	past := time.Now().UnixMilli() - 60_000
+	ck := func(num int8, diff []int32, rePut string) *CheckPoint {
+		return &CheckPoint{Num: num, Diff: diff, RePutTimes: rePut, PopTime: past, InvisibleTime: 1000, CID: "G", Topic: "T",
+			BrokerName: "broker-a"}
+	}
+	for _, bad := range []*CheckPoint{ck(2, []int32{0}, ""), ck(1, []int32{0}, "-5"), ck(100, make([]int32, 100), ""), ck(0, nil, "")} {
+		require.False(t, bad.valid())
+		require.True(t, s.putCheckPoint(bad, 0))
+	}
+	good := ck(1, []int32{0}, "")
+	require.True(t, good.valid())
+	require.True(t, s.putCheckPoint(good, 0))
+	require.Eventually(t, func() bool { return h.MaxOffset(reviveTopic("C"), 0) == 5 }, 5*time.Second, time.Millisecond)
+	newReviver(s, 0).round(context.Background())
+	retry := retryTopic("T", "G", false)
+	require.Eventually(t, func() bool { return h.MaxOffset(retry, 0) == 1 }, 5*time.Second, time.Millisecond)
+	require.Equal(t, int64(4), h.QueryOffset(reviveGroup, reviveTopic("C"), 0), "progress passes them all")
+}
+
+// A revive queue id comes from the client's extraInfo: one the broker does not
+// have is not written (each would be a new queue of the revive topic).
+func TestAckToAnUnknownReviveQueueWritesNothing(t *testing.T) {
+	h := newTestHost(t)
+	h.topics["T"] = Topic{ReadQueueNums: 1, Perm: 6}
+	s := New(h, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h.send(t, "T", 0, "x", "a")
+	past := time.Now().UnixMilli() - 120_000 // due: the ack is written at once
+	for _, q := range []int32{2, 5000, -1} {
+		extra := BuildExtraInfo(0, past, 1000, q, "T", "broker-a", 0, 0)
+		resp, err := s.handleAck(context.Background(), newConn(), ackCmd("T", "G", 0, 0, extra))
+		require.NoError(t, err)
+		require.Equal(t, codec.RespSuccess, resp.Code, "Java answers an ack whose put failed SUCCESS")
+		require.Equal(t, int64(0), h.MaxOffset(reviveTopic("C"), q))
+	}
+	require.False(t, s.putCheckPoint(&CheckPoint{Num: 1, Diff: []int32{0}, CID: "G", Topic: "T"}, 2))
+	extra := BuildExtraInfo(0, past, 1000, 1, "T", "broker-a", 0, 0)
+	resp, _ := s.handleAck(context.Background(), newConn(), ackCmd("T", "G", 0, 0, extra))
+	require.Equal(t, codec.RespSuccess, resp.Code)
+	require.Eventually(t, func() bool { return h.MaxOffset(reviveTopic("C"), 1) == 1 }, 5*time.Second, time.Millisecond)
+}

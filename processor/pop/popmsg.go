@@ -379,6 +379,9 @@ func (s *Service) popFromQueue(st *popState, topic string, isRetry bool, queueID
 // putCheckPoint writes a checkpoint to the revive topic, delivered by the
 // timer one second before its revive time (PopMessageProcessor.buildCkMsg).
 func (s *Service) putCheckPoint(ck *CheckPoint, reviveQid int32) bool {
+	if !s.isReviveQueue(reviveQid) {
+		return false
+	}
 	ck.ReviveTimeOut = ck.ReviveTime()
 	body, err := jsonMarshal(ck)
 	if err != nil {
@@ -392,6 +395,11 @@ func (s *Service) putCheckPoint(ck *CheckPoint, reviveQid int32) bool {
 	}
 	return true
 }
+
+// isReviveQueue says whether a revive queue id (from a client's extraInfo) is
+// one of the broker's: any other would be a new queue of the revive topic, a
+// file and a table entry per id (Java writes it as given).
+func (s *Service) isReviveQueue(q int32) bool { return q >= 0 && q < s.h.Conf().ReviveQueueNum }
 
 func putOK(st store.PutStatus) bool {
 	switch st {

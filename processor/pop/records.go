@@ -51,6 +51,14 @@ func (c *CheckPoint) indexOfAck(off int64) int {
 	return -1
 }
 
+// valid says whether a checkpoint read from the revive topic can be revived:
+// at most a POP's 32 messages, an offset for each, a re-put count that indexes
+// the back-off table.
+func (c *CheckPoint) valid() bool {
+	return c.Topic != "" && c.CID != "" && c.Num > 0 && c.Num <= 32 &&
+		(len(c.Diff) == 0 || len(c.Diff) >= int(c.Num)) && c.rePutTimes() >= 0
+}
+
 // ackOffsetByIndex is the queue offset of message i.
 func (c *CheckPoint) ackOffsetByIndex(i int) int64 {
 	if len(c.Diff) == 0 {

@@ -135,7 +135,7 @@ func (r *reviver) round(ctx context.Context) {
 			switch tags {
 			case ckTag:
 				ck := &CheckPoint{}
-				if codec.UnmarshalBody(m.Body, ck) != nil || ck.Topic == "" || ck.CID == "" {
+				if codec.UnmarshalBody(m.Body, ck) != nil || !ck.valid() {
 					continue
 				}
 				ck.ReviveOffset = qoff
@@ -189,7 +189,7 @@ func (r *reviver) round(ctx context.Context) {
 		}
 		if _, ok := r.s.h.Topic(normalTopic(ck.Topic, ck.CID)); ok {
 			if _, ok := r.s.h.Group(ck.CID); ok {
-				r.revive(ck)
+				r.reviveOne(ck)
 			}
 		}
 		newOff = ck.ReviveOffset
@@ -208,6 +208,13 @@ func compareInt64(a, b int64) int {
 		return 1
 	}
 	return 0
+}
+
+// reviveOne revives ck; a checkpoint that panics is given up, not the queue's
+// reviver (a store written by another broker is data too).
+func (r *reviver) reviveOne(ck *CheckPoint) {
+	defer func() { r.s.h.Recovered("revive checkpoint", recover()) }()
+	r.revive(ck)
 }
 
 // revive puts every unacked message of ck to the retry topic; a message that
