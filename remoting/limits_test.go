@@ -360,3 +360,74 @@ func TestDefaultEventLoopsLeavesOnePFree(t *testing.T) {
 		require.Equal(t, want, DefaultEventLoops(), "GOMAXPROCS=%d", procs)
 	}
 }
+
+// localNonLoopback is an address of this machine that is not a loopback one:
+// connections from it to itself count for MaxConnsPerIP.
+func localNonLoopback(t *testing.T) string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	require.NoError(t, err)
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			return n.IP.String()
+		}
+	}
+	t.Skip("no non-loopback IPv4 address")
+	return ""
+}
+
+// One remote address may hold MaxConnsPerIP connections; loopback ones are
+// not counted.
+func TestMaxConnsPerIP(t *testing.T) {
+	ip := localNonLoopback(t)
+	s := startServer(t, ServerConfig{Addr: net.JoinHostPort(ip, "0"), MaxConnsPerIP: 2}, func(s *Server) { s.RegisterDefault(echo()) })
+	dial := func() net.Conn {
+		c, err := net.DialTimeout("tcp", s.Addr().String(), 5*time.Second)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	a, b := dial(), dial()
+	ping(t, a, 1)
+	ping(t, b, 2)
+	expectClosedByPeer(t, dial())
+	require.NoError(t, a.Close())
+	waitFor(t, 5*time.Second, "the closed connection to be counted out", func() bool { return s.ConnCount() == 1 })
+	ping(t, dial(), 3)
+
+	lo := startServer(t, ServerConfig{MaxConnsPerIP: 1}, func(s *Server) { s.RegisterDefault(echo()) })
+	for i := int32(0); i < 3; i++ {
+		ping(t, dialRaw(t, lo), i)
+	}
+}
+
+func TestCountedIP(t *testing.T) {
+	require.False(t, countedIP(&net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 1}).IsValid())
+	require.False(t, countedIP(&net.TCPAddr{IP: net.ParseIP("::1"), Port: 1}).IsValid())
+	require.Equal(t, "10.1.2.3", countedIP(&net.TCPAddr{IP: net.ParseIP("::ffff:10.1.2.3"), Port: 1}).String())
+	require.False(t, countedIP(&net.UnixAddr{Name: "x"}).IsValid())
+}
+
+// A connection that trickles a byte now and then never reaches the idle
+// timeout; one that has not sent a whole frame within FirstFrameTimeout is
+// closed, and one that has stays.
+func TestFirstFrameTimeout(t *testing.T) {
+	s := startServer(t, ServerConfig{FirstFrameTimeout: 300 * time.Millisecond}, func(s *Server) { s.RegisterDefault(echo()) })
+	good := dialRaw(t, s)
+	ping(t, good, 1)
+	slow := dialRaw(t, s)
+	frame := requestFrame(t, 1, 2, nil)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < len(frame)-1 && i < 100; i++ {
+			if _, err := slow.Write(frame[i : i+1]); err != nil {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	expectClosedByPeer(t, slow)
+	<-done
+	ping(t, good, 3)
+}

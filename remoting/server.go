@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -53,6 +54,15 @@ type ServerConfig struct {
 	// beyond it are closed as soon as they are accepted. Default
 	// DefaultMaxConns; negative means no limit.
 	MaxConns int
+	// MaxConnsPerIP bounds the open connections from one remote address that
+	// is not a loopback one, so that one host cannot take every slot of
+	// MaxConns. Default DefaultMaxConnsPerIP; negative means no limit.
+	MaxConnsPerIP int
+	// FirstFrameTimeout closes a connection that has not sent one whole frame
+	// that long after it opened: a byte now and then would keep it from the
+	// idle timeout and hold a slot for ever. Default DefaultFirstFrameTimeout;
+	// negative disables.
+	FirstFrameTimeout time.Duration
 	// WriteBufferHighWaterMark: a connection whose output not yet taken by the
 	// socket exceeds it is no longer read (its requests wait) until the output
 	// drains below WriteBufferLowWaterMark, as Java's NettyRemotingServer turns
@@ -88,6 +98,8 @@ type ServerConfig struct {
 // Limit defaults (rmqd's own; see README "Limits").
 const (
 	DefaultMaxConns                 = 10000
+	DefaultMaxConnsPerIP            = 1000
+	DefaultFirstFrameTimeout        = 30 * time.Second
 	DefaultWriteBufferHighWaterMark = 4 << 20
 	DefaultWriteBufferLowWaterMark  = 1 << 20
 	DefaultWriteStallTimeout        = 30 * time.Second
@@ -116,6 +128,12 @@ func (c *ServerConfig) withDefaults() {
 	}
 	if c.MaxConns == 0 {
 		c.MaxConns = DefaultMaxConns
+	}
+	if c.MaxConnsPerIP == 0 {
+		c.MaxConnsPerIP = DefaultMaxConnsPerIP
+	}
+	if c.FirstFrameTimeout == 0 {
+		c.FirstFrameTimeout = DefaultFirstFrameTimeout
 	}
 	if c.WriteBufferHighWaterMark == 0 {
 		c.WriteBufferHighWaterMark = DefaultWriteBufferHighWaterMark
@@ -165,7 +183,8 @@ type Server struct {
 
 	connsMu     sync.Mutex
 	conns       map[uint64]*serverConn
-	perListener map[int]int // open connections by local port
+	perListener map[int]int        // open connections by local port
+	perIP       map[netip.Addr]int // open connections by remote address, loopback ones not counted
 
 	rejected     atomic.Int64 // connections refused since the last log line
 	rejectLogged atomic.Int64 // unix nanos of that line
@@ -191,7 +210,7 @@ const (
 func NewServer(cfg ServerConfig) *Server {
 	cfg.withDefaults()
 	s := &Server{cfg: cfg, log: cfg.Logger, bufs: newBufPool(), conns: make(map[uint64]*serverConn),
-		perListener: make(map[int]int), paused: make(map[*serverConn]struct{}),
+		perListener: make(map[int]int), perIP: make(map[netip.Addr]int), paused: make(map[*serverConn]struct{}),
 		clock: newCoarseClock()}
 	s.d = newDispatcher(s.log, s.bufs, cfg.KeepRequestFrames)
 	s.d.maxQueued = max(cfg.MaxQueuedRequestBytes, 0)
@@ -410,13 +429,18 @@ func boundAddr(eng gnet.Engine, addr string, only bool) (net.Addr, error) {
 }
 
 // idleSweep closes connections idle for longer than the timeout.
+// idleSweep closes connections idle for longer than the timeout, and those
+// that sent no whole frame within FirstFrameTimeout of opening.
 func (s *Server) idleSweep(now int64) {
 	limit := now - int64(s.cfg.IdleTimeout)
-	var idle []*serverConn
+	var idle, silent []*serverConn
 	s.connsMu.Lock()
 	for _, sc := range s.conns {
-		if sc.ep.lastUsed.Load() < limit {
+		switch {
+		case s.cfg.IdleTimeout > 0 && sc.ep.lastUsed.Load() < limit:
 			idle = append(idle, sc)
+		case s.cfg.FirstFrameTimeout > 0 && !sc.framed.Load() && now-sc.opened >= int64(s.cfg.FirstFrameTimeout):
+			silent = append(silent, sc)
 		}
 	}
 	s.connsMu.Unlock()
@@ -424,14 +448,22 @@ func (s *Server) idleSweep(now int64) {
 		s.log.Info("remoting: closing idle connection", "conn", &sc.ep, "idle", s.cfg.IdleTimeout)
 		_ = sc.shut()
 	}
+	for _, sc := range silent {
+		s.warnClose("remoting: closing a connection that sent no whole frame", "conn", &sc.ep, "within", s.cfg.FirstFrameTimeout)
+		_ = sc.shut()
+	}
 }
 
 // tickInterval is how often the clock advances and idle connections are swept.
 func (s *Server) tickInterval() time.Duration {
-	if s.cfg.IdleTimeout <= 0 {
+	t := s.cfg.IdleTimeout
+	if f := s.cfg.FirstFrameTimeout; f > 0 && (t <= 0 || f < t) {
+		t = f
+	}
+	if t <= 0 {
 		return time.Second
 	}
-	d := s.cfg.IdleTimeout / 8
+	d := t / 8
 	return min(max(d, 5*time.Millisecond), time.Second)
 }
 
@@ -525,6 +557,9 @@ func (s *Server) napFor(prev, now int64) (time.Duration, bool) {
 		if s.cfg.IdleTimeout > 0 {
 			d = min(d, time.Duration(used+int64(s.cfg.IdleTimeout)-now))
 		}
+		if s.cfg.FirstFrameTimeout > 0 && !sc.framed.Load() {
+			d = min(d, time.Duration(sc.opened+int64(s.cfg.FirstFrameTimeout)-now))
+		}
 	}
 	if d < s.tickInterval() {
 		return 0, false
@@ -534,16 +569,12 @@ func (s *Server) napFor(prev, now int64) (time.Duration, bool) {
 
 func (h *serverHandler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	s := h.s
-	port := portOf(c.LocalAddr())
-	s.connsMu.Lock()
-	if s.cfg.MaxConns > 0 && s.perListener[port] >= s.cfg.MaxConns {
-		s.connsMu.Unlock()
+	port, ip := portOf(c.LocalAddr()), countedIP(c.RemoteAddr())
+	if !s.countConn(port, ip, true) {
 		s.refused(c)
 		return nil, gnet.Close
 	}
-	s.perListener[port]++
-	s.connsMu.Unlock()
-	sc := &serverConn{s: s, gc: c, port: port}
+	sc := &serverConn{s: s, gc: c, port: port, ip: ip, opened: time.Now().UnixNano()}
 	sc.flushTask = gnet.RunnableFunc(sc.flush)
 	sc.recheckTask = gnet.RunnableFunc(sc.recheck)
 	sc.ep = endpoint{
@@ -577,9 +608,7 @@ func (h *serverHandler) OnClose(c gnet.Conn, err error) gnet.Action {
 	sc.resetRead()
 	s.connsMu.Lock()
 	delete(s.conns, sc.ep.id)
-	if s.perListener[sc.port]--; s.perListener[sc.port] <= 0 {
-		delete(s.perListener, sc.port)
-	}
+	s.uncountConnLocked(sc.port, sc.ip)
 	s.connsMu.Unlock()
 	if sc.paused {
 		sc.unpause()
@@ -619,7 +648,7 @@ func (h *serverHandler) OnTick() (time.Duration, gnet.Action) {
 	now := time.Now().UnixNano()
 	s.clock.Store(now)
 	// Paused connections shorten the tick; the sweep keeps its own pace.
-	if s.cfg.IdleTimeout > 0 && now-h.lastSweep >= int64(s.tickInterval()) {
+	if (s.cfg.IdleTimeout > 0 || s.cfg.FirstFrameTimeout > 0) && now-h.lastSweep >= int64(s.tickInterval()) {
 		h.lastSweep = now
 		s.idleSweep(now)
 	}
@@ -627,6 +656,47 @@ func (h *serverHandler) OnTick() (time.Duration, gnet.Action) {
 		return min(pausedTick, s.tickInterval()), gnet.None
 	}
 	return s.tickInterval(), gnet.None
+}
+
+// countedIP is the remote address a connection counts against for
+// MaxConnsPerIP; the zero Addr for loopback (local processes) or unknown ones.
+func countedIP(a net.Addr) netip.Addr {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return netip.Addr{}
+	}
+	ip := ta.AddrPort().Addr().Unmap()
+	if ip.IsLoopback() {
+		return netip.Addr{}
+	}
+	return ip
+}
+
+// countConn counts a connection against its listener's and its address's
+// limits; with check it refuses one past either.
+func (s *Server) countConn(port int, ip netip.Addr, check bool) bool {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	if check && (s.cfg.MaxConns > 0 && s.perListener[port] >= s.cfg.MaxConns ||
+		ip.IsValid() && s.cfg.MaxConnsPerIP > 0 && s.perIP[ip] >= s.cfg.MaxConnsPerIP) {
+		return false
+	}
+	s.perListener[port]++
+	if ip.IsValid() {
+		s.perIP[ip]++
+	}
+	return true
+}
+
+func (s *Server) uncountConnLocked(port int, ip netip.Addr) {
+	if s.perListener[port]--; s.perListener[port] <= 0 {
+		delete(s.perListener, port)
+	}
+	if ip.IsValid() {
+		if s.perIP[ip]--; s.perIP[ip] <= 0 {
+			delete(s.perIP, ip)
+		}
+	}
 }
 
 // refused logs connections closed at accept, at most one line a second.
@@ -639,7 +709,7 @@ func (s *Server) refused(c gnet.Conn) {
 	}
 	n := s.rejected.Swap(0)
 	s.log.Warn("remoting: connection limit reached, closing new connections",
-		"listener", c.LocalAddr(), "limit", s.cfg.MaxConns, "refused", n, "last", c.RemoteAddr())
+		"listener", c.LocalAddr(), "limit", s.cfg.MaxConns, "per_ip_limit", s.cfg.MaxConnsPerIP, "refused", n, "last", c.RemoteAddr())
 }
 
 // warnClose logs the closing of a misbehaving connection, at most one line

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net/netip"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -28,7 +29,11 @@ type serverConn struct {
 	s    *Server
 	gc   gnet.Conn
 	ep   endpoint
-	port int // local port: the listener it came through
+	port int        // local port: the listener it came through
+	ip   netip.Addr // remote address counted for MaxConnsPerIP (zero: not counted)
+	// opened is when it opened (unix nanos); framed is set at its first whole frame.
+	opened int64
+	framed atomic.Bool
 
 	// Flow control (see ServerConfig.WriteBufferHighWaterMark). outBytes is
 	// what sits in outQ; paused and outOverSince are event loop only.
@@ -132,6 +137,9 @@ func (sc *serverConn) frames(c inboundReader) gnet.Action {
 			return gnet.None
 		}
 		sc.frame = nil
+		if !sc.framed.Load() {
+			sc.framed.Store(true)
+		}
 		if act := sc.deliver(f); act != gnet.None || sc.ep.closed.Load() {
 			return act
 		}

@@ -117,18 +117,15 @@ func (t *tlsConns) start(s *Server, nc net.Conn, replay []byte, port int, local 
 	t.conns[tc] = struct{}{}
 	t.wg.Add(1)
 	t.mu.Unlock()
-	// It stays counted against its listener's MaxConns: counted before the
-	// gnet connection it replaces is uncounted by OnClose.
-	s.connsMu.Lock()
-	s.perListener[port]++
-	s.connsMu.Unlock()
+	// It stays counted against its listener's and address's limits: counted
+	// before the gnet connection it replaces is uncounted by OnClose.
+	ip := countedIP(nc.RemoteAddr())
+	s.countConn(port, ip, false)
 	go func() {
 		defer t.wg.Done()
 		tc.serve()
 		s.connsMu.Lock()
-		if s.perListener[port]--; s.perListener[port] <= 0 {
-			delete(s.perListener, port)
-		}
+		s.uncountConnLocked(port, ip)
 		s.connsMu.Unlock()
 		t.mu.Lock()
 		delete(t.conns, tc)

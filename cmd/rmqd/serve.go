@@ -426,6 +426,8 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 // own connection limits (README "Limits"), bound like every other key.
 type netConfig struct {
 	MaxConns              int   `prop:"serverMaxConnections"`
+	MaxConnsPerIP         int   `prop:"serverMaxConnectionsPerIP"`
+	FirstFrameTimeoutSecs int64 `prop:"serverFirstFrameTimeoutSeconds"`
 	HighWaterMark         int   `prop:"writeBufferHighWaterMark"`
 	LowWaterMark          int   `prop:"writeBufferLowWaterMark"`
 	WriteStallTimeoutSecs int64 `prop:"serverWriteStallTimeoutSeconds"`
@@ -440,6 +442,8 @@ type netConfig struct {
 func defaultNetConfig() netConfig {
 	return netConfig{
 		MaxConns:              remoting.DefaultMaxConns,
+		MaxConnsPerIP:         remoting.DefaultMaxConnsPerIP,
+		FirstFrameTimeoutSecs: int64(remoting.DefaultFirstFrameTimeout / time.Second),
 		WriteStallTimeoutSecs: int64(remoting.DefaultWriteStallTimeout / time.Second),
 		MaxQueuedRequestBytes: remoting.DefaultMaxQueuedRequestBytes,
 		MaxRequestsPerConn:    remoting.DefaultMaxRequestsPerConn,
@@ -456,6 +460,8 @@ func limits(props map[string]string, cfg *remoting.ServerConfig) (map[string]str
 	}
 	// Java's 0 means Netty's own marks; rmqd's defaults apply then too.
 	cfg.MaxConns = n.MaxConns
+	cfg.MaxConnsPerIP = n.MaxConnsPerIP
+	cfg.FirstFrameTimeout = time.Duration(n.FirstFrameTimeoutSecs) * time.Second
 	cfg.WriteBufferHighWaterMark = n.HighWaterMark
 	cfg.WriteBufferLowWaterMark = n.LowWaterMark
 	cfg.WriteStallTimeout = time.Duration(n.WriteStallTimeoutSecs) * time.Second
@@ -469,7 +475,7 @@ func limits(props map[string]string, cfg *remoting.ServerConfig) (map[string]str
 		cfg.IdleTimeout = time.Duration(n.IdleTimeoutSecs) * time.Second
 	}
 	// Zero in a config means "no limit" for rmqd's own keys, as negative does.
-	for _, p := range []*int{&cfg.MaxConns, &cfg.MaxRequestsPerConn} {
+	for _, p := range []*int{&cfg.MaxConns, &cfg.MaxConnsPerIP, &cfg.MaxRequestsPerConn} {
 		if *p == 0 {
 			*p = -1
 		}
@@ -480,6 +486,9 @@ func limits(props map[string]string, cfg *remoting.ServerConfig) (map[string]str
 	if cfg.WriteStallTimeout == 0 {
 		cfg.WriteStallTimeout = -1
 	}
+	if cfg.FirstFrameTimeout == 0 {
+		cfg.FirstFrameTimeout = -1
+	}
 	high, low := cfg.WriteBufferHighWaterMark, cfg.WriteBufferLowWaterMark
 	if high == 0 {
 		high = remoting.DefaultWriteBufferHighWaterMark
@@ -488,7 +497,8 @@ func limits(props map[string]string, cfg *remoting.ServerConfig) (map[string]str
 		low = min(remoting.DefaultWriteBufferLowWaterMark, high/2)
 	}
 	n.HighWaterMark, n.LowWaterMark = high, low
-	n.MaxConns, n.MaxRequestsPerConn = cfg.MaxConns, cfg.MaxRequestsPerConn
+	n.MaxConns, n.MaxConnsPerIP, n.MaxRequestsPerConn = cfg.MaxConns, cfg.MaxConnsPerIP, cfg.MaxRequestsPerConn
+	n.FirstFrameTimeoutSecs = int64(cfg.FirstFrameTimeout / time.Second)
 	n.MaxQueuedRequestBytes = cfg.MaxQueuedRequestBytes
 	n.WriteStallTimeoutSecs = int64(cfg.WriteStallTimeout / time.Second)
 	n.IdleTimeoutSecs = int(cfg.IdleTimeout / time.Second)
