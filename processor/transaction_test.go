@@ -102,3 +102,46 @@ func TestTransactions(t *testing.T) {
 	require.Equal(t, n, c.onewayCount(), "nothing left to ask")
 	require.EqualValues(t, 4, b.offsets.Query(transSysGroup, TopicTransHalf, 0))
 }
+
+// One producer's half message with a huge immunity, or born a century ahead,
+// does not keep the checker from asking about another group's in-doubt one,
+// round after round.
+func TestTransactionCheckerNotHeldByOneHalf(t *testing.T) {
+	for _, mode := range []string{"immunity", "futureBorn"} {
+		t.Run(mode, func(t *testing.T) {
+			b := newTestBroker(t, func(c *BrokerConfig) { c.TransactionTimeOut = 1; c.TransactionCheckInterval = 3600000 })
+			ctx := context.Background()
+			c := newTestConn(21)
+			_, err := b.handleHeartBeat(ctx, c, heartbeatReq(t, "1.2.3.4@1", "CGX"))
+			require.NoError(t, err)
+			send := func(body, props string, born int64) {
+				req := sendReq("TxT", 1, []byte(body), props)
+				req.Ext.Set("sysFlag", "4")
+				if born != 0 {
+					req.Ext.Set("bornTimestamp", i64s(born))
+				}
+				resp, err := b.handleSendMessage(ctx, c, req)
+				require.NoError(t, err)
+				require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+			}
+			if mode == "immunity" {
+				send("attacker", "TRAN_MSG\x01true\x02PGROUP\x01EVIL\x02CHECK_IMMUNITY_TIME_IN_SECONDS\x011000000000\x02", 0)
+			} else {
+				send("attacker", "TRAN_MSG\x01true\x02PGROUP\x01EVIL\x02", time.Now().Add(100*365*24*time.Hour).UnixMilli())
+			}
+			send("victim", "TRAN_MSG\x01true\x02PGROUP\x01PG\x02", 0)
+			require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue(TopicTransHalf, 0) == 2 }, 5*time.Second, 10*time.Millisecond)
+			time.Sleep(20 * time.Millisecond)
+			for round := 1; round <= 3; round++ {
+				n0 := c.onewayCount()
+				b.trans.Check(ctx)
+				require.Equal(t, n0+1, c.onewayCount(), "round %d asks PG about the victim", round)
+				c.mu.Lock()
+				chk := c.oneway[len(c.oneway)-1]
+				c.mu.Unlock()
+				require.Equal(t, "victim", string(decodeBody(t, chk.Body)[0].Body))
+			}
+			require.Greater(t, b.offsets.Query(transSysGroup, TopicTransHalf, 0), int64(2))
+		})
+	}
+}

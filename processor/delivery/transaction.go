@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +17,14 @@ const (
 	defaultTranTimeout   = 6 * time.Second
 	defaultTranCheckMax  = 15
 	defaultCheckInterval = 30 * time.Second
+	// maxCheckReads bounds the half messages one round reads, so one round
+	// re-puts a bounded number of copies.
+	maxCheckReads = 1000
+	// defaultDoneCap bounds the settled offsets held ahead of the check
+	// offset; defaultLateCap the settlements read after the check offset
+	// passed them, kept for immunity copies (TRAN_PREPARED_QUEUE_OFFSET).
+	defaultDoneCap = 1 << 18
+	defaultLateCap = 1 << 12
 )
 
 // Transactions is the half-message checker
@@ -27,6 +36,7 @@ type Transactions struct {
 	ask    Asker
 	mu     sync.Mutex
 	done   map[int64]int64 // half queue offset → op queue offset that settled it
+	late   lateSet         // settled half offsets the check offset had passed
 	opRead int64           // next op queue offset to read
 	loaded bool
 	// Interval, Timeout and CheckMax are transactionCheckInterval,
@@ -35,6 +45,36 @@ type Transactions struct {
 	Interval time.Duration
 	Timeout  time.Duration
 	CheckMax int
+	doneCap  int
+}
+
+// lateSet is a bounded FIFO set of half offsets.
+type lateSet struct {
+	m    map[int64]struct{}
+	ring []int64
+	next int
+}
+
+func (l *lateSet) add(off int64) {
+	if _, ok := l.m[off]; ok || len(l.ring) == 0 {
+		return
+	}
+	if old := l.ring[l.next]; old >= 0 {
+		delete(l.m, old)
+	}
+	l.ring[l.next] = off
+	l.next = (l.next + 1) % len(l.ring)
+	l.m[off] = struct{}{}
+}
+
+func (l *lateSet) has(off int64) bool { _, ok := l.m[off]; return ok }
+
+func newLateSet(n int) lateSet {
+	l := lateSet{m: make(map[int64]struct{}), ring: make([]int64, n)}
+	for i := range l.ring {
+		l.ring[i] = -1
+	}
+	return l
 }
 
 // Asker is how the checker reaches producers and the topic table.
@@ -52,18 +92,24 @@ type Asker struct {
 
 // NewTransactions makes the checker with Java's default settings.
 func NewTransactions(h *Host, ask Asker) *Transactions {
-	return &Transactions{h: h, ask: ask, done: map[int64]int64{}, Interval: defaultCheckInterval,
-		Timeout: defaultTranTimeout, CheckMax: defaultTranCheckMax}
+	return &Transactions{h: h, ask: ask, done: map[int64]int64{}, late: newLateSet(defaultLateCap),
+		Interval: defaultCheckInterval, Timeout: defaultTranTimeout, CheckMax: defaultTranCheckMax,
+		doneCap: defaultDoneCap}
 }
 
-// readOps loads op records written since the last read.
-func (t *Transactions) readOps() {
+// readOps loads op records written since the last read, until done is full.
+// Settlements of offsets below halfOff go to late: only an immunity copy
+// can still ask about them.
+func (t *Transactions) readOps(halfOff int64) {
 	h := t.h
 	if !t.loaded {
 		t.opRead = max(h.Offsets.Query(TransSysGroup, TopicTransOpHalf, 0), 0)
 		t.loaded = true
 	}
 	for range 1000 {
+		if len(t.done) >= t.doneCap {
+			return
+		}
 		res := h.Store.GetMessage(TransSysGroup, TopicTransOpHalf, 0, t.opRead, 32, 1<<20, nil)
 		if res.Status != store.GetFound {
 			if res.Status == store.GetOffsetTooSmall || res.Status == store.GetOffsetOverflowBadly {
@@ -73,12 +119,21 @@ func (t *Transactions) readOps() {
 			return
 		}
 		for _, rec := range res.Records {
-			var m codec.Message
-			if _, err := codec.DecodeRecord(rec, &m); err != nil {
+			if len(t.done) >= t.doneCap {
 				break
 			}
+			var m codec.Message
+			if _, err := codec.DecodeRecord(rec, &m); err != nil {
+				t.opRead++ // skip it, or every due half message would re-read it
+				continue
+			}
 			for _, s := range strings.Split(string(m.Body), ",") {
-				if off, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil {
+				off, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+				switch {
+				case err != nil:
+				case off < halfOff:
+					t.late.add(off)
+				default:
 					t.done[off] = m.QueueOffset
 				}
 			}
@@ -88,7 +143,15 @@ func (t *Transactions) readOps() {
 	}
 }
 
-// Check walks the half queue from the checker's offset.
+// opsPending reports whether op records remain unread.
+func (t *Transactions) opsPending() bool {
+	return t.opRead < t.h.Store.MaxOffsetInQueue(TopicTransOpHalf, 0)
+}
+
+// Check walks the half queue from the checker's offset. As in Java, only a
+// message younger than the transaction timeout and without an immunity time
+// ends the walk; a message still immune is copied to the end of the queue and
+// passed, so no single message holds the check offset.
 func (t *Transactions) Check(ctx context.Context) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -96,15 +159,19 @@ func (t *Transactions) Check(ctx context.Context) {
 	if h.Store.MaxOffsetInQueue(TopicTransHalf, 0) <= 0 {
 		return
 	}
-	t.readOps()
 	halfOff := max(h.Offsets.Query(TransSysGroup, TopicTransHalf, 0), 0)
+	t.readOps(halfOff)
 	now := time.Now()
 	// Copies re-queued by this round are left for the next one.
 	end := h.Store.MaxOffsetInQueue(TopicTransHalf, 0)
-	for range 1000 {
-		if ctx.Err() != nil || halfOff >= end {
-			break
+	warned := false
+	for reads := 0; reads < maxCheckReads && halfOff < end && ctx.Err() == nil; {
+		if _, ok := t.done[halfOff]; ok {
+			delete(t.done, halfOff)
+			halfOff++
+			continue
 		}
+		reads++
 		res := h.Store.GetMessage(TransSysGroup, TopicTransHalf, 0, halfOff, 1, 4<<20, nil)
 		if res.Status != store.GetFound {
 			if res.Status == store.GetOffsetTooSmall {
@@ -123,30 +190,53 @@ func (t *Transactions) Check(ctx context.Context) {
 			halfOff++
 			continue
 		}
-		if _, ok := t.done[half.QueueOffset]; ok {
-			delete(t.done, half.QueueOffset)
-			halfOff = half.QueueOffset + 1
+		if half.QueueOffset > halfOff {
+			halfOff = half.QueueOffset
 			continue
 		}
-		immunity := t.Timeout
-		if v, ok := codec.PropertyValue(half.Properties, codec.PropCheckImmunity); ok {
-			if s, err := strconv.ParseInt(v, 10, 64); err == nil && s > 0 {
-				immunity = time.Duration(s) * time.Second
-			}
-		}
-		if now.Sub(time.UnixMilli(half.BornTimestamp)) < immunity {
-			break
+		prepared := preparedOffset(half)
+		if prepared >= 0 && t.late.has(prepared) {
+			halfOff++ // an immunity copy whose original was settled
+			continue
 		}
 		times, _ := strconv.Atoi(func() string { v, _ := codec.PropertyValue(half.Properties, codec.PropTranCheckTimes); return v }())
 		if times >= t.CheckMax {
 			t.discard(ctx, half)
-			halfOff = half.QueueOffset + 1
+			halfOff++
 			continue
+		}
+		age := now.Sub(time.UnixMilli(half.BornTimestamp))
+		if v, ok := codec.PropertyValue(half.Properties, codec.PropCheckImmunity); ok {
+			immunity := t.Timeout // getImmunityTime: unparsable or -1
+			if s, err := strconv.ParseInt(v, 10, 64); err == nil && s != -1 {
+				lim := int64(math.MaxInt64 / time.Second)
+				immunity = time.Duration(max(min(s, lim), -lim)) * time.Second
+			}
+			if age <= immunity {
+				if !t.putImmune(ctx, half, prepared, times+1) {
+					break
+				}
+				halfOff++
+				continue
+			}
+		} else if age >= 0 && age <= t.Timeout {
+			break // the newest ones: check them next round
+		}
+		// Born in the future or due: ask, once every op written so far is read.
+		if t.opsPending() {
+			t.readOps(halfOff)
+			if _, ok := t.done[halfOff]; ok {
+				continue
+			}
+			if t.opsPending() && !warned {
+				warned = true
+				h.Log.Warn("transaction: settled-offset table full, checking without all op records", "offset", halfOff)
+			}
 		}
 		if !t.requeueAndAsk(ctx, half, times+1) {
 			break
 		}
-		halfOff = half.QueueOffset + 1
+		halfOff++
 	}
 	h.Offsets.Commit(TransSysGroup, TopicTransHalf, 0, halfOff)
 	// Op records of half messages already passed are no longer needed.
@@ -159,6 +249,43 @@ func (t *Transactions) Check(ctx context.Context) {
 		minOp = min(minOp, op)
 	}
 	h.Offsets.Commit(TransSysGroup, TopicTransOpHalf, 0, minOp)
+}
+
+// preparedOffset is TRAN_PREPARED_QUEUE_OFFSET, the original of an immunity
+// copy, or -1. A copy always follows its original, so a later offset is a
+// producer's forgery.
+func preparedOffset(half *codec.Message) int64 {
+	v, ok := codec.PropertyValue(half.Properties, codec.PropTranPreparedQOff)
+	if !ok {
+		return -1
+	}
+	p, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || p < 0 || p >= half.QueueOffset {
+		return -1
+	}
+	return p
+}
+
+// putImmune copies a half message still inside its check immunity to the end
+// of the half queue (putImmunityMsgBackToHalfQueue), naming its original in
+// TRAN_PREPARED_QUEUE_OFFSET. As in Java the check count rises, so a copy is
+// re-put at most CheckMax times before it is discarded.
+func (t *Transactions) putImmune(ctx context.Context, half *codec.Message, prepared int64, times int) bool {
+	h := t.h
+	cp := *half
+	e := codec.EditProperties(half.Properties)
+	e.Set(codec.PropTranCheckTimes, strconv.Itoa(times))
+	if prepared < 0 {
+		prepared = half.QueueOffset
+	}
+	e.Set(codec.PropTranPreparedQOff, strconv.FormatInt(prepared, 10))
+	cp.Properties = e.String()
+	h.Stamp(&cp)
+	if res := h.Store.PutMessage(ctx, &cp); !res.Status.Written() {
+		h.Log.Warn("transaction: re-put immune half message failed", "status", res.Status.String())
+		return false
+	}
+	return true
 }
 
 // discard moves a half message checked too often to TRANS_CHECK_MAX_TIME_TOPIC.
