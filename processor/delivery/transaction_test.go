@@ -74,6 +74,8 @@ func (r *txRig) settle(halves, ops int64) {
 }
 
 func (r *txRig) halfAt(off int64) *codec.Message {
+	// A copy put back by Check may still be on its way to the consume queue.
+	require.Eventually(r.t, func() bool { return r.st.MaxOffsetInQueue(TopicTransHalf, 0) > off }, 5*time.Second, time.Millisecond)
 	res := r.st.GetMessage(TransSysGroup, TopicTransHalf, 0, off, 1, 4<<20, nil)
 	defer res.Release()
 	require.Equal(r.t, store.GetFound, res.Status)
