@@ -290,3 +290,23 @@ func FuzzDecodeRegisterBrokerBodyCompressed(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeNamesrvBodies: the bodies a broker or client reads from a name
+// server (which may be anyone's) never panic their decoders.
+func FuzzDecodeNamesrvBodies(f *testing.F) {
+	f.Add([]byte(`{"brokerDatas":[{"brokerAddrs":{"0":"a:1"},"brokerName":"b","cluster":"c"}],"queueDatas":[{"brokerName":"b","perm":6,"readQueueNums":4,"writeQueueNums":4}],"filterServerTable":{}}`))
+	f.Add([]byte(`{"brokerAddrTable":{"b":{"brokerAddrs":{0:"a"},"brokerName":"b","cluster":"c"}},"clusterAddrTable":{"c":["b"]}}`))
+	f.Add([]byte(`{"table":{"a":"b"}}`))
+	f.Add([]byte(`{"topicList":["a"],"brokerAddr":"x"}`))
+	f.Add([]byte(`{"dataVersion":{"counter":1,"timestamp":2},"topicConfigTable":{"t":{"topicName":"t","readQueueNums":1}}}`))
+	f.Add([]byte(`t 4 4 6 0`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = DecodeTopicRouteData(b)
+		_, _ = DecodeClusterInfo(b)
+		_, _ = DecodeKVTable(b)
+		_, _ = DecodeTopicList(b)
+		_, _ = DecodeTopicConfigSerializeWrapper(b)
+		_, _ = DecodeDataVersion(b)
+		_, _ = ParseTopicConfigText(string(b))
+	})
+}
