@@ -234,11 +234,10 @@ func (sc *serverConn) enqueue(f outFrame) error {
 // overflow reports that n more bytes would take the output past the hard cap
 // (outputHardCapFactor high-water marks) and then closes the connection.
 func (sc *serverConn) overflow(n int64) bool {
-	high := int64(sc.s.cfg.WriteBufferHighWaterMark)
-	if high <= 0 {
+	limit := outputHardCap(sc.s.cfg.WriteBufferHighWaterMark, sc.s.cfg.MaxFrameLength)
+	if limit == 0 {
 		return false
 	}
-	limit := max(high*outputHardCapFactor, 2*int64(sc.s.cfg.MaxFrameLength))
 	out := sc.outBytes.Load() + sc.gnetOut.Load()
 	if out+n <= limit && !sc.overflowed.Load() {
 		return false
