@@ -250,8 +250,11 @@ func (sc *serverConn) overflow(n int64) bool {
 	return true
 }
 
+// size is what the frame holds until written: its buffer's capacity, since a
+// small answer keeps a whole pooled buffer (512 B for ~100 B written) and
+// counting its length let a flood of them hold several times the caps.
 func (f outFrame) size() int64 {
-	n := len(f.buf.b)
+	n := cap(f.buf.b)
 	for _, b := range f.bodies {
 		n += len(b)
 	}
