@@ -2,11 +2,22 @@ package processor
 
 import (
 	"context"
+	"fmt"
 
 	"rmqd/codec"
 	"rmqd/compat"
 	"rmqd/remoting"
 )
+
+// DefaultMaxClientGroups bounds the producer groups, and apart the consumer
+// groups, of one heartbeat and of one connection. A client instance sends all
+// its groups on each of its connections, and real ones have a handful; 1,000
+// leaves room for the largest while a hostile heartbeat (16 MiB held ~750k
+// groups, some 300 MB of registry) costs at most a few hundred KB.
+const DefaultMaxClientGroups = 1000
+
+// maxClientGroups is the configured bound; 0 when none.
+func (c *BrokerConfig) maxClientGroups() int { return max(c.MaxClientGroups, 0) }
 
 // handleHeartBeat is HEART_BEAT (ClientManageProcessor.heartBeat): register the
 // client's producer and consumer groups on this connection and create each
@@ -20,12 +31,27 @@ func (b *Broker) handleHeartBeat(ctx context.Context, c remoting.Conn, req *code
 		return refuseName(req, remark), nil
 	}
 	ch := ClientChannel{Conn: c, ClientID: hb.ClientID, Language: req.Language, Version: req.Version}
-	// Groups and their retry topics are looked up (and auto-created) all at once:
-	// one write of each config file per heartbeat, not one per group.
 	names := make([]string, len(hb.ConsumerDataSet))
 	for i := range hb.ConsumerDataSet {
 		names[i] = hb.ConsumerDataSet[i].GroupName
 	}
+	producers := make([]string, len(hb.ProducerDataSet))
+	for i := range hb.ProducerDataSet {
+		producers[i] = hb.ProducerDataSet[i].GroupName
+	}
+	// Bounded before anything is created or registered: a refused heartbeat
+	// leaves no trace, and clients log the failure and retry.
+	limit := b.conf().maxClientGroups()
+	if limit > 0 && (len(names) > limit || len(producers) > limit) {
+		return codec.NewResponse(req, codec.RespInvalidParameter, fmt.Sprintf(
+			"heartbeat carries %d producer and %d consumer groups, more than the %d of each a heartbeat may carry",
+			len(producers), len(names), limit)), nil
+	}
+	if !b.consumers.Fits(c, names, limit) || !b.producers.RegisterAll(producers, ch, limit) {
+		return refuseClientGroups(req, limit), nil
+	}
+	// Groups and their retry topics are looked up (and auto-created) all at once:
+	// one write of each config file per heartbeat, not one per group.
 	found := b.groups.FindAll(names)
 	var retries []TopicSpec
 	for i := range hb.ConsumerDataSet {
@@ -40,6 +66,7 @@ func (b *Broker) handleHeartBeat(ctx context.Context, c remoting.Conn, req *code
 		}
 	}
 	b.topics.CreateAllInSendMessageBack(retries)
+	refused := false
 	for i := range hb.ConsumerDataSet {
 		cd := &hb.ConsumerDataSet[i]
 		notify := b.conf().NotifyConsumerIdsChanged
@@ -56,12 +83,13 @@ func (b *Broker) handleHeartBeat(ctx context.Context, c remoting.Conn, req *code
 		if hb.WithoutSub {
 			subs = nil // heartbeat V2: subscriptions unchanged since the last full heartbeat
 		}
-		if b.consumers.Register(cd.GroupName, ch, cd.ConsumeType, cd.MessageModel, cd.ConsumeFromWhere, subs, notify) {
+		// Fits checked the bound; only a heartbeat racing on the same
+		// connection can find it reached here.
+		changed, ok := b.consumers.RegisterWithin(limit, cd.GroupName, ch, cd.ConsumeType, cd.MessageModel, cd.ConsumeFromWhere, subs, notify)
+		if changed {
 			b.log.Info("consumer group changed", "group", cd.GroupName, "client", hb.ClientID, "remote", c.RemoteAddr())
 		}
-	}
-	for _, pd := range hb.ProducerDataSet {
-		b.producers.Register(pd.GroupName, ch)
+		refused = refused || !ok
 	}
 	// A heartbeat handled after its connection closed (the close event may run first: handlers run on
 	// worker pools) would register a dead channel the group lists for channelExpiredTimeout (2 min), and
@@ -69,8 +97,16 @@ func (b *Broker) handleHeartBeat(ctx context.Context, c remoting.Conn, req *code
 	if c.Closed() {
 		b.OnClose(c)
 	}
+	if refused {
+		return refuseClientGroups(req, limit), nil
+	}
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	return resp, nil
+}
+
+func refuseClientGroups(req *codec.RemotingCommand, limit int) *codec.RemotingCommand {
+	return codec.NewResponse(req, codec.RespInvalidParameter, fmt.Sprintf(
+		"a connection may hold %d producer and %d consumer groups; unregister some or use another client instance", limit, limit))
 }
 
 // handleUnregisterClient is UNREGISTER_CLIENT.

@@ -114,6 +114,10 @@ type BrokerConfig struct {
 	// MaxHeldPullRequests bounds the long-polling pulls held at once (rmqd's
 	// own); past it a pull is answered PULL_NOT_FOUND at once.
 	MaxHeldPullRequests int64 `prop:"maxHeldPullRequests"`
+	// MaxClientGroups bounds the producer groups, and apart the consumer
+	// groups, one heartbeat may carry and one connection may hold (rmqd's own;
+	// Java has no bound); 0 or negative bounds nothing.
+	MaxClientGroups int `prop:"maxClientGroups"`
 	// Metrics (BrokerMetricsManager): only PROM is served; see cmd/rmqd/metrics.go.
 	MetricsExporterType     string `prop:"metricsExporterType"`
 	MetricsPromExporterHost string `prop:"metricsPromExporterHost"`
@@ -167,6 +171,7 @@ func DefaultBrokerConfig() BrokerConfig {
 		UseServerSideResetOffset:    true,
 		RocketmqHome:                os.Getenv("ROCKETMQ_HOME"),
 		MaxHeldPullRequests:         DefaultMaxHeldPulls,
+		MaxClientGroups:             DefaultMaxClientGroups,
 		MetricsExporterType:         "DISABLE",
 		MetricsPromExporterPort:     5557,
 		Store:                       store.DefaultConfig(),

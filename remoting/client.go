@@ -24,7 +24,12 @@ type ClientConfig struct {
 	DialTimeout time.Duration
 	// MaxFrameLength bounds an incoming frame; default DefaultMaxFrameLength.
 	MaxFrameLength int
-	Logger         *slog.Logger
+	// WriteBufferHighWaterMark sets, as on the server, the hard cap on a
+	// connection's unsent output (outputHardCapFactor times it, or two maximal
+	// frames): a peer that sends requests and never reads the answers is
+	// disconnected. Default DefaultWriteBufferHighWaterMark; negative disables.
+	WriteBufferHighWaterMark int
+	Logger                   *slog.Logger
 	// TLS, when set, makes every connection a TLS client (Java's
 	// tls.enable=true); see TLSSettings.ClientConfig.
 	TLS *tls.Config
@@ -64,6 +69,9 @@ func NewClient(cfg ClientConfig) *Client {
 	}
 	if cfg.MaxFrameLength <= 0 {
 		cfg.MaxFrameLength = DefaultMaxFrameLength
+	}
+	if cfg.WriteBufferHighWaterMark == 0 {
+		cfg.WriteBufferHighWaterMark = DefaultWriteBufferHighWaterMark
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -253,7 +261,7 @@ func (c *Client) newConn(nc net.Conn) *clientConn {
 	cc := &clientConn{
 		c:          c,
 		nc:         nc,
-		q:          newOutQueue(c.bufs),
+		q:          newOutQueue(c.bufs, outputHardCap(c.cfg.WriteBufferHighWaterMark, c.cfg.MaxFrameLength)),
 		quit:       make(chan struct{}),
 		readerDone: make(chan struct{}),
 	}
@@ -271,11 +279,24 @@ func (c *Client) newConn(nc net.Conn) *clientConn {
 }
 
 func (cc *clientConn) send(buf *buffer, _ bool) error {
-	return cc.q.push(outFrame{buf: buf})
+	return cc.enqueue(outFrame{buf: buf})
 }
 
 func (cc *clientConn) sendv(hdr *buffer, bodies [][]byte, done Releaser) error {
-	return cc.q.push(outFrame{buf: hdr, bodies: bodies, done: done})
+	return cc.enqueue(outFrame{buf: hdr, bodies: bodies, done: done})
+}
+
+// enqueue closes the connection when the peer lets the output pile up: its
+// own requests answered REQUEST_CODE_NOT_SUPPORTED would otherwise grow the
+// queue without bound.
+func (cc *clientConn) enqueue(f outFrame) error {
+	err := cc.q.push(f)
+	if errors.Is(err, ErrOutputOverflow) {
+		cc.c.log.Warn("remoting: closing a client connection whose unsent output passed its limit",
+			"conn", &cc.ep, "unsent_bytes", cc.q.bytes.Load(), "limit", cc.q.limit)
+		cc.shut()
+	}
+	return err
 }
 
 // shut closes the socket; the reader notices and finishes the teardown.

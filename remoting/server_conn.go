@@ -242,11 +242,10 @@ func (sc *serverConn) enqueue(f outFrame) error {
 // overflow reports that n more bytes would take the output past the hard cap
 // (outputHardCapFactor high-water marks) and then closes the connection.
 func (sc *serverConn) overflow(n int64) bool {
-	high := int64(sc.s.cfg.WriteBufferHighWaterMark)
-	if high <= 0 {
+	limit := outputHardCap(sc.s.cfg.WriteBufferHighWaterMark, sc.s.cfg.MaxFrameLength)
+	if limit == 0 {
 		return false
 	}
-	limit := max(high*outputHardCapFactor, 2*int64(sc.s.cfg.MaxFrameLength))
 	out := sc.outBytes.Load() + sc.gnetOut.Load()
 	if out+n <= limit && !sc.overflowed.Load() {
 		return false
@@ -259,8 +258,11 @@ func (sc *serverConn) overflow(n int64) bool {
 	return true
 }
 
+// size is what the frame holds until written: its buffer's capacity, since a
+// small answer keeps a whole pooled buffer (512 B for ~100 B written) and
+// counting its length let a flood of them hold several times the caps.
 func (f outFrame) size() int64 {
-	n := len(f.buf.b)
+	n := cap(f.buf.b)
 	for _, b := range f.bodies {
 		n += len(b)
 	}

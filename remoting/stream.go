@@ -86,20 +86,41 @@ type outQueue struct {
 	out      []outFrame
 	shutDown bool
 	bytes    atomic.Int64 // queued, not yet written or dropped
+	limit    int64        // hard cap on bytes; 0: none
 	wake     chan struct{}
 }
 
-func newOutQueue(bufs *bufPool) outQueue {
-	return outQueue{bufs: bufs, wake: make(chan struct{}, 1)}
+// newOutQueue makes a queue refusing frames past limit bytes (0: no limit).
+func newOutQueue(bufs *bufPool, limit int64) outQueue {
+	return outQueue{bufs: bufs, limit: limit, wake: make(chan struct{}, 1)}
 }
 
-// push queues f and wakes the writer; after shutdown it drops f.
+// outputHardCap is the unsent output past which a connection is closed at
+// once: outputHardCapFactor high-water marks, or two maximal frames; 0 (no
+// cap) when the high-water mark is disabled.
+func outputHardCap(highWaterMark, maxFrameLength int) int64 {
+	if highWaterMark <= 0 {
+		return 0
+	}
+	return max(int64(highWaterMark)*outputHardCapFactor, 2*int64(maxFrameLength))
+}
+
+// push queues f and wakes the writer; after shutdown it drops f. A frame
+// that would take the queue past its limit is dropped with ErrOutputOverflow
+// and the queue refuses all further frames: the caller then closes the
+// connection (it sees ErrOutputOverflow once, so it logs once).
 func (q *outQueue) push(f outFrame) error {
 	q.mu.Lock()
 	if q.shutDown {
 		q.mu.Unlock()
 		q.drop(f)
 		return ErrConnClosed
+	}
+	if q.limit > 0 && q.bytes.Load()+f.size() > q.limit {
+		q.shutDown = true
+		q.mu.Unlock()
+		q.drop(f)
+		return ErrOutputOverflow
 	}
 	q.bytes.Add(f.size())
 	q.out = append(q.out, f)

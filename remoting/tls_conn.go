@@ -43,7 +43,7 @@ func newTLSConn(s *Server, nc net.Conn, replay []byte, port int, local net.Addr)
 		raw:     nc,
 		tc:      tls.Server(raw, s.cfg.TLS),
 		port:    port,
-		q:       newOutQueue(s.bufs),
+		q:       newOutQueue(s.bufs, outputHardCap(s.cfg.WriteBufferHighWaterMark, s.cfg.MaxFrameLength)),
 		drained: make(chan struct{}, 1),
 		quit:    make(chan struct{}),
 	}
@@ -195,18 +195,13 @@ func (c *tlsConn) sendv(hdr *buffer, bodies [][]byte, done Releaser) error {
 }
 
 func (c *tlsConn) enqueue(f outFrame) error {
-	cfg := &c.s.cfg
-	if high := int64(cfg.WriteBufferHighWaterMark); high > 0 {
-		limit := max(high*outputHardCapFactor, 2*int64(cfg.MaxFrameLength))
-		if out := c.q.bytes.Load(); out+f.size() > limit {
-			c.s.warnClose("remoting: closing a connection whose unsent output passed its limit",
-				"conn", &c.ep, "unsent_bytes", out, "limit", limit)
-			c.q.drop(f)
-			c.shut()
-			return ErrOutputOverflow
-		}
+	err := c.q.push(f)
+	if errors.Is(err, ErrOutputOverflow) {
+		c.s.warnClose("remoting: closing a connection whose unsent output passed its limit",
+			"conn", &c.ep, "unsent_bytes", c.q.bytes.Load(), "limit", c.q.limit)
+		c.shut()
 	}
-	return c.q.push(f)
+	return err
 }
 
 // shut closes the socket; the reader notices and finishes the teardown.

@@ -41,6 +41,9 @@ type ConsumerManager struct {
 	log    *slog.Logger
 	mu     sync.RWMutex
 	groups map[string]*ConsumerGroupInfo
+	// byConn indexes the groups of each connection: closing one costs its
+	// own groups, and its registrations can be bounded.
+	byConn map[uint64]map[string]struct{}
 	// compensated is Java's consumerCompensationTable (compensate.go).
 	compensated map[string]*compensation
 	// notify sends NOTIFY_CONSUMER_IDS_CHANGED; replaceable in tests.
@@ -49,7 +52,7 @@ type ConsumerManager struct {
 
 // NewConsumerManager makes an empty manager.
 func NewConsumerManager(log *slog.Logger) *ConsumerManager {
-	m := &ConsumerManager{log: log, groups: map[string]*ConsumerGroupInfo{}}
+	m := &ConsumerManager{log: log, groups: map[string]*ConsumerGroupInfo{}, byConn: map[uint64]map[string]struct{}{}}
 	m.notify = m.notifyIDsChanged
 	return m
 }
@@ -59,8 +62,22 @@ func NewConsumerManager(log *slog.Logger) *ConsumerManager {
 // nil subs leaves the subscriptions as they are (V2 heartbeat withoutSub).
 func (m *ConsumerManager) Register(group string, ch ClientChannel, consumeType, messageModel, fromWhere string,
 	subs []codec.SubscriptionData, notifyEnable bool) bool {
+	changed, _ := m.RegisterWithin(0, group, ch, consumeType, messageModel, fromWhere, subs, notifyEnable)
+	return changed
+}
+
+// RegisterWithin is Register refusing (ok false, nothing changed) a group that
+// would take the connection past maxGroups groups; maxGroups <= 0 bounds nothing.
+func (m *ConsumerManager) RegisterWithin(maxGroups int, group string, ch ClientChannel, consumeType, messageModel, fromWhere string,
+	subs []codec.SubscriptionData, notifyEnable bool) (changed, ok bool) {
 	now := time.Now()
+	id := ch.Conn.ID()
 	m.mu.Lock()
+	if !fits(m.byConn[id], []string{group}, maxGroups) {
+		m.mu.Unlock()
+		return false, false
+	}
+	addConnGroup(m.byConn, id, group)
 	g, ok := m.groups[group]
 	if !ok {
 		g = &ConsumerGroupInfo{Group: group, Channels: map[uint64]*ClientChannel{}, Subscriptions: map[string]codec.SubscriptionData{}}
@@ -68,7 +85,6 @@ func (m *ConsumerManager) Register(group string, ch ClientChannel, consumeType, 
 	}
 	g.ConsumeType, g.MessageModel, g.ConsumeFromWhere, g.LastUpdate = consumeType, messageModel, fromWhere, now
 	channelChanged := false
-	id := ch.Conn.ID()
 	if old, ok := g.Channels[id]; !ok || old.ClientID != ch.ClientID {
 		c := ch
 		c.LastUpdate = now
@@ -102,7 +118,58 @@ func (m *ConsumerManager) Register(group string, ch ClientChannel, consumeType, 
 	if conns != nil {
 		m.notify(group, conns)
 	}
-	return channelChanged
+	return channelChanged, true
+}
+
+// Fits reports whether conn may register groups (some perhaps held already)
+// and stay within maxGroups groups; maxGroups <= 0 bounds nothing.
+func (m *ConsumerManager) Fits(conn remoting.Conn, groups []string, maxGroups int) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return fits(m.byConn[conn.ID()], groups, maxGroups)
+}
+
+// fits reports whether held plus the new names among groups stays within max.
+func fits(held map[string]struct{}, groups []string, max int) bool {
+	if max <= 0 || len(held)+len(groups) <= max {
+		return true
+	}
+	n := len(held)
+	var seen map[string]struct{}
+	for _, g := range groups {
+		if _, ok := held[g]; ok {
+			continue
+		}
+		if _, ok := seen[g]; ok {
+			continue
+		}
+		if seen == nil {
+			seen = map[string]struct{}{}
+		}
+		seen[g] = struct{}{}
+		if n++; n > max {
+			return false
+		}
+	}
+	return true
+}
+
+func addConnGroup(byConn map[uint64]map[string]struct{}, id uint64, group string) {
+	held := byConn[id]
+	if held == nil {
+		held = map[string]struct{}{}
+		byConn[id] = held
+	}
+	held[group] = struct{}{}
+}
+
+func removeConnGroup(byConn map[uint64]map[string]struct{}, id uint64, group string) {
+	if held := byConn[id]; held != nil {
+		delete(held, group)
+		if len(held) == 0 {
+			delete(byConn, id)
+		}
+	}
 }
 
 func (g *ConsumerGroupInfo) conns() []remoting.Conn {
@@ -121,6 +188,7 @@ func (m *ConsumerManager) Unregister(group string, conn remoting.Conn, notifyEna
 	if ok {
 		if _, had := g.Channels[conn.ID()]; had {
 			delete(g.Channels, conn.ID())
+			removeConnGroup(m.byConn, conn.ID(), group)
 			if len(g.Channels) == 0 {
 				delete(m.groups, group)
 			} else if notifyEnable {
@@ -143,7 +211,13 @@ func (m *ConsumerManager) RemoveConn(conn remoting.Conn) {
 	}
 	var notes []note
 	m.mu.Lock()
-	for name, g := range m.groups {
+	held := m.byConn[conn.ID()]
+	delete(m.byConn, conn.ID())
+	for name := range held {
+		g, ok := m.groups[name]
+		if !ok {
+			continue
+		}
 		if _, ok := g.Channels[conn.ID()]; !ok {
 			continue
 		}
@@ -253,29 +327,46 @@ func (m *ConsumerManager) notifyIDsChanged(group string, conns []remoting.Conn) 
 type ProducerManager struct {
 	mu     sync.RWMutex
 	groups map[string]map[uint64]*ClientChannel
+	byConn map[uint64]map[string]struct{} // as ConsumerManager.byConn
 }
 
 // NewProducerManager makes an empty manager.
 func NewProducerManager() *ProducerManager {
-	return &ProducerManager{groups: map[string]map[uint64]*ClientChannel{}}
+	return &ProducerManager{groups: map[string]map[uint64]*ClientChannel{}, byConn: map[uint64]map[string]struct{}{}}
 }
 
 // Register records a producer heartbeat.
 func (m *ProducerManager) Register(group string, ch ClientChannel) {
+	m.RegisterAll([]string{group}, ch, 0)
+}
+
+// RegisterAll records a producer heartbeat's groups, all of them or, when
+// they would take the connection past maxGroups groups, none (false);
+// maxGroups <= 0 bounds nothing.
+func (m *ProducerManager) RegisterAll(groups []string, ch ClientChannel, maxGroups int) bool {
+	id := ch.Conn.ID()
+	now := time.Now()
 	m.mu.Lock()
-	g, ok := m.groups[group]
-	if !ok {
-		g = map[uint64]*ClientChannel{}
-		m.groups[group] = g
+	defer m.mu.Unlock()
+	if !fits(m.byConn[id], groups, maxGroups) {
+		return false
 	}
-	if old, ok := g[ch.Conn.ID()]; ok && old.ClientID == ch.ClientID {
-		old.LastUpdate = time.Now()
-	} else {
-		c := ch
-		c.LastUpdate = time.Now()
-		g[ch.Conn.ID()] = &c
+	for _, group := range groups {
+		g, ok := m.groups[group]
+		if !ok {
+			g = map[uint64]*ClientChannel{}
+			m.groups[group] = g
+		}
+		if old, ok := g[id]; ok && old.ClientID == ch.ClientID {
+			old.LastUpdate = now
+		} else {
+			c := ch
+			c.LastUpdate = now
+			g[id] = &c
+		}
+		addConnGroup(m.byConn, id, group)
 	}
-	m.mu.Unlock()
+	return true
 }
 
 // Unregister removes one connection from a producer group.
@@ -287,18 +378,22 @@ func (m *ProducerManager) Unregister(group string, conn remoting.Conn) {
 			delete(m.groups, group)
 		}
 	}
+	removeConnGroup(m.byConn, conn.ID(), group)
 	m.mu.Unlock()
 }
 
-// RemoveConn drops a connection from every group.
+// RemoveConn drops a connection from every group it registered.
 func (m *ProducerManager) RemoveConn(conn remoting.Conn) {
 	m.mu.Lock()
-	for name, g := range m.groups {
-		delete(g, conn.ID())
-		if len(g) == 0 {
-			delete(m.groups, name)
+	for name := range m.byConn[conn.ID()] {
+		if g, ok := m.groups[name]; ok {
+			delete(g, conn.ID())
+			if len(g) == 0 {
+				delete(m.groups, name)
+			}
 		}
 	}
+	delete(m.byConn, conn.ID())
 	m.mu.Unlock()
 }
 

@@ -1,0 +1,60 @@
+package remoting
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A peer the client dialed (name server, controller) that sends requests and
+// never reads the REQUEST_CODE_NOT_SUPPORTED answers is disconnected once the
+// unsent answers pass the hard cap, instead of growing the client's heap.
+func TestClientClosesPeerThatFloodsWithoutReading(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  ClientConfig
+	}{
+		{"small cap", ClientConfig{WriteBufferHighWaterMark: 4 << 10, MaxFrameLength: 4 << 10}},
+		{"default cap", ClientConfig{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+			defer ln.Close()
+			release := make(chan struct{})
+			peerDone := make(chan struct{})
+			defer func() { close(release); <-peerDone }()
+			go func() {
+				defer close(peerDone)
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				defer c.Close()
+				_ = c.(*net.TCPConn).SetReadBuffer(4 << 10)
+				var batch []byte
+				for i := 0; i < 1000; i++ {
+					batch = append(batch, requestFrame(t, 9999, int32(i), nil)...)
+				}
+				_ = c.SetWriteDeadline(time.Now().Add(30 * time.Second))
+				// A million requests (~30 MB) whose answers hold ~500 MB
+				// unbounded; the client must close long before.
+				for i := 0; i < 1000; i++ {
+					if _, err := c.Write(batch); err != nil {
+						return
+					}
+				}
+				<-release // the peer never closes first
+			}()
+			tc.cfg.Logger = testLogger()
+			cl := NewClient(tc.cfg)
+			defer cl.Close()
+			conn, err := cl.Conn(context.Background(), ln.Addr().String())
+			require.NoError(t, err)
+			waitFor(t, 30*time.Second, "the client connection to be closed", conn.Closed)
+		})
+	}
+}
