@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"rmqd/codec"
 	"rmqd/compat"
@@ -53,7 +54,9 @@ const kvFileOverhead = len(`{"configTable":{}}`)
 
 // KVConfigManager is the name server's namespace → key → value store, persisted
 // as Java's KVConfigManager does: {"configTable":{ns:{k:v}}} in kvConfigPath,
-// rewritten whole after every change.
+// rewritten whole after every change. Changes made while a write runs share the
+// next write (a group commit), and a change's caller returns once a write that
+// holds it is done, as Java answers only after its write.
 type KVConfigManager struct {
 	path string
 	// writeFile is compat.WriteConfigFile; tests count writes with it.
@@ -67,9 +70,13 @@ type KVConfigManager struct {
 	entries map[string]int
 	total   int
 
-	// persistMu orders whole snapshots onto disk: held across taking a snapshot
-	// and writing it, so an older snapshot never overwrites a newer one.
-	persistMu sync.Mutex
+	// Group commit: asked counts persist calls; persistMu holds one write at a
+	// time; covered is the number of calls the last finished write covers and
+	// persistErr its result (both under persistMu).
+	asked      atomic.Uint64
+	persistMu  sync.Mutex
+	covered    uint64
+	persistErr error
 }
 
 // NewKVConfigManager makes a store persisted at path (empty: memory only).
@@ -262,13 +269,25 @@ func (m *KVConfigManager) TableSize() int {
 	return fileSize(m.total, len(m.table))
 }
 
+// persist writes the table unless a write that took its snapshot after this
+// call began already did; callers that arrive while a write runs share the next
+// one. The caller's change must be in the table before the call: the writer
+// reads asked before it takes its snapshot, so a write covers every call
+// counted by then.
 func (m *KVConfigManager) persist() error {
 	if m.path == "" {
 		return nil
 	}
+	n := m.asked.Add(1)
 	m.persistMu.Lock()
 	defer m.persistMu.Unlock()
-	return m.writeFile(m.path, m.snapshot())
+	if m.covered >= n {
+		return m.persistErr
+	}
+	covered := m.asked.Load()
+	m.persistErr = m.writeFile(m.path, m.snapshot())
+	m.covered = covered
+	return m.persistErr
 }
 
 // snapshot is the table as Java's kvConfig.json.

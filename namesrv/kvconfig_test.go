@@ -1,16 +1,21 @@
 package namesrv
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"rmqd/codec"
+	"rmqd/compat"
 	"rmqd/remoting"
 )
 
@@ -299,6 +304,63 @@ func TestOversizeOrderConfigOverLoopback(t *testing.T) {
 		broker.Close()
 		stop()
 	}
+}
+
+// TestConcurrentKVPutsShareWrites: PUTs that arrive while a write of
+// kvConfig.json runs share the next write instead of each rewriting the file;
+// each returns only once a write holding its value is done, and the .bak that
+// write left (the file before it) holds none of them.
+func TestConcurrentKVPutsShareWrites(t *testing.T) {
+	ns := newTestNameServer(t, nil, nil)
+	m := ns.KV()
+	path := ns.Config().KvConfigPath
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	var writes atomic.Int32
+	m.writeFile = func(p string, data []byte) error {
+		if writes.Add(1) == 1 {
+			started <- struct{}{}
+			<-release
+		}
+		return compat.WriteConfigFile(p, data)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		require.Equal(t, codec.RespSuccess, putKV(t, ns, "first", "k", "v").Code)
+	}()
+	<-started
+	const waiting = 16
+	for i := range waiting {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			require.Equal(t, codec.RespSuccess, putKV(t, ns, NamespaceOrderTopicConfig, fmt.Sprintf("Shared%02d", i), "broker-a:4").Code)
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			require.Contains(t, string(b), fmt.Sprintf(`"Shared%02d"`, i), "answered before its value was written")
+		}()
+	}
+	for m.asked.Load() < waiting+1 {
+		runtime.Gosched()
+	}
+	close(release)
+	wg.Wait()
+	require.EqualValues(t, 2, writes.Load(), "the waiting PUTs share one write")
+	bak, err := os.ReadFile(path + ".bak")
+	require.NoError(t, err)
+	require.NotContains(t, string(bak), "Shared")
+
+	// Deletes go the same way, and a failed write is reported to its callers.
+	m.writeFile = func(string, []byte) error { return errors.New("disk full") }
+	require.Error(t, m.Delete(NamespaceOrderTopicConfig, "Shared00"))
+	m.writeFile = compat.WriteConfigFile
+	require.NoError(t, m.Delete(NamespaceOrderTopicConfig, "Shared01"))
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NotContains(t, string(b), `"Shared00"`)
+	require.NotContains(t, string(b), `"Shared01"`)
 }
 
 // TestRegisterOrderConfigWarningIsRateLimited: the "too large" warning is
