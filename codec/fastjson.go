@@ -84,6 +84,39 @@ func appendFastjsonString(dst []byte, s string, replaceInvalid bool) []byte {
 	return append(dst, '"')
 }
 
+// JSONStringLen is len(AppendJSONString(nil, s)), quotes included, without
+// building it: what s takes in a body or a config file. Each byte of s takes
+// one to six bytes, so a caller can bound a size before encoding anything.
+func JSONStringLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c >= 0x20 && c != '"' && c != '\\' && c != 0x7F:
+				n++
+			case c == '"' || c == '\\' || c == '\b' || c == '\t' || c == '\n' || c == '\f' || c == '\r':
+				n += 2
+			default:
+				n += 6
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			n += 6
+		case (r >= 0x80 && r <= 0x9F) || r == 0x2028 || r == 0x2029:
+			n += 6
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
+}
+
 func appendUnicodeEscape(dst []byte, r rune) []byte {
 	return append(dst, '\\', 'u',
 		hexDigits[(r>>12)&0xF], hexDigits[(r>>8)&0xF],

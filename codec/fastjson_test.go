@@ -30,6 +30,27 @@ func TestAppendJSONStringMatchesFastjson(t *testing.T) {
 	require.Equal(t, "x\x00\u2028y", back)
 }
 
+// TestJSONStringLen: the length matches what AppendJSONString writes for every
+// kind of byte it escapes differently.
+func TestJSONStringLen(t *testing.T) {
+	var all []byte
+	for c := 0; c < 256; c++ {
+		all = append(all, byte(c))
+	}
+	for _, s := range []string{"", "abc", string(all), "\u0080\u009f\u00a0\u2028\u2029\ufffd\U0001F600", "a\xffb\xc3", "\xe2\x80"} {
+		require.Equal(t, len(AppendJSONString(nil, s)), JSONStringLen(s), "%q", s)
+	}
+}
+
+func FuzzJSONStringLen(f *testing.F) {
+	f.Add("a\x01\u2028\xff\"")
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := JSONStringLen(s), len(AppendJSONString(nil, s)); got != want {
+			t.Fatalf("JSONStringLen(%q) = %d, AppendJSONString wrote %d", s, got, want)
+		}
+	})
+}
+
 func TestAppendJSONCollectionsNeverNull(t *testing.T) {
 	require.Equal(t, `[]`, string(AppendJSONStringSlice(nil, nil)))
 	require.Equal(t, `["a","b"]`, string(AppendJSONStringSlice(nil, []string{"a", "b"})))

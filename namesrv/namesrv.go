@@ -24,6 +24,8 @@ type NameServer struct {
 	kv      *KVConfigManager
 	started time.Time // for needWaitForService
 
+	orderConfWarned atomic.Int64 // unix nanos of the last "order config too big" warning
+
 	routeBufs sync.Pool // *[]byte scratch for route JSON
 
 	lifeMu  sync.Mutex
@@ -46,6 +48,10 @@ func New(cfg Config, logger *slog.Logger) (*NameServer, error) {
 	ns.routeBufs.New = func() any { b := make([]byte, 0, 1024); return &b }
 	if err := ns.kv.Load(); err != nil {
 		return nil, fmt.Errorf("namesrv: %w", err)
+	}
+	if n := ns.kv.TableSize(); n > MaxKVTableSize {
+		logger.Warn("kv config is above its bound: loaded whole, but PUT_KV_CONFIG may not grow it further",
+			"path", cfg.KvConfigPath, "bytes", n, "max", MaxKVTableSize)
 	}
 	return ns, nil
 }

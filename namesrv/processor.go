@@ -3,6 +3,7 @@ package namesrv
 import (
 	"bytes"
 	"context"
+	"errors"
 	"hash/crc32"
 	"strconv"
 	"strings"
@@ -149,11 +150,35 @@ func (ns *NameServer) registerBroker(c remoting.Conn, req *codec.RemotingCommand
 	resp := success(req)
 	resp.CustomHeader = &codec.RegisterBrokerResponseHeader{HaServerAddr: res.HaServerAddr, MasterAddr: res.MasterAddr}
 	if ns.cfg.Load().ReturnOrderTopicConfigToBroker {
-		if body, ok := ns.kv.AppendNamespaceJSON(nil, NamespaceOrderTopicConfig); ok {
+		body, size, ok := ns.kv.AppendNamespaceJSON(nil, NamespaceOrderTopicConfig, maxOrderConfBody)
+		switch {
+		case ok && size > maxOrderConfBody:
+			ns.warnOrderConfTooBig(size)
+		case ok:
 			resp.Body = body
 		}
 	}
 	return resp, nil
+}
+
+// maxOrderConfBody bounds the ORDER_TOPIC_CONFIG body of a REGISTER_BROKER
+// answer: a namespace at MaxKVNamespaceSize. A bigger one (only a kvConfig.json
+// loaded from disk can hold one) is left out; a broker takes an answer with no
+// body as "no order topics" (Java's BrokerOuterAPI decodes the KVTable only
+// when there is a body, and updateOrderTopicConfig ignores null), where an
+// answer above the frame limit failed every registration.
+const maxOrderConfBody = MaxKVNamespaceSize + kvTableBodyOverhead
+
+// warnOrderConfTooBig logs, at most once a minute, that registration answers
+// leave out the order-topic config.
+func (ns *NameServer) warnOrderConfTooBig(size int) {
+	now := time.Now().UnixNano()
+	last := ns.orderConfWarned.Load()
+	if now-last < int64(time.Minute) || !ns.orderConfWarned.CompareAndSwap(last, now) {
+		return
+	}
+	ns.log.Warn("register broker: ORDER_TOPIC_CONFIG left out of the answer, it is too large; delete keys from it",
+		"bytes", size, "max", maxOrderConfBody)
 }
 
 func remoteAddr(c remoting.Conn) string {
@@ -369,17 +394,30 @@ func (ns *NameServer) addWritePermOfBroker(req *codec.RemotingCommand) (*codec.R
 	return resp, nil
 }
 
-// PUT_KV_CONFIG: set a value. A failed persist is logged; the value is set
-// (Java answers SUCCESS too).
+// PUT_KV_CONFIG: set a value. One above the KV bounds (see MaxKVValueSize;
+// Java has none) is refused with SYSTEM_ERROR and not stored. A failed persist
+// is logged; the value is set (Java answers SUCCESS too).
 func (ns *NameServer) putKVConfig(req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	var h codec.KVConfigHeader
 	if err := h.DecodePut(req.Ext); err != nil {
 		return nil, err
 	}
 	if err := ns.kv.Put(h.Namespace, h.Key, h.Value); err != nil {
+		if errors.Is(err, ErrKVLimit) {
+			ns.log.Warn("put kv config refused", "namespace", truncate(h.Namespace), "key", truncate(h.Key), "err", err)
+			return codec.NewResponse(req, codec.RespSystemError, "PUT_KV_CONFIG refused: "+err.Error()), nil
+		}
 		ns.log.Error("persist kv config", "err", err)
 	}
 	return success(req), nil
+}
+
+// truncate keeps a logged name short.
+func truncate(s string) string {
+	if len(s) > 128 {
+		return s[:128] + "…"
+	}
+	return s
 }
 
 // GET_KV_CONFIG: the value, or QUERY_NOT_FOUND.
@@ -410,15 +448,26 @@ func (ns *NameServer) deleteKVConfig(req *codec.RemotingCommand) (*codec.Remotin
 	return success(req), nil
 }
 
-// GET_KVLIST_BY_NAMESPACE: a KVTable, or QUERY_NOT_FOUND.
+// maxKVListBody bounds a GET_KVLIST_BY_NAMESPACE answer: half the frame limit.
+// Namespaces PUT_KV_CONFIG builds stay far below (MaxKVNamespaceSize); one
+// loaded from disk can be bigger and is still listed up to this size, so an
+// operator can see which keys to delete.
+const maxKVListBody = remoting.DefaultMaxFrameLength / 2
+
+// GET_KVLIST_BY_NAMESPACE: a KVTable, or QUERY_NOT_FOUND; SYSTEM_ERROR when the
+// namespace is above maxKVListBody.
 func (ns *NameServer) getKVListByNamespace(req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	var h codec.KVConfigHeader
 	if err := h.DecodeNamespace(req.Ext); err != nil {
 		return nil, err
 	}
-	body, ok := ns.kv.AppendNamespaceJSON(nil, h.Namespace)
+	body, size, ok := ns.kv.AppendNamespaceJSON(nil, h.Namespace, maxKVListBody)
 	if !ok {
 		return codec.NewResponse(req, codec.RespQueryNotFound, "No config item, Namespace: "+h.Namespace), nil
+	}
+	if size > maxKVListBody {
+		return codec.NewResponse(req, codec.RespSystemError, "namespace "+h.Namespace+" takes "+strconv.Itoa(size)+
+			" bytes as JSON, above the "+strconv.Itoa(maxKVListBody)+" an answer may carry"), nil
 	}
 	resp := success(req)
 	resp.Body = body
