@@ -16,6 +16,11 @@ import (
 // groups, some 300 MB of registry) costs at most a few hundred KB.
 const DefaultMaxClientGroups = 1000
 
+// subscriptionsPerGroup is how many subscriptions one heartbeat may carry per
+// group it may carry: a group's subscription table is kept for the group, and
+// 750,000 subscriptions in one 16 MiB heartbeat held some 300 MB.
+const subscriptionsPerGroup = 10
+
 // maxClientGroups is the configured bound; 0 when none.
 func (c *BrokerConfig) maxClientGroups() int { return max(c.MaxClientGroups, 0) }
 
@@ -46,6 +51,10 @@ func (b *Broker) handleHeartBeat(ctx context.Context, c remoting.Conn, req *code
 		return codec.NewResponse(req, codec.RespInvalidParameter, fmt.Sprintf(
 			"heartbeat carries %d producer and %d consumer groups, more than the %d of each a heartbeat may carry",
 			len(producers), len(names), limit)), nil
+	}
+	if subs := heartbeatSubscriptions(&hb); limit > 0 && subs > limit*subscriptionsPerGroup {
+		return codec.NewResponse(req, codec.RespInvalidParameter, fmt.Sprintf(
+			"heartbeat carries %d subscriptions, more than the %d a heartbeat may carry", subs, limit*subscriptionsPerGroup)), nil
 	}
 	if !b.consumers.Fits(c, names, limit) || !b.producers.RegisterAll(producers, ch, limit) {
 		return refuseClientGroups(req, limit), nil
@@ -102,6 +111,14 @@ func (b *Broker) handleHeartBeat(ctx context.Context, c remoting.Conn, req *code
 	}
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	return resp, nil
+}
+
+func heartbeatSubscriptions(hb *codec.HeartbeatData) int {
+	n := 0
+	for i := range hb.ConsumerDataSet {
+		n += len(hb.ConsumerDataSet[i].SubscriptionDataSet)
+	}
+	return n
 }
 
 func refuseClientGroups(req *codec.RemotingCommand, limit int) *codec.RemotingCommand {

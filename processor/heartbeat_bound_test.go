@@ -127,3 +127,31 @@ func TestHeartbeatGroupsPerConnectionBound(t *testing.T) {
 	require.Len(t, b.producers.Channels("P10"), 1)
 	require.EqualValues(t, codec.RespSuccess, beat(newTestConn(32), [2]int{0, 10}, [2]int{0, 10}).Code)
 }
+
+// One heartbeat carries at most subscriptionsPerGroup subscriptions per group
+// it may carry, in whatever groups: a single group of 750,000 held some 300 MB.
+func TestHeartbeatSubscriptionsBound(t *testing.T) {
+	b := newTestBroker(t, nil)
+	limit := DefaultMaxClientGroups * subscriptionsPerGroup
+	hb := func(n int) *codec.RemotingCommand {
+		cd := codec.ConsumerData{GroupName: "SubG", ConsumeType: "CONSUME_PASSIVELY", MessageModel: "CLUSTERING",
+			ConsumeFromWhere: "CONSUME_FROM_LAST_OFFSET"}
+		for i := 0; i < n; i++ {
+			cd.SubscriptionDataSet = append(cd.SubscriptionDataSet, codec.SubscriptionData{Topic: fmt.Sprintf("T%d", i),
+				SubString: "*", ExpressionType: "TAG"})
+		}
+		body, err := json.Marshal(codec.HeartbeatData{ClientID: "10.0.0.7@1", ConsumerDataSet: []codec.ConsumerData{cd}})
+		require.NoError(t, err)
+		req := codec.NewRequest(codec.ReqHeartBeat)
+		req.Body = body
+		return req
+	}
+	resp, err := b.handleHeartBeat(context.Background(), newTestConn(21), hb(limit+1))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespInvalidParameter, resp.Code)
+	require.Zero(t, consumerGroupCount(b))
+	resp, err = b.handleHeartBeat(context.Background(), newTestConn(21), hb(limit))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Equal(t, 1, consumerGroupCount(b))
+}
