@@ -55,12 +55,12 @@ type RouteInfoManager struct {
 	cfg func() *Config
 
 	mu                sync.RWMutex
-	topicQueueTable   map[string][]codec.QueueData        // topic → queue data, sorted by broker name
-	brokerAddrTable   map[string]*codec.BrokerData        // broker name → ids and addresses
-	clusterAddrTable  map[string]map[string]struct{}      // cluster → broker names
-	brokerLiveTable   map[brokerAddrKey]*brokerLive       // (cluster, addr) → liveness
-	filterServerTable map[brokerAddrKey][]string          // (cluster, addr) → filter servers
-	mappingInfoTable  map[string]map[string]codec.RawJSON // topic → broker name → static-topic mapping
+	topicQueueTable   map[string][]codec.QueueData                       // topic → queue data, sorted by broker name
+	brokerAddrTable   map[string]*codec.BrokerData                       // broker name → ids and addresses
+	clusterAddrTable  map[string]map[string]struct{}                     // cluster → broker names
+	brokerLiveTable   map[brokerAddrKey]*brokerLive                      // (cluster, addr) → liveness
+	filterServerTable map[brokerAddrKey][]string                         // (cluster, addr) → filter servers
+	mappingInfoTable  map[string]map[string]*codec.TopicQueueMappingInfo // topic → broker name → static-topic mapping
 }
 
 // NewRouteInfoManager makes an empty table. cfg returns the current config (it
@@ -74,7 +74,7 @@ func NewRouteInfoManager(cfg func() *Config, logger *slog.Logger) *RouteInfoMana
 		clusterAddrTable:  make(map[string]map[string]struct{}, 32),
 		brokerLiveTable:   make(map[brokerAddrKey]*brokerLive, 256),
 		filterServerTable: make(map[brokerAddrKey][]string),
-		mappingInfoTable:  make(map[string]map[string]codec.RawJSON),
+		mappingInfoTable:  make(map[string]map[string]*codec.TopicQueueMappingInfo),
 	}
 }
 
@@ -108,6 +108,10 @@ type RegisterResult struct {
 // time, when its DataVersion differs from the one recorded, or when the topic has
 // no queue data for this broker name. ok is false when Java's name server refuses
 // the registration: a single-topic table from a broker id not yet registered.
+//
+// Static-topic mappings are kept only for topics the registering broker name has
+// queues of (in this registration or an earlier one), filed under that broker
+// name (Java files them under the mapping's bname), and leave with its queue data.
 func (m *RouteInfoManager) RegisterBroker(r *BrokerRegistration) (res RegisterResult, ok bool) {
 	cluster, brokerName, addr := strings.Clone(r.ClusterName), strings.Clone(r.BrokerName), strings.Clone(r.BrokerAddr)
 	topics := r.Topics
@@ -200,12 +204,18 @@ func (m *RouteInfoManager) RegisterBroker(r *BrokerRegistration) (res RegisterRe
 		}
 		if brokerChanged || registerFirst {
 			for topic, info := range topics.TopicQueueMappingInfoMap {
+				// Only for a topic this broker name hosts: in this registration's
+				// table, or registered before (a broker splitting its registration,
+				// enableSplitRegistration, sends every mapping with the last part).
+				if info == nil || !m.hasQueueData(topic, brokerName) {
+					continue
+				}
 				byBroker := m.mappingInfoTable[topic]
 				if byBroker == nil {
-					byBroker = make(map[string]codec.RawJSON)
-					m.mappingInfoTable[topic] = byBroker
+					byBroker = make(map[string]*codec.TopicQueueMappingInfo)
+					m.mappingInfoTable[strings.Clone(topic)] = byBroker
 				}
-				byBroker[brokerName] = info
+				byBroker[brokerName] = info.Clone()
 			}
 		}
 	}
@@ -284,8 +294,9 @@ func (m *RouteInfoManager) upsertQueueData(topic string, qd codec.QueueData) {
 	m.topicQueueTable[topic] = slices.Insert(qds, i, qd)
 }
 
-// removeQueueData drops brokerName's queues of topic, and the topic when none
-// are left. Callers hold the write lock.
+// removeQueueData drops brokerName's queues of topic, and its static-topic
+// mapping of topic, and the topic when no queues are left. Callers hold the
+// write lock.
 func (m *RouteInfoManager) removeQueueData(topic, brokerName string) bool {
 	qds := m.topicQueueTable[topic]
 	i, found := findQueueData(qds, brokerName)
@@ -298,6 +309,12 @@ func (m *RouteInfoManager) removeQueueData(topic, brokerName string) bool {
 		delete(m.mappingInfoTable, topic)
 	} else {
 		m.topicQueueTable[topic] = qds
+		if byBroker := m.mappingInfoTable[topic]; byBroker != nil {
+			delete(byBroker, brokerName)
+			if len(byBroker) == 0 {
+				delete(m.mappingInfoTable, topic)
+			}
+		}
 	}
 	return true
 }
@@ -311,8 +328,8 @@ type UnregisterRequest struct {
 }
 
 // UnregisterBrokers removes broker instances. A broker name left without
-// addresses leaves its cluster (and an empty cluster goes), and its queues leave
-// every topic (topics left without queues go).
+// addresses leaves its cluster (and an empty cluster goes), and its queues and
+// static-topic mappings leave every topic (topics left without queues go).
 func (m *RouteInfoManager) UnregisterBrokers(reqs ...UnregisterRequest) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -533,14 +550,14 @@ func (m *RouteInfoManager) AppendTopicRouteJSON(dst []byte, topic, orderTopicCon
 	}
 	dst = append(dst, ']')
 	if byBroker := m.mappingInfoTable[topic]; len(byBroker) > 0 {
-		// Static topics (5.x): each broker's TopicQueueMappingInfo as it registered it.
+		// Static topics (5.x): each broker's TopicQueueMappingInfo (Java's fields only).
 		dst = append(dst, `,"topicQueueMappingByBroker":{`...)
 		for i, name := range codec.SortedKeys(byBroker) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
 			dst = codec.AppendJSONKey(dst, name)
-			dst = append(dst, byBroker[name]...)
+			dst = byBroker[name].AppendJSON(dst)
 		}
 		dst = append(dst, '}')
 	}
