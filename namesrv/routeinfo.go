@@ -17,6 +17,12 @@ import (
 // unless it registered with its own heartbeatTimeoutMillis.
 const DefaultBrokerChannelExpiredMillis = 120_000
 
+// MaxBrokerHeartbeatTimeoutMillis caps the heartbeatTimeoutMillis a broker
+// registers with. Java brokers send 10 s by default (brokerNotActiveTimeoutMillis)
+// and Java takes any value; a broker that asked for years would outlive every
+// liveness scan once its connection went quiet.
+const MaxBrokerHeartbeatTimeoutMillis = 10 * 60 * 1000
+
 // brokerAddrKey identifies a live broker instance (Java's BrokerAddrInfo).
 type brokerAddrKey struct {
 	cluster string
@@ -86,7 +92,8 @@ type BrokerRegistration struct {
 	BrokerID     int64
 	HaServerAddr string
 	ZoneName     string
-	// HeartbeatTimeoutMillis overrides DefaultBrokerChannelExpiredMillis when > 0.
+	// HeartbeatTimeoutMillis overrides DefaultBrokerChannelExpiredMillis when > 0,
+	// up to MaxBrokerHeartbeatTimeoutMillis.
 	HeartbeatTimeoutMillis int64
 	// EnableActingMaster is nil for brokers older than 5.0 (no header field).
 	EnableActingMaster *bool
@@ -107,7 +114,9 @@ type RegisterResult struct {
 // A topic's queue data is (re)written when the broker registers for the first
 // time, when its DataVersion differs from the one recorded, or when the topic has
 // no queue data for this broker name. ok is false when Java's name server refuses
-// the registration: a single-topic table from a broker id not yet registered.
+// the registration: a single-topic table from a broker id not yet registered; and
+// when the connection it came on is already closed (its close handler may have
+// run before this, and would never remove it).
 //
 // Static-topic mappings are kept only for topics the registering broker name has
 // queues of (in this registration or an earlier one), filed under that broker
@@ -123,6 +132,12 @@ func (m *RouteInfoManager) RegisterBroker(r *BrokerRegistration) (res RegisterRe
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
+
+	if r.Conn != nil && r.Conn.Closed() {
+		m.log.Info("register broker: connection already closed, ignored", "cluster", cluster,
+			"brokerAddr", addr, "brokerName", brokerName, "brokerId", r.BrokerID)
+		return RegisterResult{}, false
+	}
 
 	names := m.clusterAddrTable[cluster]
 	if names == nil {
@@ -223,7 +238,7 @@ func (m *RouteInfoManager) RegisterBroker(r *BrokerRegistration) (res RegisterRe
 	live := &brokerLive{timeout: DefaultBrokerChannelExpiredMillis, dataVersion: topics.DataVersion,
 		conn: r.Conn, haServerAddr: strings.Clone(r.HaServerAddr)}
 	if r.HeartbeatTimeoutMillis > 0 {
-		live.timeout = r.HeartbeatTimeoutMillis
+		live.timeout = min(r.HeartbeatTimeoutMillis, MaxBrokerHeartbeatTimeoutMillis)
 	}
 	live.lastUpdate.Store(now)
 	if _, existed := m.brokerLiveTable[key]; !existed {
