@@ -1,6 +1,7 @@
 package namesrv
 
 import (
+	"context"
 	"log/slog"
 	"slices"
 	"strings"
@@ -23,6 +24,11 @@ const DefaultBrokerChannelExpiredMillis = 120_000
 // liveness scan once its connection went quiet.
 const MaxBrokerHeartbeatTimeoutMillis = 10 * 60 * 1000
 
+// unregisterBatchSize is how many broker instances one write-lock hold removes
+// when a connection closes or the liveness scan expires brokers; the lock is
+// released between batches so route reads and heartbeats proceed.
+const unregisterBatchSize = 1000
+
 // brokerAddrKey identifies a live broker instance (Java's BrokerAddrInfo).
 type brokerAddrKey struct {
 	cluster string
@@ -36,6 +42,8 @@ type brokerLive struct {
 	dataVersion  codec.DataVersion
 	conn         remoting.Conn // may be nil (tests, or a registration without a connection)
 	haServerAddr string
+	brokerName   string // as registered, to find the broker's entry without a table scan
+	brokerID     int64
 }
 
 func (l *brokerLive) connID() (uint64, bool) {
@@ -67,6 +75,13 @@ type RouteInfoManager struct {
 	brokerLiveTable   map[brokerAddrKey]*brokerLive                      // (cluster, addr) → liveness
 	filterServerTable map[brokerAddrKey][]string                         // (cluster, addr) → filter servers
 	mappingInfoTable  map[string]map[string]*codec.TopicQueueMappingInfo // topic → broker name → static-topic mapping
+
+	// afterUnregisterBatch, when set (tests), runs after each batch of
+	// OnConnClosed and ScanNotActiveBrokers, with the lock released.
+	afterUnregisterBatch func()
+	// topicWalks counts unregisterLocked's walks over the topic table (tests:
+	// one per batch, none for names not in the table). Guarded by mu.
+	topicWalks int
 }
 
 // NewRouteInfoManager makes an empty table. cfg returns the current config (it
@@ -122,6 +137,57 @@ type RegisterResult struct {
 // queues of (in this registration or an earlier one), filed under that broker
 // name (Java files them under the mapping's bname), and leave with its queue data.
 func (m *RouteInfoManager) RegisterBroker(r *BrokerRegistration) (res RegisterResult, ok bool) {
+	var sum registerSummary
+	m.mu.Lock()
+	res, ok = m.registerLocked(r, &sum)
+	m.mu.Unlock()
+	if !ok && sum.connClosed {
+		m.log.Info("register broker: connection already closed, ignored", "cluster", r.ClusterName,
+			"brokerAddr", r.BrokerAddr, "brokerName", r.BrokerName, "brokerId", r.BrokerID)
+	}
+	sum.log(m.log, r)
+	return res, ok
+}
+
+// registerSummary counts what one registration changed in the topic table, for
+// one log line written after the lock is released.
+type registerSummary struct {
+	connClosed                  bool
+	newTopics, changed, removed int
+	examples                    []string // a few topic names, new or changed first
+	mappings                    int
+}
+
+const summaryExamples = 3
+
+func (s *registerSummary) note(kind upsertKind, topic string) {
+	switch kind {
+	case upsertNewTopic, upsertAdded:
+		s.newTopics++
+	case upsertChanged:
+		s.changed++
+	default:
+		return
+	}
+	if len(s.examples) < summaryExamples {
+		s.examples = append(s.examples, topic)
+	}
+}
+
+func (s *registerSummary) log(logger *slog.Logger, r *BrokerRegistration) {
+	if s.newTopics+s.changed+s.removed+s.mappings == 0 {
+		return
+	}
+	logger.Info("broker topics registered", "cluster", r.ClusterName, "brokerName", r.BrokerName,
+		"brokerAddr", r.BrokerAddr, "new", s.newTopics, "changed", s.changed, "removed", s.removed,
+		"mappings", s.mappings, "examples", s.examples)
+}
+
+func (m *RouteInfoManager) registerLocked(r *BrokerRegistration, sum *registerSummary) (res RegisterResult, ok bool) {
+	if r.Conn != nil && r.Conn.Closed() {
+		sum.connClosed = true
+		return RegisterResult{}, false
+	}
 	cluster, brokerName, addr := strings.Clone(r.ClusterName), strings.Clone(r.BrokerName), strings.Clone(r.BrokerAddr)
 	topics := r.Topics
 	if topics == nil {
@@ -129,15 +195,7 @@ func (m *RouteInfoManager) RegisterBroker(r *BrokerRegistration) (res RegisterRe
 	}
 	cfg := m.cfg()
 	now := cfg.now().UnixMilli()
-
-	m.mu.Lock()
-	defer m.mu.Unlock()
-
-	if r.Conn != nil && r.Conn.Closed() {
-		m.log.Info("register broker: connection already closed, ignored", "cluster", cluster,
-			"brokerAddr", addr, "brokerName", brokerName, "brokerId", r.BrokerID)
-		return RegisterResult{}, false
-	}
+	debug := m.log.Enabled(context.Background(), slog.LevelDebug)
 
 	names := m.clusterAddrTable[cluster]
 	if names == nil {
@@ -195,8 +253,11 @@ func (m *RouteInfoManager) RegisterBroker(r *BrokerRegistration) (res RegisterRe
 		brokerChanged := prev == nil || prev.dataVersion != topics.DataVersion
 		if cfg.DeleteTopicWithBrokerRegistration && len(topics.TopicQueueMappingInfoMap) == 0 {
 			for topic := range m.topicQueueTable {
-				if _, keep := topics.TopicConfigTable[topic]; !keep {
-					m.removeQueueData(topic, brokerName)
+				if _, keep := topics.TopicConfigTable[topic]; !keep && m.removeQueueData(topic, brokerName) {
+					sum.removed++
+					if debug {
+						m.log.Debug("topic removed from broker", "topic", topic, "brokerName", brokerName)
+					}
 				}
 			}
 		}
@@ -214,8 +275,9 @@ func (m *RouteInfoManager) RegisterBroker(r *BrokerRegistration) (res RegisterRe
 			if isPrimeSlave && bd.EnableActingMaster {
 				perm &^= codec.PermWrite
 			}
-			m.upsertQueueData(name, codec.QueueData{BrokerName: brokerName, ReadQueueNums: tc.ReadQueueNums,
-				WriteQueueNums: tc.WriteQueueNums, Perm: perm, TopicSysFlag: tc.TopicSysFlag})
+			kind := m.upsertQueueData(name, codec.QueueData{BrokerName: brokerName, ReadQueueNums: tc.ReadQueueNums,
+				WriteQueueNums: tc.WriteQueueNums, Perm: perm, TopicSysFlag: tc.TopicSysFlag}, debug)
+			sum.note(kind, name)
 		}
 		if brokerChanged || registerFirst {
 			for topic, info := range topics.TopicQueueMappingInfoMap {
@@ -231,12 +293,13 @@ func (m *RouteInfoManager) RegisterBroker(r *BrokerRegistration) (res RegisterRe
 					m.mappingInfoTable[strings.Clone(topic)] = byBroker
 				}
 				byBroker[brokerName] = info.Clone()
+				sum.mappings++
 			}
 		}
 	}
 
 	live := &brokerLive{timeout: DefaultBrokerChannelExpiredMillis, dataVersion: topics.DataVersion,
-		conn: r.Conn, haServerAddr: strings.Clone(r.HaServerAddr)}
+		conn: r.Conn, haServerAddr: strings.Clone(r.HaServerAddr), brokerName: brokerName, brokerID: r.BrokerID}
 	if r.HeartbeatTimeoutMillis > 0 {
 		live.timeout = min(r.HeartbeatTimeoutMillis, MaxBrokerHeartbeatTimeoutMillis)
 	}
@@ -287,26 +350,45 @@ func findQueueData(qds []codec.QueueData, brokerName string) (int, bool) {
 	})
 }
 
+// upsertKind is what upsertQueueData did.
+type upsertKind int
+
+const (
+	upsertUnchanged upsertKind = iota
+	upsertChanged              // the broker's queue data of the topic differs now
+	upsertAdded                // the topic had no queue data of this broker
+	upsertNewTopic             // the topic did not exist
+)
+
 // upsertQueueData sets the queue data of qd.BrokerName for topic. Callers hold
-// the write lock. A new topic name is cloned: it may alias a request.
-func (m *RouteInfoManager) upsertQueueData(topic string, qd codec.QueueData) {
+// the write lock. A new topic name is cloned: it may alias a request. With
+// debug, each change is logged (the caller logs a summary at info).
+func (m *RouteInfoManager) upsertQueueData(topic string, qd codec.QueueData, debug bool) upsertKind {
 	// Clients expand a route into one entry per queue: counts beyond what any
 	// broker may create (a Java broker takes any int) are cut to that.
 	qd.ReadQueueNums, qd.WriteQueueNums = compat.ClampQueueNums(qd.ReadQueueNums), compat.ClampQueueNums(qd.WriteQueueNums)
 	qds, exists := m.topicQueueTable[topic]
 	i, found := findQueueData(qds, qd.BrokerName)
 	if found {
-		if qds[i] != qd {
-			m.log.Info("topic changed", "topic", topic, "old", qds[i], "new", qd)
-			qds[i] = qd
+		if qds[i] == qd {
+			return upsertUnchanged
 		}
-		return
+		if debug {
+			m.log.Debug("topic changed", "topic", topic, "old", qds[i], "new", qd)
+		}
+		qds[i] = qd
+		return upsertChanged
 	}
+	kind := upsertAdded
 	if !exists {
 		topic = strings.Clone(topic)
-		m.log.Info("new topic registered", "topic", topic, "queueData", qd)
+		kind = upsertNewTopic
+	}
+	if debug {
+		m.log.Debug("topic registered", "topic", topic, "queueData", qd, "newTopic", !exists)
 	}
 	m.topicQueueTable[topic] = slices.Insert(qds, i, qd)
+	return kind
 }
 
 // removeQueueData drops brokerName's queues of topic, and its static-topic
@@ -351,74 +433,108 @@ func (m *RouteInfoManager) UnregisterBrokers(reqs ...UnregisterRequest) {
 	m.unregisterLocked(reqs)
 }
 
+// unregisterLocked removes a batch of broker instances with one walk over the
+// topic table, and none when no broker name left or lost its master. Callers
+// hold the write lock.
 func (m *RouteInfoManager) unregisterLocked(reqs []UnregisterRequest) {
-	removed := make(map[string]struct{})
-	reduced := make(map[string]struct{})
+	debug := m.log.Enabled(context.Background(), slog.LevelDebug)
+	var removed, reduced map[string]struct{}
 	for _, r := range reqs {
 		key := brokerAddrKey{r.ClusterName, r.BrokerAddr}
 		_, wasLive := m.brokerLiveTable[key]
 		delete(m.brokerLiveTable, key)
 		delete(m.filterServerTable, key)
-		m.log.Info("unregister broker", "cluster", r.ClusterName, "brokerAddr", r.BrokerAddr,
-			"brokerName", r.BrokerName, "brokerId", r.BrokerID, "wasLive", wasLive)
+		if debug {
+			m.log.Debug("unregister broker", "cluster", r.ClusterName, "brokerAddr", r.BrokerAddr,
+				"brokerName", r.BrokerName, "brokerId", r.BrokerID, "wasLive", wasLive)
+		}
 
-		removeName := false
-		if bd := m.brokerAddrTable[r.BrokerName]; bd != nil {
-			for id, a := range bd.BrokerAddrs {
-				if a == r.BrokerAddr {
-					delete(bd.BrokerAddrs, id)
-				}
-			}
-			if len(bd.BrokerAddrs) == 0 {
-				delete(m.brokerAddrTable, r.BrokerName)
-				removeName = true
+		bd := m.brokerAddrTable[r.BrokerName]
+		if bd == nil {
+			continue // an unknown name has no queues anywhere
+		}
+		for id, a := range bd.BrokerAddrs {
+			if a == r.BrokerAddr {
+				delete(bd.BrokerAddrs, id)
 			}
 		}
-		if !removeName {
-			reduced[r.BrokerName] = struct{}{}
+		if len(bd.BrokerAddrs) > 0 {
+			// In acting-master mode a name whose master left is readable only.
+			if bd.EnableActingMaster && minBrokerID(bd.BrokerAddrs) != codec.MasterID {
+				if reduced == nil {
+					reduced = make(map[string]struct{})
+				}
+				reduced[r.BrokerName] = struct{}{}
+			}
 			continue
 		}
+		delete(m.brokerAddrTable, r.BrokerName)
 		if names := m.clusterAddrTable[r.ClusterName]; names != nil {
 			delete(names, r.BrokerName)
 			if len(names) == 0 {
 				delete(m.clusterAddrTable, r.ClusterName)
 			}
 		}
+		if removed == nil {
+			removed = make(map[string]struct{})
+		}
 		removed[r.BrokerName] = struct{}{}
+		delete(reduced, r.BrokerName)
 	}
 	if len(removed) == 0 && len(reduced) == 0 {
 		return
 	}
-	for topic := range m.topicQueueTable {
-		for name := range removed {
-			m.removeQueueData(topic, name)
-		}
-		// A broker name whose master left, in acting-master mode: readable only.
-		for name := range reduced {
-			bd := m.brokerAddrTable[name]
-			if bd == nil || !bd.EnableActingMaster || minBrokerID(bd.BrokerAddrs) == codec.MasterID {
+	m.topicWalks++
+	for topic, qds := range m.topicQueueTable {
+		kept := qds[:0]
+		for _, qd := range qds {
+			if _, gone := removed[qd.BrokerName]; gone {
 				continue
 			}
-			qds := m.topicQueueTable[topic]
-			if i, ok := findQueueData(qds, name); ok {
-				qds[i].Perm &^= codec.PermWrite
+			if _, ro := reduced[qd.BrokerName]; ro {
+				qd.Perm &^= codec.PermWrite
 			}
+			kept = append(kept, qd)
+		}
+		switch {
+		case len(kept) == 0:
+			delete(m.topicQueueTable, topic)
+		case len(kept) < len(qds):
+			clear(qds[len(kept):]) // drop the broker names they held
+			m.topicQueueTable[topic] = kept
+		}
+	}
+	if len(removed) == 0 {
+		return
+	}
+	for topic, byBroker := range m.mappingInfoTable {
+		for name := range byBroker {
+			if _, gone := removed[name]; gone {
+				delete(byBroker, name)
+			}
+		}
+		if len(byBroker) == 0 {
+			delete(m.mappingInfoTable, topic)
 		}
 	}
 }
 
-// unregisterRequestFor finds broker name and id of a live instance (Java's
-// setupUnRegisterRequest). Callers hold a lock.
-func (m *RouteInfoManager) unregisterRequestFor(key brokerAddrKey) (UnregisterRequest, bool) {
-	for _, bd := range m.brokerAddrTable {
-		if bd.Cluster != key.cluster {
-			continue
-		}
-		for id, a := range bd.BrokerAddrs {
-			if a == key.addr {
-				return UnregisterRequest{ClusterName: key.cluster, BrokerAddr: key.addr,
-					BrokerName: bd.BrokerName, BrokerID: id}, true
-			}
+// unregisterRequestFor finds the broker name and id of a live instance (Java's
+// setupUnRegisterRequest) from what the instance registered with. Callers hold
+// a lock.
+func (m *RouteInfoManager) unregisterRequestFor(key brokerAddrKey, live *brokerLive) (UnregisterRequest, bool) {
+	bd := m.brokerAddrTable[live.brokerName]
+	if bd == nil || bd.Cluster != key.cluster {
+		return UnregisterRequest{}, false
+	}
+	if a, ok := bd.BrokerAddrs[live.brokerID]; ok && a == key.addr {
+		return UnregisterRequest{ClusterName: key.cluster, BrokerAddr: key.addr, BrokerName: live.brokerName,
+			BrokerID: live.brokerID}, true
+	}
+	for id, a := range bd.BrokerAddrs { // the id changed since (slave switched to master)
+		if a == key.addr {
+			return UnregisterRequest{ClusterName: key.cluster, BrokerAddr: key.addr, BrokerName: live.brokerName,
+				BrokerID: id}, true
 		}
 	}
 	return UnregisterRequest{}, false
@@ -426,57 +542,91 @@ func (m *RouteInfoManager) unregisterRequestFor(key brokerAddrKey) (UnregisterRe
 
 // OnConnClosed unregisters every broker instance registered over connection id.
 func (m *RouteInfoManager) OnConnClosed(id uint64) int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var reqs []UnregisterRequest
-	for key, live := range m.brokerLiveTable {
-		if cid, ok := live.connID(); ok && cid == id {
-			if r, ok := m.unregisterRequestFor(key); ok {
-				reqs = append(reqs, r)
-			} else {
-				delete(m.brokerLiveTable, key)
-			}
-		}
-	}
-	if len(reqs) > 0 {
-		m.unregisterLocked(reqs)
-	}
-	return len(reqs)
+	n, _ := m.unregisterLive(func(live *brokerLive, _ int64) bool {
+		cid, ok := live.connID()
+		return ok && cid == id
+	}, "broker connection closed", slog.LevelDebug) // NameServer.OnClose logs the total
+	return n
 }
 
 // ScanNotActiveBrokers drops every broker instance whose last registration or
 // heartbeat is older than its timeout, closes its connection, and returns how many
 // it dropped.
 func (m *RouteInfoManager) ScanNotActiveBrokers() int {
-	now := m.cfg().now().UnixMilli()
-	var (
-		reqs    []UnregisterRequest
-		toClose []remoting.Conn
-	)
-	m.mu.Lock()
-	for key, live := range m.brokerLiveTable {
-		if live.lastUpdate.Load()+live.timeout >= now {
-			continue
-		}
-		m.log.Warn("broker channel expired", "cluster", key.cluster, "brokerAddr", key.addr, "timeoutMillis", live.timeout)
-		if live.conn != nil {
-			toClose = append(toClose, live.conn)
-		}
-		if r, ok := m.unregisterRequestFor(key); ok {
-			reqs = append(reqs, r)
-		} else {
-			delete(m.brokerLiveTable, key)
-			delete(m.filterServerTable, key)
-		}
-	}
-	if len(reqs) > 0 {
-		m.unregisterLocked(reqs)
-	}
-	m.mu.Unlock()
+	n, toClose := m.unregisterLive(func(live *brokerLive, now int64) bool {
+		return live.lastUpdate.Load()+live.timeout < now
+	}, "broker channel expired", slog.LevelWarn)
 	for _, c := range toClose {
 		_ = c.Close()
 	}
-	return len(reqs)
+	return n
+}
+
+// unregisterLive removes the live instances that match: it finds them under
+// the read lock, then removes them in batches of unregisterBatchSize, each
+// under one write-lock hold that checks again that the instance still matches
+// (a heartbeat or a new registration may have come in meanwhile). It returns
+// how many were unregistered and the connections of all those removed, and
+// logs one line per batch at level (one per instance at debug).
+func (m *RouteInfoManager) unregisterLive(match func(live *brokerLive, now int64) bool, why string,
+	level slog.Level) (int, []remoting.Conn) {
+	now := m.cfg().now().UnixMilli()
+	var keys []brokerAddrKey
+	m.mu.RLock()
+	for key, live := range m.brokerLiveTable {
+		if match(live, now) {
+			keys = append(keys, key)
+		}
+	}
+	m.mu.RUnlock()
+
+	debug := m.log.Enabled(context.Background(), slog.LevelDebug)
+	var (
+		total int
+		conns []remoting.Conn
+		reqs  []UnregisterRequest
+	)
+	for len(keys) > 0 {
+		batch := keys[:min(len(keys), unregisterBatchSize)]
+		keys = keys[len(batch):]
+		reqs = reqs[:0]
+		dropped := 0
+		m.mu.Lock()
+		for _, key := range batch {
+			live := m.brokerLiveTable[key]
+			if live == nil || !match(live, now) {
+				continue
+			}
+			dropped++
+			if debug {
+				m.log.Debug(why, "cluster", key.cluster, "brokerAddr", key.addr, "brokerName", live.brokerName,
+					"timeoutMillis", live.timeout)
+			}
+			if live.conn != nil {
+				conns = append(conns, live.conn)
+			}
+			if r, ok := m.unregisterRequestFor(key, live); ok {
+				reqs = append(reqs, r)
+			} else {
+				delete(m.brokerLiveTable, key)
+				delete(m.filterServerTable, key)
+			}
+		}
+		m.unregisterLocked(reqs)
+		m.mu.Unlock()
+		total += len(reqs)
+		if dropped > 0 && m.log.Enabled(context.Background(), level) {
+			examples := make([]string, 0, summaryExamples)
+			for _, r := range reqs[:min(len(reqs), summaryExamples)] {
+				examples = append(examples, r.BrokerName+"@"+r.BrokerAddr)
+			}
+			m.log.Log(context.Background(), level, why, "brokers", dropped, "unregistered", len(reqs), "examples", examples)
+		}
+		if m.afterUnregisterBatch != nil {
+			m.afterUnregisterBatch()
+		}
+	}
+	return total, conns
 }
 
 // UpdateBrokerInfoUpdateTimestamp refreshes a live instance (BROKER_HEARTBEAT,
@@ -731,8 +881,9 @@ func (m *RouteInfoManager) RegisterTopic(topic string, qds []codec.QueueData) bo
 	}
 	for _, qd := range qds {
 		qd.BrokerName = strings.Clone(qd.BrokerName)
-		m.upsertQueueData(topic, qd)
+		m.upsertQueueData(topic, qd, false)
 	}
+	m.log.Info("topic registered in name server", "topic", topic, "queueDatas", qds)
 	return true
 }
 
