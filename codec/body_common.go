@@ -183,14 +183,14 @@ func (j *topicConfigJSON) value() TopicConfig {
 }
 
 // TopicConfigSerializeWrapper is the topic table a broker registers: its
-// TopicConfigAndMappingSerializeWrapper in 5.x. Static-topic mappings are carried
-// as raw JSON (keyed by topic); rmqd does not interpret them.
+// TopicConfigAndMappingSerializeWrapper in 5.x. Static-topic mappings (keyed by
+// topic) are read into TopicQueueMappingInfo's fields only.
 type TopicConfigSerializeWrapper struct {
 	TopicConfigTable map[string]*TopicConfig
 	DataVersion      DataVersion
 	// 5.x additions, written only when set.
 	MappingDataVersion       *DataVersion
-	TopicQueueMappingInfoMap map[string]RawJSON
+	TopicQueueMappingInfoMap map[string]*TopicQueueMappingInfo
 }
 
 // AppendJSON appends the fastjson form of the wrapper; topics in name order.
@@ -211,24 +211,17 @@ func (w *TopicConfigSerializeWrapper) AppendJSON(dst []byte) []byte {
 	}
 	dst = append(dst, '}')
 	if w.MappingDataVersion != nil || w.TopicQueueMappingInfoMap != nil {
-		dst = append(dst, `,"topicQueueMappingDetailMap":{},"topicQueueMappingInfoMap":{`...)
-		for i, topic := range SortedKeys(w.TopicQueueMappingInfoMap) {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = AppendJSONKey(dst, topic)
-			dst = append(dst, w.TopicQueueMappingInfoMap[topic]...)
-		}
-		dst = append(dst, '}')
+		dst = append(dst, `,"topicQueueMappingDetailMap":{},"topicQueueMappingInfoMap":`...)
+		dst = appendMappingInfoMap(dst, w.TopicQueueMappingInfoMap)
 	}
 	return append(dst, '}')
 }
 
 type topicConfigWrapperJSON struct {
-	DataVersion              *dataVersionJSON            `json:"dataVersion"`
-	MappingDataVersion       *dataVersionJSON            `json:"mappingDataVersion"`
-	TopicConfigTable         map[string]*topicConfigJSON `json:"topicConfigTable"`
-	TopicQueueMappingInfoMap map[string]RawJSON          `json:"topicQueueMappingInfoMap"`
+	DataVersion              *dataVersionJSON                  `json:"dataVersion"`
+	MappingDataVersion       *dataVersionJSON                  `json:"mappingDataVersion"`
+	TopicConfigTable         map[string]*topicConfigJSON       `json:"topicConfigTable"`
+	TopicQueueMappingInfoMap map[string]*TopicQueueMappingInfo `json:"topicQueueMappingInfoMap"`
 }
 
 func (j *topicConfigWrapperJSON) value() TopicConfigSerializeWrapper {
@@ -250,8 +243,14 @@ func (j *topicConfigWrapperJSON) value() TopicConfigSerializeWrapper {
 		}
 		w.TopicConfigTable[name] = &v
 	}
-	if len(j.TopicQueueMappingInfoMap) > 0 {
-		w.TopicQueueMappingInfoMap = j.TopicQueueMappingInfoMap
+	for topic, info := range j.TopicQueueMappingInfoMap {
+		if info == nil {
+			continue // Java's map takes no null value
+		}
+		if w.TopicQueueMappingInfoMap == nil {
+			w.TopicQueueMappingInfoMap = make(map[string]*TopicQueueMappingInfo, len(j.TopicQueueMappingInfoMap))
+		}
+		w.TopicQueueMappingInfoMap[topic] = info
 	}
 	return w
 }

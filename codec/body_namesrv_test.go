@@ -72,8 +72,9 @@ func javaRegisterBody(withMapping bool) *RegisterBrokerBody {
 		},
 	}
 	if withMapping {
-		b.TopicConfigSerializeWrapper.TopicQueueMappingInfoMap = map[string]json.RawMessage{
-			"StaticTopic": json.RawMessage(`{"bname":"broker-a","currIdMap":{"0":0,"1":1},"dirty":false,"epoch":1,"scope":"__global__","topic":"StaticTopic","totalQueues":2}`),
+		b.TopicConfigSerializeWrapper.TopicQueueMappingInfoMap = map[string]*TopicQueueMappingInfo{
+			"StaticTopic": {Bname: "broker-a", CurrIDMap: map[int32]int32{0: 0, 1: 1}, Epoch: 1,
+				Scope: MetadataScopeGlobal, Topic: "StaticTopic", TotalQueues: 2},
 		}
 	}
 	return b

@@ -62,7 +62,7 @@ func (b *RegisterBrokerBody) Encode(compressed bool) ([]byte, error) {
 	raw = appendLenPrefixed(raw, AppendJSONStringSlice(nil, b.FilterServerList))
 	raw = binary.BigEndian.AppendUint32(raw, uint32(len(w.TopicQueueMappingInfoMap)))
 	for _, topic := range SortedKeys(w.TopicQueueMappingInfoMap) {
-		raw = appendLenPrefixed(raw, w.TopicQueueMappingInfoMap[topic])
+		raw = appendLenPrefixed(raw, w.TopicQueueMappingInfoMap[topic].AppendJSON(nil))
 	}
 
 	var out bytes.Buffer
@@ -214,20 +214,14 @@ func decodeCompressedRegisterBody(body []byte, brokerVersion int32) (*RegisterBr
 		if err != nil {
 			return fail("topic queue mapping", err)
 		}
-		strict, err := StrictJSON(raw)
+		info, err := DecodeTopicQueueMappingInfo(raw)
 		if err != nil {
 			return fail("topic queue mapping", err)
 		}
-		var info struct {
-			Topic string `json:"topic"`
-		}
-		if err := UnmarshalBody(strict, &info); err != nil {
-			return fail("topic queue mapping", err)
-		}
 		if w.TopicQueueMappingInfoMap == nil {
-			w.TopicQueueMappingInfoMap = make(map[string]RawJSON)
+			w.TopicQueueMappingInfoMap = make(map[string]*TopicQueueMappingInfo)
 		}
-		w.TopicQueueMappingInfoMap[info.Topic] = append(RawJSON(nil), strict...)
+		w.TopicQueueMappingInfoMap[info.Topic] = info
 	}
 	return b, nil
 }

@@ -1,6 +1,7 @@
 package namesrv
 
 import (
+	"context"
 	"log/slog"
 	"slices"
 	"strings"
@@ -17,6 +18,17 @@ import (
 // unless it registered with its own heartbeatTimeoutMillis.
 const DefaultBrokerChannelExpiredMillis = 120_000
 
+// MaxBrokerHeartbeatTimeoutMillis caps the heartbeatTimeoutMillis a broker
+// registers with. Java brokers send 10 s by default (brokerNotActiveTimeoutMillis)
+// and Java takes any value; a broker that asked for years would outlive every
+// liveness scan once its connection went quiet.
+const MaxBrokerHeartbeatTimeoutMillis = 10 * 60 * 1000
+
+// unregisterBatchSize is how many broker instances one write-lock hold removes
+// when a connection closes or the liveness scan expires brokers; the lock is
+// released between batches so route reads and heartbeats proceed.
+const unregisterBatchSize = 1000
+
 // brokerAddrKey identifies a live broker instance (Java's BrokerAddrInfo).
 type brokerAddrKey struct {
 	cluster string
@@ -30,6 +42,8 @@ type brokerLive struct {
 	dataVersion  codec.DataVersion
 	conn         remoting.Conn // may be nil (tests, or a registration without a connection)
 	haServerAddr string
+	brokerName   string // as registered, to find the broker's entry without a table scan
+	brokerID     int64
 }
 
 func (l *brokerLive) connID() (uint64, bool) {
@@ -55,12 +69,19 @@ type RouteInfoManager struct {
 	cfg func() *Config
 
 	mu                sync.RWMutex
-	topicQueueTable   map[string][]codec.QueueData        // topic → queue data, sorted by broker name
-	brokerAddrTable   map[string]*codec.BrokerData        // broker name → ids and addresses
-	clusterAddrTable  map[string]map[string]struct{}      // cluster → broker names
-	brokerLiveTable   map[brokerAddrKey]*brokerLive       // (cluster, addr) → liveness
-	filterServerTable map[brokerAddrKey][]string          // (cluster, addr) → filter servers
-	mappingInfoTable  map[string]map[string]codec.RawJSON // topic → broker name → static-topic mapping
+	topicQueueTable   map[string][]codec.QueueData                       // topic → queue data, sorted by broker name
+	brokerAddrTable   map[string]*codec.BrokerData                       // broker name → ids and addresses
+	clusterAddrTable  map[string]map[string]struct{}                     // cluster → broker names
+	brokerLiveTable   map[brokerAddrKey]*brokerLive                      // (cluster, addr) → liveness
+	filterServerTable map[brokerAddrKey][]string                         // (cluster, addr) → filter servers
+	mappingInfoTable  map[string]map[string]*codec.TopicQueueMappingInfo // topic → broker name → static-topic mapping
+
+	// afterUnregisterBatch, when set (tests), runs after each batch of
+	// OnConnClosed and ScanNotActiveBrokers, with the lock released.
+	afterUnregisterBatch func()
+	// topicWalks counts unregisterLocked's walks over the topic table (tests:
+	// one per batch, none for names not in the table). Guarded by mu.
+	topicWalks int
 }
 
 // NewRouteInfoManager makes an empty table. cfg returns the current config (it
@@ -74,7 +95,7 @@ func NewRouteInfoManager(cfg func() *Config, logger *slog.Logger) *RouteInfoMana
 		clusterAddrTable:  make(map[string]map[string]struct{}, 32),
 		brokerLiveTable:   make(map[brokerAddrKey]*brokerLive, 256),
 		filterServerTable: make(map[brokerAddrKey][]string),
-		mappingInfoTable:  make(map[string]map[string]codec.RawJSON),
+		mappingInfoTable:  make(map[string]map[string]*codec.TopicQueueMappingInfo),
 	}
 }
 
@@ -86,7 +107,8 @@ type BrokerRegistration struct {
 	BrokerID     int64
 	HaServerAddr string
 	ZoneName     string
-	// HeartbeatTimeoutMillis overrides DefaultBrokerChannelExpiredMillis when > 0.
+	// HeartbeatTimeoutMillis overrides DefaultBrokerChannelExpiredMillis when > 0,
+	// up to MaxBrokerHeartbeatTimeoutMillis.
 	HeartbeatTimeoutMillis int64
 	// EnableActingMaster is nil for brokers older than 5.0 (no header field).
 	EnableActingMaster *bool
@@ -107,8 +129,65 @@ type RegisterResult struct {
 // A topic's queue data is (re)written when the broker registers for the first
 // time, when its DataVersion differs from the one recorded, or when the topic has
 // no queue data for this broker name. ok is false when Java's name server refuses
-// the registration: a single-topic table from a broker id not yet registered.
+// the registration: a single-topic table from a broker id not yet registered; and
+// when the connection it came on is already closed (its close handler may have
+// run before this, and would never remove it).
+//
+// Static-topic mappings are kept only for topics the registering broker name has
+// queues of (in this registration or an earlier one), filed under that broker
+// name (Java files them under the mapping's bname), and leave with its queue data.
 func (m *RouteInfoManager) RegisterBroker(r *BrokerRegistration) (res RegisterResult, ok bool) {
+	var sum registerSummary
+	m.mu.Lock()
+	res, ok = m.registerLocked(r, &sum)
+	m.mu.Unlock()
+	if !ok && sum.connClosed {
+		m.log.Info("register broker: connection already closed, ignored", "cluster", r.ClusterName,
+			"brokerAddr", r.BrokerAddr, "brokerName", r.BrokerName, "brokerId", r.BrokerID)
+	}
+	sum.log(m.log, r)
+	return res, ok
+}
+
+// registerSummary counts what one registration changed in the topic table, for
+// one log line written after the lock is released.
+type registerSummary struct {
+	connClosed                  bool
+	newTopics, changed, removed int
+	examples                    []string // a few topic names, new or changed first
+	mappings                    int
+}
+
+const summaryExamples = 3
+
+func (s *registerSummary) note(kind upsertKind, topic string) {
+	switch kind {
+	case upsertNewTopic, upsertAdded:
+		s.newTopics++
+	case upsertChanged:
+		s.changed++
+	default:
+		return
+	}
+	if len(s.examples) < summaryExamples {
+		s.examples = append(s.examples, topic)
+	}
+}
+
+func (s *registerSummary) log(logger *slog.Logger, r *BrokerRegistration) {
+	if s.newTopics+s.changed+s.removed+s.mappings == 0 {
+		return
+	}
+	logger.Info("broker topics registered", "cluster", r.ClusterName, "brokerName", r.BrokerName,
+		"brokerAddr", r.BrokerAddr, "new", s.newTopics, "changed", s.changed, "removed", s.removed,
+		"mappings", s.mappings, "examples", s.examples)
+}
+
+func (m *RouteInfoManager) registerLocked(r *BrokerRegistration, sum *registerSummary) (res RegisterResult, ok bool) {
+	if r.Conn != nil && r.Conn.Closed() {
+		sum.connClosed = true
+		return RegisterResult{}, false
+	}
 	cluster, brokerName, addr := strings.Clone(r.ClusterName), strings.Clone(r.BrokerName), strings.Clone(r.BrokerAddr)
 	topics := r.Topics
 	if topics == nil {
@@ -116,9 +195,7 @@ func (m *RouteInfoManager) RegisterBroker(r *BrokerRegistration) (res RegisterRe
 	}
 	cfg := m.cfg()
 	now := cfg.now().UnixMilli()
-
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	debug := m.log.Enabled(context.Background(), slog.LevelDebug)
 
 	names := m.clusterAddrTable[cluster]
 	if names == nil {
@@ -176,8 +253,11 @@ func (m *RouteInfoManager) RegisterBroker(r *BrokerRegistration) (res RegisterRe
 		brokerChanged := prev == nil || prev.dataVersion != topics.DataVersion
 		if cfg.DeleteTopicWithBrokerRegistration && len(topics.TopicQueueMappingInfoMap) == 0 {
 			for topic := range m.topicQueueTable {
-				if _, keep := topics.TopicConfigTable[topic]; !keep {
-					m.removeQueueData(topic, brokerName)
+				if _, keep := topics.TopicConfigTable[topic]; !keep && m.removeQueueData(topic, brokerName) {
+					sum.removed++
+					if debug {
+						m.log.Debug("topic removed from broker", "topic", topic, "brokerName", brokerName)
+					}
 				}
 			}
 		}
@@ -195,25 +275,33 @@ func (m *RouteInfoManager) RegisterBroker(r *BrokerRegistration) (res RegisterRe
 			if isPrimeSlave && bd.EnableActingMaster {
 				perm &^= codec.PermWrite
 			}
-			m.upsertQueueData(name, codec.QueueData{BrokerName: brokerName, ReadQueueNums: tc.ReadQueueNums,
-				WriteQueueNums: tc.WriteQueueNums, Perm: perm, TopicSysFlag: tc.TopicSysFlag})
+			kind := m.upsertQueueData(name, codec.QueueData{BrokerName: brokerName, ReadQueueNums: tc.ReadQueueNums,
+				WriteQueueNums: tc.WriteQueueNums, Perm: perm, TopicSysFlag: tc.TopicSysFlag}, debug)
+			sum.note(kind, name)
 		}
 		if brokerChanged || registerFirst {
 			for topic, info := range topics.TopicQueueMappingInfoMap {
+				// Only for a topic this broker name hosts: in this registration's
+				// table, or registered before (a broker splitting its registration,
+				// enableSplitRegistration, sends every mapping with the last part).
+				if info == nil || !m.hasQueueData(topic, brokerName) {
+					continue
+				}
 				byBroker := m.mappingInfoTable[topic]
 				if byBroker == nil {
-					byBroker = make(map[string]codec.RawJSON)
-					m.mappingInfoTable[topic] = byBroker
+					byBroker = make(map[string]*codec.TopicQueueMappingInfo)
+					m.mappingInfoTable[strings.Clone(topic)] = byBroker
 				}
-				byBroker[brokerName] = info
+				byBroker[brokerName] = info.Clone()
+				sum.mappings++
 			}
 		}
 	}
 
 	live := &brokerLive{timeout: DefaultBrokerChannelExpiredMillis, dataVersion: topics.DataVersion,
-		conn: r.Conn, haServerAddr: strings.Clone(r.HaServerAddr)}
+		conn: r.Conn, haServerAddr: strings.Clone(r.HaServerAddr), brokerName: brokerName, brokerID: r.BrokerID}
 	if r.HeartbeatTimeoutMillis > 0 {
-		live.timeout = r.HeartbeatTimeoutMillis
+		live.timeout = min(r.HeartbeatTimeoutMillis, MaxBrokerHeartbeatTimeoutMillis)
 	}
 	live.lastUpdate.Store(now)
 	if _, existed := m.brokerLiveTable[key]; !existed {
@@ -262,30 +350,50 @@ func findQueueData(qds []codec.QueueData, brokerName string) (int, bool) {
 	})
 }
 
+// upsertKind is what upsertQueueData did.
+type upsertKind int
+
+const (
+	upsertUnchanged upsertKind = iota
+	upsertChanged              // the broker's queue data of the topic differs now
+	upsertAdded                // the topic had no queue data of this broker
+	upsertNewTopic             // the topic did not exist
+)
+
 // upsertQueueData sets the queue data of qd.BrokerName for topic. Callers hold
-// the write lock. A new topic name is cloned: it may alias a request.
-func (m *RouteInfoManager) upsertQueueData(topic string, qd codec.QueueData) {
+// the write lock. A new topic name is cloned: it may alias a request. With
+// debug, each change is logged (the caller logs a summary at info).
+func (m *RouteInfoManager) upsertQueueData(topic string, qd codec.QueueData, debug bool) upsertKind {
 	// Clients expand a route into one entry per queue: counts beyond what any
 	// broker may create (a Java broker takes any int) are cut to that.
 	qd.ReadQueueNums, qd.WriteQueueNums = compat.ClampQueueNums(qd.ReadQueueNums), compat.ClampQueueNums(qd.WriteQueueNums)
 	qds, exists := m.topicQueueTable[topic]
 	i, found := findQueueData(qds, qd.BrokerName)
 	if found {
-		if qds[i] != qd {
-			m.log.Info("topic changed", "topic", topic, "old", qds[i], "new", qd)
-			qds[i] = qd
+		if qds[i] == qd {
+			return upsertUnchanged
 		}
-		return
+		if debug {
+			m.log.Debug("topic changed", "topic", topic, "old", qds[i], "new", qd)
+		}
+		qds[i] = qd
+		return upsertChanged
 	}
+	kind := upsertAdded
 	if !exists {
 		topic = strings.Clone(topic)
-		m.log.Info("new topic registered", "topic", topic, "queueData", qd)
+		kind = upsertNewTopic
+	}
+	if debug {
+		m.log.Debug("topic registered", "topic", topic, "queueData", qd, "newTopic", !exists)
 	}
 	m.topicQueueTable[topic] = slices.Insert(qds, i, qd)
+	return kind
 }
 
-// removeQueueData drops brokerName's queues of topic, and the topic when none
-// are left. Callers hold the write lock.
+// removeQueueData drops brokerName's queues of topic, and its static-topic
+// mapping of topic, and the topic when no queues are left. Callers hold the
+// write lock.
 func (m *RouteInfoManager) removeQueueData(topic, brokerName string) bool {
 	qds := m.topicQueueTable[topic]
 	i, found := findQueueData(qds, brokerName)
@@ -298,6 +406,12 @@ func (m *RouteInfoManager) removeQueueData(topic, brokerName string) bool {
 		delete(m.mappingInfoTable, topic)
 	} else {
 		m.topicQueueTable[topic] = qds
+		if byBroker := m.mappingInfoTable[topic]; byBroker != nil {
+			delete(byBroker, brokerName)
+			if len(byBroker) == 0 {
+				delete(m.mappingInfoTable, topic)
+			}
+		}
 	}
 	return true
 }
@@ -311,82 +425,116 @@ type UnregisterRequest struct {
 }
 
 // UnregisterBrokers removes broker instances. A broker name left without
-// addresses leaves its cluster (and an empty cluster goes), and its queues leave
-// every topic (topics left without queues go).
+// addresses leaves its cluster (and an empty cluster goes), and its queues and
+// static-topic mappings leave every topic (topics left without queues go).
 func (m *RouteInfoManager) UnregisterBrokers(reqs ...UnregisterRequest) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.unregisterLocked(reqs)
 }
 
+// unregisterLocked removes a batch of broker instances with one walk over the
+// topic table, and none when no broker name left or lost its master. Callers
+// hold the write lock.
 func (m *RouteInfoManager) unregisterLocked(reqs []UnregisterRequest) {
-	removed := make(map[string]struct{})
-	reduced := make(map[string]struct{})
+	debug := m.log.Enabled(context.Background(), slog.LevelDebug)
+	var removed, reduced map[string]struct{}
 	for _, r := range reqs {
 		key := brokerAddrKey{r.ClusterName, r.BrokerAddr}
 		_, wasLive := m.brokerLiveTable[key]
 		delete(m.brokerLiveTable, key)
 		delete(m.filterServerTable, key)
-		m.log.Info("unregister broker", "cluster", r.ClusterName, "brokerAddr", r.BrokerAddr,
-			"brokerName", r.BrokerName, "brokerId", r.BrokerID, "wasLive", wasLive)
+		if debug {
+			m.log.Debug("unregister broker", "cluster", r.ClusterName, "brokerAddr", r.BrokerAddr,
+				"brokerName", r.BrokerName, "brokerId", r.BrokerID, "wasLive", wasLive)
+		}
 
-		removeName := false
-		if bd := m.brokerAddrTable[r.BrokerName]; bd != nil {
-			for id, a := range bd.BrokerAddrs {
-				if a == r.BrokerAddr {
-					delete(bd.BrokerAddrs, id)
-				}
-			}
-			if len(bd.BrokerAddrs) == 0 {
-				delete(m.brokerAddrTable, r.BrokerName)
-				removeName = true
+		bd := m.brokerAddrTable[r.BrokerName]
+		if bd == nil {
+			continue // an unknown name has no queues anywhere
+		}
+		for id, a := range bd.BrokerAddrs {
+			if a == r.BrokerAddr {
+				delete(bd.BrokerAddrs, id)
 			}
 		}
-		if !removeName {
-			reduced[r.BrokerName] = struct{}{}
+		if len(bd.BrokerAddrs) > 0 {
+			// In acting-master mode a name whose master left is readable only.
+			if bd.EnableActingMaster && minBrokerID(bd.BrokerAddrs) != codec.MasterID {
+				if reduced == nil {
+					reduced = make(map[string]struct{})
+				}
+				reduced[r.BrokerName] = struct{}{}
+			}
 			continue
 		}
+		delete(m.brokerAddrTable, r.BrokerName)
 		if names := m.clusterAddrTable[r.ClusterName]; names != nil {
 			delete(names, r.BrokerName)
 			if len(names) == 0 {
 				delete(m.clusterAddrTable, r.ClusterName)
 			}
 		}
+		if removed == nil {
+			removed = make(map[string]struct{})
+		}
 		removed[r.BrokerName] = struct{}{}
+		delete(reduced, r.BrokerName)
 	}
 	if len(removed) == 0 && len(reduced) == 0 {
 		return
 	}
-	for topic := range m.topicQueueTable {
-		for name := range removed {
-			m.removeQueueData(topic, name)
-		}
-		// A broker name whose master left, in acting-master mode: readable only.
-		for name := range reduced {
-			bd := m.brokerAddrTable[name]
-			if bd == nil || !bd.EnableActingMaster || minBrokerID(bd.BrokerAddrs) == codec.MasterID {
+	m.topicWalks++
+	for topic, qds := range m.topicQueueTable {
+		kept := qds[:0]
+		for _, qd := range qds {
+			if _, gone := removed[qd.BrokerName]; gone {
 				continue
 			}
-			qds := m.topicQueueTable[topic]
-			if i, ok := findQueueData(qds, name); ok {
-				qds[i].Perm &^= codec.PermWrite
+			if _, ro := reduced[qd.BrokerName]; ro {
+				qd.Perm &^= codec.PermWrite
 			}
+			kept = append(kept, qd)
+		}
+		switch {
+		case len(kept) == 0:
+			delete(m.topicQueueTable, topic)
+		case len(kept) < len(qds):
+			clear(qds[len(kept):]) // drop the broker names they held
+			m.topicQueueTable[topic] = kept
+		}
+	}
+	if len(removed) == 0 {
+		return
+	}
+	for topic, byBroker := range m.mappingInfoTable {
+		for name := range byBroker {
+			if _, gone := removed[name]; gone {
+				delete(byBroker, name)
+			}
+		}
+		if len(byBroker) == 0 {
+			delete(m.mappingInfoTable, topic)
 		}
 	}
 }
 
-// unregisterRequestFor finds broker name and id of a live instance (Java's
-// setupUnRegisterRequest). Callers hold a lock.
-func (m *RouteInfoManager) unregisterRequestFor(key brokerAddrKey) (UnregisterRequest, bool) {
-	for _, bd := range m.brokerAddrTable {
-		if bd.Cluster != key.cluster {
-			continue
-		}
-		for id, a := range bd.BrokerAddrs {
-			if a == key.addr {
-				return UnregisterRequest{ClusterName: key.cluster, BrokerAddr: key.addr,
-					BrokerName: bd.BrokerName, BrokerID: id}, true
-			}
+// unregisterRequestFor finds the broker name and id of a live instance (Java's
+// setupUnRegisterRequest) from what the instance registered with. Callers hold
+// a lock.
+func (m *RouteInfoManager) unregisterRequestFor(key brokerAddrKey, live *brokerLive) (UnregisterRequest, bool) {
+	bd := m.brokerAddrTable[live.brokerName]
+	if bd == nil || bd.Cluster != key.cluster {
+		return UnregisterRequest{}, false
+	}
+	if a, ok := bd.BrokerAddrs[live.brokerID]; ok && a == key.addr {
+		return UnregisterRequest{ClusterName: key.cluster, BrokerAddr: key.addr, BrokerName: live.brokerName,
+			BrokerID: live.brokerID}, true
+	}
+	for id, a := range bd.BrokerAddrs { // the id changed since (slave switched to master)
+		if a == key.addr {
+			return UnregisterRequest{ClusterName: key.cluster, BrokerAddr: key.addr, BrokerName: live.brokerName,
+				BrokerID: id}, true
 		}
 	}
 	return UnregisterRequest{}, false
@@ -394,57 +542,91 @@ func (m *RouteInfoManager) unregisterRequestFor(key brokerAddrKey) (UnregisterRe
 
 // OnConnClosed unregisters every broker instance registered over connection id.
 func (m *RouteInfoManager) OnConnClosed(id uint64) int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var reqs []UnregisterRequest
-	for key, live := range m.brokerLiveTable {
-		if cid, ok := live.connID(); ok && cid == id {
-			if r, ok := m.unregisterRequestFor(key); ok {
-				reqs = append(reqs, r)
-			} else {
-				delete(m.brokerLiveTable, key)
-			}
-		}
-	}
-	if len(reqs) > 0 {
-		m.unregisterLocked(reqs)
-	}
-	return len(reqs)
+	n, _ := m.unregisterLive(func(live *brokerLive, _ int64) bool {
+		cid, ok := live.connID()
+		return ok && cid == id
+	}, "broker connection closed", slog.LevelDebug) // NameServer.OnClose logs the total
+	return n
 }
 
 // ScanNotActiveBrokers drops every broker instance whose last registration or
 // heartbeat is older than its timeout, closes its connection, and returns how many
 // it dropped.
 func (m *RouteInfoManager) ScanNotActiveBrokers() int {
-	now := m.cfg().now().UnixMilli()
-	var (
-		reqs    []UnregisterRequest
-		toClose []remoting.Conn
-	)
-	m.mu.Lock()
-	for key, live := range m.brokerLiveTable {
-		if live.lastUpdate.Load()+live.timeout >= now {
-			continue
-		}
-		m.log.Warn("broker channel expired", "cluster", key.cluster, "brokerAddr", key.addr, "timeoutMillis", live.timeout)
-		if live.conn != nil {
-			toClose = append(toClose, live.conn)
-		}
-		if r, ok := m.unregisterRequestFor(key); ok {
-			reqs = append(reqs, r)
-		} else {
-			delete(m.brokerLiveTable, key)
-			delete(m.filterServerTable, key)
-		}
-	}
-	if len(reqs) > 0 {
-		m.unregisterLocked(reqs)
-	}
-	m.mu.Unlock()
+	n, toClose := m.unregisterLive(func(live *brokerLive, now int64) bool {
+		return live.lastUpdate.Load()+live.timeout < now
+	}, "broker channel expired", slog.LevelWarn)
 	for _, c := range toClose {
 		_ = c.Close()
 	}
-	return len(reqs)
+	return n
+}
+
+// unregisterLive removes the live instances that match: it finds them under
+// the read lock, then removes them in batches of unregisterBatchSize, each
+// under one write-lock hold that checks again that the instance still matches
+// (a heartbeat or a new registration may have come in meanwhile). It returns
+// how many were unregistered and the connections of all those removed, and
+// logs one line per batch at level (one per instance at debug).
+func (m *RouteInfoManager) unregisterLive(match func(live *brokerLive, now int64) bool, why string,
+	level slog.Level) (int, []remoting.Conn) {
+	now := m.cfg().now().UnixMilli()
+	var keys []brokerAddrKey
+	m.mu.RLock()
+	for key, live := range m.brokerLiveTable {
+		if match(live, now) {
+			keys = append(keys, key)
+		}
+	}
+	m.mu.RUnlock()
+
+	debug := m.log.Enabled(context.Background(), slog.LevelDebug)
+	var (
+		total int
+		conns []remoting.Conn
+		reqs  []UnregisterRequest
+	)
+	for len(keys) > 0 {
+		batch := keys[:min(len(keys), unregisterBatchSize)]
+		keys = keys[len(batch):]
+		reqs = reqs[:0]
+		dropped := 0
+		m.mu.Lock()
+		for _, key := range batch {
+			live := m.brokerLiveTable[key]
+			if live == nil || !match(live, now) {
+				continue
+			}
+			dropped++
+			if debug {
+				m.log.Debug(why, "cluster", key.cluster, "brokerAddr", key.addr, "brokerName", live.brokerName,
+					"timeoutMillis", live.timeout)
+			}
+			if live.conn != nil {
+				conns = append(conns, live.conn)
+			}
+			if r, ok := m.unregisterRequestFor(key, live); ok {
+				reqs = append(reqs, r)
+			} else {
+				delete(m.brokerLiveTable, key)
+				delete(m.filterServerTable, key)
+			}
+		}
+		m.unregisterLocked(reqs)
+		m.mu.Unlock()
+		total += len(reqs)
+		if dropped > 0 && m.log.Enabled(context.Background(), level) {
+			examples := make([]string, 0, summaryExamples)
+			for _, r := range reqs[:min(len(reqs), summaryExamples)] {
+				examples = append(examples, r.BrokerName+"@"+r.BrokerAddr)
+			}
+			m.log.Log(context.Background(), level, why, "brokers", dropped, "unregistered", len(reqs), "examples", examples)
+		}
+		if m.afterUnregisterBatch != nil {
+			m.afterUnregisterBatch()
+		}
+	}
+	return total, conns
 }
 
 // UpdateBrokerInfoUpdateTimestamp refreshes a live instance (BROKER_HEARTBEAT,
@@ -533,14 +715,14 @@ func (m *RouteInfoManager) AppendTopicRouteJSON(dst []byte, topic, orderTopicCon
 	}
 	dst = append(dst, ']')
 	if byBroker := m.mappingInfoTable[topic]; len(byBroker) > 0 {
-		// Static topics (5.x): each broker's TopicQueueMappingInfo as it registered it.
+		// Static topics (5.x): each broker's TopicQueueMappingInfo (Java's fields only).
 		dst = append(dst, `,"topicQueueMappingByBroker":{`...)
 		for i, name := range codec.SortedKeys(byBroker) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
 			dst = codec.AppendJSONKey(dst, name)
-			dst = append(dst, byBroker[name]...)
+			dst = byBroker[name].AppendJSON(dst)
 		}
 		dst = append(dst, '}')
 	}
@@ -699,8 +881,9 @@ func (m *RouteInfoManager) RegisterTopic(topic string, qds []codec.QueueData) bo
 	}
 	for _, qd := range qds {
 		qd.BrokerName = strings.Clone(qd.BrokerName)
-		m.upsertQueueData(topic, qd)
+		m.upsertQueueData(topic, qd, false)
 	}
+	m.log.Info("topic registered in name server", "topic", topic, "queueDatas", qds)
 	return true
 }
 

@@ -273,7 +273,9 @@ func TestStaticTopicMappingInRoute(t *testing.T) {
 	m := newTestManager(t, newFakeClock())
 	w := topicTable(codec.DataVersion{Counter: 1}, map[string]int32{"T": 2, "U": 1})
 	info := `{"bname":"b","currIdMap":{"0":0},"dirty":false,"epoch":1,"scope":"__global__","topic":"T","totalQueues":2}`
-	w.TopicQueueMappingInfoMap = map[string]json.RawMessage{"T": json.RawMessage(info)}
+	mapping, err := codec.DecodeTopicQueueMappingInfo([]byte(info))
+	require.NoError(t, err)
+	w.TopicQueueMappingInfoMap = map[string]*codec.TopicQueueMappingInfo{"T": mapping}
 	_, ok := m.RegisterBroker(registration("c", "b", 0, "a:1", w))
 	require.True(t, ok)
 	b, ok := m.AppendTopicRouteJSON(nil, "T", "")

@@ -1,0 +1,114 @@
+package codec
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// What a 5.x Java broker writes for a static topic (fastjson, bare Integer keys)
+// and what Java's name server answers clients with (BrowserCompatible: quoted).
+const (
+	javaMappingFromBroker = `{"bname":"broker-a","currIdMap":{0:0,1:1},"dirty":false,"epoch":1,"scope":"__global__","topic":"StaticTopic","totalQueues":2}`
+	javaMappingInRoute    = `{"bname":"broker-a","currIdMap":{"0":0,"1":1},"dirty":false,"epoch":1,"scope":"__global__","topic":"StaticTopic","totalQueues":2}`
+)
+
+func TestTopicQueueMappingInfoRoundTrip(t *testing.T) {
+	for _, in := range []string{javaMappingFromBroker, javaMappingInRoute} {
+		info, err := DecodeTopicQueueMappingInfo([]byte(in))
+		require.NoError(t, err)
+		require.Equal(t, javaMappingInRoute, string(info.AppendJSON(nil)))
+	}
+	// Numeric keys sort as numbers, as Java's TreeMap (MapSortField) does.
+	info, err := DecodeTopicQueueMappingInfo([]byte(`{"topic":"T","bname":"b","currIdMap":{"10":3,"2":1,"-1":0}}`))
+	require.NoError(t, err)
+	require.Equal(t, `{"bname":"b","currIdMap":{"-1":0,"2":1,"10":3},"dirty":false,"epoch":0,"scope":"__global__","topic":"T","totalQueues":0}`,
+		string(info.AppendJSON(nil)))
+}
+
+func TestTopicQueueMappingInfoKeepsOnlyJavaFields(t *testing.T) {
+	pad := strings.Repeat("a", 1<<20)
+	info, err := DecodeTopicQueueMappingInfo([]byte(`{"topic":"T","pad":"` + pad + `","hostedQueues":{"0":[{"gen":0}]},"bname":"b","currIdMap":{"0":0}}`))
+	require.NoError(t, err)
+	out := info.AppendJSON(nil)
+	require.Equal(t, `{"bname":"b","currIdMap":{"0":0},"dirty":false,"epoch":0,"scope":"__global__","topic":"T","totalQueues":0}`, string(out))
+}
+
+func TestTopicQueueMappingInfoNullsAndDefaults(t *testing.T) {
+	// Missing scope and currIdMap: Java's initialisers. Null: fastjson leaves them out.
+	info, err := DecodeTopicQueueMappingInfo([]byte(`{"topic":"T"}`))
+	require.NoError(t, err)
+	require.Equal(t, `{"currIdMap":{},"dirty":false,"epoch":0,"scope":"__global__","topic":"T","totalQueues":0}`, string(info.AppendJSON(nil)))
+	info, err = DecodeTopicQueueMappingInfo([]byte(`{"topic":"T","scope":null,"currIdMap":null,"bname":null,"epoch":"7","dirty":"true","totalQueues":"3"}`))
+	require.NoError(t, err)
+	require.Equal(t, `{"dirty":true,"epoch":7,"topic":"T","totalQueues":3}`, string(info.AppendJSON(nil)))
+}
+
+func TestTopicQueueMappingInfoBounds(t *testing.T) {
+	currIDMap := func(n int) []byte {
+		b := []byte(`{"topic":"T","currIdMap":{`)
+		for i := 0; i < n; i++ {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, int64(i), 10)
+			b = append(b, ':', '0')
+		}
+		return append(b, `}}`...)
+	}
+	info, err := DecodeTopicQueueMappingInfo(currIDMap(MaxMappingQueues))
+	require.NoError(t, err)
+	require.Len(t, info.CurrIDMap, MaxMappingQueues)
+	_, err = DecodeTopicQueueMappingInfo(currIDMap(MaxMappingQueues + 1))
+	require.ErrorContains(t, err, "currIdMap")
+
+	for _, bad := range []string{
+		`{"topic":"T","currIdMap":{"0":null}}`,
+		`{"topic":"T","currIdMap":{"x":1}}`,
+		`{"topic":"T","currIdMap":{"0":"y"}}`,
+		`{"topic":"T","currIdMap":{"4294967296":1}}`,
+		`{"topic":"T","currIdMap":[]}`,
+		`{"topic":"T","bname":"` + strings.Repeat("b", 1025) + `"}`,
+		`{"topic":"T","scope":"` + strings.Repeat("s", 1025) + `"}`,
+		`{"topic":{"x":1}}`,
+		`[]`,
+	} {
+		_, err := DecodeTopicQueueMappingInfo([]byte(bad))
+		require.Error(t, err, bad)
+	}
+}
+
+func TestCompressedRegisterBodyMappingIsRewritten(t *testing.T) {
+	var raw []byte
+	part := func(p []byte) { raw = binary.BigEndian.AppendUint32(raw, uint32(len(p))); raw = append(raw, p...) }
+	part([]byte(`{"counter":1,"timestamp":1}`))
+	raw = binary.BigEndian.AppendUint32(raw, 1)
+	part([]byte("T 1 1 6 SINGLE_TAG"))
+	part([]byte("[]"))
+	raw = binary.BigEndian.AppendUint32(raw, 1)
+	part([]byte(`{"topic":"T","bname":"b","pad":"` + strings.Repeat("a", 8<<20) + `","currIdMap":{0:0}}`))
+	var z bytes.Buffer
+	zw := zlib.NewWriter(&z)
+	_, _ = zw.Write(raw)
+	require.NoError(t, zw.Close())
+
+	b, err := DecodeRegisterBrokerBody(z.Bytes(), true, VersionV5_0_0)
+	require.NoError(t, err)
+	info := b.TopicConfigSerializeWrapper.TopicQueueMappingInfoMap["T"]
+	require.NotNil(t, info)
+	require.Equal(t, `{"bname":"b","currIdMap":{"0":0},"dirty":false,"epoch":0,"scope":"__global__","topic":"T","totalQueues":0}`,
+		string(info.AppendJSON(nil)))
+
+	// The plain form is read the same way.
+	plain, err := b.Encode(false)
+	require.NoError(t, err)
+	require.Less(t, len(plain), 1024)
+	again, err := DecodeRegisterBrokerBody(plain, false, VersionV5_0_0)
+	require.NoError(t, err)
+	require.Equal(t, b.TopicConfigSerializeWrapper.TopicQueueMappingInfoMap, again.TopicConfigSerializeWrapper.TopicQueueMappingInfoMap)
+}
