@@ -47,16 +47,7 @@ func TestEndToEndOverLoopback(t *testing.T) {
 	client := remoting.NewClient(remoting.ClientConfig{Logger: quietLogger()})
 	defer client.Close()
 
-	// The broker registers the way a Java broker does: typed header, compressed body.
-	body := &codec.RegisterBrokerBody{TopicConfigSerializeWrapper: *topicTable(codec.DataVersion{Counter: 1, Timestamp: 1},
-		map[string]int32{"TopicTest": 4, "TBW102": 8})}
-	z, err := body.Encode(true)
-	require.NoError(t, err)
-	reg := codec.NewRequest(codec.ReqRegisterBroker)
-	reg.CustomHeader = &codec.RegisterBrokerRequestHeader{BrokerName: "broker-a", BrokerAddr: "127.0.0.1:10911",
-		ClusterName: "DefaultCluster", HaServerAddr: "127.0.0.1:10912", Compressed: true, BodyCrc32: crcOf(z)}
-	reg.Body = z
-	resp := invoke(t, broker, addr, reg)
+	resp := registerAsJavaBroker(t, broker, addr)
 	require.Equal(t, codec.RespSuccess, resp.Code, resp.Remark)
 
 	// A Go-client-like request (JSON, version 317) gets the route.
@@ -80,6 +71,21 @@ func TestEndToEndOverLoopback(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return invoke(t, client, addr, q).Code == codec.RespTopicNotExist
 	}, 5*time.Second, 10*time.Millisecond)
+}
+
+// registerAsJavaBroker registers broker-a the way a Java broker does (typed
+// header, compressed body) with TopicTest (4 queues) and TBW102.
+func registerAsJavaBroker(t testing.TB, cl *remoting.Client, addr string) *codec.RemotingCommand {
+	t.Helper()
+	body := &codec.RegisterBrokerBody{TopicConfigSerializeWrapper: *topicTable(codec.DataVersion{Counter: 1, Timestamp: 1},
+		map[string]int32{"TopicTest": 4, "TBW102": 8})}
+	z, err := body.Encode(true)
+	require.NoError(t, err)
+	reg := codec.NewRequest(codec.ReqRegisterBroker)
+	reg.CustomHeader = &codec.RegisterBrokerRequestHeader{BrokerName: "broker-a", BrokerAddr: "127.0.0.1:10911",
+		ClusterName: "DefaultCluster", HaServerAddr: "127.0.0.1:10912", Compressed: true, BodyCrc32: crcOf(z)}
+	reg.Body = z
+	return invoke(t, cl, addr, reg)
 }
 
 func crcOf(b []byte) int32 {

@@ -288,15 +288,7 @@ func TestOversizeOrderConfigOverLoopback(t *testing.T) {
 		atk.Close()
 
 		broker := remoting.NewClient(remoting.ClientConfig{Logger: quietLogger()})
-		body := &codec.RegisterBrokerBody{TopicConfigSerializeWrapper: *topicTable(codec.DataVersion{Counter: 1, Timestamp: 1},
-			map[string]int32{"TopicTest": 4, "TBW102": 8})}
-		z, err := body.Encode(true)
-		require.NoError(t, err)
-		reg := codec.NewRequest(codec.ReqRegisterBroker)
-		reg.CustomHeader = &codec.RegisterBrokerRequestHeader{BrokerName: "broker-a", BrokerAddr: "127.0.0.1:10911",
-			ClusterName: "DefaultCluster", HaServerAddr: "127.0.0.1:10912", Compressed: true, BodyCrc32: crcOf(z)}
-		reg.Body = z
-		resp := invoke(t, broker, addr, reg)
+		resp := registerAsJavaBroker(t, broker, addr)
 		require.Equal(t, codec.RespSuccess, resp.Code, resp.Remark)
 		require.LessOrEqual(t, len(resp.Body), maxOrderConfBody)
 		_, ok := ns.Routes().TopicRouteData("TopicTest")

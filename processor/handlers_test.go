@@ -394,28 +394,18 @@ func TestHeartbeatOnClosedConnRegistersNothing(t *testing.T) {
 func TestHeartbeatOfManyNewGroupsWritesEachFileOnce(t *testing.T) {
 	b := newTestBroker(t, nil)
 	ctx := context.Background()
-	hb := codec.HeartbeatData{ClientID: "10.0.0.9@1"}
 	const n = 300
-	for i := range n {
-		hb.ConsumerDataSet = append(hb.ConsumerDataSet, codec.ConsumerData{GroupName: fmt.Sprintf("HG_%d", i),
-			ConsumeType: "CONSUME_PASSIVELY", MessageModel: "CLUSTERING", ConsumeFromWhere: "CONSUME_FROM_LAST_OFFSET"})
-	}
-	body, err := json.Marshal(hb)
-	require.NoError(t, err)
-	req := codec.NewRequest(codec.ReqHeartBeat)
-	req.Body = body
-	conn := newTestConn(12)
-	resp, err := b.handleHeartBeat(ctx, conn, req)
+	resp, err := b.handleHeartBeat(ctx, newTestConn(12), groupsHeartbeat(t, [2]int{}, [2]int{0, n}))
 	require.NoError(t, err)
 	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
 	for _, i := range []int{0, 150, n - 1} {
-		g := fmt.Sprintf("HG_%d", i)
-		require.Equal(t, []string{"10.0.0.9@1"}, b.consumers.ClientIDs(g))
+		g := fmt.Sprintf("C%d", i)
+		require.Equal(t, []string{"10.0.0.7@1"}, b.consumers.ClientIDs(g))
 		_, ok := b.topics.Select("%RETRY%" + g)
 		require.True(t, ok, "retry topic of %s", g)
 	}
-	requireWrittenOnce(t, b, "subscriptionGroup.json", "HG_", fmt.Sprintf("HG_%d\"", n-1))
-	requireWrittenOnce(t, b, "topics.json", "HG_", fmt.Sprintf("HG_%d\"", n-1))
+	requireWrittenOnce(t, b, "subscriptionGroup.json", "\"C0\"", fmt.Sprintf("C%d\"", n-1))
+	requireWrittenOnce(t, b, "topics.json", "%RETRY%C0\"", fmt.Sprintf("C%d\"", n-1))
 }
 
 // requireWrittenOnce: the config file holds last, and the .bak its last write
