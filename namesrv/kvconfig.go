@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"rmqd/codec"
 	"rmqd/compat"
@@ -70,19 +69,15 @@ type KVConfigManager struct {
 	entries map[string]int
 	total   int
 
-	// Group commit: asked counts persist calls; persistMu holds one write at a
-	// time; covered is the number of calls the last finished write covers and
-	// persistErr its result (both under persistMu).
-	asked      atomic.Uint64
-	persistMu  sync.Mutex
-	covered    uint64
-	persistErr error
+	file compat.Persister // the group commit
 }
 
 // NewKVConfigManager makes a store persisted at path (empty: memory only).
 func NewKVConfigManager(path string) *KVConfigManager {
-	return &KVConfigManager{path: path, writeFile: compat.WriteConfigFile,
+	m := &KVConfigManager{path: path, writeFile: compat.WriteConfigFile,
 		table: make(map[string]map[string]string), entries: make(map[string]int)}
+	m.file.Write = func() error { return m.writeFile(m.path, m.snapshot()) }
+	return m
 }
 
 // Load reads the persisted table; a missing file is an empty table. The bounds
@@ -269,25 +264,13 @@ func (m *KVConfigManager) TableSize() int {
 	return fileSize(m.total, len(m.table))
 }
 
-// persist writes the table unless a write that took its snapshot after this
-// call began already did; callers that arrive while a write runs share the next
-// one. The caller's change must be in the table before the call: the writer
-// reads asked before it takes its snapshot, so a write covers every call
-// counted by then.
+// persist writes the table, in a write shared with the changes made meanwhile
+// (compat.Persister); the caller's change must be in the table already.
 func (m *KVConfigManager) persist() error {
 	if m.path == "" {
 		return nil
 	}
-	n := m.asked.Add(1)
-	m.persistMu.Lock()
-	defer m.persistMu.Unlock()
-	if m.covered >= n {
-		return m.persistErr
-	}
-	covered := m.asked.Load()
-	m.persistErr = m.writeFile(m.path, m.snapshot())
-	m.covered = covered
-	return m.persistErr
+	return m.file.Persist()
 }
 
 // snapshot is the table as Java's kvConfig.json.

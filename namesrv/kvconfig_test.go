@@ -334,7 +334,7 @@ func TestConcurrentKVPutsShareWrites(t *testing.T) {
 			require.Contains(t, string(b), fmt.Sprintf(`"Shared%02d"`, i), "answered before its value was written")
 		}()
 	}
-	for m.asked.Load() < waiting+1 {
+	for m.file.Calls() < waiting+1 {
 		runtime.Gosched()
 	}
 	close(release)

@@ -74,7 +74,7 @@ type SubscriptionGroupManager struct {
 	mu      sync.RWMutex
 	table   map[string]SubscriptionGroupConfig
 	version Version
-	file    persister
+	file    compat.Persister
 }
 
 // NewSubscriptionGroupManager creates the system groups Java creates.
@@ -82,7 +82,7 @@ func NewSubscriptionGroupManager(conf func() Config, log *slog.Logger) *Subscrip
 	cfg := conf()
 	m := &SubscriptionGroupManager{cfg: conf, log: log, path: filepath.Join(cfg.ConfigDir, "subscriptionGroup.json"),
 		table: map[string]SubscriptionGroupConfig{}}
-	m.file.write = m.write
+	m.file.Write = m.write
 	for _, g := range []string{"TOOLS_CONSUMER", "FILTERSRV_CONSUMER", "SELF_TEST_C_GROUP"} {
 		m.table[g] = NewSubscriptionGroupConfig(g)
 	}
@@ -125,7 +125,7 @@ func (m *SubscriptionGroupManager) Snapshot() SubscriptionGroupTable {
 }
 
 // Persist writes subscriptionGroup.json (callers at the same time share a write).
-func (m *SubscriptionGroupManager) Persist() error { return m.file.persist() }
+func (m *SubscriptionGroupManager) Persist() error { return m.file.Persist() }
 
 func (m *SubscriptionGroupManager) persistLogged() {
 	if err := m.Persist(); err != nil {

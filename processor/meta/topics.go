@@ -63,7 +63,7 @@ type TopicConfigManager struct {
 	table    map[string]TopicConfig
 	version  Version
 	onChange func(changed []TopicConfig) // told after a topic is created or updated (SetOnChange)
-	file     persister
+	file     compat.Persister
 }
 
 // NewTopicConfigManager creates the system topics as Java's TopicConfigManager
@@ -72,7 +72,7 @@ func NewTopicConfigManager(conf func() Config, log *slog.Logger) *TopicConfigMan
 	cfg := conf()
 	m := &TopicConfigManager{cfg: conf, log: log, path: filepath.Join(cfg.ConfigDir, "topics.json"),
 		table: map[string]TopicConfig{}}
-	m.file.write = m.write
+	m.file.Write = m.write
 	put := func(name string, queues int32, perm int32) {
 		tc := NewTopicConfig(name)
 		if queues > 0 {
@@ -138,7 +138,7 @@ func (m *TopicConfigManager) Load() error {
 }
 
 // Persist writes topics.json (callers at the same time share a write).
-func (m *TopicConfigManager) Persist() error { return m.file.persist() }
+func (m *TopicConfigManager) Persist() error { return m.file.Persist() }
 
 func (m *TopicConfigManager) write() error {
 	data, err := codec.MarshalBodyIndent(m.Snapshot(), "\t")
