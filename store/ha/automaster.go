@@ -30,11 +30,15 @@ type autoConn struct {
 	handshook        atomic.Bool
 	syncFromLastFile bool // set before handshake is signalled
 	asyncLearner     bool
-	ack              atomic.Int64
-	next             atomic.Int64
-	lastMasterMax    atomic.Int64 // master end at the last transfer (lastMasterMaxOffset)
-	lastTransferMs   atomic.Int64
-	flow             *flow
+	// asked says this connection asked for its id in the sync state set,
+	// after askedAt controller answers (under a.mu).
+	asked          bool
+	askedAt        uint64
+	ack            atomic.Int64
+	next           atomic.Int64
+	lastMasterMax  atomic.Int64 // master end at the last transfer (lastMasterMaxOffset)
+	lastTransferMs atomic.Int64
+	flow           *flow
 }
 
 func (a *AutoSwitch) accept() {
@@ -234,7 +238,7 @@ func (c *autoConn) writeLoop() {
 		if n == 0 {
 			// Everything is sent: the slave counts as caught up (Java does
 			// the same when it has nothing to transfer).
-			a.caughtUpNow(c.slaveID.Load())
+			a.caughtUpNow(c)
 		}
 		confirm := st.ConfirmOffset()
 		// A moved confirm offset goes out at once, not at the next heartbeat
