@@ -72,6 +72,11 @@ func (a *AutoSwitch) accept() {
 			_ = nc.Close()
 			continue
 		}
+		if !a.gate.admit(nc, a.log) {
+			a.mu.Unlock()
+			_ = nc.Close()
+			continue
+		}
 		a.conns[c] = struct{}{}
 		a.publishWakesLocked()
 		a.mu.Unlock()
@@ -110,7 +115,14 @@ func (c *autoConn) readLoop() {
 	var b [slaveHandshakeSize]byte
 	firstSeen := false
 	for {
-		_ = c.nc.SetReadDeadline(time.Now().Add(c.a.cfg.HousekeepingInterval))
+		// The handshake comes within FirstFrameTimeout; after it the slave
+		// may take the housekeeping interval (it truncates its log before
+		// its first report).
+		wait := c.a.cfg.HousekeepingInterval
+		if !c.handshook.Load() {
+			wait = c.a.cfg.FirstFrameTimeout
+		}
+		_ = c.nc.SetReadDeadline(time.Now().Add(wait))
 		if _, err := io.ReadFull(r, b[:4]); err != nil {
 			break
 		}

@@ -106,6 +106,7 @@ type AutoSwitch struct {
 	master   bool
 	localID  int64
 	conns    map[*autoConn]struct{}
+	gate     connGate
 	client   *autoClient
 	syncSet  map[int64]bool // the controller's (local) sync state set
 	remote   map[int64]bool // what was asked of the controller, while unanswered
@@ -145,6 +146,7 @@ func NewAutoSwitch(st AutoStore, cfg AutoConfig) (*AutoSwitch, error) {
 	a := &AutoSwitch{st: st, cfg: cfg, log: cfg.Logger.With("component", "ha-autoswitch"), epoch: ec,
 		localID: cfg.LocalBrokerID, conns: map[*autoConn]struct{}{}, syncSet: map[int64]bool{}, remote: map[int64]bool{},
 		caughtUp: map[int64]time.Time{}, ackCh: make(chan struct{}), kick: make(chan struct{}, 1)}
+	a.gate = newConnGate(&a.cfg.Config)
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	if cfg.ListenAddr != "" {
 		ln, err := net.Listen("tcp", cfg.ListenAddr)
@@ -831,6 +833,7 @@ func (a *AutoSwitch) connGone(c *autoConn) {
 	var shrink map[int64]bool
 	a.mu.Lock()
 	delete(a.conns, c)
+	a.releaseLocked(c.nc)
 	a.publishWakesLocked()
 	if a.master && c.handshook.Load() && !a.servedLocked(id) && !a.closedLocked() {
 		switch {
@@ -854,6 +857,9 @@ func (a *AutoSwitch) connGone(c *autoConn) {
 		a.notify(shrink)
 	}
 }
+
+// releaseLocked counts a gone connection out of the limits.
+func (a *AutoSwitch) releaseLocked(nc net.Conn) { a.gate.release(nc) }
 
 func (a *AutoSwitch) closedLocked() bool { return a.ctx.Err() != nil }
 

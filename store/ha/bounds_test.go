@@ -1,6 +1,8 @@
 package ha
 
 import (
+	"encoding/binary"
+	"errors"
 	"io"
 	"net"
 	"runtime"
@@ -21,6 +23,7 @@ func TestAutoSwitchWantedSetsCoalesce(t *testing.T) {
 	master := openStore(t, mdir, store.RoleAsyncMaster)
 	defer master.Shutdown()
 	cfg := autoCfg(mdir, 1)
+	cfg.MaxConnectionsPerIP = 1000 // the cycles outrun the server noticing each close
 	a, err := NewAutoSwitch(master, cfg)
 	require.NoError(t, err)
 	defer a.Close()
@@ -117,5 +120,95 @@ func TestAutoSwitchImpostorOfInSyncSlave(t *testing.T) {
 	case got := <-wanted:
 		t.Fatalf("wanted %v after the impostor hung up", got)
 	default:
+	}
+}
+
+// readsEOF says whether the master closed nc (within 10 s).
+func readsEOF(nc net.Conn) bool {
+	_ = nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, err := io.Copy(io.Discard, nc)
+	var ne net.Error
+	return err == nil || !(errors.As(err, &ne) && ne.Timeout())
+}
+
+// The HA port holds a bounded number of connections, in all and per IP, and
+// drops one that sends nothing.
+func TestHAConnectionLimits(t *testing.T) {
+	for _, mode := range []string{"classic", "auto"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			st := openStore(t, dir, store.RoleAsyncMaster)
+			defer st.Shutdown()
+			cfg := testCfg()
+			cfg.MaxConnections, cfg.MaxConnectionsPerIP = 5, 3
+			cfg.FirstFrameTimeout = 100 * time.Millisecond
+			var addr string
+			var count func() int
+			if mode == "classic" {
+				m := NewMaster(st, cfg)
+				require.NoError(t, m.Start("127.0.0.1:0"))
+				defer m.Close()
+				addr, count = m.Addr().String(), func() int { return len(m.Status()) }
+			} else {
+				acfg := autoCfg(dir, 1)
+				acfg.Config = cfg
+				a, _ := newAuto(t, st, acfg)
+				defer a.Close()
+				require.NoError(t, a.ChangeToMaster(1, 1, []int64{1}))
+				addr, count = a.Addr().String(), func() int { return len(a.Status().HaConnectionInfo) }
+			}
+			put(t, st, 0, 10)
+			hello := func(nc net.Conn, id int64) {
+				if mode == "classic" {
+					var b [8]byte
+					binary.BigEndian.PutUint64(b[:], uint64(st.MaxPhyOffset()))
+					_, _ = nc.Write(b[:])
+				} else {
+					_, _ = nc.Write(AppendSlaveHandshake(nil, SlaveHandshake{BrokerID: id}))
+					_, _ = nc.Write(AppendSlaveReport(nil, st.MaxPhyOffset()))
+				}
+			}
+			dial := func(local string) net.Conn {
+				d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+				nc, err := d.Dial("tcp", addr)
+				require.NoError(t, err)
+				t.Cleanup(func() { _ = nc.Close() })
+				return nc
+			}
+			// Per IP: three of five from 127.0.0.1 stay.
+			var kept []net.Conn
+			for i := 0; i < 5; i++ {
+				nc := dial("127.0.0.1")
+				hello(nc, int64(10+i))
+				kept = append(kept, nc)
+				if i < 3 {
+					require.Eventually(t, func() bool { return count() == i+1 }, 10*time.Second, 5*time.Millisecond)
+				}
+			}
+			require.True(t, readsEOF(kept[3]), "the fourth from one IP is closed")
+			require.True(t, readsEOF(kept[4]), "the fifth from one IP is closed")
+			require.Equal(t, 3, count())
+			// In all: two more from 127.0.0.2, then none.
+			for i := 0; i < 2; i++ {
+				hello(dial("127.0.0.2"), int64(20+i))
+			}
+			require.Eventually(t, func() bool { return count() == 5 }, 10*time.Second, 5*time.Millisecond)
+			extra := dial("127.0.0.3")
+			hello(extra, 30)
+			require.True(t, readsEOF(extra), "a sixth connection is closed")
+			// A freed place is taken again.
+			_ = kept[0].Close()
+			require.Eventually(t, func() bool { return count() == 4 }, 10*time.Second, 5*time.Millisecond)
+			again := dial("127.0.0.1")
+			hello(again, 40)
+			require.Eventually(t, func() bool { return count() == 5 }, 10*time.Second, 5*time.Millisecond)
+			// A connection that sends nothing is dropped well before the
+			// housekeeping interval; its place is free again.
+			_ = again.Close()
+			require.Eventually(t, func() bool { return count() == 4 }, 10*time.Second, 5*time.Millisecond)
+			silent := dial("127.0.0.4")
+			require.True(t, readsEOF(silent), "a silent connection is closed")
+			require.Eventually(t, func() bool { return count() == 4 }, 10*time.Second, 5*time.Millisecond)
+		})
 	}
 }
