@@ -142,6 +142,11 @@ func (c *autoClient) session(addr string) error {
 		c.flow.sent(len(data))
 		if mine := st.MaxPhyOffset(); mine != 0 && mine != h.Offset {
 			return fmt.Errorf("master sent offset %d, slave ends at %d", h.Offset, mine)
+		} else if mine == 0 && (h.Offset%int64(st.CommitLogFileSize()) != 0 || h.Offset > mh.MaxOffset) {
+			// An empty slave starts at a file's first byte, within what the
+			// master said it holds.
+			return fmt.Errorf("master sent offset %d to an empty slave (master end %d): not a file start it holds",
+				h.Offset, mh.MaxOffset)
 		}
 		if h.Epoch != received {
 			received = h.Epoch

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -210,5 +212,48 @@ func TestHAConnectionLimits(t *testing.T) {
 			require.True(t, readsEOF(silent), "a silent connection is closed")
 			require.Eventually(t, func() bool { return count() == 4 }, 10*time.Second, 5*time.Millisecond)
 		})
+	}
+}
+
+// A forged classic master cannot make an empty slave start its log at a
+// negative offset or inside a file.
+func TestEmptySlaveRefusesOffsetsNoMasterSends(t *testing.T) {
+	for _, off := range []int64{-fileSize * 4, -1, fileSize + 100} {
+		sdir := t.TempDir()
+		slave := openStore(t, sdir, store.RoleSlave)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		gone := make(chan struct{})
+		go func() {
+			defer close(gone)
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer nc.Close()
+			var b [8]byte
+			_, _ = io.ReadFull(nc, b[:])
+			f := make([]byte, headerSize+100)
+			binary.BigEndian.PutUint64(f, uint64(off))
+			binary.BigEndian.PutUint32(f[8:], 100)
+			_, _ = nc.Write(f)
+			_ = nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+			_, _ = io.Copy(io.Discard, nc) // until the slave hangs up
+		}()
+		s := NewSlave(slave, testCfg())
+		s.SetMasterAddr(ln.Addr().String())
+		s.Start()
+		<-gone
+		require.Zero(t, slave.MaxPhyOffset(), "frame at %d", off)
+		ents, err := os.ReadDir(filepath.Join(sdir, "commitlog"))
+		if !errors.Is(err, os.ErrNotExist) {
+			require.NoError(t, err)
+		}
+		for _, e := range ents {
+			require.NotContains(t, e.Name(), "-")
+		}
+		require.NoError(t, s.Close())
+		_ = ln.Close()
+		require.NoError(t, slave.Shutdown())
 	}
 }
