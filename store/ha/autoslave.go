@@ -49,7 +49,7 @@ func (c *autoClient) ready() {
 }
 
 func (c *autoClient) session(addr string) error {
-	st, cfg, ec := c.a.st, c.a.cfg, c.a.epoch
+	st, cfg := c.a.st, c.a.cfg
 	sess, err := c.dial(addr)
 	if err != nil {
 		return err
@@ -149,12 +149,10 @@ func (c *autoClient) session(addr string) error {
 				h.Offset, mh.MaxOffset)
 		}
 		if h.Epoch != received {
-			received = h.Epoch
-			if last, ok := ec.LastEntry(); !ok || last.Epoch < h.Epoch {
-				if err := ec.Append(EpochEntry{Epoch: h.Epoch, StartOffset: h.EpochStartOffset}); err != nil {
-					// Java logs and goes on as well.
-					c.a.log.Error("append epoch entry", "epoch", h.Epoch, "start", h.EpochStartOffset, "err", err)
-				}
+			if ok, err := c.learnEpoch(h, len(data)); err != nil {
+				return err
+			} else if ok {
+				received = h.Epoch
 			}
 		}
 		if len(data) > 0 {
@@ -172,6 +170,34 @@ func (c *autoClient) session(addr string) error {
 			}
 		}
 	}
+}
+
+// learnEpoch records the epoch of a frame when it is newer than the last
+// one held; true once the epoch is held. A master sends the epoch holding
+// the frame's offset, so a new epoch starts within the frame and after the
+// last one: one starting beyond the frame is not taken (not yet: a later
+// frame in it brings it), one starting at or before the last held ends the
+// connection. Java appends whatever comes (rewriting and syncing the epoch
+// file each time), so a forged master's empty frames, each a new epoch
+// further on, made the file grow without bound.
+func (c *autoClient) learnEpoch(h TransferHeader, n int) (bool, error) {
+	ec := c.a.epoch
+	last, ok := ec.LastEntry()
+	if ok && last.Epoch >= h.Epoch {
+		return true, nil
+	}
+	if h.EpochStartOffset > h.Offset+int64(n) {
+		return false, nil
+	}
+	if ok && h.EpochStartOffset <= last.StartOffset {
+		return false, fmt.Errorf("master sent epoch %d from %d, not after epoch %d from %d",
+			h.Epoch, h.EpochStartOffset, last.Epoch, last.StartOffset)
+	}
+	if err := ec.Append(EpochEntry{Epoch: h.Epoch, StartOffset: h.EpochStartOffset}); err != nil {
+		// Java logs and goes on as well.
+		c.a.log.Error("append epoch entry", "epoch", h.Epoch, "start", h.EpochStartOffset, "err", err)
+	}
+	return true, nil
 }
 
 // truncate is doTruncate: with no local epochs the log is taken as it is;

@@ -257,3 +257,80 @@ func TestEmptySlaveRefusesOffsetsNoMasterSends(t *testing.T) {
 		require.NoError(t, slave.Shutdown())
 	}
 }
+
+// forgedAutoMaster answers one slave's handshake with hs, then sends frames
+// and reads until the slave hangs up; the returned channel closes then.
+func forgedAutoMaster(t *testing.T, hs MasterHandshake, frames ...[]byte) (string, <-chan struct{}) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	gone := make(chan struct{})
+	go func() {
+		defer close(gone)
+		nc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		var b [slaveHandshakeSize]byte
+		if _, err := io.ReadFull(nc, b[:]); err != nil {
+			return
+		}
+		_, _ = nc.Write(AppendMasterHandshake(nil, hs))
+		for _, f := range frames {
+			if _, err := nc.Write(f); err != nil {
+				return
+			}
+		}
+		_ = nc.SetReadDeadline(time.Now().Add(20 * time.Second))
+		_, _ = io.Copy(io.Discard, nc)
+	}()
+	return ln.Addr().String(), gone
+}
+
+func transferFrame(h TransferHeader, body []byte) []byte {
+	h.BodySize = int32(len(body))
+	f := make([]byte, masterTransferSize, masterTransferSize+len(body))
+	PutTransferHeader(f, h)
+	return append(f, body...)
+}
+
+// A forged master's empty frames, each a new epoch further on, add no epoch
+// entry; the epoch holding a frame is taken.
+func TestAutoSlaveTakesOnlyEpochsHoldingTheFrame(t *testing.T) {
+	sdir := t.TempDir()
+	slave := openStore(t, sdir, store.RoleSlave)
+	defer slave.Shutdown()
+	b, _ := newAuto(t, slave, autoCfg(sdir, 2))
+	defer b.Close()
+	const n = 1000
+	var frames [][]byte
+	for i := 1; i <= n; i++ {
+		frames = append(frames, transferFrame(TransferHeader{Epoch: int32(i), EpochStartOffset: int64(i) << 40}, nil))
+	}
+	frames = append(frames, transferFrame(TransferHeader{Epoch: n + 1, EpochStartOffset: 0}, nil))
+	addr, _ := forgedAutoMaster(t, MasterHandshake{}, frames...)
+	require.NoError(t, b.ChangeToSlave(addr, 1, 2))
+	require.Eventually(t, func() bool { return b.Epochs().Len() > 0 }, 10*time.Second, 5*time.Millisecond)
+	require.Equal(t, []EpochEntry{{Epoch: n + 1, StartOffset: 0, EndOffset: 1<<63 - 1}}, b.Epochs().Entries())
+	fi, err := os.Stat(EpochFilePath(sdir))
+	require.NoError(t, err)
+	require.Less(t, fi.Size(), int64(100))
+}
+
+// An empty controller-mode slave starts at a file start its master holds.
+func TestEmptyAutoSlaveRefusesOffsetsNoMasterSends(t *testing.T) {
+	for _, off := range []int64{fileSize + 100, 2 * fileSize} {
+		sdir := t.TempDir()
+		slave := openStore(t, sdir, store.RoleSlave)
+		b, _ := newAuto(t, slave, autoCfg(sdir, 2))
+		addr, gone := forgedAutoMaster(t, MasterHandshake{MaxOffset: fileSize},
+			transferFrame(TransferHeader{Offset: off, Epoch: 1, EpochStartOffset: 0}, make([]byte, 100)))
+		require.NoError(t, b.ChangeToSlave(addr, 1, 2))
+		<-gone
+		require.Zero(t, slave.MaxPhyOffset(), "frame at %d", off)
+		require.NoError(t, b.Close())
+		require.NoError(t, slave.Shutdown())
+	}
+}
