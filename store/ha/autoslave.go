@@ -205,6 +205,9 @@ func (c *autoClient) learnEpoch(h TransferHeader, n int) (bool, error) {
 // It returns the offset to report.
 func (c *autoClient) truncate(mh MasterHandshake) (int64, error) {
 	st, ec := c.a.st, c.a.epoch
+	if err := checkMasterEpochs(mh); err != nil {
+		return 0, err
+	}
 	if ec.Len() == 0 {
 		return st.MaxPhyOffset(), nil
 	}
@@ -216,6 +219,14 @@ func (c *autoClient) truncate(mh MasterHandshake) (int64, error) {
 	if point < 0 {
 		return 0, fmt.Errorf("no consistent point between master epochs %v and local %v", mh.Entries, ec.Entries())
 	}
+	if floor := st.ConfirmOffset() - st.DispatchBehind(); c.a.cfg.AllAckInSyncStateSet && point < floor {
+		// With allAckInSyncStateSet the confirm offset is held by every
+		// member of the sync state set, so a master the controller elects
+		// holds what this slave dispatched below it (the whole records its
+		// consumers may have read). Java cuts wherever the handshake says.
+		return 0, fmt.Errorf("master %v (end %d) would cut this log to %d, below what its consumers saw (%d): refused",
+			mh.Entries, mh.MaxOffset, point, floor)
+	}
 	if point < st.MaxPhyOffset() {
 		c.a.log.Warn("truncating the slave log to the last epoch in common", "offset", point, "end", st.MaxPhyOffset())
 		if err := st.TruncateCommitLog(point); err != nil {
@@ -226,6 +237,24 @@ func (c *autoClient) truncate(mh MasterHandshake) (int64, error) {
 		return 0, err
 	}
 	return st.MaxPhyOffset(), nil
+}
+
+// checkMasterEpochs refuses a handshake whose epochs and starts do not
+// strictly increase or start past the master's end: a master's own epoch
+// file never looks so, and the slave cuts its log by it.
+func checkMasterEpochs(mh MasterHandshake) error {
+	for i, e := range mh.Entries {
+		bad := e.StartOffset < 0 || e.StartOffset > mh.MaxOffset
+		if i > 0 {
+			p := mh.Entries[i-1]
+			bad = bad || e.Epoch <= p.Epoch || e.StartOffset <= p.StartOffset
+		}
+		if bad {
+			return fmt.Errorf("master handshake epochs %v (end %d): not increasing within the log: %w", mh.Entries,
+				mh.MaxOffset, errBadFrame)
+		}
+	}
+	return nil
 }
 
 // runtimeInfo is the client's half of haStatus.

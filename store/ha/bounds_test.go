@@ -319,6 +319,47 @@ func TestAutoSlaveTakesOnlyEpochsHoldingTheFrame(t *testing.T) {
 	require.Less(t, fi.Size(), int64(100))
 }
 
+// A controller-mode slave refuses a handshake whose epochs do not increase
+// within the master's log, a start outside a file for its empty log, and,
+// with allAckInSyncStateSet, a cut below what its consumers saw.
+func TestAutoSlaveRefusesForgedHandshakes(t *testing.T) {
+	mdir, sdir := t.TempDir(), t.TempDir()
+	master := openStore(t, mdir, store.RoleAsyncMaster)
+	defer master.Shutdown()
+	mcfg := autoCfg(mdir, 1)
+	mcfg.AllAckInSyncStateSet = true
+	a, wanted := newAuto(t, master, mcfg)
+	defer a.Close()
+	require.NoError(t, a.ChangeToMaster(1, 1, []int64{1}))
+	slave := openStore(t, sdir, store.RoleSlave)
+	defer slave.Shutdown()
+	scfg := autoCfg(sdir, 2)
+	scfg.AllAckInSyncStateSet = true
+	b, _ := newAuto(t, slave, scfg)
+	defer b.Close()
+	require.NoError(t, b.ChangeToSlave(a.Addr().String(), 1, 2))
+	put(t, master, 0, 100)
+	waitWanted(t, wanted, []int64{1, 2})
+	a.SetSyncStateSet([]int64{1, 2}, 2)
+	waitCaughtUp(t, master, slave)
+	require.Eventually(t, func() bool { return queueTotal(slave) == 100 }, 10*time.Second, 5*time.Millisecond)
+	end := slave.MaxPhyOffset()
+	require.NoError(t, a.Close())
+
+	for _, hs := range []MasterHandshake{
+		{MaxOffset: 0, LastEpoch: 1, Entries: []EpochEntry{{Epoch: 1, StartOffset: 0}}},                                // below the confirm offset
+		{MaxOffset: end, LastEpoch: 2, Entries: []EpochEntry{{Epoch: 1, StartOffset: 0}, {Epoch: 2, StartOffset: 0}}},  // starts not increasing
+		{MaxOffset: 10, LastEpoch: 2, Entries: []EpochEntry{{Epoch: 1, StartOffset: 0}, {Epoch: 2, StartOffset: 100}}}, // past the end
+		{MaxOffset: end, LastEpoch: 1, Entries: []EpochEntry{{Epoch: 2, StartOffset: 0}, {Epoch: 1, StartOffset: 10}}}, // epochs not increasing
+	} {
+		addr, gone := forgedAutoMaster(t, hs)
+		b.SetMasterHAAddr(addr)
+		<-gone
+		require.Equal(t, end, slave.MaxPhyOffset(), "handshake %+v", hs)
+		require.Equal(t, []EpochEntry{{Epoch: 1, StartOffset: 0, EndOffset: 1<<63 - 1}}, b.Epochs().Entries())
+	}
+}
+
 // An empty controller-mode slave starts at a file start its master holds.
 func TestEmptyAutoSlaveRefusesOffsetsNoMasterSends(t *testing.T) {
 	for _, off := range []int64{fileSize + 100, 2 * fileSize} {
