@@ -247,8 +247,23 @@ func decodeSyncStateSet(body []byte) (syncStateSetBody, error) {
 	if err := json.Unmarshal(strict, &ss); err != nil {
 		return ss, fmt.Errorf("sync state set body: %w", err)
 	}
+	// A broker group has a handful of replicas; Java takes any number (a 16 MiB
+	// answer held 2 M ids, each set built from it a map of them).
+	if len(ss.SyncStateSet) > maxSyncStateSet {
+		return syncStateSetBody{}, fmt.Errorf("sync state set body: %d members, at most %d", len(ss.SyncStateSet), maxSyncStateSet)
+	}
+	seen := make(map[int64]bool, len(ss.SyncStateSet))
+	for _, id := range ss.SyncStateSet {
+		if seen[id] {
+			return syncStateSetBody{}, fmt.Errorf("sync state set body: broker id %d twice", id)
+		}
+		seen[id] = true
+	}
 	return ss, nil
 }
+
+// maxSyncStateSet bounds the members of a sync state set the controller answers.
+const maxSyncStateSet = 1024
 
 // handleNotifyBrokerRoleChanged is NOTIFY_BROKER_ROLE_CHANGED, the controller's push after an election.
 // Java applies the header as it comes, so any client that reaches the broker port can demote a master

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -208,4 +210,29 @@ func TestControllerConfigKeys(t *testing.T) {
 	c = DefaultBrokerConfig()
 	_, err = c.ApplyProperties(map[string]string{"fetchControllerAddrByDnsLookup": "true"})
 	require.ErrorContains(t, err, "fetchControllerAddrByDnsLookup")
+}
+
+// A controller's sync state set answer is bounded and free of duplicates.
+func TestDecodeSyncStateSetBounds(t *testing.T) {
+	ss, err := decodeSyncStateSet([]byte(`{"syncStateSetEpoch":2,"syncStateSet":[1,2,3]}`))
+	require.NoError(t, err)
+	require.Equal(t, []int64{1, 2, 3}, ss.SyncStateSet)
+	require.EqualValues(t, 2, ss.SyncStateSetEpoch)
+
+	var b strings.Builder
+	b.WriteString(`{"syncStateSetEpoch":2,"syncStateSet":[`)
+	for i := 0; i <= maxSyncStateSet; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(i))
+	}
+	b.WriteString("]}")
+	ss, err = decodeSyncStateSet([]byte(b.String()))
+	require.Error(t, err)
+	require.Empty(t, ss.SyncStateSet)
+
+	ss, err = decodeSyncStateSet([]byte(`{"syncStateSetEpoch":2,"syncStateSet":[1,2,1]}`))
+	require.Error(t, err)
+	require.Empty(t, ss.SyncStateSet)
 }

@@ -30,11 +30,15 @@ type autoConn struct {
 	handshook        atomic.Bool
 	syncFromLastFile bool // set before handshake is signalled
 	asyncLearner     bool
-	ack              atomic.Int64
-	next             atomic.Int64
-	lastMasterMax    atomic.Int64 // master end at the last transfer (lastMasterMaxOffset)
-	lastTransferMs   atomic.Int64
-	flow             *flow
+	// asked says this connection asked for its id in the sync state set,
+	// after askedAt controller answers (under a.mu).
+	asked          bool
+	askedAt        uint64
+	ack            atomic.Int64
+	next           atomic.Int64
+	lastMasterMax  atomic.Int64 // master end at the last transfer (lastMasterMaxOffset)
+	lastTransferMs atomic.Int64
+	flow           *flow
 }
 
 func (a *AutoSwitch) accept() {
@@ -65,6 +69,11 @@ func (a *AutoSwitch) accept() {
 			// a log the controller does not stand behind.
 			a.mu.Unlock()
 			a.log.Info("HA connection refused: not master", "remote", nc.RemoteAddr())
+			_ = nc.Close()
+			continue
+		}
+		if !a.gate.admit(nc, a.log) {
+			a.mu.Unlock()
 			_ = nc.Close()
 			continue
 		}
@@ -106,7 +115,14 @@ func (c *autoConn) readLoop() {
 	var b [slaveHandshakeSize]byte
 	firstSeen := false
 	for {
-		_ = c.nc.SetReadDeadline(time.Now().Add(c.a.cfg.HousekeepingInterval))
+		// The handshake comes within FirstFrameTimeout; after it the slave
+		// may take the housekeeping interval (it truncates its log before
+		// its first report).
+		wait := c.a.cfg.HousekeepingInterval
+		if !c.handshook.Load() {
+			wait = c.a.cfg.FirstFrameTimeout
+		}
+		_ = c.nc.SetReadDeadline(time.Now().Add(wait))
 		if _, err := io.ReadFull(r, b[:4]); err != nil {
 			break
 		}
@@ -234,7 +250,7 @@ func (c *autoConn) writeLoop() {
 		if n == 0 {
 			// Everything is sent: the slave counts as caught up (Java does
 			// the same when it has nothing to transfer).
-			a.caughtUpNow(c.slaveID.Load())
+			a.caughtUpNow(c)
 		}
 		confirm := st.ConfirmOffset()
 		// A moved confirm offset goes out at once, not at the next heartbeat

@@ -49,7 +49,7 @@ func (c *autoClient) ready() {
 }
 
 func (c *autoClient) session(addr string) error {
-	st, cfg, ec := c.a.st, c.a.cfg, c.a.epoch
+	st, cfg := c.a.st, c.a.cfg
 	sess, err := c.dial(addr)
 	if err != nil {
 		return err
@@ -142,14 +142,17 @@ func (c *autoClient) session(addr string) error {
 		c.flow.sent(len(data))
 		if mine := st.MaxPhyOffset(); mine != 0 && mine != h.Offset {
 			return fmt.Errorf("master sent offset %d, slave ends at %d", h.Offset, mine)
+		} else if mine == 0 && (h.Offset%int64(st.CommitLogFileSize()) != 0 || h.Offset > mh.MaxOffset) {
+			// An empty slave starts at a file's first byte, within what the
+			// master said it holds.
+			return fmt.Errorf("master sent offset %d to an empty slave (master end %d): not a file start it holds",
+				h.Offset, mh.MaxOffset)
 		}
 		if h.Epoch != received {
-			received = h.Epoch
-			if last, ok := ec.LastEntry(); !ok || last.Epoch < h.Epoch {
-				if err := ec.Append(EpochEntry{Epoch: h.Epoch, StartOffset: h.EpochStartOffset}); err != nil {
-					// Java logs and goes on as well.
-					c.a.log.Error("append epoch entry", "epoch", h.Epoch, "start", h.EpochStartOffset, "err", err)
-				}
+			if ok, err := c.learnEpoch(h, len(data)); err != nil {
+				return err
+			} else if ok {
+				received = h.Epoch
 			}
 		}
 		if len(data) > 0 {
@@ -169,11 +172,42 @@ func (c *autoClient) session(addr string) error {
 	}
 }
 
+// learnEpoch records the epoch of a frame when it is newer than the last
+// one held; true once the epoch is held. A master sends the epoch holding
+// the frame's offset, so a new epoch starts within the frame and after the
+// last one: one starting beyond the frame is not taken (not yet: a later
+// frame in it brings it), one starting at or before the last held ends the
+// connection. Java appends whatever comes (rewriting and syncing the epoch
+// file each time), so a forged master's empty frames, each a new epoch
+// further on, made the file grow without bound.
+func (c *autoClient) learnEpoch(h TransferHeader, n int) (bool, error) {
+	ec := c.a.epoch
+	last, ok := ec.LastEntry()
+	if ok && last.Epoch >= h.Epoch {
+		return true, nil
+	}
+	if h.EpochStartOffset > h.Offset+int64(n) {
+		return false, nil
+	}
+	if ok && h.EpochStartOffset <= last.StartOffset {
+		return false, fmt.Errorf("master sent epoch %d from %d, not after epoch %d from %d",
+			h.Epoch, h.EpochStartOffset, last.Epoch, last.StartOffset)
+	}
+	if err := ec.Append(EpochEntry{Epoch: h.Epoch, StartOffset: h.EpochStartOffset}); err != nil {
+		// Java logs and goes on as well.
+		c.a.log.Error("append epoch entry", "epoch", h.Epoch, "start", h.EpochStartOffset, "err", err)
+	}
+	return true, nil
+}
+
 // truncate is doTruncate: with no local epochs the log is taken as it is;
 // otherwise it is cut where the master's and this log's epochs last agree.
 // It returns the offset to report.
 func (c *autoClient) truncate(mh MasterHandshake) (int64, error) {
 	st, ec := c.a.st, c.a.epoch
+	if err := checkMasterEpochs(mh); err != nil {
+		return 0, err
+	}
 	if ec.Len() == 0 {
 		return st.MaxPhyOffset(), nil
 	}
@@ -185,6 +219,14 @@ func (c *autoClient) truncate(mh MasterHandshake) (int64, error) {
 	if point < 0 {
 		return 0, fmt.Errorf("no consistent point between master epochs %v and local %v", mh.Entries, ec.Entries())
 	}
+	if floor := st.ConfirmOffset() - st.DispatchBehind(); c.a.cfg.AllAckInSyncStateSet && point < floor {
+		// With allAckInSyncStateSet the confirm offset is held by every
+		// member of the sync state set, so a master the controller elects
+		// holds what this slave dispatched below it (the whole records its
+		// consumers may have read). Java cuts wherever the handshake says.
+		return 0, fmt.Errorf("master %v (end %d) would cut this log to %d, below what its consumers saw (%d): refused",
+			mh.Entries, mh.MaxOffset, point, floor)
+	}
 	if point < st.MaxPhyOffset() {
 		c.a.log.Warn("truncating the slave log to the last epoch in common", "offset", point, "end", st.MaxPhyOffset())
 		if err := st.TruncateCommitLog(point); err != nil {
@@ -195,6 +237,24 @@ func (c *autoClient) truncate(mh MasterHandshake) (int64, error) {
 		return 0, err
 	}
 	return st.MaxPhyOffset(), nil
+}
+
+// checkMasterEpochs refuses a handshake whose epochs and starts do not
+// strictly increase or start past the master's end: a master's own epoch
+// file never looks so, and the slave cuts its log by it.
+func checkMasterEpochs(mh MasterHandshake) error {
+	for i, e := range mh.Entries {
+		bad := e.StartOffset < 0 || e.StartOffset > mh.MaxOffset
+		if i > 0 {
+			p := mh.Entries[i-1]
+			bad = bad || e.Epoch <= p.Epoch || e.StartOffset <= p.StartOffset
+		}
+		if bad {
+			return fmt.Errorf("master handshake epochs %v (end %d): not increasing within the log: %w", mh.Entries,
+				mh.MaxOffset, errBadFrame)
+		}
+	}
+	return nil
 }
 
 // runtimeInfo is the client's half of haStatus.

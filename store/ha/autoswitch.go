@@ -106,6 +106,7 @@ type AutoSwitch struct {
 	master   bool
 	localID  int64
 	conns    map[*autoConn]struct{}
+	gate     connGate
 	client   *autoClient
 	syncSet  map[int64]bool // the controller's (local) sync state set
 	remote   map[int64]bool // what was asked of the controller, while unanswered
@@ -118,8 +119,17 @@ type AutoSwitch struct {
 	ackCh chan struct{}
 	// waiters are the WaitAckedAsync puts, answered on acks and set changes.
 	waiters []*ackWaiter
+	// answers counts the controller's answers (SetSyncStateSet, a new
+	// role): a connection asks for its slave's id once per answer.
+	answers uint64
 
-	notifyMu sync.Mutex // listeners run one at a time, in order
+	// want is the latest sync state set to tell the listener (wanted says
+	// one is pending); notifyLoop, the one goroutine calling the listener,
+	// takes it when kicked, so sets asked while the controller is busy
+	// coalesce into the latest.
+	want   []int64
+	wanted bool
+	kick   chan struct{}
 }
 
 // NewAutoSwitch opens the epoch file and listens on cfg.ListenAddr. The
@@ -135,7 +145,8 @@ func NewAutoSwitch(st AutoStore, cfg AutoConfig) (*AutoSwitch, error) {
 	}
 	a := &AutoSwitch{st: st, cfg: cfg, log: cfg.Logger.With("component", "ha-autoswitch"), epoch: ec,
 		localID: cfg.LocalBrokerID, conns: map[*autoConn]struct{}{}, syncSet: map[int64]bool{}, remote: map[int64]bool{},
-		caughtUp: map[int64]time.Time{}, ackCh: make(chan struct{})}
+		caughtUp: map[int64]time.Time{}, ackCh: make(chan struct{}), kick: make(chan struct{}, 1)}
+	a.gate = newConnGate(&a.cfg.Config)
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	if cfg.ListenAddr != "" {
 		ln, err := net.Listen("tcp", cfg.ListenAddr)
@@ -147,8 +158,9 @@ func NewAutoSwitch(st AutoStore, cfg AutoConfig) (*AutoSwitch, error) {
 		go a.accept()
 	}
 	st.SetAppendHook(a.wakes.poke)
-	a.wg.Add(1)
+	a.wg.Add(2)
 	go a.shrinkLoop()
+	go a.notifyLoop()
 	return a, nil
 }
 
@@ -191,6 +203,8 @@ func (a *AutoSwitch) SetSyncStateSet(set []int64, epoch int32) {
 	a.syncing = false
 	a.syncSet = toSet(set)
 	a.ssEpoch = epoch
+	a.answers++
+	a.trimCaughtUpLocked()
 	a.refreshConfirmLocked()
 	a.mu.Unlock()
 	a.wakeAckers()
@@ -244,6 +258,8 @@ func (a *AutoSwitch) ChangeToMaster(epoch int32, syncStateSetEpoch int32, syncSt
 	a.ssEpoch = syncStateSetEpoch
 	a.remote = map[int64]bool{}
 	a.caughtUp = map[int64]time.Time{}
+	a.answers++
+	a.want, a.wanted = nil, false
 	a.refreshConfirmLocked()
 	a.mu.Unlock()
 	a.wakeAckers()
@@ -270,6 +286,7 @@ func (a *AutoSwitch) ChangeToSlave(masterHAAddr string, epoch int32, selfBrokerI
 	a.syncSet = map[int64]bool{}
 	a.remote = map[int64]bool{}
 	a.syncing = false
+	a.want, a.wanted = nil, false
 	a.mu.Unlock()
 	a.wakeAckers() // puts still waiting fail: this broker is no longer master
 	// A slave dispatches only what its master confirmed (the confirm offset
@@ -583,27 +600,54 @@ func (a *AutoSwitch) syncStateSetLocked() map[int64]bool {
 
 // computeConfirmLocked is computeConfirmOffset: the least ack of the
 // connected sync state set members, capped at the commitlog end; unchanged
-// while a member is not connected.
+// while a member is not connected. A member with several connections (a
+// reconnect not yet noticed, or a peer claiming its id) counts with its
+// highest ack, as in ackedUptoLocked: Java takes the lowest of every
+// connection, so anyone reaching the HA port could hold the confirm offset
+// (what consumers see) back by claiming an in-sync slave's id.
 func (a *AutoSwitch) computeConfirmLocked() int64 {
 	set := a.syncStateSetLocked()
-	confirm := a.st.MaxPhyOffset()
-	connected := map[int64]bool{}
+	best := make(map[int64]int64, len(set))
 	for c := range a.conns {
-		connected[c.slaveID.Load()] = true
-	}
-	for id := range set {
-		if id != a.localID && !connected[id] {
-			return a.st.ConfirmOffset()
-		}
-	}
-	for c := range a.conns {
-		if set[c.slaveID.Load()] {
-			if ack := c.ack.Load(); ack > 0 {
-				confirm = min(confirm, ack)
+		if id := c.slaveID.Load(); set[id] && c.handshook.Load() {
+			if ack, ok := best[id]; !ok || c.ack.Load() > ack {
+				best[id] = c.ack.Load()
 			}
 		}
 	}
+	for id := range set {
+		if _, ok := best[id]; id != a.localID && !ok {
+			return a.st.ConfirmOffset()
+		}
+	}
+	confirm := a.st.MaxPhyOffset()
+	for _, ack := range best {
+		if ack > 0 {
+			confirm = min(confirm, ack)
+		}
+	}
 	return confirm
+}
+
+// servedLocked says whether a live, handshaken connection carries id.
+func (a *AutoSwitch) servedLocked(id int64) bool {
+	for c := range a.conns {
+		if c.handshook.Load() && c.slaveID.Load() == id {
+			return true
+		}
+	}
+	return false
+}
+
+// trimCaughtUpLocked forgets when the slaves neither connected nor in the
+// sync state set last caught up: ids come from whoever connects, so the
+// table holds only what is served or in the set.
+func (a *AutoSwitch) trimCaughtUpLocked() {
+	for id := range a.caughtUp {
+		if !a.syncSet[id] && !a.servedLocked(id) {
+			delete(a.caughtUp, id)
+		}
+	}
 }
 
 // refreshConfirmLocked sets the master's confirm offset; like Java's
@@ -628,23 +672,38 @@ func (a *AutoSwitch) markSyncingLocked(set map[int64]bool) {
 	a.remote = set
 }
 
-// notify tells the listener of a wanted sync state set.
+// notify tells the listener of a wanted sync state set: it replaces one not
+// yet taken (the latest wins), so however many are asked while the
+// controller is busy, one call follows.
 func (a *AutoSwitch) notify(set map[int64]bool) {
-	a.mu.Lock()
-	f := a.listener
-	a.mu.Unlock()
-	a.log.Info("sync state set wanted", "set", fromSet(set))
-	if f == nil {
-		return
-	}
 	ids := fromSet(set)
-	a.wg.Add(1)
-	go func() {
-		defer a.wg.Done()
-		a.notifyMu.Lock()
-		defer a.notifyMu.Unlock()
-		f(ids)
-	}()
+	a.log.Info("sync state set wanted", "set", ids)
+	a.mu.Lock()
+	a.want, a.wanted = ids, true
+	a.mu.Unlock()
+	select {
+	case a.kick <- struct{}{}:
+	default: // notifyLoop is kicked already and takes the latest
+	}
+}
+
+// notifyLoop calls the listener with each wanted set, one at a time.
+func (a *AutoSwitch) notifyLoop() {
+	defer a.wg.Done()
+	for {
+		select {
+		case <-a.ctx.Done():
+			return
+		case <-a.kick:
+		}
+		a.mu.Lock()
+		ids, ok, f := a.want, a.wanted, a.listener
+		a.want, a.wanted = nil, false
+		a.mu.Unlock()
+		if ok && f != nil && a.ctx.Err() == nil {
+			f(ids)
+		}
+	}
 }
 
 // slaveAcked handles a TRANSFER report of conn (ReadSocketService).
@@ -666,12 +725,16 @@ func (a *AutoSwitch) slaveAcked(c *autoConn, offset int64) {
 			if a.syncing {
 				local = a.remote
 			}
-			if !local[id] && offset >= a.st.ConfirmOffset() {
+			// A connection asks for its id once per controller answer (Java
+			// asks on every ack until the set holds it): a peer cycling
+			// connections under new ids asks at most once each.
+			if !local[id] && offset >= a.st.ConfirmOffset() && (!c.asked || c.askedAt != a.answers) {
 				if last, ok := a.epoch.LastEntry(); ok && offset >= last.StartOffset {
 					set := toSet(fromSet(local))
 					set[id] = true
 					a.markSyncingLocked(set)
 					expand = set
+					c.asked, c.askedAt = true, a.answers
 				}
 			}
 		}
@@ -691,9 +754,13 @@ func (a *AutoSwitch) caughtUpLocked(id int64, at time.Time) {
 	}
 }
 
-func (a *AutoSwitch) caughtUpNow(id int64) {
+// caughtUpNow marks c's slave caught up while c is still a connection (its
+// writer may outlive its reader, which forgets the id).
+func (a *AutoSwitch) caughtUpNow(c *autoConn) {
 	a.mu.Lock()
-	a.caughtUpLocked(id, time.Now())
+	if _, ok := a.conns[c]; ok && c.handshook.Load() {
+		a.caughtUpLocked(c.slaveID.Load(), time.Now())
+	}
 	a.mu.Unlock()
 }
 
@@ -755,25 +822,44 @@ func (a *AutoSwitch) truncateEpochPrefix() {
 	}
 }
 
-// connGone is removeConnection: a sync state set member that disconnects is
-// dropped from the wanted set at once.
+// connGone is removeConnection: a sync state set member whose last
+// connection goes is dropped from the wanted set at once (Java drops it when
+// any connection under its id goes, so a peer claiming the id and hanging up
+// took a live slave out of the set). An id asked for and not yet answered
+// is taken back when its last connection goes, and the time it last caught
+// up is forgotten unless the set holds it.
 func (a *AutoSwitch) connGone(c *autoConn) {
 	id := c.slaveID.Load()
 	var shrink map[int64]bool
 	a.mu.Lock()
 	delete(a.conns, c)
+	a.releaseLocked(c.nc)
 	a.publishWakesLocked()
-	if a.master && c.handshook.Load() && a.syncSet[id] && !a.closedLocked() {
-		set := toSet(fromSet(a.syncSet))
-		delete(set, id)
-		a.markSyncingLocked(set)
-		shrink = set
+	if a.master && c.handshook.Load() && !a.servedLocked(id) && !a.closedLocked() {
+		switch {
+		case a.syncSet[id]:
+			set := toSet(fromSet(a.syncSet))
+			delete(set, id)
+			a.markSyncingLocked(set)
+			shrink = set
+		case a.syncing && a.remote[id]:
+			set := toSet(fromSet(a.remote))
+			delete(set, id)
+			a.markSyncingLocked(set)
+			shrink = set
+		}
+		if !a.syncSet[id] {
+			delete(a.caughtUp, id)
+		}
 	}
 	a.unlockAfterAcks()
 	if shrink != nil {
 		a.notify(shrink)
 	}
 }
+
+// releaseLocked counts a gone connection out of the limits.
+func (a *AutoSwitch) releaseLocked(nc net.Conn) { a.gate.release(nc) }
 
 func (a *AutoSwitch) closedLocked() bool { return a.ctx.Err() != nil }
 

@@ -95,7 +95,17 @@ type Config struct {
 	// SyncAckHold bounds how long new bytes wait, while SYNC_MASTER puts
 	// wait, for the slave's ack of the frame before (0: not at all).
 	SyncAckHold time.Duration
-	Logger      *slog.Logger
+	// MaxConnections and MaxConnectionsPerIP bound a master's HA connections,
+	// in all and from one remote IP (DefaultMaxConnections,
+	// DefaultMaxConnectionsPerIP); more are closed at accept.
+	MaxConnections      int
+	MaxConnectionsPerIP int
+	// FirstFrameTimeout is how long a new connection has for its first frame
+	// before the master drops it (DefaultFirstFrameTimeout): a controller-mode
+	// handshake, or a classic report, which may also wait for the slave's
+	// next heartbeat (HeartbeatInterval more). Java waits HousekeepingInterval.
+	FirstFrameTimeout time.Duration
+	Logger            *slog.Logger
 }
 
 func (c *Config) fill() {
@@ -109,6 +119,16 @@ func (c *Config) fill() {
 		c.TransferBatchSize = 32 * 1024
 	}
 	c.TransferBatchSize = min(c.TransferBatchSize, maxFrameBody)
+	if c.MaxConnections <= 0 {
+		c.MaxConnections = DefaultMaxConnections
+	}
+	if c.MaxConnectionsPerIP <= 0 {
+		c.MaxConnectionsPerIP = DefaultMaxConnectionsPerIP
+	}
+	if c.FirstFrameTimeout <= 0 {
+		c.FirstFrameTimeout = DefaultFirstFrameTimeout
+	}
+	c.FirstFrameTimeout = min(c.FirstFrameTimeout, c.HousekeepingInterval)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}

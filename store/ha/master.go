@@ -27,6 +27,7 @@ type Master struct {
 
 	mu    sync.Mutex
 	conns map[*masterConn]struct{}
+	gate  connGate
 	wakes wakeList
 }
 
@@ -44,6 +45,7 @@ type ConnStatus struct {
 func NewMaster(st Store, cfg Config) *Master {
 	cfg.fill()
 	m := &Master{st: st, cfg: cfg, log: cfg.Logger.With("component", "ha-master"), conns: map[*masterConn]struct{}{}}
+	m.gate = newConnGate(&m.cfg)
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	return m
 }
@@ -122,6 +124,11 @@ func (m *Master) accept() {
 			_ = nc.Close()
 			return
 		}
+		if !m.gate.admit(nc, m.log) {
+			m.mu.Unlock()
+			_ = nc.Close()
+			continue
+		}
 		m.conns[c] = struct{}{}
 		m.publishWakes()
 		m.mu.Unlock()
@@ -135,6 +142,7 @@ func (m *Master) accept() {
 func (m *Master) remove(c *masterConn) {
 	m.mu.Lock()
 	delete(m.conns, c)
+	m.gate.release(c.nc)
 	m.publishWakes()
 	m.mu.Unlock()
 }
@@ -179,7 +187,13 @@ func (c *masterConn) readLoop() {
 		// A slave reports at least every heartbeat; silence for the
 		// housekeeping interval means it is gone. Refreshed once a second,
 		// not per report: each set updates a runtime timer.
-		if now := time.Now(); now.After(deadline.Add(-hk + time.Second)) {
+		if !firstSeen {
+			// The first report comes within FirstFrameTimeout after the
+			// slave's next heartbeat (a Java slave that wrote within the
+			// heartbeat interval reports at its next one; rmqd at once).
+			first := min(c.m.cfg.FirstFrameTimeout+c.m.cfg.HeartbeatInterval, hk)
+			_ = c.nc.SetReadDeadline(time.Now().Add(first))
+		} else if now := time.Now(); now.After(deadline.Add(-hk + time.Second)) {
 			deadline = now.Add(hk)
 			_ = c.nc.SetReadDeadline(deadline)
 		}

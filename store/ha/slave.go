@@ -113,8 +113,8 @@ func (s *Slave) session(addr string) error {
 		if size < 0 || size > maxFrameBody {
 			return fmt.Errorf("frame at %d of %d bytes: bad size", off, size)
 		}
-		if mine := s.st.MaxPhyOffset(); mine != 0 && mine != off {
-			return fmt.Errorf("master sent offset %d, slave ends at %d", off, mine)
+		if err := s.checkFrameOffset(off); err != nil {
+			return err
 		}
 		if size > 0 {
 			var err error
@@ -133,6 +133,23 @@ func (s *Slave) session(addr string) error {
 		}
 		s.st.DispatchReplicated()
 	}
+}
+
+// checkFrameOffset refuses a frame that does not continue the log: one not
+// at its end, or, when it is empty, one not at a file start (a master starts
+// an empty slave at a file's first byte; Java takes any offset, a negative
+// one made files named "-0000000000000262144").
+func (s *Slave) checkFrameOffset(off int64) error {
+	mine := s.st.MaxPhyOffset()
+	switch {
+	case off < 0:
+		return fmt.Errorf("master sent offset %d: negative", off)
+	case mine == 0 && off%int64(s.st.CommitLogFileSize()) != 0:
+		return fmt.Errorf("master sent offset %d to an empty slave: not a file start", off)
+	case mine != 0 && mine != off:
+		return fmt.Errorf("master sent offset %d, slave ends at %d", off, mine)
+	}
+	return nil
 }
 
 // applyFrame reads a frame's body of size bytes into the commitlog at off:
