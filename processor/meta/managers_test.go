@@ -41,6 +41,20 @@ func TestConsumerOffsetPersistAndLoadJavaFile(t *testing.T) {
 	st2, err := os.Stat(filepath.Join(cfg.ConfigDir, "consumerOffset.json"))
 	require.NoError(t, err)
 	require.True(t, os.SameFile(st, st2), "unchanged offsets are not rewritten")
+	m.Commit("g1", "TopicTest", 0, 12)
+	require.NoError(t, m.PersistIfChanged())
+	st2, err = os.Stat(filepath.Join(cfg.ConfigDir, "consumerOffset.json"))
+	require.NoError(t, err)
+	require.True(t, os.SameFile(st, st2), "the same offset committed again is no change")
+	// A commit that moves an offset is what the periodic flush writes (it
+	// wrote none from 2026-11-30: only resets marked the table changed).
+	m.Commit("g1", "TopicTest", 0, 13)
+	require.NoError(t, m.PersistIfChanged())
+	data, err = os.ReadFile(filepath.Join(cfg.ConfigDir, "consumerOffset.json"))
+	require.NoError(t, err)
+	require.Contains(t, string(data), `"TopicTest@g1":{0:13,3:7}`)
+	m.Commit("g1", "TopicTest", 0, 12)
+	require.NoError(t, m.Persist())
 
 	m2 := NewConsumerOffsetManager(cfg.ConfigDir, quietLog())
 	require.NoError(t, m2.Load())

@@ -204,7 +204,12 @@ func (m *ConsumerOffsetManager) Commit(group, topic string, queueID int32, offse
 		q = map[int32]int64{}
 		m.table[k] = q
 	}
-	q[queueID] = offset
+	// Clients commit the same offset again every few seconds while idle: only
+	// a move makes the periodic flush write the file.
+	if old, had := q[queueID]; !had || old != offset {
+		q[queueID] = offset
+		m.changed.Store(true)
+	}
 	m.mu.Unlock()
 }
 
