@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"rmqd/codec"
+	"rmqd/compat"
 	"rmqd/remoting"
 )
 
@@ -92,7 +93,7 @@ func (ns *NameServer) Start(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	ns.cancel = cancel
 	ns.scanned = make(chan struct{})
-	interval := time.Duration(ns.cfg.Load().ScanNotActiveBrokerInterval) * time.Millisecond
+	interval := compat.Millis(int64(ns.cfg.Load().ScanNotActiveBrokerInterval))
 	go ns.scanLoop(ctx, interval)
 	ns.log.Info("name server started", "scanInterval", interval)
 	return nil

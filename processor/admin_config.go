@@ -130,6 +130,9 @@ func (b *Broker) updateConfig(props map[string]string) (applied []string, permCh
 	if _, err := probe.ApplyProperties(merged); err != nil {
 		return nil, false, err
 	}
+	if err := probe.CheckStart(); err != nil {
+		return nil, false, err
+	}
 	if b.admin.overrides == nil {
 		b.admin.overrides = map[string]string{}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,6 +110,17 @@ func TestUpdateBrokerConfigLiveAndPersisted(t *testing.T) {
 	resp, _ = b.handleUpdateBrokerConfig(ctx, c, updateConfigReq("brokerConfigPath=/tmp/elsewhere\n"))
 	require.EqualValues(t, codec.RespNoPermission, resp.Code)
 	require.Equal(t, "Can not update config in black list.", resp.Remark)
+
+	// Settings the next start would refuse are refused now, and not written.
+	for _, upd := range []string{"metricsExporterType=OTLP_GRPC\n", "metricsPromExporterPort=99999\n",
+		"aclEnable=true\nauthenticationEnabled=true\n", "enableControllerMode=true\n"} {
+		resp, _ = b.handleUpdateBrokerConfig(ctx, c, updateConfigReq(upd))
+		require.NotEqualValues(t, codec.RespSuccess, resp.Code, upd)
+		after, err := loadPropsFile(conf)
+		require.NoError(t, err)
+		k, _, _ := strings.Cut(upd, "=")
+		require.NotContains(t, after, k, upd)
+	}
 }
 
 func loadPropsFile(path string) (map[string]string, error) {

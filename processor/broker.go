@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"rmqd/codec"
+	"rmqd/compat"
 	"rmqd/processor/acl"
 	"rmqd/processor/auth"
 	"rmqd/processor/clients"
@@ -113,11 +114,10 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 		}
 	}
 	b.topics.SetOnChange(b.topicChanged)
+	if err := cfg.CheckStart(); err != nil {
+		return nil, fmt.Errorf("new broker: %w", err)
+	}
 	if cfg.AuthenticationEnabled || cfg.AuthorizationEnabled {
-		if cfg.AclEnable {
-			// 5.3 has no ACL 1.0 and would silently ignore aclEnable.
-			return nil, errors.New("new broker: aclEnable (ACL 1.0) and authenticationEnabled/authorizationEnabled (ACL 2.0) are exclusive")
-		}
 		if b.auth, err = newAuth(&cfg, logger); err != nil {
 			return nil, fmt.Errorf("new broker: %w", err)
 		}
@@ -397,7 +397,7 @@ func (b *Broker) Shutdown() error {
 }
 
 func (b *Broker) flushOffsetsLoop(ctx context.Context) {
-	everyTick(ctx, time.Duration(max(b.conf().FlushConsumerOffsetInterval, 100))*time.Millisecond, func(context.Context) {
+	everyTick(ctx, compat.Millis(int64(max(b.conf().FlushConsumerOffsetInterval, 100))), func(context.Context) {
 		if err := b.offsets.PersistIfChanged(); err != nil {
 			b.log.Error("persist consumer offsets", "err", err)
 		}
@@ -409,14 +409,14 @@ func (b *Broker) flushOffsetsLoop(ctx context.Context) {
 func (b *Broker) housekeepingLoop(ctx context.Context) {
 	t := time.NewTicker(10 * time.Second)
 	defer t.Stop()
-	timeout := time.Duration(b.conf().ChannelExpiredTimeout) * time.Millisecond
+	timeout := compat.Millis(int64(b.conf().ChannelExpiredTimeout))
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
 			expired := append(b.consumers.Expired(now, timeout), b.producers.Expired(now, timeout)...)
-			b.consumers.ExpireCompensation(now, time.Duration(b.conf().SubscriptionExpiredTimeout)*time.Millisecond)
+			b.consumers.ExpireCompensation(now, compat.Millis(int64(b.conf().SubscriptionExpiredTimeout)))
 			for _, c := range expired {
 				b.log.Info("client channel expired", "remote", c.RemoteAddr())
 				b.OnClose(c)

@@ -1,6 +1,7 @@
 package processor
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -217,6 +218,28 @@ func (c *BrokerConfig) ApplyProperties(props map[string]string) (unknown []strin
 		return unknown, fmt.Errorf("broker config: %w", err)
 	}
 	return unknown, c.Store.Validate()
+}
+
+// CheckStart refuses settings that keep a broker from starting; an
+// UPDATE_BROKER_CONFIG that would persist one is refused with it (Java takes
+// them, and rmqd would then not start again until the file was edited).
+func (c *BrokerConfig) CheckStart() error {
+	switch c.MetricsExporterType {
+	case "", "DISABLE", "0", "PROM", "2":
+	default:
+		return fmt.Errorf("metricsExporterType=%s: rmqd serves only PROM (or DISABLE)", c.MetricsExporterType)
+	}
+	if p := c.MetricsPromExporterPort; p < 0 || p > 65535 {
+		return fmt.Errorf("metricsPromExporterPort=%d: not a port", p)
+	}
+	if (c.AuthenticationEnabled || c.AuthorizationEnabled) && c.AclEnable {
+		// 5.3 has no ACL 1.0 and would silently ignore aclEnable.
+		return errors.New("aclEnable (ACL 1.0) and authenticationEnabled/authorizationEnabled (ACL 2.0) are exclusive")
+	}
+	if c.Controller.EnableControllerMode && len(c.Controller.addrs()) == 0 {
+		return errors.New("controller mode: controllerAddr is empty")
+	}
+	return nil
 }
 
 // unsupportedKeys are Java settings whose feature rmqd does not have yet: a

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"rmqd/codec"
+	"rmqd/compat"
 	"rmqd/remoting"
 	"rmqd/store"
 	"rmqd/store/ha"
@@ -290,7 +291,7 @@ func (b *Broker) handleNotifyBrokerRoleChanged(ctx context.Context, c remoting.C
 // step with the controller until ctx ends.
 func (m *controllerMode) run(ctx context.Context) {
 	cfg := m.b.conf().Controller
-	hb := time.NewTicker(time.Duration(max(cfg.BrokerHeartbeatInterval, 100)) * time.Millisecond)
+	hb := time.NewTicker(compat.Millis(int64(max(cfg.BrokerHeartbeatInterval, 100))))
 	defer hb.Stop()
 	var lastMeta, lastReplica, lastLeader time.Time
 	for {
@@ -301,11 +302,11 @@ func (m *controllerMode) run(ctx context.Context) {
 			}
 		} else {
 			m.heartbeat(ctx)
-			if now.Sub(lastLeader) >= time.Duration(cfg.SyncControllerMetadataPeriod)*time.Millisecond {
+			if now.Sub(lastLeader) >= compat.Millis(int64(cfg.SyncControllerMetadataPeriod)) {
 				lastLeader = now
 				_ = m.findLeader(ctx)
 			}
-			if now.Sub(lastReplica) >= time.Duration(cfg.SyncBrokerMetadataPeriod)*time.Millisecond {
+			if now.Sub(lastReplica) >= compat.Millis(int64(cfg.SyncBrokerMetadataPeriod)) {
 				lastReplica = now
 				m.syncReplicaInfo(ctx)
 			}

@@ -45,10 +45,10 @@ func (b *Broker) newDelivery(cfg BrokerConfig) error {
 		OffsetMsgID: func(off int64) string { return compat.OffsetMsgID(b.storeHost, off) },
 	})
 	if cfg.TransactionCheckInterval > 0 {
-		b.trans.Interval = time.Duration(cfg.TransactionCheckInterval) * time.Millisecond
+		b.trans.Interval = compat.Millis(int64(cfg.TransactionCheckInterval))
 	}
 	if cfg.TransactionTimeOut > 0 {
-		b.trans.Timeout = time.Duration(cfg.TransactionTimeOut) * time.Millisecond
+		b.trans.Timeout = compat.Millis(int64(cfg.TransactionTimeOut))
 	}
 	if cfg.TransactionCheckMax > 0 {
 		b.trans.CheckMax = int(cfg.TransactionCheckMax)

@@ -43,7 +43,7 @@ func (h popHost) Conf() pop.Config {
 		TimerWheelEnable: c.TimerWheelEnable, ReviveQueueNum: c.ReviveQueueNum,
 		EnableRetryTopicV2: c.Pop.EnableRetryTopicV2, RetrieveFromRetryV1: c.Pop.RetrieveMessageFromPopRetryTopicV1,
 		PopFromRetryProbability: int(c.Pop.PopFromRetryProbability),
-		ReviveInterval:          time.Duration(c.Pop.ReviveInterval) * time.Millisecond,
+		ReviveInterval:          compat.Millis(int64(c.Pop.ReviveInterval)),
 		MaxPopPollingSize:       int(c.Pop.MaxPopPollingSize), PopPollingSize: int(c.Pop.PopPollingSize)}
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"rmqd/codec"
+	"rmqd/compat"
 	"rmqd/remoting"
 	"rmqd/store"
 )
@@ -190,9 +191,9 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 		return nil, nil
 	case code == codec.RespPullNotFound && allowSuspend && h.SysFlag&codec.PullFlagSuspend != 0:
 		res.Release()
-		hold := time.Duration(h.SuspendTimeoutMillis) * time.Millisecond
+		hold := compat.Millis(int64(h.SuspendTimeoutMillis))
 		if !b.conf().LongPollingEnable {
-			hold = time.Duration(b.conf().ShortPollingTimeMills) * time.Millisecond
+			hold = compat.Millis(int64(b.conf().ShortPollingTimeMills))
 		}
 		b.hold.suspend(b.hold.newHeld(c, h, reply, filter, time.Now().Add(hold)))
 		return nil, nil

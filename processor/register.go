@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"rmqd/codec"
+	"rmqd/compat"
 )
 
 // NameServerInvoker sends a request to one name server and waits for the
@@ -33,7 +34,7 @@ func (c *BrokerConfig) nameServers() []string {
 // registerPeriod is registerNameServerPeriod clamped to 10-60 s as Java does.
 func (c *BrokerConfig) registerPeriod() time.Duration {
 	p := min(max(c.RegisterNameServerPeriod, 10000), 60000)
-	return time.Duration(p) * time.Millisecond
+	return compat.Millis(int64(p))
 }
 
 func (b *Broker) haServerAddr() string {
@@ -79,7 +80,7 @@ func (b *Broker) RegisterAll(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("encode register body: %w", err)
 	}
-	timeout := time.Duration(b.conf().RegisterBrokerTimeoutMills) * time.Millisecond
+	timeout := compat.Millis(int64(b.conf().RegisterBrokerTimeoutMills))
 	var wg sync.WaitGroup
 	errs := make([]error, len(addrs))
 	for i, addr := range addrs {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"rmqd/codec"
+	"rmqd/compat"
 	"rmqd/remoting"
 	"rmqd/store"
 )
@@ -83,7 +84,7 @@ func (b *Broker) fastFailure(wait func(*BrokerConfig) int64, busy func() bool) r
 			if !c.BrokerFastFailureEnable {
 				return 0
 			}
-			return time.Duration(wait(c)) * time.Millisecond
+			return compat.Millis(int64(wait(c)))
 		},
 		Busy: busy,
 	}

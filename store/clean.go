@@ -5,11 +5,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"rmqd/compat"
 )
 
 // runClean is CleanCommitLogService plus CleanConsumeQueueService.
 func (s *DefaultStore) runClean(ctx context.Context) {
-	interval := time.Duration(max(s.cfg.CleanResourceInterval, 10)) * time.Millisecond
+	interval := compat.Millis(int64(max(s.cfg.CleanResourceInterval, 10)))
 	first := time.NewTimer(min(time.Minute, interval))
 	defer first.Stop()
 	select {
@@ -52,7 +54,7 @@ func (s *DefaultStore) cleanOnce(ctx context.Context, manual bool) int {
 	if manual || spaceFull || isTimeToDelete(s.cfg.DeleteWhen, time.Now()) {
 		reserved := time.Duration(s.cfg.FileReservedTime) * time.Hour
 		deleted = s.commitLog.q.deleteExpiredByTime(reserved, immediately && s.cfg.CleanFileForciblyEnable, 10,
-			time.Duration(s.cfg.DeleteCommitLogFilesInterval)*time.Millisecond,
+			compat.Millis(int64(s.cfg.DeleteCommitLogFilesInterval)),
 			// Unlike Java, never delete what the consume queues have not seen yet:
 			// that would leave holes in them.
 			s.reputFrom.Load())
@@ -78,7 +80,7 @@ func (s *DefaultStore) cleanQueues(ctx context.Context) {
 			return
 		}
 		if cq.deleteExpired(minPhy) > 0 && s.cfg.DeleteConsumeQueueFilesInterval > 0 {
-			time.Sleep(time.Duration(s.cfg.DeleteConsumeQueueFilesInterval) * time.Millisecond)
+			time.Sleep(compat.Millis(int64(s.cfg.DeleteConsumeQueueFilesInterval)))
 		}
 		cq.correctMinOffset(minPhy)
 	}

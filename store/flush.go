@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"rmqd/compat"
 )
 
 // flushPeriodically calls flush every interval with leastPages, and with 0
@@ -15,9 +17,9 @@ import (
 // full one, as Java's would be.
 func flushPeriodically(ctx context.Context, intervalMs, thoroughMs int64, leastPages int, n *napper,
 	flush func(least int), pending func() bool) {
-	thorough := time.Duration(thoroughMs) * time.Millisecond
+	thorough := compat.Millis(int64(thoroughMs))
 	last := time.Now()
-	tickUntilIdle(ctx, time.Duration(max(intervalMs, 1))*time.Millisecond, n, nil, func() {
+	tickUntilIdle(ctx, compat.Millis(int64(max(intervalMs, 1))), n, nil, func() {
 		least := leastPages
 		if time.Since(last) >= thorough {
 			least = 0

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"log/slog"
 	"net"
 	"strconv"
@@ -18,19 +17,16 @@ import (
 // rather than silently ignored. A nil exporter means metrics are off.
 func metricsSetup(bcfg processor.BrokerConfig, b *processor.Broker,
 	st *store.DefaultStore, logger *slog.Logger) (*metrics.Exporter, string, error) {
+	if err := bcfg.CheckStart(); err != nil {
+		return nil, "", err
+	}
 	switch bcfg.MetricsExporterType {
 	case "", "DISABLE", "0":
 		return nil, "", nil
-	case "PROM", "2":
-	default:
-		return nil, "", fmt.Errorf("metricsExporterType=%s: rmqd serves only PROM (or DISABLE)", bcfg.MetricsExporterType)
 	}
 	host := bcfg.MetricsPromExporterHost
 	if host == "" {
 		host = bcfg.BrokerIP1 // as BrokerMetricsManager does
-	}
-	if p := bcfg.MetricsPromExporterPort; p < 0 || p > 65535 {
-		return nil, "", fmt.Errorf("metricsPromExporterPort=%d: not a port", p)
 	}
 	labels := map[string]string{}
 	for _, kv := range strings.Split(bcfg.MetricsLabel, ",") {

@@ -328,8 +328,8 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 	srv := remoting.NewServer(rcfg)
 	b.Register(srv)
 	haCfg := ha.Config{
-		HeartbeatInterval:    time.Duration(scfg.HaSendHeartbeatInterval) * time.Millisecond,
-		HousekeepingInterval: time.Duration(scfg.HaHousekeepingInterval) * time.Millisecond,
+		HeartbeatInterval:    compat.Millis(int64(scfg.HaSendHeartbeatInterval)),
+		HousekeepingInterval: compat.Millis(int64(scfg.HaHousekeepingInterval)),
 		TransferBatchSize:    scfg.HaTransferBatchSize,
 		SyncFrameInterval:    time.Duration(scfg.HaSyncFrameIntervalMicros) * time.Microsecond,
 		AsyncFrameInterval:   time.Duration(scfg.HaAsyncFrameIntervalMicros) * time.Microsecond,
@@ -347,8 +347,8 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 		haSwitch, err = ha.NewAutoSwitch(st, ha.AutoConfig{Config: haCfg,
 			ListenAddr: net.JoinHostPort(bind, strconv.Itoa(scfg.HaListenPort)), EpochFile: ha.EpochFilePath(scfg.StorePathRootDir),
 			SyncFromLastFile: cc.SyncFromLastFile, AsyncLearner: cc.AsyncLearner,
-			HaMaxTimeSlaveNotCatchup: time.Duration(cc.HaMaxTimeSlaveNotCatchup) * time.Millisecond,
-			CheckSyncStateSetPeriod:  time.Duration(cc.CheckSyncStateSetPeriod) * time.Millisecond,
+			HaMaxTimeSlaveNotCatchup: compat.Millis(int64(cc.HaMaxTimeSlaveNotCatchup)),
+			CheckSyncStateSetPeriod:  compat.Millis(int64(cc.CheckSyncStateSetPeriod)),
 			InSyncReplicas:           cc.InSyncReplicas, MinInSyncReplicas: cc.MinInSyncReplicas, AllAckInSyncStateSet: cc.AllAckInSyncStateSet})
 		if err == nil {
 			if err = b.EnableControllerMode(haSwitch); err != nil {
@@ -461,10 +461,10 @@ func limits(props map[string]string, cfg *remoting.ServerConfig) (map[string]str
 	// Java's 0 means Netty's own marks; rmqd's defaults apply then too.
 	cfg.MaxConns = n.MaxConns
 	cfg.MaxConnsPerIP = n.MaxConnsPerIP
-	cfg.FirstFrameTimeout = time.Duration(n.FirstFrameTimeoutSecs) * time.Second
+	cfg.FirstFrameTimeout = compat.Seconds(int64(n.FirstFrameTimeoutSecs))
 	cfg.WriteBufferHighWaterMark = n.HighWaterMark
 	cfg.WriteBufferLowWaterMark = n.LowWaterMark
-	cfg.WriteStallTimeout = time.Duration(n.WriteStallTimeoutSecs) * time.Second
+	cfg.WriteStallTimeout = compat.Seconds(int64(n.WriteStallTimeoutSecs))
 	cfg.MaxQueuedRequestBytes = n.MaxQueuedRequestBytes
 	cfg.MaxRequestsPerConn = n.MaxRequestsPerConn
 	if n.SelectorThreads < 0 || n.SelectorThreads > 1024 {
@@ -472,7 +472,7 @@ func limits(props map[string]string, cfg *remoting.ServerConfig) (map[string]str
 	}
 	cfg.NumEventLoop = n.SelectorThreads
 	if n.IdleTimeoutSecs > 0 {
-		cfg.IdleTimeout = time.Duration(n.IdleTimeoutSecs) * time.Second
+		cfg.IdleTimeout = compat.Seconds(int64(n.IdleTimeoutSecs))
 	}
 	// Zero in a config means "no limit" for rmqd's own keys, as negative does.
 	for _, p := range []*int{&cfg.MaxConns, &cfg.MaxConnsPerIP, &cfg.MaxRequestsPerConn} {
