@@ -17,11 +17,13 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 	"golang.org/x/sys/unix"
 
 	"rmqd/processor"
@@ -83,9 +85,40 @@ func New(cfg Config, b BrokerSource, st StoreSource, logger *slog.Logger) *Expor
 // add it to the broker's server.
 func (e *Exporter) Hook() *RPCHook { return &RPCHook{l: e.rpc} }
 
-// Handler serves the Prometheus text format.
+// Handler serves the Prometheus text format. The endpoint has no auth (as
+// Java's) and each gathering walks every group's queues: scrapes within
+// gatherTTL share one gathering, and at most maxScrapes are served at once
+// (others get 503), so a peer scraping in a loop cannot take a core.
 func (e *Exporter) Handler() http.Handler {
-	return promhttp.HandlerFor(e.reg, promhttp.HandlerOpts{ErrorLog: slogAdapter{e.log}})
+	return promhttp.HandlerFor(&cachedGatherer{g: e.reg, ttl: gatherTTL},
+		promhttp.HandlerOpts{ErrorLog: slogAdapter{e.log}, MaxRequestsInFlight: maxScrapes})
+}
+
+const (
+	gatherTTL  = time.Second
+	maxScrapes = 4
+)
+
+// cachedGatherer hands out one gathering for ttl: the families it returns are
+// only read by the encoder, so concurrent scrapes may share them.
+type cachedGatherer struct {
+	g   prometheus.Gatherer
+	ttl time.Duration
+
+	mu  sync.Mutex
+	at  time.Time
+	mfs []*dto.MetricFamily
+	err error
+}
+
+func (c *cachedGatherer) Gather() ([]*dto.MetricFamily, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at.IsZero() || time.Since(c.at) >= c.ttl {
+		c.mfs, c.err = c.g.Gather()
+		c.at = time.Now()
+	}
+	return c.mfs, c.err
 }
 
 // Serve listens on addr and serves /metrics until ctx ends (Java's
