@@ -34,6 +34,11 @@ type tlsConn struct {
 
 	quit     chan struct{}
 	quitOnce sync.Once
+
+	// firstBy is when the first whole frame must have come (zero: no bound);
+	// framed is set once it has. Reader goroutine only.
+	firstBy time.Time
+	framed  bool
 }
 
 func newTLSConn(s *Server, nc net.Conn, replay []byte, port int, local net.Addr) *tlsConn {
@@ -56,6 +61,9 @@ func newTLSConn(s *Server, nc net.Conn, replay []byte, port int, local net.Addr)
 		w:           c,
 		clock:       s.clock,
 		maxInflight: int32(max(s.cfg.MaxRequestsPerConn, 0)),
+	}
+	if s.cfg.FirstFrameTimeout > 0 {
+		c.firstBy = time.Now().Add(s.cfg.FirstFrameTimeout)
 	}
 	c.ep.touch()
 	return c
@@ -95,7 +103,9 @@ func (c *tlsConn) readRecovered() (err error) {
 }
 
 // idleReader turns a read deadline into the server's idle timeout: the
-// deadline is pushed back while the connection wrote meanwhile.
+// deadline is pushed back while the connection wrote meanwhile. Until the
+// first whole frame it is also FirstFrameTimeout after the handshake began,
+// which no byte pushes back (as on the plain connections).
 type idleReader struct {
 	c *tlsConn
 }
@@ -104,14 +114,25 @@ func (r idleReader) Read(p []byte) (int, error) {
 	c := r.c
 	idle := c.s.cfg.IdleTimeout
 	for {
+		var by time.Time
 		if idle > 0 {
-			_ = c.raw.SetReadDeadline(time.Now().Add(idle))
+			by = time.Now().Add(idle)
 		}
+		first := !c.framed && !c.firstBy.IsZero()
+		if first && (by.IsZero() || c.firstBy.Before(by)) {
+			by = c.firstBy
+		}
+		_ = c.raw.SetReadDeadline(by)
 		n, err := c.tc.Read(p)
 		if n > 0 {
 			c.ep.touch()
 		}
 		if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && n == 0 {
+			if first && !time.Now().Before(c.firstBy) {
+				c.s.warnClose("remoting: closing a connection that sent no whole frame", "conn", &c.ep,
+					"within", c.s.cfg.FirstFrameTimeout)
+				return n, err
+			}
 			if time.Duration(c.s.clock.Load()-c.ep.lastUsed.Load()) < idle {
 				continue // it wrote meanwhile
 			}
@@ -136,6 +157,7 @@ func (c *tlsConn) read() error {
 			}
 			return err
 		}
+		c.framed = true
 		s.d.dispatch(&c.ep, in, false)
 	}
 }

@@ -327,3 +327,38 @@ func TestTLSMaxConns(t *testing.T) {
 	require.Error(t, roundTrip(ctx, newClient(t), addr, 100, []byte("over the limit")))
 	require.Error(t, roundTrip(ctx, tlsClient(t, p.clientTLS(t, "", "")), addr, 100, []byte("over the limit")))
 }
+
+// A TLS connection that completes its handshake, then trickles a byte now and
+// then, is closed FirstFrameTimeout after it opened, as a plain one is; one
+// that sent a whole frame stays.
+func TestTLSFirstFrameTimeout(t *testing.T) {
+	p := newTestPKI(t)
+	scfg, err := p.serverSettings(TLSEnforcing, "none").ServerConfig()
+	require.NoError(t, err)
+	s := startServer(t, ServerConfig{TLSMode: TLSEnforcing, TLS: scfg, FirstFrameTimeout: 400 * time.Millisecond},
+		func(s *Server) { s.Register(100, echo()) })
+	addr := s.Addr().String()
+	ctx := tctx(t, 10*time.Second)
+	good := tlsClient(t, p.clientTLS(t, "", ""))
+	require.NoError(t, roundTrip(ctx, good, addr, 100, []byte("x")))
+
+	tc, err := tls.Dial("tcp", addr, p.clientTLS(t, "", ""))
+	require.NoError(t, err)
+	defer tc.Close()
+	require.NoError(t, tc.Handshake())
+	frame := requestFrame(t, 100, 1, nil)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < len(frame)-1 && i < 100; i++ {
+			if _, err := tc.Write(frame[i : i+1]); err != nil {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	expectClosedByPeer(t, tc)
+	<-done
+	time.Sleep(500 * time.Millisecond) // past the first-frame bound of the good connection
+	require.NoError(t, roundTrip(ctx, good, addr, 100, []byte("still served")))
+}
