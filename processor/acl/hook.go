@@ -95,7 +95,11 @@ func VerifySignature(req *codec.RemotingCommand, secret *jacl.Secret, scratch *[
 	mac := secret.MAC()
 	defer secret.PutMAC(mac)
 	f := (*extFields)(&req.Ext)
-	*bp = jacl.WriteContent(mac, *bp, f, skip, req.Body)
+	// Sorted once for both forms: the sort runs before the signature is
+	// known to be good, on up to the frame's field limit.
+	var stack [32]int
+	idx := jacl.SortFields(stack[:0], f)
+	*bp = jacl.WriteSorted(mac, *bp, f, idx, skip, req.Body)
 	var ok bool
 	if ok, *bp = jacl.VerifyMAC(mac, sent, *bp); ok {
 		return true
@@ -104,7 +108,7 @@ func VerifySignature(req *codec.RemotingCommand, secret *jacl.Secret, scratch *[
 		return false
 	}
 	mac.Reset()
-	*bp = jacl.WriteContent(mac, *bp, f, func(k string) bool {
+	*bp = jacl.WriteSorted(mac, *bp, f, idx, func(k string) bool {
 		return k == jacl.FieldSecurityToken || skip != nil && skip(k)
 	}, req.Body)
 	ok, *bp = jacl.VerifyMAC(mac, sent, *bp)
