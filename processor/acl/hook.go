@@ -7,6 +7,7 @@ import (
 
 	"rmqd/codec"
 	jacl "rmqd/compat/acl"
+	"rmqd/processor/pop"
 	"rmqd/remoting"
 )
 
@@ -162,20 +163,43 @@ func resources(dst []jacl.Resource, req *codec.RemotingCommand) ([]jacl.Resource
 		}
 		return jacl.RetryTopic(g)
 	}
+	// popTopic is a POP code's topic: a retry topic (%RETRY%group_topic) is
+	// the group's own, which the group check covers.
+	popTopic := func(t string) string {
+		if jacl.IsGroup(t) {
+			return ""
+		}
+		return t
+	}
 	switch req.Code {
-	case codec.ReqSendMessage:
+	case codec.ReqSendMessage, codec.ReqSendReplyMessage:
 		t := get("topic")
 		add(t, sendPerm(t))
-	case codec.ReqSendMessageV2, codec.ReqSendBatchMessage:
+	case codec.ReqSendMessageV2, codec.ReqSendBatchMessage, codec.ReqSendReplyMessageV2:
 		t := get("b")
 		add(t, sendPerm(t))
 	case codec.ReqRecallMessage:
 		add(get("topic"), jacl.Pub)
 	case codec.ReqConsumerSendMsgBack:
 		add(group(get("group")), jacl.Sub)
-	case codec.ReqPullMessage:
+	case codec.ReqPullMessage, codec.ReqLitePullMessage:
 		add(get("topic"), jacl.Sub)
 		add(group(get("consumerGroup")), jacl.Sub)
+	case codec.ReqPopMessage, codec.ReqAckMessage, codec.ReqChangeMessageInvisibletime, codec.ReqPeekMessage,
+		codec.ReqNotification, codec.ReqPollingInfo:
+		// Java's remoting parse maps none of the POP codes (any account
+		// may pop any topic); rmqd asks what PULL_MESSAGE asks.
+		add(popTopic(get("topic")), jacl.Sub)
+		add(group(get("consumerGroup")), jacl.Sub)
+	case codec.ReqBatchAckMessage:
+		body, err := pop.DecodeBatchAckBody(req.Body)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range body.Acks {
+			add(popTopic(a.Topic), jacl.Sub)
+			add(group(a.ConsumerGroup), jacl.Sub)
+		}
 	case codec.ReqQueryMessage:
 		add(get("topic"), jacl.Sub)
 	case codec.ReqHeartBeat:
