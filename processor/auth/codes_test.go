@@ -1,10 +1,13 @@
 package auth
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"rmqd/codec"
+	jauth "rmqd/compat/auth"
 	"rmqd/remoting"
 )
 
@@ -76,5 +79,41 @@ func TestServedCodesAuthorized(t *testing.T) {
 	}
 	if r := m.Hook().Before(local, signed(codec.ReqBatchAckMessage, "alice", "alicepw", nil, []byte("{"))); r == nil {
 		t.Error("BATCH_ACK_MESSAGE with a bad body allowed")
+	}
+}
+
+// TestUserPasswordOnlyForSuper: AUTH_GET_USER and AUTH_LIST_USER show
+// passwords to super users only, not to every user granted Cluster Get.
+func TestUserPasswordOnlyForSuper(t *testing.T) {
+	m, local := newAlice(t)
+	if r := serve(t, m, local, signed(codec.ReqAuthUpdateAcl, "rocketmq", "12345678", ext("subject", "User:alice"),
+		[]byte(`{"subject":"User:alice","policies":[{"policyType":"Custom","entries":[{"resource":"Cluster:DefaultCluster","actions":["Get"],"decision":"Allow"}]}]}`))); r.Code != codec.RespSuccess {
+		t.Fatal(r.Remark)
+	}
+	for _, c := range []struct {
+		ak, sk string
+		want   bool
+	}{{"alice", "alicepw", false}, {"rocketmq", "12345678", true}} {
+		r := serve(t, m, local, signed(codec.ReqAuthGetUser, c.ak, c.sk, ext("username", "alice"), nil))
+		if r.Code != codec.RespSuccess || strings.Contains(string(r.Body), "alicepw") != c.want ||
+			!strings.Contains(string(r.Body), `"username":"alice"`) {
+			t.Errorf("getUser by %s: %d %s", c.ak, r.Code, r.Body)
+		}
+		r = serve(t, m, local, signed(codec.ReqAuthListUser, c.ak, c.sk, ext("filter", ""), nil))
+		var users []jauth.UserInfo
+		if err := json.Unmarshal(r.Body, &users); err != nil || len(users) != 2 {
+			t.Fatalf("listUser by %s: %s %v", c.ak, r.Body, err)
+		}
+		for _, u := range users {
+			if (u.Password != "") != c.want {
+				t.Errorf("listUser by %s: %+v", c.ak, u)
+			}
+		}
+	}
+	// Without authentication the AccessKey field proves nothing: no passwords.
+	m2 := newTestManager(t, t.TempDir(), func(c *Config) { c.AuthenticationEnabled = false })
+	r := serve(t, m2, local, signed(codec.ReqAuthGetUser, "rocketmq", "12345678", ext("username", "rocketmq"), nil))
+	if r.Code != codec.RespSuccess || strings.Contains(string(r.Body), "password") {
+		t.Errorf("getUser without authentication: %d %s", r.Code, r.Body)
 	}
 }
