@@ -117,3 +117,21 @@ func TestUserPasswordOnlyForSuper(t *testing.T) {
 		t.Errorf("getUser without authentication: %d %s", r.Code, r.Body)
 	}
 }
+
+// TestBigHeaderRefused: a header of ~1,020 distinct 4,000-byte keys in
+// descending order, with a SecurityToken and a wrong signature, is refused by
+// authentication (the signer's sort is O(n log n), see compat/acl
+// TestSortFieldsComparisons).
+func TestBigHeaderRefused(t *testing.T) {
+	m, local := newAlice(t)
+	req := codec.NewRequest(codec.ReqSendMessageV2)
+	pad := strings.Repeat("x", 4000)
+	for i := 1019; i >= 0; i-- {
+		req.Ext = append(req.Ext, codec.ExtField{Key: fmt.Sprintf("é%04d", i) + pad})
+	}
+	req.Ext = append(req.Ext, ext("b", "mine", "AccessKey", "alice", "SecurityToken", "t", "Signature", "wrong")...)
+	r := m.Hook().Before(local, req)
+	if r == nil || r.Code != codec.RespNoPermission || r.Remark != "check signature failed." {
+		t.Fatalf("%+v", r)
+	}
+}
