@@ -56,6 +56,17 @@ func (b *Broker) handleViewMessageByID(ctx context.Context, c remoting.Conn, req
 	if err != nil || len(rec) == 0 {
 		return codec.NewResponse(req, codec.RespSystemError, fmt.Sprintf("can not find message by the offset, %d", off)), nil
 	}
+	if b.checksTopics() {
+		// The header's topic (if any) is what the hook checked; the record's
+		// own topic is what is shown (Java checks neither).
+		var m codec.Message
+		if _, err := codec.DecodeRecord(rec, &m); err != nil {
+			return codec.NewResponse(req, codec.RespSystemError, fmt.Sprintf("can not find message by the offset, %d", off)), nil
+		}
+		if r := b.authorizeTopic(c, req, m.Topic, accessView); r != nil {
+			return r, nil
+		}
+	}
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	resp.Body = rec
 	return resp, nil

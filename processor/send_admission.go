@@ -113,13 +113,28 @@ func (b *Broker) newPools() *brokerPools {
 }
 
 // sendInlineRule picks the sends of code that run on the event loop. The ACL
-// hook MACs the whole body where the request runs, and a batch is a put per
-// record: big bodies of those stay off the loop.
+// hook MACs the whole body where the request runs, after sorting the header's
+// fields (up to 4 MiB of them), and a batch is a put per record: big bodies of
+// those, and big headers of signed sends, stay off the loop.
 func (b *Broker) sendInlineRule(code int32) func(*codec.RemotingCommand) bool {
-	if code == codec.ReqSendBatchMessage || b.acl != nil || b.auth != nil && b.auth.Authenticates() {
+	if b.acl != nil || b.auth != nil && b.auth.Authenticates() {
+		return func(r *codec.RemotingCommand) bool {
+			return len(r.Body) <= inlineBodyMax && len(r.Body)+extSize(r.Ext) <= inlineBodyMax && b.sendInline(r)
+		}
+	}
+	if code == codec.ReqSendBatchMessage {
 		return func(r *codec.RemotingCommand) bool { return len(r.Body) <= inlineBodyMax && b.sendInline(r) }
 	}
 	return b.sendInline
+}
+
+// extSize is the bytes of a header's keys and values.
+func extSize(e codec.ExtFields) int {
+	n := 0
+	for _, f := range e {
+		n += len(f.Key) + len(f.Value)
+	}
+	return n
 }
 
 // registerOptions says how the requests of code run.

@@ -3,6 +3,7 @@ package processor
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"rmqd/codec"
 	"rmqd/compat"
@@ -54,6 +55,18 @@ func (b *Broker) handleConsumerSendMsgBack(ctx context.Context, c remoting.Conn,
 	orig, err := b.store.LookMessageByOffset(offset)
 	if err != nil || orig == nil {
 		return codec.NewResponse(req, codec.RespSystemError, fmt.Sprintf("look message by offset failed, %d", offset)), nil
+	}
+	if b.checksTopics() {
+		// The hook checked the group only: the message copied must be one
+		// the caller may consume (Java copies any). A retried message names
+		// the topic it came from.
+		topic := orig.Topic
+		if rt, ok := codec.PropertyValue(orig.Properties, codec.PropRetryTopic); ok && rt != "" && strings.HasPrefix(topic, RetryGroupTopicPrefix) {
+			topic = rt
+		}
+		if r := b.authorizeTopic(c, req, topic, accessConsume); r != nil {
+			return r, nil
+		}
 	}
 	// The copy keeps the consumer's view (RETRY_TOPIC, ORIGIN_MESSAGE_ID) when
 	// the message has been retried before; DELAY is the broker's, and

@@ -53,3 +53,27 @@ func TestBigBatchesLeaveTheLoop(t *testing.T) {
 	assert.False(t, inline(batch(inlineBodyMax+1)))
 	assert.True(t, b.sendInlineRule(codec.ReqSendMessage)(sendReq("Exists", 0, make([]byte, 1<<20), "")))
 }
+
+// TestSignedSendHeaderLeavesTheLoop: with ACL on, the hook sorts and MACs the
+// header as well as the body where the send runs, so a small body with a big
+// header (up to 4 MiB of fields) must not run on the event loop either.
+func TestSignedSendHeaderLeavesTheLoop(t *testing.T) {
+	b := newTestBroker(t, func(c *BrokerConfig) {
+		c.AclEnable = true
+		c.RocketmqHome = ""
+	})
+	b.topics.Update(TopicConfig{TopicName: "Exists", ReadQueueNums: 4, WriteQueueNums: 4, Perm: PermRead | PermWrite})
+	inline := b.sendInlineRule(codec.ReqSendMessageV2)
+	req := func(body, header int) *codec.RemotingCommand {
+		r := codec.NewRequest(codec.ReqSendMessageV2)
+		r.Ext.Set("a", "PG")
+		r.Ext.Set("b", "Exists")
+		r.Ext.Set("pad", string(make([]byte, header)))
+		r.Body = make([]byte, body)
+		return r
+	}
+	assert.True(t, inline(req(1024, 1024)))
+	assert.False(t, inline(req(inlineBodyMax+1, 0)), "big body")
+	assert.False(t, inline(req(1024, inlineBodyMax)), "big header, small body")
+	assert.False(t, inline(req(inlineBodyMax/2, inlineBodyMax/2)), "body and header together")
+}

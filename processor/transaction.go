@@ -45,6 +45,15 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c remoting.Conn, req 
 	if half.CommitLogOffset != clOffset {
 		return codec.NewResponse(req, codec.RespSystemError, "The commit log offset wrong"), nil
 	}
+	if b.checksTopics() {
+		// The header's topic is optional and need not be the half
+		// message's: commit or roll back only what the caller may publish
+		// (Java checks the header's topic only).
+		real, _ := codec.PropertyValue(half.Properties, codec.PropRealTopic)
+		if r := b.authorizeTopic(c, req, real, accessPublish); r != nil {
+			return r, nil
+		}
+	}
 	if kind == tranCommit {
 		msg, ok := delivery.RealMessageOf(half)
 		if !ok {

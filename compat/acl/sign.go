@@ -6,7 +6,9 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"hash"
+	"slices"
 	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Fields is the custom header of a request as the signer reads it.
@@ -24,32 +26,53 @@ const maxSortedFields = 64
 // leaving out Signature and the keys skip reports, then the body. scratch is
 // reused for the values and returned grown.
 func WriteContent(h hash.Hash, scratch []byte, f Fields, skip func(key string) bool, body []byte) []byte {
-	n := f.Len()
 	var stack [maxSortedFields]int
-	idx := stack[:0]
-	if n > maxSortedFields {
-		idx = make([]int, 0, n)
+	idx := SortFields(stack[:0], f)
+	return WriteSorted(h, scratch, f, idx, skip, body)
+}
+
+// SortFields appends to dst the indexes of f's fields other than Signature,
+// ordered by key as Java's String.compareTo orders them; fields with the same
+// key stay in header order. It makes O(n log n) comparisons, each stopping at
+// the first difference: the header is sorted before the signature is known
+// to be good. The result can be written several times with WriteSorted.
+func SortFields(dst []int, f Fields) []int {
+	return sortFields(dst, f, compareJava)
+}
+
+func sortFields(dst []int, f Fields, cmp func(a, b string) int) []int {
+	n := f.Len()
+	if cap(dst)-len(dst) < n {
+		dst = slices.Grow(dst, n)
 	}
+	start := len(dst)
 	for i := 0; i < n; i++ {
-		k, _ := f.At(i)
-		if k == FieldSignature || skip != nil && skip(k) {
-			continue
+		if k, _ := f.At(i); k != FieldSignature {
+			dst = append(dst, i)
 		}
-		// Insertion sort, stable: a dozen keys, no allocation.
-		j := len(idx)
-		idx = append(idx, i)
-		for ; j > 0; j-- {
-			pk, _ := f.At(idx[j-1])
-			if compareJava(pk, k) <= 0 {
-				break
-			}
-			idx[j] = idx[j-1]
-		}
-		idx[j] = i
 	}
+	slices.SortFunc(dst[start:], func(x, y int) int {
+		kx, _ := f.At(x)
+		ky, _ := f.At(y)
+		if c := cmp(kx, ky); c != 0 {
+			return c
+		}
+		return x - y // stable: a repeated key's last value is the one kept
+	})
+	return dst
+}
+
+// WriteSorted writes into h the values of the fields at idx (as SortFields
+// orders them), leaving out the keys skip reports, then the body. A repeated
+// key keeps its last value, as Java's map does. scratch is reused for the
+// values and returned grown.
+func WriteSorted(h hash.Hash, scratch []byte, f Fields, idx []int, skip func(key string) bool, body []byte) []byte {
 	scratch = scratch[:0]
 	for p, i := range idx {
 		k, v := f.At(i)
+		if skip != nil && skip(k) {
+			continue
+		}
 		if p+1 < len(idx) {
 			if nk, _ := f.At(idx[p+1]); nk == k {
 				continue // a repeated key keeps its last value, as a map would
@@ -95,29 +118,55 @@ func EqualSignature(mac []byte, sent string) bool {
 }
 
 // compareJava is String.compareTo: UTF-16 code unit order. It equals byte
-// order except between supplementary characters and U+E000..U+FFFF.
+// order except between supplementary characters and U+E000..U+FFFF. Invalid
+// UTF-8 compares as Go decodes it: each bad byte is one U+FFFD. It looks at
+// the bytes up to the first difference, then at the runes from there only.
 func compareJava(a, b string) int {
-	ascii := true
-	for i := 0; i < len(a) && ascii; i++ {
-		ascii = a[i] < 0x80
+	n := min(len(a), len(b))
+	i := 0
+	for i < n && a[i] == b[i] {
+		i++
 	}
-	for i := 0; i < len(b) && ascii; i++ {
-		ascii = b[i] < 0x80
-	}
-	if ascii {
-		switch {
-		case a < b:
-			return -1
-		case a > b:
-			return 1
-		}
+	if i == len(a) && i == len(b) {
 		return 0
 	}
-	ua, ub := utf16.Encode([]rune(a)), utf16.Encode([]rune(b))
-	for i := 0; i < len(ua) && i < len(ub); i++ {
-		if ua[i] != ub[i] {
-			return int(ua[i]) - int(ub[i])
-		}
+	if i < n && a[i] < utf8.RuneSelf && b[i] < utf8.RuneSelf {
+		// An ASCII byte always starts a rune, and is its own code unit.
+		return int(a[i]) - int(b[i])
 	}
-	return len(ua) - len(ub)
+	// Back up to a rune start shared by both: a byte that is not a
+	// continuation byte starts a rune as Go decodes, and if the three bytes
+	// before i are all continuation bytes, i starts one.
+	q := i
+	for j := i - 1; j >= 0 && j >= i-(utf8.UTFMax-1); j-- {
+		if !utf8.RuneStart(a[j]) {
+			continue
+		}
+		q = j
+		break
+	}
+	a, b = a[q:], b[q:]
+	for len(a) > 0 && len(b) > 0 {
+		ra, wa := utf8.DecodeRuneInString(a)
+		rb, wb := utf8.DecodeRuneInString(b)
+		if ra != rb {
+			ha, la := utf16Units(ra)
+			hb, lb := utf16Units(rb)
+			if ha != hb {
+				return int(ha) - int(hb)
+			}
+			return int(la) - int(lb)
+		}
+		a, b = a[wa:], b[wb:]
+	}
+	return len(a) - len(b)
+}
+
+// utf16Units is r's first UTF-16 code unit and its second (0 if none).
+func utf16Units(r rune) (uint16, uint16) {
+	if r < 0x10000 {
+		return uint16(r), 0
+	}
+	h, l := utf16.EncodeRune(r)
+	return uint16(h), uint16(l)
 }

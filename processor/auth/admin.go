@@ -172,9 +172,31 @@ func (m *Manager) getUser(req *codec.RemotingCommand) *codec.RemotingCommand {
 	}
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	if u := m.User(name); u != nil {
-		return withBody(resp, jauth.ToUserInfo(u))
+		return withBody(resp, m.userInfo(req, u))
 	}
 	return resp
+}
+
+// userInfo is u as AUTH_GET_USER / AUTH_LIST_USER answer it. Java includes
+// the password for any caller granted Cluster Get; rmqd only for a super
+// user whose signature was checked (fastjson clients take a missing field
+// as null).
+func (m *Manager) userInfo(req *codec.RemotingCommand, u *jauth.User) jauth.UserInfo {
+	info := jauth.ToUserInfo(u)
+	if !m.verifiedSuper(req) {
+		info.Password = ""
+	}
+	return info
+}
+
+// verifiedSuper reports whether req was authenticated as a super user.
+func (m *Manager) verifiedSuper(req *codec.RemotingCommand) bool {
+	if !m.cfg.AuthenticationEnabled || m.authnWL[req.Code] {
+		return false // the AccessKey field is the client's word only
+	}
+	ak, _ := req.Ext.Get(jacl.FieldAccessKey)
+	u := m.User(ak)
+	return u != nil && u.Super && !u.Disabled
 }
 
 func (m *Manager) listUser(req *codec.RemotingCommand) *codec.RemotingCommand {
@@ -185,7 +207,7 @@ func (m *Manager) listUser(req *codec.RemotingCommand) *codec.RemotingCommand {
 		if strings.TrimSpace(filter) != "" && !strings.Contains(name, filter) {
 			continue
 		}
-		out = append(out, jauth.ToUserInfo(st.users[name]))
+		out = append(out, m.userInfo(req, st.users[name]))
 	}
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	if len(out) == 0 {

@@ -75,3 +75,21 @@ func (h *Hook) refuse(c remoting.Conn, req *codec.RemotingCommand, user string, 
 	h.m.refusals.Add(acl.Refusal{User: strings.Clone(user), Addr: c.RemoteAddr().String(), Code: req.Code, Reason: reason})
 	return codec.NewResponse(req, codec.RespNoPermission, reason)
 }
+
+// AuthorizeResource checks, for a request the hook has let through, a
+// resource the handler found only after reading the store (the record at a
+// commitlog offset): actions on res for the request's user, as the hook
+// would have checked it had it been in the header. It answers NO_PERMISSION
+// with the hook's reason and log line, or nil when allowed.
+func (m *Manager) AuthorizeResource(c remoting.Conn, req *codec.RemotingCommand, res jauth.Resource, actions jauth.Action) *codec.RemotingCommand {
+	if !m.cfg.AuthorizationEnabled || m.authzWL[req.Code] {
+		return nil
+	}
+	st := m.cur.Load()
+	user, hasUser := req.Ext.Get(jacl.FieldAccessKey)
+	r := jauth.Request{Username: user, HasUsername: hasUser, Addr: acl.PeerAddr(c.RemoteAddr()), Resource: res, Actions: actions}
+	if err := jauth.Authorize(&r, st.users[user], st.acls[jauth.SubjectKey(user)]); err != nil {
+		return (&Hook{m: m}).refuse(c, req, user, err)
+	}
+	return nil
+}

@@ -6,6 +6,7 @@ import (
 
 	"rmqd/codec"
 	jauth "rmqd/compat/auth"
+	"rmqd/processor/pop"
 )
 
 // need is one authorization context: a resource and the actions wanted on it.
@@ -33,16 +34,19 @@ type action struct {
 // the resources a request touches and the actions it wants on each. Names
 // alias the request's frame; use them only while the request is handled.
 func needs(dst []need, req *codec.RemotingCommand, cluster string) ([]need, error) {
-	if len(req.Ext) == 0 {
-		return dst, nil
+	if len(req.Ext) == 0 && req.Code != codec.ReqBatchAckMessage {
+		return dst, nil // Java builds no context; a batch ack names its resources in the body
 	}
 	get := func(k string) string { v, _ := req.Ext.Get(k); return v }
 	add := func(r jauth.Resource, a jauth.Action) { dst = append(dst, need{res: r, actions: a}) }
 	retry := jauth.IsRetryTopic
 	switch req.Code {
-	case codec.ReqSendMessage, codec.ReqSendMessageV2, codec.ReqSendBatchMessage:
+	case codec.ReqSendMessage, codec.ReqSendMessageV2, codec.ReqSendBatchMessage,
+		codec.ReqSendReplyMessage, codec.ReqSendReplyMessageV2:
+		// The reply codes store into the header's topic as a send does;
+		// Java 5.3 maps neither (rmqd is stricter).
 		tk, gk := "topic", "group"
-		if req.Code != codec.ReqSendMessage {
+		if req.Code != codec.ReqSendMessage && req.Code != codec.ReqSendReplyMessage {
 			tk, gk = "b", "a"
 		}
 		if t := get(tk); retry(t) {
@@ -62,7 +66,7 @@ func needs(dst []need, req *codec.RemotingCommand, cluster string) ([]need, erro
 		}
 	case codec.ReqConsumerSendMsgBack:
 		add(jauth.Group(get("group")), jauth.ActSub)
-	case codec.ReqPullMessage:
+	case codec.ReqPullMessage, codec.ReqLitePullMessage:
 		if t := get("topic"); !retry(t) {
 			add(jauth.Topic(t), jauth.ActSub)
 		}
@@ -97,6 +101,19 @@ func needs(dst []need, req *codec.RemotingCommand, cluster string) ([]need, erro
 			add(jauth.Topic(t), a)
 		}
 		add(jauth.Group(get("consumerGroup")), a)
+	case codec.ReqBatchAckMessage:
+		// Java 5.3's header has no annotated resource: any user may ack
+		// any group's messages. rmqd asks what ACK_MESSAGE asks, per entry.
+		body, err := pop.DecodeBatchAckBody(req.Body)
+		if err != nil {
+			return dst, err
+		}
+		for _, a := range body.Acks {
+			add(jauth.Group(a.ConsumerGroup), jauth.ActSub)
+			if !retry(a.Topic) { // a retry topic is the group's own
+				add(jauth.Topic(a.Topic), jauth.ActSub)
+			}
+		}
 	case codec.ReqLockBatchMq, codec.ReqUnlockBatchMq:
 		var body codec.LockBatchRequestBody
 		if err := codec.UnmarshalBody(req.Body, &body); err != nil {

@@ -1,0 +1,137 @@
+package auth
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"rmqd/codec"
+	jauth "rmqd/compat/auth"
+	"rmqd/remoting"
+)
+
+// newAlice makes a manager with a normal user alice granted Pub, Sub and Get
+// on Topic:mine and Sub on Group:g1 only.
+func newAlice(t *testing.T) (*Manager, remoting.Conn) {
+	t.Helper()
+	m := newTestManager(t, t.TempDir(), nil)
+	local := from("127.0.0.1")
+	admin := func(code int32, e codec.ExtFields, body string) {
+		t.Helper()
+		if r := serve(t, m, local, signed(code, "rocketmq", "12345678", e, []byte(body))); r.Code != codec.RespSuccess {
+			t.Fatal(r.Remark)
+		}
+	}
+	admin(codec.ReqAuthCreateUser, ext("username", "alice"), `{"password":"alicepw","userType":"Normal"}`)
+	admin(codec.ReqAuthCreateAcl, ext("subject", "User:alice"), `{"subject":"User:alice","policies":[{"policyType":"Custom","entries":[
+		{"resource":"Topic:mine","actions":["Pub","Sub","Get"],"decision":"Allow"},{"resource":"Group:g1","actions":["Sub"],"decision":"Allow"}]}]}`)
+	return m, local
+}
+
+func batchAck(group, topic string) string {
+	return fmt.Sprintf(`{"acks":[{"b":"Bw==","c":%q,"it":30000,"pt":1733000000000,"q":3,"r":"0","rq":5,"so":17,"t":%q}],"brokerName":"broker-a"}`, group, topic)
+}
+
+// TestServedCodesAuthorized: codes served by the broker that Java 5.3 leaves
+// without a resource (or that rmqd did) ask for the topic and group they touch.
+func TestServedCodesAuthorized(t *testing.T) {
+	m, local := newAlice(t)
+	const (
+		noTopic = "User:alice has no permission to access Topic:secret from 127.0.0.1, no matched policies."
+		noGroup = "User:alice has no permission to access Group:g2 from 127.0.0.1, no matched policies."
+	)
+	type req struct {
+		e    codec.ExtFields
+		body string
+	}
+	for _, tc := range []struct {
+		name                       string
+		code                       int32
+		ok, otherTopic, otherGroup req
+		checkGroup                 bool
+	}{
+		{"LITE_PULL_MESSAGE", codec.ReqLitePullMessage, req{e: ext("consumerGroup", "g1", "topic", "mine")},
+			req{e: ext("consumerGroup", "g1", "topic", "secret")}, req{e: ext("consumerGroup", "g2", "topic", "mine")}, true},
+		{"SEND_REPLY_MESSAGE", codec.ReqSendReplyMessage, req{e: ext("producerGroup", "pg", "topic", "mine")},
+			req{e: ext("producerGroup", "pg", "topic", "secret")}, req{}, false},
+		{"SEND_REPLY_MESSAGE_V2", codec.ReqSendReplyMessageV2, req{e: ext("a", "pg", "b", "mine")},
+			req{e: ext("a", "pg", "b", "secret")}, req{}, false},
+		{"BATCH_ACK_MESSAGE", codec.ReqBatchAckMessage, req{body: batchAck("g1", "mine")},
+			req{body: batchAck("g1", "secret")}, req{body: batchAck("g2", "mine")}, true},
+		{"POP_MESSAGE", codec.ReqPopMessage, req{e: ext("consumerGroup", "g1", "topic", "mine")},
+			req{e: ext("consumerGroup", "g1", "topic", "secret")}, req{e: ext("consumerGroup", "g2", "topic", "mine")}, true},
+	} {
+		if r := m.Hook().Before(local, signed(tc.code, "alice", "alicepw", tc.ok.e, []byte(tc.ok.body))); r != nil {
+			t.Errorf("%s on its own topic: refused: %s", tc.name, r.Remark)
+		}
+		r := m.Hook().Before(local, signed(tc.code, "alice", "alicepw", tc.otherTopic.e, []byte(tc.otherTopic.body)))
+		if r == nil || r.Code != codec.RespNoPermission || r.Remark != noTopic {
+			t.Errorf("%s on another topic: %+v", tc.name, r)
+		}
+		if !tc.checkGroup {
+			continue
+		}
+		r = m.Hook().Before(local, signed(tc.code, "alice", "alicepw", tc.otherGroup.e, []byte(tc.otherGroup.body)))
+		if r == nil || r.Code != codec.RespNoPermission || r.Remark != noGroup {
+			t.Errorf("%s for another group: %+v", tc.name, r)
+		}
+	}
+	if r := m.Hook().Before(local, signed(codec.ReqBatchAckMessage, "alice", "alicepw", nil, []byte("{"))); r == nil {
+		t.Error("BATCH_ACK_MESSAGE with a bad body allowed")
+	}
+}
+
+// TestUserPasswordOnlyForSuper: AUTH_GET_USER and AUTH_LIST_USER show
+// passwords to super users only, not to every user granted Cluster Get.
+func TestUserPasswordOnlyForSuper(t *testing.T) {
+	m, local := newAlice(t)
+	if r := serve(t, m, local, signed(codec.ReqAuthUpdateAcl, "rocketmq", "12345678", ext("subject", "User:alice"),
+		[]byte(`{"subject":"User:alice","policies":[{"policyType":"Custom","entries":[{"resource":"Cluster:DefaultCluster","actions":["Get"],"decision":"Allow"}]}]}`))); r.Code != codec.RespSuccess {
+		t.Fatal(r.Remark)
+	}
+	for _, c := range []struct {
+		ak, sk string
+		want   bool
+	}{{"alice", "alicepw", false}, {"rocketmq", "12345678", true}} {
+		r := serve(t, m, local, signed(codec.ReqAuthGetUser, c.ak, c.sk, ext("username", "alice"), nil))
+		if r.Code != codec.RespSuccess || strings.Contains(string(r.Body), "alicepw") != c.want ||
+			!strings.Contains(string(r.Body), `"username":"alice"`) {
+			t.Errorf("getUser by %s: %d %s", c.ak, r.Code, r.Body)
+		}
+		r = serve(t, m, local, signed(codec.ReqAuthListUser, c.ak, c.sk, ext("filter", ""), nil))
+		var users []jauth.UserInfo
+		if err := json.Unmarshal(r.Body, &users); err != nil || len(users) != 2 {
+			t.Fatalf("listUser by %s: %s %v", c.ak, r.Body, err)
+		}
+		for _, u := range users {
+			if (u.Password != "") != c.want {
+				t.Errorf("listUser by %s: %+v", c.ak, u)
+			}
+		}
+	}
+	// Without authentication the AccessKey field proves nothing: no passwords.
+	m2 := newTestManager(t, t.TempDir(), func(c *Config) { c.AuthenticationEnabled = false })
+	r := serve(t, m2, local, signed(codec.ReqAuthGetUser, "rocketmq", "12345678", ext("username", "rocketmq"), nil))
+	if r.Code != codec.RespSuccess || strings.Contains(string(r.Body), "password") {
+		t.Errorf("getUser without authentication: %d %s", r.Code, r.Body)
+	}
+}
+
+// TestBigHeaderRefused: a header of ~1,020 distinct 4,000-byte keys in
+// descending order, with a SecurityToken and a wrong signature, is refused by
+// authentication (the signer's sort is O(n log n), see compat/acl
+// TestSortFieldsComparisons).
+func TestBigHeaderRefused(t *testing.T) {
+	m, local := newAlice(t)
+	req := codec.NewRequest(codec.ReqSendMessageV2)
+	pad := strings.Repeat("x", 4000)
+	for i := 1019; i >= 0; i-- {
+		req.Ext = append(req.Ext, codec.ExtField{Key: fmt.Sprintf("é%04d", i) + pad})
+	}
+	req.Ext = append(req.Ext, ext("b", "mine", "AccessKey", "alice", "SecurityToken", "t", "Signature", "wrong")...)
+	r := m.Hook().Before(local, req)
+	if r == nil || r.Code != codec.RespNoPermission || r.Remark != "check signature failed." {
+		t.Fatalf("%+v", r)
+	}
+}
