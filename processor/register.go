@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +15,7 @@ import (
 
 	"rmqd/codec"
 	"rmqd/compat"
+	"rmqd/remoting"
 )
 
 // NameServerInvoker sends a request to one name server and waits for the
@@ -56,6 +59,12 @@ func (b *Broker) brokerIdentity(req *codec.RemotingCommand) {
 	req.Ext.Set("clusterName", b.conf().BrokerClusterName)
 	req.Ext.Set("brokerId", i64s(b.conf().BrokerID))
 }
+
+// registerBodyMax is the largest REGISTER_BROKER body sent: a name server
+// (rmqd's, or Java's with its default frameMaxLength) drops a connection whose
+// frame is above 16 MiB, so a larger body fails every registration and the
+// broker leaves the routes. The margin is for the header.
+const registerBodyMax = remoting.DefaultMaxFrameLength - 64<<10
 
 // registerTargets is the name servers to register with now; nil when none or
 // when this broker does not register (controller mode not ready).
@@ -178,9 +187,36 @@ func (b *Broker) registerBody(table map[string]TopicConfig, version DataVersion)
 	return reg
 }
 
-// registerParts is the whole table as one body.
+// registerParts is the whole table as one body, or, with
+// enableSplitRegistration and more than splitRegistrationSize topics, as
+// bodies of that many topics each (Java's registerBrokerAll), sorted by name.
+//
+// Java sends every part with the table's data version, so a name server
+// rewrites only the first part's topics: the later parts carry the version it
+// has just recorded, and it skips the topics it already holds, changed or not.
+// Here every part but the last carries the version with a negative counter,
+// which no table has, so each part reads as changed; the last carries the
+// real one, which the name server then keeps.
 func (b *Broker) registerParts(table map[string]TopicConfig, version DataVersion) []*codec.RegisterBrokerBody {
-	return []*codec.RegisterBrokerBody{b.registerBody(table, version)}
+	size := int(b.conf().SplitRegistrationSize)
+	if !b.conf().EnableSplitRegistration || size <= 0 || len(table) <= size {
+		return []*codec.RegisterBrokerBody{b.registerBody(table, version)}
+	}
+	names := slices.Sorted(maps.Keys(table))
+	var parts []*codec.RegisterBrokerBody
+	for i := 0; i < len(names); i += size {
+		chunk := names[i:min(i+size, len(names))]
+		sub := make(map[string]TopicConfig, len(chunk))
+		for _, n := range chunk {
+			sub[n] = table[n]
+		}
+		v := version
+		if i+size < len(names) {
+			v.Counter = -1 - int64(i/size)
+		}
+		parts = append(parts, b.registerBody(sub, v))
+	}
+	return parts
 }
 
 // nsRefusedError is a name server's answer other than SUCCESS.
@@ -194,12 +230,33 @@ func (e *nsRefusedError) Error() string {
 	return fmt.Sprintf("register broker to name server %s: code %d %s", e.addr, e.code, e.remark)
 }
 
-// encodeRegistration encodes reg in the plain form.
+// encodeRegistration encodes reg compressed when compressedRegister is set, and
+// also when its plain form is above registerBodyMax: no name server takes that
+// frame, while a 5.x one (Java's or rmqd's) takes the compressed form, a few
+// times smaller. A 4.x name server cannot parse the compressed form rmqd and
+// Java 5.x brokers write, but it could not take the oversized plain body either.
 func (b *Broker) encodeRegistration(reg *codec.RegisterBrokerBody) (body []byte, compressed bool, err error) {
-	if body, err = reg.Encode(false); err != nil {
+	compressed = b.conf().CompressedRegister
+	if body, err = reg.Encode(compressed); err != nil {
 		return nil, false, fmt.Errorf("encode register body: %w", err)
 	}
-	return body, false, nil
+	if !compressed && len(body) > registerBodyMax {
+		plain := len(body)
+		if body, err = reg.Encode(true); err != nil {
+			return nil, false, fmt.Errorf("encode register body: %w", err)
+		}
+		compressed = true
+		b.regState.compressOnce.Do(func() {
+			b.log.Warn("topic table too large for a plain registration; sending it compressed (set compressedRegister=true to say so; a 4.x name server cannot read it)",
+				"topics", len(reg.TopicConfigSerializeWrapper.TopicConfigTable), "plainBytes", plain,
+				"compressedBytes", len(body), "max", registerBodyMax)
+		})
+	}
+	if len(body) > registerBodyMax {
+		return nil, false, fmt.Errorf("register body of %d topics is %d bytes (compressed), above the name server frame limit %d; set enableSplitRegistration=true",
+			len(reg.TopicConfigSerializeWrapper.TopicConfigTable), len(body), registerBodyMax)
+	}
+	return body, compressed, nil
 }
 
 // sendRegistration sends reg to every name server in addrs in parallel and
@@ -213,6 +270,7 @@ func (b *Broker) sendRegistration(ctx context.Context, addrs []string, reg *code
 		}
 		return errs
 	}
+	crc := codec.BodyCRC(body) // Java's UtilAll.crc32 of the body as sent
 	timeout := compat.Millis(int64(b.conf().RegisterBrokerTimeoutMills))
 	var wg sync.WaitGroup
 	for i, addr := range addrs {
@@ -228,7 +286,7 @@ func (b *Broker) sendRegistration(ctx context.Context, addrs []string, reg *code
 			b.brokerIdentity(req)
 			req.Ext.Set("haServerAddr", b.haServerAddr())
 			req.Ext.Set("compressed", strconv.FormatBool(compressed))
-			req.Ext.Set("bodyCrc32", "0")
+			req.Ext.Set("bodyCrc32", strconv.FormatInt(int64(crc), 10))
 			req.Body = body
 			cctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
@@ -352,9 +410,10 @@ type registrationState struct {
 	// send orders registrations: they leave in the order of the data
 	// versions they carry (a name server skips a topic it already has when
 	// the version equals the one it recorded).
-	send sync.Mutex
-	mu   sync.Mutex
-	ok   map[string]bool
+	send         sync.Mutex
+	compressOnce sync.Once // the oversized-table warning
+	mu           sync.Mutex
+	ok           map[string]bool
 }
 
 // good says the last registration with addr succeeded.

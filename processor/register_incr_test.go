@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -189,5 +190,109 @@ func TestIncrementalRegistrationAfterNameServerRestart(t *testing.T) {
 	for _, topic := range []string{"BeforeT", "AfterT", TopicAutoCreate} {
 		_, ok := ns.route(topic)
 		require.True(t, ok, topic)
+	}
+}
+
+// TestCompressedRegister: compressedRegister=true sends the compressed form,
+// with the body's CRC, and the rmqd name server reads it.
+func TestCompressedRegister(t *testing.T) {
+	b, ns := newRegisteringBroker(t, func(c *BrokerConfig) { c.CompressedRegister = true })
+	resp, _ := b.handleUpdateAndCreateTopic(context.Background(), newTestConn(1), createTopicReq("ZipT", 4))
+	require.EqualValues(t, codec.RespSuccess, resp.Code)
+	ns.mu.Lock()
+	reqs := append([]*codec.RemotingCommand(nil), ns.reqs...)
+	ns.mu.Unlock()
+	require.NotEmpty(t, reqs)
+	for _, req := range reqs {
+		v, _ := req.Ext.Get("compressed")
+		require.Equal(t, "true", v)
+		crc, _ := req.Ext.Get("bodyCrc32")
+		require.Equal(t, fmt.Sprint(codec.BodyCRC(req.Body)), crc)
+	}
+	for _, topic := range []string{"ZipT", TopicAutoCreate} {
+		route, ok := ns.route(topic)
+		require.True(t, ok, topic)
+		require.NotEmpty(t, route.QueueDatas)
+	}
+}
+
+// TestOversizedTableSentCompressed: a table whose plain body is above the
+// frame limit (60,000 topics of 107-character names: about 20 MiB) is sent
+// compressed, and the name server routes all of it; a small change still goes
+// plain.
+func TestOversizedTableSentCompressed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a 20 MiB registration")
+	}
+	b, ns := newRegisteringBroker(t, nil)
+	const n = 60000
+	tcs := make([]TopicConfig, n)
+	pad := strings.Repeat("x", 100)
+	for i := range tcs {
+		tcs[i] = NewTopicConfig(fmt.Sprintf("%s%07d", pad, i))
+	}
+	b.topics.Update(tcs...)
+	b.topics.TakeChanged() // leave the loop nothing to send
+	from := ns.sent()
+	require.NoError(t, b.RegisterAll(context.Background()))
+	ns.mu.Lock()
+	last := ns.reqs[len(ns.reqs)-1]
+	ns.mu.Unlock()
+	v, _ := last.Ext.Get("compressed")
+	require.Equal(t, "true", v)
+	require.Less(t, len(last.Body), registerBodyMax)
+	t.Logf("%d topics: compressed body %d bytes", n, len(last.Body))
+	regs := ns.registrations(from)
+	require.Len(t, regs[len(regs)-1].TopicConfigSerializeWrapper.TopicConfigTable, len(b.topics.TopicNames()))
+	for _, i := range []int{0, n / 2, n - 1} {
+		_, ok := ns.route(tcs[i].TopicName)
+		require.True(t, ok, i)
+	}
+
+	from = ns.sent()
+	resp, _ := b.handleUpdateAndCreateTopic(context.Background(), newTestConn(1), createTopicReq("SmallT", 4))
+	require.EqualValues(t, codec.RespSuccess, resp.Code)
+	ns.mu.Lock()
+	last = ns.reqs[len(ns.reqs)-1]
+	ns.mu.Unlock()
+	require.Greater(t, ns.sent(), from)
+	v, _ = last.Ext.Get("compressed")
+	require.Equal(t, "false", v, "a small body goes plain")
+	_, ok := ns.route("SmallT")
+	require.True(t, ok)
+}
+
+// TestSplitRegistration: enableSplitRegistration sends the table in parts of
+// splitRegistrationSize topics, and a name server takes a change in any part
+// (with Java's one data version for all parts it would take only the first's).
+func TestSplitRegistration(t *testing.T) {
+	b, ns := newRegisteringBroker(t, func(c *BrokerConfig) {
+		c.EnableSplitRegistration, c.SplitRegistrationSize = true, 3
+	})
+	names := b.topics.TopicNames()
+	total := len(names)
+	regs := ns.registrations(0)
+	require.Len(t, regs, (total+2)/3)
+	seen := 0
+	for i, r := range regs {
+		seen += len(r.TopicConfigSerializeWrapper.TopicConfigTable)
+		require.LessOrEqual(t, len(r.TopicConfigSerializeWrapper.TopicConfigTable), 3)
+		if i == len(regs)-1 {
+			require.Equal(t, b.topics.DataVersion(), r.TopicConfigSerializeWrapper.DataVersion, "the last part carries the table's version")
+		}
+	}
+	require.Equal(t, total, seen)
+
+	// Change a topic of the last part, then one of a middle part, without an
+	// incremental registration: the next whole-table registration carries both.
+	for _, name := range []string{names[total-1], names[total/2]} {
+		tc, _ := b.topics.Select(name)
+		tc.Perm = PermRead
+		b.topics.Update(tc)
+		b.topics.TakeChanged()
+		require.NoError(t, b.RegisterAll(context.Background()))
+		route, ok := ns.route(name)
+		require.True(t, ok, name)
+		require.EqualValues(t, PermRead, route.QueueDatas[0].Perm, name)
 	}
 }
