@@ -83,7 +83,8 @@ func (b *Broker) handleUpdateAndCreateTopic(ctx context.Context, c remoting.Conn
 	// Java registers with the name servers before answering (registerIncrementBrokerData), so a client
 	// that asks for the route right after `mqadmin updateTopic` finds the topic; the register loop alone
 	// would leave a window where the route is unknown (the Go client's consumer Start then fails).
-	if err := b.RegisterAll(ctx); err != nil {
+	// Only the changed topic goes, not the whole table.
+	if err := b.registerChanged(ctx); err != nil {
 		b.log.Warn("register broker after topic update", "topic", topic, "err", err)
 	}
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
@@ -274,6 +275,10 @@ func (b *Broker) handleUpdateAndCreateTopicList(ctx context.Context, c remoting.
 		}
 	}
 	b.topics.Update(body.TopicConfigList...)
+	// Registered before answering, as UPDATE_AND_CREATE_TOPIC is; only these topics.
+	if err := b.registerChanged(ctx); err != nil {
+		b.log.Warn("register broker after topic list update", "topics", len(body.TopicConfigList), "err", err)
+	}
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }
 

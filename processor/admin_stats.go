@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"rmqd/codec"
@@ -97,25 +96,18 @@ func (b *Broker) handleGetTopicStatsInfo(ctx context.Context, c remoting.Conn, r
 	if !ok {
 		return codec.NewResponse(req, codec.RespTopicNotExist, "topic["+topic+"] not exist"), nil
 	}
-	type stat struct{ min, max, last int64 }
-	table := map[mqKey]stat{}
-	for q := int32(0); q < max(tc.WriteQueueNums, tc.ReadQueueNums); q++ {
-		s := stat{min: max(b.store.MinOffsetInQueue(topic, q), 0), max: max(b.store.MaxOffsetInQueue(topic, q), 0)}
-		if s.max > 0 {
-			s.last = b.store.MessageStoreTimestamp(topic, q, s.max-1)
-		}
-		table[mqKey{tc.TopicName, q}] = s
+	queues := max(tc.WriteQueueNums, tc.ReadQueueNums)
+	spans := []mqSpan{{topic: topic, key: tc.TopicName, queues: queues}}
+	// 65,535 queues of a 127-character topic can pass 16 MiB.
+	if size, ok := offsetTableSize(b, spans, statsBodyMax-64, 3, appendTopicStat, b.topicStat); !ok {
+		return codec.NewResponse(req, codec.RespSystemError, statsTooLarge("topic stats", int(queues), size)), nil
+	}
+	table := make(map[mqKey]topicStat, queues)
+	for q := int32(0); q < queues; q++ {
+		table[mqKey{tc.TopicName, q}] = b.topicStat(topic, q)
 	}
 	body := []byte(`{"offsetTable":`)
-	body = codec.AppendJSONObjectKeyMap(body, table, cmpMQ, b.appendMQ, func(dst []byte, s stat) []byte {
-		dst = append(dst, `{"lastUpdateTimestamp":`...)
-		dst = strconv.AppendInt(dst, s.last, 10)
-		dst = append(dst, `,"maxOffset":`...)
-		dst = strconv.AppendInt(dst, s.max, 10)
-		dst = append(dst, `,"minOffset":`...)
-		dst = strconv.AppendInt(dst, s.min, 10)
-		return append(dst, '}')
-	})
+	body = codec.AppendJSONObjectKeyMap(body, table, cmpMQ, b.appendMQ, appendTopicStat)
 	body = append(body, `,"topicPutTps":`...)
 	body = append(body, stats.JavaDouble(b.admin.stats.TopicPutTps(topic))...)
 	body = append(body, '}')
@@ -140,33 +132,31 @@ func (b *Broker) handleGetConsumeStats(ctx context.Context, c remoting.Conn, req
 	} else {
 		topics = b.offsets.TopicsOfGroup(group)
 	}
-	type stat struct{ broker, consumer, last int64 }
-	table := map[mqKey]stat{}
+	var spans []mqSpan
+	queues := 0
 	for _, topic := range topics {
-		tc, ok := b.topics.Select(topic)
-		if !ok {
-			continue
-		}
-		for q := int32(0); q < max(tc.WriteQueueNums, tc.ReadQueueNums); q++ {
-			s := stat{broker: max(b.store.MaxOffsetInQueue(topic, q), 0), consumer: max(b.offsets.Query(group, topic, q), 0)}
-			if s.consumer > 0 {
-				s.last = b.store.MessageStoreTimestamp(topic, q, s.consumer-1)
-			}
-			table[mqKey{tc.TopicName, q}] = s
+		if tc, ok := b.topics.Select(topic); ok {
+			n := max(tc.WriteQueueNums, tc.ReadQueueNums)
+			spans = append(spans, mqSpan{topic: topic, key: tc.TopicName, queues: n})
+			queues += int(max(n, 0))
 		}
 	}
-	body := []byte(`{"consumeTps":` + b.consumeTpsJSON(group, topics) + `,"offsetTable":`)
-	body = codec.AppendJSONObjectKeyMap(body, table, cmpMQ, b.appendMQ, func(dst []byte, s stat) []byte {
-		dst = append(dst, `{"brokerOffset":`...)
-		dst = strconv.AppendInt(dst, s.broker, 10)
-		dst = append(dst, `,"consumerOffset":`...)
-		dst = strconv.AppendInt(dst, s.consumer, 10)
-		dst = append(dst, `,"lastTimestamp":`...)
-		dst = strconv.AppendInt(dst, s.last, 10)
-		dst = append(dst, `,"pullOffset":`...)
-		dst = strconv.AppendInt(dst, s.consumer, 10)
-		return append(dst, '}')
-	})
+	lookup := func(topic string, q int32) consumeStat { return b.consumeStat(group, topic, q) }
+	head := `{"consumeTps":` + b.consumeTpsJSON(group, topics) + `,"offsetTable":`
+	// Counted before anything is built: a topicList of a few topics of 65,535
+	// queues (or a group with offsets on thousands of topics) made a body of
+	// tens of MiB, or GiB, that no client can read.
+	if size, ok := offsetTableSize(b, spans, statsBodyMax-len(head)-1, 4, appendConsumeStat, lookup); !ok {
+		return codec.NewResponse(req, codec.RespSystemError, statsTooLarge("consume stats", queues, size)), nil
+	}
+	table := make(map[mqKey]consumeStat, queues)
+	for _, s := range spans {
+		for q := int32(0); q < s.queues; q++ {
+			table[mqKey{s.key, q}] = lookup(s.topic, q)
+		}
+	}
+	body := []byte(head)
+	body = codec.AppendJSONObjectKeyMap(body, table, cmpMQ, b.appendMQ, appendConsumeStat)
 	body = append(body, '}')
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	resp.Body = body

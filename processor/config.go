@@ -32,6 +32,14 @@ type BrokerConfig struct {
 	BrokerPermission            int32  `prop:"brokerPermission"`
 	RegisterNameServerPeriod    int64  `prop:"registerNameServerPeriod"` // ms, clamped to 10-60 s like Java
 	RegisterBrokerTimeoutMills  int64  `prop:"registerBrokerTimeoutMills"`
+	// CompressedRegister sends REGISTER_BROKER bodies zlib-compressed (Java's
+	// key, default false; 5.x name servers read them, 4.x ones do not). A
+	// table too large for a plain body is sent compressed regardless.
+	CompressedRegister bool `prop:"compressedRegister"`
+	// EnableSplitRegistration sends the whole-table registration in parts of
+	// SplitRegistrationSize topics (Java's keys, defaults false and 800).
+	EnableSplitRegistration     bool   `prop:"enableSplitRegistration"`
+	SplitRegistrationSize       int32  `prop:"splitRegistrationSize"`
 	FlushConsumerOffsetInterval int64  `prop:"flushConsumerOffsetInterval"` // ms
 	LongPollingEnable           bool   `prop:"longPollingEnable"`
 	ShortPollingTimeMills       int64  `prop:"shortPollingTimeMills"`
@@ -154,6 +162,7 @@ func DefaultBrokerConfig() BrokerConfig {
 		BrokerPermission:            PermRead | PermWrite,
 		RegisterNameServerPeriod:    30000,
 		RegisterBrokerTimeoutMills:  24000,
+		SplitRegistrationSize:       800,
 		FlushConsumerOffsetInterval: 5000,
 		LongPollingEnable:           true,
 		ShortPollingTimeMills:       1000,

@@ -45,7 +45,14 @@ func (r *routeServer) handle(ctx context.Context, c remoting.Conn, req *codec.Re
 		r.brokerAddr, _ = req.Ext.Get("brokerAddr")
 		r.brokerName, _ = req.Ext.Get("brokerName")
 		r.cluster, _ = req.Ext.Get("clusterName")
-		r.topics = body.TopicConfigSerializeWrapper.TopicConfigTable
+		// Merged, as a name server does: a topic change registers only the
+		// changed topics.
+		if r.topics == nil {
+			r.topics = map[string]*TopicConfig{}
+		}
+		for name, tc := range body.TopicConfigSerializeWrapper.TopicConfigTable {
+			r.topics[name] = tc
+		}
 		r.registers++
 		r.mu.Unlock()
 		return codec.NewResponse(req, codec.RespSuccess, ""), nil

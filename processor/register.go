@@ -2,9 +2,12 @@ package processor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,6 +15,7 @@ import (
 
 	"rmqd/codec"
 	"rmqd/compat"
+	"rmqd/remoting"
 )
 
 // NameServerInvoker sends a request to one name server and waits for the
@@ -56,33 +60,219 @@ func (b *Broker) brokerIdentity(req *codec.RemotingCommand) {
 	req.Ext.Set("brokerId", i64s(b.conf().BrokerID))
 }
 
-// RegisterAll sends REGISTER_BROKER with the whole topic table to every name
-// server in parallel; it returns the first failure, after all have answered.
-func (b *Broker) RegisterAll(ctx context.Context) error {
+// registerBodyMax is the largest REGISTER_BROKER body sent: a name server
+// (rmqd's, or Java's with its default frameMaxLength) drops a connection whose
+// frame is above 16 MiB, so a larger body fails every registration and the
+// broker leaves the routes. The margin is for the header.
+const registerBodyMax = remoting.DefaultMaxFrameLength - 64<<10
+
+// registerTargets is the name servers to register with now; nil when none or
+// when this broker does not register (controller mode not ready).
+func (b *Broker) registerTargets() []string {
 	addrs := b.conf().nameServers()
 	if len(addrs) == 0 || b.ns == nil || !b.controllerRunning() {
 		return nil
 	}
+	return addrs
+}
+
+// RegisterAll sends REGISTER_BROKER with the whole topic table to every name
+// server in parallel; it returns the first failure, after all have answered.
+func (b *Broker) RegisterAll(ctx context.Context) error {
+	addrs := b.registerTargets()
+	if addrs == nil {
+		return nil
+	}
+	b.regState.send.Lock()
+	defer b.regState.send.Unlock()
+	return b.registerAllLocked(ctx, addrs)
+}
+
+// registerAllLocked is RegisterAll for addrs; regState.send is held.
+func (b *Broker) registerAllLocked(ctx context.Context, addrs []string) error {
 	snap := b.topics.Snapshot()
-	if !permWritable(b.conf().BrokerPermission) || !permReadable(b.conf().BrokerPermission) {
-		// Java narrows each topic's perm to the broker's when the broker is not RW.
-		for k, tc := range snap.TopicConfigTable {
-			tc.Perm &= b.conf().BrokerPermission
-			snap.TopicConfigTable[k] = tc
+	errs := make([]error, len(addrs))
+	for _, reg := range b.registerParts(snap.TopicConfigTable, snap.DataVersion) {
+		for i, err := range b.sendRegistration(ctx, addrs, reg) {
+			if errs[i] == nil {
+				errs[i] = err
+			}
 		}
 	}
-	reg := codec.RegisterBrokerBody{FilterServerList: []string{}, TopicConfigSerializeWrapper: codec.TopicConfigSerializeWrapper{
-		DataVersion: snap.DataVersion, TopicConfigTable: make(map[string]*codec.TopicConfig, len(snap.TopicConfigTable))}}
-	for name, tc := range snap.TopicConfigTable {
+	var first error
+	for i, addr := range addrs {
+		b.regState.note(b.log, addr, errs[i])
+		if first == nil {
+			first = errs[i]
+		}
+	}
+	return first
+}
+
+// registerChanged sends only the topics created or updated since the last
+// registration, with the table's current data version, as Java's
+// registerIncrementBrokerData does after UPDATE_AND_CREATE_TOPIC and a topic
+// made by a send: the whole table at every change made creating N topics cost
+// O(N^2) bytes. A name server writes the queue data of every topic in a
+// registration whose data version differs from the one it recorded, and
+// keeps the broker's other topics (unless it runs with
+// deleteTopicWithBrokerRegistration=true, which drops them until the next
+// periodic registration, as on Java). A name server whose last registration
+// failed, or that refuses this one (one that restarted refuses a single topic
+// from a broker it does not know), gets the whole table instead; so does
+// every name server after a topic was deleted.
+func (b *Broker) registerChanged(ctx context.Context) error {
+	addrs := b.registerTargets()
+	if addrs == nil {
+		return nil
+	}
+	b.regState.send.Lock()
+	defer b.regState.send.Unlock()
+	// Taken under send, so registrations leave in the order of their versions.
+	changed, version, deleted := b.topics.TakeChanged()
+	if deleted {
+		return b.registerAllLocked(ctx, addrs)
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	var inc, full []string
+	for _, addr := range addrs {
+		if b.regState.good(addr) {
+			inc = append(inc, addr)
+		} else {
+			full = append(full, addr)
+		}
+	}
+	var first error
+	if len(inc) > 0 {
+		table := make(map[string]TopicConfig, len(changed))
+		for _, tc := range changed {
+			table[tc.TopicName] = tc
+		}
+		errs := b.sendRegistration(ctx, inc, b.registerBody(table, version))
+		for i, addr := range inc {
+			var refused *nsRefusedError
+			if errors.As(errs[i], &refused) {
+				full = append(full, addr)
+				continue
+			}
+			b.regState.note(b.log, addr, errs[i])
+			if first == nil {
+				first = errs[i]
+			}
+		}
+	}
+	if len(full) > 0 {
+		if err := b.registerAllLocked(ctx, full); first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// registerBody is the REGISTER_BROKER body for table at version; each topic's
+// perm is narrowed to the broker's when the broker is not RW, as Java does.
+func (b *Broker) registerBody(table map[string]TopicConfig, version DataVersion) *codec.RegisterBrokerBody {
+	perm := b.conf().BrokerPermission
+	narrow := !permWritable(perm) || !permReadable(perm)
+	reg := &codec.RegisterBrokerBody{FilterServerList: []string{}, TopicConfigSerializeWrapper: codec.TopicConfigSerializeWrapper{
+		DataVersion: version, TopicConfigTable: make(map[string]*codec.TopicConfig, len(table))}}
+	for name, tc := range table {
+		if narrow {
+			tc.Perm &= perm
+		}
 		reg.TopicConfigSerializeWrapper.TopicConfigTable[name] = &tc
 	}
-	body, err := reg.Encode(false)
-	if err != nil {
-		return fmt.Errorf("encode register body: %w", err)
+	return reg
+}
+
+// registerParts is the whole table as one body, or, with
+// enableSplitRegistration and more than splitRegistrationSize topics, as
+// bodies of that many topics each (Java's registerBrokerAll), sorted by name.
+//
+// Java sends every part with the table's data version, so a name server
+// rewrites only the first part's topics: the later parts carry the version it
+// has just recorded, and it skips the topics it already holds, changed or not.
+// Here every part but the last carries the version with a negative counter,
+// which no table has, so each part reads as changed; the last carries the
+// real one, which the name server then keeps.
+func (b *Broker) registerParts(table map[string]TopicConfig, version DataVersion) []*codec.RegisterBrokerBody {
+	size := int(b.conf().SplitRegistrationSize)
+	if !b.conf().EnableSplitRegistration || size <= 0 || len(table) <= size {
+		return []*codec.RegisterBrokerBody{b.registerBody(table, version)}
 	}
+	names := slices.Sorted(maps.Keys(table))
+	var parts []*codec.RegisterBrokerBody
+	for i := 0; i < len(names); i += size {
+		chunk := names[i:min(i+size, len(names))]
+		sub := make(map[string]TopicConfig, len(chunk))
+		for _, n := range chunk {
+			sub[n] = table[n]
+		}
+		v := version
+		if i+size < len(names) {
+			v.Counter = -1 - int64(i/size)
+		}
+		parts = append(parts, b.registerBody(sub, v))
+	}
+	return parts
+}
+
+// nsRefusedError is a name server's answer other than SUCCESS.
+type nsRefusedError struct {
+	addr   string
+	code   int32
+	remark string
+}
+
+func (e *nsRefusedError) Error() string {
+	return fmt.Sprintf("register broker to name server %s: code %d %s", e.addr, e.code, e.remark)
+}
+
+// encodeRegistration encodes reg compressed when compressedRegister is set, and
+// also when its plain form is above registerBodyMax: no name server takes that
+// frame, while a 5.x one (Java's or rmqd's) takes the compressed form, a few
+// times smaller. A 4.x name server cannot parse the compressed form rmqd and
+// Java 5.x brokers write, but it could not take the oversized plain body either.
+func (b *Broker) encodeRegistration(reg *codec.RegisterBrokerBody) (body []byte, compressed bool, err error) {
+	compressed = b.conf().CompressedRegister
+	if body, err = reg.Encode(compressed); err != nil {
+		return nil, false, fmt.Errorf("encode register body: %w", err)
+	}
+	if !compressed && len(body) > registerBodyMax {
+		plain := len(body)
+		if body, err = reg.Encode(true); err != nil {
+			return nil, false, fmt.Errorf("encode register body: %w", err)
+		}
+		compressed = true
+		b.regState.compressOnce.Do(func() {
+			b.log.Warn("topic table too large for a plain registration; sending it compressed (set compressedRegister=true to say so; a 4.x name server cannot read it)",
+				"topics", len(reg.TopicConfigSerializeWrapper.TopicConfigTable), "plainBytes", plain,
+				"compressedBytes", len(body), "max", registerBodyMax)
+		})
+	}
+	if len(body) > registerBodyMax {
+		return nil, false, fmt.Errorf("register body of %d topics is %d bytes (compressed), above the name server frame limit %d; set enableSplitRegistration=true",
+			len(reg.TopicConfigSerializeWrapper.TopicConfigTable), len(body), registerBodyMax)
+	}
+	return body, compressed, nil
+}
+
+// sendRegistration sends reg to every name server in addrs in parallel and
+// returns each one's failure (nsRefusedError when it answered one).
+func (b *Broker) sendRegistration(ctx context.Context, addrs []string, reg *codec.RegisterBrokerBody) []error {
+	errs := make([]error, len(addrs))
+	body, compressed, err := b.encodeRegistration(reg)
+	if err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	crc := codec.BodyCRC(body) // Java's UtilAll.crc32 of the body as sent
 	timeout := compat.Millis(int64(b.conf().RegisterBrokerTimeoutMills))
 	var wg sync.WaitGroup
-	errs := make([]error, len(addrs))
 	for i, addr := range addrs {
 		wg.Add(1)
 		go func() {
@@ -95,8 +285,8 @@ func (b *Broker) RegisterAll(ctx context.Context) error {
 			req := codec.NewRequest(codec.ReqRegisterBroker)
 			b.brokerIdentity(req)
 			req.Ext.Set("haServerAddr", b.haServerAddr())
-			req.Ext.Set("compressed", "false")
-			req.Ext.Set("bodyCrc32", "0")
+			req.Ext.Set("compressed", strconv.FormatBool(compressed))
+			req.Ext.Set("bodyCrc32", strconv.FormatInt(int64(crc), 10))
 			req.Body = body
 			cctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
@@ -105,20 +295,14 @@ func (b *Broker) RegisterAll(ctx context.Context) error {
 			case err != nil:
 				errs[i] = fmt.Errorf("register broker to name server %s: %w", addr, err)
 			case resp.Code != codec.RespSuccess:
-				errs[i] = fmt.Errorf("register broker to name server %s: code %d %s", addr, resp.Code, resp.Remark)
+				errs[i] = &nsRefusedError{addr: addr, code: resp.Code, remark: resp.Remark}
 			default:
 				b.registered(resp)
 			}
-			b.regState.note(b.log, addr, errs[i])
 		}()
 	}
 	wg.Wait()
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
+	return errs
 }
 
 // unregisterAll sends UNREGISTER_BROKER to every name server.
@@ -139,7 +323,8 @@ func (b *Broker) unregisterAll(ctx context.Context) {
 	}
 }
 
-// registerLoop registers every period and whenever the topic table changed.
+// registerLoop registers the whole table every period, and the changed
+// topics whenever the topic table changed.
 // A slave that has not heard of its master yet (it registered before the
 // master did) asks again after 1, 2, 4 ... s instead of a whole period: Java's
 // slave waits for its next registration (30 s by default) and replicates
@@ -153,9 +338,12 @@ func (b *Broker) registerLoop(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
 		case <-b.topicsChanged:
-			t.Stop() // Go 1.23 timers: no stale tick is left to drain
+			// Only what changed; the period is left alone, so a steady stream of
+			// changes never holds back the whole-table registration.
+			_ = b.registerChanged(ctx)
+			continue
+		case <-t.C:
 		}
 		// Failures are logged per name server when its state changes
 		// (regState), not once every period.
@@ -219,8 +407,20 @@ type queuePreparer interface {
 // succeeded, so the log gets one line when that changes (first success,
 // failure, recovery) rather than one every registration period.
 type registrationState struct {
-	mu sync.Mutex
-	ok map[string]bool
+	// send orders registrations: they leave in the order of the data
+	// versions they carry (a name server skips a topic it already has when
+	// the version equals the one it recorded).
+	send         sync.Mutex
+	compressOnce sync.Once // the oversized-table warning
+	mu           sync.Mutex
+	ok           map[string]bool
+}
+
+// good says the last registration with addr succeeded.
+func (r *registrationState) good(addr string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ok[addr]
 }
 
 func (r *registrationState) note(log *slog.Logger, addr string, err error) {

@@ -150,3 +150,33 @@ func TestCreateBackClampsQueueNums(t *testing.T) {
 	tc = m.CreateInSendMessageBack("%RETRY%neg", 1, PermRead|PermWrite, 0)
 	require.EqualValues(t, 0, tc.WriteQueueNums)
 }
+
+// TestTopicTakeChanged: the topics created or updated since the last take,
+// current and sorted, with the version that covers them; a deletion is flagged.
+func TestTopicTakeChanged(t *testing.T) {
+	cfg := testConfig(t)
+	m := NewTopicConfigManager(fixedConf(&cfg), quietLog())
+	got, _, deleted := m.TakeChanged()
+	require.Empty(t, got, "the built-in topics are not changes")
+	require.False(t, deleted)
+
+	m.Update(NewTopicConfig("B"), NewTopicConfig("A"))
+	m.CreateInSendMessageBack("%RETRY%G", 1, PermRead|PermWrite, 0)
+	upd := NewTopicConfig("A")
+	upd.WriteQueueNums = 3
+	m.Update(upd)
+	got, v, deleted := m.TakeChanged()
+	require.False(t, deleted)
+	require.Equal(t, m.DataVersion(), v)
+	require.Len(t, got, 3)
+	require.Equal(t, []string{"%RETRY%G", "A", "B"}, []string{got[0].TopicName, got[1].TopicName, got[2].TopicName})
+	require.EqualValues(t, 3, got[1].WriteQueueNums, "the current config")
+
+	got, _, _ = m.TakeChanged()
+	require.Empty(t, got, "cleared")
+	m.Update(NewTopicConfig("C"))
+	require.True(t, m.Delete("C"))
+	got, _, deleted = m.TakeChanged()
+	require.Empty(t, got)
+	require.True(t, deleted)
+}

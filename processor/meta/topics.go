@@ -64,6 +64,12 @@ type TopicConfigManager struct {
 	version  Version
 	onChange func(changed []TopicConfig) // told after a topic is created or updated (SetOnChange)
 	file     compat.Persister
+	// unsent holds the topics created or updated since the last TakeChanged, and
+	// deleted whether one was deleted: the broker registers just those with
+	// its name servers (registerIncrementBrokerData). Kept under mu with the
+	// version, so a TakeChanged holds every change up to the version it returns.
+	unsent  map[string]struct{}
+	deleted bool
 }
 
 // NewTopicConfigManager creates the system topics as Java's TopicConfigManager
@@ -235,6 +241,7 @@ func (m *TopicConfigManager) CreateInSendMessage(topic, defaultTopic string, cli
 	tc.TopicFilterType = def.TopicFilterType
 	m.table[topic] = tc
 	m.version.Next()
+	m.markUnsent(topic)
 	m.mu.Unlock()
 	m.log.Info("created topic from default topic", "topic", topic, "defaultTopic", defaultTopic, "queues", n)
 	m.changed(tc)
@@ -285,6 +292,7 @@ func (m *TopicConfigManager) createBack(sp TopicSpec) (TopicConfig, bool) {
 	tc.TopicSysFlag = sp.SysFlag
 	m.table[sp.Name] = tc
 	m.version.Next()
+	m.markUnsent(sp.Name)
 	m.mu.Unlock()
 	m.log.Info("created topic", "topic", sp.Name, "queues", sp.QueueNums)
 	return tc, true
@@ -303,6 +311,7 @@ func (m *TopicConfigManager) Update(tcs ...TopicConfig) {
 			tcs[i].Attributes = map[string]string{}
 		}
 		m.table[tcs[i].TopicName] = tcs[i]
+		m.markUnsent(tcs[i].TopicName)
 	}
 	m.version.Next()
 	m.mu.Unlock()
@@ -315,6 +324,8 @@ func (m *TopicConfigManager) Delete(topic string) bool {
 	_, ok := m.table[topic]
 	if ok {
 		delete(m.table, topic)
+		delete(m.unsent, topic)
+		m.deleted = true
 		m.version.Next()
 	}
 	m.mu.Unlock()
@@ -328,6 +339,33 @@ func (m *TopicConfigManager) Delete(topic string) bool {
 func (m *TopicConfigManager) IsOrderTopic(topic string) bool {
 	tc, ok := m.Select(topic)
 	return ok && tc.Order
+}
+
+// markUnsent records a changed topic for TakeChanged; m.mu is held.
+func (m *TopicConfigManager) markUnsent(topic string) {
+	if m.unsent == nil {
+		m.unsent = make(map[string]struct{})
+	}
+	m.unsent[topic] = struct{}{}
+}
+
+// TakeChanged returns the current configs of the topics created or updated
+// since the last call, sorted by name, and the table's data version, read
+// together: every change up to that version is in this answer or an earlier
+// one. deleted says a topic was deleted meanwhile (only a whole table tells a
+// name server that). The record is cleared.
+func (m *TopicConfigManager) TakeChanged() (changed []TopicConfig, version DataVersion, deleted bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for name := range m.unsent {
+		if tc, ok := m.table[name]; ok {
+			changed = append(changed, tc)
+		}
+	}
+	sort.Slice(changed, func(i, j int) bool { return changed[i].TopicName < changed[j].TopicName })
+	deleted = m.deleted
+	m.unsent, m.deleted = nil, false
+	return changed, m.version.Get(), deleted
 }
 
 // SetOnChange sets what is told after a topic is created or updated (the
