@@ -21,31 +21,32 @@ import (
 )
 
 type env struct {
-	rmqdBin   string
-	apacheLib string
-	outDir    string
-	storeRoot string
-	full      bool
-	consumeN  int64
-	javaN     int64
-	warmN     int64
-	perf      bool
-	syncOnly  bool
-	popOnly   bool
-	pop       bool // POP receive+ack rows among the capability runs
-	caps      bool // capability runs: TLS, signed (ACL 2.0), SYNC/ASYNC_MASTER with a slave
-	capsOnly  bool
-	capsRows  string            // which capability rows run: tls,signed,repl (-caps-rows)
-	rmqdConf  map[string]string // extra broker.conf keys for rmqd (-rmqd-conf)
-	dur       time.Duration
-	warm      time.Duration
-	rates     []float64
-	e2eRates  []float64
-	e2eRuns   int // end-to-end runs per rate; the report shows each figure's median
-	cpuRate   float64
-	sizes     []int
-	inflights []int
-	log       *slog.Logger
+	rmqdBin    string
+	apacheLib  string
+	outDir     string
+	storeRoot  string
+	keepStores bool
+	full       bool
+	consumeN   int64
+	javaN      int64
+	warmN      int64
+	perf       bool
+	syncOnly   bool
+	popOnly    bool
+	pop        bool // POP receive+ack rows among the capability runs
+	caps       bool // capability runs: TLS, signed (ACL 2.0), SYNC/ASYNC_MASTER with a slave
+	capsOnly   bool
+	capsRows   string            // which capability rows run: tls,signed,repl (-caps-rows)
+	rmqdConf   map[string]string // extra broker.conf keys for rmqd (-rmqd-conf)
+	dur        time.Duration
+	warm       time.Duration
+	rates      []float64
+	e2eRates   []float64
+	e2eRuns    int // end-to-end runs per rate; the report shows each figure's median
+	cpuRate    float64
+	sizes      []int
+	inflights  []int
+	log        *slog.Logger
 }
 
 // SendRun is one producer run and its stored-count check.
@@ -133,6 +134,7 @@ func main() {
 	flag.StringVar(&e.apacheLib, "apache-lib", "integration/java/target/lib/apache", "Apache broker classpath folder (make integration-deps)")
 	flag.StringVar(&e.outDir, "out", "integration/bench/.out", "results, logs, chart")
 	flag.StringVar(&e.storeRoot, "store", "", "store root (default <out>/store)")
+	flag.BoolVar(&e.keepStores, "keep-stores", false, "leave each broker's store behind when it stops")
 	flag.BoolVar(&e.full, "full", os.Getenv("BENCH_FULL") == "1", "full matrix (BENCH_FULL=1)")
 	flag.StringVar(&kinds, "brokers", "apache,rmqd", "broker kinds in order")
 	flag.Int64Var(&consumeN, "n", 0, "messages for the consume catch-up (default 300000, full 1000000)")
