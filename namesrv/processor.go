@@ -86,7 +86,7 @@ func (ns *NameServer) getRouteInfoByTopic(req *codec.RemotingCommand) (*codec.Re
 		return nil, err
 	}
 	cfg := ns.cfg.Load()
-	if cfg.NeedWaitForService && cfg.now().Sub(ns.started) < time.Duration(cfg.WaitSecondsForService)*time.Second {
+	if cfg.NeedWaitForService && cfg.now().Sub(ns.started) < compat.Seconds(int64(cfg.WaitSecondsForService)) {
 		return codec.NewResponse(req, codec.RespSystemError, "name server not ready"), nil
 	}
 	var orderConf string

@@ -119,7 +119,7 @@ func (b *Broker) newPools() *brokerPools {
 func (b *Broker) sendInlineRule(code int32) func(*codec.RemotingCommand) bool {
 	if b.acl != nil || b.auth != nil && b.auth.Authenticates() {
 		return func(r *codec.RemotingCommand) bool {
-			return len(r.Body) <= inlineBodyMax && len(r.Body)+extSize(r.Ext) <= inlineBodyMax && b.sendInline(r)
+			return len(r.Body)+extSize(r.Ext) <= inlineBodyMax && b.sendInline(r)
 		}
 	}
 	if code == codec.ReqSendBatchMessage {

@@ -110,6 +110,9 @@ type Config struct {
 }
 
 // writeThrough resolves CommitLogWriteThrough.
+// syncFlushTimeout is how long a SYNC put waits for its flush or its slaves.
+func (c *Config) syncFlushTimeout() time.Duration { return compat.Millis(c.SyncFlushTimeout) }
+
 func (c *Config) writeThrough() bool {
 	switch c.CommitLogWriteThrough {
 	case "true":

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -417,7 +416,7 @@ func (s *DefaultStore) PutMessages(ctx context.Context, tmpl *codec.Message, bat
 func (s *DefaultStore) afterPut(ctx context.Context, end int64, props string) PutStatus {
 	st := s.afterPutFlush(ctx, end, props)
 	if s.needsReplica(props) {
-		if rs := s.waitReplica(ctx, end, time.Duration(s.cfg.SyncFlushTimeout)*time.Millisecond); rs != PutOK {
+		if rs := s.waitReplica(ctx, end, s.cfg.syncFlushTimeout()); rs != PutOK {
 			st = rs
 		}
 	}
@@ -439,7 +438,7 @@ func (s *DefaultStore) afterPutFlush(ctx context.Context, end int64, props strin
 		}
 		return PutOK
 	}
-	return s.group.wait(ctx, end, time.Duration(s.cfg.SyncFlushTimeout)*time.Millisecond)
+	return s.group.wait(ctx, end, s.cfg.syncFlushTimeout())
 }
 
 // FlushedPhyOffset is how far the commitlog is known to be on disk.
@@ -492,7 +491,7 @@ func (s *DefaultStore) afterPutAsync(ctx context.Context, res PutResult, props s
 	// Flush first, then the slave: the slave's ack usually comes after the
 	// master's own flush anyway, and one chain keeps done exactly-once.
 	s.afterFlushAsync(ctx, res, props, func(res PutResult) {
-		s.waitReplicaAsync(end, time.Duration(s.cfg.SyncFlushTimeout)*time.Millisecond, func(st PutStatus) {
+		s.waitReplicaAsync(end, s.cfg.syncFlushTimeout(), func(st PutStatus) {
 			if st != PutOK {
 				res.Status = st
 			}
@@ -512,7 +511,7 @@ func (s *DefaultStore) afterFlushAsync(ctx context.Context, res PutResult, props
 		done(res)
 		return
 	}
-	s.group.waitAsync(res.WroteOffset+int64(res.WroteBytes), time.Duration(s.cfg.SyncFlushTimeout)*time.Millisecond,
+	s.group.waitAsync(res.WroteOffset+int64(res.WroteBytes), s.cfg.syncFlushTimeout(),
 		func(st PutStatus) {
 			res.Status = st
 			done(res)
