@@ -70,8 +70,12 @@ type Broker struct {
 
 	mu      sync.Mutex
 	started bool
+	drained bool
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
+	// The registration loop stops on its own at Drain, before the rest.
+	regCancel context.CancelFunc
+	regWG     sync.WaitGroup
 }
 
 // NewBroker builds a broker over st and loads the config files from
@@ -293,7 +297,13 @@ func (b *Broker) Start(ctx context.Context) error {
 	if b.started {
 		return errors.New("broker already started")
 	}
-	b.started = true
+	b.started, b.drained = true, false
+	b.regState.send.Lock()
+	b.regState.leaving = false
+	b.regState.send.Unlock()
+	b.hold.mu.Lock()
+	b.hold.stopped = false
+	b.hold.mu.Unlock()
 	for _, persist := range []func() error{b.topics.Persist, b.groups.Persist} {
 		if err := persist(); err != nil {
 			return fmt.Errorf("start broker: %w", err)
@@ -326,7 +336,14 @@ func (b *Broker) Start(ctx context.Context) error {
 	}
 	if b.ns != nil && len(b.conf().nameServers()) > 0 {
 		_ = b.RegisterAll(ctx) // logged per name server (regState)
-		b.goLoop(func() { b.registerLoop(runCtx) })
+		regCtx, regCancel := context.WithCancel(runCtx)
+		b.regCancel = regCancel
+		b.regWG.Add(1)
+		go func() {
+			defer b.regWG.Done()
+			defer func() { b.recovered("broker service loop", recover()) }()
+			b.registerLoop(regCtx)
+		}()
 	}
 	b.log.Info("broker started", "name", b.conf().BrokerName, "addr", b.conf().BrokerAddr(), "cluster", b.conf().BrokerClusterName)
 	return nil
@@ -366,8 +383,36 @@ func (b *Broker) goLoop(f func()) {
 	}()
 }
 
-// Shutdown unregisters from the name servers, answers held pulls, stops the
-// services and persists the config files. The store is the caller's to stop.
+// Drain is the first step of a shutdown, taken while the connections are
+// still open (Java's shutdownBasicService begins with unregisterBrokerAll):
+// it stops registering, unregisters from every name server so clients stop
+// routing here at once, and answers the held pulls and POPs so that their
+// consumers pull again rather than wait on a connection about to close.
+func (b *Broker) Drain(ctx context.Context) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.started || b.drained {
+		return
+	}
+	b.drained = true
+	b.stopRegistering()
+	b.unregisterAll(ctx)
+	b.hold.wakeAll()
+	b.pop.Drain()
+}
+
+// stopRegistering ends the registration loop, so that no registration lands
+// after the unregistration.
+func (b *Broker) stopRegistering() {
+	if b.regCancel != nil {
+		b.regCancel()
+	}
+	b.regWG.Wait()
+}
+
+// Shutdown unregisters from the name servers and answers held pulls unless
+// Drain did, stops the services and persists the config files. The store is
+// the caller's to stop.
 func (b *Broker) Shutdown() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -377,7 +422,10 @@ func (b *Broker) Shutdown() error {
 	b.started = false
 	b.cancel()
 	b.wg.Wait()
-	b.unregisterAll(context.Background())
+	b.stopRegistering()
+	if !b.drained {
+		b.unregisterAll(context.Background())
+	}
 	b.hold.wakeAll()
 	var errs []error
 	if err := b.pop.Stop(); err != nil {

@@ -35,8 +35,10 @@ type pullHoldService struct {
 	mu    sync.Mutex
 	held  map[topicQueue][]*heldPull
 	count int
-	max   int           // held pulls at most; 0 = no bound
-	kick  chan struct{} // the first pull held after an empty spell: start ticking again
+	max   int // held pulls at most; 0 = no bound
+	// stopped: a shutdown answered the held pulls; new ones are answered at once.
+	stopped bool
+	kick    chan struct{} // the first pull held after an empty spell: start ticking again
 	// free recycles held pulls once answered: a long-polling consumer parks
 	// one per empty pull, and the header's strings are kept for the next.
 	free sync.Pool
@@ -93,7 +95,7 @@ func (b *Broker) HeldPulls() int {
 func (s *pullHoldService) suspend(p *heldPull) {
 	k := topicQueue{p.header.Topic, p.header.QueueID}
 	s.mu.Lock()
-	if s.max > 0 && s.count >= s.max {
+	if s.stopped || s.max > 0 && s.count >= s.max {
 		s.mu.Unlock()
 		s.b.log.Debug("held pulls at their bound, answering at once", "max", s.max, "remote", p.conn.RemoteAddr())
 		s.execute([]*heldPull{p})
@@ -248,9 +250,11 @@ func (s *pullHoldService) run(ctx context.Context) {
 	})
 }
 
-// wakeAll answers every held pull (shutdown).
+// wakeAll answers every held pull and holds no more (shutdown): their
+// consumers pull again, elsewhere once the broker left the routes.
 func (s *pullHoldService) wakeAll() {
 	s.mu.Lock()
+	s.stopped = true
 	var all []*heldPull
 	for k, l := range s.held {
 		all = append(all, l...)

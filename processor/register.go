@@ -85,6 +85,9 @@ func (b *Broker) RegisterAll(ctx context.Context) error {
 	}
 	b.regState.send.Lock()
 	defer b.regState.send.Unlock()
+	if b.regState.leaving {
+		return nil
+	}
 	return b.registerAllLocked(ctx, addrs)
 }
 
@@ -128,6 +131,9 @@ func (b *Broker) registerChanged(ctx context.Context) error {
 	}
 	b.regState.send.Lock()
 	defer b.regState.send.Unlock()
+	if b.regState.leaving {
+		return nil
+	}
 	// Taken under send, so registrations leave in the order of their versions.
 	changed, version, deleted := b.topics.TakeChanged()
 	if deleted {
@@ -310,6 +316,10 @@ func (b *Broker) unregisterAll(ctx context.Context) {
 	if b.ns == nil {
 		return
 	}
+	// A registration in flight (an admin request's) ends first; none follows.
+	b.regState.send.Lock()
+	b.regState.leaving = true
+	b.regState.send.Unlock()
 	for _, addr := range b.conf().nameServers() {
 		req := codec.NewRequest(codec.ReqUnregisterBroker)
 		b.brokerIdentity(req)
@@ -410,7 +420,10 @@ type registrationState struct {
 	// send orders registrations: they leave in the order of the data
 	// versions they carry (a name server skips a topic it already has when
 	// the version equals the one it recorded).
-	send         sync.Mutex
+	send sync.Mutex
+	// leaving (under send): the broker unregistered; nothing registers again
+	// until it starts anew.
+	leaving      bool
 	compressOnce sync.Once // the oversized-table warning
 	mu           sync.Mutex
 	ok           map[string]bool

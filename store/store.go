@@ -119,6 +119,8 @@ func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
 	}()
 	_, err := os.Stat(s.abortPath())
 	s.lastExitOK = os.IsNotExist(err)
+	// As Java's "last shutdown normally/abnormally": what the recovery below assumes.
+	s.log.Info("store opened", "dir", cfg.StorePathRootDir, "lastShutdownClean", s.lastExitOK)
 	// Made before recovery, not in Start as Java does: recovery cuts files and
 	// rebuilds queues and index, and a crash in the middle of that must not be
 	// taken for a clean exit.

@@ -13,9 +13,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 const usage = `rmqd: a RocketMQ name server and broker.
@@ -104,11 +106,47 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if !opts.print {
 		raiseNoFileLimit(logger)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	served := make(chan struct{})
+	defer close(served)
+	go watchSignals(sigs, served, cancel, shutdownLimit, logger, os.Exit)
 	if err := serve(ctx, opts, stdout, logger); err != nil {
 		logger.Error("rmqd stopped", "err", err)
 		return 1
 	}
 	return 0
+}
+
+// shutdownLimit bounds a whole graceful stop (a hung flush, a stuck peer);
+// shutdownGrace bounds its first step only.
+const shutdownLimit = 60 * time.Second
+
+// watchSignals starts the graceful stop on the first SIGINT/SIGTERM and
+// forces the exit on a second one or once limit has passed, as an operator's
+// kill -9 would: the store's abort file is removed last, so the next start
+// recovers it as after a crash. It returns when served is closed.
+func watchSignals(sigs <-chan os.Signal, served <-chan struct{}, cancel context.CancelCauseFunc,
+	limit time.Duration, logger *slog.Logger, exit func(int)) {
+	var sig os.Signal
+	select {
+	case sig = <-sigs:
+	case <-served:
+		return
+	}
+	cancel(fmt.Errorf("signal %v", sig))
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case sig = <-sigs:
+		logger.Error("second signal: exiting before the shutdown finished; the next start recovers the store as after a crash", "signal", sig.String())
+	case <-t.C:
+		logger.Error("shutdown took too long: exiting; the next start recovers the store as after a crash", "limit", limit)
+	case <-served:
+		return
+	}
+	exit(1)
 }

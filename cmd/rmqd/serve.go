@@ -89,7 +89,11 @@ type node struct {
 	name  string
 	srv   *remoting.Server
 	start func(context.Context) error
-	stop  func() error
+	// drain runs before the server closes its connections (nil: nothing to do).
+	drain func(context.Context)
+	// stop releases what the node holds, started or not: a store opened for a
+	// node that never started still holds its lock and abort file.
+	stop func() error
 }
 
 func serve(ctx context.Context, opts options, stdout io.Writer, logger *slog.Logger) error {
@@ -112,12 +116,22 @@ func serve(ctx context.Context, opts options, stdout io.Writer, logger *slog.Log
 
 	var nodes []node
 	var printed []map[string]string
+	started := 0 // nodes whose start was called
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		for i := len(nodes) - 1; i >= 0; i-- {
+			stopNode(stopCtx, nodes[i], i < started, logger)
+		}
+	}()
 	if opts.mode != "broker" {
 		n, cfgProps, err := newNamesrv(props, opts, bind, logger)
 		if err != nil {
 			return err
 		}
-		nodes = append(nodes, n)
+		if n.srv != nil {
+			nodes = append(nodes, n)
+		}
 		printed = append(printed, cfgProps)
 	}
 	if opts.mode != "namesrv" {
@@ -152,14 +166,6 @@ func serve(ctx context.Context, opts options, stdout io.Writer, logger *slog.Log
 	if err := startPprof(ctx, logger); err != nil {
 		return fmt.Errorf("pprof: %w", err)
 	}
-	started := 0
-	defer func() {
-		stopCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-		defer cancel()
-		for i := started - 1; i >= 0; i-- {
-			stopNode(stopCtx, nodes[i], logger)
-		}
-	}()
 	for _, n := range nodes {
 		if err := n.srv.Start(ctx); err != nil {
 			return fmt.Errorf("%s: listen: %w", n.name, err)
@@ -175,8 +181,12 @@ func serve(ctx context.Context, opts options, stdout io.Writer, logger *slog.Log
 	return nil
 }
 
-func stopNode(ctx context.Context, n node, logger *slog.Logger) {
-	// Stop taking requests first, then the services behind them.
+func stopNode(ctx context.Context, n node, started bool, logger *slog.Logger) {
+	if started && n.drain != nil {
+		n.drain(ctx)
+	}
+	// Stop taking requests, then the services behind them. A server never
+	// started is left as it is (Shutdown does nothing then).
 	if err := n.srv.Shutdown(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		logger.Error(n.name+" shutdown", "err", err)
 	}
@@ -184,7 +194,9 @@ func stopNode(ctx context.Context, n node, logger *slog.Logger) {
 		logger.Error(n.name+" stop", "err", err)
 		return
 	}
-	logger.Info(n.name + " stopped")
+	if started {
+		logger.Info(n.name + " stopped")
+	}
 }
 
 // loopbackFor is where a standalone broker finds its own name server.
@@ -419,7 +431,7 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 		}
 		return errors.Join(b.Shutdown(), haErr, closeNS(), st.Shutdown())
 	}
-	return node{name: "broker", srv: srv, start: start, stop: stop}, merged, nil
+	return node{name: "broker", srv: srv, start: start, drain: b.Drain, stop: stop}, merged, nil
 }
 
 // netConfig is the NettyServerConfig side of a configuration file and rmqd's

@@ -189,6 +189,10 @@ func (s *Service) Stop() error {
 	return s.order.Persist()
 }
 
+// Drain answers the held POPs and notifications and parks no more, while
+// their connections are still open (the first step of a shutdown).
+func (s *Service) Drain() { s.poll.wakeAll() }
+
 func (s *Service) goLoop(what string, f func()) {
 	s.wg.Add(1)
 	go func() {
