@@ -3,8 +3,6 @@ package namesrv
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"strings"
 	"sync"
 
@@ -80,33 +78,37 @@ func NewKVConfigManager(path string) *KVConfigManager {
 	return m
 }
 
-// Load reads the persisted table; a missing file is an empty table. The bounds
-// are not applied: a file above them (written by Java, or before they existed)
-// is loaded whole, and only Puts that grow it further are refused.
+// Load reads the persisted table, or its .bak when the file is missing, empty
+// or torn (Java reads only the file: a crash that tore it stopped the name
+// server, and one while it was rewritten lost every key); neither is an empty
+// table. The bounds are not applied: a file above them (written by Java, or
+// before they existed) is loaded whole, and only Puts that grow it further are
+// refused.
 func (m *KVConfigManager) Load() error {
 	if m.path == "" {
 		return nil
 	}
-	b, err := os.ReadFile(m.path)
-	if errors.Is(err, fs.ErrNotExist) {
+	err := compat.LoadConfigFile(m.path, func(b []byte) error {
+		var w struct {
+			ConfigTable map[string]map[string]string `json:"configTable"`
+		}
+		if err := codec.UnmarshalBody(b, &w); err != nil {
+			return err
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		for ns, kv := range w.ConfigTable {
+			if kv != nil {
+				m.table[ns] = kv
+			}
+		}
 		return nil
-	}
+	})
 	if err != nil {
 		return fmt.Errorf("load kv config: %w", err)
 	}
-	var w struct {
-		ConfigTable map[string]map[string]string `json:"configTable"`
-	}
-	if err := codec.UnmarshalBody(b, &w); err != nil {
-		return fmt.Errorf("load kv config %s: %w", m.path, err)
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for ns, kv := range w.ConfigTable {
-		if kv != nil {
-			m.table[ns] = kv
-		}
-	}
 	m.entries = make(map[string]int, len(m.table))
 	m.total = 0
 	for ns, kv := range m.table {

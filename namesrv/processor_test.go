@@ -310,8 +310,12 @@ func TestKVConfigRequestsPersistLikeJava(t *testing.T) {
 	_, ok = ns2.KV().Get(NamespaceOrderTopicConfig, "Other")
 	require.False(t, ok)
 
-	// A corrupt file is reported, not silently dropped.
+	// A corrupt file gives way to its .bak; with the .bak corrupt too it is
+	// reported, not silently dropped (TestKVConfigSurvivesKill).
 	require.NoError(t, os.WriteFile(path, []byte("{"), 0o644))
+	_, err = New(ns.Config(), quietLogger())
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path+".bak", []byte("{"), 0o644))
 	_, err = New(ns.Config(), quietLogger())
 	require.Error(t, err)
 }

@@ -37,6 +37,9 @@ func (b *Broker) newDelivery(cfg BrokerConfig) error {
 		Stamp: b.stamp,
 	}
 	b.schedule = delivery.NewSchedule(h, levels, cfg.ConfigDir())
+	if cfg.Store.FlushDelayOffsetInterval > 0 {
+		b.schedule.PersistInterval = compat.Millis(cfg.Store.FlushDelayOffsetInterval)
+	}
 	b.timer = delivery.NewTimer(h, b.popRevive)
 	b.trans = delivery.NewTransactions(h, delivery.Asker{
 		Ask:         b.askTransactionState,

@@ -33,6 +33,9 @@ type Config struct {
 	FlushConsumeQueueLeastPages       int    `prop:"flushConsumeQueueLeastPages"`
 	FlushConsumeQueueThoroughInterval int    `prop:"flushConsumeQueueThoroughInterval"`
 	SyncFlushTimeout                  int64  `prop:"syncFlushTimeout"`
+	// FlushDelayOffsetInterval (ms) is how often the broker writes
+	// delayOffset.json; the store does not read it (MessageStoreConfig has it).
+	FlushDelayOffsetInterval int64 `prop:"flushDelayOffsetInterval"`
 
 	FileReservedTime                 int    `prop:"fileReservedTime"`
 	DeleteWhen                       string `prop:"deleteWhen"`
@@ -141,6 +144,7 @@ func DefaultConfig() Config {
 		FlushConsumeQueueLeastPages:       2,
 		FlushConsumeQueueThoroughInterval: 60000,
 		SyncFlushTimeout:                  5000,
+		FlushDelayOffsetInterval:          10000,
 		FileReservedTime:                  72,
 		DeleteWhen:                        "04",
 		DiskMaxUsedSpaceRatio:             75,

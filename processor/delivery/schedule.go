@@ -100,9 +100,14 @@ type Schedule struct {
 	path    string
 	mu      sync.Mutex
 	offsets map[int32]int64 // delay level (1-based) → next schedule-queue offset
+	moved   bool            // an offset moved since the last write (under mu)
+	persMu  sync.Mutex      // one write at a time
 	version meta.Version
 	tick    time.Duration
 	kick    chan struct{} // a message reached SCHEDULE_TOPIC_XXXX
+	// PersistInterval is how often Run writes delayOffset.json
+	// (flushDelayOffsetInterval); set before Run.
+	PersistInterval time.Duration
 	// parked and real are the delivering goroutine's scratch: a schedule
 	// record decoded in place and the message put back for it.
 	parked codec.Message
@@ -113,7 +118,8 @@ type Schedule struct {
 // dir/delayOffset.json.
 func NewSchedule(h *Host, levels []time.Duration, dir string) *Schedule {
 	return &Schedule{h: h, levels: levels, path: filepath.Join(dir, "delayOffset.json"),
-		offsets: map[int32]int64{}, tick: 100 * time.Millisecond, kick: make(chan struct{}, 1)}
+		offsets: map[int32]int64{}, tick: 100 * time.Millisecond, kick: make(chan struct{}, 1),
+		PersistInterval: 10 * time.Second}
 }
 
 // Levels is how many delay levels there are.
@@ -176,12 +182,29 @@ func (s *Schedule) ReplaceFromMaster(body []byte) error {
 
 // Persist writes delayOffset.json.
 func (s *Schedule) Persist() error {
-	return compat.WriteConfigFile(s.path, s.Encode())
+	s.persMu.Lock()
+	defer s.persMu.Unlock()
+	s.mu.Lock()
+	data := s.encodeLocked()
+	s.moved = false
+	s.mu.Unlock()
+	if err := compat.WriteConfigFile(s.path, data); err != nil {
+		s.mu.Lock()
+		s.moved = true
+		s.mu.Unlock()
+		return err
+	}
+	return nil
 }
 
 // Encode is delayOffset.json: {"dataVersion":…,"offsetTable":{1:0,2:17}}.
 func (s *Schedule) Encode() []byte {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.encodeLocked()
+}
+
+func (s *Schedule) encodeLocked() []byte {
 	var b bytes.Buffer
 	dv, _ := codec.MarshalBody(s.version.Get())
 	b.WriteString("{\n\t\"dataVersion\":")
@@ -189,8 +212,13 @@ func (s *Schedule) Encode() []byte {
 	b.WriteString(",\n\t\"offsetTable\":")
 	meta.WriteIntKeyedMap(&b, s.offsets)
 	b.WriteString("\n}")
-	s.mu.Unlock()
 	return b.Bytes()
+}
+
+func (s *Schedule) hasMoved() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.moved
 }
 
 // Run delivers until ctx ends.
@@ -203,7 +231,10 @@ func (s *Schedule) Run(ctx context.Context) {
 				pending = true
 			}
 		}
-		if time.Since(lastPersist) >= 10*time.Second {
+		// Every PersistInterval while delivering (Java's flushDelayOffsetInterval),
+		// and before going idle: the idle tick is 10 s, and the offsets of the
+		// last deliveries waited for it (a kill meanwhile delivered them again).
+		if s.hasMoved() && (!pending || time.Since(lastPersist) >= s.PersistInterval) {
 			lastPersist = time.Now()
 			if err := s.Persist(); err != nil {
 				s.h.Log.Error("persist delayOffset.json", "err", err)
@@ -263,7 +294,10 @@ func (s *Schedule) deliverLevel(ctx context.Context, level int32) {
 
 func (s *Schedule) setOffset(level int32, off int64) {
 	s.mu.Lock()
-	s.offsets[level] = off
+	if s.offsets[level] != off {
+		s.offsets[level] = off
+		s.moved = true
+	}
 	s.mu.Unlock()
 }
 

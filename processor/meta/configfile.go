@@ -1,15 +1,11 @@
 package meta
 
 import (
-	"bytes"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
 	"sync/atomic"
 	"time"
 
 	"rmqd/codec"
+	"rmqd/compat"
 )
 
 // DataVersion is Java's DataVersion: bumped on every config change so name
@@ -41,37 +37,15 @@ func (d *Version) Set(v DataVersion) {
 	d.timestamp.Store(v.Timestamp)
 }
 
-// LoadConfigFile reads path, falling back to path.bak when the file is missing,
-// empty or fails decode, as Java's ConfigManager.load does. Neither existing is
-// not an error: decode is simply not called.
+// LoadConfigFile is compat.LoadConfigFile (path, else path.bak, as Java's
+// ConfigManager.load) for fastjson files: bare integer map keys ({0:12}) are
+// made strict JSON before decode sees them.
 func LoadConfigFile(path string, decode func([]byte) error) error {
-	var firstErr error
-	for _, p := range []string{path, path + ".bak"} {
-		data, err := os.ReadFile(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			if firstErr == nil {
-				firstErr = fmt.Errorf("read %s: %w", p, err)
-			}
-			continue
-		}
-		if len(bytes.TrimSpace(data)) == 0 {
-			continue
-		}
-		// Java's fastjson writes bare integer map keys ({0:12}).
+	return compat.LoadConfigFile(path, func(data []byte) error {
 		strict, err := codec.StrictJSON(data)
-		if err == nil {
-			err = decode(strict)
-		}
 		if err != nil {
-			if firstErr == nil {
-				firstErr = fmt.Errorf("parse %s: %w", p, err)
-			}
-			continue
+			return err
 		}
-		return nil
-	}
-	return firstErr
+		return decode(strict)
+	})
 }

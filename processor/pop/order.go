@@ -82,6 +82,7 @@ func (o *orderEntry) nextOffset() int64 {
 type OrderInfo struct {
 	path    string
 	log     *slog.Logger
+	persMu  sync.Mutex // one write at a time
 	mu      sync.Mutex
 	table   map[string]map[int32]*orderEntry
 	changed bool
@@ -230,6 +231,11 @@ const orderCleanAfter = 24 * time.Hour
 func (m *OrderInfo) Encode() ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.encodeLocked()
+}
+
+// encodeLocked is Encode with m.mu held.
+func (m *OrderInfo) encodeLocked() ([]byte, error) {
 	now := time.Now().UnixMilli()
 	for k, qs := range m.table {
 		for q, e := range qs {
@@ -318,29 +324,43 @@ func (m *OrderInfo) Persist() error {
 	if m.path == "" {
 		return nil
 	}
-	data, err := m.Encode()
-	if err != nil {
-		return fmt.Errorf("encode consumer order info: %w", err)
-	}
+	m.persMu.Lock()
+	defer m.persMu.Unlock()
 	m.mu.Lock()
+	data, err := m.encodeLocked()
+	// Cleared with the snapshot taken: a change made after it marks the table
+	// again. Clearing it after the snapshot lost such a change until the next
+	// one, and a failed write left the table unmarked.
 	m.changed = false
 	m.mu.Unlock()
-	if err := compat.WriteConfigFile(m.path, data); err != nil {
+	if err == nil {
+		err = compat.WriteConfigFile(m.path, data)
+	}
+	if err != nil {
+		m.mu.Lock()
+		m.changed = true
+		m.mu.Unlock()
 		return fmt.Errorf("persist consumer order info: %w", err)
 	}
 	return nil
 }
 
+// PersistIfChanged writes the file when the table changed since the last write.
+func (m *OrderInfo) PersistIfChanged() error {
+	m.mu.Lock()
+	ch := m.changed
+	m.mu.Unlock()
+	if !ch {
+		return nil
+	}
+	return m.Persist()
+}
+
 // run persists the table every 5 s when it changed.
 func (m *OrderInfo) run(ctx context.Context) {
 	everyTick(ctx, 5*time.Second, func() {
-		m.mu.Lock()
-		ch := m.changed
-		m.mu.Unlock()
-		if ch {
-			if err := m.Persist(); err != nil {
-				m.log.Error("persist consumer order info", "err", err)
-			}
+		if err := m.PersistIfChanged(); err != nil {
+			m.log.Error("persist consumer order info", "err", err)
 		}
 	})
 }
