@@ -48,3 +48,27 @@ func TestDeletedTopicsAndGroupsLeaveNoCounters(t *testing.T) {
 	require.EqualValues(t, 1+200*3, get.Nums())
 	require.EqualValues(t, 2*10+200*20, s.PutSizeTotal())
 }
+
+// Deletes race sends and pulls of the same topics without a data race, and
+// the live counters stay readable.
+func TestDeleteRacesCounting(t *testing.T) {
+	var s Broker
+	s.SetManual(true)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 2000 {
+			s.CountPut(fmt.Sprintf("T%d", i%10), 1, 1, nil)
+			s.CountGet("G", fmt.Sprintf("T%d", i%10), 1, 1, nil)
+		}
+	}()
+	for i := range 200 {
+		s.DeleteTopic(fmt.Sprintf("T%d", i%10))
+		s.DeleteGroup("G")
+		s.Sample(time.Now())
+	}
+	<-done
+	s.Sample(time.Now())
+	put, _ := s.Counter("BROKER_PUT_NUMS", "")
+	require.LessOrEqual(t, put.Nums(), int64(2000))
+}
