@@ -8,6 +8,7 @@ import (
 
 	"rmqd/codec"
 	"rmqd/compat"
+	"rmqd/processor/pop"
 	"rmqd/remoting"
 )
 
@@ -110,12 +111,26 @@ func (b *Broker) handleDeleteTopicInBroker(ctx context.Context, c remoting.Conn,
 		return b.refuseAdmin(c, req, codec.RespInvalidParameter, systemTopicConflict(topic), "topic delete refused"), nil
 	}
 	topic = strings.Clone(topic)
+	drop := []string{topic}
+	// The POP retry topics of the groups that consumed it go with it
+	// (clearRetryTopicWhenDeleteTopic, true in Java by default): nothing
+	// else would ever delete them.
+	for _, g := range b.offsets.GroupsOfTopic(topic) {
+		for _, rt := range pop.RetryTopics(topic, g) {
+			if _, ok := b.topics.Select(rt); ok {
+				drop = append(drop, rt)
+			}
+		}
+	}
 	b.queuesMu.Lock()
-	b.topics.Delete(topic)
-	b.offsets.DeleteTopic(topic)
-	b.store.DeleteTopics([]string{topic})
+	for _, t := range drop {
+		b.topics.Delete(t)
+		b.offsets.DeleteTopic(t)
+		b.admin.stats.DeleteTopic(t) // onTopicDeleted (autoDeleteUnusedStats)
+	}
+	b.store.DeleteTopics(drop)
 	b.queuesMu.Unlock()
-	b.log.Info("topic deleted", "topic", topic, "remote", c.RemoteAddr())
+	b.log.Info("topic deleted", "topic", topic, "retryTopics", drop[1:], "remote", c.RemoteAddr())
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }
 
@@ -190,6 +205,7 @@ func (b *Broker) handleDeleteSubscriptionGroup(ctx context.Context, c remoting.C
 	if parseJavaBool(clean) {
 		b.offsets.DeleteGroup(g)
 	}
+	b.admin.stats.DeleteGroup(g) // onGroupDeleted (autoDeleteUnusedStats)
 	b.log.Info("subscription group deleted", "group", g, "cleanOffset", parseJavaBool(clean), "remote", c.RemoteAddr())
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }

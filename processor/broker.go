@@ -453,7 +453,8 @@ func (b *Broker) flushOffsetsLoop(ctx context.Context) {
 }
 
 // housekeepingLoop closes client connections whose last heartbeat is older than
-// channelExpiredTimeout (ClientHousekeepingService, every 10 s).
+// channelExpiredTimeout (ClientHousekeepingService, every 10 s) and drops
+// lapsed rebalance locks.
 func (b *Broker) housekeepingLoop(ctx context.Context) {
 	t := time.NewTicker(10 * time.Second)
 	defer t.Stop()
@@ -465,6 +466,7 @@ func (b *Broker) housekeepingLoop(ctx context.Context) {
 		case now := <-t.C:
 			expired := append(b.consumers.Expired(now, timeout), b.producers.Expired(now, timeout)...)
 			b.consumers.ExpireCompensation(now, compat.Millis(int64(b.conf().SubscriptionExpiredTimeout)))
+			b.locks.Expire()
 			for _, c := range expired {
 				b.log.Info("client channel expired", "remote", c.RemoteAddr())
 				b.OnClose(c)

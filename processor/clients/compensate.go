@@ -20,6 +20,7 @@ import (
 type compensation struct {
 	consumeType, messageModel string
 	subs                      map[string]codec.SubscriptionData // by topic; SubVersion is the last request (ms)
+	at                        int64                             // the group's last request (ms)
 }
 
 // Compensate records that group consumes topic with sub (consumeType and messageModel as Java's callers
@@ -40,6 +41,7 @@ func (m *ConsumerManager) Compensate(group, consumeType, messageModel string, su
 		c = &compensation{subs: map[string]codec.SubscriptionData{}}
 		m.compensated[strings.Clone(group)] = c
 	}
+	c.at = now
 	if c.consumeType != consumeType {
 		c.consumeType = strings.Clone(consumeType)
 	}
@@ -121,7 +123,9 @@ func (m *ConsumerManager) CompensatedGroups() []string {
 }
 
 // ExpireCompensation drops compensated subscriptions not renewed within timeout, and groups left with none
-// (removeExpireConsumerGroupInfo). A group that never had a subscription stays, as in Java.
+// (removeExpireConsumerGroupInfo). A group that never had a subscription (pulls without one, as a push
+// consumer's are by default) goes once it made no request within timeout: Java keeps it for the broker's
+// life, so every such group name ever seen would stay.
 func (m *ConsumerManager) ExpireCompensation(now time.Time, timeout time.Duration) {
 	limit := now.Add(-timeout).UnixMilli()
 	m.mu.Lock()
@@ -134,7 +138,7 @@ func (m *ConsumerManager) ExpireCompensation(now time.Time, timeout time.Duratio
 				removed = true
 			}
 		}
-		if removed && len(c.subs) == 0 {
+		if len(c.subs) == 0 && (removed || c.at < limit) {
 			delete(m.compensated, g)
 		}
 	}

@@ -86,3 +86,23 @@ func (m *RebalanceLockManager) IsLocked(group string, mq codec.MessageQueue, cli
 	e, ok := m.table[group][mq]
 	return ok && e.clientID == clientID && m.now().Sub(e.lastUpdate) <= m.maxLive
 }
+
+// Expire drops the locks not renewed for maxLive. A lapsed lock is free to
+// anyone already; Java keeps its entry until a client locks that queue again,
+// so the locks of crashed clients and of deleted topics would stay for the
+// broker's life.
+func (m *RebalanceLockManager) Expire() {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for group, g := range m.table {
+		for mq, e := range g {
+			if now.Sub(e.lastUpdate) > m.maxLive {
+				delete(g, mq)
+			}
+		}
+		if len(g) == 0 {
+			delete(m.table, group)
+		}
+	}
+}

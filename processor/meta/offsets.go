@@ -265,25 +265,25 @@ func (m *ConsumerOffsetManager) TopicsOfGroup(group string) []string {
 	return out
 }
 
-// DeleteTopic drops every group's offsets on topic.
+// DeleteTopic drops every group's offsets on topic, and the resets assigned
+// to them (cleanOffsetByTopic).
 func (m *ConsumerOffsetManager) DeleteTopic(topic string) {
-	m.changed.Store(true)
-	m.mu.Lock()
-	for k := range m.table {
-		if k.topic == topic {
-			delete(m.table, k)
-		}
-	}
-	m.mu.Unlock()
+	m.deleteWhere(func(k topicGroup) bool { return k.topic == topic })
 }
 
-// DeleteGroup drops a group's offsets.
+// DeleteGroup drops a group's offsets and resets (removeOffset).
 func (m *ConsumerOffsetManager) DeleteGroup(group string) {
+	m.deleteWhere(func(k topicGroup) bool { return k.group == group })
+}
+
+func (m *ConsumerOffsetManager) deleteWhere(match func(topicGroup) bool) {
 	m.changed.Store(true)
 	m.mu.Lock()
-	for k := range m.table {
-		if k.group == group {
-			delete(m.table, k)
+	for _, t := range []map[topicGroup]map[int32]int64{m.table, m.reset} {
+		for k := range t {
+			if match(k) {
+				delete(t, k)
+			}
 		}
 	}
 	m.mu.Unlock()

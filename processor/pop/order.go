@@ -86,6 +86,7 @@ type OrderInfo struct {
 	mu      sync.Mutex
 	table   map[string]map[int32]*orderEntry
 	changed bool
+	every   time.Duration // run's period, 5 s (tests shorten it)
 }
 
 // NewOrderInfo keeps its file under dir (storePathRootDir/config).
@@ -94,7 +95,7 @@ func NewOrderInfo(dir string, log *slog.Logger) *OrderInfo {
 	if dir != "" {
 		p = filepath.Join(dir, "consumerOrderInfo.json")
 	}
-	return &OrderInfo{path: p, log: log, table: map[string]map[int32]*orderEntry{}}
+	return &OrderInfo{path: p, log: log, table: map[string]map[int32]*orderEntry{}, every: 5 * time.Second}
 }
 
 func orderKey(topic, group string) string { return topic + "@" + group }
@@ -236,17 +237,7 @@ func (m *OrderInfo) Encode() ([]byte, error) {
 
 // encodeLocked is Encode with m.mu held.
 func (m *OrderInfo) encodeLocked() ([]byte, error) {
-	now := time.Now().UnixMilli()
-	for k, qs := range m.table {
-		for q, e := range qs {
-			if now-e.LastConsume > orderCleanAfter.Milliseconds() {
-				delete(qs, q)
-			}
-		}
-		if len(qs) == 0 {
-			delete(m.table, k)
-		}
-	}
+	m.expireLocked(time.Now().UnixMilli())
 	var b bytes.Buffer
 	b.WriteString(`{"table":{`)
 	keys := codec.SortedKeys(m.table)
@@ -356,9 +347,34 @@ func (m *OrderInfo) PersistIfChanged() error {
 	return m.Persist()
 }
 
-// run persists the table every 5 s when it changed.
+// expireLocked drops the queues unused for orderCleanAfter, and reports
+// whether it dropped any.
+func (m *OrderInfo) expireLocked(now int64) bool {
+	dropped := false
+	for k, qs := range m.table {
+		for q, e := range qs {
+			if now-e.LastConsume > orderCleanAfter.Milliseconds() {
+				delete(qs, q)
+				dropped = true
+			}
+		}
+		if len(qs) == 0 {
+			delete(m.table, k)
+		}
+	}
+	return dropped
+}
+
+// run persists the table every 5 s when it changed. Unused queues are
+// dropped on every tick: waiting for a change would keep the last ones of a
+// broker whose ordered POP consumers (or topics) are all gone.
 func (m *OrderInfo) run(ctx context.Context) {
-	everyTick(ctx, 5*time.Second, func() {
+	everyTick(ctx, m.every, func() {
+		m.mu.Lock()
+		if m.expireLocked(time.Now().UnixMilli()) {
+			m.changed = true
+		}
+		m.mu.Unlock()
 		if err := m.PersistIfChanged(); err != nil {
 			m.log.Error("persist consumer order info", "err", err)
 		}

@@ -207,6 +207,12 @@ func (a *AckMsg) appendJSON(dst []byte) []byte {
 func retryTopicV1(topic, group string) string { return retryGroupPrefix + group + "_" + topic }
 func retryTopicV2(topic, group string) string { return retryGroupPrefix + group + "+" + topic }
 
+// RetryTopics are the POP retry topics group may have of topic, v1 and v2:
+// deleting topic deletes them too (clearRetryTopicWhenDeleteTopic).
+func RetryTopics(topic, group string) [2]string {
+	return [2]string{retryTopicV1(topic, group), retryTopicV2(topic, group)}
+}
+
 func retryTopic(topic, group string, v2 bool) string {
 	if v2 {
 		return retryTopicV2(topic, group)

@@ -36,6 +36,8 @@ type Broker struct {
 	// path. Each is made at the first sample with a call, as Java makes its
 	// StatsItem at the first put or get.
 	broker [4]atomic.Pointer[Counter]
+	// retired keeps the counts of deleted topics and groups in the totals.
+	retired retired
 
 	mu            sync.Mutex
 	puts, gets    sampleRing // broker totals, one sample a second
@@ -390,6 +392,9 @@ var brokerStatNames = [4]string{"BROKER_PUT_NUMS", "BROKER_GET_NUMS",
 // and snapshots those due. Called with s.mu held.
 func (s *Broker) sampleBroker(ms int64) {
 	var nums, calls [4]int64
+	for i := range nums {
+		nums[i], calls[i] = s.retired.nums[i].Load(), s.retired.calls[i].Load()
+	}
 	if m := s.topics.Load(); m != nil {
 		for _, c := range *m {
 			n, t := c.nums.Load(), c.sizes.total()
@@ -543,7 +548,7 @@ func (s *Broker) EachGroup(f func(topic, group string, c *Counter)) {
 
 // PutSizeTotal is the bytes put over all topics (putMessageSizeTotal).
 func (s *Broker) PutSizeTotal() int64 {
-	var size int64
+	size := s.retired.putSize.Load()
 	s.EachTopic(func(_ string, c *Counter) { size += c.size.Load() })
 	return size
 }

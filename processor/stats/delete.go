@@ -1,0 +1,81 @@
+package stats
+
+import "sync/atomic"
+
+// retired holds what the counters of deleted topics and groups had counted,
+// so the broker totals summed from the live counters (sampleBroker,
+// PutSizeTotal) do not go back when a counter is dropped.
+type retired struct {
+	nums, calls [4]atomic.Int64 // by Broker.broker index
+	putSize     atomic.Int64
+}
+
+// DeleteTopic drops topic's put counter and every topic@group get counter of
+// it (BrokerStatsManager.onTopicDeleted, autoDeleteUnusedStats): a broker that
+// sees topics come and go keeps counters only for the ones alive. A count
+// added by a send or pull racing the delete may be lost from the totals.
+func (s *Broker) DeleteTopic(topic string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.grow.Lock()
+	defer s.grow.Unlock()
+	dropCounters(&s.topics, func(t string) bool { return t == topic }, s.retirePut)
+	dropCounters(&s.groups, func(k topicGroup) bool { return k.topic == topic }, s.retireGet)
+}
+
+// DeleteGroup drops group's get counters on every topic (onGroupDeleted).
+func (s *Broker) DeleteGroup(group string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.grow.Lock()
+	defer s.grow.Unlock()
+	dropCounters(&s.groups, func(k topicGroup) bool { return k.group == group }, s.retireGet)
+}
+
+func (s *Broker) retirePut(c *Counter) {
+	n, t := c.nums.Load(), c.sizes.total()
+	s.retired.nums[brokerPut].Add(n)
+	s.retired.calls[brokerPut].Add(t)
+	if !c.system {
+		s.retired.nums[brokerPutUser].Add(n)
+		s.retired.calls[brokerPutUser].Add(t)
+	}
+	s.retired.putSize.Add(c.size.Load())
+}
+
+func (s *Broker) retireGet(c *Counter) {
+	n, t := c.nums.Load(), c.times.Load()
+	s.retired.nums[brokerGet].Add(n)
+	s.retired.calls[brokerGet].Add(t)
+	if !c.system {
+		s.retired.nums[brokerGetUser].Add(n)
+		s.retired.calls[brokerGetUser].Add(t)
+	}
+}
+
+// dropCounters replaces the copy-on-write map p by one without the keys drop
+// matches, handing each dropped counter to retire (grow held).
+func dropCounters[K comparable](p *atomic.Pointer[map[K]*Counter], drop func(K) bool, retire func(*Counter)) {
+	old := p.Load()
+	if old == nil {
+		return
+	}
+	n := 0
+	for k := range *old {
+		if drop(k) {
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	next := make(map[K]*Counter, len(*old)-n)
+	for k, c := range *old {
+		if drop(k) {
+			retire(c)
+		} else {
+			next[k] = c
+		}
+	}
+	p.Store(&next)
+}
