@@ -254,3 +254,24 @@ func TestInvokeBrokerToGetConsumerStatus(t *testing.T) {
 	require.Equal(t, `{"consumerTable":{},"messageQueueTable":{}}`, string(r.Body))
 	require.Len(t, asked, 1)
 }
+
+// The new codes' header names pass the name gate before their handlers run.
+func TestConsumerAdminCodesAreGated(t *testing.T) {
+	b := newTestBroker(t, nil)
+	h := b.Handlers()
+	for _, req := range []*codec.RemotingCommand{
+		adminReq(codec.ReqQueryTopicsByConsumer, "group", "bad/group"),
+		adminReq(codec.ReqQueryConsumeTimeSpan, "topic", "bad topic", "group", "G"),
+		adminReq(codec.ReqCloneGroupOffset, "srcGroup", "S", "destGroup", "bad\x00group"),
+		adminReq(codec.ReqInvokeBrokerToGetConsumerStatus, "topic", "T", "group", "bad/group"),
+	} {
+		r, err := h[req.Code].ProcessRequest(context.Background(), newTestConn(7), req)
+		require.NoError(t, err)
+		require.EqualValues(t, codec.RespInvalidParameter, r.Code, "code %d: %s", req.Code, r.Remark)
+	}
+	for _, code := range []int32{codec.ReqGetBrokerConsumeStats, codec.ReqDeleteExpiredCommitlog} {
+		r, err := h[code].ProcessRequest(context.Background(), newTestConn(7), adminReq(code, "isOrder", "false"))
+		require.NoError(t, err)
+		require.EqualValues(t, codec.RespSuccess, r.Code, "code %d: %s", code, r.Remark)
+	}
+}
