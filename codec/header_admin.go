@@ -172,3 +172,37 @@ type NotifyBrokerRoleChangedRequestHeader struct {
 	SyncStateSetEpoch int32  `ext:"syncStateSetEpoch"`
 	MasterBrokerID    int64  `ext:"masterBrokerId"`
 }
+
+// QueryTopicsByConsumerRequestHeader is QUERY_TOPICS_BY_CONSUMER's header.
+type QueryTopicsByConsumerRequestHeader struct {
+	Group string `ext:"group,required"`
+}
+
+// QueryConsumeTimeSpanRequestHeader is QUERY_CONSUME_TIME_SPAN's header.
+type QueryConsumeTimeSpanRequestHeader struct {
+	Topic string `ext:"topic,required"`
+	Group string `ext:"group,required"`
+}
+
+// CloneGroupOffsetRequestHeader is CLONE_GROUP_OFFSET's header; an empty topic
+// means every topic srcGroup has offsets on.
+type CloneGroupOffsetRequestHeader struct {
+	SrcGroup  string `ext:"srcGroup,required"`
+	DestGroup string `ext:"destGroup,required"`
+	Topic     string `ext:"topic"`
+	Offline   bool   `ext:"offline"`
+}
+
+// GetConsumeStatsInBrokerHeader is GET_BROKER_CONSUME_STATS's header (the
+// Java field, and so the key, is isOrder).
+type GetConsumeStatsInBrokerHeader struct {
+	IsOrder bool `ext:"isOrder,required"`
+}
+
+// GetConsumerStatusRequestHeader is INVOKE_BROKER_TO_GET_CONSUMER_STATUS's
+// header; clientAddr, when set, is the one client id to ask.
+type GetConsumerStatusRequestHeader struct {
+	Topic      string `ext:"topic,required"`
+	Group      string `ext:"group,required"`
+	ClientAddr string `ext:"clientAddr"`
+}

@@ -36,13 +36,19 @@ type adminState struct {
 func (b *Broker) adminHandlers() map[int32]remoting.Processor {
 	f := func(fn remoting.ProcessorFunc) remoting.Processor { return fn }
 	return map[int32]remoting.Processor{
-		codec.ReqGetBrokerRuntimeInfo:     f(b.handleBrokerRuntimeInfo),
-		codec.ReqGetBrokerConfig:          f(b.handleBrokerConfig),
-		codec.ReqUpdateBrokerConfig:       f(b.handleUpdateBrokerConfig),
-		codec.ReqCleanExpiredConsumequeue: f(b.handleCleanExpiredConsumeQueue),
-		codec.ReqCleanUnusedTopic:         f(b.handleCleanUnusedTopic),
-		codec.ReqViewBrokerStatsData:      f(b.handleViewBrokerStatsData),
-		codec.ReqQueryConsumeQueue:        f(b.handleQueryConsumeQueue),
+		codec.ReqGetBrokerRuntimeInfo:            f(b.handleBrokerRuntimeInfo),
+		codec.ReqGetBrokerConfig:                 f(b.handleBrokerConfig),
+		codec.ReqUpdateBrokerConfig:              f(b.handleUpdateBrokerConfig),
+		codec.ReqCleanExpiredConsumequeue:        f(b.handleCleanExpiredConsumeQueue),
+		codec.ReqCleanUnusedTopic:                f(b.handleCleanUnusedTopic),
+		codec.ReqViewBrokerStatsData:             f(b.handleViewBrokerStatsData),
+		codec.ReqQueryConsumeQueue:               f(b.handleQueryConsumeQueue),
+		codec.ReqDeleteExpiredCommitlog:          f(b.handleDeleteExpiredCommitLog),
+		codec.ReqQueryTopicsByConsumer:           f(b.handleQueryTopicsByConsumer),
+		codec.ReqQueryConsumeTimeSpan:            f(b.handleQueryConsumeTimeSpan),
+		codec.ReqCloneGroupOffset:                f(b.handleCloneGroupOffset),
+		codec.ReqGetBrokerConsumeStats:           f(b.handleGetBrokerConsumeStats),
+		codec.ReqInvokeBrokerToGetConsumerStatus: f(b.handleInvokeBrokerToGetConsumerStatus),
 	}
 }
 
@@ -215,6 +221,25 @@ func (b *Broker) handleCleanExpiredConsumeQueue(ctx context.Context, c remoting.
 	}
 	n := qc.CleanExpiredQueues(b.isSystemTopic)
 	b.log.Info("clean expired consume queues", "removed", n, "remote", c.RemoteAddr())
+	return codec.NewResponse(req, codec.RespSuccess, ""), nil
+}
+
+// manualDeleter is what DELETE_EXPIRED_COMMITLOG needs from the store.
+type manualDeleter interface {
+	DeleteExpiredFilesManually()
+}
+
+// handleDeleteExpiredCommitLog is DELETE_EXPIRED_COMMITLOG (mqadmin
+// deleteExpiredCommitLog, executeDeleteFilesManually): the store's next clean
+// passes delete commitlog files past fileReservedTime at any hour. Like Java it
+// answers at once; the files go within a clean interval.
+func (b *Broker) handleDeleteExpiredCommitLog(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	md, ok := b.store.(manualDeleter)
+	if !ok {
+		return codec.NewResponse(req, codec.RespSystemError, "this message store cannot delete files manually"), nil
+	}
+	md.DeleteExpiredFilesManually()
+	b.log.Warn("delete expired commitlog requested", "remote", c.RemoteAddr())
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }
 

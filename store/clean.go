@@ -41,6 +41,17 @@ func isTimeToDelete(deleteWhen string, now time.Time) bool {
 	return false
 }
 
+// manualDeletePasses is MAX_MANUAL_DELETE_FILE_TIMES: how many clean passes a
+// manual request turns into deleting ones.
+const manualDeletePasses = 20
+
+// DeleteExpiredFilesManually is executeDeleteFilesManually (DELETE_EXPIRED_COMMITLOG):
+// the next clean passes delete the commitlog files older than fileReservedTime
+// at any hour, not only at deleteWhen.
+func (s *DefaultStore) DeleteExpiredFilesManually() {
+	s.manualDeletes.Store(manualDeletePasses)
+}
+
 // cleanOnce deletes expired commitlog files when it is time (or the disk is
 // filling up, or manual is set), then the consume-queue and index files below the
 // new minimum offset. It returns how many commitlog files went.
@@ -51,7 +62,11 @@ func (s *DefaultStore) cleanOnce(ctx context.Context, manual bool) int {
 	immediately := ratio > s.cfg.forciblyRatio()
 	s.checkDisk()
 	deleted := 0
-	if manual || spaceFull || isTimeToDelete(s.cfg.DeleteWhen, time.Now()) {
+	manualPass := s.manualDeletes.Load() > 0
+	if manual || manualPass || spaceFull || isTimeToDelete(s.cfg.DeleteWhen, time.Now()) {
+		if manualPass {
+			s.manualDeletes.Add(-1)
+		}
 		reserved := time.Duration(s.cfg.FileReservedTime) * time.Hour
 		deleted = s.commitLog.q.deleteExpiredByTime(reserved, immediately && s.cfg.CleanFileForciblyEnable, 10,
 			compat.Millis(int64(s.cfg.DeleteCommitLogFilesInterval)),

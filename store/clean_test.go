@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -221,4 +222,30 @@ func TestGetMessageSkipsRemovedCommitLogFiles(t *testing.T) {
 	defer r2.Release()
 	require.Equal(t, GetMessageWasRemoving, r2.Status)
 	require.Equal(t, int64(3), r2.NextBeginOffset)
+}
+
+// DELETE_EXPIRED_COMMITLOG: expired files stay until deleteWhen's hour, unless
+// a manual request turns the next passes into deleting ones.
+func TestDeleteExpiredFilesManually(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.MappedFileSizeCommitLog = 8192
+	cfg.DeleteCommitLogFilesInterval = 0
+	cfg.DeleteWhen = strconv.Itoa((time.Now().Hour() + 12) % 24)
+	s := openStore(t, cfg)
+	defer s.Shutdown()
+	body := string(make([]byte, 1000))
+	for i := 0; i < 30; i++ {
+		require.Equal(t, PutOK, s.PutMessage(context.Background(), newMsg("Exp", 0, body, nil)).Status)
+	}
+	waitDispatched(t, s, "Exp", 0, 30)
+	s.doReput()
+	old := time.Now().Add(-100 * time.Hour)
+	for _, f := range s.commitLog.q.snapshot() {
+		require.NoError(t, os.Chtimes(f.path, old, old))
+	}
+	require.Equal(t, 0, s.cleanOnce(context.Background(), false), "not the hour: nothing goes")
+	s.DeleteExpiredFilesManually()
+	require.Positive(t, s.cleanOnce(context.Background(), false))
+	require.EqualValues(t, manualDeletePasses-1, s.manualDeletes.Load())
+	require.Positive(t, s.MinPhyOffset())
 }

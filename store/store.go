@@ -34,6 +34,9 @@ type DefaultStore struct {
 	// cleanedMinPhy is the commitlog min offset the last queue cleanup
 	// worked to (-1: none yet).
 	cleanedMinPhy atomic.Int64
+	// manualDeletes counts the clean passes left that delete expired
+	// commitlog files whatever the hour (DeleteExpiredFilesManually).
+	manualDeletes atomic.Int32
 
 	listener atomic.Pointer[ArrivingListener]
 

@@ -114,6 +114,7 @@ func TestCheckerRules(t *testing.T) {
 	}
 	denied(t, az(11, Resource{"topicC", Sub}, Resource{RetryTopic("groupA"), Sub}), "No permission for group:groupA")
 	denied(t, az(17), "Need admin permission for request code=17, but accessKey=RocketMQ is not")
+	denied(t, az(329), "Need admin permission for request code=329, but accessKey=RocketMQ is not")
 	if err := az(310, Resource{TraceTopic, Pub}); err != nil {
 		t.Fatalf("trace topic: %v", err)
 	}

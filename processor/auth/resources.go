@@ -169,6 +169,8 @@ var stricter = map[int32]action{
 	codec.ReqUpdateAndCreateSubscriptiongroup:     {cluster: true, actions: jauth.ActUpdate},
 	codec.ReqUpdateAndCreateSubscriptiongroupList: {cluster: true, actions: jauth.ActUpdate},
 	codec.ReqCleanExpiredConsumequeue:             {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqCleanUnusedTopic:                     {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqDeleteExpiredCommitlog:               {cluster: true, actions: jauth.ActUpdate},
 }
 
 // actions is the @RocketMQAction / @RocketMQResource table of 5.3.3's

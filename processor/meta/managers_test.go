@@ -180,3 +180,23 @@ func TestTopicTakeChanged(t *testing.T) {
 	require.Empty(t, got)
 	require.True(t, deleted)
 }
+
+// CLONE_GROUP_OFFSET: the destination's table on the topic becomes a copy of
+// the source's, persisted, and later commits to either stay apart.
+func TestCloneOffsets(t *testing.T) {
+	cfg := testConfig(t)
+	m := NewConsumerOffsetManager(cfg.ConfigDir, quietLog())
+	m.Commit("src", "T", 0, 5)
+	m.Commit("src", "T", 1, 7)
+	m.Commit("dst", "T", 2, 9)
+	require.False(t, m.Clone("none", "dst", "T"))
+	require.Equal(t, map[int32]int64{2: 9}, m.QueryAll("dst", "T"))
+	require.True(t, m.Clone("src", "dst", "T"))
+	require.Equal(t, map[int32]int64{0: 5, 1: 7}, m.QueryAll("dst", "T"))
+	m.Commit("dst", "T", 0, 6)
+	require.EqualValues(t, 5, m.Query("src", "T", 0))
+	require.NoError(t, m.PersistIfChanged())
+	m2 := NewConsumerOffsetManager(cfg.ConfigDir, quietLog())
+	require.NoError(t, m2.Load())
+	require.Equal(t, map[int32]int64{0: 6, 1: 7}, m2.QueryAll("dst", "T"))
+}

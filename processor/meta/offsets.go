@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -235,6 +236,21 @@ func (m *ConsumerOffsetManager) QueryAll(group, topic string) map[int32]int64 {
 		out[k] = v
 	}
 	return out
+}
+
+// Clone is ConsumerOffsetManager.cloneOffset: destGroup's offsets on topic
+// become a copy of srcGroup's (queues srcGroup lacks are dropped); nothing
+// happens when srcGroup has none. It reports whether it copied.
+func (m *ConsumerOffsetManager) Clone(srcGroup, destGroup, topic string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	src, ok := m.table[topicGroup{topic, srcGroup}]
+	if !ok {
+		return false
+	}
+	m.table[topicGroup{strings.Clone(topic), strings.Clone(destGroup)}] = maps.Clone(src)
+	m.changed.Store(true)
+	return true
 }
 
 // GroupsOfTopic lists the groups with offsets on topic.
