@@ -170,9 +170,16 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 		b.awaitDispatch(c, *h, reply, filter, dispatchTarget)
 		return nil, nil
 	}
+	suggest := b.suggestBrokerID(h.ConsumerGroup, res)
+	if code == codec.RespPullOffsetMoved && b.conf().IsSlave() && !b.conf().Store.OffsetCheckInSlave {
+		// DefaultPullMessageResultHandler: a slave never moves a consumer's
+		// offset (its queues may lag its master's, or be empty after it lost
+		// its store); the consumer retries at once, sent to the group's broker.
+		code, suggest = codec.RespPullRetryImmediately, sgc.BrokerID
+	}
 	// Every 0/19/20/21 answer carries all four: the Java client unboxes them.
 	resp := reply.withHeader(code, res.Status.String(), codec.PullMessageResponseHeader{
-		SuggestWhichBrokerID: b.suggestBrokerID(h.ConsumerGroup, res),
+		SuggestWhichBrokerID: suggest,
 		NextBeginOffset:      res.NextBeginOffset, MinOffset: res.MinOffset, MaxOffset: res.MaxOffset})
 
 	if allowSuspend && h.SysFlag&codec.PullFlagCommitOffset != 0 && b.conf().BrokerID == 0 {

@@ -63,9 +63,9 @@ func (s *DefaultStore) checkDisk() DiskUsage {
 	root := s.cfg.StorePathRootDir
 	u := DiskUsage{
 		CommitLogPath: s.cfg.commitLogDir(),
-		CommitLog:     diskRatio(s.cfg.commitLogDir()),
-		ConsumeQueue:  diskRatio(existingDir(filepath.Join(root, "consumequeue"), root)),
-		Index:         diskRatio(existingDir(filepath.Join(root, "index"), root)),
+		CommitLog:     s.statRatio(s.cfg.commitLogDir()),
+		ConsumeQueue:  s.statRatio(existingDir(filepath.Join(root, "consumequeue"), root)),
+		Index:         s.statRatio(existingDir(filepath.Join(root, "index"), root)),
 		WarningRatio:  s.cfg.warningRatio(),
 	}
 	u.Full = u.CommitLog > u.WarningRatio || u.ConsumeQueue > u.WarningRatio

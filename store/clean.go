@@ -56,11 +56,15 @@ func (s *DefaultStore) DeleteExpiredFilesManually() {
 // filling up, or manual is set), then the consume-queue and index files below the
 // new minimum offset. It returns how many commitlog files went.
 func (s *DefaultStore) cleanOnce(ctx context.Context, manual bool) int {
-	ratio := diskRatio(s.cfg.commitLogDir())
+	// isSpaceToDelete: the commitlog's disk and the consume queues' (they may
+	// be two) both count; deleting commitlog files is what frees the latter
+	// too. Above the warning level puts are refused, so it cleans at once
+	// whatever the forcibly ratio is set to.
+	u := s.checkDisk()
+	ratio := max(u.CommitLog, u.ConsumeQueue)
 	maxRatio := float64(min(max(s.cfg.DiskMaxUsedSpaceRatio, 10), 95)) / 100
-	spaceFull := ratio > maxRatio
-	immediately := ratio > s.cfg.forciblyRatio()
-	s.checkDisk()
+	immediately := ratio > s.cfg.forciblyRatio() || ratio > u.WarningRatio
+	spaceFull := immediately || ratio > maxRatio
 	deleted := 0
 	manualPass := s.manualDeletes.Load() > 0
 	if manual || manualPass || spaceFull || isTimeToDelete(s.cfg.DeleteWhen, time.Now()) {

@@ -74,6 +74,10 @@ type Config struct {
 	// consume queue of that topic stores the deliver time as its tags code.
 	MessageDelayLevel string `prop:"messageDelayLevel"`
 	BrokerRole        string `prop:"brokerRole"`
+	// OffsetCheckInSlave lets a slave correct a pull's offset (to the queue's
+	// min or max) as a master does. Off, as in Java: a slave behind its master,
+	// or one that lost its store, would otherwise move consumers back.
+	OffsetCheckInSlave bool `prop:"offsetCheckInSlave"`
 
 	// Classic HA (store/ha serves them; the store itself opens no socket).
 	HaListenPort            int    `prop:"haListenPort"`

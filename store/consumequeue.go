@@ -172,31 +172,41 @@ func (c *consumeQueue) truncateAbove(phyOffset int64) error {
 
 // correctMinOffset sets minLogicOffset to the first unit pointing at or above the
 // commitlog's min offset.
+// With none, it is the end of the units looked at (Java's "future slot"), not
+// the queue's end read afterwards: a unit the dispatcher adds meanwhile is live
+// and must stay at or above the min.
 func (c *consumeQueue) correctMinOffset(minPhy int64) {
-	for _, f := range c.q.snapshot() {
+	files := c.q.snapshot()
+	end := int64(-1)
+	for _, f := range files {
 		if !f.hold() {
 			continue // deleted under us (topic deletion)
 		}
-		pos, found := firstUnitAtOrAbove(f, minPhy)
+		pos, wrote, found := firstUnitAtOrAbove(f, minPhy)
 		f.release()
 		if found {
 			c.minLogicOffset.Store(f.from + pos)
 			return
 		}
+		end = f.from + wrote
 	}
-	c.minLogicOffset.Store(c.q.maxOffset())
+	if end < 0 {
+		return // no file to look at: nothing to correct
+	}
+	c.minLogicOffset.Store(end)
 }
 
 // firstUnitAtOrAbove binary-searches a held file for the first unit pointing at or
-// above minPhy.
-func firstUnitAtOrAbove(f *mappedFile, minPhy int64) (int64, bool) {
-	n := int(f.wrote.Load() / cqUnitSize)
+// above minPhy. wrote is the end of the units it looked at.
+func firstUnitAtOrAbove(f *mappedFile, minPhy int64) (pos, wrote int64, found bool) {
+	wrote = f.wrote.Load()
+	n := int(wrote / cqUnitSize)
 	if n == 0 {
-		return 0, false
+		return 0, wrote, false
 	}
 	phy, size, _ := readUnit(f.data[(n-1)*cqUnitSize:])
 	if size != math.MaxInt32 && phy < minPhy {
-		return 0, false
+		return 0, wrote, false
 	}
 	lo, hi := 0, n-1
 	for lo < hi {
@@ -208,7 +218,7 @@ func firstUnitAtOrAbove(f *mappedFile, minPhy int64) (int64, bool) {
 			lo = mid + 1
 		}
 	}
-	return int64(lo * cqUnitSize), true
+	return int64(lo * cqUnitSize), wrote, true
 }
 
 // unitsHeld returns the units from logical offset to the end of written data in

@@ -16,7 +16,10 @@ package store
 // Reads: readers take a reference on each mapped file they slice (findHeld /
 // mappedFile.hold). Deleting a file unlinks it at once but unmaps it only when
 // the last reference goes (GetResult.Release), so a record handed to the network
-// is never read after munmap.
+// is never read after munmap. Java's destroyMapedFileIntervalForcibly (unmap a
+// file readers still hold after 120 s) is accepted and not acted on: a forced
+// unmap makes such a reader fault; here the space comes back with the last
+// release, and writes to a slow connection are bounded by its stall timeout.
 //
 // Consume-queue files are mapped on demand and unmapped when idle
 // (lazymap.go): a hold maps, a sweeper unmaps what no one holds, so 100,000

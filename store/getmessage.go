@@ -35,29 +35,29 @@ func (s *DefaultStore) getMessage(topic string, queueID int32, offset int64, max
 	cq := s.findCQ(topic, queueID)
 	if cq == nil {
 		r.Status = GetNoMatchedLogicQueue
-		r.NextBeginOffset = 0
+		r.NextBeginOffset = s.correctOffset(offset, 0)
 		return r
 	}
 	minOff, maxOff := cq.minOffset(), cq.maxOffset()
 	r.MinOffset, r.MaxOffset = minOff, maxOff
 	switch {
 	case maxOff == 0:
-		r.Status, r.NextBeginOffset = GetNoMessageInQueue, 0
+		r.Status, r.NextBeginOffset = GetNoMessageInQueue, s.correctOffset(offset, 0)
 		return r
 	case offset < minOff:
-		r.Status, r.NextBeginOffset = GetOffsetTooSmall, minOff
+		r.Status, r.NextBeginOffset = GetOffsetTooSmall, s.correctOffset(offset, minOff)
 		return r
 	case offset == maxOff:
 		r.Status, r.NextBeginOffset = GetOffsetOverflowOne, offset
 		return r
 	case offset > maxOff:
-		r.Status, r.NextBeginOffset = GetOffsetOverflowBadly, maxOff
+		r.Status, r.NextBeginOffset = GetOffsetOverflowBadly, s.correctOffset(offset, maxOff)
 		return r
 	}
 	cqFile, units := cq.unitsHeld(offset)
 	if cqFile == nil {
 		r.Status = GetOffsetFoundNull
-		r.NextBeginOffset = rollNext(offset*cqUnitSize, int64(cq.q.fileSize)) / cqUnitSize
+		r.NextBeginOffset = s.correctOffset(offset, rollNext(offset*cqUnitSize, int64(cq.q.fileSize))/cqUnitSize)
 		return r
 	}
 	defer cqFile.release()
@@ -148,6 +148,17 @@ func touchPages(rec []byte) byte {
 		sum += rec[len(rec)-1]
 	}
 	return sum
+}
+
+// correctOffset is Java's nextOffsetCorrection: a slave (unless
+// offsetCheckInSlave) answers with the offset asked, never moving a consumer
+// to what its own, possibly lagging or emptied, queue holds; the broker then
+// sends the consumer to its master (PULL_RETRY_IMMEDIATELY).
+func (s *DefaultStore) correctOffset(asked, corrected int64) int64 {
+	if s.Role() == RoleSlave && !s.cfg.OffsetCheckInSlave {
+		return asked
+	}
+	return corrected
 }
 
 func rollNext(offset, fileSize int64) int64 { return offset + fileSize - offset%fileSize }

@@ -67,6 +67,8 @@ type DefaultStore struct {
 	diskFull atomic.Bool
 	disk     atomic.Pointer[DiskUsage]
 	diskWake chan struct{}
+	// statRatio measures a path's file system (diskRatio; a test fakes a full disk).
+	statRatio func(path string) float64
 
 	lockFile   *os.File
 	lastExitOK bool
@@ -104,6 +106,7 @@ func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
 		cqFlushNap:  newNapper(),
 		diskNap:     newNapper(),
 		lazy:        newLazyMaps(int64(cfg.MappedConsumeQueueFilesMax)),
+		statRatio:   diskRatio,
 	}
 	s.role.Store(&cfg.BrokerRole)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -599,13 +602,13 @@ func (s *DefaultStore) DispatchedPhyOffset() int64 { return s.reputFrom.Load() }
 
 // CommitLogDiskRatio is the used fraction of the commitlog's file system.
 func (s *DefaultStore) CommitLogDiskRatio() float64 {
-	return diskRatio(s.cfg.commitLogDir())
+	return s.statRatio(s.cfg.commitLogDir())
 }
 
 // ConsumeQueueDiskRatio is the used fraction of the consume queues' file
 // system (the store root's until the folder exists).
 func (s *DefaultStore) ConsumeQueueDiskRatio() float64 {
-	return diskRatio(existingDir(filepath.Join(s.cfg.StorePathRootDir, "consumequeue"), s.cfg.StorePathRootDir))
+	return s.statRatio(existingDir(filepath.Join(s.cfg.StorePathRootDir, "consumequeue"), s.cfg.StorePathRootDir))
 }
 
 // diskRatio is UtilAll.getDiskPartitionSpaceUsedPercent: used over used plus
