@@ -170,10 +170,14 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 		b.awaitDispatch(c, *h, reply, filter, dispatchTarget)
 		return nil, nil
 	}
+	next, suggest := res.NextBeginOffset, b.suggestBrokerID(h.ConsumerGroup, res)
+	if b.conf().IsSlave() && !b.conf().Store.OffsetCheckInSlave {
+		code, next, suggest = slaveKeepsOffset(code, res.Status, h.QueueOffset, next, suggest, sgc)
+	}
 	// Every 0/19/20/21 answer carries all four: the Java client unboxes them.
 	resp := reply.withHeader(code, res.Status.String(), codec.PullMessageResponseHeader{
-		SuggestWhichBrokerID: b.suggestBrokerID(h.ConsumerGroup, res),
-		NextBeginOffset:      res.NextBeginOffset, MinOffset: res.MinOffset, MaxOffset: res.MaxOffset})
+		SuggestWhichBrokerID: suggest,
+		NextBeginOffset:      next, MinOffset: res.MinOffset, MaxOffset: res.MaxOffset})
 
 	if allowSuspend && h.SysFlag&codec.PullFlagCommitOffset != 0 && b.conf().BrokerID == 0 {
 		b.offsets.Commit(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
@@ -336,4 +340,22 @@ func pullCode(s store.GetStatus, requestOffset int64) int32 {
 		return codec.RespPullOffsetMoved
 	}
 	return codec.RespSystemError
+}
+
+// slaveKeepsOffset is how a slave without offsetCheckInSlave answers a pull
+// (Java's nextOffsetCorrection and DefaultPullMessageResultHandler): it never
+// moves the consumer's offset, since what it lacks (it lags, or began at its
+// master's last commitlog file) the master may hold. An offset it would move
+// is answered PULL_RETRY_IMMEDIATELY at the same offset, sent to the group's
+// broker.
+func slaveKeepsOffset(code int32, s store.GetStatus, requested, next, suggest int64, sgc SubscriptionGroupConfig) (int32, int64, int64) {
+	switch s {
+	case store.GetNoMessageInQueue, store.GetNoMatchedLogicQueue, store.GetOffsetTooSmall,
+		store.GetOffsetOverflowOne, store.GetOffsetOverflowBadly, store.GetOffsetFoundNull:
+		next = requested
+	}
+	if code == codec.RespPullOffsetMoved {
+		return codec.RespPullRetryImmediately, next, sgc.BrokerID
+	}
+	return code, next, suggest
 }

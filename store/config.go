@@ -74,6 +74,9 @@ type Config struct {
 	// consume queue of that topic stores the deliver time as its tags code.
 	MessageDelayLevel string `prop:"messageDelayLevel"`
 	BrokerRole        string `prop:"brokerRole"`
+	// OffsetCheckInSlave lets a slave's pull answers move a consumer's offset
+	// (PULL_OFFSET_MOVED) as a master's do; the broker reads it, not the store.
+	OffsetCheckInSlave bool `prop:"offsetCheckInSlave"`
 
 	// Classic HA (store/ha serves them; the store itself opens no socket).
 	HaListenPort            int    `prop:"haListenPort"`
