@@ -3,6 +3,7 @@ package processor
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -108,8 +109,12 @@ func (b *Broker) slaveSyncLoop(ctx context.Context) {
 	}
 }
 
-// SyncFromMaster copies topic configs, consumer offsets, delay offsets and
-// subscription groups from the master at addr (SlaveSynchronize.syncAll).
+// errNotSupported is a master's REQUEST_CODE_NOT_SUPPORTED answer.
+var errNotSupported = errors.New("request code not supported")
+
+// SyncFromMaster copies topic configs, consumer offsets, delay offsets,
+// subscription groups and message request modes from the master at addr
+// (SlaveSynchronize.syncAll).
 func (b *Broker) SyncFromMaster(ctx context.Context, addr string) error {
 	if b.ns == nil {
 		return fmt.Errorf("slave sync: no remoting client")
@@ -120,6 +125,9 @@ func (b *Broker) SyncFromMaster(ctx context.Context, addr string) error {
 		resp, err := b.ns.InvokeSync(cctx, addr, codec.NewRequest(code))
 		if err != nil {
 			return nil, fmt.Errorf("request %d to %s: %w", code, addr, err)
+		}
+		if resp.Code == codec.RespRequestCodeNotSupported {
+			return nil, fmt.Errorf("request %d to %s: %w", code, addr, errNotSupported)
 		}
 		if resp.Code != codec.RespSuccess {
 			return nil, fmt.Errorf("request %d to %s: code %d %s", code, addr, resp.Code, resp.Remark)
@@ -145,6 +153,14 @@ func (b *Broker) SyncFromMaster(ctx context.Context, addr string) error {
 	if body, err := get(codec.ReqGetAllSubscriptiongroupConfig); err != nil {
 		errs = append(errs, err)
 	} else if err := b.groups.ReplaceFromMaster(body); err != nil {
+		errs = append(errs, err)
+	}
+	// A 4.x master has no request modes (REQUEST_CODE_NOT_SUPPORTED): nothing to copy.
+	if body, err := get(codec.ReqGetAllMessageRequestMode); err != nil {
+		if !errors.Is(err, errNotSupported) {
+			errs = append(errs, err)
+		}
+	} else if err := b.requestModes.replaceFromMaster(body); err != nil {
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {

@@ -2,6 +2,7 @@ package processor
 
 import (
 	"context"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -167,4 +168,38 @@ func TestSlaveAsksAgainUntilItHearsOfItsMaster(t *testing.T) {
 		"registrations so far: %d", registrations.Load())
 	// Once it knows its master, the slave is back on the period.
 	require.Equal(t, cfg.registerPeriod(), b.nextRegister(cfg.registerPeriod(), time.Second))
+}
+
+// A slave copies its master's message request modes (SlaveSynchronize's
+// syncMessageRequestMode): a POP group stays POP when its consumers query
+// assignments from the slave while the master is down. Modes the master does
+// not have are dropped.
+func TestSlaveSyncsMessageRequestModes(t *testing.T) {
+	ctx := context.Background()
+	master := newTestBroker(t, nil)
+	require.NoError(t, master.requestModes.set(requestModeBody{Topic: "TM", ConsumerGroup: "GM", Mode: requestModePop, PopShareQueueNum: 2}))
+	srv := remoting.NewServer(remoting.ServerConfig{Addr: "127.0.0.1:0", Logger: quietLog()})
+	master.Register(srv)
+	require.NoError(t, srv.Start(ctx))
+	defer srv.Shutdown(context.Background())
+
+	slave := newTestBrokerWith(t, slaveConf, func(s *store.Config) { s.BrokerRole = store.RoleSlave }, nil)
+	cl := remoting.NewClient(remoting.ClientConfig{Logger: quietLog()})
+	defer cl.Close()
+	slave.SetNameServerInvoker(cl)
+	require.NoError(t, slave.requestModes.set(requestModeBody{Topic: "OnlySlave", ConsumerGroup: "G", Mode: requestModePop}))
+
+	require.NoError(t, slave.SyncFromMaster(ctx, srv.Addr().String()))
+	v, ok := slave.requestModes.get("TM", "GM")
+	require.True(t, ok)
+	require.Equal(t, requestModePop, v.Mode)
+	require.EqualValues(t, 2, v.PopShareQueueNum)
+	_, ok = slave.requestModes.get("OnlySlave", "G")
+	require.False(t, ok, "modes the master lacks are dropped")
+
+	// And kept across a restart (persisted as Java's messageRequestMode.json).
+	again := newRequestModes(filepath.Dir(slave.requestModes.path))
+	require.NoError(t, again.load())
+	_, ok = again.get("TM", "GM")
+	require.True(t, ok)
 }
