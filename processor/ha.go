@@ -44,6 +44,9 @@ type masterAddrs struct {
 	onHA atomic.Pointer[func(string)]
 	// status builds GET_BROKER_HA_STATUS's body.
 	status atomic.Pointer[func() ([]byte, error)]
+	// learned wakes the slave's sync loop when a registration names a new
+	// master (capacity 1, coalesced).
+	learned chan struct{}
 }
 
 // OnMasterHAAddr makes f receive the master HA address each time a name server
@@ -69,6 +72,10 @@ func (b *Broker) registered(resp *codec.RemotingCommand) {
 		a := strings.Clone(h.MasterAddr)
 		if old := b.masters.master.Swap(&a); old == nil || *old != a {
 			b.log.Info("master address", "addr", a)
+			select {
+			case b.masters.learned <- struct{}{}:
+			default:
+			}
 		}
 	}
 	if h.HaServerAddr != "" {
@@ -82,20 +89,26 @@ func (b *Broker) registered(resp *codec.RemotingCommand) {
 }
 
 // slaveSyncLoop is SlaveSynchronize on Java's schedule: every 3 s it looks,
-// and copies the master's metadata at most once a minute (the first time at
-// once, so a fresh slave serves its master's topics soon).
+// and copies the master's metadata at most once a minute. A registration that
+// names a new master (the first at start) copies at once: a slave restarted
+// after a while would otherwise serve what it held when it stopped (Java's
+// first copy comes a minute after start).
 func (b *Broker) slaveSyncLoop(ctx context.Context) {
-	t := time.NewTicker(3 * time.Second)
+	t := time.NewTicker(b.slaveSyncTick)
 	defer t.Stop()
 	var last time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-b.masters.learned:
 		case <-t.C:
+			if time.Since(last) < time.Minute {
+				continue
+			}
 		}
-		if time.Since(last) < time.Minute {
-			continue
+		if !b.conf().IsSlave() {
+			continue // controller mode made it master meanwhile
 		}
 		addr := b.MasterAddr()
 		if addr == "" || addr == b.conf().BrokerAddr() {

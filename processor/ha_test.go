@@ -203,3 +203,54 @@ func TestSlaveSyncsMessageRequestModes(t *testing.T) {
 	_, ok = again.get("TM", "GM")
 	require.True(t, ok)
 }
+
+// A slave copies its master's metadata as soon as a registration names the
+// master (at start, or when the master changes), not at its next periodic
+// round: a slave restarted after a while would otherwise serve the topics,
+// groups and offsets it held when it stopped. The periodic round is pushed
+// out of the test's reach, so only the prompt copy can pass it.
+func TestSlaveSyncsAtOnceWhenItLearnsItsMaster(t *testing.T) {
+	ctx := context.Background()
+	master := newTestBroker(t, nil)
+	master.topics.Update(NewTopicConfig("NewOnMaster"))
+	master.offsets.Commit("GReset", "NewOnMaster", 0, 7)
+	srv := remoting.NewServer(remoting.ServerConfig{Addr: "127.0.0.1:0", Logger: quietLog()})
+	master.Register(srv)
+	require.NoError(t, srv.Start(ctx))
+	defer srv.Shutdown(context.Background())
+
+	ns := remoting.NewServer(remoting.ServerConfig{Addr: "127.0.0.1:0", Logger: quietLog()})
+	ns.Register(codec.ReqRegisterBroker, remoting.ProcessorFunc(func(_ context.Context, _ remoting.Conn,
+		req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+		resp := codec.NewResponse(req, codec.RespSuccess, "")
+		resp.Ext.Set("haServerAddr", "127.0.0.1:1")
+		resp.Ext.Set("masterAddr", srv.Addr().String())
+		return resp, nil
+	}))
+	require.NoError(t, ns.Start(ctx))
+	defer ns.Shutdown(context.Background())
+
+	cfg := testConfig(t)
+	slaveConf(&cfg)
+	cfg.NamesrvAddr = ns.Addr().String()
+	scfg := store.DefaultConfig()
+	scfg.StorePathRootDir = cfg.Store.StorePathRootDir
+	scfg.BrokerRole = store.RoleSlave
+	st, err := store.Open(scfg, quietLog())
+	require.NoError(t, err)
+	require.NoError(t, st.Start())
+	defer func() { require.NoError(t, st.Shutdown()) }()
+	b, err := NewBroker(cfg, st, quietLog())
+	require.NoError(t, err)
+	b.slaveSyncTick = time.Hour
+	b.offsets.Commit("GReset", "NewOnMaster", 0, 500) // what it held when it stopped
+	cl := remoting.NewClient(remoting.ClientConfig{Logger: quietLog()})
+	defer cl.Close()
+	b.SetNameServerInvoker(cl)
+	require.NoError(t, b.Start(ctx))
+	defer func() { require.NoError(t, b.Shutdown()) }()
+
+	require.Eventually(t, func() bool {
+		return b.topics.Exists("NewOnMaster") && b.offsets.Query("GReset", "NewOnMaster", 0) == 7
+	}, 10*time.Second, 20*time.Millisecond, "the master's topics and (reset) offsets")
+}
