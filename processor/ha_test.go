@@ -1,6 +1,7 @@
 package processor
 
 import (
+	"bytes"
 	"context"
 	"path/filepath"
 	"sync/atomic"
@@ -219,9 +220,13 @@ func TestSlaveSyncsAtOnceWhenItLearnsItsMaster(t *testing.T) {
 	require.NoError(t, srv.Start(ctx))
 	defer srv.Shutdown(context.Background())
 
+	var registeredNew atomic.Bool
 	ns := remoting.NewServer(remoting.ServerConfig{Addr: "127.0.0.1:0", Logger: quietLog()})
 	ns.Register(codec.ReqRegisterBroker, remoting.ProcessorFunc(func(_ context.Context, _ remoting.Conn,
 		req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+		if bytes.Contains(req.Body, []byte("NewOnMaster")) {
+			registeredNew.Store(true)
+		}
 		resp := codec.NewResponse(req, codec.RespSuccess, "")
 		resp.Ext.Set("haServerAddr", "127.0.0.1:1")
 		resp.Ext.Set("masterAddr", srv.Addr().String())
@@ -253,4 +258,40 @@ func TestSlaveSyncsAtOnceWhenItLearnsItsMaster(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return b.topics.Exists("NewOnMaster") && b.offsets.Query("GReset", "NewOnMaster", 0) == 7
 	}, 10*time.Second, 20*time.Millisecond, "the master's topics and (reset) offsets")
+	// The copied topics reach the name servers with the next registration,
+	// not the next period (30 s): the route lists the slave for them.
+	require.Eventually(t, registeredNew.Load, 10*time.Second, 20*time.Millisecond)
+}
+
+// What the master deletes or resets, the slave's next copy follows: a
+// deleted topic and group go (Java's slave replaces both tables), a consumer
+// offset reset on the master overwrites the slave's (putAll per topic@group).
+func TestSlaveFollowsMasterDeletesAndResets(t *testing.T) {
+	ctx := context.Background()
+	master := newTestBroker(t, nil)
+	master.topics.Update(NewTopicConfig("Doomed"), NewTopicConfig("Kept"))
+	require.NoError(t, master.groups.Update(NewSubscriptionGroupConfig("DoomedGroup")))
+	master.offsets.Commit("G", "Kept", 0, 100)
+	srv := remoting.NewServer(remoting.ServerConfig{Addr: "127.0.0.1:0", Logger: quietLog()})
+	master.Register(srv)
+	require.NoError(t, srv.Start(ctx))
+	defer srv.Shutdown(context.Background())
+
+	slave := newTestBrokerWith(t, slaveConf, func(s *store.Config) { s.BrokerRole = store.RoleSlave }, nil)
+	cl := remoting.NewClient(remoting.ClientConfig{Logger: quietLog()})
+	defer cl.Close()
+	slave.SetNameServerInvoker(cl)
+	require.NoError(t, slave.SyncFromMaster(ctx, srv.Addr().String()))
+	require.True(t, slave.topics.Exists("Doomed"))
+	require.EqualValues(t, 100, slave.offsets.Query("G", "Kept", 0))
+
+	require.True(t, master.topics.Delete("Doomed"))
+	require.NoError(t, master.groups.Delete("DoomedGroup"))
+	master.offsets.Commit("G", "Kept", 0, 3) // reset back
+	require.NoError(t, slave.SyncFromMaster(ctx, srv.Addr().String()))
+	require.False(t, slave.topics.Exists("Doomed"))
+	require.True(t, slave.topics.Exists("Kept"))
+	_, ok := slave.groups.Get("DoomedGroup")
+	require.False(t, ok)
+	require.EqualValues(t, 3, slave.offsets.Query("G", "Kept", 0), "the reset offset, though lower")
 }
