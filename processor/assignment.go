@@ -91,6 +91,27 @@ func (r *requestModes) set(v requestModeBody) error {
 	return compat.WriteConfigFile(r.path, b)
 }
 
+// replaceFromMaster makes the table the master's GET_ALL_MESSAGE_REQUEST_MODE
+// answer (SlaveSynchronize.syncMessageRequestMode: topics the master lacks go,
+// each other topic takes the master's groups) and writes the file.
+func (r *requestModes) replaceFromMaster(body []byte) error {
+	var f requestModesFile
+	if err := codec.UnmarshalBody(body, &f); err != nil {
+		return fmt.Errorf("decode master message request modes: %w", err)
+	}
+	if f.MessageRequestModeMap == nil {
+		f.MessageRequestModeMap = map[string]map[string]requestModeBody{}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.m = f.MessageRequestModeMap
+	b, err := r.encodeLocked()
+	if err != nil {
+		return err
+	}
+	return compat.WriteConfigFile(r.path, b)
+}
+
 func (r *requestModes) encode() ([]byte, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -66,7 +66,10 @@ type Broker struct {
 	auth     *auth.Manager               // nil unless authenticationEnabled or authorizationEnabled
 	pools    atomic.Pointer[brokerPools] // request pools, set by Register
 	masters  masterAddrs
-	ctl      *controllerMode // nil unless enableControllerMode (controller.go)
+	// slaveSyncTick is how often a slave looks whether its periodic metadata
+	// copy is due (3 s, as Java; tests lengthen it).
+	slaveSyncTick time.Duration
+	ctl           *controllerMode // nil unless enableControllerMode (controller.go)
 
 	mu      sync.Mutex
 	started bool
@@ -94,7 +97,8 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 	}
 	storeHost = netip.AddrPortFrom(storeHost.Addr().Unmap(), storeHost.Port())
 	b := &Broker{store: st, log: logger.With("component", "broker"), storeHost: storeHost,
-		startTime: time.Now(), topicsChanged: make(chan struct{}, 1)}
+		startTime: time.Now(), topicsChanged: make(chan struct{}, 1), slaveSyncTick: 3 * time.Second}
+	b.masters.learned = make(chan struct{}, 1)
 	b.sendMsgs.New = func() any { return new(codec.Message) }
 	b.cfg.Store(&cfg)
 	b.topics = meta.NewTopicConfigManager(b.metaConf, b.log)

@@ -3,6 +3,7 @@ package processor
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -43,6 +44,9 @@ type masterAddrs struct {
 	onHA atomic.Pointer[func(string)]
 	// status builds GET_BROKER_HA_STATUS's body.
 	status atomic.Pointer[func() ([]byte, error)]
+	// learned wakes the slave's sync loop when a registration names a new
+	// master (capacity 1, coalesced).
+	learned chan struct{}
 }
 
 // OnMasterHAAddr makes f receive the master HA address each time a name server
@@ -68,6 +72,10 @@ func (b *Broker) registered(resp *codec.RemotingCommand) {
 		a := strings.Clone(h.MasterAddr)
 		if old := b.masters.master.Swap(&a); old == nil || *old != a {
 			b.log.Info("master address", "addr", a)
+			select {
+			case b.masters.learned <- struct{}{}:
+			default:
+			}
 		}
 	}
 	if h.HaServerAddr != "" {
@@ -81,20 +89,26 @@ func (b *Broker) registered(resp *codec.RemotingCommand) {
 }
 
 // slaveSyncLoop is SlaveSynchronize on Java's schedule: every 3 s it looks,
-// and copies the master's metadata at most once a minute (the first time at
-// once, so a fresh slave serves its master's topics soon).
+// and copies the master's metadata at most once a minute. A registration that
+// names a new master (the first at start) copies at once: a slave restarted
+// after a while would otherwise serve what it held when it stopped (Java's
+// first copy comes a minute after start).
 func (b *Broker) slaveSyncLoop(ctx context.Context) {
-	t := time.NewTicker(3 * time.Second)
+	t := time.NewTicker(b.slaveSyncTick)
 	defer t.Stop()
 	var last time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-b.masters.learned:
 		case <-t.C:
+			if time.Since(last) < time.Minute {
+				continue
+			}
 		}
-		if time.Since(last) < time.Minute {
-			continue
+		if !b.conf().IsSlave() {
+			continue // controller mode made it master meanwhile
 		}
 		addr := b.MasterAddr()
 		if addr == "" || addr == b.conf().BrokerAddr() {
@@ -108,8 +122,12 @@ func (b *Broker) slaveSyncLoop(ctx context.Context) {
 	}
 }
 
-// SyncFromMaster copies topic configs, consumer offsets, delay offsets and
-// subscription groups from the master at addr (SlaveSynchronize.syncAll).
+// errNotSupported is a master's REQUEST_CODE_NOT_SUPPORTED answer.
+var errNotSupported = errors.New("request code not supported")
+
+// SyncFromMaster copies topic configs, consumer offsets, delay offsets,
+// subscription groups and message request modes from the master at addr
+// (SlaveSynchronize.syncAll).
 func (b *Broker) SyncFromMaster(ctx context.Context, addr string) error {
 	if b.ns == nil {
 		return fmt.Errorf("slave sync: no remoting client")
@@ -120,6 +138,9 @@ func (b *Broker) SyncFromMaster(ctx context.Context, addr string) error {
 		resp, err := b.ns.InvokeSync(cctx, addr, codec.NewRequest(code))
 		if err != nil {
 			return nil, fmt.Errorf("request %d to %s: %w", code, addr, err)
+		}
+		if resp.Code == codec.RespRequestCodeNotSupported {
+			return nil, fmt.Errorf("request %d to %s: %w", code, addr, errNotSupported)
 		}
 		if resp.Code != codec.RespSuccess {
 			return nil, fmt.Errorf("request %d to %s: code %d %s", code, addr, resp.Code, resp.Remark)
@@ -145,6 +166,14 @@ func (b *Broker) SyncFromMaster(ctx context.Context, addr string) error {
 	if body, err := get(codec.ReqGetAllSubscriptiongroupConfig); err != nil {
 		errs = append(errs, err)
 	} else if err := b.groups.ReplaceFromMaster(body); err != nil {
+		errs = append(errs, err)
+	}
+	// A 4.x master has no request modes (REQUEST_CODE_NOT_SUPPORTED): nothing to copy.
+	if body, err := get(codec.ReqGetAllMessageRequestMode); err != nil {
+		if !errors.Is(err, errNotSupported) {
+			errs = append(errs, err)
+		}
+	} else if err := b.requestModes.replaceFromMaster(body); err != nil {
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {

@@ -11,7 +11,9 @@ import (
 // master's GET_ALL_* answers.
 
 // ReplaceFromMaster makes the table the master's when its data version differs
-// (topics the master no longer has are dropped), then persists it.
+// (topics the master no longer has are dropped), then persists it and tells
+// the change listener, so the name servers get the whole new table with the
+// next registration rather than at the next period (Java waits for the period).
 func (m *TopicConfigManager) ReplaceFromMaster(body []byte) error {
 	var w TopicConfigTable
 	if err := codec.UnmarshalBody(body, &w); err != nil {
@@ -32,9 +34,14 @@ func (m *TopicConfigManager) ReplaceFromMaster(body []byte) error {
 		t[name] = tc
 	}
 	m.table = t
+	m.unsent, m.deleted = nil, true // the next registration sends the whole table, as after a delete
 	m.version.Set(w.DataVersion)
 	m.mu.Unlock()
-	return m.Persist()
+	err := m.Persist()
+	if m.onChange != nil {
+		m.onChange(nil)
+	}
+	return err
 }
 
 // ReplaceFromMaster is ReplaceFromMaster for subscription groups.
