@@ -120,4 +120,3 @@ func deliveredBodies1(t *testing.T, b *testBroker, topic string, q int32) map[st
 	}
 	return out
 }
-
