@@ -435,7 +435,7 @@ func (b *Broker) Shutdown() error {
 	if err := b.pop.Stop(); err != nil {
 		errs = append(errs, err)
 	}
-	for _, persist := range []func() error{b.offsets.Persist, b.topics.Persist, b.groups.Persist, b.schedule.Persist} {
+	for _, persist := range []func() error{b.offsets.Persist, b.topics.Persist, b.groups.Persist, b.schedule.Persist, b.timer.Persist} {
 		if err := persist(); err != nil {
 			errs = append(errs, err)
 		}

@@ -41,6 +41,7 @@ func (b *Broker) newDelivery(cfg BrokerConfig) error {
 		b.schedule.PersistInterval = compat.Millis(cfg.Store.FlushDelayOffsetInterval)
 	}
 	b.timer = delivery.NewTimer(h, b.popRevive)
+	b.timer.SetProgressFile(cfg.ConfigDir())
 	b.trans = delivery.NewTransactions(h, delivery.Asker{
 		Ask:         b.askTransactionState,
 		EnsureTopic: func(topic string) { b.topics.CreateInSendMessageBack(topic, 1, PermRead|PermWrite, 0) },

@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -112,8 +113,9 @@ const timerSlots = 1 << 18
 // TimerMessageStore, the slot for second T is delivered once the clock has
 // passed T+precision (currReadTimeMs < currWriteTimeMs). The committed offset
 // (consumer offset of CID_RMQ_SYS_TIMER) is the oldest message not yet
-// delivered, so a restart re-reads what is pending; a message delivered out
-// of order before a crash may be delivered again (at least once).
+// delivered, so a restart re-reads what is pending; the progress file
+// (progress.go) says which of the records re-read were delivered, so a restart
+// delivers again only what was delivered after its last write (at least once).
 type Timer struct {
 	h *Host
 	// revive reports a timer message that is POP's own revive record: it goes
@@ -136,6 +138,14 @@ type Timer struct {
 	// recalled holds the keys of delete markers read into the wheel
 	// (RECALL_MESSAGE): the message a key names is dropped when due.
 	recalled map[string]struct{}
+	// lowAtCursor is the lowest deliver second of the entries added to the
+	// cursor's slot because they were overdue (math.MaxInt64 when none): the
+	// only pending entries due before the cursor.
+	lowAtCursor int64
+	// skipOffset and skipSec come from the progress file: a record below
+	// skipOffset due before second skipSec was delivered before the restart.
+	skipOffset, skipSec int64
+	prog                progress
 }
 
 // NewTimer makes the timer wheel service; revive may be nil.
@@ -143,19 +153,31 @@ func NewTimer(h *Host, revive func(m *codec.Message) bool) *Timer {
 	if revive == nil {
 		revive = func(*codec.Message) bool { return false }
 	}
-	return &Timer{h: h, revive: revive, tick: 100 * time.Millisecond, kick: make(chan struct{}, 1)}
+	return &Timer{h: h, revive: revive, tick: 100 * time.Millisecond, kick: make(chan struct{}, 1),
+		prog: progress{interval: time.Second}}
 }
 
 // Kick tells the service a message reached its topic.
 func (t *Timer) Kick() { Kick(t.kick) }
 
-// Run delivers until ctx ends.
+// Run delivers until ctx ends. Each run starts from the persisted progress:
+// a broker demoted and promoted again must not trust a wheel it stopped
+// keeping. The broker's shutdown writes the progress last (Persist).
 func (t *Timer) Run(ctx context.Context) {
+	t.mu.Lock()
+	t.loaded, t.wheel, t.count, t.recalled = false, nil, 0, nil
+	t.mu.Unlock()
 	TickUntilIdle(ctx, t.tick, IdleTick, t.kick, func(ctx context.Context) bool {
 		t.step(ctx)
 		t.mu.Lock()
-		defer t.mu.Unlock()
-		return !t.loaded || t.count > 0 || t.readPos < t.h.Store.MaxOffsetInQueue(TopicTimer, 0)
+		pending := !t.loaded || t.count > 0 || t.readPos < t.h.Store.MaxOffsetInQueue(TopicTimer, 0)
+		t.mu.Unlock()
+		// Every second while delivering (Java's timerFlushIntervalMs), and
+		// before going idle.
+		if t.prog.due(!pending) {
+			t.persistLogged()
+		}
+		return pending
 	})
 }
 
@@ -163,6 +185,7 @@ func (t *Timer) Run(ctx context.Context) {
 func (t *Timer) add(e timerEntry) {
 	sec := e.deliver / timerPrecisionMs
 	if sec < t.cursor {
+		t.lowAtCursor = min(t.lowAtCursor, sec)
 		sec = t.cursor
 	}
 	i := sec % timerSlots
@@ -200,11 +223,7 @@ func (t *Timer) StepAt(ctx context.Context, now int64) {
 	defer t.mu.Unlock()
 	h := t.h
 	if !t.loaded {
-		t.readPos = max(h.Offsets.Query(TimerSysGroup, TopicTimer, 0), 0)
-		t.done.reset(t.readPos)
-		t.wheel = make([][]timerEntry, timerSlots)
-		t.cursor = now/timerPrecisionMs - 1
-		t.loaded = true
+		t.load(now)
 	}
 	var m codec.Message
 	for range 1000 {
@@ -225,6 +244,12 @@ func (t *Timer) StepAt(ctx context.Context, now int64) {
 			deliver, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
 				deliver = 0 // deliver at once rather than lose it
+			}
+			if m.QueueOffset >= t.readPos && m.QueueOffset < t.skipOffset && deliver/timerPrecisionMs < t.skipSec {
+				t.done.grow(m.QueueOffset + 1) // delivered before the restart
+				t.done.mark(m.QueueOffset)
+				t.readPos = m.QueueOffset + 1
+				continue
 			}
 			if m.QueueOffset >= t.readPos {
 				if key, ok := codec.PropertyValue(m.Properties, PropTimerDelUniqKey); ok {
@@ -274,6 +299,7 @@ func (t *Timer) StepAt(ctx context.Context, now int64) {
 			break
 		}
 		t.cursor++
+		t.lowAtCursor = math.MaxInt64
 	}
 	h.Offsets.Commit(TimerSysGroup, TopicTimer, 0, t.done.base)
 }

@@ -1,0 +1,118 @@
+package delivery
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"rmqd/codec"
+	"rmqd/compat"
+	"rmqd/processor/meta"
+)
+
+// The timer's progress file (timerProgress.json in the config directory).
+// The wheel lives in memory and is rebuilt from rmq_sys_wheel_timer at
+// start, from the oldest record not yet delivered: one timer days away holds
+// that point back, and without more every timer delivered after it would be
+// delivered again on each restart, a clean one too. Java keeps its wheel and
+// timerlog on disk and re-delivers at most what its last checkpoint (1 s)
+// missed. This file gives the same bound: every record below readOffset whose
+// TIMER_OUT_MS is before deliveredBeforeMs was delivered when it was written,
+// so a restart skips those. The claim stays true whatever happened after, so
+// it is safe with a consumer offset written at another time, or copied from a
+// master.
+type progressState struct {
+	QueueOffset       int64 `json:"queueOffset"`       // every record below was delivered
+	ReadOffset        int64 `json:"readOffset"`        // records below were read into the wheel
+	DeliveredBeforeMs int64 `json:"deliveredBeforeMs"` // ... and those due before this were delivered
+}
+
+// progress writes the file: at most every interval while the wheel works,
+// and when it goes idle or stops.
+type progress struct {
+	path      string
+	interval  time.Duration
+	mu        sync.Mutex // one write at a time; guards the fields below
+	written   progressState
+	lastWrite time.Time
+}
+
+// SetProgressFile names the progress file (dir/timerProgress.json); without
+// one the timer keeps only its consumer offset. Set before Run.
+func (t *Timer) SetProgressFile(dir string) {
+	t.prog.path = filepath.Join(dir, "timerProgress.json")
+}
+
+// due reports whether the progress should be written now.
+func (p *progress) due(idle bool) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.path != "" && (idle || time.Since(p.lastWrite) >= p.interval)
+}
+
+// state is the progress at the end of the last step (under t.mu). All slots
+// before the cursor are delivered, so every pending entry due before it was
+// added overdue to the cursor's slot: lowAtCursor bounds them.
+func (t *Timer) state() progressState {
+	s := progressState{QueueOffset: t.done.base, ReadOffset: t.readPos}
+	if s.ReadOffset > s.QueueOffset {
+		s.DeliveredBeforeMs = min(t.cursor, t.lowAtCursor) * timerPrecisionMs
+	}
+	return s
+}
+
+// Persist writes the progress file if it changed; nothing before the first
+// step (a slave's timer never loads).
+func (t *Timer) Persist() error {
+	p := &t.prog
+	if p.path == "" {
+		return nil
+	}
+	t.mu.Lock()
+	loaded, s := t.loaded, t.state()
+	t.mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !loaded || s == p.written {
+		return nil
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "{\n\t\"queueOffset\":%d,\n\t\"readOffset\":%d,\n\t\"deliveredBeforeMs\":%d\n}",
+		s.QueueOffset, s.ReadOffset, s.DeliveredBeforeMs)
+	if err := compat.WriteConfigFile(p.path, b.Bytes()); err != nil {
+		return fmt.Errorf("write timer progress: %w", err)
+	}
+	p.written, p.lastWrite = s, time.Now()
+	return nil
+}
+
+func (t *Timer) persistLogged() {
+	if err := t.Persist(); err != nil {
+		t.h.Log.Error("timer: persist progress", "err", err)
+	}
+}
+
+// load starts the wheel (under t.mu): from the consumer offset or the
+// file's, whichever is further, skipping what the file says was delivered.
+func (t *Timer) load(now int64) {
+	var s progressState
+	if t.prog.path != "" {
+		err := meta.LoadConfigFile(t.prog.path, func(data []byte) error { return codec.UnmarshalBody(data, &s) })
+		if err != nil {
+			t.h.Log.Error("timer: progress file unreadable, timers delivered since the oldest pending one may come again", "err", err)
+			s = progressState{}
+		}
+	}
+	t.readPos = max(t.h.Offsets.Query(TimerSysGroup, TopicTimer, 0), s.QueueOffset, 0)
+	t.skipOffset, t.skipSec = s.ReadOffset, s.DeliveredBeforeMs/timerPrecisionMs
+	t.done.reset(t.readPos)
+	t.wheel = make([][]timerEntry, timerSlots)
+	t.count = 0
+	t.recalled = nil
+	t.cursor = now/timerPrecisionMs - 1
+	t.lowAtCursor = math.MaxInt64
+	t.loaded = true
+}

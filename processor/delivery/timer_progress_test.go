@@ -1,0 +1,77 @@
+package delivery
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"rmqd/codec"
+)
+
+// TestTimerProgressSkipsOnlyDelivered: a timer restarted from its progress
+// file skips the records it had delivered, even behind a pending one far
+// ahead, and not one read overdue into the cursor's slot and still waiting
+// there (it is due before the cursor, yet not delivered).
+func TestTimerProgressSkipsOnlyDelivered(t *testing.T) {
+	h, st := newTestHost(t)
+	dir := t.TempDir()
+	ctx := context.Background()
+	base := (time.Now().UnixMilli()/1000 + 100) * 1000
+	park := func(q int32, atSec int64) {
+		t.Helper()
+		m := &codec.Message{Topic: "Real", QueueID: q, Body: []byte("x"),
+			Properties: codec.SetProperty("", codec.PropTimerDeliverMs, strconv.FormatInt(base+atSec*1000+500, 10))}
+		require.True(t, ParkTimer(m, nil))
+		put(t, st, m)
+	}
+	delivered := func(q int32) int64 {
+		require.Eventually(t, func() bool { return st.MaxOffsetInQueue(TopicTimer, 0) > 0 }, 5*time.Second, time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // let the store dispatch the puts
+		return max(st.MaxOffsetInQueue("Real", q), 0)
+	}
+	newTimer := func() *Timer {
+		tm := NewTimer(h, nil)
+		tm.SetProgressFile(dir)
+		tm.StepAt(ctx, time.Now().UnixMilli())
+		return tm
+	}
+	waitRead := func(n int64) {
+		require.Eventually(t, func() bool { return st.MaxOffsetInQueue(TopicTimer, 0) == n }, 5*time.Second, time.Millisecond)
+	}
+
+	park(0, 1000) // far: holds the commit point back
+	park(1, 10)
+	waitRead(2)
+	tm := newTimer()
+	tm.StepAt(ctx, base+15_000)
+	require.EqualValues(t, 1, delivered(1))
+	park(2, 5) // read overdue at the cursor, not yet due by the wheel's clock
+	waitRead(3)
+	tm.StepAt(ctx, base+15_500)
+	require.EqualValues(t, 0, delivered(2))
+	require.NoError(t, tm.Persist())
+
+	tm = newTimer()
+	// Far and the overdue one are kept; so is queue 1's, due after the
+	// overdue one (at least once: it comes again).
+	require.Equal(t, 3, tm.PendingCount())
+	tm.StepAt(ctx, base+17_000)
+	require.EqualValues(t, 1, delivered(2), "the overdue one is not lost")
+	require.Equal(t, 1, tm.PendingCount())
+	require.NoError(t, tm.Persist())
+	q1 := delivered(1)
+
+	tm = newTimer()
+	require.Equal(t, 1, tm.PendingCount(), "only far is read again")
+	tm.StepAt(ctx, base+18_000)
+	require.EqualValues(t, 1, delivered(2))
+	require.Equal(t, q1, delivered(1))
+	tm.StepAt(ctx, base+1002_000)
+	require.EqualValues(t, 1, delivered(0))
+	require.Zero(t, tm.PendingCount())
+	require.NoError(t, tm.Persist())
+	require.Equal(t, 0, newTimer().PendingCount())
+}
