@@ -51,6 +51,24 @@ type AckMessageRequestHeader struct {
 	Offset        int64  `ext:"offset,required"`
 }
 
+// ChangeInvisibleTimeRequestHeader is CHANGE_MESSAGE_INVISIBLETIME's header:
+// ACK_MESSAGE's fields and the new invisibleTime.
+type ChangeInvisibleTimeRequestHeader struct {
+	ConsumerGroup string `ext:"consumerGroup,required"`
+	Topic         string `ext:"topic,required"`
+	QueueID       int32  `ext:"queueId,required"`
+	ExtraInfo     string `ext:"extraInfo,required"`
+	Offset        int64  `ext:"offset,required"`
+	InvisibleTime int64  `ext:"invisibleTime,required"`
+}
+
+// PollingInfoRequestHeader is POLLING_INFO's header.
+type PollingInfoRequestHeader struct {
+	ConsumerGroup string `ext:"consumerGroup,required"`
+	Topic         string `ext:"topic,required"`
+	QueueID       int32  `ext:"queueId,required"`
+}
+
 // CreateTopicRequestHeader is UPDATE_AND_CREATE_TOPIC's header.
 type CreateTopicRequestHeader struct {
 	Topic           string `ext:"topic,required"`

@@ -252,6 +252,13 @@ func (h *BrokerNameHeader) Decode(ext ExtFields) error {
 // WriteExt writes the broker name.
 func (h *BrokerNameHeader) WriteExt(w *ExtWriter) { w.String("brokerName", h.BrokerName) }
 
+// GetBrokerMemberGroupRequestHeader is GET_BROKER_MEMBER_GROUP's header, read
+// by DecodeHeader (the code is rare: no hand-written decoder).
+type GetBrokerMemberGroupRequestHeader struct {
+	ClusterName string `ext:"clusterName,required"`
+	BrokerName  string `ext:"brokerName,required"`
+}
+
 // WipeWritePermOfBrokerResponseHeader answers WIPE_WRITE_PERM_OF_BROKER.
 type WipeWritePermOfBrokerResponseHeader struct {
 	WipeTopicCount int32

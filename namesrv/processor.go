@@ -244,14 +244,11 @@ func (ns *NameServer) brokerHeartbeat(req *codec.RemotingCommand) (*codec.Remoti
 // GET_BROKER_MEMBER_GROUP (5.x acting-master brokers):
 // the ids and addresses registered under a broker name.
 func (ns *NameServer) getBrokerMemberGroup(req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	cluster, err := req.Ext.Require("clusterName")
-	if err != nil {
+	var h codec.GetBrokerMemberGroupRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
 		return nil, err
 	}
-	brokerName, err := req.Ext.Require("brokerName")
-	if err != nil {
-		return nil, err
-	}
+	cluster, brokerName := h.ClusterName, h.BrokerName
 	b := []byte(`{"brokerMemberGroup":{"brokerAddrs":`)
 	b = codec.AppendJSONLongKeyMap(b, ns.routes.BrokerAddrs(brokerName), codec.AppendJSONString)
 	b = append(b, `,"brokerName":`...)

@@ -273,6 +273,13 @@ func TestTopicRequests(t *testing.T) {
 	member := call(t, ns, newReq(codec.ReqGetBrokerMemberGroup, nil, "clusterName", "DefaultCluster", "brokerName", "broker-a"))
 	require.Equal(t, `{"brokerMemberGroup":{"brokerAddrs":{"0":"10.0.0.5:10911","1":"10.0.0.6:10911"},"brokerName":"broker-a","cluster":"DefaultCluster"}}`,
 		string(member.Body))
+	for _, missing := range []string{"clusterName", "brokerName"} {
+		req := newReq(codec.ReqGetBrokerMemberGroup, nil, "clusterName", "DefaultCluster", "brokerName", "broker-a")
+		req.Ext.Del(missing)
+		member = call(t, ns, req)
+		require.Equal(t, codec.RespSystemError, member.Code)
+		require.Equal(t, "the custom field <"+missing+"> is null", member.Remark)
+	}
 }
 
 func TestKVConfigRequestsPersistLikeJava(t *testing.T) {

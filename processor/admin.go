@@ -100,10 +100,11 @@ func systemTopicConflict(topic string) string {
 // handleDeleteTopicInBroker is DELETE_TOPIC_IN_BROKER: drop the config, the
 // offsets and the store's queues.
 func (b *Broker) handleDeleteTopicInBroker(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	topic, ok := req.Ext.Get("topic")
-	if !ok {
-		return codec.NewResponse(req, codec.RespSystemError, "the custom field <topic> is null"), nil
+	var h codec.TopicOnlyRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return headerError(req, err), nil
 	}
+	topic := h.Topic
 	if strings.TrimSpace(topic) == "" {
 		return codec.NewResponse(req, codec.RespInvalidParameter, "The specified topic is blank."), nil
 	}
@@ -148,7 +149,11 @@ func (b *Broker) handleGetAllTopicConfig(ctx context.Context, c remoting.Conn, r
 // handleGetTopicConfig is GET_TOPIC_CONFIG (TopicConfigAndQueueMapping without a
 // mapping detail).
 func (b *Broker) handleGetTopicConfig(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	topic, _ := req.Ext.Get("topic")
+	var h codec.TopicOnlyRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return headerError(req, err), nil
+	}
+	topic := h.Topic
 	tc, ok := b.topics.Select(topic)
 	if !ok {
 		return codec.NewResponse(req, codec.RespTopicNotExist, "No topic in this broker. topic: "+topic), nil
@@ -196,17 +201,19 @@ func (b *Broker) handleUpdateAndCreateSubscriptionGroup(ctx context.Context, c r
 
 // handleDeleteSubscriptionGroup is DELETE_SUBSCRIPTIONGROUP.
 func (b *Broker) handleDeleteSubscriptionGroup(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	g, _ := req.Ext.Get("groupName")
-	g = strings.Clone(g)
+	var h codec.DeleteSubscriptionGroupRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return headerError(req, err), nil
+	}
+	g := strings.Clone(h.GroupName)
 	if err := b.groups.Delete(g); err != nil {
 		return nil, err
 	}
-	clean, _ := req.Ext.Get("cleanOffset")
-	if parseJavaBool(clean) {
+	if h.CleanOffset {
 		b.offsets.DeleteGroup(g)
 	}
 	b.admin.stats.DeleteGroup(g) // onGroupDeleted (autoDeleteUnusedStats)
-	b.log.Info("subscription group deleted", "group", g, "cleanOffset", parseJavaBool(clean), "remote", c.RemoteAddr())
+	b.log.Info("subscription group deleted", "group", g, "cleanOffset", h.CleanOffset, "remote", c.RemoteAddr())
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }
 
@@ -248,7 +255,11 @@ func (b *Broker) handleGetAllDelayOffset(ctx context.Context, c remoting.Conn, r
 
 // handleGetSubscriptionGroupConfig is GET_SUBSCRIPTIONGROUP_CONFIG.
 func (b *Broker) handleGetSubscriptionGroupConfig(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	g, _ := req.Ext.Get("group")
+	var h codec.GetSubscriptionGroupConfigRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return headerError(req, err), nil
+	}
+	g := h.Group
 	sgc, ok := b.groups.Get(g)
 	if !ok {
 		return codec.NewResponse(req, codec.RespSubscriptionGroupNotExist, "The subscription group "+g+" not exist"), nil

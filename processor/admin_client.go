@@ -83,11 +83,9 @@ func (b *Broker) findConsumerConn(group, clientID string) (remoting.Conn, bool) 
 	return nil, false
 }
 
-// callConsumer relays an admin request to one consumer client and its answer
-// back (AdminBrokerProcessor.callConsumer).
-func (b *Broker) callConsumer(ctx context.Context, req *codec.RemotingCommand, body []byte) (*codec.RemotingCommand, error) {
-	group, _ := req.Ext.Get("consumerGroup")
-	clientID, _ := req.Ext.Get("clientId")
+// callConsumer relays an admin request to one consumer client of group and its
+// answer back (AdminBrokerProcessor.callConsumer).
+func (b *Broker) callConsumer(ctx context.Context, req *codec.RemotingCommand, group, clientID string, body []byte) (*codec.RemotingCommand, error) {
 	conn, ok := b.findConsumerConn(group, clientID)
 	if !ok {
 		return codec.NewResponse(req, codec.RespSystemError, fmt.Sprintf("The Consumer <%s> <%s> not online", group, clientID)), nil
@@ -113,13 +111,21 @@ func (b *Broker) callConsumer(ctx context.Context, req *codec.RemotingCommand, b
 // handleGetConsumerRunningInfo is GET_CONSUMER_RUNNING_INFO, relayed to the
 // client.
 func (b *Broker) handleGetConsumerRunningInfo(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	return b.callConsumer(ctx, req, nil)
+	var h codec.GetConsumerRunningInfoRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return headerError(req, err), nil
+	}
+	return b.callConsumer(ctx, req, h.ConsumerGroup, h.ClientID, nil)
 }
 
 // handleConsumeMessageDirectly is CONSUME_MESSAGE_DIRECTLY: the message named by
 // msgId (an offsetMsgId) is sent to the client to consume.
 func (b *Broker) handleConsumeMessageDirectly(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	msgID, _ := req.Ext.Get("msgId")
+	var h codec.ConsumeMessageDirectlyRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return headerError(req, err), nil
+	}
+	msgID := h.MsgID
 	_, off, err := compat.DecodeOffsetMsgID(msgID)
 	if err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
@@ -128,14 +134,17 @@ func (b *Broker) handleConsumeMessageDirectly(ctx context.Context, c remoting.Co
 	if err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, "no message for msgId "+msgID), nil
 	}
-	return b.callConsumer(ctx, req, rec)
+	return b.callConsumer(ctx, req, h.ConsumerGroup, h.ClientID, rec)
 }
 
 // handleQuerySubscriptionByConsumer is QUERY_SUBSCRIPTION_BY_CONSUMER: the group's subscription of topic,
 // heartbeat or compensated (a POP or proxied pull consumer), absent from the body when there is none.
 func (b *Broker) handleQuerySubscriptionByConsumer(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	group, _ := req.Ext.Get("group")
-	topic, _ := req.Ext.Get("topic")
+	var h codec.QuerySubscriptionByConsumerRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return headerError(req, err), nil
+	}
+	group, topic := h.Group, h.Topic
 	var sub *codec.SubscriptionData
 	if s, ok := b.consumers.FindSubscription(group, topic); ok {
 		sub = &s

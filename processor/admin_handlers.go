@@ -276,8 +276,11 @@ func (b *Broker) handleCleanUnusedTopic(ctx context.Context, c remoting.Conn, re
 // StatsItem computes it from its snapshots (10 s over a minute, 10 min over
 // an hour, 1 h over a day).
 func (b *Broker) handleViewBrokerStatsData(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	name, _ := req.Ext.Get("statsName")
-	key, _ := req.Ext.Get("statsKey")
+	var h codec.ViewBrokerStatsDataRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return headerError(req, err), nil
+	}
+	name, key := h.StatsName, h.StatsKey
 	ctr, isSize := b.admin.stats.Counter(name, key)
 	if strings.HasPrefix(name, "BROKER_") && key != b.conf().BrokerClusterName {
 		ctr = nil // Java keys the broker totals by its cluster name

@@ -91,7 +91,11 @@ func (b *Broker) appendMQ(dst []byte, k mqKey) []byte {
 // store time per queue (of max(write, read) queues, as Java), MessageQueue-keyed
 // in fastjson's object-key form, and the topic's put rate over the last minute.
 func (b *Broker) handleGetTopicStatsInfo(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	topic, _ := req.Ext.Get("topic")
+	var h codec.TopicOnlyRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return headerError(req, err), nil
+	}
+	topic := h.Topic
 	tc, ok := b.topics.Select(topic)
 	if !ok {
 		return codec.NewResponse(req, codec.RespTopicNotExist, "topic["+topic+"] not exist"), nil
@@ -119,11 +123,15 @@ func (b *Broker) handleGetTopicStatsInfo(ctx context.Context, c remoting.Conn, r
 // handleGetConsumeStats is GET_CONSUME_STATS: broker and consumer offsets of a
 // group per queue of one topic, or of every topic the group has offsets on.
 func (b *Broker) handleGetConsumeStats(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	group, _ := req.Ext.Get("consumerGroup")
+	var h codec.GetConsumeStatsRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return headerError(req, err), nil
+	}
+	group := h.ConsumerGroup
 	var topics []string
-	if t, _ := req.Ext.Get("topic"); t != "" {
+	if t := h.Topic; t != "" {
 		topics = []string{t}
-	} else if tl, _ := req.Ext.Get("topicList"); tl != "" {
+	} else if tl := h.TopicList; tl != "" {
 		// Each topic once: a list naming one topic of 65,535 queues two million
 		// times (a 4 MiB header) walked those queues two million times.
 		topics = strings.Split(tl, ";")
@@ -189,7 +197,11 @@ func languageName(l codec.LanguageCode) string {
 
 // handleGetConsumerConnectionList is GET_CONSUMER_CONNECTION_LIST.
 func (b *Broker) handleGetConsumerConnectionList(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	group, _ := req.Ext.Get("consumerGroup")
+	var h codec.ConsumerGroupRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return headerError(req, err), nil
+	}
+	group := h.ConsumerGroup
 	g, ok := b.consumers.Group(group)
 	if !ok {
 		return codec.NewResponse(req, codec.RespConsumerNotOnline, "the consumer group["+group+"] not online"), nil
@@ -220,7 +232,11 @@ func (b *Broker) handleGetConsumerConnectionList(ctx context.Context, c remoting
 
 // handleGetProducerConnectionList is GET_PRODUCER_CONNECTION_LIST.
 func (b *Broker) handleGetProducerConnectionList(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	group, _ := req.Ext.Get("producerGroup")
+	var h codec.GetProducerConnectionListRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return headerError(req, err), nil
+	}
+	group := h.ProducerGroup
 	chs := b.producers.Channels(group)
 	if len(chs) == 0 {
 		return codec.NewResponse(req, codec.RespSystemError, "the producer group["+group+"] not exist"), nil
@@ -248,7 +264,11 @@ func (b *Broker) handleGetProducerConnectionList(ctx context.Context, c remoting
 // filled with the subscription's topic, apache/rocketmq #9352/#9443, fixed
 // after the release); this is 4.9.x's, 5.3.2's and the fixed answer.
 func (b *Broker) handleQueryTopicConsumeByWho(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	topic, _ := req.Ext.Get("topic")
+	var h codec.TopicOnlyRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return headerError(req, err), nil
+	}
+	topic := h.Topic
 	set := map[string]bool{}
 	for _, g := range b.consumers.GroupsOfTopic(topic) {
 		set[g] = true

@@ -128,10 +128,14 @@ func refuseClientGroups(req *codec.RemotingCommand, limit int) *codec.RemotingCo
 
 // handleUnregisterClient is UNREGISTER_CLIENT.
 func (b *Broker) handleUnregisterClient(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	if g, _ := req.Ext.Get("producerGroup"); g != "" {
+	var h codec.UnregisterClientRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return headerError(req, err), nil
+	}
+	if g := h.ProducerGroup; g != "" {
 		b.producers.Unregister(g, c)
 	}
-	if g, _ := req.Ext.Get("consumerGroup"); g != "" {
+	if g := h.ConsumerGroup; g != "" {
 		notify := b.conf().NotifyConsumerIdsChanged
 		if sgc, ok := b.groups.Get(g); ok {
 			notify = notify && sgc.NotifyConsumerIdsChangedEnable
@@ -143,10 +147,11 @@ func (b *Broker) handleUnregisterClient(ctx context.Context, c remoting.Conn, re
 
 // handleGetConsumerListByGroup is GET_CONSUMER_LIST_BY_GROUP.
 func (b *Broker) handleGetConsumerListByGroup(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	group, ok := req.Ext.Get("consumerGroup")
-	if !ok {
-		return codec.NewResponse(req, codec.RespSystemError, "the custom field <consumerGroup> is null"), nil
+	var h codec.ConsumerGroupRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return headerError(req, err), nil
 	}
+	group := h.ConsumerGroup
 	ids := b.consumers.ClientIDs(group)
 	if len(ids) == 0 {
 		return codec.NewResponse(req, codec.RespSystemError, "no consumer for this group, "+group), nil

@@ -297,14 +297,12 @@ func (h *ChangeInvisibleResponseHeader) WriteExt(w *codec.ExtWriter) {
 }
 
 func (s *Service) handleChangeInvisible(_ context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	ah, err := parseAckHeader(req)
-	if err != nil {
+	var r codec.ChangeInvisibleTimeRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &r); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
-	h := changeHeader{ackHeader: ah}
-	if h.invisibleTime, err = req.Ext.RequireInt64("invisibleTime"); err != nil {
-		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
-	}
+	h := changeHeader{ackHeader: ackHeader{group: r.ConsumerGroup, topic: r.Topic, queueID: r.QueueID,
+		extraInfo: r.ExtraInfo, offset: r.Offset}, invisibleTime: r.InvisibleTime}
 	if bad := s.checkAckQueue(c, req, h.topic, h.queueID); bad != nil {
 		return bad, nil
 	}

@@ -151,18 +151,11 @@ type PollingInfoResponseHeader struct{ PollingNum int32 }
 func (h *PollingInfoResponseHeader) WriteExt(w *codec.ExtWriter) { w.Int32("pollingNum", h.PollingNum) }
 
 func (s *Service) handlePollingInfo(_ context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
-	group, err := req.Ext.Require("consumerGroup")
-	if err != nil {
+	var r codec.PollingInfoRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &r); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
-	topic, err := req.Ext.Require("topic")
-	if err != nil {
-		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
-	}
-	queueID, err := req.Ext.RequireInt32("queueId")
-	if err != nil {
-		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
-	}
+	group, topic, queueID := r.ConsumerGroup, r.Topic, r.QueueID
 	if _, resp := s.checkRead(c, replyOf(req), topic, group, queueID, "pop message"); resp != nil {
 		return resp, nil
 	}

@@ -424,6 +424,41 @@ func TestChangeInvisibleTime(t *testing.T) {
 	require.Equal(t, "x", string(got[0].m.Body))
 }
 
+// TestChangeInvisibleAndPollingInfoRefuseMissingFields: both read their
+// header through codec.DecodeHeader, so a missing @CFNotNull field is Java's
+// "the custom field <x> is null" and a malformed number names its field.
+func TestChangeInvisibleAndPollingInfoRefuseMissingFields(t *testing.T) {
+	h := newTestHost(t)
+	h.topics["T"] = Topic{ReadQueueNums: 1, Perm: 6}
+	s := startService(t, h)
+	c := newConn()
+	for _, missing := range []string{"consumerGroup", "topic", "queueId", "extraInfo", "offset", "invisibleTime"} {
+		req := ackCmd("T", "G", 0, 0, "0 1 600000 0 0 broker-a 0 0")
+		req.Code = codec.ReqChangeMessageInvisibletime
+		req.Ext.Set("invisibleTime", "500")
+		req.Ext.Del(missing)
+		resp, err := s.handleChangeInvisible(context.Background(), c, req)
+		require.NoError(t, err)
+		require.Equal(t, codec.RespSystemError, resp.Code, missing)
+		require.Equal(t, "the custom field <"+missing+"> is null", resp.Remark)
+	}
+	for _, missing := range []string{"consumerGroup", "topic", "queueId"} {
+		req := codec.NewRequest(codec.ReqPollingInfo)
+		req.Ext = codec.ExtFields{{Key: "consumerGroup", Value: "G"}, {Key: "topic", Value: "T"}, {Key: "queueId", Value: "0"}}
+		req.Ext.Del(missing)
+		resp, err := s.handlePollingInfo(context.Background(), c, req)
+		require.NoError(t, err)
+		require.Equal(t, codec.RespSystemError, resp.Code, missing)
+		require.Equal(t, "the custom field <"+missing+"> is null", resp.Remark)
+	}
+	req := codec.NewRequest(codec.ReqPollingInfo)
+	req.Ext = codec.ExtFields{{Key: "consumerGroup", Value: "G"}, {Key: "topic", Value: "T"}, {Key: "queueId", Value: "zero"}}
+	resp, err := s.handlePollingInfo(context.Background(), c, req)
+	require.NoError(t, err)
+	require.Equal(t, codec.RespSystemError, resp.Code)
+	require.Contains(t, resp.Remark, "<queueId> is not a valid int32")
+}
+
 func TestLongPollingWokenByArrival(t *testing.T) {
 	h := newTestHost(t)
 	h.topics["T"] = Topic{ReadQueueNums: 2, Perm: 6}
