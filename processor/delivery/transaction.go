@@ -201,7 +201,9 @@ func (t *Transactions) Check(ctx context.Context) {
 		}
 		times, _ := strconv.Atoi(func() string { v, _ := codec.PropertyValue(half.Properties, codec.PropTranCheckTimes); return v }())
 		if times >= t.CheckMax {
-			t.discard(ctx, half)
+			if !t.discard(ctx, half) {
+				break // keep it: the next round tries the move again
+			}
 			halfOff++
 			continue
 		}
@@ -289,7 +291,9 @@ func (t *Transactions) putImmune(ctx context.Context, half *codec.Message, prepa
 }
 
 // discard moves a half message checked too often to TRANS_CHECK_MAX_TIME_TOPIC.
-func (t *Transactions) discard(ctx context.Context, half *codec.Message) {
+// Java moves the check offset on even when this put fails, losing the
+// message; a false here holds the offset instead.
+func (t *Transactions) discard(ctx context.Context, half *codec.Message) bool {
 	h := t.h
 	t.ask.EnsureTopic(TopicTransCheckMax)
 	msg := *half
@@ -297,7 +301,9 @@ func (t *Transactions) discard(ctx context.Context, half *codec.Message) {
 	h.Stamp(&msg)
 	if res := h.Store.PutMessage(ctx, &msg); !res.Status.Written() {
 		h.Log.Warn("transaction: discard half message failed", "offset", half.CommitLogOffset, "status", res.Status.String())
+		return false
 	}
+	return true
 }
 
 // requeueAndAsk appends the half message again with its check count raised

@@ -232,3 +232,40 @@ func TestTransactionsDoneFullStillProgresses(t *testing.T) {
 	require.LessOrEqual(t, len(r.tx.done), 4)
 	require.NotEmpty(t, r.asked)
 }
+
+// failingStore refuses puts to one topic.
+type failingStore struct {
+	Store
+	topic string
+	fail  bool
+}
+
+func (f *failingStore) PutMessage(ctx context.Context, m *codec.Message) store.PutResult {
+	if f.fail && m.Topic == f.topic {
+		return store.PutResult{Status: store.PutServiceNotAvailable}
+	}
+	return f.Store.PutMessage(ctx, m)
+}
+
+// A half message past CheckMax whose move to TRANS_CHECK_MAX_TIME_TOPIC fails
+// holds the check offset and is moved by a later round, not lost (Java logs
+// the failed put and moves on).
+func TestTransactionsDiscardFailureKeepsHalf(t *testing.T) {
+	r := newTxRig(t)
+	fs := &failingStore{Store: r.st, topic: TopicTransCheckMax, fail: true}
+	r.h.Store = fs
+	old := time.Now().Add(-time.Second)
+	r.half("spent", old, codec.PropTranCheckTimes, "15")
+	r.half("next", old)
+	r.settle(2, 0)
+	r.tx.Check(context.Background())
+	require.EqualValues(t, 0, r.checkOffset(), "the failed move holds the offset")
+	require.EqualValues(t, 0, r.st.MaxOffsetInQueue(TopicTransCheckMax, 0))
+	require.Empty(t, r.asked)
+
+	fs.fail = false
+	r.tx.Check(context.Background())
+	require.Eventually(t, func() bool { return r.st.MaxOffsetInQueue(TopicTransCheckMax, 0) == 1 }, 5*time.Second, 5*time.Millisecond)
+	require.EqualValues(t, 2, r.checkOffset())
+	require.Equal(t, []string{"next"}, r.asked)
+}
