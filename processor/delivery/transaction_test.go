@@ -269,3 +269,20 @@ func TestTransactionsDiscardFailureKeepsHalf(t *testing.T) {
 	require.EqualValues(t, 2, r.checkOffset())
 	require.Equal(t, []string{"next"}, r.asked)
 }
+
+// A half message born longer ago than fileReservedTime is moved to
+// TRANS_CHECK_MAX_TIME_TOPIC unasked, immune or not (Java's needSkip); one
+// just younger is asked about.
+func TestTransactionsSkipPastReservedTime(t *testing.T) {
+	r := newTxRig(t)
+	r.tx.Reserved = 72 * time.Hour
+	r.half("ancient", time.Now().Add(-73*time.Hour))
+	r.half("ancientImmune", time.Now().Add(-73*time.Hour), codec.PropCheckImmunity, "1000000000")
+	r.half("old", time.Now().Add(-71*time.Hour))
+	r.settle(3, 0)
+	r.tx.Check(context.Background())
+	require.Equal(t, []string{"old"}, r.asked)
+	require.Eventually(t, func() bool { return r.st.MaxOffsetInQueue(TopicTransCheckMax, 0) == 2 }, 5*time.Second, 5*time.Millisecond)
+	require.EqualValues(t, 3, r.checkOffset())
+	require.EqualValues(t, 4, r.st.MaxOffsetInQueue(TopicTransHalf, 0), "only the asked one re-queued")
+}
