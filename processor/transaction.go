@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,6 +39,10 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c remoting.Conn, req 
 	half, err := b.store.LookMessageByOffset(clOffset)
 	if err != nil || half == nil || half.Topic != TopicTransHalf {
 		return codec.NewResponse(req, codec.RespSystemError, "Find prepared transaction message failed"), nil
+	}
+	if !h.FromTransactionCheck && b.pastImmunity(half) {
+		// The checker may have asked already: only its answer settles it now.
+		return codec.NewResponse(req, codec.RespIllegalOperation, ""), nil
 	}
 	if pg, _ := codec.PropertyValue(half.Properties, codec.PropProducerGroup); pg != group {
 		return codec.NewResponse(req, codec.RespSystemError, "The producer group wrong"), nil
@@ -95,6 +100,22 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c remoting.Conn, req 
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
+}
+
+// pastImmunity is rejectCommitOrRollback: half has a check immunity time
+// (CHECK_IMMUNITY_TIME_IN_SECONDS, at least transactionTimeOut) and was born
+// longer ago than that.
+func (b *Broker) pastImmunity(half *codec.Message) bool {
+	v, _ := codec.PropertyValue(half.Properties, codec.PropCheckImmunity)
+	if v == "" {
+		return false
+	}
+	timeout := int64(b.conf().TransactionTimeOut)
+	immunity := int64(0) // unparsable: transactionTimeOut
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil && s > 0 && s <= math.MaxInt64/1000 {
+		immunity = s * 1000
+	}
+	return time.Now().UnixMilli()-half.BornTimestamp > max(immunity, timeout)
 }
 
 // committedBefore looks in the index for a message END_TRANSACTION already

@@ -231,3 +231,51 @@ func TestEndTransactionForgedCommitIgnored(t *testing.T) {
 	require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
 	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("TxT", 1) == 3 }, 5*time.Second, 10*time.Millisecond)
 }
+
+// A producer's own commit or rollback of a half message with a check immunity
+// time, arriving after that time (when the checker may already have asked
+// about it), is refused with ILLEGAL_OPERATION, as Java's
+// rejectCommitOrRollback does; the answer to a check is not, nor is one in time.
+func TestEndTransactionAfterImmunityRefused(t *testing.T) {
+	b := newTestBroker(t, func(c *BrokerConfig) { c.TransactionTimeOut = 1; c.TransactionCheckInterval = 3600000 })
+	ctx := context.Background()
+	c := newTestConn(21)
+	send := func(body string, immunity string, born time.Time) (int64, int64) {
+		req := sendReq("TxT", 1, []byte(body), "TRAN_MSG\x01true\x02PGROUP\x01PG\x02CHECK_IMMUNITY_TIME_IN_SECONDS\x01"+immunity+"\x02")
+		req.Ext.Set("sysFlag", "4")
+		req.Ext.Set("bornTimestamp", i64s(born.UnixMilli()))
+		resp, err := b.handleSendMessage(ctx, c, req)
+		require.NoError(t, err)
+		require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+		_, off, err := compat.DecodeOffsetMsgID(ext(t, resp, "msgId"))
+		require.NoError(t, err)
+		q, err := strconv.ParseInt(ext(t, resp, "queueOffset"), 10, 64)
+		require.NoError(t, err)
+		return q, off
+	}
+	past := time.Now().Add(-time.Minute)
+	qLate, oLate := send("late", "10", past)
+	qRb, oRb := send("late-rollback", "10", past)
+	qChk, oChk := send("checked", "10", past)
+	qOK, oOK := send("in-time", "3600", past)
+	for _, e := range []struct {
+		q, o      int64
+		kind      int32
+		fromCheck bool
+		want      int32
+	}{
+		{qLate, oLate, tranCommit, false, codec.RespIllegalOperation},
+		{qRb, oRb, tranRollback, false, codec.RespIllegalOperation},
+		{qChk, oChk, tranCommit, true, codec.RespSuccess},
+		{qOK, oOK, tranCommit, false, codec.RespSuccess},
+	} {
+		req := endTxReq("PG", e.q, e.o, e.kind)
+		if e.fromCheck {
+			req.Ext.Set("fromTransactionCheck", "true")
+		}
+		r, _ := b.handleEndTransaction(ctx, c, req)
+		require.EqualValues(t, e.want, r.Code, "offset %d: %s", e.q, r.Remark)
+	}
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue(TopicTransOpHalf, 0) == 2 }, 5*time.Second, 10*time.Millisecond)
+	require.Equal(t, map[string]int{"checked": 1, "in-time": 1}, deliveredBodies1(t, b, "TxT", 1))
+}
