@@ -286,3 +286,22 @@ func TestTransactionsSkipPastReservedTime(t *testing.T) {
 	require.EqualValues(t, 3, r.checkOffset())
 	require.EqualValues(t, 4, r.st.MaxOffsetInQueue(TopicTransHalf, 0), "only the asked one re-queued")
 }
+
+// CHECK_IMMUNITY_TIME_IN_SECONDS: a half message inside its immunity is
+// copied on, not asked about; one past it is asked about; an unparsable or
+// -1 value means the transaction timeout.
+func TestTransactionsImmunityExpires(t *testing.T) {
+	r := newTxRig(t)
+	r.half("immune", time.Now(), codec.PropCheckImmunity, "60")
+	r.half("expired", time.Now().Add(-2*time.Second), codec.PropCheckImmunity, "1")
+	r.half("minusOne", time.Now().Add(-time.Second), codec.PropCheckImmunity, "-1")
+	r.half("junk", time.Now().Add(-time.Second), codec.PropCheckImmunity, "x")
+	r.settle(4, 0)
+	r.tx.Check(context.Background())
+	require.Equal(t, []string{"expired", "minusOne", "junk"}, r.asked)
+	require.EqualValues(t, 4, r.checkOffset())
+	cp := r.halfAt(4)
+	require.Equal(t, "immune", string(cp.Body))
+	p, _ := codec.PropertyValue(cp.Properties, codec.PropTranPreparedQOff)
+	require.Equal(t, "0", p)
+}
