@@ -120,3 +120,37 @@ func deliveredBodies1(t *testing.T, b *testBroker, topic string, q int32) map[st
 	}
 	return out
 }
+
+// TestTransactionCommitOnceAfterKill: a producer's commit put the real message
+// and the broker was killed (say before its op record); the check after the
+// restart asks again and the producer commits again. The committed message,
+// found through the index rebuilt after the crash, is not delivered twice.
+func TestTransactionCommitOnceAfterKill(t *testing.T) {
+	r := newRestartable(t, func(c *BrokerConfig) {
+		c.TransactionTimeOut = 1
+		c.TransactionCheckInterval = 3600000
+		c.FlushConsumerOffsetInterval = 100
+	})
+	ctx := context.Background()
+	c := newTestConn(21)
+	_, err := r.b.handleHeartBeat(ctx, c, heartbeatReq(t, "1.2.3.4@1", "CGX"))
+	require.NoError(t, err)
+	q0, o0 := sendHalf(t, r.tb(), c, "TxK", "once", "UNIQ-KILL")
+	require.Eventually(t, func() bool { return r.st.MaxOffsetInQueue(TopicTransHalf, 0) == 1 }, 5*time.Second, 10*time.Millisecond)
+	time.Sleep(5 * time.Millisecond)
+	r.b.trans.Check(ctx)
+	q1, o1 := lastCheck(t, c)
+	resp, err := r.b.handleEndTransaction(ctx, c, endTxReq("PG", q0, o0, tranCommit))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Eventually(t, func() bool { return r.st.MaxOffsetInQueue("TxK", 1) == 1 }, 5*time.Second, 10*time.Millisecond)
+	r.kill()
+
+	r.open()
+	b := r.tb()
+	resp, err = b.handleEndTransaction(ctx, c, endTxReq("PG", q1, o1, tranCommit))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue(TopicTransOpHalf, 0) == 2 }, 5*time.Second, 10*time.Millisecond)
+	require.Equal(t, map[string]int{"once": 1}, deliveredBodies1(t, b, "TxK", 1))
+}

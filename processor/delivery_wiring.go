@@ -57,6 +57,8 @@ func (b *Broker) newDelivery(cfg BrokerConfig) error {
 	if cfg.TransactionCheckMax > 0 {
 		b.trans.CheckMax = int(cfg.TransactionCheckMax)
 	}
+	// As Java's needSkip: 0 hours discards every half message not born ahead.
+	b.trans.Reserved = time.Duration(cfg.Store.FileReservedTime) * time.Hour
 	return nil
 }
 

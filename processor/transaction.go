@@ -1,9 +1,13 @@
 package processor
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
+	"time"
 
 	"rmqd/codec"
 	"rmqd/processor/delivery"
@@ -36,6 +40,10 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c remoting.Conn, req 
 	if err != nil || half == nil || half.Topic != TopicTransHalf {
 		return codec.NewResponse(req, codec.RespSystemError, "Find prepared transaction message failed"), nil
 	}
+	if !h.FromTransactionCheck && b.pastImmunity(half) {
+		// The checker may have asked already: only its answer settles it now.
+		return codec.NewResponse(req, codec.RespIllegalOperation, ""), nil
+	}
 	if pg, _ := codec.PropertyValue(half.Properties, codec.PropProducerGroup); pg != group {
 		return codec.NewResponse(req, codec.RespSystemError, "The producer group wrong"), nil
 	}
@@ -65,6 +73,15 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c remoting.Conn, req 
 			b.log.Warn("transaction: commit refused", "topic", msg.Topic, "queue", msg.QueueID, "remark", remark)
 			return codec.NewResponse(req, code, remark), nil
 		}
+		if b.committedBefore(half, msg.Topic) {
+			// Committed already (a repeated END_TRANSACTION, or the answer to
+			// a check about a copy of this half message): settle it only.
+			b.log.Info("transaction: already committed, not delivered again", "topic", msg.Topic, "offset", half.CommitLogOffset)
+			if err := b.writeOp(ctx, half.QueueID, half.QueueOffset); err != nil {
+				return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
+			}
+			return codec.NewResponse(req, codec.RespSuccess, ""), nil
+		}
 		msg.SysFlag = msg.SysFlag&^sysFlagTransactionMask | tranCommit
 		msg.PreparedTransactionOffset = half.CommitLogOffset
 		msg.StoreHost = b.storeHost
@@ -83,6 +100,61 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c remoting.Conn, req 
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
+}
+
+// pastImmunity is rejectCommitOrRollback: half has a check immunity time
+// (CHECK_IMMUNITY_TIME_IN_SECONDS, at least transactionTimeOut) and was born
+// longer ago than that.
+func (b *Broker) pastImmunity(half *codec.Message) bool {
+	v, _ := codec.PropertyValue(half.Properties, codec.PropCheckImmunity)
+	if v == "" {
+		return false
+	}
+	timeout := int64(b.conf().TransactionTimeOut)
+	immunity := int64(0) // unparsable: transactionTimeOut
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil && s > 0 && s <= math.MaxInt64/1000 {
+		immunity = s * 1000
+	}
+	return time.Now().UnixMilli()-half.BornTimestamp > max(immunity, timeout)
+}
+
+// committedBefore looks in the index for a message END_TRANSACTION already
+// committed to topic from a half message with half's UNIQ_KEY and producer
+// group: the same half message, or another copy of it (the checker re-puts
+// one for every check). Java commits again and the message is delivered
+// twice. Without the index, or for a commit still parked by a delay or timer,
+// nothing is found and the commit goes ahead as in Java.
+func (b *Broker) committedBefore(half *codec.Message, topic string) bool {
+	uniq, _ := codec.PropertyValue(half.Properties, codec.PropUniqKey)
+	group, _ := codec.PropertyValue(half.Properties, codec.PropProducerGroup)
+	if uniq == "" || !b.conf().Store.MessageIndexEnable {
+		return false
+	}
+	// The commit was stored after the first copy of half; copies keep its born
+	// time. An hour's slack covers the producer's clock running ahead.
+	begin := min(half.BornTimestamp, half.StoreTimestamp) - time.Hour.Milliseconds()
+	body, _, _, _ := b.store.QueryMessage(topic, uniq, 32, 8<<20, max(begin, 0), math.MaxInt64)
+	var m codec.Message
+	for len(body) > 0 {
+		n, err := codec.DecodeRecord(body, &m)
+		if err != nil || n <= 0 {
+			return false
+		}
+		body = body[n:]
+		u, _ := codec.PropertyValue(m.Properties, codec.PropUniqKey)
+		g, _ := codec.PropertyValue(m.Properties, codec.PropProducerGroup)
+		if m.SysFlag&sysFlagTransactionMask != tranCommit || u != uniq || g != group || !bytes.Equal(m.Body, half.Body) {
+			continue
+		}
+		// A send may carry the commit flag too: only END_TRANSACTION names a
+		// half message of this transaction as the record's prepared offset.
+		if p, err := b.store.LookMessageByOffset(m.PreparedTransactionOffset); err == nil && p != nil && p.Topic == TopicTransHalf {
+			if pu, _ := codec.PropertyValue(p.Properties, codec.PropUniqKey); pu == uniq {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // checkRestoredTarget applies a normal send's checks (sendCheck) to the topic

@@ -2,6 +2,7 @@ package processor
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -144,4 +145,137 @@ func TestTransactionCheckerNotHeldByOneHalf(t *testing.T) {
 			require.Greater(t, b.offsets.Query(transSysGroup, TopicTransHalf, 0), int64(2))
 		})
 	}
+}
+
+// sendHalf sends a transactional half message with UNIQ_KEY uniq to topic's
+// queue 1 and returns its half queue offset and commitlog offset.
+func sendHalf(t *testing.T, b *testBroker, c *testConn, topic, body, uniq string) (int64, int64) {
+	t.Helper()
+	req := sendReq(topic, 1, []byte(body), "TRAN_MSG\x01true\x02PGROUP\x01PG\x02UNIQ_KEY\x01"+uniq+"\x02")
+	req.Ext.Set("sysFlag", "4")
+	resp, err := b.handleSendMessage(context.Background(), c, req)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	_, off, err := compat.DecodeOffsetMsgID(ext(t, resp, "msgId"))
+	require.NoError(t, err)
+	q, err := strconv.ParseInt(ext(t, resp, "queueOffset"), 10, 64)
+	require.NoError(t, err)
+	return q, off
+}
+
+// lastCheck is the half queue and commitlog offsets of the last
+// CHECK_TRANSACTION_STATE sent to c.
+func lastCheck(t *testing.T, c *testConn) (int64, int64) {
+	t.Helper()
+	c.mu.Lock()
+	chk := c.oneway[len(c.oneway)-1]
+	c.mu.Unlock()
+	require.Equal(t, codec.ReqCheckTransactionState, chk.Code)
+	q, err := strconv.ParseInt(ext(t, chk, "tranStateTableOffset"), 10, 64)
+	require.NoError(t, err)
+	o, err := strconv.ParseInt(ext(t, chk, "commitLogOffset"), 10, 64)
+	require.NoError(t, err)
+	return q, o
+}
+
+// A transaction is delivered once however often it is committed: a repeated
+// END_TRANSACTION, and the answer to a check about a copy of a half message
+// the producer committed meanwhile, find the committed message and only
+// settle their half message (Java puts the real message again each time).
+func TestEndTransactionCommitsOnce(t *testing.T) {
+	b := newTestBroker(t, func(c *BrokerConfig) { c.TransactionTimeOut = 1; c.TransactionCheckInterval = 3600000 })
+	ctx := context.Background()
+	c := newTestConn(21)
+	_, err := b.handleHeartBeat(ctx, c, heartbeatReq(t, "1.2.3.4@1", "CGX"))
+	require.NoError(t, err)
+	q0, o0 := sendHalf(t, b, c, "TxT", "once", "UNIQ-ONCE")
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue(TopicTransHalf, 0) == 1 }, 5*time.Second, 10*time.Millisecond)
+	time.Sleep(5 * time.Millisecond)
+	n0 := c.onewayCount()
+	b.trans.Check(ctx)
+	require.Equal(t, n0+1, c.onewayCount())
+	q1, o1 := lastCheck(t, c)
+
+	for _, e := range [][2]int64{{q0, o0}, {q0, o0}, {q1, o1}} {
+		r, _ := b.handleEndTransaction(ctx, c, endTxReq("PG", e[0], e[1], tranCommit))
+		require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
+	}
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue(TopicTransOpHalf, 0) == 3 }, 5*time.Second, 10*time.Millisecond)
+	require.Equal(t, map[string]int{"once": 1}, deliveredBodies1(t, b, "TxT", 1))
+	n := c.onewayCount()
+	b.trans.Check(ctx)
+	require.Equal(t, n, c.onewayCount(), "both halves settled")
+}
+
+// A plain send carrying the commit flag, the producer group and the UNIQ_KEY
+// of a transaction does not stop its commit: only a record END_TRANSACTION
+// put counts as committed.
+func TestEndTransactionForgedCommitIgnored(t *testing.T) {
+	b := newTestBroker(t, nil)
+	ctx := context.Background()
+	c := newTestConn(21)
+	send := func(body string) {
+		resp, err := b.handleSendMessage(ctx, c, sendReq("TxT", 1, []byte(body), ""))
+		require.NoError(t, err)
+		require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	}
+	send("first") // the commitlog's offset 0, a forged prepared offset
+	q, o := sendHalf(t, b, c, "TxT", "tx", "UNIQ-F")
+	forged := sendReq("TxT", 1, []byte("tx"), "PGROUP\x01PG\x02UNIQ_KEY\x01UNIQ-F\x02")
+	forged.Ext.Set("sysFlag", "8")
+	resp, err := b.handleSendMessage(ctx, c, forged)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("TxT", 1) == 2 }, 5*time.Second, 10*time.Millisecond)
+	r, _ := b.handleEndTransaction(ctx, c, endTxReq("PG", q, o, tranCommit))
+	require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("TxT", 1) == 3 }, 5*time.Second, 10*time.Millisecond)
+}
+
+// A producer's own commit or rollback of a half message with a check immunity
+// time, arriving after that time (when the checker may already have asked
+// about it), is refused with ILLEGAL_OPERATION, as Java's
+// rejectCommitOrRollback does; the answer to a check is not, nor is one in time.
+func TestEndTransactionAfterImmunityRefused(t *testing.T) {
+	b := newTestBroker(t, func(c *BrokerConfig) { c.TransactionTimeOut = 1; c.TransactionCheckInterval = 3600000 })
+	ctx := context.Background()
+	c := newTestConn(21)
+	send := func(body string, immunity string, born time.Time) (int64, int64) {
+		req := sendReq("TxT", 1, []byte(body), "TRAN_MSG\x01true\x02PGROUP\x01PG\x02CHECK_IMMUNITY_TIME_IN_SECONDS\x01"+immunity+"\x02")
+		req.Ext.Set("sysFlag", "4")
+		req.Ext.Set("bornTimestamp", i64s(born.UnixMilli()))
+		resp, err := b.handleSendMessage(ctx, c, req)
+		require.NoError(t, err)
+		require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+		_, off, err := compat.DecodeOffsetMsgID(ext(t, resp, "msgId"))
+		require.NoError(t, err)
+		q, err := strconv.ParseInt(ext(t, resp, "queueOffset"), 10, 64)
+		require.NoError(t, err)
+		return q, off
+	}
+	past := time.Now().Add(-time.Minute)
+	qLate, oLate := send("late", "10", past)
+	qRb, oRb := send("late-rollback", "10", past)
+	qChk, oChk := send("checked", "10", past)
+	qOK, oOK := send("in-time", "3600", past)
+	for _, e := range []struct {
+		q, o      int64
+		kind      int32
+		fromCheck bool
+		want      int32
+	}{
+		{qLate, oLate, tranCommit, false, codec.RespIllegalOperation},
+		{qRb, oRb, tranRollback, false, codec.RespIllegalOperation},
+		{qChk, oChk, tranCommit, true, codec.RespSuccess},
+		{qOK, oOK, tranCommit, false, codec.RespSuccess},
+	} {
+		req := endTxReq("PG", e.q, e.o, e.kind)
+		if e.fromCheck {
+			req.Ext.Set("fromTransactionCheck", "true")
+		}
+		r, _ := b.handleEndTransaction(ctx, c, req)
+		require.EqualValues(t, e.want, r.Code, "offset %d: %s", e.q, r.Remark)
+	}
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue(TopicTransOpHalf, 0) == 2 }, 5*time.Second, 10*time.Millisecond)
+	require.Equal(t, map[string]int{"checked": 1, "in-time": 1}, deliveredBodies1(t, b, "TxT", 1))
 }

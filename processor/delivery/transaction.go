@@ -17,6 +17,7 @@ const (
 	defaultTranTimeout   = 6 * time.Second
 	defaultTranCheckMax  = 15
 	defaultCheckInterval = 30 * time.Second
+	defaultReserved      = 72 * time.Hour // fileReservedTime
 	// maxCheckReads bounds the half messages one round reads, so one round
 	// re-puts a bounded number of copies.
 	maxCheckReads = 1000
@@ -45,6 +46,9 @@ type Transactions struct {
 	Interval time.Duration
 	Timeout  time.Duration
 	CheckMax int
+	// Reserved is the store's fileReservedTime: a half message born longer
+	// ago is discarded unasked (needSkip), its commitlog file due for removal.
+	Reserved time.Duration
 	doneCap  int
 }
 
@@ -94,7 +98,7 @@ type Asker struct {
 func NewTransactions(h *Host, ask Asker) *Transactions {
 	return &Transactions{h: h, ask: ask, done: map[int64]int64{}, late: newLateSet(defaultLateCap),
 		Interval: defaultCheckInterval, Timeout: defaultTranTimeout, CheckMax: defaultTranCheckMax,
-		doneCap: defaultDoneCap}
+		Reserved: defaultReserved, doneCap: defaultDoneCap}
 }
 
 // readOps loads op records written since the last read, until done is full.
@@ -200,12 +204,14 @@ func (t *Transactions) Check(ctx context.Context) {
 			continue
 		}
 		times, _ := strconv.Atoi(func() string { v, _ := codec.PropertyValue(half.Properties, codec.PropTranCheckTimes); return v }())
-		if times >= t.CheckMax {
-			t.discard(ctx, half)
+		age := now.Sub(time.UnixMilli(half.BornTimestamp))
+		if times >= t.CheckMax || age > t.Reserved {
+			if !t.discard(ctx, half) {
+				break // keep it: the next round tries the move again
+			}
 			halfOff++
 			continue
 		}
-		age := now.Sub(time.UnixMilli(half.BornTimestamp))
 		if v, ok := codec.PropertyValue(half.Properties, codec.PropCheckImmunity); ok {
 			immunity := t.Timeout // getImmunityTime: unparsable or -1
 			if s, err := strconv.ParseInt(v, 10, 64); err == nil && s != -1 {
@@ -289,7 +295,9 @@ func (t *Transactions) putImmune(ctx context.Context, half *codec.Message, prepa
 }
 
 // discard moves a half message checked too often to TRANS_CHECK_MAX_TIME_TOPIC.
-func (t *Transactions) discard(ctx context.Context, half *codec.Message) {
+// Java moves the check offset on even when this put fails, losing the
+// message; a false here holds the offset instead.
+func (t *Transactions) discard(ctx context.Context, half *codec.Message) bool {
 	h := t.h
 	t.ask.EnsureTopic(TopicTransCheckMax)
 	msg := *half
@@ -297,7 +305,9 @@ func (t *Transactions) discard(ctx context.Context, half *codec.Message) {
 	h.Stamp(&msg)
 	if res := h.Store.PutMessage(ctx, &msg); !res.Status.Written() {
 		h.Log.Warn("transaction: discard half message failed", "offset", half.CommitLogOffset, "status", res.Status.String())
+		return false
 	}
+	return true
 }
 
 // requeueAndAsk appends the half message again with its check count raised

@@ -232,3 +232,76 @@ func TestTransactionsDoneFullStillProgresses(t *testing.T) {
 	require.LessOrEqual(t, len(r.tx.done), 4)
 	require.NotEmpty(t, r.asked)
 }
+
+// failingStore refuses puts to one topic.
+type failingStore struct {
+	Store
+	topic string
+	fail  bool
+}
+
+func (f *failingStore) PutMessage(ctx context.Context, m *codec.Message) store.PutResult {
+	if f.fail && m.Topic == f.topic {
+		return store.PutResult{Status: store.PutServiceNotAvailable}
+	}
+	return f.Store.PutMessage(ctx, m)
+}
+
+// A half message past CheckMax whose move to TRANS_CHECK_MAX_TIME_TOPIC fails
+// holds the check offset and is moved by a later round, not lost (Java logs
+// the failed put and moves on).
+func TestTransactionsDiscardFailureKeepsHalf(t *testing.T) {
+	r := newTxRig(t)
+	fs := &failingStore{Store: r.st, topic: TopicTransCheckMax, fail: true}
+	r.h.Store = fs
+	old := time.Now().Add(-time.Second)
+	r.half("spent", old, codec.PropTranCheckTimes, "15")
+	r.half("next", old)
+	r.settle(2, 0)
+	r.tx.Check(context.Background())
+	require.EqualValues(t, 0, r.checkOffset(), "the failed move holds the offset")
+	require.EqualValues(t, 0, r.st.MaxOffsetInQueue(TopicTransCheckMax, 0))
+	require.Empty(t, r.asked)
+
+	fs.fail = false
+	r.tx.Check(context.Background())
+	require.Eventually(t, func() bool { return r.st.MaxOffsetInQueue(TopicTransCheckMax, 0) == 1 }, 5*time.Second, 5*time.Millisecond)
+	require.EqualValues(t, 2, r.checkOffset())
+	require.Equal(t, []string{"next"}, r.asked)
+}
+
+// A half message born longer ago than fileReservedTime is moved to
+// TRANS_CHECK_MAX_TIME_TOPIC unasked, immune or not (Java's needSkip); one
+// just younger is asked about.
+func TestTransactionsSkipPastReservedTime(t *testing.T) {
+	r := newTxRig(t)
+	r.tx.Reserved = 72 * time.Hour
+	r.half("ancient", time.Now().Add(-73*time.Hour))
+	r.half("ancientImmune", time.Now().Add(-73*time.Hour), codec.PropCheckImmunity, "1000000000")
+	r.half("old", time.Now().Add(-71*time.Hour))
+	r.settle(3, 0)
+	r.tx.Check(context.Background())
+	require.Equal(t, []string{"old"}, r.asked)
+	require.Eventually(t, func() bool { return r.st.MaxOffsetInQueue(TopicTransCheckMax, 0) == 2 }, 5*time.Second, 5*time.Millisecond)
+	require.EqualValues(t, 3, r.checkOffset())
+	require.EqualValues(t, 4, r.st.MaxOffsetInQueue(TopicTransHalf, 0), "only the asked one re-queued")
+}
+
+// CHECK_IMMUNITY_TIME_IN_SECONDS: a half message inside its immunity is
+// copied on, not asked about; one past it is asked about; an unparsable or
+// -1 value means the transaction timeout.
+func TestTransactionsImmunityExpires(t *testing.T) {
+	r := newTxRig(t)
+	r.half("immune", time.Now(), codec.PropCheckImmunity, "60")
+	r.half("expired", time.Now().Add(-2*time.Second), codec.PropCheckImmunity, "1")
+	r.half("minusOne", time.Now().Add(-time.Second), codec.PropCheckImmunity, "-1")
+	r.half("junk", time.Now().Add(-time.Second), codec.PropCheckImmunity, "x")
+	r.settle(4, 0)
+	r.tx.Check(context.Background())
+	require.Equal(t, []string{"expired", "minusOne", "junk"}, r.asked)
+	require.EqualValues(t, 4, r.checkOffset())
+	cp := r.halfAt(4)
+	require.Equal(t, "immune", string(cp.Body))
+	p, _ := codec.PropertyValue(cp.Properties, codec.PropTranPreparedQOff)
+	require.Equal(t, "0", p)
+}
