@@ -128,6 +128,7 @@ type Timer struct {
 	done    doneSet        // delivered queue offsets above the commit point
 	readPos int64
 	loaded  bool
+	running int // Runs delivering (a demotion's may overlap a promotion's): AdoptProgress refuses while any
 	tick    time.Duration
 	kick    chan struct{} // a message reached rmq_sys_wheel_timer
 	// rec, parked and real are deliver's scratch (under mu): one message's
@@ -166,7 +167,13 @@ func (t *Timer) Kick() { Kick(t.kick) }
 func (t *Timer) Run(ctx context.Context) {
 	t.mu.Lock()
 	t.loaded, t.wheel, t.count, t.recalled = false, nil, 0, nil
+	t.running++
 	t.mu.Unlock()
+	defer func() {
+		t.mu.Lock()
+		t.running--
+		t.mu.Unlock()
+	}()
 	TickUntilIdle(ctx, t.tick, IdleTick, t.kick, func(ctx context.Context) bool {
 		t.step(ctx)
 		t.mu.Lock()
