@@ -20,16 +20,16 @@ import (
 // delivered again on each restart, a clean one too. Java keeps its wheel and
 // timerlog on disk and re-delivers at most what its last checkpoint (1 s)
 // missed. This file gives the same bound: every record below readOffset whose
-// TIMER_OUT_MS is before deliveredBeforeMs was delivered when it was written,
-// so a restart skips those. The claim stays true whatever happened after, so
-// it is safe with a consumer offset written at another time, or copied from a
-// master.
+// wheel time (TIMER_OUT_MS, or for a far one its roll time, rollAt) is before
+// deliveredBeforeMs was delivered or rolled when it was written, so a restart
+// skips those. The claim stays true whatever happened after, so it is safe
+// with a consumer offset written at another time, or copied from a master.
 // A slave adopts its master's (AdoptProgress), so its promotion skips what the
 // master delivered.
 type ProgressState struct {
 	QueueOffset       int64 `json:"queueOffset"`       // every record below was delivered
 	ReadOffset        int64 `json:"readOffset"`        // records below were read into the wheel
-	DeliveredBeforeMs int64 `json:"deliveredBeforeMs"` // ... and those due before this were delivered
+	DeliveredBeforeMs int64 `json:"deliveredBeforeMs"` // ... and those due (or to roll) before this were delivered (rolled)
 }
 
 // progress writes the file: at most every interval while the wheel works,
