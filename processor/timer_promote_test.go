@@ -3,6 +3,8 @@ package processor
 import (
 	"context"
 	"encoding/binary"
+	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -70,4 +72,34 @@ func TestPromotedSlaveSkipsWhatMasterDelivered(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, resp.Body, 56)
 	require.EqualValues(t, 2, binary.BigEndian.Uint64(resp.Body[16:24]), "lastTimerQueueOffset")
+}
+
+// TestSlaveTimerSyncFromJavaMaster: a Java master's GET_TIMER_CHECK_POINT
+// answer (the 56-byte body alone) or its refusal leaves the slave's progress
+// file alone, without an error.
+func TestSlaveTimerSyncFromJavaMaster(t *testing.T) {
+	ctx := context.Background()
+	var refuse atomic.Bool
+	srv := remoting.NewServer(remoting.ServerConfig{Addr: "127.0.0.1:0", Logger: quietLog()})
+	srv.Register(codec.ReqGetTimerCheckPoint, remoting.ProcessorFunc(func(_ context.Context, _ remoting.Conn,
+		req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+		if refuse.Load() {
+			return codec.NewResponse(req, codec.RespSystemError, "The checkpoint is null"), nil
+		}
+		resp := codec.NewResponse(req, codec.RespSuccess, "")
+		resp.Body = make([]byte, 56)
+		return resp, nil
+	}))
+	require.NoError(t, srv.Start(ctx))
+	defer srv.Shutdown(context.Background())
+
+	slave := newTestBrokerWith(t, slaveConf, func(s *store.Config) { s.BrokerRole = store.RoleSlave }, nil)
+	cl := remoting.NewClient(remoting.ClientConfig{Logger: quietLog()})
+	defer cl.Close()
+	slave.SetNameServerInvoker(cl)
+	for _, r := range []bool{false, true} {
+		refuse.Store(r)
+		require.NoError(t, slave.syncTimerProgress(ctx, srv.Addr().String()))
+		require.NoFileExists(t, filepath.Join(slave.conf().ConfigDir(), "timerProgress.json"))
+	}
 }
