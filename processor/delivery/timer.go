@@ -146,6 +146,7 @@ const timerSlots = 1 << 18
 // delivered, so a restart re-reads what is pending; the progress file
 // (progress.go) says which of the records re-read were delivered, so a restart
 // delivers again only what was delivered after its last write (at least once).
+// A timer due beyond the roll window is stored again before then (rollAt).
 type Timer struct {
 	h *Host
 	// revive reports a timer message that is POP's own revive record: it goes
@@ -407,7 +408,7 @@ func (t *Timer) deliver(ctx context.Context, e timerEntry, now int64) bool {
 	if e.roll {
 		v, _ := codec.PropertyValue(t.parked.Properties, codec.PropTimerOutMs)
 		if d, err := strconv.ParseInt(v, 10, 64); err == nil && d/timerPrecisionMs > t.cursor {
-			return t.roll(ctx, e, now)
+			return t.roll(ctx, now)
 		}
 		// Due by now (the broker was down past it): delivered from these bytes.
 	}
@@ -444,7 +445,7 @@ func (t *Timer) deliver(ctx context.Context, e timerEntry, now int64) bool {
 // wheel reads the copy like any new record. A message recalled meanwhile is
 // dropped instead (its marker, read before, still waits for the deliver time;
 // a marker rolls like a message).
-func (t *Timer) roll(ctx context.Context, e timerEntry, now int64) bool {
+func (t *Timer) roll(ctx context.Context, now int64) bool {
 	p := &t.parked
 	if key, marker := RecallKey(p); !marker {
 		if _, recalled := t.recalled[key]; recalled {
