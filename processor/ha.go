@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"rmqd/codec"
+	"rmqd/processor/delivery"
 	"rmqd/remoting"
 	"rmqd/store"
 )
@@ -97,21 +98,29 @@ func (b *Broker) slaveSyncLoop(ctx context.Context) {
 	t := time.NewTicker(b.slaveSyncTick)
 	defer t.Stop()
 	var last time.Time
+	var timerOnly bool
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-b.masters.learned:
+			timerOnly = false
 		case <-t.C:
-			if time.Since(last) < time.Minute {
-				continue
-			}
+			timerOnly = time.Since(last) < time.Minute
 		}
 		if !b.conf().IsSlave() {
 			continue // controller mode made it master meanwhile
 		}
 		addr := b.MasterAddr()
 		if addr == "" || addr == b.conf().BrokerAddr() {
+			continue
+		}
+		if timerOnly {
+			// Every tick, as Java: what a promotion delivers again is what the
+			// master delivered since the last copy.
+			if err := b.syncTimerProgress(ctx, addr); err != nil {
+				b.log.Debug("slave timer sync", "master", addr, "err", err)
+			}
 			continue
 		}
 		// As Java: a failed round waits for the next minute too.
@@ -126,8 +135,8 @@ func (b *Broker) slaveSyncLoop(ctx context.Context) {
 var errNotSupported = errors.New("request code not supported")
 
 // SyncFromMaster copies topic configs, consumer offsets, delay offsets,
-// subscription groups and message request modes from the master at addr
-// (SlaveSynchronize.syncAll).
+// subscription groups, message request modes and the timer progress from the
+// master at addr (SlaveSynchronize.syncAll and syncTimerCheckPoint).
 func (b *Broker) SyncFromMaster(ctx context.Context, addr string) error {
 	if b.ns == nil {
 		return fmt.Errorf("slave sync: no remoting client")
@@ -176,6 +185,9 @@ func (b *Broker) SyncFromMaster(ctx context.Context, addr string) error {
 	} else if err := b.requestModes.replaceFromMaster(body); err != nil {
 		errs = append(errs, err)
 	}
+	if err := b.syncTimerProgress(ctx, addr); err != nil {
+		errs = append(errs, err)
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("slave sync: %w", errs[0])
 	}
@@ -196,7 +208,57 @@ func (b *Broker) handleGetTimerCheckPoint(ctx context.Context, c remoting.Conn, 
 	}
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	resp.Body = body
+	// The body has no room for rmqd's progress and Java reads it by position:
+	// header fields carry it, which Java ignores (docs/replication.md).
+	if s, ok := b.timer.ProgressNow(); ok {
+		resp.Ext.SetInt64(extTimerQueueOffset, s.QueueOffset)
+		resp.Ext.SetInt64(extTimerReadOffset, s.ReadOffset)
+		resp.Ext.SetInt64(extTimerDeliveredBefore, s.DeliveredBeforeMs)
+	}
 	return resp, nil
+}
+
+// GET_TIMER_CHECK_POINT answer fields of an rmqd master: its timer progress
+// (delivery.ProgressState), which its slaves save as their own.
+const (
+	extTimerQueueOffset     = "rmqdTimerQueueOffset"
+	extTimerReadOffset      = "rmqdTimerReadOffset"
+	extTimerDeliveredBefore = "rmqdTimerDeliveredBeforeMs"
+)
+
+// syncTimerProgress is SlaveSynchronize.syncTimerCheckPoint: it saves an rmqd
+// master's timer progress as this slave's, so a promotion does not deliver
+// again what the master delivered. A Java master sends none (its checkpoint
+// speaks of its timerlog, which rmqd lacks): nothing to save.
+func (b *Broker) syncTimerProgress(ctx context.Context, addr string) error {
+	if !b.conf().TimerWheelEnable || b.ns == nil {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	resp, err := b.ns.InvokeSync(cctx, addr, codec.NewRequest(codec.ReqGetTimerCheckPoint))
+	if err != nil {
+		return fmt.Errorf("timer checkpoint from %s: %w", addr, err)
+	}
+	if resp.Code != codec.RespSuccess {
+		return nil // a Java master without a timer store ("The checkpoint is null")
+	}
+	var s delivery.ProgressState
+	var ok [3]bool
+	var errs [3]error
+	s.QueueOffset, ok[0], errs[0] = resp.Ext.GetInt64(extTimerQueueOffset)
+	s.ReadOffset, ok[1], errs[1] = resp.Ext.GetInt64(extTimerReadOffset)
+	s.DeliveredBeforeMs, ok[2], errs[2] = resp.Ext.GetInt64(extTimerDeliveredBefore)
+	if err := errors.Join(errs[:]...); err != nil {
+		return fmt.Errorf("timer checkpoint from %s: %w", addr, err)
+	}
+	if !ok[0] || !ok[1] || !ok[2] {
+		return nil
+	}
+	if _, err := b.timer.AdoptProgress(s); err != nil {
+		return fmt.Errorf("timer checkpoint from %s: %w", addr, err)
+	}
+	return nil
 }
 
 // handleGetTimerMetrics is GET_TIMER_METRICS: TimerMetricsSerializeWrapper with

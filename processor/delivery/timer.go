@@ -16,7 +16,36 @@ import (
 const (
 	timerPrecisionMs = 1000        // MessageStoreConfig.timerPrecisionMs
 	TimerMaxDelayMs  = 3 * 86400e3 // timerMaxDelaySec (3 days) in ms
+	// timerRollWindowMs is timerRollWindowSlot (2 days of 1 s slots): a
+	// timer further away than this from its store time is stored again
+	// (rolled) before then, so its bytes outlive no commitlog retention
+	// longer than the window (fileReservedTime, 72 h by default).
+	timerRollWindowMs = 2 * 86400e3
 )
+
+// Properties a rolled timer message carries (MessageConst): when the wheel
+// took the record it rolls, when it rolled it, and how many times.
+const (
+	PropTimerEnqueueMs = "TIMER_ENQUEUE_MS"
+	PropTimerDequeueMs = "TIMER_DEQUEUE_MS"
+	PropTimerRollTimes = "TIMER_ROLL_TIMES"
+)
+
+// rollAt is when a record stored at stored (ms) and due at deliver is rolled,
+// as TimerMessageStore.doEnqueue: a window after its store time, or half a
+// window when less than a third of one would be left for the next roll.
+// It depends on the record alone (Java's uses the time it is read), so a
+// restart or a promoted slave finds the same time. roll is false for a
+// record due within the window.
+func rollAt(deliver, stored, w int64) (at int64, roll bool) {
+	if stored <= 0 || deliver-stored < w {
+		return deliver, false
+	}
+	if deliver-stored-w < w/3 {
+		return stored + w/2, true
+	}
+	return stored + w, true
+}
 
 // ParkTimer is HookUtils.transformTimerMessage: a message with TIMER_DELIVER_MS,
 // TIMER_DELAY_SEC or TIMER_DELAY_MS (5.x Java producers' setDeliverTimeMs /
@@ -97,9 +126,10 @@ func hasTimerProps(pv *codec.PropView) bool {
 }
 
 type timerEntry struct {
-	deliver  int64 // ms, a multiple of timerPrecisionMs
+	at       int64 // ms of its slot: the deliver time, or the roll time
 	qOffset  int64
 	clOffset int64
+	roll     bool // due beyond the roll window: stored again at at
 }
 
 // timerSlots is the wheel size in precision slots: more than TimerMaxDelayMs
@@ -116,6 +146,7 @@ const timerSlots = 1 << 18
 // delivered, so a restart re-reads what is pending; the progress file
 // (progress.go) says which of the records re-read were delivered, so a restart
 // delivers again only what was delivered after its last write (at least once).
+// A timer due beyond the roll window is stored again before then (rollAt).
 type Timer struct {
 	h *Host
 	// revive reports a timer message that is POP's own revive record: it goes
@@ -128,8 +159,11 @@ type Timer struct {
 	done    doneSet        // delivered queue offsets above the commit point
 	readPos int64
 	loaded  bool
+	running int // Runs delivering (a demotion's may overlap a promotion's): AdoptProgress refuses while any
 	tick    time.Duration
-	kick    chan struct{} // a message reached rmq_sys_wheel_timer
+	// rollWindow is timerRollWindowMs (tests shorten it).
+	rollWindow int64
+	kick       chan struct{} // a message reached rmq_sys_wheel_timer
 	// rec, parked and real are deliver's scratch (under mu): one message's
 	// record, its decoding (aliasing rec) and the message put back.
 	rec    []byte
@@ -154,7 +188,7 @@ func NewTimer(h *Host, revive func(m *codec.Message) bool) *Timer {
 		revive = func(*codec.Message) bool { return false }
 	}
 	return &Timer{h: h, revive: revive, tick: 100 * time.Millisecond, kick: make(chan struct{}, 1),
-		prog: progress{interval: time.Second}}
+		rollWindow: timerRollWindowMs, prog: progress{interval: time.Second}}
 }
 
 // Kick tells the service a message reached its topic.
@@ -166,7 +200,13 @@ func (t *Timer) Kick() { Kick(t.kick) }
 func (t *Timer) Run(ctx context.Context) {
 	t.mu.Lock()
 	t.loaded, t.wheel, t.count, t.recalled = false, nil, 0, nil
+	t.running++
 	t.mu.Unlock()
+	defer func() {
+		t.mu.Lock()
+		t.running--
+		t.mu.Unlock()
+	}()
 	TickUntilIdle(ctx, t.tick, IdleTick, t.kick, func(ctx context.Context) bool {
 		t.step(ctx)
 		t.mu.Lock()
@@ -183,7 +223,7 @@ func (t *Timer) Run(ctx context.Context) {
 
 // add puts e in its slot; an overdue entry goes to the cursor's slot.
 func (t *Timer) add(e timerEntry) {
-	sec := e.deliver / timerPrecisionMs
+	sec := e.at / timerPrecisionMs
 	if sec < t.cursor {
 		t.lowAtCursor = min(t.lowAtCursor, sec)
 		sec = t.cursor
@@ -245,7 +285,10 @@ func (t *Timer) StepAt(ctx context.Context, now int64) {
 			if err != nil {
 				deliver = 0 // deliver at once rather than lose it
 			}
-			if m.QueueOffset >= t.readPos && m.QueueOffset < t.skipOffset && deliver/timerPrecisionMs < t.skipSec {
+			// A far record's time is its roll time: the progress counts a
+			// rolled one as done (its copy carries it on).
+			at, roll := rollAt(deliver, m.StoreTimestamp, t.rollWindow)
+			if m.QueueOffset >= t.readPos && m.QueueOffset < t.skipOffset && at/timerPrecisionMs < t.skipSec {
 				t.done.grow(m.QueueOffset + 1) // delivered before the restart
 				t.done.mark(m.QueueOffset)
 				t.readPos = m.QueueOffset + 1
@@ -259,7 +302,7 @@ func (t *Timer) StepAt(ctx context.Context, now int64) {
 					t.recalled[strings.Clone(key)] = struct{}{}
 				}
 				t.done.grow(m.QueueOffset + 1)
-				t.add(timerEntry{deliver: deliver, qOffset: m.QueueOffset, clOffset: m.CommitLogOffset})
+				t.add(timerEntry{at: at, qOffset: m.QueueOffset, clOffset: m.CommitLogOffset, roll: roll})
 				t.readPos = m.QueueOffset + 1
 			}
 		}
@@ -272,12 +315,12 @@ func (t *Timer) StepAt(ctx context.Context, now int64) {
 		kept := 0
 		failed := false
 		for k, e := range slot {
-			if e.deliver/timerPrecisionMs > t.cursor { // cannot happen within 3 days; keep it
+			if e.at/timerPrecisionMs > t.cursor { // cannot happen within 3 days; keep it
 				slot[kept] = e
 				kept++
 				continue
 			}
-			if failed || !t.deliver(ctx, e) {
+			if failed || !t.deliver(ctx, e, now) {
 				failed = true
 				slot[kept] = slot[k]
 				kept++
@@ -352,7 +395,7 @@ func (d *doneSet) mark(off int64) {
 	}
 }
 
-func (t *Timer) deliver(ctx context.Context, e timerEntry) bool {
+func (t *Timer) deliver(ctx context.Context, e timerEntry, now int64) bool {
 	h := t.h
 	var err error
 	if t.rec, err = h.Store.AppendRecord(t.rec[:0], e.clOffset); err == nil {
@@ -361,6 +404,13 @@ func (t *Timer) deliver(ctx context.Context, e timerEntry) bool {
 	if err != nil {
 		h.Log.Warn("timer: message gone, dropped", "offset", e.clOffset, "err", err)
 		return true
+	}
+	if e.roll {
+		v, _ := codec.PropertyValue(t.parked.Properties, codec.PropTimerOutMs)
+		if d, err := strconv.ParseInt(v, 10, 64); err == nil && d/timerPrecisionMs > t.cursor {
+			return t.roll(ctx, now)
+		}
+		// Due by now (the broker was down past it): delivered from these bytes.
 	}
 	if len(t.recalled) > 0 {
 		// A marker is due with or after the message it names (same second,
@@ -388,6 +438,31 @@ func (t *Timer) deliver(ctx context.Context, e timerEntry) bool {
 		return true
 	}
 	return h.putBack(ctx, "timer", real)
+}
+
+// roll stores the parked message again in rmq_sys_wheel_timer, with its
+// deliver time and Java's roll properties (TimerMessageStore.convert); the
+// wheel reads the copy like any new record. A message recalled meanwhile is
+// dropped instead (its marker, read before, still waits for the deliver time;
+// a marker rolls like a message).
+func (t *Timer) roll(ctx context.Context, now int64) bool {
+	p := &t.parked
+	if key, marker := RecallKey(p); !marker {
+		if _, recalled := t.recalled[key]; recalled {
+			t.h.Log.Info("timer: recalled message dropped", "key", key)
+			return true
+		}
+	}
+	ed := codec.EditProperties(p.Properties)
+	times, _ := ed.Get(PropTimerRollTimes)
+	n, _ := strconv.ParseInt(times, 10, 64) // absent or malformed: first roll
+	ed.SetInt(PropTimerRollTimes, n+1)
+	ed.SetInt(PropTimerEnqueueMs, p.StoreTimestamp)
+	ed.SetInt(PropTimerDequeueMs, now)
+	t.real = codec.Message{Topic: p.Topic, QueueID: p.QueueID, Flag: p.Flag, SysFlag: p.SysFlag,
+		BornTimestamp: p.BornTimestamp, BornHost: p.BornHost, ReconsumeTimes: p.ReconsumeTimes,
+		Body: p.Body, Properties: ed.String()}
+	return t.h.putBack(ctx, "timer roll", &t.real)
 }
 
 // PropTimerDelUniqKey marks a timer record as a delete marker for
@@ -474,7 +549,7 @@ func (t *Timer) Metrics(now int64) TimerMetrics {
 	m.DequeueLatencyMs = max(now-t.cursor*timerPrecisionMs, 0)
 	for _, slot := range t.wheel {
 		for _, e := range slot {
-			in := (e.deliver - now) / 1000
+			in := (e.at - now) / 1000 // a roll by its roll time, as Java's wheel slots count
 			for i, bound := range TimerBoundsSec {
 				if in <= bound {
 					m.Due[i]++

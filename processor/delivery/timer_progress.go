@@ -20,14 +20,16 @@ import (
 // delivered again on each restart, a clean one too. Java keeps its wheel and
 // timerlog on disk and re-delivers at most what its last checkpoint (1 s)
 // missed. This file gives the same bound: every record below readOffset whose
-// TIMER_OUT_MS is before deliveredBeforeMs was delivered when it was written,
-// so a restart skips those. The claim stays true whatever happened after, so
-// it is safe with a consumer offset written at another time, or copied from a
-// master.
-type progressState struct {
+// wheel time (TIMER_OUT_MS, or for a far one its roll time, rollAt) is before
+// deliveredBeforeMs was delivered or rolled when it was written, so a restart
+// skips those. The claim stays true whatever happened after, so it is safe
+// with a consumer offset written at another time, or copied from a master.
+// A slave adopts its master's (AdoptProgress), so its promotion skips what the
+// master delivered.
+type ProgressState struct {
 	QueueOffset       int64 `json:"queueOffset"`       // every record below was delivered
 	ReadOffset        int64 `json:"readOffset"`        // records below were read into the wheel
-	DeliveredBeforeMs int64 `json:"deliveredBeforeMs"` // ... and those due before this were delivered
+	DeliveredBeforeMs int64 `json:"deliveredBeforeMs"` // ... and those due (or to roll) before this were delivered (rolled)
 }
 
 // progress writes the file: at most every interval while the wheel works,
@@ -36,7 +38,7 @@ type progress struct {
 	path      string
 	interval  time.Duration
 	mu        sync.Mutex // one write at a time; guards the fields below
-	written   progressState
+	written   ProgressState
 	lastWrite time.Time
 }
 
@@ -56,8 +58,8 @@ func (p *progress) due(idle bool) bool {
 // state is the progress at the end of the last step (under t.mu). All slots
 // before the cursor are delivered, so every pending entry due before it was
 // added overdue to the cursor's slot: lowAtCursor bounds them.
-func (t *Timer) state() progressState {
-	s := progressState{QueueOffset: t.done.base, ReadOffset: t.readPos}
+func (t *Timer) state() ProgressState {
+	s := ProgressState{QueueOffset: t.done.base, ReadOffset: t.readPos}
 	if s.ReadOffset > s.QueueOffset {
 		s.DeliveredBeforeMs = min(t.cursor, t.lowAtCursor) * timerPrecisionMs
 	}
@@ -71,14 +73,19 @@ func (t *Timer) Persist() error {
 	if p.path == "" {
 		return nil
 	}
+	p.mu.Lock() // before t.mu, as in AdoptProgress: no stale state written over an adopted one
+	defer p.mu.Unlock()
 	t.mu.Lock()
 	loaded, s := t.loaded, t.state()
 	t.mu.Unlock()
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if !loaded || s == p.written {
 		return nil
 	}
+	return p.write(s)
+}
+
+// write saves s (under p.mu).
+func (p *progress) write(s ProgressState) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "{\n\t\"queueOffset\":%d,\n\t\"readOffset\":%d,\n\t\"deliveredBeforeMs\":%d\n}",
 		s.QueueOffset, s.ReadOffset, s.DeliveredBeforeMs)
@@ -87,6 +94,41 @@ func (t *Timer) Persist() error {
 	}
 	p.written, p.lastWrite = s, time.Now()
 	return nil
+}
+
+// ProgressNow is the wheel's progress at the end of its last step; false when
+// it is not loaded (a slave's timer, a master's before its first step).
+func (t *Timer) ProgressNow() (ProgressState, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.state(), t.loaded
+}
+
+// AdoptProgress writes s, a master's progress, as this broker's progress file
+// so that a promotion starts from it (SlaveSynchronize.syncTimerCheckPoint).
+// It is refused (false) while the wheel runs: a master keeps its own. The
+// wheel's stale state, if it ran before (a demoted master), is dropped so
+// Persist cannot write it over s.
+func (t *Timer) AdoptProgress(s ProgressState) (bool, error) {
+	p := &t.prog
+	if p.path == "" {
+		return false, nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.running > 0 {
+		return false, nil
+	}
+	t.loaded = false
+	if s == p.written {
+		return true, nil
+	}
+	if err := p.write(s); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 func (t *Timer) persistLogged() {
@@ -98,16 +140,19 @@ func (t *Timer) persistLogged() {
 // load starts the wheel (under t.mu): from the consumer offset or the
 // file's, whichever is further, skipping what the file says was delivered.
 func (t *Timer) load(now int64) {
-	var s progressState
+	var s ProgressState
 	if t.prog.path != "" {
 		err := meta.LoadConfigFile(t.prog.path, func(data []byte) error { return codec.UnmarshalBody(data, &s) })
 		if err != nil {
 			t.h.Log.Error("timer: progress file unreadable, timers delivered since the oldest pending one may come again", "err", err)
-			s = progressState{}
+			s = ProgressState{}
 		}
 	}
 	t.readPos = max(t.h.Offsets.Query(TimerSysGroup, TopicTimer, 0), s.QueueOffset, 0)
-	t.skipOffset, t.skipSec = s.ReadOffset, s.DeliveredBeforeMs/timerPrecisionMs
+	// A file adopted from a master may name records this store never got (a
+	// promoted slave behind its master): offsets it reuses are not skipped.
+	t.skipOffset = min(s.ReadOffset, max(t.h.Store.MaxOffsetInQueue(TopicTimer, 0), 0))
+	t.skipSec = s.DeliveredBeforeMs / timerPrecisionMs
 	t.done.reset(t.readPos)
 	t.wheel = make([][]timerEntry, timerSlots)
 	t.count = 0

@@ -2,6 +2,8 @@ package delivery
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -74,4 +76,35 @@ func TestTimerProgressSkipsOnlyDelivered(t *testing.T) {
 	require.Zero(t, tm.PendingCount())
 	require.NoError(t, tm.Persist())
 	require.Equal(t, 0, newTimer().PendingCount())
+}
+
+// TestTimerAdoptProgress: a slave's timer takes its master's progress only
+// while it does not run, and a stale wheel from a demoted master's run is not
+// persisted over it.
+func TestTimerAdoptProgress(t *testing.T) {
+	h, _ := newTestHost(t)
+	dir := t.TempDir()
+	tm := NewTimer(h, nil)
+	tm.SetProgressFile(dir)
+	tm.StepAt(context.Background(), time.Now().UnixMilli()) // ran as master once
+	adopted := ProgressState{QueueOffset: 3, ReadOffset: 7, DeliveredBeforeMs: 5000}
+	ok, err := tm.AdoptProgress(adopted)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NoError(t, tm.Persist())
+	b, err := os.ReadFile(filepath.Join(dir, "timerProgress.json"))
+	require.NoError(t, err)
+	var got ProgressState
+	require.NoError(t, codec.UnmarshalBody(b, &got))
+	require.Equal(t, adopted, got)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); tm.Run(ctx) }()
+	require.Eventually(t, func() bool { _, loaded := tm.ProgressNow(); return loaded }, 5*time.Second, time.Millisecond)
+	ok, err = tm.AdoptProgress(ProgressState{QueueOffset: 9, ReadOffset: 9})
+	require.NoError(t, err)
+	require.False(t, ok, "a running wheel keeps its own")
+	cancel()
+	<-done
 }
