@@ -144,6 +144,11 @@ func (h popHost) ReviveHorizon() int64 {
 	hz := time.Now().UnixMilli()
 	if b.conf().TimerWheelEnable {
 		hz = b.timer.Horizon(hz)
+		// And after: what the timer delivered before its horizon must be
+		// readable in the revive queue when the round reads it.
+		if !b.waitDispatch(b.store.MaxPhyOffset(), 200*time.Millisecond, nil) {
+			return 0
+		}
 	}
 	return hz
 }

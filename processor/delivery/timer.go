@@ -502,17 +502,30 @@ func (t *Timer) Checkpoint() (readMs, queueOffset int64) {
 
 // Horizon is the time before which every timer message has been delivered:
 // now when the wheel is empty with every record read (it idles between steps,
-// whatever its cursor says), its cursor otherwise, 0 before its first step.
+// whatever its cursor says), else its cursor, held back by the overdue entries
+// waiting in the cursor's slot and by the oldest record not read yet (one
+// written before it is due is due after it was stored), 0 before its first
+// step.
 func (t *Timer) Horizon(now int64) int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.loaded {
 		return 0
 	}
-	if t.count > 0 || t.readPos < t.h.Store.MaxOffsetInQueue(TopicTimer, 0) {
-		return min(now, t.cursor*timerPrecisionMs)
+	unread := t.readPos < t.h.Store.MaxOffsetInQueue(TopicTimer, 0)
+	if t.count == 0 && !unread {
+		return now
 	}
-	return now
+	hz := min(now, t.cursor*timerPrecisionMs)
+	if t.lowAtCursor != math.MaxInt64 {
+		hz = min(hz, t.lowAtCursor*timerPrecisionMs)
+	}
+	if unread {
+		if ts := t.h.Store.MessageStoreTimestamp(TopicTimer, 0, t.readPos); ts > 0 {
+			hz = min(hz, ts)
+		}
+	}
+	return hz
 }
 
 // TimerBoundsSec are TimerMetrics.timerDist: the upper bounds, in seconds from

@@ -37,6 +37,8 @@ type testHost struct {
 	stopped atomic.Bool
 	// compensated records Compensate calls: "group topic retryTopic expType exp".
 	compensated []string
+	// horizon, when set, is what ReviveHorizon reports (a timer still holding records).
+	horizon atomic.Int64
 }
 
 func newTestHost(t *testing.T) *testHost { return newTestHostTB(t) }
@@ -175,7 +177,12 @@ func (h *testHost) Compensate(group, topic, retry, expType, exp string) {
 	defer h.mu.Unlock()
 	h.compensated = append(h.compensated, strings.Join([]string{group, topic, retry, expType, exp}, " "))
 }
-func (h *testHost) ReviveHorizon() int64 { return time.Now().UnixMilli() }
+func (h *testHost) ReviveHorizon() int64 {
+	if v := h.horizon.Load(); v != 0 {
+		return v
+	}
+	return time.Now().UnixMilli()
+}
 func (h *testHost) Recovered(what string, r any) bool {
 	if r != nil {
 		panic(fmt.Sprint(what, ": ", r))

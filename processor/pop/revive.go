@@ -174,6 +174,10 @@ func (r *reviver) round(ctx context.Context) {
 		// while its timer is not behind).
 		endTime = max(endTime, min(time.Now().UnixMilli()-500, horizon))
 	}
+	// A record due late does not prove an earlier ack came out: after a
+	// restart the timer delivers what fell due while down in the order it was
+	// written. Only the horizon does.
+	endTime = min(endTime, horizon)
 	list := make([]*CheckPoint, 0, len(cks))
 	for _, ck := range cks {
 		list = append(list, ck)
