@@ -204,7 +204,10 @@ func (j *javaStore) max(cmd string) int64 {
 func (j *javaStore) waitMax(s *store.DefaultStore) {
 	j.t.Helper()
 	var got, want int64
-	deadline := time.Now().Add(30 * time.Second)
+	// 120 s: a Java slave's truncation stops its reput thread first (a join of
+	// up to 90 s); once in CI (2026-12-06) it had not truncated after 30 s.
+	const wait = 120 * time.Second
+	deadline := time.Now().Add(wait)
 	for time.Now().Before(deadline) {
 		got, want = j.max("max"), s.MaxPhyOffset()
 		if got == want {
@@ -212,7 +215,13 @@ func (j *javaStore) waitMax(s *store.DefaultStore) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	j.t.Fatalf("java store at %d, rmqd at %d after 30 s (java epochs %s)", got, want, j.epochs())
+	// Where the Java side waits, for the next time this happens.
+	if j.cmd.Process != nil {
+		if dump, err := exec.Command("jstack", strconv.Itoa(j.cmd.Process.Pid)).CombinedOutput(); err == nil {
+			j.t.Logf("java threads:\n%s", dump)
+		}
+	}
+	j.t.Fatalf("java store at %d, rmqd at %d after %v (java epochs %s)", got, want, wait, j.epochs())
 }
 
 func (j *javaStore) epochs() string {
