@@ -2,6 +2,7 @@ package processor
 
 import (
 	"context"
+	"math"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -161,9 +162,13 @@ func TestConsumeStatsTopicListOnce(t *testing.T) {
 	require.Equal(t, 4, strings.Count(string(r.Body), `"topic":"DupT"`))
 }
 
-// TestSearchOffsetUpperBoundary: the upper boundary is the last message stored
-// at or before the time (or the lower boundary when none is), for every time
-// in and around the queue's.
+// TestSearchOffsetUpperBoundary: Java's boundaries (ConsumeQueue
+// getOffsetInQueueByTime clamped by ConsumeQueueStore) for every time in and
+// around the queue's: LOWER is the first message stored at or after the time
+// (the max offset past the last), UPPER the last one stored at or before it
+// (the min offset before the first). In a gap between store times UPPER is the
+// message before the gap (it was the one after it, as LOWER), and past the last
+// message it is that message (it was the max offset).
 func TestSearchOffsetUpperBoundary(t *testing.T) {
 	b := newTestBroker(t, nil)
 	ctx := context.Background()
@@ -173,7 +178,7 @@ func TestSearchOffsetUpperBoundary(t *testing.T) {
 		resp, _ := b.handleSendMessage(ctx, c, sendReq("UpT", 0, []byte("x"), ""))
 		require.EqualValues(t, codec.RespSuccess, resp.Code)
 		if i%10 == 9 {
-			time.Sleep(3 * time.Millisecond) // a few distinct store times
+			time.Sleep(3 * time.Millisecond) // distinct store times with gaps between them
 		}
 	}
 	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("UpT", 0) == n }, 5*time.Second, 10*time.Millisecond)
@@ -181,10 +186,13 @@ func TestSearchOffsetUpperBoundary(t *testing.T) {
 	for i := range times {
 		times[i] = b.st.MessageStoreTimestamp("UpT", 0, int64(i))
 	}
-	search := func(ts int64, boundary string) int64 {
+	search := func(topic string, ts int64, boundary string) int64 {
 		req := codec.NewRequest(codec.ReqSearchOffsetByTimestamp)
-		for _, kv := range [][2]string{{"topic", "UpT"}, {"queueId", "0"}, {"timestamp", i64s(ts)}, {"boundaryType", boundary}} {
+		for _, kv := range [][2]string{{"topic", topic}, {"queueId", "0"}, {"timestamp", i64s(ts)}} {
 			req.Ext.Set(kv[0], kv[1])
+		}
+		if boundary != "" {
+			req.Ext.Set("boundaryType", boundary)
 		}
 		resp, _ := b.handleSearchOffsetByTimestamp(ctx, c, req)
 		require.EqualValues(t, codec.RespSuccess, resp.Code)
@@ -193,13 +201,34 @@ func TestSearchOffsetUpperBoundary(t *testing.T) {
 		require.NoError(t, err)
 		return off
 	}
+	tss := []int64{math.MinInt64, -1, 0, times[0] - 1000, times[n-1] + 1000, math.MaxInt64}
 	for _, base := range times {
-		for _, ts := range []int64{base - 1, base, base + 1} {
-			want := search(ts, "lower")
-			for want+1 < n && times[want+1] <= ts { // what the handler walked before
-				want++
+		tss = append(tss, base-1, base, base+1)
+	}
+	gaps := 0
+	for _, ts := range tss {
+		lower := int64(n)
+		for i := n - 1; i >= 0; i-- {
+			if times[i] >= ts {
+				lower = int64(i)
 			}
-			require.Equal(t, want, search(ts, "upper"), "ts %d", ts)
 		}
+		upper := int64(0)
+		for i := range n {
+			if times[i] <= ts {
+				upper = int64(i)
+			}
+		}
+		if lower > upper && lower < n && upper > 0 {
+			gaps++
+		}
+		require.Equal(t, lower, search("UpT", ts, ""), "lower, ts %d", ts)
+		require.Equal(t, lower, search("UpT", ts, "LOWER"), "lower, ts %d", ts)
+		require.Equal(t, upper, search("UpT", ts, "UPPER"), "upper, ts %d", ts)
+		require.Equal(t, upper, search("UpT", ts, "upper"), "upper, ts %d", ts)
+	}
+	require.Positive(t, gaps, "some times fall between two store times")
+	for _, boundary := range []string{"lower", "upper"} {
+		require.Zero(t, search("NoSuchT", time.Now().UnixMilli(), boundary), "an unknown queue, %s", boundary)
 	}
 }

@@ -152,20 +152,31 @@ func (b *Broker) handleGetMinOffset(ctx context.Context, c remoting.Conn, req *c
 	return resp, nil
 }
 
-// handleSearchOffsetByTimestamp is SEARCH_OFFSET_BY_TIMESTAMP.
+// handleSearchOffsetByTimestamp is SEARCH_OFFSET_BY_TIMESTAMP with Java's
+// boundaryType (5.x ConsumeQueue.getOffsetInQueueByTime): LOWER (the default,
+// any name but "upper") is the first message stored at or after the time,
+// the max offset when all are older; UPPER is the last one stored at or
+// before it, so in a gap between store times UPPER < LOWER, as Java answers.
+// Both are clamped into [min, max] as ConsumeQueueStore clamps: UPPER before
+// the first message is the min offset.
 func (b *Broker) handleSearchOffsetByTimestamp(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	var h codec.SearchOffsetRequestHeader
 	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
 	topic, q, ts := h.Topic, h.QueueID, h.Timestamp
-	off := b.store.OffsetInQueueByTime(topic, q, ts)
-	if strings.EqualFold(h.BoundaryType, "upper") && ts < math.MaxInt64 {
-		// The store answers the lower boundary; the upper one is the last
-		// message stored at or before ts, one below the first stored after it.
-		// Both are binary searches: a walk read every message of a millisecond
-		// (a batch stores thousands in one).
-		off = max(off, b.store.OffsetInQueueByTime(topic, q, ts+1)-1)
+	var off int64
+	if strings.EqualFold(h.BoundaryType, "upper") {
+		// One below the first message stored after ts: a binary search, where
+		// a walk would read every message of a millisecond (a batch stores
+		// thousands in one).
+		after := b.store.MaxOffsetInQueue(topic, q)
+		if ts < math.MaxInt64 {
+			after = b.store.OffsetInQueueByTime(topic, q, ts+1)
+		}
+		off = max(after-1, b.store.MinOffsetInQueue(topic, q))
+	} else {
+		off = b.store.OffsetInQueueByTime(topic, q, ts)
 	}
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	resp.Ext.Set("offset", i64s(off))

@@ -222,11 +222,25 @@ func atQueueEnd(code int32, res *store.GetResult) bool {
 	return false
 }
 
+// confirmBound is implemented by stores whose dispatch stops at a confirm
+// offset (controller mode, Java's ReputMessageService up to getConfirmOffset).
+type confirmBound interface {
+	ConfirmOffset() int64
+}
+
 // dispatchBehind reports that records below target are not all in their
-// consume queues yet.
+// consume queues yet. Records past the confirm offset wait for replicas, not
+// for dispatch: a wait for them would last its whole time (Java's consume
+// queues do not hold them either).
 func (b *Broker) dispatchBehind(target int64) bool {
 	dp, ok := b.store.(dispatchProgress)
-	return ok && dp.DispatchedPhyOffset() < target
+	if !ok {
+		return false
+	}
+	if cb, ok := b.store.(confirmBound); ok {
+		target = min(target, cb.ConfirmOffset())
+	}
+	return dp.DispatchedPhyOffset() < target
 }
 
 // waitDispatch polls until dispatch has passed target (true) or d has

@@ -176,3 +176,57 @@ func TestGetMaxOffsetWaitsForDispatch(t *testing.T) {
 	require.GreaterOrEqual(t, time.Since(start), syncDispatchWait)
 	require.Less(t, time.Since(start), maxDispatchWait)
 }
+
+// dispatchCounter is the real store counting reads of its dispatch progress.
+type dispatchCounter struct {
+	*store.DefaultStore
+	reads atomic.Int32
+}
+
+func (s *dispatchCounter) DispatchedPhyOffset() int64 {
+	s.reads.Add(1)
+	return s.DefaultStore.DispatchedPhyOffset()
+}
+
+// In controller mode dispatch stops at the confirm offset, which only replicas
+// move: GET_MAX_OFFSET and a pull at the end of the queue answer what is
+// confirmed (Java's committed max offset) without waiting for the records past
+// it. They polled dispatch until their wait ran out (20 ms, and 1 s for a pull).
+func TestDispatchWaitStopsAtTheConfirmOffset(t *testing.T) {
+	var dc *dispatchCounter
+	tb := newTestBrokerWith(t, nil, nil, func(st *store.DefaultStore) MessageStore {
+		dc = &dispatchCounter{DefaultStore: st}
+		return dc
+	})
+	b, st := tb.Broker, tb.st
+	ctx := context.Background()
+	c := newTestConn(40007)
+	send := func() {
+		resp, err := b.handleSendMessage(ctx, c, sendReq("ConfT", 0, []byte("m"), ""))
+		require.NoError(t, err)
+		require.EqualValues(t, codec.RespSuccess, resp.Code)
+	}
+	send()
+	require.Eventually(t, func() bool { return st.MaxOffsetInQueue("ConfT", 0) == 1 }, 5*time.Second, time.Millisecond)
+	st.SetConfirmOffset(st.MaxPhyOffset())
+	st.UseConfirmOffset(true)
+	send()
+	require.Less(t, st.DispatchedPhyOffset(), st.MaxPhyOffset(), "the second message waits for its replicas")
+
+	dc.reads.Store(0)
+	r := codec.NewRequest(codec.ReqGetMaxOffset)
+	r.Ext.Set("topic", "ConfT")
+	r.Ext.Set("queueId", "0")
+	resp, err := b.handleGetMaxOffset(ctx, c, r)
+	require.NoError(t, err)
+	require.Equal(t, "1", ext(t, resp, "offset"))
+	require.LessOrEqual(t, dc.reads.Load(), int32(2), "no polling for unconfirmed records")
+
+	dc.reads.Store(0)
+	pc := newTestConn(40008)
+	pr, err := b.handlePullMessage(ctx, pc, pullReq("CfG", "ConfT", 0, 1, codec.PullFlagSubscription, 0))
+	require.NoError(t, err)
+	require.NotNil(t, pr, "answered in the handler")
+	require.EqualValues(t, codec.RespPullNotFound, pr.Code)
+	require.LessOrEqual(t, dc.reads.Load(), int32(2), "no polling for unconfirmed records")
+}

@@ -290,7 +290,8 @@ func (s *DefaultStore) LookMessageByOffset(commitLogOffset int64) (*codec.Messag
 }
 
 // QueryMessage finds records of topic whose UNIQ_KEY or a KEYS token equals key,
-// stored within [begin, end] ms, and copies them one after another into body.
+// stored within [begin, end] ms, and copies them one after another into body,
+// in commitlog order.
 // It stops before a record that would take body past maxBytes (but always
 // takes the first one): clients refuse a larger frame, and each found record
 // may be a 4 MiB message.
@@ -300,12 +301,17 @@ func (s *DefaultStore) QueryMessage(topic, key string, maxNum int32, maxBytes in
 		n = s.cfg.MaxMsgsNumBatch
 	}
 	offs, lastTs, lastPhy := s.index.query(topic, key, n, begin, end)
+	if len(offs) == 0 {
+		// Java tells the index's last update only with what it found.
+		return nil, 0, 0, 0
+	}
+	// Oldest first, as Java sorts them (the index walks newest first), and
+	// each record once: Java would repeat one whose KEYS names the key twice,
+	// or that re-dispatch after a crash indexed again.
+	slices.Sort(offs)
+	offs = slices.Compact(offs)
 	var m codec.Message
-	for i, off := range offs {
-		if slices.Contains(offs[:i], off) {
-			// Re-dispatch after a crash indexes the boundary record twice.
-			continue
-		}
+	for _, off := range offs {
 		f, b := s.commitLog.readRecord(off, 0)
 		if f == nil {
 			continue

@@ -133,3 +133,33 @@ func queryRecords(s *DefaultStore, topic, key string, maxNum int32, begin, end i
 	}
 	return recs, lastTs, lastPhy
 }
+
+// TestQueryMessageOrderAndHeaders: records come back oldest first, each once
+// (Java sorts the index's offsets, which walks newest first; a key twice in
+// KEYS is two entries), and the index's last update is told only when the
+// index found an entry (Java's QueryMessageResult keeps 0 and 0 otherwise).
+func TestQueryMessageOrderAndHeaders(t *testing.T) {
+	s := openStore(t, testConfig(t.TempDir()))
+	defer s.Shutdown()
+	for i := range 5 {
+		m := newMsg("Ord", 0, fmt.Sprint(i), map[string]string{"KEYS": "dup x dup"})
+		require.Equal(t, PutOK, s.PutMessage(context.Background(), m).Status)
+	}
+	waitDispatched(t, s, "Ord", 0, 5)
+	s.doReput()
+	end := time.Now().Add(time.Hour).UnixMilli()
+	recs, lastTs, lastPhy := queryRecords(s, "Ord", "dup", 32, 0, end)
+	require.Len(t, recs, 5)
+	var m codec.Message
+	for i, r := range recs {
+		_, err := codec.DecodeRecord(r, &m)
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprint(i), string(m.Body), "commitlog order")
+	}
+	require.Positive(t, lastTs)
+	require.Positive(t, lastPhy)
+	recs, lastTs, lastPhy = queryRecords(s, "Ord", "missing", 32, 0, end)
+	require.Empty(t, recs)
+	require.Zero(t, lastTs)
+	require.Zero(t, lastPhy)
+}
