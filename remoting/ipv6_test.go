@@ -34,6 +34,29 @@ func remoteOf(t *testing.T, addr string) (*Server, <-chan net.Addr) {
 	return s, got
 }
 
+// A wildcard listener takes IPv4 and IPv6 clients, as Java's dual-stack bind
+// of 0.0.0.0 (NettyServerConfig's default) and of :: does; an IPv4 client's
+// address reads as a 4-byte one, as Java reports it.
+func TestWildcardListenerIsDualStack(t *testing.T) {
+	needIPv6Loopback(t)
+	for _, bind := range []string{"0.0.0.0:0", "[::]:0"} {
+		t.Run(bind, func(t *testing.T) {
+			s, got := remoteOf(t, bind)
+			port := strconv.Itoa(s.Addr().(*net.TCPAddr).Port)
+			c := newClient(t)
+			for _, host := range []string{"127.0.0.1", "::1"} {
+				_, err := c.InvokeSync(tctx(t, 5*time.Second), net.JoinHostPort(host, port), codec.NewRequest(10))
+				require.NoError(t, err, host)
+				ra := (<-got).(*net.TCPAddr)
+				require.Equal(t, host, ra.IP.String())
+				if host == "127.0.0.1" {
+					require.Len(t, []byte(ra.IP), net.IPv4len, "an IPv4 peer is not v4-mapped")
+				}
+			}
+		})
+	}
+}
+
 // Route data from a Java broker names an IPv6 broker "::1:10911" (brokerIP1 +
 // ":" + port); the client dials it as Java's does, splitting at the last colon.
 func TestClientDialsJavaStyleIPv6Addr(t *testing.T) {

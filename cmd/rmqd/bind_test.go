@@ -135,6 +135,11 @@ func TestStandaloneBindAddressWildcard(t *testing.T) {
 func TestNamesrvModeKeepsWildcard(t *testing.T) {
 	nsPort, _, log := startMode(t, "namesrv", "")
 	require.True(t, reachable("127.0.0.2", nsPort))
+	if ln, err := net.Listen("tcp6", "[::1]:0"); err == nil {
+		ln.Close()
+		// Java binds 0.0.0.0 on a dual-stack socket: IPv6 clients reach it too.
+		require.True(t, reachable("::1", nsPort), "the wildcard listener takes IPv6 clients")
+	}
 	require.NotContains(t, log.String(), "loopback only")
 }
 
