@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"rmqd/processor"
 	"rmqd/remoting"
 )
 
@@ -172,4 +173,14 @@ func TestBrokerModeKeepsWildcard(t *testing.T) {
 	require.True(t, reachable("127.0.0.2", brokerPort))
 	require.True(t, reachable("127.0.0.2", brokerPort-2))
 	require.NotContains(t, log.String(), "loopback only")
+}
+
+// The Prometheus exporter listens on brokerIP1 by default; Java's default for an
+// IPv6 host is bracketed ("[fd00::2]"), which must not be bracketed twice.
+func TestMetricsHostFromBracketedBrokerIP(t *testing.T) {
+	bcfg := processor.DefaultBrokerConfig()
+	bcfg.BrokerIP1, bcfg.MetricsExporterType, bcfg.MetricsPromExporterPort = "[::1]", "PROM", 5557
+	_, addr, err := metricsSetup(bcfg, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	require.Equal(t, "[::1]:5557", addr)
 }

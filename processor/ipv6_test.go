@@ -1,0 +1,100 @@
+package processor
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"rmqd/codec"
+	"rmqd/compat"
+)
+
+// A broker advertising IPv6 takes a send from an IPv6 client and stores what a
+// Java broker would: both hosts 16 bytes with their SYSFLAG bits, a 56-character
+// offsetMsgId naming the IPv6 store host, and VIEW_MESSAGE_BY_ID finds the
+// record from it. brokerIP1 may be bracketed, as a Java broker accepts.
+func TestIPv6BrokerAndClient(t *testing.T) {
+	for _, ip := range []string{"::1", "[::1]"} {
+		t.Run(ip, func(t *testing.T) {
+			b := newTestBroker(t, func(c *BrokerConfig) { c.BrokerIP1, c.BrokerIP2 = ip, ip })
+			require.Equal(t, "[::1]:10911", b.conf().BrokerAddr())
+			require.Equal(t, "[::1]:10912", b.haServerAddr())
+			storeHost := netip.MustParseAddrPort("[::1]:10911")
+
+			c := newTestConn(0)
+			c.remote = &net.TCPAddr{IP: net.ParseIP("::1"), Port: 40000}
+			// An IPv4 client seen through a dual-stack listener.
+			c4 := newTestConn(0)
+			c4.remote = &net.TCPAddr{IP: net.ParseIP("::ffff:10.1.2.3"), Port: 40001}
+			ctx := context.Background()
+			var offs []int64
+			for _, conn := range []*testConn{c, c4} {
+				resp, err := b.handleSendMessage(ctx, conn, sendReq("T6", 0, []byte("v6"), clientSendProps))
+				require.NoError(t, err)
+				require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+				id := ext(t, resp, "msgId")
+				require.Len(t, id, 56)
+				host, off, err := compat.DecodeOffsetMsgID(id)
+				require.NoError(t, err)
+				require.Equal(t, storeHost, host)
+				offs = append(offs, off)
+			}
+			waitQueued(b, "T6", 2)
+
+			for i, want := range []string{"[::1]:40000", "10.1.2.3:40001"} {
+				view := codec.NewRequest(codec.ReqViewMessageById)
+				view.Ext.Set("offset", strconv.FormatInt(offs[i], 10))
+				r, err := b.handleViewMessageByID(ctx, c, view)
+				require.NoError(t, err)
+				require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
+				var m codec.Message
+				n, err := codec.DecodeRecord(r.Body, &m)
+				require.NoError(t, err)
+				require.Equal(t, len(r.Body), n)
+				require.Equal(t, want, m.BornHost.String())
+				require.Equal(t, storeHost, m.StoreHost)
+				require.Equal(t, offs[i], m.CommitLogOffset)
+				flags := codec.SysFlagStoreHostV6
+				if i == 0 {
+					flags |= codec.SysFlagBornHostV6
+				}
+				require.Equal(t, flags, m.SysFlag&(codec.SysFlagBornHostV6|codec.SysFlagStoreHostV6))
+				require.Less(t, m.StoreTimestamp, time.Now().UnixMilli()+1)
+			}
+		})
+	}
+}
+
+// brokerIP1's default falls back to an IPv6 address on a host without IPv4, as
+// NetworkUtil.getLocalAddress does, rather than advertising 127.0.0.1.
+func TestDefaultBrokerIPFallsBackToIPv6(t *testing.T) {
+	cidr := func(s string) net.Addr {
+		ip, n, err := net.ParseCIDR(s)
+		require.NoError(t, err)
+		n.IP = ip
+		return n
+	}
+	require.Equal(t, "10.0.0.5", pickLocalIP([]net.Addr{cidr("127.0.0.1/8"), cidr("fd00::2/64"), cidr("10.0.0.5/24")}))
+	require.Equal(t, "fd00::2", pickLocalIP([]net.Addr{cidr("127.0.0.1/8"), cidr("::1/128"), cidr("fe80::1/64"), cidr("fd00::2/64")}))
+	require.Equal(t, "127.0.0.1", pickLocalIP([]net.Addr{cidr("::1/128"), cidr("fe80::1/64")}))
+}
+
+// A link-local brokerIP1 carries a zone ("fe80::1%lo") that no record keeps:
+// the broker's own revive records, read back, are still recognised as its own.
+func TestZonedBrokerIPRecognisesOwnReviveRecords(t *testing.T) {
+	b := newTestBroker(t, func(c *BrokerConfig) { c.BrokerIP1, c.BrokerIP2 = "fe80::1%lo", "fe80::1%lo" })
+	m := codec.Message{Topic: compat.SysTopicRevivePrefix + b.conf().BrokerClusterName, QueueID: 0,
+		BornHost: b.storeHost, StoreHost: b.storeHost, Body: []byte("ck")}
+	buf := make([]byte, codec.RecordSize(&m))
+	codec.EncodeRecord(buf, &m)
+	var back codec.Message
+	_, err := codec.DecodeRecord(buf, &back)
+	require.NoError(t, err)
+	require.True(t, b.popRevive(&back))
+	require.Len(t, compat.OffsetMsgID(b.storeHost, 1), 56)
+}
