@@ -70,6 +70,34 @@ func TestIPv6BrokerAndClient(t *testing.T) {
 	}
 }
 
+// PUSH_REPLY_MESSAGE_TO_CLIENT names the hosts as Java's getHostAddress() +
+// ":" + port: an IPv6 one unbracketed and unabbreviated.
+func TestReplyPushNamesIPv6HostsAsJava(t *testing.T) {
+	b := newTestBroker(t, func(c *BrokerConfig) { c.BrokerIP1, c.BrokerIP2 = "::1", "::1" })
+	ctx := context.Background()
+	requester := newTestConn(1)
+	var pushed []*codec.RemotingCommand
+	requester.answer = func(req *codec.RemotingCommand) *codec.RemotingCommand {
+		pushed = append(pushed, req)
+		return codec.NewResponse(req, codec.RespSuccess, "")
+	}
+	_, err := b.handleHeartBeat(ctx, requester, heartbeatReq(t, "req-1", "CG"))
+	require.NoError(t, err)
+	replier := newTestConn(0)
+	replier.remote = &net.TCPAddr{IP: net.ParseIP("2001:db8::7"), Port: 40002}
+	req := sendReq("DefaultCluster_REPLY_TOPIC", -1, []byte("pong"), "REPLY_TO_CLIENT\x01req-1\x02CORRELATION_ID\x01c1\x02")
+	req.Code = codec.ReqSendReplyMessage
+	resp, err := b.handleSendReplyMessage(ctx, replier, req)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Len(t, ext(t, resp, "msgId"), 56)
+	require.Len(t, pushed, 1)
+	born, _ := pushed[0].Ext.Get("bornHost")
+	store, _ := pushed[0].Ext.Get("storeHost")
+	require.Equal(t, "2001:db8:0:0:0:0:0:7:40002", born)
+	require.Equal(t, "0:0:0:0:0:0:0:1:10911", store)
+}
+
 // brokerIP1's default falls back to an IPv6 address on a host without IPv4, as
 // NetworkUtil.getLocalAddress does, rather than advertising 127.0.0.1.
 func TestDefaultBrokerIPFallsBackToIPv6(t *testing.T) {
