@@ -95,7 +95,9 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 	if err != nil {
 		return nil, fmt.Errorf("new broker: brokerIP1 %q must be an IP address: %w", cfg.BrokerIP1, err)
 	}
-	storeHost = netip.AddrPortFrom(storeHost.Addr().Unmap(), storeHost.Port())
+	// What records and ids carry: 4 or 16 bytes, no IPv6 zone, so a record read
+	// back compares equal (popRevive) with a link-local brokerIP1 too.
+	storeHost = netip.AddrPortFrom(storeHost.Addr().Unmap().WithZone(""), storeHost.Port())
 	b := &Broker{store: st, log: logger.With("component", "broker"), storeHost: storeHost,
 		startTime: time.Now(), topicsChanged: make(chan struct{}, 1), slaveSyncTick: 3 * time.Second}
 	b.masters.learned = make(chan struct{}, 1)

@@ -142,10 +142,10 @@ type BrokerConfig struct {
 }
 
 // DefaultBrokerConfig returns Java's defaults. BrokerIP1/2 default to the first
-// non-loopback IPv4 address as Java's NetworkUtil.getLocalAddress does; set them
-// to 127.0.0.1 when the broker only listens on loopback.
+// non-loopback IPv4 address (else IPv6) as Java's NetworkUtil.getLocalAddress
+// does; set them to 127.0.0.1 when the broker only listens on loopback.
 func DefaultBrokerConfig() BrokerConfig {
-	ip := localIPv4()
+	ip := localIP()
 	return BrokerConfig{
 		BrokerName:                  "broker-a",
 		BrokerClusterName:           "DefaultCluster",
@@ -207,9 +207,19 @@ func DefaultBrokerConfig() BrokerConfig {
 func (c *BrokerConfig) ConfigDir() string { return filepath.Join(c.Store.StorePathRootDir, "config") }
 
 // BrokerAddr is brokerIP1:listenPort, the address registered with name servers
-// and written as store host.
+// and written as store host. An IPv6 brokerIP1 comes out bracketed,
+// "[::1]:10911", where Java writes "::1:10911" (docs/compatibility.md).
 func (c *BrokerConfig) BrokerAddr() string {
-	return net.JoinHostPort(c.BrokerIP1, strconv.Itoa(c.ListenPort))
+	return net.JoinHostPort(bareHost(c.BrokerIP1), strconv.Itoa(c.ListenPort))
+}
+
+// bareHost drops the brackets of an IPv6 brokerIP1/2 written "[::1]", which a
+// Java broker takes (InetAddress strips them).
+func bareHost(ip string) string {
+	if len(ip) > 2 && ip[0] == '[' && ip[len(ip)-1] == ']' {
+		return ip[1 : len(ip)-1]
+	}
+	return ip
 }
 
 // ApplyProperties sets fields from broker.conf keys through the one config
@@ -286,23 +296,33 @@ func (c *BrokerConfig) Properties() map[string]string { return compat.ConfigProp
 // parseJavaBool is Boolean.parseBoolean: only "true" (any case) is true.
 func parseJavaBool(s string) bool { return strings.EqualFold(strings.TrimSpace(s), "true") }
 
-// localIPv4 picks the first non-loopback, non-link-local IPv4 address, else
-// 127.0.0.1.
-func localIPv4() string {
+// localIP picks the first non-loopback, non-link-local IPv4 address; on a host
+// without one, the first such IPv6 address, as NetworkUtil.getLocalAddress
+// falls back to IPv6; else 127.0.0.1.
+func localIP() string {
 	addrs, err := net.InterfaceAddrs()
 	if err != nil {
 		return "127.0.0.1"
 	}
+	return pickLocalIP(addrs)
+}
+
+func pickLocalIP(addrs []net.Addr) string {
+	v6 := ""
 	for _, a := range addrs {
 		ipn, ok := a.(*net.IPNet)
-		if !ok {
+		if !ok || ipn.IP.IsLoopback() || ipn.IP.IsLinkLocalUnicast() || ipn.IP.IsUnspecified() {
 			continue
 		}
-		ip := ipn.IP.To4()
-		if ip == nil || ip.IsLoopback() || ip.IsLinkLocalUnicast() {
-			continue
+		if ip := ipn.IP.To4(); ip != nil {
+			return ip.String()
 		}
-		return ip.String()
+		if v6 == "" {
+			v6 = ipn.IP.String()
+		}
+	}
+	if v6 != "" {
+		return v6
 	}
 	return "127.0.0.1"
 }

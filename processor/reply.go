@@ -49,7 +49,7 @@ func (b *Broker) handleSendReplyMessage(ctx context.Context, c remoting.Conn, re
 			{"queueId", i32s(h.QueueID)}, {"sysFlag", i32s(h.SysFlag)}, {"bornTimestamp", i64s(h.BornTimestamp)},
 			{"flag", i32s(h.Flag)}, {"properties", codec.SetProperty(h.Properties, codec.PropPushReplyTime, i64s(now))},
 			{"reconsumeTimes", i32s(h.ReconsumeTimes)}, {"unitMode", strconv.FormatBool(h.UnitMode)},
-			{"bornHost", born.String()}, {"storeHost", b.storeHost.String()}, {"storeTimestamp", i64s(now)}} {
+			{"bornHost", compat.JavaHostPort(born)}, {"storeHost", compat.JavaHostPort(b.storeHost)}, {"storeTimestamp", i64s(now)}} {
 			push.Ext.Set(kv[0], strings.Clone(kv[1]))
 		}
 		push.Body = append([]byte(nil), req.Body...)

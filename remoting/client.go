@@ -130,7 +130,8 @@ func (c *Client) conn(ctx context.Context, addr string) (*clientConn, error) {
 	dctx, cancel := context.WithTimeout(ctx, c.cfg.DialTimeout)
 	defer cancel()
 	var d net.Dialer
-	nc, err := d.DialContext(dctx, "tcp", addr)
+	// Route data from a Java broker names an IPv6 host as "::1:10911".
+	nc, err := d.DialContext(dctx, "tcp", codec.DialAddr(addr))
 	if err != nil {
 		return nil, fmt.Errorf("remoting: dial %s: %w", addr, err)
 	}

@@ -271,9 +271,9 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	s.events.start()
 	s.runDone = make(chan error, 1)
-	protoAddrs := []string{"tcp://" + s.cfg.Addr}
+	protoAddrs := []string{"tcp://" + listenAddr(s.cfg.Addr)}
 	for _, a := range s.cfg.ExtraAddrs {
-		protoAddrs = append(protoAddrs, "tcp://"+a)
+		protoAddrs = append(protoAddrs, "tcp://"+listenAddr(a))
 	}
 	go func() {
 		if len(protoAddrs) == 1 {
@@ -482,7 +482,7 @@ func (h *serverHandler) OnBoot(eng gnet.Engine) gnet.Action {
 	cfgAddrs := append([]string{s.cfg.Addr}, s.cfg.ExtraAddrs...)
 	addrs := make([]net.Addr, 0, len(cfgAddrs))
 	for _, a := range cfgAddrs {
-		addr, err := boundAddr(eng, a, len(cfgAddrs) == 1)
+		addr, err := boundAddr(eng, listenAddr(a), len(cfgAddrs) == 1)
 		if err != nil {
 			s.log.Warn("remoting: cannot read the bound address", "addr", a, "err", err)
 			addr, _ = net.ResolveTCPAddr("tcp", a)
@@ -580,7 +580,7 @@ func (h *serverHandler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	sc.ep = endpoint{
 		id:     s.nextID.Add(1),
 		local:  localAddrOf(c.Fd(), c.LocalAddr()),
-		remote: c.RemoteAddr(),
+		remote: peerAddrOf(c.RemoteAddr()),
 		opaque: &s.opaque,
 		bufs:   s.bufs,
 		w:      sc,

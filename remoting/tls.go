@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/panjf2000/gnet/v2"
+
+	"rmqd/codec"
 )
 
 // TLSMode is Java's tls.server.mode.
@@ -184,7 +186,7 @@ func (c *Client) handshake(ctx context.Context, nc net.Conn, addr string) (net.C
 	cfg := c.cfg.TLS
 	if cfg.ServerName == "" && !cfg.InsecureSkipVerify {
 		cfg = cfg.Clone()
-		if host, _, err := net.SplitHostPort(addr); err == nil {
+		if host, _, err := net.SplitHostPort(codec.DialAddr(addr)); err == nil {
 			cfg.ServerName = host
 		}
 	}

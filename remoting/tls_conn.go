@@ -55,7 +55,7 @@ func newTLSConn(s *Server, nc net.Conn, replay []byte, port int, local net.Addr)
 	c.ep = endpoint{
 		id:          s.nextID.Add(1),
 		local:       local,
-		remote:      nc.RemoteAddr(),
+		remote:      peerAddrOf(nc.RemoteAddr()),
 		opaque:      &s.opaque,
 		bufs:        s.bufs,
 		w:           c,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"rmqd/processor"
 	"rmqd/remoting"
 )
 
@@ -26,6 +27,9 @@ func TestStandaloneBind(t *testing.T) {
 		{map[string]string{}, "127.0.0.1"},
 		{map[string]string{"brokerIP1": "127.0.0.1"}, "127.0.0.1"},
 		{map[string]string{"brokerIP1": "10.1.2.3"}, "0.0.0.0"},
+		{map[string]string{"brokerIP1": "::1"}, "::1"},
+		{map[string]string{"brokerIP1": "[::1]"}, "::1"},
+		{map[string]string{"brokerIP1": "2001:db8::1"}, "0.0.0.0"},
 		{map[string]string{"brokerIP1": "broker.example"}, "0.0.0.0"},
 		{map[string]string{"bindAddress": "0.0.0.0"}, "0.0.0.0"},
 		{map[string]string{"bindAddress": "127.0.0.5", "brokerIP1": "10.1.2.3"}, "127.0.0.5"},
@@ -135,6 +139,11 @@ func TestStandaloneBindAddressWildcard(t *testing.T) {
 func TestNamesrvModeKeepsWildcard(t *testing.T) {
 	nsPort, _, log := startMode(t, "namesrv", "")
 	require.True(t, reachable("127.0.0.2", nsPort))
+	if ln, err := net.Listen("tcp6", "[::1]:0"); err == nil {
+		ln.Close()
+		// Java binds 0.0.0.0 on a dual-stack socket: IPv6 clients reach it too.
+		require.True(t, reachable("::1", nsPort), "the wildcard listener takes IPv6 clients")
+	}
 	require.NotContains(t, log.String(), "loopback only")
 }
 
@@ -167,4 +176,14 @@ func TestBrokerModeKeepsWildcard(t *testing.T) {
 	require.True(t, reachable("127.0.0.2", brokerPort))
 	require.True(t, reachable("127.0.0.2", brokerPort-2))
 	require.NotContains(t, log.String(), "loopback only")
+}
+
+// The Prometheus exporter listens on brokerIP1 by default; Java's default for an
+// IPv6 host is bracketed ("[fd00::2]"), which must not be bracketed twice.
+func TestMetricsHostFromBracketedBrokerIP(t *testing.T) {
+	bcfg := processor.DefaultBrokerConfig()
+	bcfg.BrokerIP1, bcfg.MetricsExporterType, bcfg.MetricsPromExporterPort = "[::1]", "PROM", 5557
+	_, addr, err := metricsSetup(bcfg, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	require.Equal(t, "[::1]:5557", addr)
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"rmqd/codec"
@@ -51,14 +52,19 @@ func loadProperties(path string) (map[string]string, error) {
 // standaloneBind is where standalone listens: loopback only, as Redis'
 // protected mode, unless the configuration names an address (bindAddress) or
 // advertises one other hosts must reach (brokerIP1), in which case it is
-// Java's wildcard. It runs before standaloneDefaults fills brokerIP1 in.
+// Java's wildcard; an IPv6 loopback brokerIP1 makes it ::1. It runs before
+// standaloneDefaults fills brokerIP1 in.
 func standaloneBind(props map[string]string) string {
 	if b := props[keyBindAddress]; b != "" {
 		return b
 	}
 	if ip := props["brokerIP1"]; ip != "" {
-		if a := net.ParseIP(ip); a == nil || !a.IsLoopback() {
+		a := net.ParseIP(strings.TrimSuffix(strings.TrimPrefix(ip, "["), "]"))
+		if a == nil || !a.IsLoopback() {
 			return "0.0.0.0"
+		}
+		if a.To4() == nil {
+			return "::1" // listen where it advertises: 127.0.0.1 is not reachable as [::1]
 		}
 	}
 	return "127.0.0.1"
@@ -108,7 +114,7 @@ func serve(ctx context.Context, opts options, stdout io.Writer, logger *slog.Log
 	bind := props[keyBindAddress]
 	if opts.mode == "standalone" {
 		bind = standaloneBind(props)
-		if bind == "127.0.0.1" && props[keyBindAddress] == "" {
+		if (bind == "127.0.0.1" || bind == "::1") && props[keyBindAddress] == "" {
 			logger.Info("standalone listens on loopback only; set bindAddress=0.0.0.0 (or brokerIP1) in -c to serve other hosts")
 		}
 		standaloneDefaults(props)

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"rmqd/codec"
 )
 
 // client is what the classic and the auto-switch slave share: the master's
@@ -136,7 +138,9 @@ type session struct {
 // dial connects to addr and makes it the live connection until close.
 func (c *client) dial(addr string) (*session, error) {
 	d := net.Dialer{Timeout: dialTimeout}
-	nc, err := d.DialContext(c.ctx, "tcp", addr)
+	// haMasterAddress, or a Java master's haServerAddr, names an IPv6 host as
+	// "::1:10912" (Java splits at the last colon).
+	nc, err := d.DialContext(c.ctx, "tcp", codec.DialAddr(addr))
 	if err != nil {
 		return nil, fmt.Errorf("dial master %s: %w", addr, err)
 	}
