@@ -40,7 +40,9 @@ func TestPutMessageAsyncSharesOneFlush(t *testing.T) {
 		require.GreaterOrEqual(t, flushedAt[i], ends[i], "answered before its bytes were flushed")
 		rounds[flushedAt[i]] = true
 	}
-	require.Less(t, len(rounds), n/4, "waiters must share msyncs")
+	// Shared, not one each: how many share depends on how fast msync is
+	// against the puts (CI under -race once saw 51 rounds for 200 puts).
+	require.Less(t, len(rounds), n/2, "waiters must share msyncs")
 	time.Sleep(50 * time.Millisecond)
 	for i := range n {
 		require.EqualValues(t, 1, calls[i].Load())
