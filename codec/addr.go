@@ -15,3 +15,12 @@ func DialAddr(addr string) string {
 	}
 	return "[" + addr[:i] + "]" + addr[i:]
 }
+
+// BareHost drops the brackets of an IPv6 host written "[::1]" (a brokerIP1 or
+// an exporter host in a config file; Java's InetAddress takes both forms).
+func BareHost(host string) string {
+	if len(host) > 2 && host[0] == '[' && host[len(host)-1] == ']' {
+		return host[1 : len(host)-1]
+	}
+	return host
+}

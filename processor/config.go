@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"rmqd/codec"
 	"rmqd/compat"
 	"rmqd/store"
 	"strconv"
@@ -210,16 +211,7 @@ func (c *BrokerConfig) ConfigDir() string { return filepath.Join(c.Store.StorePa
 // and written as store host. An IPv6 brokerIP1 comes out bracketed,
 // "[::1]:10911", where Java writes "::1:10911" (docs/compatibility.md).
 func (c *BrokerConfig) BrokerAddr() string {
-	return net.JoinHostPort(bareHost(c.BrokerIP1), strconv.Itoa(c.ListenPort))
-}
-
-// bareHost drops the brackets of an IPv6 brokerIP1/2 written "[::1]", which a
-// Java broker takes (InetAddress strips them).
-func bareHost(ip string) string {
-	if len(ip) > 2 && ip[0] == '[' && ip[len(ip)-1] == ']' {
-		return ip[1 : len(ip)-1]
-	}
-	return ip
+	return net.JoinHostPort(codec.BareHost(c.BrokerIP1), strconv.Itoa(c.ListenPort))
 }
 
 // ApplyProperties sets fields from broker.conf keys through the one config

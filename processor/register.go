@@ -50,7 +50,7 @@ func (b *Broker) haServerAddr() string {
 	if port <= 0 {
 		port = b.conf().ListenPort + 1
 	}
-	return net.JoinHostPort(bareHost(ip), strconv.Itoa(port))
+	return net.JoinHostPort(codec.BareHost(ip), strconv.Itoa(port))
 }
 
 func (b *Broker) brokerIdentity(req *codec.RemotingCommand) {

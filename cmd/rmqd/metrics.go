@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"rmqd/codec"
 	"rmqd/processor"
 	"rmqd/processor/metrics"
 	"rmqd/store"
@@ -28,7 +29,7 @@ func metricsSetup(bcfg processor.BrokerConfig, b *processor.Broker,
 	if host == "" {
 		host = bcfg.BrokerIP1 // as BrokerMetricsManager does
 	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]") // "[::1]", Java's IPv6 default form
+	host = codec.BareHost(host) // "[::1]", Java's IPv6 default form
 	labels := map[string]string{}
 	for _, kv := range strings.Split(bcfg.MetricsLabel, ",") {
 		if k, v, ok := strings.Cut(strings.TrimSpace(kv), ":"); ok && k != "" {

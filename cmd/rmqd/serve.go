@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"rmqd/codec"
@@ -59,7 +58,7 @@ func standaloneBind(props map[string]string) string {
 		return b
 	}
 	if ip := props["brokerIP1"]; ip != "" {
-		a := net.ParseIP(strings.TrimSuffix(strings.TrimPrefix(ip, "["), "]"))
+		a := net.ParseIP(codec.BareHost(ip))
 		if a == nil || !a.IsLoopback() {
 			return "0.0.0.0"
 		}
