@@ -37,3 +37,34 @@ func (p *Persister) Persist() error {
 
 // Calls is how many Persist calls have begun.
 func (p *Persister) Calls() uint64 { return p.asked.Load() }
+
+// DirtyFile is a config file written on a period (Java's persistAll every few
+// seconds) rather than on each change: changes mark it, a flush writes it only
+// when marked, one write at a time, and a failed write leaves it marked. The
+// mark is cleared before write takes its snapshot, so a change racing the
+// flush costs one more write, never a lost one.
+type DirtyFile struct {
+	dirty atomic.Bool
+	mu    sync.Mutex // one write at a time
+}
+
+// Mark records a change not written yet.
+func (d *DirtyFile) Mark() { d.dirty.Store(true) }
+
+// Dirty reports a change not written yet.
+func (d *DirtyFile) Dirty() bool { return d.dirty.Load() }
+
+// Flush calls write, which snapshots the table and writes the file, when the
+// file is marked or force is set.
+func (d *DirtyFile) Flush(force bool, write func() error) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.dirty.Swap(false) && !force {
+		return nil
+	}
+	if err := write(); err != nil {
+		d.dirty.Store(true)
+		return err
+	}
+	return nil
+}

@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -95,4 +96,23 @@ func TestPersisterSharesAWrite(t *testing.T) {
 	close(release)
 	wg.Wait()
 	require.EqualValues(t, 2, writes.Load(), "the waiting callers share one write")
+}
+
+func TestDirtyFileWritesOnlyMarkedAndKeepsFailures(t *testing.T) {
+	var d DirtyFile
+	writes := 0
+	ok := func() error { writes++; return nil }
+	if err := d.Flush(false, ok); err != nil || writes != 0 {
+		t.Fatalf("unmarked flush wrote: %d %v", writes, err)
+	}
+	d.Mark()
+	if err := d.Flush(false, func() error { return errors.New("disk") }); err == nil || !d.Dirty() {
+		t.Fatalf("a failed write must leave the file marked (err %v, dirty %v)", err, d.Dirty())
+	}
+	if err := d.Flush(false, ok); err != nil || writes != 1 || d.Dirty() {
+		t.Fatalf("marked flush: writes %d, dirty %v, err %v", writes, d.Dirty(), err)
+	}
+	if err := d.Flush(true, ok); err != nil || writes != 2 {
+		t.Fatalf("forced flush: writes %d, err %v", writes, err)
+	}
 }

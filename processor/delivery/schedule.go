@@ -99,9 +99,8 @@ type Schedule struct {
 	levels  []time.Duration // levels[i] is the delay of level i+1
 	path    string
 	mu      sync.Mutex
-	offsets map[int32]int64 // delay level (1-based) → next schedule-queue offset
-	moved   bool            // an offset moved since the last write (under mu)
-	persMu  sync.Mutex      // one write at a time
+	offsets map[int32]int64  // delay level (1-based) → next schedule-queue offset
+	file    compat.DirtyFile // marked when an offset moves
 	version meta.Version
 	tick    time.Duration
 	kick    chan struct{} // a message reached SCHEDULE_TOPIC_XXXX
@@ -182,29 +181,13 @@ func (s *Schedule) ReplaceFromMaster(body []byte) error {
 
 // Persist writes delayOffset.json.
 func (s *Schedule) Persist() error {
-	s.persMu.Lock()
-	defer s.persMu.Unlock()
-	s.mu.Lock()
-	data := s.encodeLocked()
-	s.moved = false
-	s.mu.Unlock()
-	if err := compat.WriteConfigFile(s.path, data); err != nil {
-		s.mu.Lock()
-		s.moved = true
-		s.mu.Unlock()
-		return err
-	}
-	return nil
+	return s.file.Flush(true, func() error { return compat.WriteConfigFile(s.path, s.Encode()) })
 }
 
 // Encode is delayOffset.json: {"dataVersion":…,"offsetTable":{1:0,2:17}}.
 func (s *Schedule) Encode() []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.encodeLocked()
-}
-
-func (s *Schedule) encodeLocked() []byte {
 	var b bytes.Buffer
 	dv, _ := codec.MarshalBody(s.version.Get())
 	b.WriteString("{\n\t\"dataVersion\":")
@@ -213,12 +196,6 @@ func (s *Schedule) encodeLocked() []byte {
 	meta.WriteIntKeyedMap(&b, s.offsets)
 	b.WriteString("\n}")
 	return b.Bytes()
-}
-
-func (s *Schedule) hasMoved() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.moved
 }
 
 // Run delivers until ctx ends.
@@ -234,7 +211,7 @@ func (s *Schedule) Run(ctx context.Context) {
 		// Every PersistInterval while delivering (Java's flushDelayOffsetInterval),
 		// and before going idle: the idle tick is 10 s, and the offsets of the
 		// last deliveries waited for it (a kill meanwhile delivered them again).
-		if s.hasMoved() && (!pending || time.Since(lastPersist) >= s.PersistInterval) {
+		if s.file.Dirty() && (!pending || time.Since(lastPersist) >= s.PersistInterval) {
 			lastPersist = time.Now()
 			if err := s.Persist(); err != nil {
 				s.h.Log.Error("persist delayOffset.json", "err", err)
@@ -296,7 +273,7 @@ func (s *Schedule) setOffset(level int32, off int64) {
 	s.mu.Lock()
 	if s.offsets[level] != off {
 		s.offsets[level] = off
-		s.moved = true
+		s.file.Mark()
 	}
 	s.mu.Unlock()
 }

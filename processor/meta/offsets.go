@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"rmqd/codec"
 	"rmqd/compat"
@@ -29,10 +28,9 @@ type ConsumerOffsetManager struct {
 	// queue must hand to the consumer (server-side reset, 5.x default).
 	reset   map[topicGroup]map[int32]int64
 	version Version
-	persMu  sync.Mutex
-	// changed is set by every update and cleared by a persist, so the 5 s flush
-	// does not rewrite (and fsync) an unchanged file.
-	changed atomic.Bool
+	// file is marked by every update, so the 5 s flush does not rewrite (and
+	// fsync) an unchanged file.
+	file compat.DirtyFile
 }
 
 // NewConsumerOffsetManager stores its file in configDir.
@@ -57,7 +55,7 @@ func (m *ConsumerOffsetManager) AssignReset(group, topic string, queueID int32, 
 	}
 	q[queueID] = offset
 	m.mu.Unlock()
-	m.changed.Store(true)
+	m.file.Mark()
 }
 
 // HasReset reports a pending reset of the queue.
@@ -175,20 +173,14 @@ func WriteIntKeyedMap(b *bytes.Buffer, q map[int32]int64) {
 
 // PersistIfChanged writes consumerOffset.json when an offset moved since the
 // last write.
-func (m *ConsumerOffsetManager) PersistIfChanged() error {
-	if !m.changed.Load() {
-		return nil
-	}
-	return m.Persist()
-}
+func (m *ConsumerOffsetManager) PersistIfChanged() error { return m.persist(false) }
 
 // Persist writes consumerOffset.json.
-func (m *ConsumerOffsetManager) Persist() error {
-	m.persMu.Lock()
-	defer m.persMu.Unlock()
-	m.changed.Store(false)
-	if err := compat.WriteConfigFile(m.path, m.Encode()); err != nil {
-		m.changed.Store(true)
+func (m *ConsumerOffsetManager) Persist() error { return m.persist(true) }
+
+func (m *ConsumerOffsetManager) persist(force bool) error {
+	err := m.file.Flush(force, func() error { return compat.WriteConfigFile(m.path, m.Encode()) })
+	if err != nil {
 		return fmt.Errorf("persist consumer offsets: %w", err)
 	}
 	return nil
@@ -209,7 +201,7 @@ func (m *ConsumerOffsetManager) Commit(group, topic string, queueID int32, offse
 	// a move makes the periodic flush write the file.
 	if old, had := q[queueID]; !had || old != offset {
 		q[queueID] = offset
-		m.changed.Store(true)
+		m.file.Mark()
 	}
 	m.mu.Unlock()
 }
@@ -249,7 +241,7 @@ func (m *ConsumerOffsetManager) Clone(srcGroup, destGroup, topic string) bool {
 		return false
 	}
 	m.table[topicGroup{strings.Clone(topic), strings.Clone(destGroup)}] = maps.Clone(src)
-	m.changed.Store(true)
+	m.file.Mark()
 	return true
 }
 
@@ -293,7 +285,7 @@ func (m *ConsumerOffsetManager) DeleteGroup(group string) {
 }
 
 func (m *ConsumerOffsetManager) deleteWhere(match func(topicGroup) bool) {
-	m.changed.Store(true)
+	m.file.Mark()
 	m.mu.Lock()
 	for _, t := range []map[topicGroup]map[int32]int64{m.table, m.reset} {
 		for k := range t {

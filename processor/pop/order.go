@@ -80,13 +80,12 @@ func (o *orderEntry) nextOffset() int64 {
 // an ordered POP handed out, which of it is acked, and how often each offset
 // was delivered. Persisted as consumerOrderInfo.json in Java's format.
 type OrderInfo struct {
-	path    string
-	log     *slog.Logger
-	persMu  sync.Mutex // one write at a time
-	mu      sync.Mutex
-	table   map[string]map[int32]*orderEntry
-	changed bool
-	every   time.Duration // run's period, 5 s (tests shorten it)
+	path  string
+	log   *slog.Logger
+	mu    sync.Mutex
+	table map[string]map[int32]*orderEntry
+	file  compat.DirtyFile // marked on every change
+	every time.Duration    // run's period, 5 s (tests shorten it)
 }
 
 // NewOrderInfo keeps its file under dir (storePathRootDir/config).
@@ -124,7 +123,7 @@ func (m *OrderInfo) Update(attempt string, isRetry bool, topic, group string, qu
 		ne.mergeConsumed(old)
 	}
 	qs[queueID] = ne
-	m.changed = true
+	m.file.Mark()
 	minTimes := int32(1<<31 - 1)
 	if ne.Consumed != nil {
 		for _, off := range codec.SortedKeys(ne.Consumed) {
@@ -175,7 +174,7 @@ func (m *OrderInfo) ClearBlock(topic, group string, queueID int32) {
 	defer m.mu.Unlock()
 	if qs := m.table[orderKey(topic, group)]; qs != nil {
 		delete(qs, queueID)
-		m.changed = true
+		m.file.Mark()
 	}
 }
 
@@ -205,7 +204,7 @@ func (m *OrderInfo) CommitAndNext(topic, group string, queueID int32, off, popTi
 	}
 	e.CommitBits |= 1 << i
 	e.LastConsume = time.Now().UnixMilli()
-	m.changed = true
+	m.file.Mark()
 	return e.nextOffset()
 }
 
@@ -221,7 +220,7 @@ func (m *OrderInfo) UpdateNextVisibleTime(topic, group string, queueID int32, of
 		e.NextVisible = map[int64]int64{}
 	}
 	e.NextVisible[off] = next
-	m.changed = true
+	m.file.Mark()
 }
 
 // orderCleanAfter drops queues unused for a day (CLEAN_SPAN_FROM_LAST).
@@ -232,11 +231,6 @@ const orderCleanAfter = 24 * time.Hour
 func (m *OrderInfo) Encode() ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.encodeLocked()
-}
-
-// encodeLocked is Encode with m.mu held.
-func (m *OrderInfo) encodeLocked() ([]byte, error) {
 	m.expireLocked(time.Now().UnixMilli())
 	var b bytes.Buffer
 	b.WriteString(`{"table":{`)
@@ -311,40 +305,26 @@ func (m *OrderInfo) Load() error {
 }
 
 // Persist writes the file as Java's ConfigManager does (compat.WriteConfigFile).
-func (m *OrderInfo) Persist() error {
+func (m *OrderInfo) Persist() error { return m.persist(true) }
+
+// PersistIfChanged writes the file when the table changed since the last write.
+func (m *OrderInfo) PersistIfChanged() error { return m.persist(false) }
+
+func (m *OrderInfo) persist(force bool) error {
 	if m.path == "" {
 		return nil
 	}
-	m.persMu.Lock()
-	defer m.persMu.Unlock()
-	m.mu.Lock()
-	data, err := m.encodeLocked()
-	// Cleared with the snapshot taken: a change made after it marks the table
-	// again. Clearing it after the snapshot lost such a change until the next
-	// one, and a failed write left the table unmarked.
-	m.changed = false
-	m.mu.Unlock()
-	if err == nil {
-		err = compat.WriteConfigFile(m.path, data)
-	}
+	err := m.file.Flush(force, func() error {
+		data, err := m.Encode()
+		if err != nil {
+			return err
+		}
+		return compat.WriteConfigFile(m.path, data)
+	})
 	if err != nil {
-		m.mu.Lock()
-		m.changed = true
-		m.mu.Unlock()
 		return fmt.Errorf("persist consumer order info: %w", err)
 	}
 	return nil
-}
-
-// PersistIfChanged writes the file when the table changed since the last write.
-func (m *OrderInfo) PersistIfChanged() error {
-	m.mu.Lock()
-	ch := m.changed
-	m.mu.Unlock()
-	if !ch {
-		return nil
-	}
-	return m.Persist()
 }
 
 // expireLocked drops the queues unused for orderCleanAfter, and reports
@@ -372,7 +352,7 @@ func (m *OrderInfo) run(ctx context.Context) {
 	everyTick(ctx, m.every, func() {
 		m.mu.Lock()
 		if m.expireLocked(time.Now().UnixMilli()) {
-			m.changed = true
+			m.file.Mark()
 		}
 		m.mu.Unlock()
 		if err := m.PersistIfChanged(); err != nil {
