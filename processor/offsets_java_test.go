@@ -40,3 +40,27 @@ func TestUpdateConsumerOffsetUnknownGroupNotCreated(t *testing.T) {
 	require.EqualValues(t, codec.RespTopicNotExist, resp.Code, resp.Remark)
 	require.Equal(t, "Topic NoSuchT not exist!", resp.Remark)
 }
+
+// A server-side reset is refused by a slave (AdminBrokerProcessor.resetOffsetInner):
+// its offsets are the master's copy, overwritten by the next sync, and a
+// reset pending there would move a consumer that pulls from it for nothing.
+func TestServerSideResetOffsetRefusedOnSlave(t *testing.T) {
+	b := newTestBroker(t, nil)
+	ctx := context.Background()
+	c := newTestConn(1)
+	_, err := b.handleSendMessage(ctx, c, sendReq("SlaveResetT", 0, []byte("m"), ""))
+	require.NoError(t, err)
+	_, err = b.handleHeartBeat(ctx, c, heartbeatReq(t, "c1", "SRG", "SlaveResetT"))
+	require.NoError(t, err)
+	b.setRole(RoleSlave, 1)
+
+	req := codec.NewRequest(codec.ReqInvokeBrokerToResetOffset)
+	req.Ext.Set("topic", "SlaveResetT")
+	req.Ext.Set("group", "SRG")
+	req.Ext.Set("timestamp", "0")
+	req.Ext.Set("isForce", "true")
+	resp, _ := b.handleInvokeBrokerToResetOffset(ctx, c, req)
+	require.EqualValues(t, codec.RespSystemError, resp.Code, resp.Remark)
+	require.Equal(t, "Can not reset offset in slave broker", resp.Remark)
+	require.False(t, b.offsets.HasReset("SRG", "SlaveResetT", 0))
+}
