@@ -2,6 +2,7 @@ package processor
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -63,4 +64,59 @@ func TestServerSideResetOffsetRefusedOnSlave(t *testing.T) {
 	require.EqualValues(t, codec.RespSystemError, resp.Code, resp.Remark)
 	require.Equal(t, "Can not reset offset in slave broker", resp.Remark)
 	require.False(t, b.offsets.HasReset("SRG", "SlaveResetT", 0))
+}
+
+// GET_CONSUME_STATS' pullOffset is where the group's last pull of the queue
+// left it, never below the committed offset (ConsumerOffsetManager's
+// pullOffsetTable, AdminBrokerProcessor.getConsumeStats): mqadmin 5.x's
+// consumerProgress prints pullOffset - consumerOffset as #Inflight, the
+// messages pulled and not yet committed.
+func TestConsumeStatsPullOffsetIsLastPull(t *testing.T) {
+	b := newTestBroker(t, nil)
+	ctx := context.Background()
+	c := newTestConn(1)
+	for range 5 {
+		_, err := b.handleSendMessage(ctx, c, sendReq("InflT", 0, []byte("m"), ""))
+		require.NoError(t, err)
+	}
+	_, err := b.handleHeartBeat(ctx, c, heartbeatReq(t, "c1", "InflG", "InflT"))
+	require.NoError(t, err)
+	b.offsets.Commit("InflG", "InflT", 0, 1)
+
+	stat := func() string {
+		t.Helper()
+		cs := codec.NewRequest(codec.ReqGetConsumeStats)
+		cs.Ext.Set("consumerGroup", "InflG")
+		cs.Ext.Set("topic", "InflT")
+		r, _ := b.handleGetConsumeStats(ctx, c, cs)
+		require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
+		return string(r.Body)
+	}
+	require.Contains(t, stat(), `"consumerOffset":1,`)
+	require.Contains(t, stat(), `"pullOffset":1}`, "no pull yet: the committed offset")
+
+	n := len(c.responses())
+	r, err := b.handlePullMessage(ctx, c, pullReq("InflG", "InflT", 0, 1, codec.PullFlagSubscription, 0))
+	require.NoError(t, err)
+	if r == nil {
+		r = waitResponse(t, c, n+1)
+	}
+	require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
+	require.Equal(t, "5", ext(t, r, "nextBeginOffset"))
+	require.Contains(t, stat(), `"consumerOffset":1,`)
+	require.Contains(t, stat(), `"pullOffset":5}`, "4 messages in flight")
+	bs := codec.NewRequest(codec.ReqGetBrokerConsumeStats)
+	bs.Ext.Set("isOrder", "false")
+	r, _ = b.handleGetBrokerConsumeStats(ctx, c, bs)
+	require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
+	require.True(t, strings.HasSuffix(string(r.Body), `,"totalInflightDiff":4}`), string(r.Body))
+
+	// A commit past the last pull shows no negative in-flight count.
+	b.offsets.Commit("InflG", "InflT", 0, 5)
+	require.Contains(t, stat(), `"pullOffset":5}`)
+
+	// Deleting the group forgets its pulls, as removeOffset does.
+	b.offsets.DeleteGroup("InflG")
+	b.offsets.Commit("InflG", "InflT", 0, 2)
+	require.Contains(t, stat(), `"pullOffset":2}`)
 }
