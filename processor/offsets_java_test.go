@@ -140,3 +140,30 @@ func TestLockInStrictModeRefusedWithReplicas(t *testing.T) {
 		require.NoError(t, err, props)
 	}
 }
+
+// An admin reset forgets where the group's pulls had got to: a group reset
+// back while offline would otherwise show everything between the reset point
+// and its last pull as in flight until it pulls again (Java keeps the old
+// pull offset unless popConsumerKVServiceEnable).
+func TestResetForgetsPullOffset(t *testing.T) {
+	b := newTestBroker(t, nil)
+	ctx := context.Background()
+	c := newTestConn(1)
+	for range 3 {
+		_, err := b.handleSendMessage(ctx, c, sendReq("RstPT", 0, []byte("m"), ""))
+		require.NoError(t, err)
+	}
+	_, err := b.handleHeartBeat(ctx, c, heartbeatReq(t, "c1", "RstPG", "RstPT"))
+	require.NoError(t, err)
+	b.offsets.Commit("RstPG", "RstPT", 0, 3)
+	b.offsets.CommitPull("RstPG", "RstPT", 0, 3)
+
+	req := codec.NewRequest(codec.ReqInvokeBrokerToResetOffset)
+	req.Ext.Set("topic", "RstPT")
+	req.Ext.Set("group", "RstPG")
+	req.Ext.Set("timestamp", "0")
+	req.Ext.Set("isForce", "true")
+	resp, _ := b.handleInvokeBrokerToResetOffset(ctx, c, req)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.EqualValues(t, 0, b.offsets.QueryPull("RstPG", "RstPT", 0))
+}

@@ -84,8 +84,9 @@ func (m *ConsumerOffsetManager) QueryPull(group, topic string, queueID int32) in
 	return m.Query(group, topic, queueID)
 }
 
-// AssignReset records an admin reset: the committed offset moves now and the
-// next pull of the queue answers PULL_OFFSET_MOVED with it.
+// AssignReset records an admin reset: the committed offset moves now, the
+// last pull is forgotten and the next pull of the queue answers
+// PULL_OFFSET_MOVED with it.
 func (m *ConsumerOffsetManager) AssignReset(group, topic string, queueID int32, offset int64) {
 	if offset < 0 || queueID < 0 {
 		return
@@ -100,6 +101,13 @@ func (m *ConsumerOffsetManager) AssignReset(group, topic string, queueID int32, 
 	}
 	q[queueID] = offset
 	m.mu.Unlock()
+	// The last pull no longer says what is in flight: Java keeps it, and an
+	// offline group reset back shows all it had pulled as in flight.
+	m.pullMu.Lock()
+	if p, ok := m.pulled[k]; ok {
+		delete(p, queueID)
+	}
+	m.pullMu.Unlock()
 	m.file.Mark()
 }
 
