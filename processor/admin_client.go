@@ -28,6 +28,11 @@ func (b *Broker) handleInvokeBrokerToResetOffset(ctx context.Context, c remoting
 	if !b.conf().UseServerSideResetOffset {
 		return b.resetOffsetOnClients(req, topic, group, ts, h.IsForce), nil
 	}
+	if b.conf().IsSlave() {
+		// Its offsets are the master's copy, replaced by the next sync; a reset
+		// kept here would only move consumers that happen to pull from it.
+		return codec.NewResponse(req, codec.RespSystemError, "Can not reset offset in slave broker"), nil
+	}
 	tc, ok := b.topics.Select(topic)
 	if !ok {
 		return codec.NewResponse(req, codec.RespTopicNotExist, "Topic "+topic+" does not exist"), nil

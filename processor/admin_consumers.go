@@ -154,19 +154,20 @@ func (b *Broker) handleCloneGroupOffset(ctx context.Context, c remoting.Conn, re
 // brokerConsumeStats): a ConsumeStatsList of every subscription group's
 // ConsumeStats per topic it has offsets on (order topics only with isOrder),
 // with the summed lag. Each OffsetWrapper is GET_CONSUME_STATS's (pullOffset is
-// the consumer offset; Java leaves it 0 here, which makes totalInflightDiff
-// the negated sum of every consumer offset), so totalInflightDiff is 0.
+// where the last pull left the queue; Java leaves it 0 here, which makes
+// totalInflightDiff the negated sum of every consumer offset), so
+// totalInflightDiff sums what is pulled and not yet committed.
 func (b *Broker) handleGetBrokerConsumeStats(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	var h codec.GetConsumeStatsInBrokerHeader
 	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
 		return headerError(req, err), nil
 	}
 	groups := codec.SortedKeys(b.groups.Snapshot().SubscriptionGroupTable)
-	const tailMax = 2 + 2*20 + len(`,"totalDiff":,"totalInflightDiff":0}`)
+	const tailMax = 2 + 3*20 + len(`,"totalDiff":,"totalInflightDiff":}`)
 	body := []byte(`{"brokerAddr":`)
 	body = codec.AppendJSONString(body, b.conf().BrokerAddr())
 	body = append(body, `,"consumeStatsList":[`...)
-	var totalDiff int64
+	var totalDiff, totalInflight int64
 	queues := 0
 	for gi, group := range groups {
 		if ctx.Err() != nil {
@@ -205,6 +206,7 @@ func (b *Broker) handleGetBrokerConsumeStats(ctx context.Context, c remoting.Con
 				s := lookup(topic, q)
 				table[mqKey{tc.TopicName, q}] = s
 				totalDiff += s.broker - s.consumer
+				totalInflight += s.pull - s.consumer
 			}
 			if !first {
 				body = append(body, ',')
@@ -221,7 +223,9 @@ func (b *Broker) handleGetBrokerConsumeStats(ctx context.Context, c remoting.Con
 	}
 	body = append(body, `],"totalDiff":`...)
 	body = strconv.AppendInt(body, totalDiff, 10)
-	body = append(body, `,"totalInflightDiff":0}`...)
+	body = append(body, `,"totalInflightDiff":`...)
+	body = strconv.AppendInt(body, totalInflight, 10)
+	body = append(body, '}')
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	resp.Body = body
 	return resp, nil

@@ -101,18 +101,21 @@ func firstOffsetRule(firstPhy, maxPhy, hot int64) bool {
 	return maxPhy-firstPhy <= hot
 }
 
-// handleUpdateConsumerOffset is UPDATE_CONSUMER_OFFSET.
+// handleUpdateConsumerOffset is UPDATE_CONSUMER_OFFSET
+// (ConsumerManageProcessor.updateConsumerOffset).
 func (b *Broker) handleUpdateConsumerOffset(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	var h codec.UpdateConsumerOffsetRequestHeader
 	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
 	group, topic, queueID, off := h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset
-	if _, ok := b.groups.Find(group); !ok {
-		return codec.NewResponse(req, codec.RespSubscriptionGroupNotExist, "subscription group not exist, "+group), nil
+	// Java 5.x's containsSubscriptionGroup: a commit never creates the group
+	// (the heartbeat does, under autoCreateSubscriptionGroup).
+	if _, ok := b.groups.Get(group); !ok {
+		return codec.NewResponse(req, codec.RespSubscriptionGroupNotExist, "Group "+group+" not exist!"), nil
 	}
-	if _, ok := b.topics.Select(topic); !ok {
-		return codec.NewResponse(req, codec.RespTopicNotExist, "topic not exist, "+topic), nil
+	if !b.topics.Exists(topic) {
+		return codec.NewResponse(req, codec.RespTopicNotExist, "Topic "+topic+" not exist!"), nil
 	}
 	if b.conf().UseServerSideResetOffset && b.offsets.HasReset(group, topic, queueID) {
 		// A pending admin reset wins over what the client still believes.

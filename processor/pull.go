@@ -182,6 +182,7 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 		SuggestWhichBrokerID: suggest,
 		NextBeginOffset:      res.NextBeginOffset, MinOffset: res.MinOffset, MaxOffset: res.MaxOffset})
 
+	b.offsets.CommitPull(h.ConsumerGroup, h.Topic, h.QueueID, res.NextBeginOffset)
 	if allowSuspend && h.SysFlag&codec.PullFlagCommitOffset != 0 && b.conf().BrokerID == 0 {
 		b.offsets.Commit(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
 	}

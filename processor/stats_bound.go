@@ -94,10 +94,13 @@ func appendTopicStat(dst []byte, s topicStat) []byte {
 }
 
 // consumeStat is one queue's entry of GET_CONSUME_STATS.
-type consumeStat struct{ broker, consumer, last int64 }
+// pull is where the group's last pull left the queue, not below consumer
+// (Java's getConsumeStats: mqadmin prints pull - consumer as #Inflight).
+type consumeStat struct{ broker, consumer, pull, last int64 }
 
 func (b *Broker) consumeStat(group, topic string, q int32) consumeStat {
 	s := consumeStat{broker: max(b.store.MaxOffsetInQueue(topic, q), 0), consumer: max(b.offsets.Query(group, topic, q), 0)}
+	s.pull = max(b.offsets.QueryPull(group, topic, q), s.consumer)
 	if s.consumer > 0 {
 		s.last = b.store.MessageStoreTimestamp(topic, q, s.consumer-1)
 	}
@@ -112,6 +115,6 @@ func appendConsumeStat(dst []byte, s consumeStat) []byte {
 	dst = append(dst, `,"lastTimestamp":`...)
 	dst = strconv.AppendInt(dst, s.last, 10)
 	dst = append(dst, `,"pullOffset":`...)
-	dst = strconv.AppendInt(dst, s.consumer, 10)
+	dst = strconv.AppendInt(dst, s.pull, 10)
 	return append(dst, '}')
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"rmqd/codec"
 	"rmqd/compat"
@@ -26,7 +27,12 @@ type ConsumerOffsetManager struct {
 	table map[topicGroup]map[int32]int64
 	// reset holds offsets an admin reset assigned and the next pull of that
 	// queue must hand to the consumer (server-side reset, 5.x default).
-	reset   map[topicGroup]map[int32]int64
+	reset map[topicGroup]map[int32]int64
+	// pullMu guards pulled: each queue's next offset after the group's last
+	// pull (Java's pullOffsetTable), memory only. A pull of a queue seen
+	// before stores into its atomic under the read lock, allocating nothing.
+	pullMu  sync.RWMutex
+	pulled  map[topicGroup]map[int32]*atomic.Int64
 	version Version
 	// file is marked by every update, so the 5 s flush does not rewrite (and
 	// fsync) an unchanged file.
@@ -36,11 +42,51 @@ type ConsumerOffsetManager struct {
 // NewConsumerOffsetManager stores its file in configDir.
 func NewConsumerOffsetManager(configDir string, log *slog.Logger) *ConsumerOffsetManager {
 	return &ConsumerOffsetManager{log: log, path: filepath.Join(configDir, "consumerOffset.json"),
-		table: map[topicGroup]map[int32]int64{}, reset: map[topicGroup]map[int32]int64{}}
+		table: map[topicGroup]map[int32]int64{}, reset: map[topicGroup]map[int32]int64{},
+		pulled: map[topicGroup]map[int32]*atomic.Int64{}}
 }
 
-// AssignReset records an admin reset: the committed offset moves now and the
-// next pull of the queue answers PULL_OFFSET_MOVED with it.
+// CommitPull records where the group's pull of the queue left it
+// (commitPullOffset: every pull, committing or not).
+func (m *ConsumerOffsetManager) CommitPull(group, topic string, queueID int32, next int64) {
+	m.pullMu.RLock()
+	a := m.pulled[topicGroup{topic, group}][queueID]
+	m.pullMu.RUnlock()
+	if a != nil {
+		a.Store(next)
+		return
+	}
+	m.pullMu.Lock()
+	k := topicGroup{topic, group}
+	q, ok := m.pulled[k]
+	if !ok {
+		k = topicGroup{strings.Clone(topic), strings.Clone(group)}
+		q = map[int32]*atomic.Int64{}
+		m.pulled[k] = q
+	}
+	if a = q[queueID]; a == nil {
+		a = new(atomic.Int64)
+		q[queueID] = a
+	}
+	a.Store(next)
+	m.pullMu.Unlock()
+}
+
+// QueryPull is queryPullOffset: where the last pull left the queue, else the
+// committed offset (-1 without either).
+func (m *ConsumerOffsetManager) QueryPull(group, topic string, queueID int32) int64 {
+	m.pullMu.RLock()
+	a := m.pulled[topicGroup{topic, group}][queueID]
+	m.pullMu.RUnlock()
+	if a != nil {
+		return a.Load()
+	}
+	return m.Query(group, topic, queueID)
+}
+
+// AssignReset records an admin reset: the committed offset moves now, the
+// last pull is forgotten and the next pull of the queue answers
+// PULL_OFFSET_MOVED with it.
 func (m *ConsumerOffsetManager) AssignReset(group, topic string, queueID int32, offset int64) {
 	if offset < 0 || queueID < 0 {
 		return
@@ -55,6 +101,13 @@ func (m *ConsumerOffsetManager) AssignReset(group, topic string, queueID int32, 
 	}
 	q[queueID] = offset
 	m.mu.Unlock()
+	// The last pull no longer says what is in flight: Java keeps it, and an
+	// offline group reset back shows all it had pulled as in flight.
+	m.pullMu.Lock()
+	if p, ok := m.pulled[k]; ok {
+		delete(p, queueID)
+	}
+	m.pullMu.Unlock()
 	m.file.Mark()
 }
 
@@ -274,12 +327,12 @@ func (m *ConsumerOffsetManager) TopicsOfGroup(group string) []string {
 }
 
 // DeleteTopic drops every group's offsets on topic, and the resets assigned
-// to them (cleanOffsetByTopic).
+// to them and pulls recorded (cleanOffsetByTopic).
 func (m *ConsumerOffsetManager) DeleteTopic(topic string) {
 	m.deleteWhere(func(k topicGroup) bool { return k.topic == topic })
 }
 
-// DeleteGroup drops a group's offsets and resets (removeOffset).
+// DeleteGroup drops a group's offsets, resets and pulls (removeOffset).
 func (m *ConsumerOffsetManager) DeleteGroup(group string) {
 	m.deleteWhere(func(k topicGroup) bool { return k.group == group })
 }
@@ -295,4 +348,11 @@ func (m *ConsumerOffsetManager) deleteWhere(match func(topicGroup) bool) {
 		}
 	}
 	m.mu.Unlock()
+	m.pullMu.Lock()
+	for k := range m.pulled {
+		if match(k) {
+			delete(m.pulled, k)
+		}
+	}
+	m.pullMu.Unlock()
 }
