@@ -43,7 +43,7 @@ func TestConsumerRegisterWithinBound(t *testing.T) {
 	require.True(t, reg(c1, "A"), "renewal")
 	require.True(t, reg(c2, "B"))
 
-	m.RemoveConn(c1)
+	m.RemoveConn(c1, true)
 	_, ok = m.Group("A")
 	require.False(t, ok)
 	require.Len(t, m.ClientIDs("B"), 1)

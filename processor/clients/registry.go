@@ -58,8 +58,9 @@ func NewConsumerManager(log *slog.Logger) *ConsumerManager {
 }
 
 // Register records a consumer group heartbeat and reports whether the group's
-// channel set changed. When it did and notifyEnable is set, every member is told.
-// nil subs leaves the subscriptions as they are (V2 heartbeat withoutSub).
+// channel set or subscribed topics changed. When they did and notifyEnable is
+// set, every member of a clustering group is told (registerConsumer). nil subs
+// leaves the subscriptions as they are (V2 heartbeat withoutSub).
 func (m *ConsumerManager) Register(group string, ch ClientChannel, consumeType, messageModel, fromWhere string,
 	subs []codec.SubscriptionData, notifyEnable bool) bool {
 	changed, _ := m.RegisterWithin(0, group, ch, consumeType, messageModel, fromWhere, subs, notifyEnable)
@@ -93,33 +94,44 @@ func (m *ConsumerManager) RegisterWithin(maxGroups int, group string, ch ClientC
 	} else {
 		old.LastUpdate = now
 	}
-	seen := make(map[string]bool, len(subs))
-	if subs == nil {
-		for t := range g.Subscriptions {
-			seen[t] = true
-		}
-	}
-	for _, s := range subs {
-		seen[s.Topic] = true
-		if old, ok := g.Subscriptions[s.Topic]; !ok || s.SubVersion > old.SubVersion || old.SubString != s.SubString {
-			g.Subscriptions[s.Topic] = s
-		}
-	}
-	for t := range g.Subscriptions {
-		if !seen[t] {
-			delete(g.Subscriptions, t)
-		}
-	}
+	topicsChanged := subs != nil && g.updateSubscriptions(subs)
 	var conns []remoting.Conn
-	if channelChanged && notifyEnable {
+	if (channelChanged || topicsChanged) && notifyEnable && !g.broadcasting() {
 		conns = g.conns()
 	}
 	m.mu.Unlock()
 	if conns != nil {
 		m.notify(group, conns)
 	}
-	return channelChanged, true
+	return channelChanged || topicsChanged, true
 }
+
+// updateSubscriptions replaces the group's subscriptions with subs and reports
+// whether a topic was added or dropped (updateSubscription); a new expression
+// of a topic already subscribed changes no member's queues.
+func (g *ConsumerGroupInfo) updateSubscriptions(subs []codec.SubscriptionData) bool {
+	changed := false
+	seen := make(map[string]bool, len(subs))
+	for _, s := range subs {
+		seen[s.Topic] = true
+		old, ok := g.Subscriptions[s.Topic]
+		if !ok || s.SubVersion > old.SubVersion || old.SubString != s.SubString {
+			g.Subscriptions[s.Topic] = s
+		}
+		changed = changed || !ok
+	}
+	for t := range g.Subscriptions {
+		if !seen[t] {
+			delete(g.Subscriptions, t)
+			changed = true
+		}
+	}
+	return changed
+}
+
+// broadcasting reports a BROADCASTING group: each member consumes every queue,
+// so a change of members moves none and Java tells them nothing.
+func (g *ConsumerGroupInfo) broadcasting() bool { return g.MessageModel == "BROADCASTING" }
 
 // Fits reports whether conn may register groups (some perhaps held already)
 // and stay within maxGroups groups; maxGroups <= 0 bounds nothing.
@@ -191,7 +203,7 @@ func (m *ConsumerManager) Unregister(group string, conn remoting.Conn, notifyEna
 			removeConnGroup(m.byConn, conn.ID(), group)
 			if len(g.Channels) == 0 {
 				delete(m.groups, group)
-			} else if notifyEnable {
+			} else if notifyEnable && !g.broadcasting() {
 				conns = g.conns()
 			}
 		}
@@ -202,9 +214,9 @@ func (m *ConsumerManager) Unregister(group string, conn remoting.Conn, notifyEna
 	}
 }
 
-// RemoveConn drops a closed (or expired) connection from every group and tells
-// the remaining members of each group it left.
-func (m *ConsumerManager) RemoveConn(conn remoting.Conn) {
+// RemoveConn drops a closed (or expired) connection from every group and, when
+// notifyEnable, tells the remaining members of each clustering group it left.
+func (m *ConsumerManager) RemoveConn(conn remoting.Conn, notifyEnable bool) {
 	type note struct {
 		group string
 		conns []remoting.Conn
@@ -226,7 +238,9 @@ func (m *ConsumerManager) RemoveConn(conn remoting.Conn) {
 			delete(m.groups, name)
 			continue
 		}
-		notes = append(notes, note{name, g.conns()})
+		if notifyEnable && !g.broadcasting() {
+			notes = append(notes, note{name, g.conns()})
+		}
 	}
 	m.mu.Unlock()
 	for _, n := range notes {
