@@ -78,10 +78,13 @@ func (b *Broker) handleHeartBeat(ctx context.Context, c remoting.Conn, req *code
 	refused := false
 	for i := range hb.ConsumerDataSet {
 		cd := &hb.ConsumerDataSet[i]
-		notify := b.conf().NotifyConsumerIdsChanged
-		if found[i].OK {
-			notify = notify && found[i].Config.NotifyConsumerIdsChangedEnable
+		if !found[i].OK {
+			// No such group and none auto-created: Java's heartBeat skips it, so
+			// the client is neither listed to its peers nor to mqadmin (its
+			// pulls are refused SUBSCRIPTION_GROUP_NOT_EXIST either way).
+			continue
 		}
+		notify := b.conf().NotifyConsumerIdsChanged && found[i].Config.NotifyConsumerIdsChangedEnable
 		for i := range cd.SubscriptionDataSet {
 			s := &cd.SubscriptionDataSet[i]
 			if s.ExpressionType == "" {
