@@ -2,6 +2,7 @@ package processor
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -66,4 +67,60 @@ func TestCloseNotifiesOnlyWhenBrokerAllows(t *testing.T) {
 	b.OnClose(c2)
 	require.Equal(t, []string{"10.0.0.1@1"}, b.consumers.ClientIDs("CG"))
 	require.Zero(t, c1.onewayCount())
+}
+
+// v2Heartbeat is heartbeatReq as a 5.x client with useHeartbeatV2 sends it:
+// with its fingerprint, and without the subscriptions when withoutSub.
+func v2Heartbeat(t *testing.T, clientID, group string, fp int32, withoutSub bool) *codec.RemotingCommand {
+	t.Helper()
+	req := heartbeatReq(t, clientID, group, "TopicH")
+	hb, err := codec.DecodeHeartbeatData(req.Body)
+	require.NoError(t, err)
+	hb.HeartbeatFingerprint, hb.WithoutSub = fp, withoutSub
+	if withoutSub {
+		hb.ConsumerDataSet[0].SubscriptionDataSet = nil
+	}
+	req.Body, err = json.Marshal(hb)
+	require.NoError(t, err)
+	return req
+}
+
+// TestHeartbeatV2: the broker says it takes heartbeat V2
+// (IS_SUPPORT_HEART_BEAT_V2), so 5.x clients with useHeartbeatV2 send the
+// subscriptions only when their fingerprint changed, and IS_SUB_CHANGE tells a
+// client to send them again: always after a V1 heartbeat, when another
+// fingerprint was last seen for the group, and (unlike Java, which then leaves
+// the group without subscriptions until the client's fingerprint changes) when
+// a heartbeat without them reaches a broker that does not know the group, as
+// after a restart.
+func TestHeartbeatV2(t *testing.T) {
+	b := newTestBroker(t, nil)
+	ctx := context.Background()
+	c1, c2 := newTestConn(10), newTestConn(11)
+	beat := func(c *testConn, req *codec.RemotingCommand) (support, subChange string) {
+		t.Helper()
+		resp, err := b.handleHeartBeat(ctx, c, req)
+		require.NoError(t, err)
+		require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+		support, _ = resp.Ext.Get("IS_SUPPORT_HEART_BEAT_V2")
+		subChange, _ = resp.Ext.Get("IS_SUB_CHANGE")
+		return support, subChange
+	}
+	s, ch := beat(c1, heartbeatReq(t, "10.0.0.1@1", "V1", "TopicH"))
+	require.Equal(t, [2]string{"true", "true"}, [2]string{s, ch}, "V1 heartbeat")
+
+	s, ch = beat(c1, v2Heartbeat(t, "10.0.0.1@1", "CG", 5, false))
+	require.Equal(t, [2]string{"true", "false"}, [2]string{s, ch}, "first full V2 heartbeat")
+	s, ch = beat(c1, v2Heartbeat(t, "10.0.0.1@1", "CG", 5, true))
+	require.Equal(t, [2]string{"true", "false"}, [2]string{s, ch}, "same fingerprint without subscriptions")
+	g, ok := b.consumers.Group("CG")
+	require.True(t, ok)
+	require.Contains(t, g.Subscriptions, "TopicH", "kept from the full heartbeat")
+	_, ch = beat(c2, v2Heartbeat(t, "10.0.0.1@2", "CG", 6, false))
+	require.Equal(t, "true", ch, "another fingerprint for the group")
+
+	_, ch = beat(c1, v2Heartbeat(t, "10.0.0.1@1", "Unknown", 5, true))
+	require.Equal(t, "true", ch, "no subscriptions known for the group: send them")
+	_, ch = beat(c1, v2Heartbeat(t, "10.0.0.1@1", "Unknown", 5, false))
+	require.Equal(t, "false", ch)
 }

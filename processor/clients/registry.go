@@ -33,6 +33,10 @@ type ConsumerGroupInfo struct {
 	Channels         map[uint64]*ClientChannel
 	Subscriptions    map[string]codec.SubscriptionData
 	LastUpdate       time.Time
+	// fingerprint is that of the last heartbeat that brought the group's
+	// subscriptions (heartbeat V2; 0 for a V1 one), when hasFingerprint.
+	fingerprint    int32
+	hasFingerprint bool
 }
 
 // ConsumerManager tracks consumer groups per connection and tells group members
@@ -132,6 +136,31 @@ func (g *ConsumerGroupInfo) updateSubscriptions(subs []codec.SubscriptionData) b
 // broadcasting reports a BROADCASTING group: each member consumes every queue,
 // so a change of members moves none and Java tells them nothing.
 func (g *ConsumerGroupInfo) broadcasting() bool { return g.MessageModel == "BROADCASTING" }
+
+// NoteFingerprint records the fingerprint of a heartbeat just registered for
+// group and reports whether its client must send its subscriptions again
+// (IS_SUB_CHANGE): when the group's last fingerprint differs, or when a
+// heartbeat without subscriptions finds none recorded (a restarted broker, a
+// group that emptied). Such a heartbeat records nothing: only one carrying the
+// subscriptions vouches that the group holds what the fingerprint describes.
+func (m *ConsumerManager) NoteFingerprint(group string, fp int32, withoutSub bool) (resend bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g, ok := m.groups[group]
+	if !ok {
+		return withoutSub
+	}
+	if !g.hasFingerprint {
+		if withoutSub {
+			return true
+		}
+		g.fingerprint, g.hasFingerprint = fp, true
+		return false
+	}
+	resend = g.fingerprint != fp
+	g.fingerprint = fp
+	return resend
+}
 
 // Fits reports whether conn may register groups (some perhaps held already)
 // and stay within maxGroups groups; maxGroups <= 0 bounds nothing.
