@@ -455,18 +455,24 @@ func (m *ProducerManager) Expired(now time.Time, timeout time.Duration) []remoti
 	return out
 }
 
-// FindByClientID finds a producer connection by client id, in any group.
+// FindByClientID finds a producer connection by client id, in any group: of a
+// client that reconnected while its old connection lingers, the one that
+// heartbeat last (Java keeps the channel registered last).
 func (m *ProducerManager) FindByClientID(clientID string) (ClientChannel, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
+	var best *ClientChannel
 	for _, g := range m.groups {
 		for _, c := range g {
-			if c.ClientID == clientID && !c.Conn.Closed() {
-				return *c, true
+			if c.ClientID == clientID && !c.Conn.Closed() && (best == nil || c.LastUpdate.After(best.LastUpdate)) {
+				best = c
 			}
 		}
 	}
-	return ClientChannel{}, false
+	if best == nil {
+		return ClientChannel{}, false
+	}
+	return *best, true
 }
 
 // Channels returns copies of a group's channels.
