@@ -80,12 +80,18 @@ func (b *Broker) findConsumerConn(group, clientID string) (remoting.Conn, bool) 
 	if !ok {
 		return nil, false
 	}
+	// A client that reconnected while its old connection lingers is listed on
+	// both: the one that heartbeat last is the one that answers.
+	var best *ClientChannel
 	for _, ch := range g.Channels {
-		if ch.ClientID == clientID {
-			return ch.Conn, true
+		if ch.ClientID == clientID && !ch.Conn.Closed() && (best == nil || ch.LastUpdate.After(best.LastUpdate)) {
+			best = ch
 		}
 	}
-	return nil, false
+	if best == nil {
+		return nil, false
+	}
+	return best.Conn, true
 }
 
 // callConsumer relays an admin request to one consumer client of group and its

@@ -93,3 +93,28 @@ func TestConsumerRunningInfoRelay(t *testing.T) {
 	resp, _ = b.handleGetConsumerRunningInfo(ctx, c, req)
 	require.EqualValues(t, codec.RespSystemError, resp.Code)
 }
+
+// TestConsumerRelayPrefersFreshestChannel: a client that reconnected while its
+// old connection lingers (half-open, until channelExpiredTimeout) is listed on
+// both; GET_CONSUMER_RUNNING_INFO goes to the one that heartbeat last, not to
+// whichever the table yields first (Java's findChannel), which answers nothing.
+func TestConsumerRelayPrefersFreshestChannel(t *testing.T) {
+	b := newTestBroker(t, nil)
+	ctx := context.Background()
+	stale, fresh := newTestConn(1), newTestConn(2)
+	fresh.answer = func(req *codec.RemotingCommand) *codec.RemotingCommand {
+		return codec.NewResponse(req, codec.RespSuccess, "")
+	}
+	_, err := b.handleHeartBeat(ctx, stale, heartbeatReq(t, "cid-1", "RG", "T"))
+	require.NoError(t, err)
+	time.Sleep(5 * time.Millisecond)
+	_, err = b.handleHeartBeat(ctx, fresh, heartbeatReq(t, "cid-1", "RG", "T"))
+	require.NoError(t, err)
+	req := codec.NewRequest(codec.ReqGetConsumerRunningInfo)
+	req.Ext.Set("consumerGroup", "RG")
+	req.Ext.Set("clientId", "cid-1")
+	for range 20 {
+		resp, _ := b.handleGetConsumerRunningInfo(ctx, fresh, req)
+		require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	}
+}

@@ -288,9 +288,11 @@ func (b *Broker) Register(srv *remoting.Server) {
 // OnConnect is part of remoting.ConnListener.
 func (b *Broker) OnConnect(c remoting.Conn) {}
 
-// OnClose drops the connection's client registrations (doChannelCloseEvent).
+// OnClose drops the connection's client registrations (doChannelCloseEvent);
+// the groups it left are told when the broker's notifyConsumerIdsChangedEnable
+// allows, as Java's change listener checks it (not the groups' own flag).
 func (b *Broker) OnClose(c remoting.Conn) {
-	b.consumers.RemoveConn(c)
+	b.consumers.RemoveConn(c, b.conf().NotifyConsumerIdsChanged)
 	b.producers.RemoveConn(c)
 }
 

@@ -3,6 +3,7 @@ package processor
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"rmqd/codec"
 	"rmqd/compat"
@@ -25,8 +26,8 @@ const subscriptionsPerGroup = 10
 func (c *BrokerConfig) maxClientGroups() int { return max(c.MaxClientGroups, 0) }
 
 // handleHeartBeat is HEART_BEAT (ClientManageProcessor.heartBeat): register the
-// client's producer and consumer groups on this connection and create each
-// consumer group's %RETRY% topic.
+// client's producer and consumer groups on this connection, create each
+// consumer group's %RETRY% topic, and answer heartbeat V2's two fields.
 func (b *Broker) handleHeartBeat(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	hb, err := codec.DecodeHeartbeatData(req.Body)
 	if err != nil {
@@ -76,12 +77,18 @@ func (b *Broker) handleHeartBeat(ctx context.Context, c remoting.Conn, req *code
 	}
 	b.topics.CreateAllInSendMessageBack(retries)
 	refused := false
+	// A V1 heartbeat (no fingerprint) is always told to send its subscriptions
+	// (Java: IS_SUB_CHANGE true), which it does anyway.
+	subChanged := hb.HeartbeatFingerprint == 0
 	for i := range hb.ConsumerDataSet {
 		cd := &hb.ConsumerDataSet[i]
-		notify := b.conf().NotifyConsumerIdsChanged
-		if found[i].OK {
-			notify = notify && found[i].Config.NotifyConsumerIdsChangedEnable
+		if !found[i].OK {
+			// No such group and none auto-created: Java's heartBeat skips it, so
+			// the client is neither listed to its peers nor to mqadmin (its
+			// pulls are refused SUBSCRIPTION_GROUP_NOT_EXIST either way).
+			continue
 		}
+		notify := b.conf().NotifyConsumerIdsChanged && found[i].Config.NotifyConsumerIdsChangedEnable
 		for i := range cd.SubscriptionDataSet {
 			s := &cd.SubscriptionDataSet[i]
 			if s.ExpressionType == "" {
@@ -99,6 +106,9 @@ func (b *Broker) handleHeartBeat(ctx context.Context, c remoting.Conn, req *code
 			b.log.Info("consumer group changed", "group", cd.GroupName, "client", hb.ClientID, "remote", c.RemoteAddr())
 		}
 		refused = refused || !ok
+		if ok && b.consumers.NoteFingerprint(cd.GroupName, hb.HeartbeatFingerprint, hb.WithoutSub) {
+			subChanged = true
+		}
 	}
 	// A heartbeat handled after its connection closed (the close event may run first: handlers run on
 	// worker pools) would register a dead channel the group lists for channelExpiredTimeout (2 min), and
@@ -110,6 +120,10 @@ func (b *Broker) handleHeartBeat(ctx context.Context, c remoting.Conn, req *code
 		return refuseClientGroups(req, limit), nil
 	}
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	// Heartbeat V2: 5.x clients with useHeartbeatV2 then leave the
+	// subscriptions out while their fingerprint is unchanged.
+	resp.Ext.Set("IS_SUPPORT_HEART_BEAT_V2", "true")
+	resp.Ext.Set("IS_SUB_CHANGE", strconv.FormatBool(subChanged))
 	return resp, nil
 }
 

@@ -2,6 +2,7 @@ package clients
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -43,9 +44,25 @@ func TestConsumerRegisterWithinBound(t *testing.T) {
 	require.True(t, reg(c1, "A"), "renewal")
 	require.True(t, reg(c2, "B"))
 
-	m.RemoveConn(c1)
+	m.RemoveConn(c1, true)
 	_, ok = m.Group("A")
 	require.False(t, ok)
 	require.Len(t, m.ClientIDs("B"), 1)
 	require.True(t, m.Fits(c1, []string{"C", "D"}, 2))
+}
+
+// TestProducerFindByClientIDPrefersFreshest: a producer that reconnected while
+// its old connection lingers is found on the new one (Java's clientChannelTable
+// keeps the channel registered last), so replies (reply.go) reach it.
+func TestProducerFindByClientIDPrefersFreshest(t *testing.T) {
+	m := NewProducerManager()
+	stale, fresh := newTestConn(1), newTestConn(2)
+	m.Register("P", ClientChannel{Conn: stale, ClientID: "a"})
+	time.Sleep(5 * time.Millisecond)
+	m.Register("P", ClientChannel{Conn: fresh, ClientID: "a"})
+	for range 20 {
+		ch, ok := m.FindByClientID("a")
+		require.True(t, ok)
+		require.Equal(t, fresh.ID(), ch.Conn.ID())
+	}
 }

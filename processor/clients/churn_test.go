@@ -57,7 +57,7 @@ func TestClientChurnLeavesNothing(t *testing.T) {
 		mqs := []codec.MessageQueue{{Topic: fmt.Sprintf("T%d", i), BrokerName: "b", QueueID: 0}, {Topic: "T", BrokerName: "b", QueueID: int32(i)}}
 		require.Len(t, locks.TryLockBatch(group, mqs, ch.ClientID), 2)
 		if i%2 == 0 {
-			cm.RemoveConn(c) // the connection closed (doChannelCloseEvent)
+			cm.RemoveConn(c, true) // the connection closed (doChannelCloseEvent)
 			pm.RemoveConn(c)
 		}
 	}
@@ -66,7 +66,7 @@ func TestClientChurnLeavesNothing(t *testing.T) {
 	expired := append(cm.Expired(later, 2*time.Minute), pm.Expired(later, 2*time.Minute)...)
 	require.Len(t, expired, n)
 	for _, c := range expired {
-		cm.RemoveConn(c)
+		cm.RemoveConn(c, true)
 		pm.RemoveConn(c)
 	}
 	cm.ExpireCompensation(now.Add(11*time.Minute), 10*time.Minute)

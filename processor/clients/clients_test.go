@@ -79,11 +79,50 @@ func TestConsumerManagerNotifiesGroup(t *testing.T) {
 	v, _ := c1.oneway[0].Ext.Get("consumerGroup")
 	require.Equal(t, "g", v)
 
-	m.RemoveConn(c2)
+	m.RemoveConn(c2, true)
 	require.Equal(t, []string{"a"}, m.ClientIDs("g"))
 	require.Equal(t, 3, c1.onewayCount())
-	m.RemoveConn(c1)
+	m.RemoveConn(c1, true)
 	require.Empty(t, m.ClientIDs("g"))
 	_, ok := m.Group("g")
 	require.False(t, ok)
+}
+
+// TestConsumerManagerNotifyRules: Java's registerConsumer, unregisterConsumer and
+// doChannelCloseEvent tell a group's members of a new member and of a topic the
+// group started or stopped subscribing, but never a BROADCASTING group (each of
+// its members consumes every queue), and a close only when the broker allows.
+func TestConsumerManagerNotifyRules(t *testing.T) {
+	const pass, last = "CONSUME_PASSIVELY", "CONSUME_FROM_LAST_OFFSET"
+	m := NewConsumerManager(quietLog())
+	t1 := []codec.SubscriptionData{{Topic: "T1", SubString: "*", SubVersion: 1}}
+	t12 := append(t1[:1:1], codec.SubscriptionData{Topic: "T2", SubString: "*", SubVersion: 1})
+
+	b1, b2 := newTestConn(1), newTestConn(2)
+	m.Register("b", ClientChannel{Conn: b1, ClientID: "a"}, pass, "BROADCASTING", last, t1, true)
+	m.Register("b", ClientChannel{Conn: b2, ClientID: "b"}, pass, "BROADCASTING", last, t1, true)
+	m.Unregister("b", b2, true)
+	require.Zero(t, b1.onewayCount()+b2.onewayCount(), "a broadcasting group is not told")
+
+	c1, c2 := newTestConn(3), newTestConn(4)
+	m.Register("g", ClientChannel{Conn: c1, ClientID: "a"}, pass, "CLUSTERING", last, t1, true)
+	m.Register("g", ClientChannel{Conn: c2, ClientID: "b"}, pass, "CLUSTERING", last, t1, true)
+	require.Equal(t, 2, c1.onewayCount())
+	require.True(t, m.Register("g", ClientChannel{Conn: c2, ClientID: "b"}, pass, "CLUSTERING", last, t12, true),
+		"a topic added is a change")
+	require.Equal(t, 3, c1.onewayCount(), "told of the added topic")
+	require.False(t, m.Register("g", ClientChannel{Conn: c2, ClientID: "b"}, pass, "CLUSTERING", last, t12, true))
+	t12v2 := append([]codec.SubscriptionData(nil), t12...)
+	t12v2[1].SubString, t12v2[1].SubVersion = "x", 2
+	require.False(t, m.Register("g", ClientChannel{Conn: c2, ClientID: "b"}, pass, "CLUSTERING", last, t12v2, true),
+		"a new expression of a subscribed topic is no membership change")
+	require.Equal(t, 3, c1.onewayCount())
+	m.Register("g", ClientChannel{Conn: c2, ClientID: "b"}, pass, "CLUSTERING", last, t1, true)
+	require.Equal(t, 4, c1.onewayCount(), "told of the removed topic")
+	m.Register("g", ClientChannel{Conn: c2, ClientID: "b"}, pass, "CLUSTERING", last, t12, false)
+	require.Equal(t, 4, c1.onewayCount(), "the group's flag off")
+
+	m.RemoveConn(c2, false)
+	require.Equal(t, []string{"a"}, m.ClientIDs("g"))
+	require.Equal(t, 4, c1.onewayCount(), "the broker's flag off")
 }

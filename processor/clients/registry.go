@@ -33,6 +33,10 @@ type ConsumerGroupInfo struct {
 	Channels         map[uint64]*ClientChannel
 	Subscriptions    map[string]codec.SubscriptionData
 	LastUpdate       time.Time
+	// fingerprint is that of the last heartbeat that brought the group's
+	// subscriptions (heartbeat V2; 0 for a V1 one), when hasFingerprint.
+	fingerprint    int32
+	hasFingerprint bool
 }
 
 // ConsumerManager tracks consumer groups per connection and tells group members
@@ -58,8 +62,9 @@ func NewConsumerManager(log *slog.Logger) *ConsumerManager {
 }
 
 // Register records a consumer group heartbeat and reports whether the group's
-// channel set changed. When it did and notifyEnable is set, every member is told.
-// nil subs leaves the subscriptions as they are (V2 heartbeat withoutSub).
+// channel set or subscribed topics changed. When they did and notifyEnable is
+// set, every member of a clustering group is told (registerConsumer). nil subs
+// leaves the subscriptions as they are (V2 heartbeat withoutSub).
 func (m *ConsumerManager) Register(group string, ch ClientChannel, consumeType, messageModel, fromWhere string,
 	subs []codec.SubscriptionData, notifyEnable bool) bool {
 	changed, _ := m.RegisterWithin(0, group, ch, consumeType, messageModel, fromWhere, subs, notifyEnable)
@@ -93,32 +98,68 @@ func (m *ConsumerManager) RegisterWithin(maxGroups int, group string, ch ClientC
 	} else {
 		old.LastUpdate = now
 	}
-	seen := make(map[string]bool, len(subs))
-	if subs == nil {
-		for t := range g.Subscriptions {
-			seen[t] = true
-		}
-	}
-	for _, s := range subs {
-		seen[s.Topic] = true
-		if old, ok := g.Subscriptions[s.Topic]; !ok || s.SubVersion > old.SubVersion || old.SubString != s.SubString {
-			g.Subscriptions[s.Topic] = s
-		}
-	}
-	for t := range g.Subscriptions {
-		if !seen[t] {
-			delete(g.Subscriptions, t)
-		}
-	}
+	topicsChanged := subs != nil && g.updateSubscriptions(subs)
 	var conns []remoting.Conn
-	if channelChanged && notifyEnable {
+	if (channelChanged || topicsChanged) && notifyEnable && !g.broadcasting() {
 		conns = g.conns()
 	}
 	m.mu.Unlock()
 	if conns != nil {
 		m.notify(group, conns)
 	}
-	return channelChanged, true
+	return channelChanged || topicsChanged, true
+}
+
+// updateSubscriptions replaces the group's subscriptions with subs and reports
+// whether a topic was added or dropped (updateSubscription); a new expression
+// of a topic already subscribed changes no member's queues.
+func (g *ConsumerGroupInfo) updateSubscriptions(subs []codec.SubscriptionData) bool {
+	changed := false
+	seen := make(map[string]bool, len(subs))
+	for _, s := range subs {
+		seen[s.Topic] = true
+		old, ok := g.Subscriptions[s.Topic]
+		if !ok || s.SubVersion > old.SubVersion || old.SubString != s.SubString {
+			g.Subscriptions[s.Topic] = s
+		}
+		changed = changed || !ok
+	}
+	for t := range g.Subscriptions {
+		if !seen[t] {
+			delete(g.Subscriptions, t)
+			changed = true
+		}
+	}
+	return changed
+}
+
+// broadcasting reports a BROADCASTING group: each member consumes every queue,
+// so a change of members moves none and Java tells them nothing.
+func (g *ConsumerGroupInfo) broadcasting() bool { return g.MessageModel == "BROADCASTING" }
+
+// NoteFingerprint records the fingerprint of a heartbeat just registered for
+// group and reports whether its client must send its subscriptions again
+// (IS_SUB_CHANGE): when the group's last fingerprint differs, or when a
+// heartbeat without subscriptions finds none recorded (a restarted broker, a
+// group that emptied). Such a heartbeat records nothing: only one carrying the
+// subscriptions vouches that the group holds what the fingerprint describes.
+func (m *ConsumerManager) NoteFingerprint(group string, fp int32, withoutSub bool) (resend bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g, ok := m.groups[group]
+	if !ok {
+		return withoutSub
+	}
+	if !g.hasFingerprint {
+		if withoutSub {
+			return true
+		}
+		g.fingerprint, g.hasFingerprint = fp, true
+		return false
+	}
+	resend = g.fingerprint != fp
+	g.fingerprint = fp
+	return resend
 }
 
 // Fits reports whether conn may register groups (some perhaps held already)
@@ -191,7 +232,7 @@ func (m *ConsumerManager) Unregister(group string, conn remoting.Conn, notifyEna
 			removeConnGroup(m.byConn, conn.ID(), group)
 			if len(g.Channels) == 0 {
 				delete(m.groups, group)
-			} else if notifyEnable {
+			} else if notifyEnable && !g.broadcasting() {
 				conns = g.conns()
 			}
 		}
@@ -202,9 +243,9 @@ func (m *ConsumerManager) Unregister(group string, conn remoting.Conn, notifyEna
 	}
 }
 
-// RemoveConn drops a closed (or expired) connection from every group and tells
-// the remaining members of each group it left.
-func (m *ConsumerManager) RemoveConn(conn remoting.Conn) {
+// RemoveConn drops a closed (or expired) connection from every group and, when
+// notifyEnable, tells the remaining members of each clustering group it left.
+func (m *ConsumerManager) RemoveConn(conn remoting.Conn, notifyEnable bool) {
 	type note struct {
 		group string
 		conns []remoting.Conn
@@ -226,7 +267,9 @@ func (m *ConsumerManager) RemoveConn(conn remoting.Conn) {
 			delete(m.groups, name)
 			continue
 		}
-		notes = append(notes, note{name, g.conns()})
+		if notifyEnable && !g.broadcasting() {
+			notes = append(notes, note{name, g.conns()})
+		}
 	}
 	m.mu.Unlock()
 	for _, n := range notes {
@@ -412,18 +455,24 @@ func (m *ProducerManager) Expired(now time.Time, timeout time.Duration) []remoti
 	return out
 }
 
-// FindByClientID finds a producer connection by client id, in any group.
+// FindByClientID finds a producer connection by client id, in any group: of a
+// client that reconnected while its old connection lingers, the one that
+// heartbeat last (Java keeps the channel registered last).
 func (m *ProducerManager) FindByClientID(clientID string) (ClientChannel, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
+	var best *ClientChannel
 	for _, g := range m.groups {
 		for _, c := range g {
-			if c.ClientID == clientID && !c.Conn.Closed() {
-				return *c, true
+			if c.ClientID == clientID && !c.Conn.Closed() && (best == nil || c.LastUpdate.After(best.LastUpdate)) {
+				best = c
 			}
 		}
 	}
-	return ClientChannel{}, false
+	if best == nil {
+		return ClientChannel{}, false
+	}
+	return *best, true
 }
 
 // Channels returns copies of a group's channels.
