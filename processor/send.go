@@ -325,14 +325,20 @@ func (b *Broker) handleRetryAndDLQ(h *codec.SendMessageRequestHeader, msg *codec
 	if h.HasMaxReconsumeTimes {
 		maxTimes = h.MaxReconsumeTimes
 	}
-	if msg.ReconsumeTimes < maxTimes {
+	// The header carries the count the message will have (the stored one plus
+	// one), so only a count past the maximum is used up: CONSUMER_SEND_MSG_BACK
+	// compares the stored count with >=. A group holding a live queue lock
+	// consumes orderly, and its consumer sends a used-up message with its count
+	// unchanged: that goes to the DLQ whatever the count (Java 5.x).
+	if msg.ReconsumeTimes <= maxTimes && b.locks.IsLockAllExpired(group) {
 		return props, false
 	}
 	dlq := DLQGroupTopicPrefix + group
-	tc := b.topics.CreateInSendMessageBack(dlq, 1, PermWrite|PermRead, 0)
+	b.topics.CreateInSendMessageBack(dlq, dlqQueueNums, PermWrite|PermRead, 0)
 	msg.Topic = dlq
-	msg.QueueID = randomQueue(tc.WriteQueueNums)
-	return codec.DeleteProperty(props, codec.PropDelay), false
+	msg.QueueID = randomQueue(dlqQueueNums)
+	// Java stores DELAY=-1 on it; a level below 1 parks nothing.
+	return codec.SetProperty(props, codec.PropDelay, "-1"), false
 }
 
 // toHalfMessage stores a transactional prepare message in the half topic, as
