@@ -386,7 +386,8 @@ func (b *Broker) sendResult(a *sendAnswer, msg *codec.Message, queueID int32, re
 	case store.PutCreateMappedFileFailed:
 		setCode(resp, codec.RespSystemError, "create mapped file failed, server is busy or broken.")
 	case store.PutMessageIllegal, store.PutPropertiesSizeExceeded:
-		setCode(resp, codec.RespMessageIllegal, "the message is illegal, maybe msg body or properties length not matched. msg body length limit 128k, msg properties length limit 32k.")
+		setCode(resp, codec.RespMessageIllegal, fmt.Sprintf("the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KB.",
+			b.conf().Store.MaxMessageSize))
 	case store.PutServiceNotAvailable:
 		setCode(resp, codec.RespServiceNotAvailable, b.serviceNotAvailableRemark())
 	case store.PutOSPageCacheBusy:

@@ -1,6 +1,8 @@
 package processor
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,4 +25,16 @@ func TestSendDropsPopCK(t *testing.T) {
 	require.False(t, has, "stored properties: %q", msgs[0].Properties)
 	tag, _ := codec.PropertyValue(msgs[0].Properties, codec.PropTags)
 	require.Equal(t, "x", tag)
+}
+
+// A message the store refuses is answered MESSAGE_ILLEGAL with Java's remark,
+// which names the configured body limit (the client puts it in its exception).
+func TestSendIllegalRemarkNamesBodyLimit(t *testing.T) {
+	b := newTestBroker(t, func(c *BrokerConfig) { c.Store.MaxMessageSize = 65536 })
+	resp, err := b.handleSendMessage(context.Background(), newTestConn(1),
+		sendReq("BigPropsT", 0, []byte("x"), "K\x01"+strings.Repeat("a", 32770)+"\x02"))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespMessageIllegal, resp.Code)
+	require.Equal(t, "the message is illegal, maybe msg body or properties length not matched. "+
+		"msg body length limit 65536B, msg properties length limit 32KB.", resp.Remark)
 }
