@@ -328,8 +328,8 @@ func (b *Broker) handleRetryAndDLQ(h *codec.SendMessageRequestHeader, msg *codec
 	// The header carries the count the message will have (the stored one plus
 	// one), so only a count past the maximum is used up: CONSUMER_SEND_MSG_BACK
 	// compares the stored count with >=. A group holding a live queue lock
-	// consumes orderly, and its consumer sends a used-up message with its count
-	// unchanged: that goes to the DLQ whatever the count (Java 5.x).
+	// consumes orderly, and sends only used-up messages (a 4.x orderly consumer
+	// with the count unchanged): those go to the DLQ whatever the count (Java 5.x).
 	if msg.ReconsumeTimes <= maxTimes && b.locks.IsLockAllExpired(group) {
 		return props, false
 	}

@@ -43,9 +43,9 @@ func TestRetrySendGoesToDLQOnlyPastMax(t *testing.T) {
 	require.Equal(t, "-1", d)
 }
 
-// A group holding a live queue lock consumes orderly; its consumer sends a
-// message whose count is used up with the count unchanged, and Java puts it
-// in the DLQ whatever the count (RebalanceLockManager.isLockAllExpired).
+// A group holding a live queue lock consumes orderly; it sends only used-up
+// messages (4.9.7's orderly consumer with the count unchanged), and Java 5.x
+// puts them in the DLQ whatever the count (RebalanceLockManager.isLockAllExpired).
 func TestRetrySendOfLockedGroupGoesToDLQ(t *testing.T) {
 	b := newTestBroker(t, nil)
 	mq := codec.MessageQueue{Topic: "OrderT", BrokerName: "broker-a", QueueID: 0}
