@@ -1,6 +1,7 @@
 package processor
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -58,4 +59,26 @@ func TestRetrySendOfLockedGroupGoesToDLQ(t *testing.T) {
 	sendOK(t, b, retrySendReq("CGO", 5, 16, "TAGS\x01x\x02"))
 	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("%RETRY%CGO", 0) == 1 }, 5*time.Second, 5*time.Millisecond)
 	require.EqualValues(t, 1, b.st.MaxOffsetInQueue("%DLQ%CGO", 0))
+}
+
+// Java's send-back stores its copy with WAIT=false (msgExt.setWaitStoreMsgOK):
+// the consumer sees that property, and the put does not wait for the disk or a
+// slave, so a SYNC_MASTER with a slow slave does not hold the send-back past the
+// client's timeout (which would make the client send the message again).
+func TestConsumerSendMsgBackStoresWaitFalse(t *testing.T) {
+	b := newTestBroker(t, func(c *BrokerConfig) { c.Store.MessageDelayLevel = "1s" })
+	ctx := context.Background()
+	c := newTestConn(1)
+	sendOK(t, b, sendReq("WaitT", 0, []byte("w"), "WAIT\x01true\x02TAGS\x01x\x02"))
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("WaitT", 0) == 1 }, 5*time.Second, 5*time.Millisecond)
+	orig := pullAll(t, b, "WaitT", 0)[0]
+
+	resp, err := b.handleConsumerSendMsgBack(ctx, c, sendBackReq(orig.CommitLogOffset, "CGW", -1, 16))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("%DLQ%CGW", 0) == 1 }, 5*time.Second, 5*time.Millisecond)
+	dlq := pullAll(t, b, "%DLQ%CGW", 0)
+	require.Len(t, dlq, 1)
+	w, _ := codec.PropertyValue(dlq[0].Properties, codec.PropWait)
+	require.Equal(t, "false", w)
 }
