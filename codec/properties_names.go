@@ -30,4 +30,5 @@ const (
 	PropTimerDeliverMs    = "TIMER_DELIVER_MS"
 	PropTimerOutMs        = "TIMER_OUT_MS"
 	PropTimerDelayMs      = "TIMER_DELAY_MS"
+	PropPopCK             = "POP_CK"
 )

@@ -15,12 +15,16 @@ import (
 )
 
 // fixStoredProps is what the broker does to a sent message's properties
-// (AbstractSendMessageProcessor.buildMsgContext, then the send): set MSG_REGION
-// and TRACE_ON, add a UNIQ_KEY when the producer gave none, and set CLUSTER. The
+// (AbstractSendMessageProcessor.buildMsgContext, then the send): drop POP_CK,
+// set MSG_REGION and TRACE_ON, add a UNIQ_KEY when the producer gave none, and
+// set CLUSTER. POP_CK is the broker's receipt handle, which clients keep when a
+// popped message has one: a stored one would make every ack of that message
+// name the wrong pop (Java's clearReservedProperties). The
 // result names each property once, as Java's re-encoding does. pv indexes the
 // properties and is left indexing the result, so a send walks them once.
 func fixStoredProps(pv *codec.PropView, cfg *BrokerConfig, ids *uniqIDGen) string {
 	e := codec.EditProperties(pv.Props())
+	e.Delete(codec.PropPopCK)
 	e.Set(codec.PropMsgRegion, cfg.RegionID)
 	e.Set(codec.PropTraceSwitch, strconv.FormatBool(cfg.TraceOn))
 	if !pv.Has(codec.PropUniqKey) {

@@ -325,14 +325,20 @@ func (b *Broker) handleRetryAndDLQ(h *codec.SendMessageRequestHeader, msg *codec
 	if h.HasMaxReconsumeTimes {
 		maxTimes = h.MaxReconsumeTimes
 	}
-	if msg.ReconsumeTimes < maxTimes {
+	// The header carries the count the message will have (the stored one plus
+	// one), so only a count past the maximum is used up: CONSUMER_SEND_MSG_BACK
+	// compares the stored count with >=. A group holding a live queue lock
+	// consumes orderly, and sends only used-up messages (a 4.x orderly consumer
+	// with the count unchanged): those go to the DLQ whatever the count (Java 5.x).
+	if msg.ReconsumeTimes <= maxTimes && b.locks.IsLockAllExpired(group) {
 		return props, false
 	}
 	dlq := DLQGroupTopicPrefix + group
-	tc := b.topics.CreateInSendMessageBack(dlq, 1, PermWrite|PermRead, 0)
+	b.topics.CreateInSendMessageBack(dlq, dlqQueueNums, PermWrite|PermRead, 0)
 	msg.Topic = dlq
-	msg.QueueID = randomQueue(tc.WriteQueueNums)
-	return codec.DeleteProperty(props, codec.PropDelay), false
+	msg.QueueID = randomQueue(dlqQueueNums)
+	// Java stores DELAY=-1 on it; a level below 1 parks nothing.
+	return codec.SetProperty(props, codec.PropDelay, "-1"), false
 }
 
 // toHalfMessage stores a transactional prepare message in the half topic, as
@@ -380,7 +386,8 @@ func (b *Broker) sendResult(a *sendAnswer, msg *codec.Message, queueID int32, re
 	case store.PutCreateMappedFileFailed:
 		setCode(resp, codec.RespSystemError, "create mapped file failed, server is busy or broken.")
 	case store.PutMessageIllegal, store.PutPropertiesSizeExceeded:
-		setCode(resp, codec.RespMessageIllegal, "the message is illegal, maybe msg body or properties length not matched. msg body length limit 128k, msg properties length limit 32k.")
+		setCode(resp, codec.RespMessageIllegal, fmt.Sprintf("the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KB.",
+			b.conf().Store.MaxMessageSize))
 	case store.PutServiceNotAvailable:
 		setCode(resp, codec.RespServiceNotAvailable, b.serviceNotAvailableRemark())
 	case store.PutOSPageCacheBusy:

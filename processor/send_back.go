@@ -75,6 +75,10 @@ func (b *Broker) handleConsumerSendMsgBack(ctx context.Context, c remoting.Conn,
 	if !e.Has(codec.PropRetryTopic) {
 		e.Set(codec.PropRetryTopic, orig.Topic)
 	}
+	// Java's setWaitStoreMsgOK(false): the copy is stored with WAIT=false and
+	// its put waits for neither the disk nor a slave, so a slow slave does not
+	// hold the answer past the client's timeout (the client would resend it).
+	e.Set(codec.PropWait, "false")
 	maxTimes := sgc.RetryMaxTimes
 	if h.MaxReconsumeTimes != nil && req.Version >= versionV3_4_9 {
 		maxTimes = *h.MaxReconsumeTimes

@@ -65,6 +65,24 @@ func TestRebalanceLockManager(t *testing.T) {
 	require.False(t, m.IsLocked("g", mq[0], "c2"))
 }
 
+// A group counts as consuming orderly while any of its locks is live.
+func TestRebalanceLockManagerLockAllExpired(t *testing.T) {
+	m := NewRebalanceLockManager(time.Minute)
+	now := time.Unix(1000, 0)
+	m.now = func() time.Time { return now }
+	require.True(t, m.IsLockAllExpired("g"), "no locks")
+	mq := []codec.MessageQueue{{Topic: "T", BrokerName: "b", QueueID: 0}, {Topic: "T", BrokerName: "b", QueueID: 1}}
+	require.Len(t, m.TryLockBatch("g", mq[:1], "c1"), 1)
+	now = now.Add(40 * time.Second)
+	require.Len(t, m.TryLockBatch("g", mq[1:], "c1"), 1)
+	require.False(t, m.IsLockAllExpired("g"))
+	require.True(t, m.IsLockAllExpired("other"))
+	now = now.Add(30 * time.Second)
+	require.False(t, m.IsLockAllExpired("g"), "the second lock is still live")
+	now = now.Add(31 * time.Second)
+	require.True(t, m.IsLockAllExpired("g"))
+}
+
 func TestConsumerManagerNotifiesGroup(t *testing.T) {
 	m := NewConsumerManager(quietLog())
 	c1, c2 := newTestConn(1), newTestConn(2)

@@ -87,6 +87,20 @@ func (m *RebalanceLockManager) IsLocked(group string, mq codec.MessageQueue, cli
 	return ok && e.clientID == clientID && m.now().Sub(e.lastUpdate) <= m.maxLive
 }
 
+// IsLockAllExpired reports that no queue of group has a live lock: the group
+// does not consume orderly right now (RebalanceLockManager.isLockAllExpired).
+func (m *RebalanceLockManager) IsLockAllExpired(group string) bool {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, e := range m.table[group] {
+		if now.Sub(e.lastUpdate) <= m.maxLive {
+			return false
+		}
+	}
+	return true
+}
+
 // Expire drops the locks not renewed for maxLive. A lapsed lock is free to
 // anyone already; Java keeps its entry until a client locks that queue again,
 // so the locks of crashed clients and of deleted topics would stay for the

@@ -236,7 +236,7 @@ const (
 	orderReviveQueue  = 999  // KeyBuilder.POP_ORDER_REVIVE_QUEUE
 	retryGroupPrefix  = "%RETRY%"
 	retryQueueNum     = 1
-	propPopCK         = "POP_CK"
+	propPopCK         = codec.PropPopCK
 	propFirstPopTime  = "1ST_POP_TIME"
 	propUniqKeyIdx    = "UNIQ_KEY"
 	maxPopMsgNums     = 32
