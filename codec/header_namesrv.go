@@ -31,6 +31,10 @@ func requireStrings(ext ExtFields, keys []string, dsts ...*string) error {
 // ZoneNameExtKey is the plain ext field carrying a broker's zone (MixAll.ZONE_NAME).
 const ZoneNameExtKey = "__ZONE_NAME"
 
+// ZoneModeExtKey is the plain ext field a client in zone mode sets to "true"
+// on its requests (MixAll.ZONE_MODE), with its zone in ZoneNameExtKey.
+const ZoneModeExtKey = "__ZONE_MODE"
+
 // RegisterBrokerRequestHeader is REGISTER_BROKER's header.
 type RegisterBrokerRequestHeader struct {
 	BrokerName             string

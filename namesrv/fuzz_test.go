@@ -47,7 +47,7 @@ func FuzzProcessRequest(f *testing.F) {
 		}
 		// Whatever registered must still produce routes that encode.
 		for _, topic := range ns.Routes().AllTopics() {
-			ns.Routes().AppendTopicRouteJSON(nil, topic, "")
+			ns.Routes().AppendTopicRouteJSON(nil, topic, "", "")
 		}
 		ns.Routes().ClusterInfo().AppendJSON(nil)
 	})

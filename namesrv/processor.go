@@ -94,7 +94,7 @@ func (ns *NameServer) getRouteInfoByTopic(req *codec.RemotingCommand) (*codec.Re
 		orderConf, _ = ns.kv.Get(NamespaceOrderTopicConfig, h.Topic)
 	}
 	bp := ns.routeBufs.Get().(*[]byte)
-	body, ok := ns.routes.AppendTopicRouteJSON((*bp)[:0], h.Topic, orderConf)
+	body, ok := ns.routes.AppendTopicRouteJSON((*bp)[:0], h.Topic, orderConf, clientZone(req.Ext))
 	if !ok {
 		ns.routeBufs.Put(bp)
 		return codec.NewResponse(req, codec.RespTopicNotExist,
@@ -107,6 +107,20 @@ func (ns *NameServer) getRouteInfoByTopic(req *codec.RemotingCommand) (*codec.Re
 		ns.routeBufs.Put(bp)
 	}
 	return resp, nil
+}
+
+// clientZone is the zone whose brokers a route lookup is narrowed to: the
+// client's __ZONE_NAME when it also sent __ZONE_MODE=true (Java's
+// ZoneRouteRPCHook: Boolean.parseBoolean, and a blank zone means none).
+func clientZone(ext codec.ExtFields) string {
+	if mode, _ := ext.Get(codec.ZoneModeExtKey); !strings.EqualFold(mode, "true") {
+		return ""
+	}
+	zone, _ := ext.Get(codec.ZoneNameExtKey)
+	if strings.TrimSpace(zone) == "" {
+		return ""
+	}
+	return zone
 }
 
 // REGISTER_BROKER: check the body CRC, decode the body (plain

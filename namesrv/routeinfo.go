@@ -653,8 +653,11 @@ func (m *RouteInfoManager) QueryBrokerTopicConfig(cluster, addr string) (codec.D
 // AppendTopicRouteJSON appends the route of topic as GET_ROUTEINFO_BY_TOPIC's body
 // (codec.TopicRouteData.AppendJSON's format, queue and broker data sorted by
 // broker name) and reports whether the topic has a route: queue data and at least
-// one of its brokers registered. orderTopicConf, when set, is included.
-func (m *RouteInfoManager) AppendTopicRouteJSON(dst []byte, topic, orderTopicConf string) ([]byte, bool) {
+// one of its brokers registered. orderTopicConf, when set, is included. zone,
+// when set, is the zone of a client in zone mode: broker groups of other zones
+// that have a master are left out, with their queues and filter servers (Java's
+// ZoneRouteRPCHook); a group whose master is down stays whatever its zone.
+func (m *RouteInfoManager) AppendTopicRouteJSON(dst []byte, topic, orderTopicConf, zone string) ([]byte, bool) {
 	supportActingMaster := m.cfg().SupportActingMaster
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -672,6 +675,7 @@ func (m *RouteInfoManager) AppendTopicRouteJSON(dst []byte, topic, orderTopicCon
 	if !found {
 		return dst, false
 	}
+	var excluded map[string]struct{} // broker names left out for the client's zone
 	dst = append(dst, `{"brokerDatas":[`...)
 	n := 0
 	for i := range qds {
@@ -679,27 +683,25 @@ func (m *RouteInfoManager) AppendTopicRouteJSON(dst []byte, topic, orderTopicCon
 		if bd == nil {
 			continue
 		}
+		bd = actingView(bd, &qds[i], topic, supportActingMaster)
+		if zone != "" {
+			if _, hasMaster := bd.BrokerAddrs[codec.MasterID]; hasMaster && !strings.EqualFold(bd.ZoneName, zone) {
+				if excluded == nil {
+					excluded = make(map[string]struct{})
+				}
+				excluded[bd.BrokerName] = struct{}{}
+				continue
+			}
+		}
 		if n > 0 {
 			dst = append(dst, ',')
 		}
 		n++
-		if supportActingMaster && bd.EnableActingMaster && len(bd.BrokerAddrs) > 0 &&
-			!strings.HasPrefix(topic, syncBrokerMemberGroupPrefix) && qds[i].Perm&codec.PermWrite == 0 {
-			if _, hasMaster := bd.BrokerAddrs[codec.MasterID]; !hasMaster {
-				// Acting master: the lowest id answers as id 0 in the returned copy.
-				acting := bd.Clone()
-				lowest := minBrokerID(acting.BrokerAddrs)
-				acting.BrokerAddrs[codec.MasterID] = acting.BrokerAddrs[lowest]
-				delete(acting.BrokerAddrs, lowest)
-				dst = acting.AppendJSON(dst)
-				continue
-			}
-		}
 		dst = bd.AppendJSON(dst)
 	}
 	dst = append(dst, `],"filterServerTable":{`...)
 	if len(m.filterServerTable) > 0 {
-		dst = m.appendFilterServers(dst, qds)
+		dst = m.appendFilterServers(dst, qds, excluded)
 	}
 	dst = append(dst, '}')
 	if orderTopicConf != "" {
@@ -707,10 +709,15 @@ func (m *RouteInfoManager) AppendTopicRouteJSON(dst []byte, topic, orderTopicCon
 		dst = codec.AppendJSONString(dst, orderTopicConf)
 	}
 	dst = append(dst, `,"queueDatas":[`...)
+	n = 0
 	for i := range qds {
-		if i > 0 {
+		if _, out := excluded[qds[i].BrokerName]; out {
+			continue
+		}
+		if n > 0 {
 			dst = append(dst, ',')
 		}
+		n++
 		dst = qds[i].AppendJSON(dst)
 	}
 	dst = append(dst, ']')
@@ -729,14 +736,35 @@ func (m *RouteInfoManager) AppendTopicRouteJSON(dst []byte, topic, orderTopicCon
 	return append(dst, '}'), true
 }
 
+// actingView returns the broker data a route shows for bd: with
+// supportActingMaster, a master-less acting-master group whose queues of the
+// topic are read-only answers with its lowest id as id 0 (in a copy).
+func actingView(bd *codec.BrokerData, qd *codec.QueueData, topic string, supportActingMaster bool) *codec.BrokerData {
+	if !supportActingMaster || !bd.EnableActingMaster || len(bd.BrokerAddrs) == 0 ||
+		strings.HasPrefix(topic, syncBrokerMemberGroupPrefix) || qd.Perm&codec.PermWrite != 0 {
+		return bd
+	}
+	if _, hasMaster := bd.BrokerAddrs[codec.MasterID]; hasMaster {
+		return bd
+	}
+	acting := bd.Clone()
+	lowest := minBrokerID(acting.BrokerAddrs)
+	acting.BrokerAddrs[codec.MasterID] = acting.BrokerAddrs[lowest]
+	delete(acting.BrokerAddrs, lowest)
+	return acting
+}
+
 // syncBrokerMemberGroupPrefix is TopicValidator.SYNC_BROKER_MEMBER_GROUP_PREFIX.
 const syncBrokerMemberGroupPrefix = "rmq_sys_SYNC_BROKER_MEMBER_"
 
-func (m *RouteInfoManager) appendFilterServers(dst []byte, qds []codec.QueueData) []byte {
+func (m *RouteInfoManager) appendFilterServers(dst []byte, qds []codec.QueueData, excluded map[string]struct{}) []byte {
 	table := make(map[string][]string)
 	for i := range qds {
 		bd := m.brokerAddrTable[qds[i].BrokerName]
 		if bd == nil {
+			continue
+		}
+		if _, out := excluded[bd.BrokerName]; out {
 			continue
 		}
 		for _, addr := range bd.BrokerAddrs {
@@ -761,7 +789,7 @@ func (m *RouteInfoManager) appendFilterServers(dst []byte, qds []codec.QueueData
 // TopicRouteData returns the route of topic as a value (tests, and callers that
 // want the structure rather than its JSON).
 func (m *RouteInfoManager) TopicRouteData(topic string) (*codec.TopicRouteData, bool) {
-	b, ok := m.AppendTopicRouteJSON(nil, topic, "")
+	b, ok := m.AppendTopicRouteJSON(nil, topic, "", "")
 	if !ok {
 		return nil, false
 	}

@@ -278,11 +278,11 @@ func TestStaticTopicMappingInRoute(t *testing.T) {
 	w.TopicQueueMappingInfoMap = map[string]*codec.TopicQueueMappingInfo{"T": mapping}
 	_, ok := m.RegisterBroker(registration("c", "b", 0, "a:1", w))
 	require.True(t, ok)
-	b, ok := m.AppendTopicRouteJSON(nil, "T", "")
+	b, ok := m.AppendTopicRouteJSON(nil, "T", "", "")
 	require.True(t, ok)
 	require.Contains(t, string(b), `"queueDatas":[{"brokerName":"b","perm":6,"readQueueNums":2,"topicSysFlag":0,"writeQueueNums":2}],"topicQueueMappingByBroker":{"b":`+info+`}}`)
 	require.True(t, json.Valid(b))
-	b, _ = m.AppendTopicRouteJSON(nil, "U", "")
+	b, _ = m.AppendTopicRouteJSON(nil, "U", "", "")
 	require.NotContains(t, string(b), "topicQueueMappingByBroker")
 	m.DeleteTopic("T", "")
 	require.Empty(t, m.mappingInfoTable)
