@@ -128,7 +128,8 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 		return reply.response(codec.RespNoPermission, "the topic["+h.Topic+"] pulling message is forbidden"), nil
 	}
 	if h.QueueID < 0 || h.QueueID >= tc.ReadQueueNums {
-		return reply.response(codec.RespSystemError, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]",
+		// INVALID_PARAMETER since 5.0 (4.x answered SYSTEM_ERROR).
+		return reply.response(codec.RespInvalidParameter, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]",
 			h.QueueID, h.Topic, tc.ReadQueueNums, c.RemoteAddr())), nil
 	}
 	if filter == nil {
