@@ -3,6 +3,7 @@ package processor
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"rmqd/codec"
@@ -58,6 +59,22 @@ func (p pullReply) response(code int32, remark string) *codec.RemotingCommand {
 	return codec.NewResponse(&req, code, remark)
 }
 
+// Java's ForbiddenType: why a pull was answered NO_PERMISSION.
+const (
+	forbiddenBroker    = 1
+	forbiddenGroup     = 2
+	forbiddenTopic     = 3
+	forbiddenBroadcast = 4
+)
+
+// forbidden is a NO_PERMISSION answer with its forbiddenType, the one field
+// Java's pull response header then carries.
+func (p pullReply) forbidden(typ int, remark string) *codec.RemotingCommand {
+	resp := p.response(codec.RespNoPermission, remark)
+	resp.Ext.Set("forbiddenType", strconv.Itoa(typ))
+	return resp
+}
+
 // pullAnswer is a pull response and its header in one allocation.
 type pullAnswer struct {
 	resp codec.RemotingCommand
@@ -110,6 +127,9 @@ func (b *Broker) pullReleasing(ctx context.Context, c remoting.Conn, req *codec.
 func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply pullReply, filter store.MessageFilter, allowSuspend bool, dispatchTarget int64) (*codec.RemotingCommand, error) {
 	if !permReadable(b.conf().BrokerPermission) {
 		return reply.response(codec.RespNoPermission, "the broker["+b.conf().BrokerIP1+"] pulling message is forbidden"), nil
+	}
+	if reply.code == codec.ReqLitePullMessage && !b.conf().LitePullMessageEnable {
+		return reply.forbidden(forbiddenBroker, "the broker["+b.conf().BrokerIP1+"] for lite pull consumer is forbidden"), nil
 	}
 	sgc, ok := b.groups.Find(h.ConsumerGroup)
 	if !ok {

@@ -22,3 +22,30 @@ func TestPullIllegalQueueIDIsInvalidParameter(t *testing.T) {
 		require.Contains(t, r.Remark, "is illegal, topic:[QI] topicConfig.readQueueNums:[2]")
 	}
 }
+
+// litePullMessageEnable=false refuses LITE_PULL_MESSAGE (NO_PERMISSION,
+// forbiddenType BROKER_FORBIDDEN) and leaves PULL_MESSAGE served, as Java's
+// PullMessageProcessor; it is read at each request, so updateBrokerConfig
+// switches it at once.
+func TestLitePullMessageEnable(t *testing.T) {
+	b := newTestBroker(t, func(c *BrokerConfig) { c.LitePullMessageEnable = false })
+	b.topics.Update(NewTopicConfig("LP"))
+	lite := pullReq("G", "LP", 0, 0, codec.PullFlagSubscription, 0)
+	lite.Code = codec.ReqLitePullMessage
+	r, err := b.handlePullMessage(context.Background(), newTestConn(1), lite)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespNoPermission, r.Code)
+	require.Contains(t, r.Remark, "for lite pull consumer is forbidden")
+	require.Equal(t, "1", ext(t, r, "forbiddenType"))
+
+	r, err = b.handlePullMessage(context.Background(), newTestConn(1), pullReq("G", "LP", 0, 0, codec.PullFlagSubscription, 0))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespPullNotFound, r.Code)
+
+	require.Contains(t, liveConfigKeys, "litePullMessageEnable")
+	conf := DefaultBrokerConfig()
+	require.True(t, conf.LitePullMessageEnable, "Java's default")
+	_, err = conf.ApplyProperties(map[string]string{"litePullMessageEnable": "false"})
+	require.NoError(t, err)
+	require.False(t, conf.LitePullMessageEnable)
+}
