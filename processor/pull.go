@@ -126,7 +126,7 @@ func (b *Broker) pullReleasing(ctx context.Context, c remoting.Conn, req *codec.
 // queue waits until dispatch has passed it (see dispatchProgress).
 func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply pullReply, filter store.MessageFilter, allowSuspend bool, dispatchTarget int64) (*codec.RemotingCommand, error) {
 	if !permReadable(b.conf().BrokerPermission) {
-		return reply.response(codec.RespNoPermission, "the broker["+b.conf().BrokerIP1+"] pulling message is forbidden"), nil
+		return reply.forbidden(forbiddenBroker, "the broker["+b.conf().BrokerIP1+"] pulling message is forbidden"), nil
 	}
 	if reply.code == codec.ReqLitePullMessage && !b.conf().LitePullMessageEnable {
 		return reply.forbidden(forbiddenBroker, "the broker["+b.conf().BrokerIP1+"] for lite pull consumer is forbidden"), nil
@@ -137,7 +137,7 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 			fmt.Sprintf("subscription group [%s] does not exist", h.ConsumerGroup)), nil
 	}
 	if !sgc.ConsumeEnable {
-		return reply.response(codec.RespNoPermission, "subscription group no permission, "+h.ConsumerGroup), nil
+		return reply.forbidden(forbiddenGroup, "subscription group no permission, "+h.ConsumerGroup), nil
 	}
 	tc, ok := b.topics.Select(h.Topic)
 	if !ok {
@@ -145,7 +145,7 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 			fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic)), nil
 	}
 	if !permReadable(tc.Perm) {
-		return reply.response(codec.RespNoPermission, "the topic["+h.Topic+"] pulling message is forbidden"), nil
+		return reply.forbidden(forbiddenTopic, "the topic["+h.Topic+"] pulling message is forbidden"), nil
 	}
 	if h.QueueID < 0 || h.QueueID >= tc.ReadQueueNums {
 		// INVALID_PARAMETER since 5.0 (4.x answered SYSTEM_ERROR).
@@ -337,7 +337,7 @@ func (b *Broker) pullFilter(h *codec.PullMessageRequestHeader, sgc SubscriptionG
 				fmt.Sprintf("the consumer's group info not exist, group: %s", h.ConsumerGroup))
 		}
 		if !sgc.ConsumeBroadcastEnable && model == "BROADCASTING" {
-			return nil, reply.response(codec.RespNoPermission,
+			return nil, reply.forbidden(forbiddenBroadcast,
 				fmt.Sprintf("the consumer group[%s] can not consume by broadcast way", h.ConsumerGroup))
 		}
 		if !found {

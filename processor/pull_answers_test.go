@@ -1,6 +1,7 @@
 package processor
 
 import (
+	"bytes"
 	"context"
 	"testing"
 
@@ -48,4 +49,42 @@ func TestLitePullMessageEnable(t *testing.T) {
 	_, err = conf.ApplyProperties(map[string]string{"litePullMessageEnable": "false"})
 	require.NoError(t, err)
 	require.False(t, conf.LitePullMessageEnable)
+}
+
+// Every NO_PERMISSION pull answer carries Java's forbiddenType: broker (1),
+// group (2), topic (3), broadcast disabled (4).
+func TestPullForbiddenType(t *testing.T) {
+	ctx := context.Background()
+	b := newTestBroker(t, func(c *BrokerConfig) { c.BrokerPermission = PermWrite })
+	b.topics.Update(NewTopicConfig("FT"))
+	r, err := b.handlePullMessage(ctx, newTestConn(1), pullReq("G", "FT", 0, 0, codec.PullFlagSubscription, 0))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespNoPermission, r.Code)
+	require.Equal(t, "1", ext(t, r, "forbiddenType"))
+
+	b = newTestBroker(t, nil)
+	off := NewSubscriptionGroupConfig("Off")
+	off.ConsumeEnable = false
+	noBC := NewSubscriptionGroupConfig("NoBC")
+	noBC.ConsumeBroadcastEnable = false
+	require.NoError(t, b.groups.Update(off, noBC))
+	wo := NewTopicConfig("WO")
+	wo.Perm = PermWrite
+	b.topics.Update(NewTopicConfig("FT"), wo)
+	hb := heartbeatReq(t, "c1", "NoBC", "FT")
+	hb.Body = bytes.Replace(hb.Body, []byte(`"CLUSTERING"`), []byte(`"BROADCASTING"`), 1)
+	c := newTestConn(2)
+	resp, err := b.handleHeartBeat(ctx, c, hb)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code)
+	for _, tc := range []struct {
+		group, topic string
+		flag         int32
+		want         string
+	}{{"Off", "FT", codec.PullFlagSubscription, "2"}, {"G", "WO", codec.PullFlagSubscription, "3"}, {"NoBC", "FT", 0, "4"}} {
+		r, err := b.handlePullMessage(ctx, c, pullReq(tc.group, tc.topic, 0, 0, tc.flag, 0))
+		require.NoError(t, err)
+		require.EqualValues(t, codec.RespNoPermission, r.Code, "%s %s: %s", tc.group, tc.topic, r.Remark)
+		require.Equal(t, tc.want, ext(t, r, "forbiddenType"), "%s %s", tc.group, tc.topic)
+	}
 }
