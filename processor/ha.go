@@ -303,7 +303,7 @@ func (b *Broker) suggestBrokerID(group string, res *store.GetResult) int64 {
 	}
 	if len(res.Records) > 0 && len(res.Records[0]) >= 36 {
 		phy := int64(binary.BigEndian.Uint64(res.Records[0][28:36]))
-		if b.store.MaxPhyOffset()-phy > hotCommitLogBytes() {
+		if b.store.MaxPhyOffset()-phy > b.store.HotCommitLogBytes() {
 			return sgc.WhichBrokerWhenConsumeSlowly
 		}
 	}

@@ -12,10 +12,6 @@ import (
 	"rmqd/store"
 )
 
-// defaultPullMaxBytes bounds one pull body like Java's
-// maxTransferBytesOnMessageInMemory (256 KiB; always at least one message).
-const defaultPullMaxBytes = 256 << 10
-
 // A pull that reaches the end of what the consume queue holds while the store
 // has not yet dispatched every record the commitlog held when the pull arrived
 // waits for that dispatch: syncDispatchWait in the handler (dispatch is
@@ -167,10 +163,9 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 			NextBeginOffset: off,
 			MinOffset:       b.store.MinOffsetInQueue(h.Topic, h.QueueID), MaxOffset: b.store.MaxOffsetInQueue(h.Topic, h.QueueID)}), nil
 	}
-	maxBytes := int32(defaultPullMaxBytes)
-	if h.MaxMsgBytes > 0 {
-		maxBytes = h.MaxMsgBytes
-	}
+	// The store's transfer limits bound the pull; maxMsgBytes, when the
+	// client sends it, bounds it further (Java's broker ignores it).
+	maxBytes := h.MaxMsgBytes
 	start := time.Now()
 	var res *store.GetResult
 	if lr, ok := b.store.(loopReader); ok && reply.onLoop {

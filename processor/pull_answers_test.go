@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"rmqd/codec"
+	"rmqd/store"
 )
 
 // A pull of a queue id past the topic's read queues is INVALID_PARAMETER, as
@@ -87,4 +88,28 @@ func TestPullForbiddenType(t *testing.T) {
 		require.EqualValues(t, codec.RespNoPermission, r.Code, "%s %s: %s", tc.group, tc.topic, r.Remark)
 		require.Equal(t, tc.want, ext(t, r, "forbiddenType"), "%s %s", tc.group, tc.topic)
 	}
+}
+
+// A pull without maxMsgBytes is bounded by the store's transfer limits alone:
+// raising maxTransferBytesOnMessageInMemory lets it return more than 256 KiB,
+// as Java's broker does (it passes no byte bound of its own).
+func TestPullBytesFollowStoreLimit(t *testing.T) {
+	b := newTestBrokerWith(t, nil, func(s *store.Config) { s.MaxTransferBytesOnMessageInMemory = 1 << 20 }, nil)
+	b.topics.Update(NewTopicConfig("Big"))
+	ctx := context.Background()
+	body := bytes.Repeat([]byte("x"), 100<<10)
+	for i := 0; i < 5; i++ {
+		r, err := b.handleSendMessage(ctx, newTestConn(1), sendReq("Big", 0, body, ""))
+		require.NoError(t, err)
+		require.EqualValues(t, codec.RespSuccess, r.Code)
+	}
+	waitQueued(b, "Big", 5)
+	c := newTestConn(2)
+	r, err := b.handlePullMessage(ctx, c, pullReq("G", "Big", 0, 0, codec.PullFlagSubscription, 0))
+	require.NoError(t, err)
+	require.Nil(t, r, "written by the handler")
+	pr := waitResponse(t, c, 1)
+	require.EqualValues(t, codec.RespSuccess, pr.Code)
+	require.Equal(t, 5, len(decodeBody(t, pr.Body)))
+	require.Equal(t, "5", ext(t, pr, "nextBeginOffset"))
 }
