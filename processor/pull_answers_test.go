@@ -113,3 +113,31 @@ func TestPullBytesFollowStoreLimit(t *testing.T) {
 	require.Equal(t, 5, len(decodeBody(t, pr.Body)))
 	require.Equal(t, "5", ext(t, pr, "nextBeginOffset"))
 }
+
+// With slaveReadEnable, a consumer behind the hot end of the commitlog is
+// sent to whichBrokerWhenConsumeSlowly whatever the pull found: also when
+// its filter matched none of the cold messages it scanned
+// (GetMessageResult.suggestPullingFromSlave is set by the scan, not by what
+// was returned).
+func TestPullSuggestsSlaveWhenColdAndUnmatched(t *testing.T) {
+	b := newTestBrokerWith(t, func(c *BrokerConfig) { c.SlaveReadEnable = true },
+		func(s *store.Config) { s.AccessMessageInMemoryMaxRatio = 0 }, nil)
+	ctx := context.Background()
+	g := NewSubscriptionGroupConfig("GC")
+	g.WhichBrokerWhenConsumeSlowly = 1
+	require.NoError(t, b.groups.Update(g))
+	b.topics.Update(NewTopicConfig("Cold"))
+	for i := 0; i < 3; i++ {
+		r, err := b.handleSendMessage(ctx, newTestConn(1), sendReq("Cold", 0, []byte("x"), "TAGS\x01a\x02"))
+		require.NoError(t, err)
+		require.EqualValues(t, codec.RespSuccess, r.Code)
+	}
+	waitQueued(b, "Cold", 3)
+	req := pullReq("GC", "Cold", 0, 0, codec.PullFlagSubscription, 0)
+	req.Ext.Set("subscription", "b")
+	r, err := b.handlePullMessage(ctx, newTestConn(2), req)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespPullRetryImmediately, r.Code, r.Remark)
+	require.Equal(t, "3", ext(t, r, "nextBeginOffset"))
+	require.Equal(t, "1", ext(t, r, "suggestWhichBrokerId"))
+}

@@ -77,14 +77,16 @@ func (s *DefaultStore) getMessage(topic string, queueID int32, offset int64, max
 	r.files = r.fileSlots[:0]
 	nextPhyFileStart := int64(math.MinInt64)
 	var cur *mappedFile // commitlog file held for the records taken from it
+	var lastPhy int64   // the last unit scanned, for SuggestPullingFromSlave
 	i := 0
 	for ; i+cqUnitSize <= len(units) && i < maxFilter; i += cqUnitSize {
 		phy, size, tags := readUnit(units[i:])
-		if nextPhyFileStart != math.MinInt64 && phy < nextPhyFileStart {
-			continue
-		}
 		if s.batchFull(len(r.Records), r.BufferTotalSize, int(size), maxMsgNums, maxTotalBytes, maxPhy-phy <= hot) {
 			break
+		}
+		lastPhy = phy
+		if nextPhyFileStart != math.MinInt64 && phy < nextPhyFileStart {
+			continue
 		}
 		if filter != nil && !filter.MatchTagsCode(tags) {
 			continue
@@ -124,6 +126,7 @@ func (s *DefaultStore) getMessage(topic string, queueID int32, offset int64, max
 		nextPhyFileStart = math.MinInt64
 	}
 	r.NextBeginOffset = offset + int64(i/cqUnitSize)
+	r.SuggestPullingFromSlave = maxPhy-lastPhy > hot
 	return r
 }
 
