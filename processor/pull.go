@@ -160,8 +160,9 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 	// reset is on: one recorded before the switch is dropped, not replayed.
 	if off, ok := b.offsets.TakeReset(h.ConsumerGroup, h.Topic, h.QueueID); ok && b.conf().UseServerSideResetOffset {
 		return reply.withHeader(codec.RespPullOffsetMoved, store.GetOffsetReset.String(), codec.PullMessageResponseHeader{
-			NextBeginOffset: off,
-			MinOffset:       b.store.MinOffsetInQueue(h.Topic, h.QueueID), MaxOffset: b.store.MaxOffsetInQueue(h.Topic, h.QueueID)}), nil
+			SuggestWhichBrokerID: b.suggestBrokerID(h.ConsumerGroup, &store.GetResult{}),
+			NextBeginOffset:      off,
+			MinOffset:            b.store.MinOffsetInQueue(h.Topic, h.QueueID), MaxOffset: b.store.MaxOffsetInQueue(h.Topic, h.QueueID)}), nil
 	}
 	// The store's transfer limits bound the pull; maxMsgBytes, when the
 	// client sends it, bounds it further (Java's broker ignores it).

@@ -141,3 +141,19 @@ func TestPullSuggestsSlaveWhenColdAndUnmatched(t *testing.T) {
 	require.Equal(t, "3", ext(t, r, "nextBeginOffset"))
 	require.Equal(t, "1", ext(t, r, "suggestWhichBrokerId"))
 }
+
+// The PULL_OFFSET_MOVED of a server-side reset suggests a broker as any pull
+// answer does: with slaveReadEnable, the group's brokerId.
+func TestPullResetSuggestsGroupBroker(t *testing.T) {
+	b := newTestBroker(t, func(c *BrokerConfig) { c.SlaveReadEnable, c.UseServerSideResetOffset = true, true })
+	g := NewSubscriptionGroupConfig("GR")
+	g.BrokerID = 1
+	require.NoError(t, b.groups.Update(g))
+	b.topics.Update(NewTopicConfig("RT"))
+	b.offsets.AssignReset("GR", "RT", 0, 0)
+	r, err := b.handlePullMessage(context.Background(), newTestConn(1), pullReq("GR", "RT", 0, 5, codec.PullFlagSubscription, 0))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespPullOffsetMoved, r.Code)
+	require.Equal(t, "0", ext(t, r, "nextBeginOffset"))
+	require.Equal(t, "1", ext(t, r, "suggestWhichBrokerId"))
+}
