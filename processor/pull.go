@@ -116,8 +116,8 @@ func (b *Broker) pullReleasing(ctx context.Context, c remoting.Conn, req *codec.
 	return resp, err
 }
 
-// pull runs one pull. allowSuspend is false when a held request is re-run, and
-// filter is then the one built the first time. A dispatchTarget above 0 is the
+// pull runs one pull. allowSuspend is false when a held request is re-run; a
+// nil filter is built from the request or the group's subscription. A dispatchTarget above 0 is the
 // commitlog end when the pull arrived: a pull that would answer the end of the
 // queue waits until dispatch has passed it (see dispatchProgress).
 func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply pullReply, filter store.MessageFilter, allowSuspend bool, dispatchTarget int64) (*codec.RemotingCommand, error) {

@@ -3,6 +3,7 @@ package processor
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -156,4 +157,42 @@ func TestPullResetSuggestsGroupBroker(t *testing.T) {
 	require.EqualValues(t, codec.RespPullOffsetMoved, r.Code)
 	require.Equal(t, "0", ext(t, r, "nextBeginOffset"))
 	require.Equal(t, "1", ext(t, r, "suggestWhichBrokerId"))
+}
+
+// A held pull that reads the group's subscription from its heartbeats (no
+// subscription flag, the Java push consumer's default) is re-run with the
+// subscription the group has when it wakes, as Java re-runs the whole
+// request: a consumer that re-subscribed meanwhile gets the message its new
+// subscription wants, not a PULL_RETRY_IMMEDIATELY past it.
+func TestHeldPullUsesCurrentSubscription(t *testing.T) {
+	b := newTestBroker(t, nil)
+	ctx := context.Background()
+	b.topics.Update(func() TopicConfig { tc := NewTopicConfig("RS"); tc.ReadQueueNums, tc.WriteQueueNums = 1, 1; return tc }())
+	c := newTestConn(5)
+	subscribe := func(tag string, version int64) {
+		hb := codec.HeartbeatData{ClientID: "c1", ConsumerDataSet: []codec.ConsumerData{{GroupName: "GRS",
+			ConsumeType: "CONSUME_PASSIVELY", MessageModel: "CLUSTERING", ConsumeFromWhere: "CONSUME_FROM_FIRST_OFFSET",
+			SubscriptionDataSet: []codec.SubscriptionData{{Topic: "RS", SubString: tag, ExpressionType: "TAG",
+				SubVersion: version, CodeSet: codec.CodeSet{}, TagsSet: []string{tag}}}}}}
+		body, err := json.Marshal(hb)
+		require.NoError(t, err)
+		req := codec.NewRequest(codec.ReqHeartBeat)
+		req.Body = body
+		r, err := b.handleHeartBeat(ctx, c, req)
+		require.NoError(t, err)
+		require.EqualValues(t, codec.RespSuccess, r.Code)
+	}
+	subscribe("a", 1)
+	pr := pullReq("GRS", "RS", 0, 0, codec.PullFlagSuspend, 400)
+	pr.Ext.Set("subVersion", "1")
+	r, err := b.handlePullMessage(ctx, c, pr)
+	require.NoError(t, err)
+	require.Nil(t, r, "held")
+	subscribe("b", 2)
+	resp, err := b.handleSendMessage(ctx, newTestConn(6), sendReq("RS", 0, []byte("for b"), "TAGS\x01b\x02"))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code)
+	got := waitResponse(t, c, 1)
+	require.EqualValues(t, codec.RespSuccess, got.Code, "%s next %s", got.Remark, ext(t, got, "nextBeginOffset"))
+	require.Equal(t, "for b", string(decodeBody(t, got.Body)[0].Body))
 }
