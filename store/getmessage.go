@@ -64,7 +64,7 @@ func (s *DefaultStore) getMessage(topic string, queueID int32, offset int64, max
 	if maxMsgNums <= 0 {
 		maxMsgNums = 1
 	}
-	maxFilter := max(16000, int(maxMsgNums)*cqUnitSize)
+	maxFilter := max(s.cfg.MaxFilterMessageSize, int(maxMsgNums)*cqUnitSize)
 	maxPhy, hot := s.MaxPhyOffset(), s.HotCommitLogBytes()
 	r.Status = GetNoMatchedMessage
 	// A caught-up long poll reads one or two messages: room for what the

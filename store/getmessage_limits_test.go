@@ -46,3 +46,20 @@ func TestGetMessageDiskTransferLimits(t *testing.T) {
 	defer func() { require.NoError(t, s.Shutdown()) }()
 	require.Positive(t, s.HotCommitLogBytes())
 }
+
+// maxFilterMessageSize bounds the consume-queue bytes one read scans for a
+// filtered pull (at least maxMsgNums units), as Java's key of that name:
+// the read stops there with NO_MATCHED_MESSAGE and the offset it reached.
+func TestGetMessageMaxFilterMessageSize(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.MaxFilterMessageSize = 2 * cqUnitSize
+	s := openStore(t, cfg)
+	t.Cleanup(func() { require.NoError(t, s.Shutdown()) })
+	putN(t, s, "F", 1, 5)
+	waitDispatched(t, s, "F", 0, 5)
+	r := s.GetMessage("g", "F", 0, 0, 1, 0, tagFilter{code: 12345})
+	defer r.Release()
+	require.Equal(t, GetNoMatchedMessage, r.Status)
+	require.EqualValues(t, 2, r.NextBeginOffset)
+	require.Equal(t, 16000, DefaultConfig().MaxFilterMessageSize)
+}
