@@ -32,6 +32,7 @@ var liveConfigKeys = map[string]func(dst, src *BrokerConfig){
 	"brokerPermission":               func(d, s *BrokerConfig) { d.BrokerPermission = s.BrokerPermission },
 	"longPollingEnable":              func(d, s *BrokerConfig) { d.LongPollingEnable = s.LongPollingEnable },
 	"shortPollingTimeMills":          func(d, s *BrokerConfig) { d.ShortPollingTimeMills = s.ShortPollingTimeMills },
+	"litePullMessageEnable":          func(d, s *BrokerConfig) { d.LitePullMessageEnable = s.LitePullMessageEnable },
 	"notifyConsumerIdsChangedEnable": func(d, s *BrokerConfig) { d.NotifyConsumerIdsChanged = s.NotifyConsumerIdsChanged },
 	"enablePropertyFilter":           func(d, s *BrokerConfig) { d.EnablePropertyFilter = s.EnablePropertyFilter },
 	"rejectTransactionMessage":       func(d, s *BrokerConfig) { d.RejectTransactionMessage = s.RejectTransactionMessage },

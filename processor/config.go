@@ -39,16 +39,18 @@ type BrokerConfig struct {
 	CompressedRegister bool `prop:"compressedRegister"`
 	// EnableSplitRegistration sends the whole-table registration in parts of
 	// SplitRegistrationSize topics (Java's keys, defaults false and 800).
-	EnableSplitRegistration     bool   `prop:"enableSplitRegistration"`
-	SplitRegistrationSize       int32  `prop:"splitRegistrationSize"`
-	FlushConsumerOffsetInterval int64  `prop:"flushConsumerOffsetInterval"` // ms
-	LongPollingEnable           bool   `prop:"longPollingEnable"`
-	ShortPollingTimeMills       int64  `prop:"shortPollingTimeMills"`
-	NotifyConsumerIdsChanged    bool   `prop:"notifyConsumerIdsChangedEnable"`
-	RejectTransactionMessage    bool   `prop:"rejectTransactionMessage"`
-	MsgTraceTopicName           string `prop:"msgTraceTopicName"`
-	TraceTopicEnable            bool   `prop:"traceTopicEnable"`
-	TraceOn                     bool   `prop:"traceOn"`
+	EnableSplitRegistration     bool  `prop:"enableSplitRegistration"`
+	SplitRegistrationSize       int32 `prop:"splitRegistrationSize"`
+	FlushConsumerOffsetInterval int64 `prop:"flushConsumerOffsetInterval"` // ms
+	LongPollingEnable           bool  `prop:"longPollingEnable"`
+	ShortPollingTimeMills       int64 `prop:"shortPollingTimeMills"`
+	// LitePullMessageEnable off refuses LITE_PULL_MESSAGE (Java's key, default true).
+	LitePullMessageEnable    bool   `prop:"litePullMessageEnable"`
+	NotifyConsumerIdsChanged bool   `prop:"notifyConsumerIdsChangedEnable"`
+	RejectTransactionMessage bool   `prop:"rejectTransactionMessage"`
+	MsgTraceTopicName        string `prop:"msgTraceTopicName"`
+	TraceTopicEnable         bool   `prop:"traceTopicEnable"`
+	TraceOn                  bool   `prop:"traceOn"`
 	// ConsumerFallbehindThreshold is kept and shown (Java throttles slow
 	// consumers with it when disableConsumeIfConsumerReadSlowly is on).
 	ConsumerFallbehindThreshold int64  `prop:"consumerFallbehindThreshold"`
@@ -167,6 +169,7 @@ func DefaultBrokerConfig() BrokerConfig {
 		FlushConsumerOffsetInterval: 5000,
 		LongPollingEnable:           true,
 		ShortPollingTimeMills:       1000,
+		LitePullMessageEnable:       true,
 		NotifyConsumerIdsChanged:    true,
 		MsgTraceTopicName:           "RMQ_SYS_TRACE_TOPIC",
 		TraceOn:                     true,

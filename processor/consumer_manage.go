@@ -5,9 +5,6 @@ import (
 	"encoding/binary"
 	"math"
 	"strings"
-	"sync"
-
-	"golang.org/x/sys/unix"
 
 	"rmqd/codec"
 	"rmqd/remoting"
@@ -45,28 +42,9 @@ func (b *Broker) handleQueryConsumerOffset(ctx context.Context, c remoting.Conn,
 	return resp, nil
 }
 
-// accessMessageInMemoryMaxRatio is Java's MessageStoreConfig default: a
-// message within this percentage of physical memory from the commitlog's end
-// counts as still in memory (DefaultMessageStore.estimateInMemByCommitOffset).
-const accessMessageInMemoryMaxRatio = 40
-
 // recordPhyOffsetAt is where a commitlog record keeps its own commitlog offset
 // (TOTALSIZE, MAGICCODE, BODYCRC, QUEUEID, FLAG, QUEUEOFFSET, PHYSICALOFFSET).
 const recordPhyOffsetAt = 28
-
-// hotCommitLogBytes is how far behind the commitlog's end a message may lie and
-// still count as in memory: accessMessageInMemoryMaxRatio of physical memory.
-var hotCommitLogBytes = sync.OnceValue(func() int64 {
-	var si unix.Sysinfo_t
-	if err := unix.Sysinfo(&si); err != nil || si.Totalram == 0 {
-		return 1 << 62 // unknown: everything counts as in memory
-	}
-	unit := int64(si.Unit)
-	if unit <= 0 {
-		unit = 1
-	}
-	return int64(si.Totalram) * unit * accessMessageInMemoryMaxRatio / 100
-})
 
 // startsAtZero reports whether a group without a stored offset starts a queue
 // at 0: Java 4.9's queryConsumerOffset answers 0 when the queue's min offset is
@@ -88,7 +66,7 @@ func (b *Broker) startsAtZero(topic string, queueID int32) bool {
 	switch {
 	case res.Status == store.GetFound && len(res.Records) > 0 && len(res.Records[0]) >= recordPhyOffsetAt+8:
 		phy := int64(binary.BigEndian.Uint64(res.Records[0][recordPhyOffsetAt:]))
-		return firstOffsetRule(phy, b.store.MaxPhyOffset(), hotCommitLogBytes())
+		return firstOffsetRule(phy, b.store.MaxPhyOffset(), b.store.HotCommitLogBytes())
 	case res.Status == store.GetMessageWasRemoving:
 		return false // its commitlog file is gone: as cold as it gets
 	}

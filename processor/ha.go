@@ -289,10 +289,11 @@ func (b *Broker) handleGetBrokerHaStatus(ctx context.Context, c remoting.Conn, r
 }
 
 // suggestBrokerID is the pull answer's suggestWhichBrokerId
-// (PullMessageProcessor): with slaveReadEnable, a consumer whose next message
-// lies further behind the commitlog's end than memory holds is sent to its
-// group's whichBrokerWhenConsumeSlowly, any other to the group's brokerId;
-// without it, always to the master.
+// (PullMessageProcessor.composeResponseHeader): with slaveReadEnable, a
+// consumer whose read scanned messages further behind the commitlog's end
+// than memory holds (res.SuggestPullingFromSlave) is sent to its group's
+// whichBrokerWhenConsumeSlowly, any other to the group's brokerId; without
+// it, always to the master.
 func (b *Broker) suggestBrokerID(group string, res *store.GetResult) int64 {
 	if !b.conf().SlaveReadEnable {
 		return 0
@@ -301,11 +302,8 @@ func (b *Broker) suggestBrokerID(group string, res *store.GetResult) int64 {
 	if !ok {
 		sgc = NewSubscriptionGroupConfig(group)
 	}
-	if len(res.Records) > 0 && len(res.Records[0]) >= 36 {
-		phy := int64(binary.BigEndian.Uint64(res.Records[0][28:36]))
-		if b.store.MaxPhyOffset()-phy > hotCommitLogBytes() {
-			return sgc.WhichBrokerWhenConsumeSlowly
-		}
+	if res.SuggestPullingFromSlave {
+		return sgc.WhichBrokerWhenConsumeSlowly
 	}
 	return sgc.BrokerID
 }

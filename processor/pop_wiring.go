@@ -72,7 +72,7 @@ func (h popHost) PutMessage(ctx context.Context, msg *codec.Message) store.PutRe
 }
 
 func (h popHost) GetMessage(group, topic string, queueID int32, offset int64, maxNums int32, f store.MessageFilter) *store.GetResult {
-	return h.b.store.GetMessage(group, topic, queueID, offset, maxNums, defaultPullMaxBytes, f)
+	return h.b.store.GetMessage(group, topic, queueID, offset, maxNums, 0, f) // the store's transfer limits alone, as Java's pop
 }
 
 func (h popHost) MaxOffset(topic string, q int32) int64 { return h.b.store.MaxOffsetInQueue(topic, q) }

@@ -3,6 +3,7 @@ package processor
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"rmqd/codec"
@@ -10,10 +11,6 @@ import (
 	"rmqd/remoting"
 	"rmqd/store"
 )
-
-// defaultPullMaxBytes bounds one pull body like Java's
-// maxTransferBytesOnMessageInMemory (256 KiB; always at least one message).
-const defaultPullMaxBytes = 256 << 10
 
 // A pull that reaches the end of what the consume queue holds while the store
 // has not yet dispatched every record the commitlog held when the pull arrived
@@ -56,6 +53,22 @@ type pullReply struct {
 func (p pullReply) response(code int32, remark string) *codec.RemotingCommand {
 	req := codec.RemotingCommand{Opaque: p.opaque, SerializeType: p.serializeType}
 	return codec.NewResponse(&req, code, remark)
+}
+
+// Java's ForbiddenType: why a pull was answered NO_PERMISSION.
+const (
+	forbiddenBroker    = 1
+	forbiddenGroup     = 2
+	forbiddenTopic     = 3
+	forbiddenBroadcast = 4
+)
+
+// forbidden is a NO_PERMISSION answer with its forbiddenType, the one field
+// Java's pull response header then carries.
+func (p pullReply) forbidden(typ int, remark string) *codec.RemotingCommand {
+	resp := p.response(codec.RespNoPermission, remark)
+	resp.Ext.Set("forbiddenType", strconv.Itoa(typ))
+	return resp
 }
 
 // pullAnswer is a pull response and its header in one allocation.
@@ -103,13 +116,16 @@ func (b *Broker) pullReleasing(ctx context.Context, c remoting.Conn, req *codec.
 	return resp, err
 }
 
-// pull runs one pull. allowSuspend is false when a held request is re-run, and
-// filter is then the one built the first time. A dispatchTarget above 0 is the
+// pull runs one pull. allowSuspend is false when a held request is re-run; a
+// nil filter is built from the request or the group's subscription. A dispatchTarget above 0 is the
 // commitlog end when the pull arrived: a pull that would answer the end of the
 // queue waits until dispatch has passed it (see dispatchProgress).
 func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply pullReply, filter store.MessageFilter, allowSuspend bool, dispatchTarget int64) (*codec.RemotingCommand, error) {
 	if !permReadable(b.conf().BrokerPermission) {
-		return reply.response(codec.RespNoPermission, "the broker["+b.conf().BrokerIP1+"] pulling message is forbidden"), nil
+		return reply.forbidden(forbiddenBroker, "the broker["+b.conf().BrokerIP1+"] pulling message is forbidden"), nil
+	}
+	if reply.code == codec.ReqLitePullMessage && !b.conf().LitePullMessageEnable {
+		return reply.forbidden(forbiddenBroker, "the broker["+b.conf().BrokerIP1+"] for lite pull consumer is forbidden"), nil
 	}
 	sgc, ok := b.groups.Find(h.ConsumerGroup)
 	if !ok {
@@ -117,7 +133,7 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 			fmt.Sprintf("subscription group [%s] does not exist", h.ConsumerGroup)), nil
 	}
 	if !sgc.ConsumeEnable {
-		return reply.response(codec.RespNoPermission, "subscription group no permission, "+h.ConsumerGroup), nil
+		return reply.forbidden(forbiddenGroup, "subscription group no permission, "+h.ConsumerGroup), nil
 	}
 	tc, ok := b.topics.Select(h.Topic)
 	if !ok {
@@ -125,10 +141,11 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 			fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic)), nil
 	}
 	if !permReadable(tc.Perm) {
-		return reply.response(codec.RespNoPermission, "the topic["+h.Topic+"] pulling message is forbidden"), nil
+		return reply.forbidden(forbiddenTopic, "the topic["+h.Topic+"] pulling message is forbidden"), nil
 	}
 	if h.QueueID < 0 || h.QueueID >= tc.ReadQueueNums {
-		return reply.response(codec.RespSystemError, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]",
+		// INVALID_PARAMETER since 5.0 (4.x answered SYSTEM_ERROR).
+		return reply.response(codec.RespInvalidParameter, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]",
 			h.QueueID, h.Topic, tc.ReadQueueNums, c.RemoteAddr())), nil
 	}
 	if filter == nil {
@@ -143,13 +160,13 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 	// reset is on: one recorded before the switch is dropped, not replayed.
 	if off, ok := b.offsets.TakeReset(h.ConsumerGroup, h.Topic, h.QueueID); ok && b.conf().UseServerSideResetOffset {
 		return reply.withHeader(codec.RespPullOffsetMoved, store.GetOffsetReset.String(), codec.PullMessageResponseHeader{
-			NextBeginOffset: off,
-			MinOffset:       b.store.MinOffsetInQueue(h.Topic, h.QueueID), MaxOffset: b.store.MaxOffsetInQueue(h.Topic, h.QueueID)}), nil
+			SuggestWhichBrokerID: b.suggestBrokerID(h.ConsumerGroup, &store.GetResult{}),
+			NextBeginOffset:      off,
+			MinOffset:            b.store.MinOffsetInQueue(h.Topic, h.QueueID), MaxOffset: b.store.MaxOffsetInQueue(h.Topic, h.QueueID)}), nil
 	}
-	maxBytes := int32(defaultPullMaxBytes)
-	if h.MaxMsgBytes > 0 {
-		maxBytes = h.MaxMsgBytes
-	}
+	// The store's transfer limits bound the pull; maxMsgBytes, when the
+	// client sends it, bounds it further (Java's broker ignores it).
+	maxBytes := h.MaxMsgBytes
 	start := time.Now()
 	var res *store.GetResult
 	if lr, ok := b.store.(loopReader); ok && reply.onLoop {
@@ -317,7 +334,7 @@ func (b *Broker) pullFilter(h *codec.PullMessageRequestHeader, sgc SubscriptionG
 				fmt.Sprintf("the consumer's group info not exist, group: %s", h.ConsumerGroup))
 		}
 		if !sgc.ConsumeBroadcastEnable && model == "BROADCASTING" {
-			return nil, reply.response(codec.RespNoPermission,
+			return nil, reply.forbidden(forbiddenBroadcast,
 				fmt.Sprintf("the consumer group[%s] can not consume by broadcast way", h.ConsumerGroup))
 		}
 		if !found {

@@ -220,7 +220,15 @@ func (s *pullHoldService) executeOne(p *heldPull, onLoop bool) {
 	if p.conn.Closed() {
 		return
 	}
-	resp, err := s.b.pull(p.conn, &p.header, p.reply, p.filter, false, 0)
+	// A pull that reads its subscription from the group's heartbeats reads it
+	// again, as Java re-runs the whole request: the consumer may have
+	// re-subscribed while it was held, and the old filter would skip what the
+	// new one wants. One that carries its own subscription keeps its filter.
+	filter := p.filter
+	if p.header.SysFlag&codec.PullFlagSubscription == 0 {
+		filter = nil
+	}
+	resp, err := s.b.pull(p.conn, &p.header, p.reply, filter, false, 0)
 	if err != nil {
 		resp = p.reply.response(codec.RespSystemError, err.Error())
 	}

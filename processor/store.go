@@ -50,6 +50,9 @@ type MessageStore interface {
 	MinPhyOffset() int64
 	MaxPhyOffset() int64
 	CommitLogDiskRatio() float64
+	// HotCommitLogBytes is how far behind the commitlog's end a message still
+	// counts as in memory (accessMessageInMemoryMaxRatio of physical memory).
+	HotCommitLogBytes() int64
 
 	Start() error
 	Shutdown() error

@@ -100,6 +100,10 @@ type GetResult struct {
 	// Records holds each whole commitlog record, aliasing the mapping.
 	Records         [][]byte
 	BufferTotalSize int
+	// SuggestPullingFromSlave: the last unit the read scanned lies further
+	// behind the commitlog's end than HotCommitLogBytes (Java's flag of the
+	// same name; set for any read within the queue's offsets).
+	SuggestPullingFromSlave bool
 	// files are the mapped commitlog files Records point into, each held once.
 	files []*mappedFile
 	// touched keeps touchPages' reads from being optimised away.

@@ -69,6 +69,15 @@ type Config struct {
 
 	MaxTransferBytesOnMessageInMemory int `prop:"maxTransferBytesOnMessageInMemory"`
 	MaxTransferCountOnMessageInMemory int `prop:"maxTransferCountOnMessageInMemory"`
+	// A pull of messages more than AccessMessageInMemoryMaxRatio percent of
+	// physical memory behind the commitlog's end (likely out of the page
+	// cache) is bounded by the smaller on-disk limits, as in Java.
+	MaxTransferBytesOnMessageInDisk int `prop:"maxTransferBytesOnMessageInDisk"`
+	MaxTransferCountOnMessageInDisk int `prop:"maxTransferCountOnMessageInDisk"`
+	AccessMessageInMemoryMaxRatio   int `prop:"accessMessageInMemoryMaxRatio"`
+	// MaxFilterMessageSize bounds the consume-queue bytes one filtered read
+	// scans (at least maxMsgNums units).
+	MaxFilterMessageSize int `prop:"maxFilterMessageSize"`
 
 	// MessageDelayLevel gives the delay of each level of SCHEDULE_TOPIC_XXXX; the
 	// consume queue of that topic stores the deliver time as its tags code.
@@ -168,6 +177,10 @@ func DefaultConfig() Config {
 		MaxMsgsNumBatch:                   64,
 		MaxTransferBytesOnMessageInMemory: 256 * 1024,
 		MaxTransferCountOnMessageInMemory: 32,
+		MaxTransferBytesOnMessageInDisk:   64 * 1024,
+		MaxTransferCountOnMessageInDisk:   8,
+		AccessMessageInMemoryMaxRatio:     40,
+		MaxFilterMessageSize:              16000,
 		MessageDelayLevel:                 "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h",
 		BrokerRole:                        "ASYNC_MASTER",
 		HaListenPort:                      10912,

@@ -64,15 +64,8 @@ func (s *DefaultStore) getMessage(topic string, queueID int32, offset int64, max
 	if maxMsgNums <= 0 {
 		maxMsgNums = 1
 	}
-	// One pull returns at most what Java's isTheBatchFull lets through (32
-	// messages, 256 KiB by default), whatever the client asked: clients size
-	// their process queues on it (e2e PullParamTest asserts it).
-	if n := int32(s.cfg.MaxTransferCountOnMessageInMemory); n > 0 && maxMsgNums > n {
-		maxMsgNums = n
-	}
-	if b := int32(s.cfg.MaxTransferBytesOnMessageInMemory); b > 0 && (maxTotalBytes <= 0 || maxTotalBytes > b) {
-		maxTotalBytes = b
-	}
+	maxFilter := max(s.cfg.MaxFilterMessageSize, int(maxMsgNums)*cqUnitSize)
+	maxPhy, hot := s.MaxPhyOffset(), s.HotCommitLogBytes()
 	r.Status = GetNoMatchedMessage
 	// A caught-up long poll reads one or two messages: room for what the
 	// queue holds past offset, not for the 32 asked (768 bytes per pull).
@@ -82,17 +75,18 @@ func (s *DefaultStore) getMessage(topic string, queueID int32, offset int64, max
 		r.Records = make([][]byte, 0, n)
 	}
 	r.files = r.fileSlots[:0]
-	maxFilter := max(16000, int(maxMsgNums)*cqUnitSize)
 	nextPhyFileStart := int64(math.MinInt64)
 	var cur *mappedFile // commitlog file held for the records taken from it
+	var lastPhy int64   // the last unit scanned, for SuggestPullingFromSlave
 	i := 0
 	for ; i+cqUnitSize <= len(units) && i < maxFilter; i += cqUnitSize {
 		phy, size, tags := readUnit(units[i:])
+		if s.batchFull(len(r.Records), r.BufferTotalSize, int(size), maxMsgNums, maxTotalBytes, maxPhy-phy <= hot) {
+			break
+		}
+		lastPhy = phy
 		if nextPhyFileStart != math.MinInt64 && phy < nextPhyFileStart {
 			continue
-		}
-		if r.BufferTotalSize > 0 && (len(r.Records) >= int(maxMsgNums) || r.BufferTotalSize+int(size) > int(maxTotalBytes)) {
-			break
 		}
 		if filter != nil && !filter.MatchTagsCode(tags) {
 			continue
@@ -132,7 +126,28 @@ func (s *DefaultStore) getMessage(topic string, queueID int32, offset int64, max
 		nextPhyFileStart = math.MinInt64
 	}
 	r.NextBeginOffset = offset + int64(i/cqUnitSize)
+	r.SuggestPullingFromSlave = maxPhy-lastPhy > hot
 	return r
+}
+
+// batchFull is Java's isTheBatchFull: whether a record of size ends a pull
+// that holds count records of total bytes. The first record always goes;
+// then the pull's own bounds (maxTotalBytes <= 0: none), then the in-memory
+// limits for a record within the hot end of the commitlog, the on-disk ones
+// otherwise. One pull returns at most that whatever the client asked: clients
+// size their process queues on it (e2e PullParamTest asserts it).
+func (s *DefaultStore) batchFull(count, total, size int, maxMsgNums, maxTotalBytes int32, inMem bool) bool {
+	if count == 0 || total == 0 {
+		return false
+	}
+	if count >= int(maxMsgNums) || maxTotalBytes > 0 && total+size > int(maxTotalBytes) {
+		return true
+	}
+	maxBytes, maxCount := s.cfg.MaxTransferBytesOnMessageInMemory, s.cfg.MaxTransferCountOnMessageInMemory
+	if !inMem {
+		maxBytes, maxCount = s.cfg.MaxTransferBytesOnMessageInDisk, s.cfg.MaxTransferCountOnMessageInDisk
+	}
+	return maxBytes > 0 && total+size > maxBytes || maxCount > 0 && count >= maxCount
 }
 
 // touchPages reads one byte of every page rec spans. The records are written

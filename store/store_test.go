@@ -36,6 +36,7 @@ type messageStore interface {
 	MinPhyOffset() int64
 	MaxPhyOffset() int64
 	CommitLogDiskRatio() float64
+	HotCommitLogBytes() int64
 	Start() error
 	Shutdown() error
 }
