@@ -219,10 +219,8 @@ func (c *BrokerConfig) BrokerAddr() string {
 // values. It returns the keys neither binds (broker.conf also carries netty and
 // name-server keys; the caller decides what to warn about).
 func (c *BrokerConfig) ApplyProperties(props map[string]string) (unknown []string, err error) {
-	for k, v := range props {
-		if why, ok := unsupportedKeys[k]; ok && why.refused(strings.TrimSpace(v)) {
-			return nil, fmt.Errorf("broker config %s=%s: %s; rmqd refuses to start rather than run without it", k, v, why.what)
-		}
+	if err := compat.RefusedSetting(props); err != nil {
+		return nil, fmt.Errorf("broker config %w", err)
 	}
 	unknown, err = compat.BindConfig(props, c)
 	if err != nil {
@@ -251,19 +249,6 @@ func (c *BrokerConfig) CheckStart() error {
 		return errors.New("controller mode: controllerAddr is empty")
 	}
 	return nil
-}
-
-// unsupportedKeys are Java settings whose feature rmqd does not have yet: a
-// broker started with them would silently be something else than asked for.
-var unsupportedKeys = map[string]struct {
-	refused func(v string) bool
-	what    string
-}{
-	"fetchControllerAddrByDnsLookup": {parseJavaBool, "controller addresses by DNS lookup are not supported: list them in controllerAddr"},
-	"enableDLegerCommitLog":          {parseJavaBool, "the DLedger commitlog is not supported"},
-	"enableSlaveActingMaster":        {parseJavaBool, "slave acting master is not supported yet"},
-	"storeType": {func(v string) bool { return v != "" && v != "default" },
-		"only the file-based consume queue (storeType=default) is supported"},
 }
 
 // authProviders are the provider class keys that are set, for auth.CheckProviders.
