@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"rmqd/codec"
 	"rmqd/compat"
+	"rmqd/processor/delivery"
 	"rmqd/store"
 	"strconv"
 	"strings"
@@ -59,6 +60,10 @@ type BrokerConfig struct {
 	TransactionCheckInterval    int64  `prop:"transactionCheckInterval"` // ms
 	TransactionTimeOut          int64  `prop:"transactionTimeOut"`       // ms
 	TransactionCheckMax         int32  `prop:"transactionCheckMax"`
+	// TimerMaxDelaySec bounds how far ahead a timer message (and a recall)
+	// may be due (MessageStoreConfig, default 3 days); a send beyond it is
+	// MESSAGE_ILLEGAL.
+	TimerMaxDelaySec int64 `prop:"timerMaxDelaySec"`
 
 	// SubscriptionExpiredTimeout (ms) drops compensated consumers (clients/compensate.go).
 	SubscriptionExpiredTimeout int64 `prop:"subscriptionExpiredTimeout"`
@@ -174,6 +179,7 @@ func DefaultBrokerConfig() BrokerConfig {
 		RegionID:                    "DefaultRegion",
 		ReviveQueueNum:              8,
 		TimerWheelEnable:            true,
+		TimerMaxDelaySec:            delivery.TimerMaxDelayMs / 1000,
 		ChannelExpiredTimeout:       120000,
 		SubscriptionExpiredTimeout:  600000,
 		TransactionCheckInterval:    30000,

@@ -88,9 +88,9 @@ func (b *Broker) applyDelay(msg *codec.Message, pv *codec.PropView) {
 }
 
 // applyTimer parks a timer message in rmq_sys_wheel_timer; false for a
-// malformed or too distant time (MESSAGE_ILLEGAL).
+// malformed time or one further than timerMaxDelaySec (MESSAGE_ILLEGAL).
 func (b *Broker) applyTimer(msg *codec.Message, pv *codec.PropView) bool {
-	return delivery.ParkTimer(msg, pv)
+	return delivery.ParkTimer(msg, pv, b.conf().TimerMaxDelaySec*1000)
 }
 
 // writeOp records that the half message at halfOffset is settled (an op

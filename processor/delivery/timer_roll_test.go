@@ -39,7 +39,7 @@ func TestTimerRollsFarTimers(t *testing.T) {
 		t.Helper()
 		m := &codec.Message{Topic: "Real", QueueID: 0, Body: []byte(body),
 			Properties: codec.SetProperty(props, codec.PropTimerDeliverMs, strconv.FormatInt(deliver, 10))}
-		require.True(t, ParkTimer(m, nil))
+		require.True(t, ParkTimer(m, nil, TimerMaxDelayMs))
 		put(t, st, m)
 	}
 	park("far", codec.SetProperty("", codec.PropUniqKey, "U1"))
