@@ -64,6 +64,9 @@ type BrokerConfig struct {
 	// may be due (MessageStoreConfig, default 3 days); a send beyond it is
 	// MESSAGE_ILLEGAL.
 	TimerMaxDelaySec int64 `prop:"timerMaxDelaySec"`
+	// StoreReplyMessageEnable stores a SEND_REPLY_MESSAGE besides pushing it
+	// to its requester (Java's default true); off, it is only pushed.
+	StoreReplyMessageEnable bool `prop:"storeReplyMessageEnable"`
 
 	// SubscriptionExpiredTimeout (ms) drops compensated consumers (clients/compensate.go).
 	SubscriptionExpiredTimeout int64 `prop:"subscriptionExpiredTimeout"`
@@ -180,6 +183,7 @@ func DefaultBrokerConfig() BrokerConfig {
 		ReviveQueueNum:              8,
 		TimerWheelEnable:            true,
 		TimerMaxDelaySec:            delivery.TimerMaxDelayMs / 1000,
+		StoreReplyMessageEnable:     true,
 		ChannelExpiredTimeout:       120000,
 		SubscriptionExpiredTimeout:  600000,
 		TransactionCheckInterval:    30000,
