@@ -21,6 +21,10 @@ const (
 type Config struct {
 	StorePathRootDir   string `prop:"storePathRootDir"`
 	StorePathCommitLog string `prop:"storePathCommitLog"` // empty: <root>/commitlog
+	// Controller mode's epoch checkpoint and broker identity files; empty:
+	// <root>/epochFileCheckpoint and <root>/brokerIdentity, as Java.
+	StorePathEpochFile      string `prop:"storePathEpochFile,omitempty"`
+	StorePathBrokerIdentity string `prop:"storePathBrokerIdentity,omitempty"`
 
 	MappedFileSizeCommitLog    int `prop:"mappedFileSizeCommitLog"`
 	MappedFileSizeConsumeQueue int `prop:"mappedFileSizeConsumeQueue"`
@@ -265,6 +269,23 @@ func (c *Config) commitLogDir() string {
 		return c.StorePathCommitLog
 	}
 	return filepath.Join(c.StorePathRootDir, "commitlog")
+}
+
+// EpochFile is where the epoch checkpoint is kept (storePathEpochFile).
+func (c *Config) EpochFile() string {
+	if c.StorePathEpochFile != "" {
+		return c.StorePathEpochFile
+	}
+	return filepath.Join(c.StorePathRootDir, "epochFileCheckpoint")
+}
+
+// BrokerIdentityFile is where controller mode keeps the broker's id
+// (storePathBrokerIdentity).
+func (c *Config) BrokerIdentityFile() string {
+	if c.StorePathBrokerIdentity != "" {
+		return c.StorePathBrokerIdentity
+	}
+	return filepath.Join(c.StorePathRootDir, "brokerIdentity")
 }
 
 // parseDelayLevels parses "1s 5s 1m 2h 1d" into durations in ms, level = index+1.

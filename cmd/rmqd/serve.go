@@ -359,7 +359,7 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 	if cc := bcfg.Controller; cc.EnableControllerMode {
 		// Controller mode: the auto-switch HA service, master or slave as the controller says.
 		haSwitch, err = ha.NewAutoSwitch(st, ha.AutoConfig{Config: haCfg,
-			ListenAddr: net.JoinHostPort(bind, strconv.Itoa(scfg.HaListenPort)), EpochFile: ha.EpochFilePath(scfg.StorePathRootDir),
+			ListenAddr: net.JoinHostPort(bind, strconv.Itoa(scfg.HaListenPort)), EpochFile: scfg.EpochFile(),
 			SyncFromLastFile: cc.SyncFromLastFile, AsyncLearner: cc.AsyncLearner,
 			HaMaxTimeSlaveNotCatchup: compat.Millis(int64(cc.HaMaxTimeSlaveNotCatchup)),
 			CheckSyncStateSetPeriod:  compat.Millis(int64(cc.CheckSyncStateSetPeriod)),
