@@ -273,7 +273,6 @@ func buildJavaKeys() map[string]JavaKey {
 		"rejectPullConsumerEnable": "pull consumers are always served",
 		"timerCongestNumEachSlot":  "timer sends are not flow-controlled per slot",
 		"timerPrecisionMs":         "timers fire on 1 s slots, Java's default precision",
-		"timerRollWindowSlot":      "timers further than 2 days are stored again after 2 days (keep fileReservedTime above 48 h)",
 		"timerStopDequeue":         "the timer wheel cannot be held from delivering",
 		"timerStopEnqueue":         "the timer wheel cannot be held from taking new timers",
 		"validateSystemTopicWhenUpdateTopic": "system topics are always protected from UPDATE_AND_CREATE_TOPIC " +

@@ -64,6 +64,9 @@ type BrokerConfig struct {
 	// may be due (MessageStoreConfig, default 3 days); a send beyond it is
 	// MESSAGE_ILLEGAL.
 	TimerMaxDelaySec int64 `prop:"timerMaxDelaySec"`
+	// TimerRollWindowSlot (s): a timer further than this from its store time
+	// is stored again then, so keep it below fileReservedTime (delivery.Timer.SetRollWindow).
+	TimerRollWindowSlot int64 `prop:"timerRollWindowSlot"`
 	// StoreReplyMessageEnable stores a SEND_REPLY_MESSAGE besides pushing it
 	// to its requester (Java's default true); off, it is only pushed.
 	StoreReplyMessageEnable bool `prop:"storeReplyMessageEnable"`
@@ -184,6 +187,7 @@ func DefaultBrokerConfig() BrokerConfig {
 		TimerWheelEnable:            true,
 		TimerMaxDelaySec:            delivery.TimerMaxDelayMs / 1000,
 		StoreReplyMessageEnable:     true,
+		TimerRollWindowSlot:         2 * 86400,
 		ChannelExpiredTimeout:       120000,
 		SubscriptionExpiredTimeout:  600000,
 		TransactionCheckInterval:    30000,

@@ -64,9 +64,10 @@ func TestTimerMessages(t *testing.T) {
 // lower or higher than the 3-day default (HookUtils.handleScheduleMessage).
 func TestTimerMaxDelaySecBound(t *testing.T) {
 	cfg := DefaultBrokerConfig()
-	_, err := cfg.ApplyProperties(map[string]string{"timerMaxDelaySec": "60"})
+	_, err := cfg.ApplyProperties(map[string]string{"timerMaxDelaySec": "60", "timerRollWindowSlot": "3600"})
 	require.NoError(t, err)
 	require.EqualValues(t, 60, cfg.TimerMaxDelaySec)
+	require.EqualValues(t, 3600, cfg.TimerRollWindowSlot)
 	require.Equal(t, "60", cfg.Properties()["timerMaxDelaySec"])
 
 	ctx := context.Background()

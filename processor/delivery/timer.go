@@ -163,7 +163,7 @@ type Timer struct {
 	loaded  bool
 	running int // Runs delivering (a demotion's may overlap a promotion's): AdoptProgress refuses while any
 	tick    time.Duration
-	// rollWindow is timerRollWindowMs (tests shorten it).
+	// rollWindow is timerRollWindowSlot in ms (SetRollWindow).
 	rollWindow int64
 	kick       chan struct{} // a message reached rmq_sys_wheel_timer
 	// rec, parked and real are deliver's scratch (under mu): one message's
@@ -182,6 +182,22 @@ type Timer struct {
 	// skipOffset due before second skipSec was delivered before the restart.
 	skipOffset, skipSec int64
 	prog                progress
+}
+
+// maxRollWindowSlots is the longest roll window the wheel holds: its size
+// less TimerMessageStore's TIMER_BLANK_SLOTS (60), so a rolled record's slot
+// never meets one being delivered.
+const maxRollWindowSlots = timerSlots - 60
+
+// SetRollWindow sets timerRollWindowSlot (1 s slots): a timer further than it
+// from its store time is stored again that far ahead. Out of range (under 2,
+// or more than the wheel holds, about 3 days) it is the wheel's longest, as
+// TimerMessageStore falls back to its own. Set before Run.
+func (t *Timer) SetRollWindow(slots int64) {
+	if slots < 2 || slots > maxRollWindowSlots {
+		slots = maxRollWindowSlots
+	}
+	t.rollWindow = slots * timerPrecisionMs
 }
 
 // NewTimer makes the timer wheel service; revive may be nil.
