@@ -34,7 +34,7 @@ type Config struct {
 	EnableAllTopicList                bool   `prop:"enableAllTopicList"`
 	EnableTopicList                   bool   `prop:"enableTopicList"`
 	NotifyMinBrokerIDChanged          bool   `prop:"notifyMinBrokerIdChanged"`  // (accepted, not implemented)
-	EnableControllerInNamesrv         bool   `prop:"enableControllerInNamesrv"` // (accepted, not implemented)
+	EnableControllerInNamesrv         bool   `prop:"enableControllerInNamesrv"` // true is refused (compat.RefusedSetting)
 	NeedWaitForService                bool   `prop:"needWaitForService"`
 	WaitSecondsForService             int32  `prop:"waitSecondsForService"`
 	DeleteTopicWithBrokerRegistration bool   `prop:"deleteTopicWithBrokerRegistration"`
@@ -81,8 +81,13 @@ func DefaultConfig() Config {
 // ApplyProperties sets the fields named by props (Java key names) through the
 // one config binder (compat.BindConfig). Keys that are not the name server's are
 // returned for the caller to warn about (a combined config file may hold broker
-// keys too); numbers that do not parse are reported together.
+// keys too); numbers that do not parse are reported together. A setting asking
+// for a feature rmqd lacks (compat.RefusedSetting) is refused before anything
+// is bound.
 func (c *Config) ApplyProperties(props map[string]string) (unknown []string, err error) {
+	if err := compat.RefusedSetting(props); err != nil {
+		return nil, fmt.Errorf("namesrv config %w", err)
+	}
 	unknown, err = compat.BindConfig(props, c)
 	if err != nil {
 		err = fmt.Errorf("namesrv config: %w", err)

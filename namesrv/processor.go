@@ -511,6 +511,11 @@ func (ns *NameServer) updateNamesrvConfig(req *codec.RemotingCommand) (*codec.Re
 		ns.log.Warn("update namesrv config: black-listed key refused", "key", key)
 		return codec.NewResponse(req, codec.RespNoPermission, "Can not update config in black list."), nil
 	}
+	if err := compat.RefusedSetting(props); err != nil {
+		// Persisted, it would keep the name server from starting again.
+		ns.log.Warn("update namesrv config: refused", "err", err)
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
+	}
 	unknown, err := cfg.ApplyProperties(props)
 	if err != nil {
 		// Java's properties2Object skips values that do not parse; so do we.

@@ -348,6 +348,13 @@ func TestNamesrvConfigRequests(t *testing.T) {
 	require.Equal(t, codec.RespNoPermission, bl.Code)
 	require.Equal(t, "Can not update config in black list.", bl.Remark)
 
+	// A feature rmqd lacks is refused, the whole update with it, and nothing is persisted.
+	ref := call(t, ns, newReq(codec.ReqUpdateNamesrvConfig, []byte("enableAllTopicList=false\nenableControllerInNamesrv=true\n")))
+	require.Equal(t, codec.RespSystemError, ref.Code)
+	require.Contains(t, ref.Remark, "enableControllerInNamesrv")
+	require.True(t, ns.Config().EnableAllTopicList)
+	require.False(t, ns.Config().EnableControllerInNamesrv)
+
 	up := call(t, ns, newReq(codec.ReqUpdateNamesrvConfig, []byte("enableAllTopicList=false\nenableTopicList = false\nwaitSecondsForService=oops\nunknownKey=1\n")))
 	require.Equal(t, codec.RespSuccess, up.Code)
 	require.False(t, ns.Config().EnableAllTopicList)

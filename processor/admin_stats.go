@@ -13,10 +13,6 @@ import (
 	"rmqd/remoting"
 )
 
-// defaultQueryMaxNum is MessageStoreConfig.defaultQueryMaxNum, used for
-// unique-key queries.
-const defaultQueryMaxNum = 32
-
 // queryBodyMax bounds the records one QUERY_MESSAGE answers with: Java's
 // clients refuse a frame over 16 MiB, so more would only cost memory (Java
 // itself answers any size, from its mapped files).
@@ -31,7 +27,7 @@ func (b *Broker) handleQueryMessage(ctx context.Context, c remoting.Conn, req *c
 	}
 	topic, key, maxNum, begin, end := h.Topic, h.Key, h.MaxNum, h.BeginTimestamp, h.EndTimestamp
 	if v, _ := req.Ext.Get("_UNIQUE_KEY_QUERY"); parseJavaBool(v) {
-		maxNum = defaultQueryMaxNum
+		maxNum = b.conf().Store.DefaultQueryMaxNum // as Java: the asked maxNum is replaced
 	}
 	body, count, lastTs, lastPhy := b.store.QueryMessage(topic, key, maxNum, queryBodyMax, begin, end)
 	resp := codec.NewResponse(req, codec.RespSuccess, "")

@@ -232,3 +232,33 @@ func TestSearchOffsetUpperBoundary(t *testing.T) {
 		require.Zero(t, search("NoSuchT", time.Now().UnixMilli(), boundary), "an unknown queue, %s", boundary)
 	}
 }
+
+// A QUERY_MESSAGE by unique key answers at most defaultQueryMaxNum records,
+// whatever maxNum it asked (QueryMessageProcessor); a key query keeps its own.
+func TestQueryByUniqueKeyTakesDefaultQueryMaxNum(t *testing.T) {
+	b := newTestBroker(t, func(c *BrokerConfig) { c.Store.DefaultQueryMaxNum = 1 })
+	ctx := context.Background()
+	c := newTestConn(7)
+	for i := 0; i < 2; i++ { // a retried send: the same UNIQ_KEY twice
+		resp, err := b.handleSendMessage(ctx, c, sendReq("QmT", 0, []byte("m"), "KEYS\x01k1\x02UNIQ_KEY\x01U1\x02"))
+		require.NoError(t, err)
+		require.EqualValues(t, codec.RespSuccess, resp.Code)
+	}
+	query := func(key string, unique bool) int {
+		q := codec.NewRequest(codec.ReqQueryMessage)
+		for _, kv := range [][2]string{{"topic", "QmT"}, {"key", key}, {"maxNum", "10"}, {"beginTimestamp", "0"},
+			{"endTimestamp", i64s(time.Now().Add(time.Hour).UnixMilli())}} {
+			q.Ext.Set(kv[0], kv[1])
+		}
+		if unique {
+			q.Ext.Set("_UNIQUE_KEY_QUERY", "true")
+		}
+		r, _ := b.handleQueryMessage(ctx, c, q)
+		if r.Code != codec.RespSuccess {
+			return 0
+		}
+		return len(decodeBody(t, r.Body))
+	}
+	require.Eventually(t, func() bool { return query("k1", false) == 2 }, 5*time.Second, 20*time.Millisecond)
+	require.Equal(t, 1, query("U1", true))
+}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"rmqd/codec"
 	"rmqd/compat"
+	"rmqd/processor/delivery"
 	"rmqd/store"
 	"strconv"
 	"strings"
@@ -61,6 +62,16 @@ type BrokerConfig struct {
 	TransactionCheckInterval    int64  `prop:"transactionCheckInterval"` // ms
 	TransactionTimeOut          int64  `prop:"transactionTimeOut"`       // ms
 	TransactionCheckMax         int32  `prop:"transactionCheckMax"`
+	// TimerMaxDelaySec bounds how far ahead a timer message (and a recall)
+	// may be due (MessageStoreConfig, default 3 days); a send beyond it is
+	// MESSAGE_ILLEGAL.
+	TimerMaxDelaySec int64 `prop:"timerMaxDelaySec"`
+	// TimerRollWindowSlot (s): a timer further than this from its store time
+	// is stored again then, so keep it below fileReservedTime (delivery.Timer.SetRollWindow).
+	TimerRollWindowSlot int64 `prop:"timerRollWindowSlot"`
+	// StoreReplyMessageEnable stores a SEND_REPLY_MESSAGE besides pushing it
+	// to its requester (Java's default true); off, it is only pushed.
+	StoreReplyMessageEnable bool `prop:"storeReplyMessageEnable"`
 
 	// SubscriptionExpiredTimeout (ms) drops compensated consumers (clients/compensate.go).
 	SubscriptionExpiredTimeout int64 `prop:"subscriptionExpiredTimeout"`
@@ -177,6 +188,9 @@ func DefaultBrokerConfig() BrokerConfig {
 		RegionID:                    "DefaultRegion",
 		ReviveQueueNum:              8,
 		TimerWheelEnable:            true,
+		TimerMaxDelaySec:            delivery.TimerMaxDelayMs / 1000,
+		StoreReplyMessageEnable:     true,
+		TimerRollWindowSlot:         2 * 86400,
 		ChannelExpiredTimeout:       120000,
 		SubscriptionExpiredTimeout:  600000,
 		TransactionCheckInterval:    30000,
@@ -222,10 +236,8 @@ func (c *BrokerConfig) BrokerAddr() string {
 // values. It returns the keys neither binds (broker.conf also carries netty and
 // name-server keys; the caller decides what to warn about).
 func (c *BrokerConfig) ApplyProperties(props map[string]string) (unknown []string, err error) {
-	for k, v := range props {
-		if why, ok := unsupportedKeys[k]; ok && why.refused(strings.TrimSpace(v)) {
-			return nil, fmt.Errorf("broker config %s=%s: %s; rmqd refuses to start rather than run without it", k, v, why.what)
-		}
+	if err := compat.RefusedSetting(props); err != nil {
+		return nil, fmt.Errorf("broker config %w", err)
 	}
 	// Java's quorum locks (LOCK_BATCH_MQ forwarded to the group's other
 	// brokers) need both keys; with one replica the quorum is this broker.
@@ -262,19 +274,6 @@ func (c *BrokerConfig) CheckStart() error {
 		return errors.New("controller mode: controllerAddr is empty")
 	}
 	return nil
-}
-
-// unsupportedKeys are Java settings whose feature rmqd does not have yet: a
-// broker started with them would silently be something else than asked for.
-var unsupportedKeys = map[string]struct {
-	refused func(v string) bool
-	what    string
-}{
-	"fetchControllerAddrByDnsLookup": {parseJavaBool, "controller addresses by DNS lookup are not supported: list them in controllerAddr"},
-	"enableDLegerCommitLog":          {parseJavaBool, "the DLedger commitlog is not supported"},
-	"enableSlaveActingMaster":        {parseJavaBool, "slave acting master is not supported yet"},
-	"storeType": {func(v string) bool { return v != "" && v != "default" },
-		"only the file-based consume queue (storeType=default) is supported"},
 }
 
 // authProviders are the provider class keys that are set, for auth.CheckProviders.

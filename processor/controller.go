@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -419,9 +418,9 @@ func (m *controllerMode) findLeader(ctx context.Context) error {
 	return fmt.Errorf("controller: find leader: %w", last)
 }
 
-// identityPath is storePathBrokerIdentity's default: <storePathRootDir>/brokerIdentity.
+// identityPath is storePathBrokerIdentity (default <storePathRootDir>/brokerIdentity).
 func (m *controllerMode) identityPath() string {
-	return filepath.Join(m.b.conf().Store.StorePathRootDir, "brokerIdentity")
+	return m.b.conf().Store.BrokerIdentityFile()
 }
 
 // readIdentity reads a BrokerMetadata ("cluster#name#id") or, with temp, TempBrokerMetadata

@@ -236,3 +236,19 @@ func TestDecodeSyncStateSetBounds(t *testing.T) {
 	require.Error(t, err)
 	require.Empty(t, ss.SyncStateSet)
 }
+
+// storePathBrokerIdentity moves the identity file, as Java's getStorePathBrokerIdentity;
+// unset, it is <storePathRootDir>/brokerIdentity.
+func TestControllerIdentityPathBound(t *testing.T) {
+	identity := func(props map[string]string) string {
+		c := DefaultBrokerConfig()
+		_, err := c.ApplyProperties(props)
+		require.NoError(t, err)
+		b := &Broker{}
+		b.cfg.Store(&c)
+		return (&controllerMode{b: b}).identityPath()
+	}
+	require.Equal(t, filepath.Join("/data/store", "brokerIdentity"), identity(map[string]string{"storePathRootDir": "/data/store"}))
+	require.Equal(t, "/data/id/broker-a", identity(map[string]string{"storePathRootDir": "/data/store",
+		"storePathBrokerIdentity": "/data/id/broker-a"}))
+}

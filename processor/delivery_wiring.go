@@ -42,6 +42,7 @@ func (b *Broker) newDelivery(cfg BrokerConfig) error {
 	}
 	b.timer = delivery.NewTimer(h, b.popRevive)
 	b.timer.SetProgressFile(cfg.ConfigDir())
+	b.timer.SetRollWindow(cfg.TimerRollWindowSlot)
 	b.trans = delivery.NewTransactions(h, delivery.Asker{
 		Ask:         b.askTransactionState,
 		EnsureTopic: func(topic string) { b.topics.CreateInSendMessageBack(topic, 1, PermRead|PermWrite, 0) },
@@ -88,9 +89,9 @@ func (b *Broker) applyDelay(msg *codec.Message, pv *codec.PropView) {
 }
 
 // applyTimer parks a timer message in rmq_sys_wheel_timer; false for a
-// malformed or too distant time (MESSAGE_ILLEGAL).
+// malformed time or one further than timerMaxDelaySec (MESSAGE_ILLEGAL).
 func (b *Broker) applyTimer(msg *codec.Message, pv *codec.PropView) bool {
-	return delivery.ParkTimer(msg, pv)
+	return delivery.ParkTimer(msg, pv, b.conf().TimerMaxDelaySec*1000)
 }
 
 // writeOp records that the half message at halfOffset is settled (an op

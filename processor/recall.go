@@ -114,7 +114,7 @@ func (b *Broker) handleRecallMessage(ctx context.Context, c remoting.Conn, req *
 		ts = -1
 	}
 	now := time.Now().UnixMilli()
-	if left := ts - now; left <= 0 || left >= delivery.TimerMaxDelayMs {
+	if left := ts - now; left <= 0 || left >= cfg.TimerMaxDelaySec*1000 {
 		return fail(codec.RespIllegalOperation, "recall failed, timestamp invalid")
 	}
 	e := codec.EditProperties("")

@@ -61,24 +61,30 @@ func (b *Broker) handleSendReplyMessage(ctx context.Context, c remoting.Conn, re
 		}
 	}
 
-	// Then store (storeReplyMessageEnable, default true).
-	msg := codec.Message{Topic: tc.TopicName, QueueID: queueID, Flag: h.Flag, SysFlag: h.SysFlag,
-		BornTimestamp: h.BornTimestamp, BornHost: born, StoreHost: b.storeHost, ReconsumeTimes: h.ReconsumeTimes,
-		Body: req.Body}
-	pv := codec.ViewProperties(h.Properties)
-	msg.Properties = fixStoredProps(&pv, b.conf(), b.ids)
-	msg.SysFlag = hostFlags(msg.SysFlag, msg.BornHost, msg.StoreHost)
-	res := b.store.PutMessage(ctx, &msg)
+	// Then store, unless storeReplyMessageEnable is off.
+	var res store.PutResult
+	stored := b.conf().StoreReplyMessageEnable
+	if stored {
+		msg := codec.Message{Topic: tc.TopicName, QueueID: queueID, Flag: h.Flag, SysFlag: h.SysFlag,
+			BornTimestamp: h.BornTimestamp, BornHost: born, StoreHost: b.storeHost, ReconsumeTimes: h.ReconsumeTimes,
+			Body: req.Body}
+		pv := codec.ViewProperties(h.Properties)
+		msg.Properties = fixStoredProps(&pv, b.conf(), b.ids)
+		msg.SysFlag = hostFlags(msg.SysFlag, msg.BornHost, msg.StoreHost)
+		res = b.store.PutMessage(ctx, &msg)
+	}
 
 	if pushErr != "" {
 		return b.sendFailure(resp, hdr, codec.RespSystemError, pushErr), nil
 	}
 	// Java answers "0" unless the store took the message.
 	hdr.MsgID, hdr.QueueID, hdr.QueueOffset = "0", queueID, 0
-	switch res.Status {
-	case store.PutOK, store.PutFlushDiskTimeout, store.PutFlushSlaveTimeout, store.PutSlaveNotAvailable:
-		hdr.MsgID = compat.OffsetMsgID(b.storeHost, res.WroteOffset)
-		hdr.QueueOffset = res.QueueOffset
+	if stored {
+		switch res.Status {
+		case store.PutOK, store.PutFlushDiskTimeout, store.PutFlushSlaveTimeout, store.PutSlaveNotAvailable:
+			hdr.MsgID = compat.OffsetMsgID(b.storeHost, res.WroteOffset)
+			hdr.QueueOffset = res.QueueOffset
+		}
 	}
 	resp.CustomHeader = hdr
 	return resp, nil

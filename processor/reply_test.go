@@ -48,3 +48,26 @@ func TestSendReplyMessage(t *testing.T) {
 	require.EqualValues(t, codec.RespSystemError, resp.Code)
 	ext(t, resp, codec.PropMsgRegion)
 }
+
+// storeReplyMessageEnable=false: the reply is pushed to its requester and not
+// stored; the answer carries msgId "0" (ReplyMessageProcessor).
+func TestSendReplyMessageNotStored(t *testing.T) {
+	b := newTestBroker(t, func(c *BrokerConfig) { c.StoreReplyMessageEnable = false })
+	ctx := context.Background()
+	requester := newTestConn(1)
+	pushed := 0
+	requester.answer = func(req *codec.RemotingCommand) *codec.RemotingCommand {
+		pushed++
+		return codec.NewResponse(req, codec.RespSuccess, "")
+	}
+	_, err := b.handleHeartBeat(ctx, requester, heartbeatReq(t, "req-1", "CG"))
+	require.NoError(t, err)
+	req := sendReq("DefaultCluster_REPLY_TOPIC", 0, []byte("pong"), "REPLY_TO_CLIENT\x01req-1\x02CORRELATION_ID\x01c1\x02")
+	req.Code = codec.ReqSendReplyMessage
+	resp, err := b.handleSendReplyMessage(ctx, newTestConn(2), req)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Equal(t, "0", ext(t, resp, "msgId"))
+	require.Equal(t, 1, pushed)
+	require.Zero(t, b.st.MaxPhyOffset(), "nothing stored")
+}

@@ -59,3 +59,27 @@ func TestTimerMessages(t *testing.T) {
 	require.EqualValues(t, codec.RespSuccess, r.Code)
 	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("TimerT", 1) == 1 }, 5*time.Second, 10*time.Millisecond)
 }
+
+// timerMaxDelaySec from broker.conf bounds how far ahead a timer may be due,
+// lower or higher than the 3-day default (HookUtils.handleScheduleMessage).
+func TestTimerMaxDelaySecBound(t *testing.T) {
+	cfg := DefaultBrokerConfig()
+	_, err := cfg.ApplyProperties(map[string]string{"timerMaxDelaySec": "60", "timerRollWindowSlot": "3600"})
+	require.NoError(t, err)
+	require.EqualValues(t, 60, cfg.TimerMaxDelaySec)
+	require.EqualValues(t, 3600, cfg.TimerRollWindowSlot)
+	require.Equal(t, "60", cfg.Properties()["timerMaxDelaySec"])
+
+	ctx := context.Background()
+	c := newTestConn(7)
+	short := newTestBroker(t, func(c *BrokerConfig) { c.TimerMaxDelaySec = 60 })
+	r, _ := short.handleSendMessage(ctx, c, sendReq("TimerT", 0, []byte("x"), "TIMER_DELAY_SEC\x01120\x02"))
+	require.EqualValues(t, codec.RespMessageIllegal, r.Code, "two minutes past a one-minute limit")
+	r, _ = short.handleSendMessage(ctx, c, sendReq("TimerT", 0, []byte("x"), "TIMER_DELAY_SEC\x0130\x02"))
+	require.EqualValues(t, codec.RespSuccess, r.Code)
+
+	long := newTestBroker(t, func(c *BrokerConfig) { c.TimerMaxDelaySec = 10 * 86400 })
+	r, _ = long.handleSendMessage(ctx, c, sendReq("TimerT", 0, []byte("x"), "TIMER_DELAY_SEC\x01"+"345600"+"\x02"))
+	require.EqualValues(t, codec.RespSuccess, r.Code, "four days within a ten-day limit")
+	require.Eventually(t, func() bool { return long.st.MaxOffsetInQueue(TopicTimer, 0) == 1 }, 5*time.Second, 10*time.Millisecond)
+}

@@ -21,6 +21,10 @@ const (
 type Config struct {
 	StorePathRootDir   string `prop:"storePathRootDir"`
 	StorePathCommitLog string `prop:"storePathCommitLog"` // empty: <root>/commitlog
+	// Controller mode's epoch checkpoint and broker identity files; empty:
+	// <root>/epochFileCheckpoint and <root>/brokerIdentity, as Java.
+	StorePathEpochFile      string `prop:"storePathEpochFile,omitempty"`
+	StorePathBrokerIdentity string `prop:"storePathBrokerIdentity,omitempty"`
 
 	MappedFileSizeCommitLog    int `prop:"mappedFileSizeCommitLog"`
 	MappedFileSizeConsumeQueue int `prop:"mappedFileSizeConsumeQueue"`
@@ -33,6 +37,10 @@ type Config struct {
 	FlushConsumeQueueLeastPages       int    `prop:"flushConsumeQueueLeastPages"`
 	FlushConsumeQueueThoroughInterval int    `prop:"flushConsumeQueueThoroughInterval"`
 	SyncFlushTimeout                  int64  `prop:"syncFlushTimeout"`
+	// SlaveTimeout (ms) is how long a SYNC_MASTER put waits for its slaves
+	// before FLUSH_SLAVE_TIMEOUT; SyncFlushTimeout bounds only the disk
+	// flush (CommitLog.handleHA, 4.9 and 5.x alike).
+	SlaveTimeout int64 `prop:"slaveTimeout"`
 	// FlushDelayOffsetInterval (ms) is how often the broker writes
 	// delayOffset.json; the store does not read it (MessageStoreConfig has it).
 	FlushDelayOffsetInterval int64 `prop:"flushDelayOffsetInterval"`
@@ -66,6 +74,9 @@ type Config struct {
 	MaxHashSlotNum   int  `prop:"maxHashSlotNum"`
 	MaxIndexNum      int  `prop:"maxIndexNum"`
 	MaxMsgsNumBatch  int  `prop:"maxMsgsNumBatch"`
+	// DefaultQueryMaxNum is how many records a QUERY_MESSAGE by unique key
+	// answers with, whatever it asked (the broker reads it; Java's default 32).
+	DefaultQueryMaxNum int32 `prop:"defaultQueryMaxNum"`
 
 	MaxTransferBytesOnMessageInMemory int `prop:"maxTransferBytesOnMessageInMemory"`
 	MaxTransferCountOnMessageInMemory int `prop:"maxTransferCountOnMessageInMemory"`
@@ -126,8 +137,11 @@ type Config struct {
 }
 
 // writeThrough resolves CommitLogWriteThrough.
-// syncFlushTimeout is how long a SYNC put waits for its flush or its slaves.
+// syncFlushTimeout is how long a SYNC_FLUSH put waits for its flush.
 func (c *Config) syncFlushTimeout() time.Duration { return compat.Millis(c.SyncFlushTimeout) }
+
+// slaveTimeout is how long a SYNC_MASTER put waits for its slaves.
+func (c *Config) slaveTimeout() time.Duration { return compat.Millis(c.SlaveTimeout) }
 
 func (c *Config) writeThrough() bool {
 	switch c.CommitLogWriteThrough {
@@ -157,6 +171,8 @@ func DefaultConfig() Config {
 		FlushConsumeQueueLeastPages:       2,
 		FlushConsumeQueueThoroughInterval: 60000,
 		SyncFlushTimeout:                  5000,
+		SlaveTimeout:                      3000,
+		DefaultQueryMaxNum:                32,
 		FlushDelayOffsetInterval:          10000,
 		FileReservedTime:                  72,
 		DeleteWhen:                        "04",
@@ -266,6 +282,23 @@ func (c *Config) commitLogDir() string {
 		return c.StorePathCommitLog
 	}
 	return filepath.Join(c.StorePathRootDir, "commitlog")
+}
+
+// EpochFile is where the epoch checkpoint is kept (storePathEpochFile).
+func (c *Config) EpochFile() string {
+	if c.StorePathEpochFile != "" {
+		return c.StorePathEpochFile
+	}
+	return filepath.Join(c.StorePathRootDir, "epochFileCheckpoint")
+}
+
+// BrokerIdentityFile is where controller mode keeps the broker's id
+// (storePathBrokerIdentity).
+func (c *Config) BrokerIdentityFile() string {
+	if c.StorePathBrokerIdentity != "" {
+		return c.StorePathBrokerIdentity
+	}
+	return filepath.Join(c.StorePathRootDir, "brokerIdentity")
 }
 
 // parseDelayLevels parses "1s 5s 1m 2h 1d" into durations in ms, level = index+1.

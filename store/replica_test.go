@@ -108,7 +108,10 @@ func TestAppendCommitLogRefusesAGap(t *testing.T) {
 func TestSyncMasterWaitsForSlaveAck(t *testing.T) {
 	cfg := testConfig(t.TempDir())
 	cfg.BrokerRole = RoleSyncMaster
-	cfg.SyncFlushTimeout = 200
+	// The slave wait is slaveTimeout's, not syncFlushTimeout's (which bounds
+	// only the disk flush), as CommitLog.handleHA.
+	cfg.SlaveTimeout = 200
+	cfg.SyncFlushTimeout = 60000
 	s := openStore(t, cfg)
 	defer s.Shutdown()
 	require.True(t, s.SyncFlush(), "a SYNC_MASTER's puts take the asynchronous path")
@@ -136,9 +139,14 @@ func TestSyncMasterWaitsForSlaveAck(t *testing.T) {
 	put(map[string]string{"WAIT": "false"})
 	require.Equal(t, PutOK, (<-got).Status)
 
-	// A slave that never acks: FLUSH_SLAVE_TIMEOUT after syncFlushTimeout.
+	// A slave that never acks: FLUSH_SLAVE_TIMEOUT after slaveTimeout.
 	put(nil)
-	require.Equal(t, PutFlushSlaveTimeout, (<-got).Status)
+	select {
+	case r := <-got:
+		require.Equal(t, PutFlushSlaveTimeout, r.Status)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no FLUSH_SLAVE_TIMEOUT within 10 s of a 200 ms slaveTimeout")
+	}
 	s.replicas.mu.Lock()
 	require.Empty(t, s.replicas.reqs)
 	s.replicas.mu.Unlock()

@@ -424,7 +424,7 @@ func (s *DefaultStore) PutMessages(ctx context.Context, tmpl *codec.Message, bat
 func (s *DefaultStore) afterPut(ctx context.Context, end int64, props string) PutStatus {
 	st := s.afterPutFlush(ctx, end, props)
 	if s.needsReplica(props) {
-		if rs := s.waitReplica(ctx, end, s.cfg.syncFlushTimeout()); rs != PutOK {
+		if rs := s.waitReplica(ctx, end, s.cfg.slaveTimeout()); rs != PutOK {
 			st = rs
 		}
 	}
@@ -499,7 +499,7 @@ func (s *DefaultStore) afterPutAsync(ctx context.Context, res PutResult, props s
 	// Flush first, then the slave: the slave's ack usually comes after the
 	// master's own flush anyway, and one chain keeps done exactly-once.
 	s.afterFlushAsync(ctx, res, props, func(res PutResult) {
-		s.waitReplicaAsync(end, s.cfg.syncFlushTimeout(), func(st PutStatus) {
+		s.waitReplicaAsync(end, s.cfg.slaveTimeout(), func(st PutStatus) {
 			if st != PutOK {
 				res.Status = st
 			}

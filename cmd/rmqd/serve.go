@@ -106,10 +106,7 @@ func serve(ctx context.Context, opts options, stdout io.Writer, logger *slog.Log
 	if err != nil {
 		return err
 	}
-	if u := unknownKeys(props); len(u) > 0 {
-		// Java ignores them silently; a typo then goes unnoticed.
-		logger.Warn("configuration keys rmqd does not know are ignored", "keys", u)
-	}
+	reportUnboundKeys(props, logger)
 	bind := props[keyBindAddress]
 	if opts.mode == "standalone" {
 		bind = standaloneBind(props)
@@ -362,7 +359,7 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 	if cc := bcfg.Controller; cc.EnableControllerMode {
 		// Controller mode: the auto-switch HA service, master or slave as the controller says.
 		haSwitch, err = ha.NewAutoSwitch(st, ha.AutoConfig{Config: haCfg,
-			ListenAddr: net.JoinHostPort(bind, strconv.Itoa(scfg.HaListenPort)), EpochFile: ha.EpochFilePath(scfg.StorePathRootDir),
+			ListenAddr: net.JoinHostPort(bind, strconv.Itoa(scfg.HaListenPort)), EpochFile: scfg.EpochFile(),
 			SyncFromLastFile: cc.SyncFromLastFile, AsyncLearner: cc.AsyncLearner,
 			HaMaxTimeSlaveNotCatchup: compat.Millis(int64(cc.HaMaxTimeSlaveNotCatchup)),
 			CheckSyncStateSetPeriod:  compat.Millis(int64(cc.CheckSyncStateSetPeriod)),
@@ -522,9 +519,31 @@ func limits(props map[string]string, cfg *remoting.ServerConfig) (map[string]str
 	return compat.ConfigProperties(&n), nil
 }
 
-// unknownKeys are the keys of props that no part of rmqd binds: a typo, or a
-// Java setting rmqd has no counterpart for. They are warned about at start.
+// unknownKeys are the keys of props that no part of rmqd binds and that are no
+// Java key rmqd knows of (compat.ClassifyJavaKey): most likely a typo.
 func unknownKeys(props map[string]string) []string {
+	return unboundKeys(props)[compat.KeyUnknown]
+}
+
+// unboundKeys sorts the keys of props no config struct binds by their class
+// (compat.ClassifyJavaKey): unknown, no effect, not honoured, or refused.
+func unboundKeys(props map[string]string) map[compat.KeyClass][]string {
+	known := boundKeys()
+	out := map[compat.KeyClass][]string{}
+	for k, v := range props {
+		if !known[k] {
+			c, _ := compat.ClassifyJavaKey(k, v)
+			out[c] = append(out[c], k)
+		}
+	}
+	for _, keys := range out {
+		sort.Strings(keys)
+	}
+	return out
+}
+
+// boundKeys are the keys some config struct of rmqd binds.
+func boundKeys() map[string]bool {
 	ns, b, n, tc := namesrv.DefaultConfig(), processor.DefaultBrokerConfig(), defaultNetConfig(), defaultTLSConfig()
 	known := map[string]bool{keyNamesrvListenPort: true}
 	for _, cfg := range []any{&ns, &b, &n, &tc} {
@@ -533,14 +552,25 @@ func unknownKeys(props map[string]string) []string {
 			known[k] = true
 		}
 	}
-	var out []string
-	for k := range props {
-		if !known[k] {
-			out = append(out, k)
-		}
+	return known
+}
+
+// reportUnboundKeys tells what becomes of the keys nothing binds. Java
+// ignores them all silently, so a typo goes unnoticed there; here a key that
+// is no Java key is warned about, a Java behaviour rmqd does not give is
+// warned about apart, and a Java setting that means nothing to rmqd is only
+// noted. Refused values fail the config binding later.
+func reportUnboundKeys(props map[string]string, logger *slog.Logger) {
+	u := unboundKeys(props)
+	if k := u[compat.KeyUnknown]; len(k) > 0 {
+		logger.Warn("configuration keys rmqd does not know are ignored: a typo, or a Java setting newer than rmqd", "keys", k)
 	}
-	sort.Strings(out)
-	return out
+	if k := u[compat.KeyNotHonoured]; len(k) > 0 {
+		logger.Warn("Java settings rmqd does not honour: it behaves as Java's default does (docs/compatibility.md)", "keys", k)
+	}
+	if k := u[compat.KeyNoEffect]; len(k) > 0 {
+		logger.Info("Java settings with no effect in rmqd", "keys", k)
+	}
 }
 
 func printConfig(w io.Writer, sets []map[string]string) {

@@ -28,7 +28,7 @@ type tlsConfig struct {
 	ServerAuthClient     bool   `prop:"tls.server.authClient"`
 	ServerTrustCertPath  string `prop:"tls.server.trustCertPath,omitempty"`
 
-	ClientEnable        bool   `prop:"tls.enable"`
+	ClientEnable        bool   `prop:"tls.enable,useTLS"` // useTLS: NettyClientConfig's key for the same switch
 	ClientCertPath      string `prop:"tls.client.certPath,omitempty"`
 	ClientKeyPath       string `prop:"tls.client.keyPath,omitempty"`
 	ClientKeyPassword   string `prop:"tls.client.keyPassword,secret"`

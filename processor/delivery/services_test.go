@@ -104,7 +104,7 @@ func TestTimerDeliversWhenDueAlone(t *testing.T) {
 	deliver := time.Now().Add(3 * time.Second).UnixMilli()
 	m := &codec.Message{Topic: "Real", QueueID: 1, Body: []byte("later"),
 		Properties: codec.SetProperty("", codec.PropTimerDeliverMs, strconv.FormatInt(deliver, 10))}
-	require.True(t, ParkTimer(m, nil))
+	require.True(t, ParkTimer(m, nil, TimerMaxDelayMs))
 	require.Equal(t, TopicTimer, m.Topic)
 	put(t, st, m)
 	require.Eventually(t, func() bool { return st.MaxOffsetInQueue(TopicTimer, 0) == 1 }, 5*time.Second, 5*time.Millisecond)
@@ -121,9 +121,9 @@ func TestTimerDeliversWhenDueAlone(t *testing.T) {
 	require.EqualValues(t, 1, h.Offsets.Query(TimerSysGroup, TopicTimer, 0), "the commit point passed it")
 
 	bad := &codec.Message{Topic: "Real", Properties: codec.SetProperty("", codec.PropTimerDelaySec, "x")}
-	require.False(t, ParkTimer(bad, nil), "a malformed time is MESSAGE_ILLEGAL")
+	require.False(t, ParkTimer(bad, nil, TimerMaxDelayMs), "a malformed time is MESSAGE_ILLEGAL")
 	far := &codec.Message{Topic: "Real", Properties: codec.SetProperty("", codec.PropTimerDelaySec, strconv.Itoa(4*86400))}
-	require.False(t, ParkTimer(far, nil), "past the 3-day limit")
+	require.False(t, ParkTimer(far, nil, TimerMaxDelayMs), "past the 3-day limit")
 }
 
 // The checker alone: a settled half message is skipped, an unsettled one old

@@ -15,7 +15,7 @@ import (
 // Timer delivery settings (MessageStoreConfig, TimerMessageStore).
 const (
 	timerPrecisionMs = 1000        // MessageStoreConfig.timerPrecisionMs
-	TimerMaxDelayMs  = 3 * 86400e3 // timerMaxDelaySec (3 days) in ms
+	TimerMaxDelayMs  = 3 * 86400e3 // timerMaxDelaySec's default (3 days) in ms
 	// timerRollWindowMs is timerRollWindowSlot (2 days of 1 s slots): a
 	// timer further away than this from its store time is stored again
 	// (rolled) before then, so its bytes outlive no commitlog retention
@@ -51,9 +51,11 @@ func rollAt(deliver, stored, w int64) (at int64, roll bool) {
 // TIMER_DELAY_SEC or TIMER_DELAY_MS (5.x Java producers' setDeliverTimeMs /
 // setDelayTimeSec / setDelayTimeMs) waits in rmq_sys_wheel_timer until its time.
 // A DELAY level wins over timer properties, which are then dropped. ok is false
-// for a malformed or too distant time (MESSAGE_ILLEGAL). pv, when not nil,
+// for a malformed time or one more than maxDelayMs away (timerMaxDelaySec,
+// MESSAGE_ILLEGAL). Any maxDelayMs is safe for the wheel: a timer further than
+// the roll window is stored again before then (rollAt). pv, when not nil,
 // indexes msg.Properties and is kept in step with them.
-func ParkTimer(msg *codec.Message, pv *codec.PropView) (ok bool) {
+func ParkTimer(msg *codec.Message, pv *codec.PropView, maxDelayMs int64) (ok bool) {
 	if t := msg.SysFlag & sysFlagTransactionMask; t != 0 && t != 0x8 {
 		return true
 	}
@@ -98,7 +100,7 @@ func ParkTimer(msg *codec.Message, pv *codec.PropView) (ok bool) {
 	if deliver <= now {
 		return true // due already: an ordinary message
 	}
-	if deliver-now > TimerMaxDelayMs {
+	if deliver-now > maxDelayMs {
 		return false
 	}
 	if deliver%timerPrecisionMs == 0 {
@@ -132,8 +134,8 @@ type timerEntry struct {
 	roll     bool // due beyond the roll window: stored again at at
 }
 
-// timerSlots is the wheel size in precision slots: more than TimerMaxDelayMs
-// (3 days of 1 s slots) so a slot never holds two different due seconds.
+// timerSlots is the wheel size in precision slots: more than the roll window
+// (and than 3 days of 1 s slots) so a slot never holds two different due seconds.
 const timerSlots = 1 << 18
 
 // Timer delivers timer messages: it reads rmq_sys_wheel_timer into a
@@ -161,7 +163,7 @@ type Timer struct {
 	loaded  bool
 	running int // Runs delivering (a demotion's may overlap a promotion's): AdoptProgress refuses while any
 	tick    time.Duration
-	// rollWindow is timerRollWindowMs (tests shorten it).
+	// rollWindow is timerRollWindowSlot in ms (SetRollWindow).
 	rollWindow int64
 	kick       chan struct{} // a message reached rmq_sys_wheel_timer
 	// rec, parked and real are deliver's scratch (under mu): one message's
@@ -180,6 +182,22 @@ type Timer struct {
 	// skipOffset due before second skipSec was delivered before the restart.
 	skipOffset, skipSec int64
 	prog                progress
+}
+
+// maxRollWindowSlots is the longest roll window the wheel holds: its size
+// less TimerMessageStore's TIMER_BLANK_SLOTS (60), so a rolled record's slot
+// never meets one being delivered.
+const maxRollWindowSlots = timerSlots - 60
+
+// SetRollWindow sets timerRollWindowSlot (1 s slots): a timer further than it
+// from its store time is stored again that far ahead. Out of range (under 2,
+// or more than the wheel holds, about 3 days) it is the wheel's longest, as
+// TimerMessageStore falls back to its own. Set before Run.
+func (t *Timer) SetRollWindow(slots int64) {
+	if slots < 2 || slots > maxRollWindowSlots {
+		slots = maxRollWindowSlots
+	}
+	t.rollWindow = slots * timerPrecisionMs
 }
 
 // NewTimer makes the timer wheel service; revive may be nil.

@@ -19,7 +19,7 @@ func parkAt(t *testing.T, h *Host, deliver int64, body string) {
 	n := st.MaxOffsetInQueue(TopicTimer, 0)
 	m := &codec.Message{Topic: "Real", QueueID: 0, Body: []byte(body),
 		Properties: codec.SetProperty("", codec.PropTimerDeliverMs, strconv.FormatInt(deliver, 10))}
-	require.True(t, ParkTimer(m, nil))
+	require.True(t, ParkTimer(m, nil, TimerMaxDelayMs))
 	m.BornHost, m.StoreHost, m.BornTimestamp = testHost, testHost, time.Now().UnixMilli()
 	require.True(t, st.PutMessage(context.Background(), m).Status.Written())
 	require.Eventually(t, func() bool { return st.MaxOffsetInQueue(TopicTimer, 0) > n }, 5*time.Second, time.Millisecond)

@@ -26,7 +26,7 @@ func TestTimerProgressSkipsOnlyDelivered(t *testing.T) {
 		t.Helper()
 		m := &codec.Message{Topic: "Real", QueueID: q, Body: []byte("x"),
 			Properties: codec.SetProperty("", codec.PropTimerDeliverMs, strconv.FormatInt(base+atSec*1000+500, 10))}
-		require.True(t, ParkTimer(m, nil))
+		require.True(t, ParkTimer(m, nil, TimerMaxDelayMs))
 		put(t, st, m)
 	}
 	delivered := func(q int32) int64 {

@@ -20,12 +20,19 @@ import (
 // roll (a slave's copy) does not roll it again; it comes once. A message
 // recalled before its roll is dropped there.
 func TestTimerRollsFarTimers(t *testing.T) {
+	dflt := NewTimer(nil, nil)
+	require.EqualValues(t, timerRollWindowMs, dflt.rollWindow, "Java's default, 2 days")
+	for _, bad := range []int64{0, 1, -5, 4 * 86400} {
+		dflt.SetRollWindow(bad)
+		require.EqualValues(t, maxRollWindowSlots*1000, dflt.rollWindow, bad)
+	}
+
 	h, st := newTestHost(t)
 	dir := t.TempDir()
 	newTimer := func() *Timer {
 		tm := NewTimer(h, nil)
 		tm.SetProgressFile(dir)
-		tm.rollWindow = 3000
+		tm.SetRollWindow(3) // timerRollWindowSlot=3: 3 s
 		return tm
 	}
 	run := func(tm *Timer) (stop func()) {
@@ -39,7 +46,7 @@ func TestTimerRollsFarTimers(t *testing.T) {
 		t.Helper()
 		m := &codec.Message{Topic: "Real", QueueID: 0, Body: []byte(body),
 			Properties: codec.SetProperty(props, codec.PropTimerDeliverMs, strconv.FormatInt(deliver, 10))}
-		require.True(t, ParkTimer(m, nil))
+		require.True(t, ParkTimer(m, nil, TimerMaxDelayMs))
 		put(t, st, m)
 	}
 	park("far", codec.SetProperty("", codec.PropUniqKey, "U1"))

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"rmqd/store"
 )
 
 // The text Java's CheckpointFile writes for [1-0, 2-1234]: count, crc32 of the
@@ -112,4 +114,14 @@ func FuzzParseEpochFile(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, es, again)
 	})
+}
+
+// The store's epoch file is ha's default unless storePathEpochFile moves it.
+func TestEpochFileFromStoreConfig(t *testing.T) {
+	c := store.DefaultConfig()
+	require.NoError(t, c.ApplyProperties(map[string]string{"storePathRootDir": "/data/store"}))
+	require.Equal(t, EpochFilePath("/data/store"), c.EpochFile())
+	require.NoError(t, c.ApplyProperties(map[string]string{"storePathEpochFile": "/data/epoch"}))
+	require.Equal(t, "/data/epoch", c.EpochFile())
+	require.Equal(t, "/data/epoch", c.Properties()["storePathEpochFile"])
 }

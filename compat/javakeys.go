@@ -1,0 +1,309 @@
+package compat
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The Java broker.conf / namesrv.conf keys rmqd binds to nothing, classified
+// once: rmqd promises a Java broker.conf runs unchanged, so a key it does not
+// bind must be either harmless to drop (KeyNoEffect, reported at info level),
+// a behaviour rmqd does not give yet (KeyNotHonoured, warned about), or a
+// feature rmqd lacks (KeyRefused: start fails when the value asks for it).
+// cmd/rmqd's start-up report and the table in docs/compatibility.md are both
+// made from this table; a key in none of the config structs and not here is
+// reported as a typo.
+
+// KeyClass is what rmqd does with a Java key it does not bind.
+type KeyClass int
+
+const (
+	// KeyUnknown: no Java key rmqd knows of (a typo, or a newer Java key).
+	KeyUnknown KeyClass = iota
+	// KeyNoEffect: a Java setting with no meaning in rmqd (thread pools,
+	// Netty and JVM tuning, exporters rmqd lacks, RocksDB tuning...).
+	KeyNoEffect
+	// KeyNotHonoured: a behaviour rmqd does not give (yet); Java's default
+	// behaviour applies whatever the value.
+	KeyNotHonoured
+	// KeyRefused: a feature rmqd lacks; refused when the value asks for it,
+	// otherwise (the feature off) it has no effect.
+	KeyRefused
+)
+
+func (c KeyClass) String() string {
+	switch c {
+	case KeyNoEffect:
+		return "no effect"
+	case KeyNotHonoured:
+		return "not honoured"
+	case KeyRefused:
+		return "refused"
+	}
+	return "unknown"
+}
+
+// JavaKey is one classified key.
+type JavaKey struct {
+	Class KeyClass
+	Why   string
+	// Refuses tells, for a KeyRefused key, whether a value asks for the feature.
+	Refuses func(v string) bool
+	// When says in words which values Refuses refuses (for the docs).
+	When string
+}
+
+// ClassifyJavaKey tells what rmqd does with key=value: a refused key whose
+// value does not ask for its feature has no effect.
+func ClassifyJavaKey(key, value string) (KeyClass, string) {
+	k, ok := javaKeys[key]
+	if !ok {
+		return KeyUnknown, ""
+	}
+	if k.Class == KeyRefused && !k.Refuses(strings.TrimSpace(value)) {
+		return KeyNoEffect, "the feature is off (" + k.Why + ")"
+	}
+	return k.Class, k.Why
+}
+
+// LookupJavaKey returns the classification of key.
+func LookupJavaKey(key string) (JavaKey, bool) {
+	k, ok := javaKeys[key]
+	return k, ok
+}
+
+// JavaKeyNames returns every classified key, sorted.
+func JavaKeyNames() []string {
+	out := make([]string, 0, len(javaKeys))
+	for k := range javaKeys {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// RefusedSetting returns an error naming the first (sorted) key of props
+// whose value asks for a feature rmqd lacks, or nil.
+func RefusedSetting(props map[string]string) error {
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if c, why := ClassifyJavaKey(k, props[k]); c == KeyRefused {
+			return fmt.Errorf("%s=%s: %s; rmqd refuses to start rather than run without it", k, props[k], why)
+		}
+	}
+	return nil
+}
+
+// whenTrue refuses Boolean.parseBoolean true; whenSet a non-empty value.
+func whenTrue(v string) bool { return strings.EqualFold(v, "true") }
+func whenSet(v string) bool  { return v != "" }
+
+// Reasons shared by many no-effect keys (the docs group keys by them).
+const (
+	whyThreads = "thread pool, queue capacity or lock choice of Java's request executors: rmqd runs requests " +
+		"on goroutines with its own bounds (maxHeldPullRequests, the fast-failure waits)"
+	whyNetty = "Netty, socket or JVM tuning of Java's remoting layer: rmqd's network layer is Go's, with its own " +
+		"keys (bindAddress, maxConns, writeBufferHighWaterMark...)"
+	whyStore = "Java store mechanics (page-cache warming, mapped-file swapping, the transient store pool, " +
+		"commit threads, recovery and cleanup batching): rmqd's store does these its own way, with the same files"
+	whyRocks = "RocksDB store or metadata tuning: rmqd serves only the file store (storeType=defaultRocksDB is refused)"
+	whyStats = "a metrics, statistics or logging switch of Java's: rmqd's counters are always kept and exported " +
+		"through Prometheus only (docs/observability.md)"
+	whyAbsent = "detail of a feature rmqd refuses or lacks (DLedger, slave acting master, broker container, " +
+		"name-server address server, LMQ): with the feature off it tunes nothing"
+	whyInternal = "an internal interval or registration detail of Java's background services: rmqd keeps its " +
+		"own schedule for the same work"
+	whyServices = "internal buffering, batching or threading of Java's POP, timer, schedule and transaction " +
+		"services: rmqd's services deliver the same messages at the same times without it"
+	whyFilterExt = "SQL92 filter bitmap tuning (consume-queue ext): rmqd evaluates the filter per message, with " +
+		"the same result"
+	whyUnused     = "read by nothing in Java's broker either (only a getter)"
+	whyProxy      = "for Java's proxy (broadcast offsets kept by the broker): rmqd has no proxy"
+	whyCompaction = "compaction tuning: rmqd does not compact (see enableCompaction)"
+	whyCold       = "cold-data read throttling (ColdDataCgCtrService): rmqd does not throttle reads of cold data"
+)
+
+var javaKeys = buildJavaKeys()
+
+func buildJavaKeys() map[string]JavaKey {
+	m := map[string]JavaKey{}
+	group := func(class KeyClass, why string, keys ...string) {
+		for _, k := range keys {
+			if _, dup := m[k]; dup {
+				panic("compat: Java key classified twice: " + k)
+			}
+			m[k] = JavaKey{Class: class, Why: why}
+		}
+	}
+	refuse := func(key, when string, refuses func(string) bool, why string) {
+		if _, dup := m[key]; dup {
+			panic("compat: Java key classified twice: " + key)
+		}
+		m[key] = JavaKey{Class: KeyRefused, Why: why, Refuses: refuses, When: when}
+	}
+
+	group(KeyNoEffect, whyThreads,
+		"ackMessageThreadPoolNums", "ackThreadPoolQueueCapacity", "adminBrokerThreadPoolNums",
+		"adminBrokerThreadPoolQueueCapacity", "asyncSendEnable", "batchDispatchRequestThreadPoolNums",
+		"clientManageThreadPoolNums", "clientManagerThreadPoolQueueCapacity", "consumerManageThreadPoolNums",
+		"consumerManagerThreadPoolQueueCapacity", "enableBuildConsumeQueueConcurrently",
+		"endTransactionPoolQueueCapacity", "endTransactionThreadPoolNums", "heartbeatThreadPoolNums",
+		"heartbeatThreadPoolQueueCapacity", "litePullMessageThreadPoolNums", "litePullThreadPoolQueueCapacity",
+		"loadBalanceProcessorThreadPoolNums", "loadBalanceThreadPoolQueueCapacity", "maxAsyncPutMessageRequests",
+		"processReplyMessageThreadPoolNums", "pullMessageThreadPoolNums", "pullThreadPoolQueueCapacity",
+		"putMessageFutureThreadPoolNums", "putThreadPoolQueueCapacity", "queryMessageThreadPoolNums",
+		"queryThreadPoolQueueCapacity", "recoverConcurrently", "recoverThreadPoolNums",
+		"replyThreadPoolQueueCapacity", "sendMessageThreadPoolNums", "sendThreadPoolQueueCapacity",
+		"spinLockCollisionRetreatOptimalDegree", "topicQueueLockNum", "useABSLock",
+		"useReentrantLockWhenPutMessage", "waitTimeMillsInAckQueue", "waitTimeMillsInAdminBrokerQueue",
+		"compactionThreadNum")
+	group(KeyNoEffect, whyNetty,
+		"clientAsyncSemaphoreValue", "clientCallbackExecutorThreads", "clientChannelMaxIdleTimeSeconds",
+		"clientCloseSocketIfTimeout", "clientOnewaySemaphoreValue", "clientPooledByteBufAllocatorEnable",
+		"clientSocketRcvBufSize", "clientSocketSndBufSize", "clientWorkerThreads", "connectTimeoutMillis",
+		"disableCallbackExecutor", "disableNettyWorkerGroup", "enableFastChannelEventProcess",
+		"enableReconnectForGoAway", "maxReconnectIntervalTimeSeconds", "serverAsyncSemaphoreValue",
+		"serverCallbackExecutorThreads", "serverNettyWorkerGroupEnable", "serverOnewaySemaphoreValue",
+		"serverPooledByteBufAllocatorEnable", "serverSocketBacklog", "serverSocketRcvBufSize",
+		"serverSocketSndBufSize", "serverWorkerThreads", "socksProxyConfig", "transferMsgByHeap",
+		"useEpollNativeSelector")
+	group(KeyNoEffect, whyStore,
+		"commitCommitLogLeastPages", "commitCommitLogThoroughInterval", "commitIntervalCommitLog",
+		"correctLogicMinOffsetForceInterval", "correctLogicMinOffsetSleepInterval", "dataReadAheadEnable",
+		"deleteFileBatchMax", "enableAcceleratedRecovery", "enableRunningFlagsInFlush",
+		"fastFailIfNoBufferInStorePool", "flushCommitLogTimed", "flushLeastPagesWhenWarmMapedFile",
+		"mapperFileSizeBatchConsumeQueue", "putConsumeQueueDataByFileChannel", "recheckReputOffsetFromCq",
+		"redeleteHangedFileInterval", "searchBcqByCacheEnable", "transientStorePoolEnable",
+		"transientStorePoolSize", "travelCqFileNumWhenGetMessage", "wakeCommitWhenPutMessage",
+		"wakeFlushWhenPutMessage", "warmMapedFileEnable", "writeWithoutMmap", "maxChecksumRange",
+		"syncMasterFlushOffsetWhenStartup")
+	group(KeyNoEffect, whyRocks,
+		"bottomMostCompressionTypeForConsumeQueueStore", "cleanRocksDBDirtyCQIntervalMin",
+		"combineAssignOffsetCQType", "combineCQEnableCheckSelf", "combineCQLoadingCQTypes",
+		"combineCQMaxExtraSearchCommitLogFiles", "combineCQPreferCQType", "enableRocksDBLog",
+		"memTableFlushIntervalMs", "popConsumerKVServiceEnable", "popConsumerKVServiceInit",
+		"popConsumerKVServiceLog", "realTimePersistRocksDBConfig", "rocksdbCQDoubleWriteEnable",
+		"rocksdbCompressionType", "rocksdbFlushWalFrequency", "rocksdbWalFileRollingThreshold",
+		"statRocksDBCQIntervalSec")
+	group(KeyNoEffect, whyStats,
+		"accountStatsEnable", "accountStatsPrintZeroValues", "autoDeleteUnusedStats", "commercialBaseCount",
+		"commercialSizePerMsg", "debugLockEnable", "diskFallRecorded", "enableConnectionMetrics",
+		"enableDetailStat", "enableLagAndDlqMetrics", "enableLmqStats", "enableLogConsumeQueueRepeatedlyBuildWhenRecover",
+		"enableMessageStoreMetrics", "enablePopLog", "enablePopMetrics", "enableRemotingMetrics",
+		"enableRequestMetrics", "enableScheduleMessageStats", "enableStatsMetrics", "enableTransactionMetrics",
+		"estimateAccumulation", "isolateLogEnable", "maxConsumeQueueScan", "maxStatsIdleTimeInMinutes",
+		"metricGrpcExporterIntervalInMills", "metricGrpcExporterTimeOutInMills",
+		"metricLoggingExporterIntervalInMills", "metricsGrpcExporterHeader", "metricsGrpcExporterTarget",
+		"metricsOtelCardinalityLimit", "printChannelGroups", "printChannelGroupsMinNum", "sampleCountThreshold",
+		"sampleSteps", "timerCheckMetricsWhen", "timerEnableCheckMetrics", "timerMetricSmallThreshold",
+		"timerProgressLogIntervalMs", "transactionMetricFlushInterval", "useStaticSubscription")
+	group(KeyNoEffect, whyAbsent,
+		"brokerNotActiveTimeoutMillis", "controllerDLegerGroup", "controllerDLegerPeers", "controllerDLegerSelfId",
+		"dLegerGroup", "dLegerPeers", "dLegerSelfId", "enableBatchPush", "enableRemoteEscape",
+		"fetchNamesrvAddrInterval", "logicalDiskSpaceCleanForciblyThreshold", "preferredLeaderId",
+		"replicasPerDiskPartition", "skipPreOnline", "storePathDLedgerCommitLog", "syncBrokerMemberGroupPeriod",
+		"totalReplicas", "updateNameServerAddrPeriod")
+	group(KeyNoEffect, whyInternal,
+		"channelNotActiveInterval", "compatibleWithOldNameSrv", "consumerOffsetUpdateVersionStep",
+		"delayOffsetUpdateVersionStep", "disappearTimeAfterStart", "enableCreateSysGroup", "enableShutdownGracefully",
+		"enableSingleTopicRegister", "enableSplitMetadata", "forceRegister", "forwardTimeout",
+		"isScanAvailableNameSrv", "loadBalancePollNameServerInterval", "realTimeNotifyConsumerChange",
+		"sendHeartbeatTimeoutMillis", "shutdownWaitTimeSeconds", "splitMetadataSize",
+		"startAcceptSendRequestTimeStamp")
+	group(KeyNoEffect, whyServices,
+		"appendAckAsync", "appendCkAsync", "enableNotifyAfterPopOrderLockRelease", "enableNotifyBeforePopCalculateLag",
+		"enablePopBatchAck", "enablePopBufferMerge", "enableScheduleAsyncDeliver", "enableSkipLongAwaitingAck",
+		"initPopOffsetByCheckMsgInMem", "mappedFileSizeTimerLog", "popCkMaxBufferSize", "popCkOffsetMaxQueueSize",
+		"popCkStayBufferTime", "popCkStayBufferTimeOut", "popConsumerFSServiceInit",
+		"popLongPollingForceNotifyInterval", "popPollingMapExpireTimeSeconds", "popPollingMapSize",
+		"popReviveMaxAttemptTimes", "popReviveMaxReturnSizePerRead", "reviveAckWaitMs", "reviveMaxSlow",
+		"reviveScanTime", "scheduleAsyncDeliverMaxPendingLimit", "scheduleAsyncDeliverMaxResendNum2Blocked",
+		"skipWhenCKRePutReachMaxTimes", "timerColdDataCheckIntervalMs", "timerEnableDisruptor",
+		"timerEnableRetryUntilSuccess", "timerFlushIntervalMs", "timerGetMessageThreadNum",
+		"timerInterceptDelayLevel", "timerPutMessageThreadNum", "timerSkipUnknownError", "timerWarmEnable",
+		"transactionOpBatchInterval", "transactionOpMsgMaxSize")
+	group(KeyNoEffect, whyFilterExt,
+		"bitMapLengthConsumeQueueExt", "enableCalcFilterBitMap", "expectConsumerNumUseFilter",
+		"filterDataCleanTimeSpan", "mappedFileSizeConsumeQueueExt", "maxErrorRateOfBloomFilter")
+	group(KeyNoEffect, whyUnused,
+		"cleanOfflineBrokerInterval", "cleanSwapedMapInterval", "commitLogForceSwapMapInterval",
+		"commitLogSwapMapInterval", "commitLogSwapMapReserveFileNum", "dispatchCqCacheNum", "dispatchCqThreads",
+		"dispatchFromSenderThread", "enableAsyncReput", "enableCleanExpiredOffset",
+		"flushConsumerOffsetHistoryInterval", "highSpeedMode", "logicQueueForceSwapMapInterval",
+		"logicQueueSwapMapInterval", "logicQueueSwapMapReserveFileNum", "mappedFileSwapEnable",
+		"maxBatchDeleteFilesNum", "maxLmqConsumeQueueNum", "maxRecoveryCommitlogFiles", "maxSlaveResendLength",
+		"maxTopicLength", "pullBatchMaxMessageCount", "putMessageTimeout", "putMsgIndexHightWater")
+	group(KeyNoEffect, whyCompaction,
+		"compactionCqMappedFileSize", "compactionMappedFileSize", "compactionScheduleInternal", "maxOffsetMapSize")
+	group(KeyNoEffect, whyProxy,
+		"broadcastOffsetExpireMaxSecond", "broadcastOffsetExpireSecond", "enableBroadcastOffsetStore")
+	group(KeyNotHonoured, whyCold,
+		"accessMessageInMemoryHotRatio", "cgColdReadThreshold", "coldCtrStrategyEnable", "coldDataFlowControlEnable",
+		"coldDataScanEnable", "globalColdReadThreshold", "usePIDColdCtrStrategy")
+
+	// Behaviours rmqd could give but does not yet: Java's default applies.
+	for k, why := range map[string]string{
+		"autoMessageVersionOnTopicLen": "the message version follows the topic length, Java's default",
+		"disableConsumeIfConsumerReadSlowly": "a group further behind than consumerFallbehindThreshold is not " +
+			"cut off from pulling",
+		"enableAutoInSyncReplicas":    "inSyncReplicas is not lowered when slaves fall away",
+		"enableCompaction":            "topics with cleanup.policy=COMPACTION are not compacted: kept whole and deleted by age",
+		"enableMixedMessageType":      "the topic's message.type attribute is not checked against what is sent",
+		"enableNetWorkFlowControl":    "pull responses are not throttled by the network flow control",
+		"enablePopMessageThreshold":   "POP is not refused when too many messages are in flight",
+		"popInflightMessageThreshold": "POP is not refused when too many messages are in flight",
+		"enableRegisterProducer":      "producers are always registered by their heartbeats",
+		"enabledAppendPropCRC":        "stored messages carry no CRC property",
+		"forceVerifyPropCRC":          "no CRC property is verified at recovery",
+		"filterSupportRetry":          "SQL92 filters do not apply to retry-topic messages (Java's default)",
+		"lockInStrictMode":            "LOCK_BATCH_MQ locks on the broker asked only (with totalReplicas above 1 start is refused)",
+		"popResponseReturnActualRetryTopic": "popped retries are reported under their original topic, " +
+			"Java's default",
+		"readUnCommitted":          "consumers read only what the replicas confirmed (controller mode), Java's default",
+		"rejectPullConsumerEnable": "pull consumers are always served",
+		"timerCongestNumEachSlot":  "timer sends are not flow-controlled per slot",
+		"timerPrecisionMs":         "timers fire on 1 s slots, Java's default precision",
+		"timerStopDequeue":         "the timer wheel cannot be held from delivering",
+		"timerStopEnqueue":         "the timer wheel cannot be held from taking new timers",
+		"validateSystemTopicWhenUpdateTopic": "system topics are always protected from UPDATE_AND_CREATE_TOPIC " +
+			"and DELETE_TOPIC",
+		"clearRetryTopicWhenDeleteTopic": "DELETE_TOPIC always removes the groups' POP retry topics, Java's default",
+	} {
+		group(KeyNotHonoured, why, k)
+	}
+
+	// Features rmqd lacks: refused when asked for. The first four were
+	// processor's unsupportedKeys.
+	refuse("enableDLegerCommitLog", "true", whenTrue, "the DLedger commitlog is not supported")
+	refuse("enableSlaveActingMaster", "true", whenTrue, "slave acting master is not supported yet")
+	refuse("storeType", "other than default", func(v string) bool { return v != "" && v != "default" },
+		"only the file-based consume queue (storeType=default) is supported")
+	refuse("fetchControllerAddrByDnsLookup", "true", whenTrue,
+		"controller addresses by DNS lookup are not supported: list them in controllerAddr")
+	refuse("enableLmq", "true", whenTrue, "light message queues (LMQ) are not supported")
+	refuse("enableMultiDispatch", "true", whenTrue,
+		"multi-dispatch (INNER_MULTI_DISPATCH to LMQ queues) is not supported")
+	refuse("duplicationEnable", "true", whenTrue,
+		"duplication mode (a commitlog copied from another store, offsets kept) is not supported")
+	refuse("readOnlyCommitLogStorePaths", "set", whenSet,
+		"read-only commitlog paths are not read: their messages would be missing")
+	refuse("enableConsumeQueueExt", "true", whenTrue,
+		"the consume-queue ext (filter bitmaps) is not supported: its tag codes would be read as tag hashes")
+	refuse("messageStorePlugIn", "set", whenSet, "Java message store plugins cannot be loaded")
+	refuse("configManagerVersion", "other than v1", func(v string) bool { return v != "" && !strings.EqualFold(v, "v1") },
+		"metadata in RocksDB (configManagerVersion=v2) is not read: rmqd keeps topics, groups and offsets in JSON files")
+	refuse("fetchNameSrvAddrByDnsLookup", "true", whenTrue,
+		"name-server addresses by DNS lookup are not supported: list them in namesrvAddr")
+	refuse("fetchNamesrvAddrByAddressServer", "true", whenTrue,
+		"name-server addresses from an address server are not supported: list them in namesrvAddr")
+	refuse("brokerConfigPaths", "set", whenSet,
+		"the broker container (several brokers in one process) is not supported: run one rmqd per broker")
+	refuse("enableControllerInNamesrv", "true", whenTrue,
+		"the controller inside the name server is not supported: run Java's controller (docs/ha.md)")
+	return m
+}
