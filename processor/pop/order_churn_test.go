@@ -35,7 +35,10 @@ func TestOrderInfoForgetsIdleQueuesWithoutNewPops(t *testing.T) {
 	}
 	m.mu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go m.run(ctx)
+	done := make(chan struct{})
+	go func() { m.run(ctx); close(done) }()
+	// The loop may be writing the file when the test ends: stop it before
+	// TempDir's cleanup removes the directory.
+	defer func() { cancel(); <-done }()
 	require.Eventually(t, func() bool { return m.size() == 0 }, 5*time.Second, 10*time.Millisecond)
 }
