@@ -49,6 +49,9 @@ type BrokerConfig struct {
 	MsgTraceTopicName           string `prop:"msgTraceTopicName"`
 	TraceTopicEnable            bool   `prop:"traceTopicEnable"`
 	TraceOn                     bool   `prop:"traceOn"`
+	// StoreReplyMessageEnable keeps a request-reply reply in the commit log
+	// after pushing it to the requester (Java's key, default true).
+	StoreReplyMessageEnable bool `prop:"storeReplyMessageEnable"`
 	// ConsumerFallbehindThreshold is kept and shown (Java throttles slow
 	// consumers with it when disableConsumeIfConsumerReadSlowly is on).
 	ConsumerFallbehindThreshold int64  `prop:"consumerFallbehindThreshold"`
@@ -170,6 +173,7 @@ func DefaultBrokerConfig() BrokerConfig {
 		NotifyConsumerIdsChanged:    true,
 		MsgTraceTopicName:           "RMQ_SYS_TRACE_TOPIC",
 		TraceOn:                     true,
+		StoreReplyMessageEnable:     true,
 		ConsumerFallbehindThreshold: 16 << 30,
 		RegionID:                    "DefaultRegion",
 		ReviveQueueNum:              8,

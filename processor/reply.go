@@ -2,6 +2,7 @@ package processor
 
 import (
 	"context"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -61,27 +62,46 @@ func (b *Broker) handleSendReplyMessage(ctx context.Context, c remoting.Conn, re
 		}
 	}
 
-	// Then store (storeReplyMessageEnable, default true).
-	msg := codec.Message{Topic: tc.TopicName, QueueID: queueID, Flag: h.Flag, SysFlag: h.SysFlag,
-		BornTimestamp: h.BornTimestamp, BornHost: born, StoreHost: b.storeHost, ReconsumeTimes: h.ReconsumeTimes,
-		Body: req.Body}
-	pv := codec.ViewProperties(h.Properties)
-	msg.Properties = fixStoredProps(&pv, b.conf(), b.ids)
-	msg.SysFlag = hostFlags(msg.SysFlag, msg.BornHost, msg.StoreHost)
-	res := b.store.PutMessage(ctx, &msg)
+	// Then store, pushed or not (storeReplyMessageEnable).
+	var res store.PutResult
+	stored := false
+	if b.conf().StoreReplyMessageEnable {
+		res, stored = b.storeReply(ctx, &h, tc.TopicName, queueID, born, req.Body)
+	}
 
 	if pushErr != "" {
 		return b.sendFailure(resp, hdr, codec.RespSystemError, pushErr), nil
 	}
 	// Java answers "0" unless the store took the message.
 	hdr.MsgID, hdr.QueueID, hdr.QueueOffset = "0", queueID, 0
-	switch res.Status {
-	case store.PutOK, store.PutFlushDiskTimeout, store.PutFlushSlaveTimeout, store.PutSlaveNotAvailable:
+	if stored {
 		hdr.MsgID = compat.OffsetMsgID(b.storeHost, res.WroteOffset)
 		hdr.QueueOffset = res.QueueOffset
 	}
 	resp.CustomHeader = hdr
 	return resp, nil
+}
+
+// storeReply puts a reply in the commit log and counts it in the put
+// statistics as any stored send is (ReplyMessageProcessor.handlePutMessageResult).
+func (b *Broker) storeReply(ctx context.Context, h *codec.SendMessageRequestHeader, topic string, queueID int32,
+	born netip.AddrPort, body []byte) (store.PutResult, bool) {
+	msg := codec.Message{Topic: topic, QueueID: queueID, Flag: h.Flag, SysFlag: h.SysFlag,
+		BornTimestamp: h.BornTimestamp, BornHost: born, StoreHost: b.storeHost, ReconsumeTimes: h.ReconsumeTimes,
+		Body: body}
+	pv := codec.ViewProperties(h.Properties)
+	msg.Properties = fixStoredProps(&pv, b.conf(), b.ids)
+	msg.SysFlag = hostFlags(msg.SysFlag, msg.BornHost, msg.StoreHost)
+	start := time.Now()
+	res := b.store.PutMessage(ctx, &msg)
+	b.admin.storeStats.CountPut(time.Since(start))
+	switch res.Status {
+	case store.PutOK, store.PutFlushDiskTimeout, store.PutFlushSlaveTimeout, store.PutSlaveNotAvailable:
+		b.countPut(topic, max(res.MsgNum, 1), res.WroteBytes)
+		return res, true
+	}
+	b.admin.storeStats.CountPutFailed()
+	return res, false
 }
 
 // sendFailure answers a failed send with only MSG_REGION and TRACE_ON.

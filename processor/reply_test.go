@@ -3,6 +3,7 @@ package processor
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -47,4 +48,69 @@ func TestSendReplyMessage(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, codec.RespSystemError, resp.Code)
 	ext(t, resp, codec.PropMsgRegion)
+}
+
+// replyReq is a SEND_REPLY_MESSAGE to the test cluster's reply topic for
+// requester clientID.
+func replyReq(clientID string) *codec.RemotingCommand {
+	req := sendReq("DefaultCluster_REPLY_TOPIC", 0, []byte("pong"),
+		"REPLY_TO_CLIENT\x01"+clientID+"\x02CORRELATION_ID\x01c1\x02MSG_TYPE\x01reply\x02")
+	req.Code = codec.ReqSendReplyMessage
+	return req
+}
+
+// registerRequester heartbeats a requester whose pushes are answered SUCCESS.
+func registerRequester(t *testing.T, b *testBroker, clientID string) {
+	t.Helper()
+	requester := newTestConn(11)
+	requester.answer = func(req *codec.RemotingCommand) *codec.RemotingCommand {
+		return codec.NewResponse(req, codec.RespSuccess, "")
+	}
+	_, err := b.handleHeartBeat(context.Background(), requester, heartbeatReq(t, clientID, "CG"))
+	require.NoError(t, err)
+}
+
+// TestSendReplyMessageCountsPut: a stored reply counts in the topic's put
+// statistics (statsAll, brokerStatus), as ReplyMessageProcessor's
+// handlePutMessageResult does.
+func TestSendReplyMessageCountsPut(t *testing.T) {
+	b := newTestBroker(t, nil)
+	b.admin.stats.SetManual(true)
+	registerRequester(t, b, "req-1")
+	resp, err := b.handleSendReplyMessage(context.Background(), newTestConn(12), replyReq("req-1"))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	b.admin.stats.Sample(time.Now().Add(time.Hour))
+	d := viewStats(t, b, "TOPIC_PUT_NUMS", "DefaultCluster_REPLY_TOPIC")
+	require.EqualValues(t, 1, d.Minute.Sum)
+}
+
+// TestSendReplyMessageNotStored: with storeReplyMessageEnable=false the reply
+// is only pushed, and the answer carries Java's placeholder id "0". Java reads
+// the key at every reply, so UPDATE_BROKER_CONFIG turns it on and off live.
+func TestSendReplyMessageNotStored(t *testing.T) {
+	var cfg BrokerConfig
+	b := newTestBroker(t, func(c *BrokerConfig) {
+		_, err := c.ApplyProperties(map[string]string{"storeReplyMessageEnable": "false"})
+		require.NoError(t, err)
+		cfg = *c
+	})
+	require.Equal(t, "false", cfg.Properties()["storeReplyMessageEnable"])
+	registerRequester(t, b, "req-1")
+	reply := func() *codec.RemotingCommand {
+		resp, err := b.handleSendReplyMessage(context.Background(), newTestConn(12), replyReq("req-1"))
+		require.NoError(t, err)
+		require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+		return resp
+	}
+	resp := reply()
+	require.Equal(t, "0", ext(t, resp, "msgId"))
+	require.Equal(t, "0", ext(t, resp, "queueOffset"))
+	require.Zero(t, b.st.MaxOffsetInQueue("DefaultCluster_REPLY_TOPIC", 0), "nothing stored")
+
+	up, _ := b.handleUpdateBrokerConfig(context.Background(), newTestConn(13), updateConfigReq("storeReplyMessageEnable=true\n"))
+	require.EqualValues(t, codec.RespSuccess, up.Code, up.Remark)
+	require.Len(t, ext(t, reply(), "msgId"), 32, "stored once the key is back on")
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("DefaultCluster_REPLY_TOPIC", 0) == 1 },
+		5*time.Second, 5*time.Millisecond)
 }
