@@ -35,6 +35,13 @@ func (b *Broker) handleSendReplyMessage(ctx context.Context, c remoting.Conn, re
 	born := addrPortOf(c.RemoteAddr())
 	now := time.Now().UnixMilli()
 
+	// The reply's properties, pushed and stored alike: the replier's plus
+	// MSG_REGION and TRACE_ON (buildMsgContext) and, once the requester is
+	// found, PUSH_REPLY_TIME. Unlike a send, no CLUSTER and no UNIQ_KEY.
+	props := codec.EditProperties(h.Properties)
+	props.Set(codec.PropMsgRegion, b.conf().RegionID)
+	props.Set(codec.PropTraceSwitch, strconv.FormatBool(b.conf().TraceOn))
+
 	// Push first.
 	target, _ := codec.PropertyValue(h.Properties, codec.PropReplyToClient)
 	var pushErr string
@@ -44,11 +51,12 @@ func (b *Broker) handleSendReplyMessage(ctx context.Context, c remoting.Conn, re
 	case !found:
 		pushErr = "push reply message fail, channel of <" + target + "> not found."
 	default:
+		props.Set(codec.PropPushReplyTime, i64s(now))
 		push := codec.NewRequest(codec.ReqPushReplyMessageToClient)
 		for _, kv := range [][2]string{{"producerGroup", h.ProducerGroup}, {"topic", h.Topic},
 			{"defaultTopic", h.DefaultTopic}, {"defaultTopicQueueNums", i32s(h.DefaultTopicQueueNums)},
 			{"queueId", i32s(h.QueueID)}, {"sysFlag", i32s(h.SysFlag)}, {"bornTimestamp", i64s(h.BornTimestamp)},
-			{"flag", i32s(h.Flag)}, {"properties", codec.SetProperty(h.Properties, codec.PropPushReplyTime, i64s(now))},
+			{"flag", i32s(h.Flag)}, {"properties", props.String()},
 			{"reconsumeTimes", i32s(h.ReconsumeTimes)}, {"unitMode", strconv.FormatBool(h.UnitMode)},
 			{"bornHost", compat.JavaHostPort(born)}, {"storeHost", compat.JavaHostPort(b.storeHost)}, {"storeTimestamp", i64s(now)}} {
 			push.Ext.Set(kv[0], strings.Clone(kv[1]))
@@ -66,7 +74,7 @@ func (b *Broker) handleSendReplyMessage(ctx context.Context, c remoting.Conn, re
 	var res store.PutResult
 	stored := false
 	if b.conf().StoreReplyMessageEnable {
-		res, stored = b.storeReply(ctx, &h, tc.TopicName, queueID, born, req.Body)
+		res, stored = b.storeReply(ctx, &h, props.String(), tc.TopicName, queueID, born, req.Body)
 	}
 
 	if pushErr != "" {
@@ -84,13 +92,11 @@ func (b *Broker) handleSendReplyMessage(ctx context.Context, c remoting.Conn, re
 
 // storeReply puts a reply in the commit log and counts it in the put
 // statistics as any stored send is (ReplyMessageProcessor.handlePutMessageResult).
-func (b *Broker) storeReply(ctx context.Context, h *codec.SendMessageRequestHeader, topic string, queueID int32,
+func (b *Broker) storeReply(ctx context.Context, h *codec.SendMessageRequestHeader, props, topic string, queueID int32,
 	born netip.AddrPort, body []byte) (store.PutResult, bool) {
 	msg := codec.Message{Topic: topic, QueueID: queueID, Flag: h.Flag, SysFlag: h.SysFlag,
 		BornTimestamp: h.BornTimestamp, BornHost: born, StoreHost: b.storeHost, ReconsumeTimes: h.ReconsumeTimes,
-		Body: body}
-	pv := codec.ViewProperties(h.Properties)
-	msg.Properties = fixStoredProps(&pv, b.conf(), b.ids)
+		Body: body, Properties: props}
 	msg.SysFlag = hostFlags(msg.SysFlag, msg.BornHost, msg.StoreHost)
 	start := time.Now()
 	res := b.store.PutMessage(ctx, &msg)

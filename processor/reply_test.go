@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"rmqd/codec"
+	"rmqd/compat"
 )
 
 func TestSendReplyMessage(t *testing.T) {
@@ -113,4 +114,43 @@ func TestSendReplyMessageNotStored(t *testing.T) {
 	require.Len(t, ext(t, reply(), "msgId"), 32, "stored once the key is back on")
 	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("DefaultCluster_REPLY_TOPIC", 0) == 1 },
 		5*time.Second, 5*time.Millisecond)
+}
+
+// TestSendReplyMessageProperties: the reply pushed and the reply stored carry
+// the properties ReplyMessageProcessor gives them: the replier's, plus
+// MSG_REGION and TRACE_ON (buildMsgContext) and the PUSH_REPLY_TIME of the
+// push; the broker adds no CLUSTER and no UNIQ_KEY of its own.
+func TestSendReplyMessageProperties(t *testing.T) {
+	b := newTestBroker(t, nil)
+	requester := newTestConn(11)
+	var pushed []*codec.RemotingCommand
+	requester.answer = func(req *codec.RemotingCommand) *codec.RemotingCommand {
+		pushed = append(pushed, req)
+		return codec.NewResponse(req, codec.RespSuccess, "")
+	}
+	_, err := b.handleHeartBeat(context.Background(), requester, heartbeatReq(t, "req-1", "CG"))
+	require.NoError(t, err)
+	resp, err := b.handleSendReplyMessage(context.Background(), newTestConn(12), replyReq("req-1"))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Len(t, pushed, 1)
+	pushedProps, _ := pushed[0].Ext.Get("properties")
+	_, clOff, err := compat.DecodeOffsetMsgID(ext(t, resp, "msgId"))
+	require.NoError(t, err)
+	stored, err := b.st.LookMessageByOffset(clOff)
+	require.NoError(t, err)
+
+	pushTime, ok := codec.PropertyValue(pushedProps, codec.PropPushReplyTime)
+	require.True(t, ok)
+	for name, props := range map[string]string{"pushed": pushedProps, "stored": stored.Properties} {
+		for k, want := range map[string]string{codec.PropMsgRegion: "DefaultRegion", codec.PropTraceSwitch: "true",
+			codec.PropPushReplyTime: pushTime, "CORRELATION_ID": "c1", "REPLY_TO_CLIENT": "req-1", "MSG_TYPE": "reply"} {
+			got, _ := codec.PropertyValue(props, k)
+			require.Equal(t, want, got, "%s %s", name, k)
+		}
+		for _, k := range []string{codec.PropCluster, codec.PropUniqKey} {
+			_, ok := codec.PropertyValue(props, k)
+			require.False(t, ok, "%s %s", name, k)
+		}
+	}
 }
