@@ -154,3 +154,21 @@ func TestSendReplyMessageProperties(t *testing.T) {
 		}
 	}
 }
+
+// TestSendReplyMessageKeepsSysFlag: a compressed reply is stored flagged as
+// compressed (a deliberate difference: Java stores sysFlag 0,
+// docs/compatibility.md).
+func TestSendReplyMessageKeepsSysFlag(t *testing.T) {
+	b := newTestBroker(t, nil)
+	registerRequester(t, b, "req-1")
+	req := replyReq("req-1")
+	req.Ext.Set("sysFlag", "1")
+	resp, err := b.handleSendReplyMessage(context.Background(), newTestConn(12), req)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	_, clOff, err := compat.DecodeOffsetMsgID(ext(t, resp, "msgId"))
+	require.NoError(t, err)
+	stored, err := b.st.LookMessageByOffset(clOff)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, stored.SysFlag&1)
+}
