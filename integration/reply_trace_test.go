@@ -160,3 +160,45 @@ func traceTopicGo(t *testing.T, tg *harness.Target) {
 		time.Sleep(500 * time.Millisecond)
 	}
 }
+
+// topicConfigOf is the broker's config of topic (GET_ALL_TOPIC_CONFIG), nil when it has none.
+func topicConfigOf(t *testing.T, raw *rawClient, topic string) *codec.TopicConfig {
+	t.Helper()
+	resp := raw.invoke(codec.ReqGetAllTopicConfig, nil, nil, 10*time.Second)
+	if resp.Code != codec.RespSuccess {
+		t.Fatalf("GET_ALL_TOPIC_CONFIG: %d %s", resp.Code, resp.Remark)
+	}
+	w, err := codec.DecodeTopicConfigSerializeWrapper(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w.TopicConfigTable[topic]
+}
+
+// TestTraceTopicDisabled: without traceTopicEnable the broker has no trace topic (the reply topic is there,
+// one queue, read+write), and a traced Java client's first trace send, which falls back to TBW102's route,
+// creates RMQ_SYS_TRACE_TOPIC as any auto-created topic: min(client's 4, TBW102's 8) queues, read+write.
+func TestTraceTopicDisabled(t *testing.T) {
+	for _, kind := range targetsFromEnv(t) {
+		t.Run(kind, func(t *testing.T) {
+			tg := harness.Start(t, kind, harness.Options{})
+			raw := newRawClient(t, tg)
+			if tc := topicConfigOf(t, raw, "RMQ_SYS_TRACE_TOPIC"); tc != nil {
+				t.Fatalf("trace topic present with traceTopicEnable=false: %+v", *tc)
+			}
+			reply := topicConfigOf(t, raw, tg.ClusterName+"_REPLY_TOPIC")
+			if reply == nil || reply.ReadQueueNums != 1 || reply.WriteQueueNums != 1 || reply.Perm != 6 {
+				t.Fatalf("reply topic: %+v", reply)
+			}
+			h := sendHeader("RMQ_SYS_TRACE_TOPIC", 0, "KEYS\x01k1\x02")
+			resp := raw.invoke(codec.ReqSendMessage, h, []byte("trace"), 10*time.Second)
+			if resp.Code != codec.RespSuccess {
+				t.Fatalf("trace send: %d %s", resp.Code, resp.Remark)
+			}
+			tc := topicConfigOf(t, raw, "RMQ_SYS_TRACE_TOPIC")
+			if tc == nil || tc.ReadQueueNums != 4 || tc.WriteQueueNums != 4 || tc.Perm != 6 {
+				t.Fatalf("auto-created trace topic: %+v", tc)
+			}
+		})
+	}
+}
