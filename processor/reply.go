@@ -2,6 +2,7 @@ package processor
 
 import (
 	"context"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +35,13 @@ func (b *Broker) handleSendReplyMessage(ctx context.Context, c remoting.Conn, re
 	born := addrPortOf(c.RemoteAddr())
 	now := time.Now().UnixMilli()
 
+	// The reply's properties, pushed and stored alike: the replier's plus
+	// MSG_REGION and TRACE_ON (buildMsgContext) and, once the requester is
+	// found, PUSH_REPLY_TIME. Unlike a send, no CLUSTER and no UNIQ_KEY.
+	props := codec.EditProperties(h.Properties)
+	props.Set(codec.PropMsgRegion, b.conf().RegionID)
+	props.Set(codec.PropTraceSwitch, strconv.FormatBool(b.conf().TraceOn))
+
 	// Push first.
 	target, _ := codec.PropertyValue(h.Properties, codec.PropReplyToClient)
 	var pushErr string
@@ -43,11 +51,12 @@ func (b *Broker) handleSendReplyMessage(ctx context.Context, c remoting.Conn, re
 	case !found:
 		pushErr = "push reply message fail, channel of <" + target + "> not found."
 	default:
+		props.Set(codec.PropPushReplyTime, i64s(now))
 		push := codec.NewRequest(codec.ReqPushReplyMessageToClient)
 		for _, kv := range [][2]string{{"producerGroup", h.ProducerGroup}, {"topic", h.Topic},
 			{"defaultTopic", h.DefaultTopic}, {"defaultTopicQueueNums", i32s(h.DefaultTopicQueueNums)},
 			{"queueId", i32s(h.QueueID)}, {"sysFlag", i32s(h.SysFlag)}, {"bornTimestamp", i64s(h.BornTimestamp)},
-			{"flag", i32s(h.Flag)}, {"properties", codec.SetProperty(h.Properties, codec.PropPushReplyTime, i64s(now))},
+			{"flag", i32s(h.Flag)}, {"properties", props.String()},
 			{"reconsumeTimes", i32s(h.ReconsumeTimes)}, {"unitMode", strconv.FormatBool(h.UnitMode)},
 			{"bornHost", compat.JavaHostPort(born)}, {"storeHost", compat.JavaHostPort(b.storeHost)}, {"storeTimestamp", i64s(now)}} {
 			push.Ext.Set(kv[0], strings.Clone(kv[1]))
@@ -61,17 +70,11 @@ func (b *Broker) handleSendReplyMessage(ctx context.Context, c remoting.Conn, re
 		}
 	}
 
-	// Then store, unless storeReplyMessageEnable is off.
+	// Then store, pushed or not (storeReplyMessageEnable).
 	var res store.PutResult
-	stored := b.conf().StoreReplyMessageEnable
-	if stored {
-		msg := codec.Message{Topic: tc.TopicName, QueueID: queueID, Flag: h.Flag, SysFlag: h.SysFlag,
-			BornTimestamp: h.BornTimestamp, BornHost: born, StoreHost: b.storeHost, ReconsumeTimes: h.ReconsumeTimes,
-			Body: req.Body}
-		pv := codec.ViewProperties(h.Properties)
-		msg.Properties = fixStoredProps(&pv, b.conf(), b.ids)
-		msg.SysFlag = hostFlags(msg.SysFlag, msg.BornHost, msg.StoreHost)
-		res = b.store.PutMessage(ctx, &msg)
+	stored := false
+	if b.conf().StoreReplyMessageEnable {
+		res, stored = b.storeReply(ctx, &h, props.String(), tc.TopicName, queueID, born, req.Body)
 	}
 
 	if pushErr != "" {
@@ -80,14 +83,31 @@ func (b *Broker) handleSendReplyMessage(ctx context.Context, c remoting.Conn, re
 	// Java answers "0" unless the store took the message.
 	hdr.MsgID, hdr.QueueID, hdr.QueueOffset = "0", queueID, 0
 	if stored {
-		switch res.Status {
-		case store.PutOK, store.PutFlushDiskTimeout, store.PutFlushSlaveTimeout, store.PutSlaveNotAvailable:
-			hdr.MsgID = compat.OffsetMsgID(b.storeHost, res.WroteOffset)
-			hdr.QueueOffset = res.QueueOffset
-		}
+		hdr.MsgID = compat.OffsetMsgID(b.storeHost, res.WroteOffset)
+		hdr.QueueOffset = res.QueueOffset
 	}
 	resp.CustomHeader = hdr
 	return resp, nil
+}
+
+// storeReply puts a reply in the commit log and counts it in the put
+// statistics as any stored send is (ReplyMessageProcessor.handlePutMessageResult).
+func (b *Broker) storeReply(ctx context.Context, h *codec.SendMessageRequestHeader, props, topic string, queueID int32,
+	born netip.AddrPort, body []byte) (store.PutResult, bool) {
+	msg := codec.Message{Topic: topic, QueueID: queueID, Flag: h.Flag, SysFlag: h.SysFlag,
+		BornTimestamp: h.BornTimestamp, BornHost: born, StoreHost: b.storeHost, ReconsumeTimes: h.ReconsumeTimes,
+		Body: body, Properties: props}
+	msg.SysFlag = hostFlags(msg.SysFlag, msg.BornHost, msg.StoreHost)
+	start := time.Now()
+	res := b.store.PutMessage(ctx, &msg)
+	b.admin.storeStats.CountPut(time.Since(start))
+	switch res.Status {
+	case store.PutOK, store.PutFlushDiskTimeout, store.PutFlushSlaveTimeout, store.PutSlaveNotAvailable:
+		b.countPut(topic, max(res.MsgNum, 1), res.WroteBytes)
+		return res, true
+	}
+	b.admin.storeStats.CountPutFailed()
+	return res, false
 }
 
 // sendFailure answers a failed send with only MSG_REGION and TRACE_ON.
