@@ -56,27 +56,13 @@ func (b *Broker) handleUpdateAndCreateTopic(ctx context.Context, c remoting.Conn
 	if remark, ok := checkQueueNums(tc.ReadQueueNums, tc.WriteQueueNums); !ok {
 		return b.refuseAdmin(c, req, codec.RespInvalidParameter, remark, "topic update refused"), nil
 	}
-	if old, ok := b.topics.Select(topic); ok {
-		for k, v := range old.Attributes {
-			tc.Attributes[k] = v
-		}
+	mods, remark := parseAttrMods(h.Attributes)
+	if remark != "" {
+		return b.refuseAdmin(c, req, codec.RespInvalidParameter, remark, "topic update refused"), nil
 	}
-	if attrs := h.Attributes; attrs != "" {
-		for _, kv := range strings.Split(attrs, ",") {
-			kv = strings.TrimSpace(kv)
-			if kv == "" {
-				continue
-			}
-			switch kv[0] {
-			case '+':
-				k, v, _ := strings.Cut(kv[1:], "=")
-				tc.Attributes[strings.Clone(k)] = strings.Clone(v)
-			case '-':
-				delete(tc.Attributes, kv[1:])
-			default:
-				return b.refuseAdmin(c, req, codec.RespInvalidParameter, "attribute format error: "+kv, "topic update refused"), nil
-			}
-		}
+	old, exists := b.topics.Select(topic)
+	if tc.Attributes, remark = alterTopicAttrs(!exists, old.Attributes, mods, b.conf().EnableMixedMessageType); remark != "" {
+		return b.refuseAdmin(c, req, codec.RespInvalidParameter, remark, "topic update refused"), nil
 	}
 	b.topics.Update(tc)
 	b.log.Info("topic updated", "topic", topic, "readQueueNums", tc.ReadQueueNums, "writeQueueNums", tc.WriteQueueNums,
@@ -296,9 +282,17 @@ func (b *Broker) handleUpdateAndCreateTopicList(ctx context.Context, c remoting.
 			return codec.NewResponse(req, codec.RespInvalidParameter, remark), nil
 		}
 	}
+	// Every topic's attributes are checked before any topic is changed (Java
+	// applies them one by one and keeps the ones before a refusal in memory).
 	for i := range body.TopicConfigList {
-		if body.TopicConfigList[i].TopicFilterType == "" {
-			body.TopicConfigList[i].TopicFilterType = "SINGLE_TAG"
+		tc := &body.TopicConfigList[i]
+		if tc.TopicFilterType == "" {
+			tc.TopicFilterType = "SINGLE_TAG"
+		}
+		old, exists := b.topics.Select(tc.TopicName)
+		var remark string
+		if tc.Attributes, remark = alterTopicAttrs(!exists, old.Attributes, attrModsOf(tc.Attributes), b.conf().EnableMixedMessageType); remark != "" {
+			return b.refuseAdmin(c, req, codec.RespInvalidParameter, remark, "topic list update refused"), nil
 		}
 	}
 	b.topics.Update(body.TopicConfigList...)

@@ -39,16 +39,19 @@ type BrokerConfig struct {
 	CompressedRegister bool `prop:"compressedRegister"`
 	// EnableSplitRegistration sends the whole-table registration in parts of
 	// SplitRegistrationSize topics (Java's keys, defaults false and 800).
-	EnableSplitRegistration     bool   `prop:"enableSplitRegistration"`
-	SplitRegistrationSize       int32  `prop:"splitRegistrationSize"`
-	FlushConsumerOffsetInterval int64  `prop:"flushConsumerOffsetInterval"` // ms
-	LongPollingEnable           bool   `prop:"longPollingEnable"`
-	ShortPollingTimeMills       int64  `prop:"shortPollingTimeMills"`
-	NotifyConsumerIdsChanged    bool   `prop:"notifyConsumerIdsChangedEnable"`
-	RejectTransactionMessage    bool   `prop:"rejectTransactionMessage"`
-	MsgTraceTopicName           string `prop:"msgTraceTopicName"`
-	TraceTopicEnable            bool   `prop:"traceTopicEnable"`
-	TraceOn                     bool   `prop:"traceOn"`
+	EnableSplitRegistration     bool  `prop:"enableSplitRegistration"`
+	SplitRegistrationSize       int32 `prop:"splitRegistrationSize"`
+	FlushConsumerOffsetInterval int64 `prop:"flushConsumerOffsetInterval"` // ms
+	LongPollingEnable           bool  `prop:"longPollingEnable"`
+	ShortPollingTimeMills       int64 `prop:"shortPollingTimeMills"`
+	NotifyConsumerIdsChanged    bool  `prop:"notifyConsumerIdsChangedEnable"`
+	RejectTransactionMessage    bool  `prop:"rejectTransactionMessage"`
+	// EnableMixedMessageType lets a topic be made with message.type=MIXED
+	// (Java's key, default false: such a create or update is refused).
+	EnableMixedMessageType bool   `prop:"enableMixedMessageType"`
+	MsgTraceTopicName      string `prop:"msgTraceTopicName"`
+	TraceTopicEnable       bool   `prop:"traceTopicEnable"`
+	TraceOn                bool   `prop:"traceOn"`
 	// ConsumerFallbehindThreshold is kept and shown (Java throttles slow
 	// consumers with it when disableConsumeIfConsumerReadSlowly is on).
 	ConsumerFallbehindThreshold int64  `prop:"consumerFallbehindThreshold"`
