@@ -178,11 +178,26 @@ func (b *Broker) handleUpdateAndCreateSubscriptionGroup(ctx context.Context, c r
 	if remark, ok := checkQueueNums(sgc.RetryQueueNums); !ok {
 		return b.refuseAdmin(c, req, codec.RespInvalidParameter, "retryQueueNums: "+remark, "subscription group update refused"), nil
 	}
+	if remark := b.alterGroupAttrs(&sgc); remark != "" {
+		return b.refuseAdmin(c, req, codec.RespInvalidParameter, remark, "subscription group update refused"), nil
+	}
 	if err := b.groups.Update(sgc); err != nil {
 		return nil, err
 	}
 	b.log.Info("subscription group updated", "group", sgc.GroupName, "remote", c.RemoteAddr())
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
+}
+
+// alterGroupAttrs applies a group update's attributes modification to the
+// stored group's, as Java's SubscriptionGroupManager does: no group attribute
+// exists, so any is refused (Java answers SYSTEM_ERROR).
+func (b *Broker) alterGroupAttrs(sgc *SubscriptionGroupConfig) string {
+	old, exists := b.groups.Get(sgc.GroupName)
+	attrs, remark := alterAttrs(groupAttrs, !exists, old.Attributes, attrModsOf(sgc.Attributes))
+	if remark == "" {
+		sgc.Attributes = attrs
+	}
+	return remark
 }
 
 // handleDeleteSubscriptionGroup is DELETE_SUBSCRIPTIONGROUP.
@@ -324,6 +339,11 @@ func (b *Broker) handleUpdateAndCreateSubscriptionGroupList(ctx context.Context,
 		}
 	}
 	named := slices.DeleteFunc(body.GroupConfigList, func(g SubscriptionGroupConfig) bool { return g.GroupName == "" })
+	for i := range named {
+		if remark := b.alterGroupAttrs(&named[i]); remark != "" {
+			return b.refuseAdmin(c, req, codec.RespInvalidParameter, remark, "subscription group list update refused"), nil
+		}
+	}
 	if err := b.groups.Update(named...); err != nil {
 		return nil, err
 	}

@@ -9,8 +9,8 @@ import (
 	"strings"
 )
 
-// topicAttr is one of Java's TopicAttributes: an enum (values) or a long range.
-type topicAttr struct {
+// attrSpec is one of Java's TopicAttributes: an enum (values) or a long range.
+type attrSpec struct {
 	changeable bool     // may be added, changed or removed after the topic is made
 	values     []string // the enum's universe; nil for a long
 	min, max   int64    // the long's range
@@ -20,7 +20,7 @@ type topicAttr struct {
 }
 
 // topicAttrs is TopicAttributes.ALL (5.3.3).
-var topicAttrs = map[string]topicAttr{
+var topicAttrs = map[string]attrSpec{
 	"queue.type": {values: []string{"BatchCQ", "SimpleCQ"},
 		unsupported: map[string]string{"BatchCQ": "rmqd has no batch consume queue"}},
 	"cleanup.policy": {values: []string{"DELETE", "COMPACTION"},
@@ -78,20 +78,31 @@ func attrModsOf(m map[string]string) []attrMod {
 	return mods
 }
 
-// alterTopicAttrs applies mods to current (nil or empty on create) and returns
-// the new attributes, or the remark refusing them, in Java's words
-// (AttributeUtil.alterCurrentAttributes plus AdminBrokerProcessor's MIXED
-// check). current is not changed.
+// groupAttrs is SubscriptionGroupAttributes.ALL (5.3.3): empty, so any
+// attribute in a group update is refused.
+var groupAttrs = map[string]attrSpec{}
+
+// alterTopicAttrs is alterAttrs for a topic, after AdminBrokerProcessor's
+// MIXED check.
 func alterTopicAttrs(create bool, current map[string]string, mods []attrMod, mixedAllowed bool) (map[string]string, string) {
+	for _, m := range mods {
+		if m.key == "+message.type" && m.value == "MIXED" && !mixedAllowed {
+			return nil, "MIXED message type is not supported."
+		}
+	}
+	return alterAttrs(topicAttrs, create, current, mods)
+}
+
+// alterAttrs applies mods to current (nil or empty on create) and returns
+// the new attributes, or the remark refusing them, in Java's words
+// (AttributeUtil.alterCurrentAttributes against all). current is not changed.
+func alterAttrs(all map[string]attrSpec, create bool, current map[string]string, mods []attrMod) (map[string]string, string) {
 	next := maps.Clone(current)
 	if next == nil {
 		next = map[string]string{}
 	}
 	seen := map[string]bool{}
 	for _, m := range mods {
-		if m.key == "+message.type" && m.value == "MIXED" && !mixedAllowed {
-			return nil, "MIXED message type is not supported."
-		}
 		if len(m.key) < 2 {
 			return nil, "kv string format wrong."
 		}
@@ -112,7 +123,7 @@ func alterTopicAttrs(create bool, current map[string]string, mods []attrMod, mix
 		case sign != '+' && sign != '-':
 			return nil, fmt.Sprintf("wrong format key: %s", key)
 		}
-		attr, ok := topicAttrs[key]
+		attr, ok := all[key]
 		if !ok {
 			return nil, fmt.Sprintf("unsupported key: %s", key)
 		}
@@ -133,7 +144,7 @@ func alterTopicAttrs(create bool, current map[string]string, mods []attrMod, mix
 
 // verify is EnumAttribute.verify / LongRangeAttribute.verify, plus the values
 // rmqd cannot honour.
-func (a topicAttr) verify(key, v string) string {
+func (a attrSpec) verify(key, v string) string {
 	if a.values == nil {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
