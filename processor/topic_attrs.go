@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"rmqd/processor/meta"
 )
 
 // attrSpec is one of Java's TopicAttributes: an enum (values) or a long range.
@@ -14,17 +16,12 @@ type attrSpec struct {
 	changeable bool     // may be added, changed or removed after the topic is made
 	values     []string // the enum's universe; nil for a long
 	min, max   int64    // the long's range
-	// unsupported are enum values rmqd refuses, though Java takes them,
-	// because it cannot honour them.
-	unsupported map[string]string
 }
 
 // topicAttrs is TopicAttributes.ALL (5.3.3).
 var topicAttrs = map[string]attrSpec{
-	"queue.type": {values: []string{"BatchCQ", "SimpleCQ"},
-		unsupported: map[string]string{"BatchCQ": "rmqd has no batch consume queue"}},
-	"cleanup.policy": {values: []string{"DELETE", "COMPACTION"},
-		unsupported: map[string]string{"COMPACTION": "rmqd has no compaction store"}},
+	"queue.type":     {values: []string{"BatchCQ", "SimpleCQ"}},
+	"cleanup.policy": {values: []string{"DELETE", "COMPACTION"}},
 	"message.type": {changeable: true,
 		values: []string{"UNSPECIFIED", "NORMAL", "FIFO", "DELAY", "TRANSACTION", "MIXED"}},
 	// Only tiered storage reads it; Java's default store keeps it and ignores it,
@@ -158,7 +155,8 @@ func (a attrSpec) verify(key, v string) string {
 	if !slices.Contains(a.values, v) {
 		return fmt.Sprintf("value is not in set: [%s]", strings.Join(a.values, ", "))
 	}
-	if why, ok := a.unsupported[v]; ok {
+	// Java takes these; rmqd refuses them, as it cannot honour them.
+	if why := meta.UnhonouredAttribute(key, v); why != "" {
 		return fmt.Sprintf("%s=%s is not supported by rmqd: %s", key, v, why)
 	}
 	return ""
