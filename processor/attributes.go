@@ -35,7 +35,8 @@ type attrMod struct{ key, value string }
 
 // parseAttrMods parses UPDATE_AND_CREATE_TOPIC's attributes header,
 // "+k1=v1,+k2=v2,-k3", as Java's AttributeParser.parseToMap does; spaces
-// around an entry and empty entries are tolerated.
+// around an entry and empty entries are tolerated, and a value holding '='
+// is refused (Java keeps what precedes it and drops the rest).
 func parseAttrMods(s string) ([]attrMod, string) {
 	var mods []attrMod
 	seen := map[string]bool{}
