@@ -252,8 +252,7 @@ func buildJavaKeys() map[string]JavaKey {
 		"disableConsumeIfConsumerReadSlowly": "a group further behind than consumerFallbehindThreshold is not " +
 			"cut off from pulling",
 		"enableAutoInSyncReplicas":    "inSyncReplicas is not lowered when slaves fall away",
-		"enableCompaction":            "topics with cleanup.policy=COMPACTION are not compacted: kept whole and deleted by age",
-		"enableMixedMessageType":      "the topic's message.type attribute is not checked against what is sent",
+		"enableCompaction":            "nothing is compacted: a topic with cleanup.policy=COMPACTION is refused",
 		"enableNetWorkFlowControl":    "pull responses are not throttled by the network flow control",
 		"enablePopMessageThreshold":   "POP is not refused when too many messages are in flight",
 		"popInflightMessageThreshold": "POP is not refused when too many messages are in flight",

@@ -56,27 +56,13 @@ func (b *Broker) handleUpdateAndCreateTopic(ctx context.Context, c remoting.Conn
 	if remark, ok := checkQueueNums(tc.ReadQueueNums, tc.WriteQueueNums); !ok {
 		return b.refuseAdmin(c, req, codec.RespInvalidParameter, remark, "topic update refused"), nil
 	}
-	if old, ok := b.topics.Select(topic); ok {
-		for k, v := range old.Attributes {
-			tc.Attributes[k] = v
-		}
+	mods, remark := parseAttrMods(h.Attributes)
+	if remark != "" {
+		return b.refuseAdmin(c, req, codec.RespInvalidParameter, remark, "topic update refused"), nil
 	}
-	if attrs := h.Attributes; attrs != "" {
-		for _, kv := range strings.Split(attrs, ",") {
-			kv = strings.TrimSpace(kv)
-			if kv == "" {
-				continue
-			}
-			switch kv[0] {
-			case '+':
-				k, v, _ := strings.Cut(kv[1:], "=")
-				tc.Attributes[strings.Clone(k)] = strings.Clone(v)
-			case '-':
-				delete(tc.Attributes, kv[1:])
-			default:
-				return b.refuseAdmin(c, req, codec.RespInvalidParameter, "attribute format error: "+kv, "topic update refused"), nil
-			}
-		}
+	old, exists := b.topics.Select(topic)
+	if tc.Attributes, remark = alterTopicAttrs(!exists, old.Attributes, mods, b.conf().EnableMixedMessageType); remark != "" {
+		return b.refuseAdmin(c, req, codec.RespInvalidParameter, remark, "topic update refused"), nil
 	}
 	b.topics.Update(tc)
 	b.log.Info("topic updated", "topic", topic, "readQueueNums", tc.ReadQueueNums, "writeQueueNums", tc.WriteQueueNums,
@@ -192,11 +178,26 @@ func (b *Broker) handleUpdateAndCreateSubscriptionGroup(ctx context.Context, c r
 	if remark, ok := checkQueueNums(sgc.RetryQueueNums); !ok {
 		return b.refuseAdmin(c, req, codec.RespInvalidParameter, "retryQueueNums: "+remark, "subscription group update refused"), nil
 	}
+	if remark := b.alterGroupAttrs(&sgc); remark != "" {
+		return b.refuseAdmin(c, req, codec.RespInvalidParameter, remark, "subscription group update refused"), nil
+	}
 	if err := b.groups.Update(sgc); err != nil {
 		return nil, err
 	}
 	b.log.Info("subscription group updated", "group", sgc.GroupName, "remote", c.RemoteAddr())
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
+}
+
+// alterGroupAttrs applies a group update's attributes modification to the
+// stored group's, as Java's SubscriptionGroupManager does: no group attribute
+// exists, so any is refused (Java answers SYSTEM_ERROR).
+func (b *Broker) alterGroupAttrs(sgc *SubscriptionGroupConfig) string {
+	old, exists := b.groups.Get(sgc.GroupName)
+	attrs, remark := alterAttrs(groupAttrs, !exists, old.Attributes, attrModsOf(sgc.Attributes))
+	if remark == "" {
+		sgc.Attributes = attrs
+	}
+	return remark
 }
 
 // handleDeleteSubscriptionGroup is DELETE_SUBSCRIPTIONGROUP.
@@ -296,9 +297,17 @@ func (b *Broker) handleUpdateAndCreateTopicList(ctx context.Context, c remoting.
 			return codec.NewResponse(req, codec.RespInvalidParameter, remark), nil
 		}
 	}
+	// Every topic's attributes are checked before any topic is changed (Java
+	// applies them one by one and keeps the ones before a refusal in memory).
 	for i := range body.TopicConfigList {
-		if body.TopicConfigList[i].TopicFilterType == "" {
-			body.TopicConfigList[i].TopicFilterType = "SINGLE_TAG"
+		tc := &body.TopicConfigList[i]
+		if tc.TopicFilterType == "" {
+			tc.TopicFilterType = "SINGLE_TAG"
+		}
+		old, exists := b.topics.Select(tc.TopicName)
+		var remark string
+		if tc.Attributes, remark = alterTopicAttrs(!exists, old.Attributes, attrModsOf(tc.Attributes), b.conf().EnableMixedMessageType); remark != "" {
+			return b.refuseAdmin(c, req, codec.RespInvalidParameter, remark, "topic list update refused"), nil
 		}
 	}
 	b.topics.Update(body.TopicConfigList...)
@@ -330,6 +339,11 @@ func (b *Broker) handleUpdateAndCreateSubscriptionGroupList(ctx context.Context,
 		}
 	}
 	named := slices.DeleteFunc(body.GroupConfigList, func(g SubscriptionGroupConfig) bool { return g.GroupName == "" })
+	for i := range named {
+		if remark := b.alterGroupAttrs(&named[i]); remark != "" {
+			return b.refuseAdmin(c, req, codec.RespInvalidParameter, remark, "subscription group list update refused"), nil
+		}
+	}
 	if err := b.groups.Update(named...); err != nil {
 		return nil, err
 	}

@@ -36,6 +36,7 @@ var liveConfigKeys = map[string]func(dst, src *BrokerConfig){
 	"notifyConsumerIdsChangedEnable": func(d, s *BrokerConfig) { d.NotifyConsumerIdsChanged = s.NotifyConsumerIdsChanged },
 	"enablePropertyFilter":           func(d, s *BrokerConfig) { d.EnablePropertyFilter = s.EnablePropertyFilter },
 	"rejectTransactionMessage":       func(d, s *BrokerConfig) { d.RejectTransactionMessage = s.RejectTransactionMessage },
+	"enableMixedMessageType":         func(d, s *BrokerConfig) { d.EnableMixedMessageType = s.EnableMixedMessageType },
 	"registerBrokerTimeoutMills":     func(d, s *BrokerConfig) { d.RegisterBrokerTimeoutMills = s.RegisterBrokerTimeoutMills },
 	"compressedRegister":             func(d, s *BrokerConfig) { d.CompressedRegister = s.CompressedRegister },
 	"enableSplitRegistration":        func(d, s *BrokerConfig) { d.EnableSplitRegistration = s.EnableSplitRegistration },

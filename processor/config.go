@@ -46,12 +46,15 @@ type BrokerConfig struct {
 	LongPollingEnable           bool  `prop:"longPollingEnable"`
 	ShortPollingTimeMills       int64 `prop:"shortPollingTimeMills"`
 	// LitePullMessageEnable off refuses LITE_PULL_MESSAGE (Java's key, default true).
-	LitePullMessageEnable    bool   `prop:"litePullMessageEnable"`
-	NotifyConsumerIdsChanged bool   `prop:"notifyConsumerIdsChangedEnable"`
-	RejectTransactionMessage bool   `prop:"rejectTransactionMessage"`
-	MsgTraceTopicName        string `prop:"msgTraceTopicName"`
-	TraceTopicEnable         bool   `prop:"traceTopicEnable"`
-	TraceOn                  bool   `prop:"traceOn"`
+	LitePullMessageEnable    bool `prop:"litePullMessageEnable"`
+	NotifyConsumerIdsChanged bool `prop:"notifyConsumerIdsChangedEnable"`
+	RejectTransactionMessage bool `prop:"rejectTransactionMessage"`
+	// EnableMixedMessageType lets a topic be made with message.type=MIXED
+	// (Java's key, default false: such a create or update is refused).
+	EnableMixedMessageType bool   `prop:"enableMixedMessageType"`
+	MsgTraceTopicName      string `prop:"msgTraceTopicName"`
+	TraceTopicEnable       bool   `prop:"traceTopicEnable"`
+	TraceOn                bool   `prop:"traceOn"`
 	// ConsumerFallbehindThreshold is kept and shown (Java throttles slow
 	// consumers with it when disableConsumeIfConsumerReadSlowly is on).
 	ConsumerFallbehindThreshold int64  `prop:"consumerFallbehindThreshold"`

@@ -11,9 +11,59 @@ import (
 	"rmqd/compat"
 )
 
-// GroupRetryPolicy is Java's GroupRetryPolicy as fastjson writes the default.
+// GroupRetryPolicy is Java's GroupRetryPolicy. Java's broker only stores it;
+// its proxy reads it (GET_SUBSCRIPTIONGROUP_CONFIG) for gRPC consumers'
+// backoff, so it is kept whole.
 type GroupRetryPolicy struct {
-	Type string `json:"type"`
+	CustomizedRetryPolicy  *CustomizedRetryPolicy  `json:"customizedRetryPolicy,omitempty"`
+	ExponentialRetryPolicy *ExponentialRetryPolicy `json:"exponentialRetryPolicy,omitempty"`
+	Type                   string                  `json:"type"`
+}
+
+// CustomizedRetryPolicy is Java's: the delay (ms) of each retry.
+type CustomizedRetryPolicy struct {
+	Next []int64 `json:"next"`
+}
+
+// UnmarshalJSON starts from Java's default delays, as fastjson does for a
+// body without next.
+func (p *CustomizedRetryPolicy) UnmarshalJSON(data []byte) error {
+	type plain CustomizedRetryPolicy
+	q := plain{Next: []int64{1000, 5000, 10000, 30000, 60000, 120000, 180000, 240000, 300000, 360000, 420000,
+		480000, 540000, 600000, 1200000, 1800000, 3600000, 7200000}}
+	if err := codec.UnmarshalBody(data, &q); err != nil {
+		return err
+	}
+	*p = CustomizedRetryPolicy(q)
+	return nil
+}
+
+// ExponentialRetryPolicy is Java's: initial * multiplier^n ms, at most max.
+type ExponentialRetryPolicy struct {
+	Initial    int64 `json:"initial"`
+	Max        int64 `json:"max"`
+	Multiplier int64 `json:"multiplier"`
+}
+
+// UnmarshalJSON starts from Java's defaults (5 s, 2 h, 2): a policy given in
+// part must not leave max at 0, which the proxy would read as no backoff.
+func (p *ExponentialRetryPolicy) UnmarshalJSON(data []byte) error {
+	type plain ExponentialRetryPolicy
+	q := plain{Initial: 5000, Max: 7200000, Multiplier: 2}
+	if err := codec.UnmarshalBody(data, &q); err != nil {
+		return err
+	}
+	*p = ExponentialRetryPolicy(q)
+	return nil
+}
+
+// SimpleSubscriptionData is an entry of a group's subscriptionDataSet (stored;
+// Java's lag metrics read it).
+type SimpleSubscriptionData struct {
+	Expression     string `json:"expression"`
+	ExpressionType string `json:"expressionType"`
+	Topic          string `json:"topic"`
+	Version        int64  `json:"version"`
 }
 
 // SubscriptionGroupConfig is Java's SubscriptionGroupConfig (fields in fastjson
@@ -32,7 +82,9 @@ type SubscriptionGroupConfig struct {
 	NotifyConsumerIdsChangedEnable bool              `json:"notifyConsumerIdsChangedEnable"`
 	RetryMaxTimes                  int32             `json:"retryMaxTimes"`
 	RetryQueueNums                 int32             `json:"retryQueueNums"`
-	WhichBrokerWhenConsumeSlowly   int64             `json:"whichBrokerWhenConsumeSlowly"`
+	// SubscriptionDataSet is null (left out) unless an admin set it.
+	SubscriptionDataSet          []SimpleSubscriptionData `json:"subscriptionDataSet,omitempty"`
+	WhichBrokerWhenConsumeSlowly int64                    `json:"whichBrokerWhenConsumeSlowly"`
 }
 
 // NewSubscriptionGroupConfig has Java's defaults.

@@ -1,0 +1,164 @@
+package processor
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"rmqd/processor/meta"
+)
+
+// attrSpec is one of Java's TopicAttributes: an enum (values) or a long range.
+type attrSpec struct {
+	changeable bool     // may be added, changed or removed after the topic is made
+	values     []string // the enum's universe; nil for a long
+	min, max   int64    // the long's range
+}
+
+// topicAttrs is TopicAttributes.ALL (5.3.3).
+var topicAttrs = map[string]attrSpec{
+	"queue.type":     {values: []string{"BatchCQ", "SimpleCQ"}},
+	"cleanup.policy": {values: []string{"DELETE", "COMPACTION"}},
+	"message.type": {changeable: true,
+		values: []string{"UNSPECIFIED", "NORMAL", "FIFO", "DELAY", "TRANSACTION", "MIXED"}},
+	// Only tiered storage reads it; Java's default store keeps it and ignores it,
+	// as rmqd does.
+	"reserve.time": {changeable: true, min: -1, max: math.MaxInt64},
+}
+
+// attrMod is one entry of an attributes modification: key is signed ("+k" or
+// "-k").
+type attrMod struct{ key, value string }
+
+// parseAttrMods parses UPDATE_AND_CREATE_TOPIC's attributes header,
+// "+k1=v1,+k2=v2,-k3", as Java's AttributeParser.parseToMap does; spaces
+// around an entry and empty entries are tolerated, and a value holding '='
+// is refused (Java keeps what precedes it and drops the rest).
+func parseAttrMods(s string) ([]attrMod, string) {
+	var mods []attrMod
+	seen := map[string]bool{}
+	for _, kv := range strings.Split(s, ",") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		var m attrMod
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			if !strings.HasPrefix(k, "+") || v == "" || strings.Contains(v, "=") {
+				return nil, fmt.Sprintf("add/alter attribute format is wrong: %s", kv)
+			}
+			m = attrMod{key: k, value: v}
+		} else {
+			if !strings.HasPrefix(kv, "-") {
+				return nil, fmt.Sprintf("delete attribute format is wrong: %s", kv)
+			}
+			m = attrMod{key: kv}
+		}
+		if seen[m.key] {
+			return nil, fmt.Sprintf("key duplication: %s", m.key)
+		}
+		seen[m.key] = true
+		mods = append(mods, m)
+	}
+	return mods, ""
+}
+
+// attrModsOf is the list form's modification (TopicConfig.attributes keyed
+// "+k"/"-k"), in key order so that the first error is always the same.
+func attrModsOf(m map[string]string) []attrMod {
+	mods := make([]attrMod, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		mods = append(mods, attrMod{key: k, value: m[k]})
+	}
+	return mods
+}
+
+// groupAttrs is SubscriptionGroupAttributes.ALL (5.3.3): empty, so any
+// attribute in a group update is refused.
+var groupAttrs = map[string]attrSpec{}
+
+// alterTopicAttrs is alterAttrs for a topic, after AdminBrokerProcessor's
+// MIXED check.
+func alterTopicAttrs(create bool, current map[string]string, mods []attrMod, mixedAllowed bool) (map[string]string, string) {
+	for _, m := range mods {
+		if m.key == "+message.type" && m.value == "MIXED" && !mixedAllowed {
+			return nil, "MIXED message type is not supported."
+		}
+	}
+	return alterAttrs(topicAttrs, create, current, mods)
+}
+
+// alterAttrs applies mods to current (nil or empty on create) and returns
+// the new attributes, or the remark refusing them, in Java's words
+// (AttributeUtil.alterCurrentAttributes against all). current is not changed.
+func alterAttrs(all map[string]attrSpec, create bool, current map[string]string, mods []attrMod) (map[string]string, string) {
+	next := maps.Clone(current)
+	if next == nil {
+		next = map[string]string{}
+	}
+	seen := map[string]bool{}
+	for _, m := range mods {
+		if len(m.key) < 2 {
+			return nil, "kv string format wrong."
+		}
+		sign, key := m.key[0], m.key[1:]
+		if strings.ContainsAny(key, "+-") {
+			return nil, "kv string format wrong."
+		}
+		if seen[key] {
+			return nil, fmt.Sprintf("alter duplication key. key: %s", key)
+		}
+		seen[key] = true
+		_, present := current[key]
+		switch {
+		case create && sign != '+':
+			return nil, fmt.Sprintf("only add attribute is supported while creating topic. key: %s", key)
+		case sign == '-' && !present:
+			return nil, fmt.Sprintf("attempt to delete a nonexistent key: %s", key)
+		case sign != '+' && sign != '-':
+			return nil, fmt.Sprintf("wrong format key: %s", key)
+		}
+		attr, ok := all[key]
+		if !ok {
+			return nil, fmt.Sprintf("unsupported key: %s", key)
+		}
+		if !create && !attr.changeable {
+			return nil, fmt.Sprintf("attempt to update an unchangeable attribute. key: %s", key)
+		}
+		if sign == '-' {
+			delete(next, key)
+			continue
+		}
+		if remark := attr.verify(key, m.value); remark != "" {
+			return nil, remark
+		}
+		next[key] = m.value
+	}
+	return next, ""
+}
+
+// verify is EnumAttribute.verify / LongRangeAttribute.verify, plus the values
+// rmqd cannot honour.
+func (a attrSpec) verify(key, v string) string {
+	if a.values == nil {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Sprintf("For input string: %q", v)
+		}
+		if n < a.min || n > a.max {
+			return fmt.Sprintf("value is not in range(%d, %d)", a.min, a.max)
+		}
+		return ""
+	}
+	if !slices.Contains(a.values, v) {
+		return fmt.Sprintf("value is not in set: [%s]", strings.Join(a.values, ", "))
+	}
+	// Java takes these; rmqd refuses them, as it cannot honour them.
+	if why := meta.UnhonouredAttribute(key, v); why != "" {
+		return fmt.Sprintf("%s=%s is not supported by rmqd: %s", key, v, why)
+	}
+	return ""
+}
