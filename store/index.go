@@ -117,7 +117,8 @@ func (x *indexFile) timeMatched(begin, end int64) bool {
 	return (begin < b && end > e) || (begin >= b && begin <= e) || (end >= b && end <= e)
 }
 
-// selectPhyOffsets walks the slot's chain (IndexFile.selectPhyOffset).
+// selectPhyOffsets walks the slot's chain (IndexFile.selectPhyOffset),
+// collecting up to maxNum distinct offsets.
 func (x *indexFile) selectPhyOffsets(out []int64, hash int32, maxNum int, begin, end int64) []int64 {
 	count := x.indexCount()
 	slotValue := x.i32(indexHeaderSize + int(hash%int32(x.slotNum))*4)
@@ -135,10 +136,14 @@ func (x *indexFile) selectPhyOffsets(out []int64, hash int32, maxNum int, begin,
 			break
 		}
 		t := fileBegin + diff*1000
-		if h == hash && t >= begin && t <= end {
+		// A record's entries for one key lie next to each other in the walk
+		// (one chain, then the next older file): it is counted once.
+		if h == hash && t >= begin && t <= end && (len(out) == 0 || out[len(out)-1] != phy) {
 			out = append(out, phy)
 		}
-		if prev <= 0 || prev > count || prev == next || t < begin {
+		// Each entry points to an older one; Java stops only a chain that points
+		// at itself, and walks a damaged file's loop forever.
+		if prev <= 0 || prev > count || prev >= next || t < begin {
 			break
 		}
 		next = prev
