@@ -13,10 +13,6 @@ import (
 	"rmqd/remoting"
 )
 
-// defaultQueryMaxNum is MessageStoreConfig.defaultQueryMaxNum, used for
-// unique-key queries.
-const defaultQueryMaxNum = 32
-
 // queryBodyMax bounds the records one QUERY_MESSAGE answers with: Java's
 // clients refuse a frame over 16 MiB, so more would only cost memory (Java
 // itself answers any size, from its mapped files).
@@ -30,8 +26,9 @@ func (b *Broker) handleQueryMessage(ctx context.Context, c remoting.Conn, req *c
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
 	topic, key, maxNum, begin, end := h.Topic, h.Key, h.MaxNum, h.BeginTimestamp, h.EndTimestamp
-	if v, _ := req.Ext.Get("_UNIQUE_KEY_QUERY"); parseJavaBool(v) {
-		maxNum = defaultQueryMaxNum
+	// Java compares the flag with equals("true"), not as a boolean.
+	if v, _ := req.Ext.Get("_UNIQUE_KEY_QUERY"); v == "true" {
+		maxNum = int32(b.conf().Store.DefaultQueryMaxNum)
 	}
 	body, count, lastTs, lastPhy := b.store.QueryMessage(topic, key, maxNum, queryBodyMax, begin, end)
 	resp := codec.NewResponse(req, codec.RespSuccess, "")

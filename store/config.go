@@ -66,6 +66,9 @@ type Config struct {
 	MaxHashSlotNum   int  `prop:"maxHashSlotNum"`
 	MaxIndexNum      int  `prop:"maxIndexNum"`
 	MaxMsgsNumBatch  int  `prop:"maxMsgsNumBatch"`
+	// DefaultQueryMaxNum is the maxNum of a QUERY_MESSAGE by unique key
+	// (_UNIQUE_KEY_QUERY=true), whatever the request asks.
+	DefaultQueryMaxNum int `prop:"defaultQueryMaxNum"`
 
 	MaxTransferBytesOnMessageInMemory int `prop:"maxTransferBytesOnMessageInMemory"`
 	MaxTransferCountOnMessageInMemory int `prop:"maxTransferCountOnMessageInMemory"`
@@ -166,6 +169,7 @@ func DefaultConfig() Config {
 		MaxHashSlotNum:                    5000000,
 		MaxIndexNum:                       5000000 * 4,
 		MaxMsgsNumBatch:                   64,
+		DefaultQueryMaxNum:                32,
 		MaxTransferBytesOnMessageInMemory: 256 * 1024,
 		MaxTransferCountOnMessageInMemory: 32,
 		MessageDelayLevel:                 "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h",
