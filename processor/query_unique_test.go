@@ -48,3 +48,21 @@ func TestQueryMessageUniqueFlag(t *testing.T) {
 	require.Equal(t, 5, count(" true"))
 	require.Equal(t, 32, store.DefaultConfig().DefaultQueryMaxNum)
 }
+
+// TestViewMessageByIDMissing: an offset with no record (deleted, beyond the
+// end, or inside a record) is SYSTEM_ERROR with Java's remark.
+func TestViewMessageByIDMissing(t *testing.T) {
+	b := newTestBroker(t, nil)
+	ctx := context.Background()
+	c := newTestConn(7)
+	resp, err := b.handleSendMessage(ctx, c, sendReq("ViewT", 0, []byte("v"), ""))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code)
+	for _, off := range []int64{-1, 1, 1 << 40} {
+		v := codec.NewRequest(codec.ReqViewMessageById)
+		v.Ext.Set("offset", i64s(off))
+		r, _ := b.handleViewMessageByID(ctx, c, v)
+		require.EqualValues(t, codec.RespSystemError, r.Code, off)
+		require.Equal(t, fmt.Sprintf("can not find message by the offset, %d", off), r.Remark)
+	}
+}
