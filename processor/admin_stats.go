@@ -26,8 +26,10 @@ func (b *Broker) handleQueryMessage(ctx context.Context, c remoting.Conn, req *c
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
 	topic, key, maxNum, begin, end := h.Topic, h.Key, h.MaxNum, h.BeginTimestamp, h.EndTimestamp
-	if v, _ := req.Ext.Get("_UNIQUE_KEY_QUERY"); parseJavaBool(v) {
-		maxNum = b.conf().Store.DefaultQueryMaxNum // as Java: the asked maxNum is replaced
+	// Java compares the flag with equals("true"), not as a boolean; the asked
+	// maxNum is replaced.
+	if v, _ := req.Ext.Get("_UNIQUE_KEY_QUERY"); v == "true" {
+		maxNum = b.conf().Store.DefaultQueryMaxNum
 	}
 	body, count, lastTs, lastPhy := b.store.QueryMessage(topic, key, maxNum, queryBodyMax, begin, end)
 	resp := codec.NewResponse(req, codec.RespSuccess, "")

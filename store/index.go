@@ -117,7 +117,8 @@ func (x *indexFile) timeMatched(begin, end int64) bool {
 	return (begin < b && end > e) || (begin >= b && begin <= e) || (end >= b && end <= e)
 }
 
-// selectPhyOffsets walks the slot's chain (IndexFile.selectPhyOffset).
+// selectPhyOffsets walks the slot's chain (IndexFile.selectPhyOffset),
+// collecting up to maxNum distinct offsets.
 func (x *indexFile) selectPhyOffsets(out []int64, hash int32, maxNum int, begin, end int64) []int64 {
 	count := x.indexCount()
 	slotValue := x.i32(indexHeaderSize + int(hash%int32(x.slotNum))*4)
@@ -135,10 +136,14 @@ func (x *indexFile) selectPhyOffsets(out []int64, hash int32, maxNum int, begin,
 			break
 		}
 		t := fileBegin + diff*1000
-		if h == hash && t >= begin && t <= end {
+		// A record's entries for one key lie next to each other in the walk
+		// (one chain, then the next older file): it is counted once.
+		if h == hash && t >= begin && t <= end && (len(out) == 0 || out[len(out)-1] != phy) {
 			out = append(out, phy)
 		}
-		if prev <= 0 || prev > count || prev == next || t < begin {
+		// Each entry points to an older one; Java stops only a chain that points
+		// at itself, and walks a damaged file's loop forever.
+		if prev <= 0 || prev > count || prev >= next || t < begin {
 			break
 		}
 		next = prev
@@ -159,6 +164,10 @@ type indexService struct {
 	// dropped says load or truncateAbove deleted index files whose keys the
 	// commitlog still holds: recovery re-indexes from the end of the kept ones.
 	dropped bool
+	// missFrom is the first record left (partly) unindexed because no index
+	// file could be made (a full disk), or -1: the next record that gets a
+	// file indexes the gap first. Under dispatchMu, as every build is.
+	missFrom int64
 }
 
 func newIndexService(s *DefaultStore) *indexService {
@@ -168,6 +177,7 @@ func newIndexService(s *DefaultStore) *indexService {
 		slotNum:  s.cfg.MaxHashSlotNum,
 		indexNum: s.cfg.MaxIndexNum,
 		size:     indexHeaderSize + s.cfg.MaxHashSlotNum*4 + s.cfg.MaxIndexNum*20,
+		missFrom: -1,
 	}
 }
 
@@ -280,6 +290,9 @@ func isIndexName(name string) bool {
 func (ix *indexService) truncateAbove(phy int64) error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	if ix.missFrom >= phy {
+		ix.missFrom = -1 // the unindexed records are cut away
+	}
 	for len(ix.files) > 0 {
 		last := ix.files[len(ix.files)-1]
 		if last.endPhyOffset() < phy {
@@ -393,14 +406,22 @@ func (ix *indexService) build(m *codec.Message, uniq, keys string) {
 	}
 	x, err := ix.writable()
 	if err != nil {
-		ix.s.log.Error("index file", "err", err)
+		ix.missed(m, err)
 		return
 	}
 	if m.CommitLogOffset < x.endPhyOffset() {
 		return // indexed before the restart
 	}
-	if uniq != "" {
-		ix.put(x, m, uniq)
+	if from := ix.missFrom; from >= 0 && from < m.CommitLogOffset {
+		ix.missFrom = -1
+		ix.s.rebuildIndex(max(from, ix.s.commitLog.q.minOffset()), m.CommitLogOffset)
+		if x, err = ix.writable(); err != nil {
+			ix.missed(m, err)
+			return
+		}
+	}
+	if uniq != "" && !ix.put(x, m, uniq) {
+		return
 	}
 	for keys != "" {
 		k := keys
@@ -409,24 +430,35 @@ func (ix *indexService) build(m *codec.Message, uniq, keys string) {
 		} else {
 			keys = ""
 		}
-		if k != "" {
-			ix.put(x, m, k)
+		if k != "" && !ix.put(x, m, k) {
+			return
 		}
 	}
 }
 
-func (ix *indexService) put(x *indexFile, m *codec.Message, key string) {
+// missed notes a record whose keys could not all be indexed; the first of a
+// gap is logged, not each record of it.
+func (ix *indexService) missed(m *codec.Message, err error) {
+	if ix.missFrom >= 0 {
+		return
+	}
+	ix.missFrom = m.CommitLogOffset
+	ix.s.log.Error("no index file: records from this offset are indexed once one can be made", "offset", m.CommitLogOffset, "err", err)
+}
+
+func (ix *indexService) put(x *indexFile, m *codec.Message, key string) bool {
 	h := keyHash(m.Topic, key)
 	for i := 0; i < 3; i++ {
 		if x.putKey(h, m.CommitLogOffset, m.StoreTimestamp) {
-			return
+			return true
 		}
 		var err error
 		if x, err = ix.writable(); err != nil {
-			ix.s.log.Error("index file", "err", err)
-			return
+			ix.missed(m, err)
+			return false
 		}
 	}
+	return false
 }
 
 // query returns commitlog offsets whose key hash matches, newest files first.
