@@ -141,6 +141,9 @@ type polling struct {
 	// time has passed (Java's ConsumerOrderInfoLockManager wakes both then).
 	lastOrder int64
 	total     int
+	// sawNotify: a NOTIFICATION was ever held. No 5.3 proxy or client sends
+	// one, so until then an arrival skips building their keys.
+	sawNotify bool
 	// active mirrors total > 0 for the arrival path, which runs for every
 	// dispatched message and should not take mu when nothing is held.
 	active atomic.Bool
@@ -194,6 +197,7 @@ func (p *polling) park(hp *heldPop) pollResult {
 		return pollTimeout
 	}
 	key := heldKey(&hp.h, hp.notify)
+	p.sawNotify = p.sawNotify || hp.notify
 	if cfg.PopPollingSize > 0 && len(p.held[key]) > cfg.PopPollingSize {
 		return pollFull
 	}
@@ -232,6 +236,9 @@ func (p *polling) arriving(topic string, queueID int32, tagsCode int64, props st
 		for _, k := range [2]string{lockKey(tg.topic, tg.group, -1), lockKey(tg.topic, tg.group, queueID)} {
 			if hp := p.takeLocked(k, tagsCode, props, true); hp != nil {
 				wake = append(wake, hp)
+			}
+			if !p.sawNotify {
+				continue
 			}
 			if hp := p.takeLocked(notifyKeyPrefix+k, tagsCode, props, true); hp != nil {
 				wake = append(wake, hp)
