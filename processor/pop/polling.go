@@ -19,6 +19,21 @@ func lockKey(topic, group string, queueID int32) string {
 	return topic + "@" + group + "@" + strconv.Itoa(int(queueID))
 }
 
+// notifyKeyPrefix marks the held NOTIFICATIONs' keys: Java holds them in
+// NotificationProcessor's own PopLongPollingService, so an arrival wakes one
+// of each kind, POLLING_INFO counts only POPs, and a POP's rest or an ordered
+// ack wakes only POPs. ':' is in no topic name, so the keys cannot meet.
+const notifyKeyPrefix = "notify:"
+
+// heldKey is the key a request is held under.
+func heldKey(h *popHeader, notify bool) string {
+	k := lockKey(h.topic, h.group, h.queueID)
+	if notify {
+		return notifyKeyPrefix + k
+	}
+	return k
+}
+
 // queueLocks is QueueLockManager: a try-lock per topic@group@queue; idle
 // entries are dropped after a minute.
 type queueLocks struct {
@@ -121,11 +136,14 @@ type polling struct {
 	// lastClean: the topic/group interest is dropped 5 minutes after its
 	// last park, so those maps stay as large as the groups polling lately.
 	lastClean int64
-	// lastOrder: held ordered POPs are re-run every second, so one waiting
-	// on a locked queue gets the batch once its invisible time has passed
-	// (Java's ConsumerOrderInfoLockManager wakes them at that time).
+	// lastOrder: held ordered POPs and NOTIFICATIONs are re-run every
+	// second, so one waiting on a locked queue is answered once its invisible
+	// time has passed (Java's ConsumerOrderInfoLockManager wakes both then).
 	lastOrder int64
 	total     int
+	// sawNotify: a NOTIFICATION was ever held. No 5.3 proxy or client sends
+	// one, so until then an arrival skips building their keys.
+	sawNotify bool
 	// active mirrors total > 0 for the arrival path, which runs for every
 	// dispatched message and should not take mu when nothing is held.
 	active atomic.Bool
@@ -178,7 +196,8 @@ func (p *polling) park(hp *heldPop) pollResult {
 	if time.Now().UnixMilli() > hp.expired-pollingEarlyMs {
 		return pollTimeout
 	}
-	key := lockKey(hp.h.topic, hp.h.group, hp.h.queueID)
+	key := heldKey(&hp.h, hp.notify)
+	p.sawNotify = p.sawNotify || hp.notify
 	if cfg.PopPollingSize > 0 && len(p.held[key]) > cfg.PopPollingSize {
 		return pollFull
 	}
@@ -193,8 +212,8 @@ func (p *polling) park(hp *heldPop) pollResult {
 	return pollSuspended
 }
 
-// arriving wakes, for every group polling the topic, one request of the
-// any-queue key and one of the queue's own key.
+// arriving wakes, for every group polling the topic, one POP and one
+// NOTIFICATION of the any-queue key and of the queue's own key.
 func (p *polling) arriving(topic string, queueID int32, tagsCode int64, props string) {
 	if !p.active.Load() {
 		return
@@ -214,19 +233,24 @@ func (p *polling) arriving(topic string, queueID int32, tagsCode int64, props st
 	}
 	var wake []*heldPop
 	for _, tg := range targets {
-		if hp := p.takeLocked(lockKey(tg.topic, tg.group, -1), tagsCode, props, true); hp != nil {
-			wake = append(wake, hp)
-		}
-		if hp := p.takeLocked(lockKey(tg.topic, tg.group, queueID), tagsCode, props, true); hp != nil {
-			wake = append(wake, hp)
+		for _, k := range [2]string{lockKey(tg.topic, tg.group, -1), lockKey(tg.topic, tg.group, queueID)} {
+			if hp := p.takeLocked(k, tagsCode, props, true); hp != nil {
+				wake = append(wake, hp)
+			}
+			if !p.sawNotify {
+				continue
+			}
+			if hp := p.takeLocked(notifyKeyPrefix+k, tagsCode, props, true); hp != nil {
+				wake = append(wake, hp)
+			}
 		}
 	}
 	p.mu.Unlock()
 	p.wake(wake)
 }
 
-// notifyKey wakes one request of topic@group@queue (the rest of a POP that
-// found more than it could take, or an ordered queue that became free).
+// notifyKey wakes one POP of topic@group@queue (the rest of a POP that found
+// more than it could take, or an ordered queue that became free).
 func (p *polling) notifyKey(topic, group string, queueID int32) {
 	p.mu.Lock()
 	hp := p.takeLocked(lockKey(topic, group, queueID), 0, "", false)
@@ -329,7 +353,7 @@ func (p *polling) expire() {
 			switch {
 			case hp.conn.Closed():
 				p.total--
-			case now > hp.expired-pollingEarlyMs, orderRound && hp.h.order && !hp.notify:
+			case now > hp.expired-pollingEarlyMs, orderRound && hp.h.order:
 				p.total--
 				wake = append(wake, hp)
 			default:
@@ -367,7 +391,7 @@ func (p *polling) expire() {
 // notifications after its last held request (Java cleans every 5 minutes).
 const interestTTL = 5 * 60 * 1000
 
-// count is the number of requests held for topic@group@queue (POLLING_INFO).
+// count is the number of POPs held for topic@group@queue (POLLING_INFO).
 func (p *polling) count(topic, group string, queueID int32) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
