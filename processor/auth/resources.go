@@ -34,8 +34,8 @@ type action struct {
 // the resources a request touches and the actions it wants on each. Names
 // alias the request's frame; use them only while the request is handled.
 func needs(dst []need, req *codec.RemotingCommand, cluster string) ([]need, error) {
-	if len(req.Ext) == 0 && req.Code != codec.ReqBatchAckMessage {
-		return dst, nil // Java builds no context; a batch ack names its resources in the body
+	if len(req.Ext) == 0 && req.Code != codec.ReqBatchAckMessage && req.Code != codec.ReqSetMessageRequestMode {
+		return dst, nil // Java builds no context; these name their resources in the body
 	}
 	get := func(k string) string { v, _ := req.Ext.Get(k); return v }
 	add := func(r jauth.Resource, a jauth.Action) { dst = append(dst, need{res: r, actions: a}) }
@@ -45,16 +45,14 @@ func needs(dst []need, req *codec.RemotingCommand, cluster string) ([]need, erro
 		codec.ReqSendReplyMessage, codec.ReqSendReplyMessageV2:
 		// The reply codes store into the header's topic as a send does;
 		// Java 5.3 maps neither (rmqd is stricter).
-		tk, gk := "topic", "group"
+		tk := "topic"
 		if req.Code != codec.ReqSendMessage && req.Code != codec.ReqSendReplyMessage {
-			tk, gk = "b", "a"
+			tk = "b"
 		}
 		if t := get(tk); retry(t) {
-			g := get(gk)
-			if strings.TrimSpace(g) == "" {
-				g = t
-			}
-			add(jauth.Group(g), jauth.ActSub)
+			// The group whose retry topic is written, not the header's
+			// producer group that 5.3.3 takes when it is set (stricter).
+			add(jauth.Group(t), jauth.ActSub)
 		} else {
 			add(jauth.Topic(t), jauth.ActPub)
 		}
@@ -113,6 +111,26 @@ func needs(dst []need, req *codec.RemotingCommand, cluster string) ([]need, erro
 			if !retry(a.Topic) { // a retry topic is the group's own
 				add(jauth.Topic(a.Topic), jauth.ActSub)
 			}
+		}
+	case codec.ReqGetRouteinfoByTopic:
+		if t := get("topic"); retry(t) {
+			add(jauth.Group(t), jauth.ActSub|jauth.ActGet)
+		} else {
+			add(jauth.Topic(t), jauth.ActPub|jauth.ActSub|jauth.ActGet)
+		}
+	case codec.ReqSetMessageRequestMode:
+		// Unmapped in 5.3.3 (any user may switch any group to pop):
+		// rmqd asks Update on the body's group and topic.
+		var body struct {
+			ConsumerGroup string `json:"consumerGroup"`
+			Topic         string `json:"topic"`
+		}
+		if err := codec.UnmarshalBody(req.Body, &body); err != nil {
+			return dst, fmt.Errorf("request mode body: %w", err)
+		}
+		add(jauth.Group(body.ConsumerGroup), jauth.ActUpdate)
+		if !retry(body.Topic) {
+			add(jauth.Topic(body.Topic), jauth.ActUpdate)
 		}
 	case codec.ReqLockBatchMq, codec.ReqUnlockBatchMq:
 		var body codec.LockBatchRequestBody
