@@ -1,6 +1,7 @@
 package acl
 
 import (
+	"fmt"
 	"net"
 	"net/netip"
 	"strings"
@@ -144,80 +145,102 @@ func PeerAddr(a net.Addr) netip.Addr {
 
 // resources is PlainAccessResource.parse: which topics and groups a request
 // touches and the permission each needs. Groups are named by their retry topic.
+// A header field that is present is checked even when empty (Java checks ""
+// and "%RETRY%" against the defaults); a missing one names nothing.
 func resources(dst []jacl.Resource, req *codec.RemotingCommand) ([]jacl.Resource, error) {
-	get := func(k string) string { v, _ := req.Ext.Get(k); return v }
-	add := func(name string, perm byte) {
-		if name != "" {
-			dst = append(dst, jacl.Resource{Name: name, Perm: perm})
-		}
-	}
+	add := func(name string, perm byte) { dst = append(dst, jacl.Resource{Name: name, Perm: perm}) }
 	sendPerm := func(topic string) byte {
 		if jacl.IsGroup(topic) {
 			return jacl.Sub
 		}
 		return jacl.Pub
 	}
-	group := func(g string) string {
-		if g == "" {
-			return ""
+	topic := func(k string, perm func(string) byte) {
+		if v, ok := req.Ext.Get(k); ok {
+			add(v, perm(v))
 		}
-		return jacl.RetryTopic(g)
+	}
+	sub := func(string) byte { return jacl.Sub }
+	group := func(k string) {
+		if v, ok := req.Ext.Get(k); ok {
+			add(jacl.RetryTopic(v), jacl.Sub)
+		}
 	}
 	// popTopic is a POP code's topic: a retry topic (%RETRY%group_topic) is
 	// the group's own, which the group check covers.
-	popTopic := func(t string) string {
-		if jacl.IsGroup(t) {
-			return ""
+	popTopic := func(t string) {
+		if !jacl.IsGroup(t) {
+			add(t, jacl.Sub)
 		}
-		return t
 	}
 	switch req.Code {
 	case codec.ReqSendMessage, codec.ReqSendReplyMessage:
-		t := get("topic")
-		add(t, sendPerm(t))
+		topic("topic", sendPerm)
 	case codec.ReqSendMessageV2, codec.ReqSendBatchMessage, codec.ReqSendReplyMessageV2:
-		t := get("b")
-		add(t, sendPerm(t))
+		topic("b", sendPerm)
 	case codec.ReqRecallMessage:
-		add(get("topic"), jacl.Pub)
+		topic("topic", func(string) byte { return jacl.Pub })
 	case codec.ReqConsumerSendMsgBack:
-		add(group(get("group")), jacl.Sub)
+		group("group")
 	case codec.ReqPullMessage, codec.ReqLitePullMessage:
-		add(get("topic"), jacl.Sub)
-		add(group(get("consumerGroup")), jacl.Sub)
+		topic("topic", sub)
+		group("consumerGroup")
 	case codec.ReqPopMessage, codec.ReqAckMessage, codec.ReqChangeMessageInvisibletime, codec.ReqPeekMessage,
 		codec.ReqNotification, codec.ReqPollingInfo:
 		// Java's remoting parse maps none of the POP codes (any account
 		// may pop any topic); rmqd asks what PULL_MESSAGE asks.
-		add(popTopic(get("topic")), jacl.Sub)
-		add(group(get("consumerGroup")), jacl.Sub)
+		if t, ok := req.Ext.Get("topic"); ok {
+			popTopic(t)
+		}
+		group("consumerGroup")
 	case codec.ReqBatchAckMessage:
 		body, err := pop.DecodeBatchAckBody(req.Body)
 		if err != nil {
 			return nil, err
 		}
 		for _, a := range body.Acks {
-			add(popTopic(a.Topic), jacl.Sub)
-			add(group(a.ConsumerGroup), jacl.Sub)
+			popTopic(a.Topic)
+			add(jacl.RetryTopic(a.ConsumerGroup), jacl.Sub)
 		}
 	case codec.ReqQueryMessage:
-		add(get("topic"), jacl.Sub)
+		topic("topic", sub)
 	case codec.ReqHeartBeat:
 		var hb codec.HeartbeatData
 		if err := codec.UnmarshalBody(req.Body, &hb); err != nil {
 			return nil, err
 		}
 		for _, cd := range hb.ConsumerDataSet {
-			add(group(cd.GroupName), jacl.Sub)
+			add(jacl.RetryTopic(cd.GroupName), jacl.Sub)
 			for _, s := range cd.SubscriptionDataSet {
 				add(s.Topic, jacl.Sub)
 			}
 		}
 	case codec.ReqUnregisterClient, codec.ReqGetConsumerListByGroup:
-		add(group(get("consumerGroup")), jacl.Sub)
+		group("consumerGroup")
 	case codec.ReqUpdateConsumerOffset:
-		add(group(get("consumerGroup")), jacl.Sub)
-		add(get("topic"), jacl.Sub)
+		group("consumerGroup")
+		topic("topic", sub)
+	// Java's parse maps none of the codes below, so any account may move
+	// or switch any group; rmqd asks what UPDATE_CONSUMER_OFFSET asks.
+	case codec.ReqInvokeBrokerToResetOffset:
+		group("group")
+		topic("topic", sub)
+	case codec.ReqCloneGroupOffset:
+		group("srcGroup")
+		group("destGroup")
+		if t, _ := req.Ext.Get("topic"); t != "" { // empty: every topic of srcGroup
+			add(t, jacl.Sub)
+		}
+	case codec.ReqSetMessageRequestMode:
+		var body struct {
+			ConsumerGroup string `json:"consumerGroup"`
+			Topic         string `json:"topic"`
+		}
+		if err := codec.UnmarshalBody(req.Body, &body); err != nil {
+			return nil, fmt.Errorf("request mode body: %w", err)
+		}
+		add(jacl.RetryTopic(body.ConsumerGroup), jacl.Sub)
+		popTopic(body.Topic)
 	}
 	return dst, nil
 }
