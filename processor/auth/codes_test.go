@@ -212,3 +212,36 @@ func TestRouteInfoCode(t *testing.T) {
 		t.Errorf("another topic: %+v", r)
 	}
 }
+
+// TestCreateTopicListAuthorized: UPDATE_AND_CREATE_TOPIC_LIST's 5.3.3 header
+// names no topic, so Java lets any user create or rewrite any topic with it;
+// rmqd asks Create on each topic of the body, as UPDATE_AND_CREATE_TOPIC does.
+func TestCreateTopicListAuthorized(t *testing.T) {
+	m, local := newAlice(t)
+	if r := serve(t, m, local, signed(codec.ReqAuthUpdateAcl, "rocketmq", "12345678", ext("subject", "User:alice"),
+		[]byte(`{"subject":"User:alice","policies":[{"policyType":"Custom","entries":[{"resource":"Topic:mine","actions":["Create"],"decision":"Allow"}]}]}`))); r.Code != codec.RespSuccess {
+		t.Fatal(r.Remark)
+	}
+	list := func(topics ...string) []byte {
+		var b strings.Builder
+		b.WriteString(`{"topicConfigList":[`)
+		for i, tp := range topics {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `{"topicName":%q,"readQueueNums":8,"writeQueueNums":8,"perm":6}`, tp)
+		}
+		b.WriteString(`]}`)
+		return []byte(b.String())
+	}
+	if r := m.Hook().Before(local, signed(codec.ReqUpdateAndCreateTopicList, "alice", "alicepw", nil, list("mine"))); r != nil {
+		t.Errorf("own topic: %s", r.Remark)
+	}
+	r := m.Hook().Before(local, signed(codec.ReqUpdateAndCreateTopicList, "alice", "alicepw", nil, list("mine", "secret")))
+	if r == nil || r.Remark != "User:alice has no permission to access Topic:secret from 127.0.0.1, no matched policies." {
+		t.Errorf("another topic: %+v", r)
+	}
+	if r := m.Hook().Before(local, signed(codec.ReqUpdateAndCreateTopicList, "alice", "alicepw", nil, []byte("{"))); r == nil {
+		t.Error("a body that does not parse allowed")
+	}
+}

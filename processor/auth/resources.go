@@ -34,7 +34,7 @@ type action struct {
 // the resources a request touches and the actions it wants on each. Names
 // alias the request's frame; use them only while the request is handled.
 func needs(dst []need, req *codec.RemotingCommand, cluster string) ([]need, error) {
-	if len(req.Ext) == 0 && req.Code != codec.ReqBatchAckMessage && req.Code != codec.ReqSetMessageRequestMode {
+	if len(req.Ext) == 0 && !namesInBody(req.Code) {
 		return dst, nil // Java builds no context; these name their resources in the body
 	}
 	get := func(k string) string { v, _ := req.Ext.Get(k); return v }
@@ -132,6 +132,24 @@ func needs(dst []need, req *codec.RemotingCommand, cluster string) ([]need, erro
 		if !retry(body.Topic) {
 			add(jauth.Topic(body.Topic), jauth.ActUpdate)
 		}
+	case codec.ReqUpdateAndCreateTopicList:
+		// 5.3.3's header names no topic (any user may create or rewrite
+		// any topic): rmqd asks Create on each, as the single code does.
+		var body struct {
+			TopicConfigList []struct {
+				TopicName string `json:"topicName"`
+			} `json:"topicConfigList"`
+		}
+		if err := codec.UnmarshalBody(req.Body, &body); err != nil {
+			return dst, fmt.Errorf("topic list body: %w", err)
+		}
+		for _, tc := range body.TopicConfigList {
+			if retry(tc.TopicName) {
+				add(jauth.Group(tc.TopicName), jauth.ActCreate) // as the annotated single code
+			} else {
+				add(jauth.Topic(tc.TopicName), jauth.ActCreate)
+			}
+		}
 	case codec.ReqLockBatchMq, codec.ReqUnlockBatchMq:
 		var body codec.LockBatchRequestBody
 		if err := codec.UnmarshalBody(req.Body, &body); err != nil {
@@ -175,6 +193,12 @@ func needs(dst []need, req *codec.RemotingCommand, cluster string) ([]need, erro
 		}
 	}
 	return dst, nil
+}
+
+// namesInBody reports the codes whose resources are named in the body, which
+// are checked even when the header has no field at all.
+func namesInBody(code int32) bool {
+	return code == codec.ReqBatchAckMessage || code == codec.ReqSetMessageRequestMode || code == codec.ReqUpdateAndCreateTopicList
 }
 
 // stricter covers codes whose 5.3.3 request has no annotated header, so that
