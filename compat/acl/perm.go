@@ -121,3 +121,15 @@ func printResource(resource string) string {
 	}
 	return "topic:" + resource
 }
+
+// IsRetryTopicOf reports whether topic is group's own retry topic: the plain
+// one (%RETRY%group) or a pop retry topic (KeyBuilder's %RETRY%group+topic,
+// or %RETRY%group_topic before retry v2), which clients send back in acks.
+func IsRetryTopicOf(topic, group string) bool {
+	rest, ok := strings.CutPrefix(topic, RetryPrefix)
+	if !ok {
+		return false
+	}
+	rest, ok = strings.CutPrefix(rest, group)
+	return ok && (rest == "" || rest[0] == '+' || rest[0] == '_')
+}

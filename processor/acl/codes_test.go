@@ -166,3 +166,44 @@ func TestGroupChangingCodesChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestPopRetryTopicOfAnotherGroup: a POP code's retry topic is left to the
+// group check only when it is the request's group's own; another group's is
+// checked as that group's retry topic.
+func TestPopRetryTopicOfAnotherGroup(t *testing.T) {
+	m := newManager(t, codesYAML)
+	h := m.Hook()
+	c := from("127.0.0.1")
+	ack := func(tp string) codec.ExtFields {
+		return codec.ExtFields{{Key: "consumerGroup", Value: "g1"}, {Key: "topic", Value: tp}, {Key: "extraInfo", Value: "x"}}
+	}
+	for _, tp := range []string{"%RETRY%g1+mine", "%RETRY%g1_mine"} {
+		if r := h.Before(c, signed(codec.ReqAckMessage, "aliceak", "12345678", ack(tp), nil)); r != nil {
+			t.Errorf("ack on %s: refused: %s", tp, r.Remark)
+		}
+	}
+	r := h.Before(c, signed(codec.ReqAckMessage, "aliceak", "12345678", ack("%RETRY%victim+mine"), nil))
+	if r == nil || r.Remark != "No default permission for group:victim+mine" {
+		t.Errorf("ack on another group's retry topic: %+v", r)
+	}
+	r = h.Before(c, signed(codec.ReqBatchAckMessage, "aliceak", "12345678", nil, batchAck("g1", "%RETRY%victim+mine")))
+	if r == nil || r.Remark != "No default permission for group:victim+mine" {
+		t.Errorf("batch ack on another group's retry topic: %+v", r)
+	}
+}
+
+// TestPopOfAnotherGroupsRetryTopic: POP_MESSAGE and PEEK_MESSAGE name the
+// topic read, so a retry topic there is checked as its group's, even when it
+// starts with the caller's group name (%RETRY%g1_x is group g1_x's).
+func TestPopOfAnotherGroupsRetryTopic(t *testing.T) {
+	m := newManager(t, codesYAML)
+	h := m.Hook()
+	c := from("127.0.0.1")
+	for _, code := range []int32{codec.ReqPopMessage, codec.ReqPeekMessage} {
+		r := h.Before(c, signed(code, "aliceak", "12345678",
+			codec.ExtFields{{Key: "consumerGroup", Value: "g1"}, {Key: "topic", Value: "%RETRY%g1_x"}}, nil))
+		if r == nil || r.Remark != "No default permission for group:g1_x" {
+			t.Errorf("code %d: %+v", code, r)
+		}
+	}
+}

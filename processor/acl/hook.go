@@ -166,10 +166,11 @@ func resources(dst []jacl.Resource, req *codec.RemotingCommand) ([]jacl.Resource
 			add(jacl.RetryTopic(v), jacl.Sub)
 		}
 	}
-	// popTopic is a POP code's topic: a retry topic (%RETRY%group_topic) is
-	// the group's own, which the group check covers.
-	popTopic := func(t string) {
-		if !jacl.IsGroup(t) {
+	// popTopic is a POP code's topic: in an ack, the group's own retry
+	// topic (%RETRY%group+topic) is covered by the group check; any other
+	// retry topic is checked as its group's.
+	popTopic := func(t, group string) {
+		if group == "" || !jacl.IsRetryTopicOf(t, group) {
 			add(t, jacl.Sub)
 		}
 	}
@@ -190,7 +191,11 @@ func resources(dst []jacl.Resource, req *codec.RemotingCommand) ([]jacl.Resource
 		// Java's remoting parse maps none of the POP codes (any account
 		// may pop any topic); rmqd asks what PULL_MESSAGE asks.
 		if t, ok := req.Ext.Get("topic"); ok {
-			popTopic(t)
+			g, _ := req.Ext.Get("consumerGroup")
+			if !AcksInGroup(req.Code) {
+				g = "" // the topic read: a retry topic is its own group's
+			}
+			popTopic(t, g)
 		}
 		group("consumerGroup")
 	case codec.ReqBatchAckMessage:
@@ -199,7 +204,7 @@ func resources(dst []jacl.Resource, req *codec.RemotingCommand) ([]jacl.Resource
 			return nil, err
 		}
 		for _, a := range body.Acks {
-			popTopic(a.Topic)
+			popTopic(a.Topic, a.ConsumerGroup)
 			add(jacl.RetryTopic(a.ConsumerGroup), jacl.Sub)
 		}
 	case codec.ReqQueryMessage:
@@ -240,9 +245,17 @@ func resources(dst []jacl.Resource, req *codec.RemotingCommand) ([]jacl.Resource
 			return nil, fmt.Errorf("request mode body: %w", err)
 		}
 		add(jacl.RetryTopic(body.ConsumerGroup), jacl.Sub)
-		popTopic(body.Topic)
+		popTopic(body.Topic, body.ConsumerGroup)
 	}
 	return dst, nil
+}
+
+// AcksInGroup reports the POP codes that only act on the caller's group's
+// pop checkpoints, so that the pop retry topic clients send back in them
+// (%RETRY%group+topic, or _ before retry v2) is the group's own. POP_MESSAGE
+// and PEEK_MESSAGE read the topic named, where %RETRY%g_x is group g_x's.
+func AcksInGroup(code int32) bool {
+	return code == codec.ReqAckMessage || code == codec.ReqChangeMessageInvisibletime || code == codec.ReqBatchAckMessage
 }
 
 // SignRequest signs req as AclClientRPCHook does: AccessKey added, then

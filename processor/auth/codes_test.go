@@ -245,3 +245,47 @@ func TestCreateTopicListAuthorized(t *testing.T) {
 		t.Error("a body that does not parse allowed")
 	}
 }
+
+// TestPopRetryTopicIsTheGroups: a pop consumer acks a retried message with its
+// pop retry topic (%RETRY%<group>+<topic>, or _ before 5.x's retry v2), which
+// 5.3.3 authorizes as a group named "<group>+<topic>", so a user granted its
+// group literally cannot ack retries. rmqd authorizes such a topic as the
+// request's consumer group when it is that group's; another group's retry
+// topic is still asked for as Java asks it.
+func TestPopRetryTopicIsTheGroups(t *testing.T) {
+	m, local := newAlice(t)
+	for _, tc := range []struct {
+		name   string
+		code   int32
+		e      codec.ExtFields
+		body   string
+		remark string
+	}{
+		{"ack v2", codec.ReqAckMessage, ext("consumerGroup", "g1", "topic", "%RETRY%g1+mine", "extraInfo", "x", "offset", "0", "queueId", "0"), "", ""},
+		{"ack v1", codec.ReqAckMessage, ext("consumerGroup", "g1", "topic", "%RETRY%g1_mine", "extraInfo", "x", "offset", "0", "queueId", "0"), "", ""},
+		{"change invisible v2", codec.ReqChangeMessageInvisibletime, ext("consumerGroup", "g1", "topic", "%RETRY%g1+mine", "extraInfo", "x", "offset", "0", "queueId", "0"), "", ""},
+		{"batch ack v2", codec.ReqBatchAckMessage, nil, batchAck("g1", "%RETRY%g1+mine"), ""},
+		{"ack another group's", codec.ReqAckMessage, ext("consumerGroup", "g1", "topic", "%RETRY%victim+mine", "extraInfo", "x", "offset", "0", "queueId", "0"), "",
+			"User:alice has no permission to access Group:victim+mine from 127.0.0.1, no matched policies."},
+		{"batch ack another group's", codec.ReqBatchAckMessage, nil, batchAck("g1", "%RETRY%victim+mine"),
+			"User:alice has no permission to access Group:victim+mine from 127.0.0.1, no matched policies."},
+	} {
+		r := m.Hook().Before(local, signed(tc.code, "alice", "alicepw", tc.e, []byte(tc.body)))
+		switch {
+		case tc.remark == "" && r != nil:
+			t.Errorf("%s: refused: %s", tc.name, r.Remark)
+		case tc.remark != "" && (r == nil || r.Remark != tc.remark):
+			t.Errorf("%s: %+v, want %q", tc.name, r, tc.remark)
+		}
+	}
+}
+
+// TestPopOfAnotherGroupsRetryTopic: POP_MESSAGE names the topic read, so a
+// retry topic there is its group's (%RETRY%g1_x is group g1_x's), as in Java.
+func TestPopOfAnotherGroupsRetryTopic(t *testing.T) {
+	m, local := newAlice(t)
+	r := m.Hook().Before(local, signed(codec.ReqPopMessage, "alice", "alicepw", ext("consumerGroup", "g1", "topic", "%RETRY%g1_x"), nil))
+	if r == nil || r.Remark != "User:alice has no permission to access Group:g1_x from 127.0.0.1, no matched policies." {
+		t.Errorf("%+v", r)
+	}
+}

@@ -5,7 +5,9 @@ import (
 	"strings"
 
 	"rmqd/codec"
+	jacl "rmqd/compat/acl"
 	jauth "rmqd/compat/auth"
+	"rmqd/processor/acl"
 	"rmqd/processor/pop"
 )
 
@@ -108,7 +110,11 @@ func needs(dst []need, req *codec.RemotingCommand, cluster string) ([]need, erro
 		}
 		for _, a := range body.Acks {
 			add(jauth.Group(a.ConsumerGroup), jauth.ActSub)
-			if !retry(a.Topic) { // a retry topic is the group's own
+			switch {
+			case jacl.IsRetryTopicOf(a.Topic, a.ConsumerGroup): // the group's own
+			case retry(a.Topic):
+				add(jauth.Group(a.Topic), jauth.ActSub)
+			default:
 				add(jauth.Topic(a.Topic), jauth.ActSub)
 			}
 		}
@@ -170,6 +176,9 @@ func needs(dst []need, req *codec.RemotingCommand, cluster string) ([]need, erro
 			return dst, nil // no annotated header: Java builds no context
 		}
 		n := len(dst)
+		cg, hasCG := req.Ext.Get("consumerGroup")
+		hasCG = hasCG && acl.AcksInGroup(req.Code)
+		ownRetry := func(t string) bool { return hasCG && jacl.IsRetryTopicOf(t, cg) }
 		for _, f := range a.fields {
 			v, has := req.Ext.Get(f.key)
 			if !has {
@@ -181,6 +190,10 @@ func needs(dst []need, req *codec.RemotingCommand, cluster string) ([]need, erro
 			}
 			for _, v := range vals {
 				switch {
+				case f.typ == jauth.TypeTopic && ownRetry(v):
+					// A pop consumer's own retry topic (%RETRY%group+topic):
+					// 5.3.3 asks a group named "group+topic", which no
+					// literal grant matches; the group field covers it.
 				case f.typ == jauth.TypeTopic && retry(v):
 					add(jauth.Group(v), a.actions)
 				default:
