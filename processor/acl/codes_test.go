@@ -207,3 +207,46 @@ func TestPopOfAnotherGroupsRetryTopic(t *testing.T) {
 		}
 	}
 }
+
+// TestLockAndDirectConsumeChecked: LOCK_BATCH_MQ / UNLOCK_BATCH_MQ take a
+// group's queues from its orderly consumers and CONSUME_MESSAGE_DIRECTLY
+// makes a group's client consume a message again; Java's ACL 1.0 leaves them
+// to any account (ACL 2.0 asks the group and topics). rmqd asks SUB on the
+// group and the topics.
+func TestLockAndDirectConsumeChecked(t *testing.T) {
+	m := newManager(t, codesYAML)
+	h := m.Hook()
+	c := from("127.0.0.1")
+	lock := func(g, tp string) []byte {
+		return fmt.Appendf(nil, `{"clientId":"c1","consumerGroup":%q,"mqSet":[{"brokerName":"b","queueId":0,"topic":%q}],"onlyThisBroker":false}`, g, tp)
+	}
+	direct := func(g, tp string) codec.ExtFields {
+		return codec.ExtFields{{Key: "consumerGroup", Value: g}, {Key: "clientId", Value: "c1"}, {Key: "msgId", Value: "0A"}, {Key: "topic", Value: tp}}
+	}
+	for _, tc := range []struct {
+		name   string
+		code   int32
+		ext    codec.ExtFields
+		body   []byte
+		remark string
+	}{
+		{"LOCK_BATCH_MQ own", codec.ReqLockBatchMq, nil, lock("g1", "mine"), ""},
+		{"LOCK_BATCH_MQ other group", codec.ReqLockBatchMq, nil, lock("g2", "mine"), "No default permission for group:g2"},
+		{"LOCK_BATCH_MQ other topic", codec.ReqLockBatchMq, nil, lock("g1", "secret"), "No default permission for topic:secret"},
+		{"UNLOCK_BATCH_MQ other group", codec.ReqUnlockBatchMq, nil, lock("g2", "mine"), "No default permission for group:g2"},
+		{"LOCK_BATCH_MQ bad body", codec.ReqLockBatchMq, nil, []byte("{"), "*"},
+		{"CONSUME_MESSAGE_DIRECTLY own", codec.ReqConsumeMessageDirectly, direct("g1", "mine"), nil, ""},
+		{"CONSUME_MESSAGE_DIRECTLY other group", codec.ReqConsumeMessageDirectly, direct("g2", "mine"), nil, "No default permission for group:g2"},
+		{"CONSUME_MESSAGE_DIRECTLY other topic", codec.ReqConsumeMessageDirectly, direct("g1", "secret"), nil, "No default permission for topic:secret"},
+	} {
+		r := h.Before(c, signed(tc.code, "aliceak", "12345678", tc.ext, tc.body))
+		switch {
+		case tc.remark == "" && r != nil:
+			t.Errorf("%s: refused: %s", tc.name, r.Remark)
+		case tc.remark == "*" && r == nil:
+			t.Errorf("%s: allowed", tc.name)
+		case tc.remark != "" && tc.remark != "*" && (r == nil || r.Code != codec.RespNoPermission || r.Remark != tc.remark):
+			t.Errorf("%s: %+v, want %q", tc.name, r, tc.remark)
+		}
+	}
+}

@@ -225,8 +225,8 @@ func resources(dst []jacl.Resource, req *codec.RemotingCommand) ([]jacl.Resource
 	case codec.ReqUpdateConsumerOffset:
 		group("consumerGroup")
 		topic("topic", sub)
-	// Java's parse maps none of the codes below, so any account may move
-	// or switch any group; rmqd asks what UPDATE_CONSUMER_OFFSET asks.
+	// Java's parse maps none of the codes below, so any account may move,
+	// lock or switch any group; rmqd asks what UPDATE_CONSUMER_OFFSET asks.
 	case codec.ReqInvokeBrokerToResetOffset:
 		group("group")
 		topic("topic", sub)
@@ -236,6 +236,18 @@ func resources(dst []jacl.Resource, req *codec.RemotingCommand) ([]jacl.Resource
 		if t, _ := req.Ext.Get("topic"); t != "" { // empty: every topic of srcGroup
 			add(t, jacl.Sub)
 		}
+	case codec.ReqLockBatchMq, codec.ReqUnlockBatchMq:
+		var body codec.LockBatchRequestBody
+		if err := codec.UnmarshalBody(req.Body, &body); err != nil {
+			return nil, fmt.Errorf("lock body: %w", err)
+		}
+		add(jacl.RetryTopic(body.ConsumerGroup), jacl.Sub)
+		for _, mq := range body.MQSet {
+			popTopic(mq.Topic, body.ConsumerGroup) // a group's own %RETRY% queue is its own
+		}
+	case codec.ReqConsumeMessageDirectly:
+		group("consumerGroup")
+		topic("topic", sub)
 	case codec.ReqSetMessageRequestMode:
 		var body struct {
 			ConsumerGroup string `json:"consumerGroup"`
