@@ -115,6 +115,9 @@ func TestCheckerRules(t *testing.T) {
 	denied(t, az(11, Resource{"topicC", Sub}, Resource{RetryTopic("groupA"), Sub}), "No permission for group:groupA")
 	denied(t, az(17), "Need admin permission for request code=17, but accessKey=RocketMQ is not")
 	denied(t, az(329), "Need admin permission for request code=329, but accessKey=RocketMQ is not")
+	// The store clean-ups, admin like DELETE_EXPIRED_COMMITLOG (ACL 2.0 asks the cluster resource).
+	denied(t, az(306), "Need admin permission for request code=306, but accessKey=RocketMQ is not")
+	denied(t, az(316), "Need admin permission for request code=316, but accessKey=RocketMQ is not")
 	if err := az(310, Resource{TraceTopic, Pub}); err != nil {
 		t.Fatalf("trace topic: %v", err)
 	}

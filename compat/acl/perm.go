@@ -77,8 +77,8 @@ func CheckPermission(needed, owned byte) bool {
 
 // adminCodes are the request codes of Permission.ADMIN_CODE (5.x), and more:
 // Java leaves UPDATE_GLOBAL_WHITE_ADDRS_CONFIG, GET_BROKER_CLUSTER_ACL_CONFIG
-// (which shows every secret key), the *_LIST create codes and
-// DELETE_EXPIRED_COMMITLOG open to any account; rmqd asks admin for them too.
+// (which shows every secret key), the *_LIST create codes and the store
+// clean-ups open to any account; rmqd asks admin for them too.
 var adminCodes = [...]int32{
 	17,  // UPDATE_AND_CREATE_TOPIC
 	25,  // UPDATE_BROKER_CONFIG
@@ -94,6 +94,8 @@ var adminCodes = [...]int32{
 	18,  // UPDATE_AND_CREATE_TOPIC_LIST (not in Java's set)
 	225, // UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST (not in Java's set)
 	329, // DELETE_EXPIRED_COMMITLOG (not in Java's set)
+	306, // CLEAN_EXPIRED_CONSUMEQUEUE (not in Java's set)
+	316, // CLEAN_UNUSED_TOPIC (not in Java's set)
 }
 
 // NeedAdmin reports whether code is one only an admin account may send.
@@ -118,4 +120,16 @@ func printResource(resource string) string {
 		return "group:" + strings.TrimPrefix(resource, RetryPrefix)
 	}
 	return "topic:" + resource
+}
+
+// IsRetryTopicOf reports whether topic is group's own retry topic: the plain
+// one (%RETRY%group) or a pop retry topic (KeyBuilder's %RETRY%group+topic,
+// or %RETRY%group_topic before retry v2), which clients send back in acks.
+func IsRetryTopicOf(topic, group string) bool {
+	rest, ok := strings.CutPrefix(topic, RetryPrefix)
+	if !ok {
+		return false
+	}
+	rest, ok = strings.CutPrefix(rest, group)
+	return ok && (rest == "" || rest[0] == '+' || rest[0] == '_')
 }

@@ -1,6 +1,7 @@
 package acl
 
 import (
+	"fmt"
 	"net"
 	"net/netip"
 	"strings"
@@ -144,82 +145,129 @@ func PeerAddr(a net.Addr) netip.Addr {
 
 // resources is PlainAccessResource.parse: which topics and groups a request
 // touches and the permission each needs. Groups are named by their retry topic.
+// A header field that is present is checked even when empty (Java checks ""
+// and "%RETRY%" against the defaults); a missing one names nothing.
 func resources(dst []jacl.Resource, req *codec.RemotingCommand) ([]jacl.Resource, error) {
-	get := func(k string) string { v, _ := req.Ext.Get(k); return v }
-	add := func(name string, perm byte) {
-		if name != "" {
-			dst = append(dst, jacl.Resource{Name: name, Perm: perm})
-		}
-	}
+	add := func(name string, perm byte) { dst = append(dst, jacl.Resource{Name: name, Perm: perm}) }
 	sendPerm := func(topic string) byte {
 		if jacl.IsGroup(topic) {
 			return jacl.Sub
 		}
 		return jacl.Pub
 	}
-	group := func(g string) string {
-		if g == "" {
-			return ""
+	topic := func(k string, perm func(string) byte) {
+		if v, ok := req.Ext.Get(k); ok {
+			add(v, perm(v))
 		}
-		return jacl.RetryTopic(g)
 	}
-	// popTopic is a POP code's topic: a retry topic (%RETRY%group_topic) is
-	// the group's own, which the group check covers.
-	popTopic := func(t string) string {
-		if jacl.IsGroup(t) {
-			return ""
+	sub := func(string) byte { return jacl.Sub }
+	group := func(k string) {
+		if v, ok := req.Ext.Get(k); ok {
+			add(jacl.RetryTopic(v), jacl.Sub)
 		}
-		return t
+	}
+	// popTopic is a POP code's topic: in an ack, the group's own retry
+	// topic (%RETRY%group+topic) is covered by the group check; any other
+	// retry topic is checked as its group's.
+	popTopic := func(t, group string) {
+		if group == "" || !jacl.IsRetryTopicOf(t, group) {
+			add(t, jacl.Sub)
+		}
 	}
 	switch req.Code {
 	case codec.ReqSendMessage, codec.ReqSendReplyMessage:
-		t := get("topic")
-		add(t, sendPerm(t))
+		topic("topic", sendPerm)
 	case codec.ReqSendMessageV2, codec.ReqSendBatchMessage, codec.ReqSendReplyMessageV2:
-		t := get("b")
-		add(t, sendPerm(t))
+		topic("b", sendPerm)
 	case codec.ReqRecallMessage:
-		add(get("topic"), jacl.Pub)
+		topic("topic", func(string) byte { return jacl.Pub })
 	case codec.ReqConsumerSendMsgBack:
-		add(group(get("group")), jacl.Sub)
+		group("group")
 	case codec.ReqPullMessage, codec.ReqLitePullMessage:
-		add(get("topic"), jacl.Sub)
-		add(group(get("consumerGroup")), jacl.Sub)
+		topic("topic", sub)
+		group("consumerGroup")
 	case codec.ReqPopMessage, codec.ReqAckMessage, codec.ReqChangeMessageInvisibletime, codec.ReqPeekMessage,
 		codec.ReqNotification, codec.ReqPollingInfo:
 		// Java's remoting parse maps none of the POP codes (any account
 		// may pop any topic); rmqd asks what PULL_MESSAGE asks.
-		add(popTopic(get("topic")), jacl.Sub)
-		add(group(get("consumerGroup")), jacl.Sub)
+		if t, ok := req.Ext.Get("topic"); ok {
+			g, _ := req.Ext.Get("consumerGroup")
+			if !AcksInGroup(req.Code) {
+				g = "" // the topic read: a retry topic is its own group's
+			}
+			popTopic(t, g)
+		}
+		group("consumerGroup")
 	case codec.ReqBatchAckMessage:
 		body, err := pop.DecodeBatchAckBody(req.Body)
 		if err != nil {
 			return nil, err
 		}
 		for _, a := range body.Acks {
-			add(popTopic(a.Topic), jacl.Sub)
-			add(group(a.ConsumerGroup), jacl.Sub)
+			popTopic(a.Topic, a.ConsumerGroup)
+			add(jacl.RetryTopic(a.ConsumerGroup), jacl.Sub)
 		}
 	case codec.ReqQueryMessage:
-		add(get("topic"), jacl.Sub)
+		topic("topic", sub)
 	case codec.ReqHeartBeat:
 		var hb codec.HeartbeatData
 		if err := codec.UnmarshalBody(req.Body, &hb); err != nil {
 			return nil, err
 		}
 		for _, cd := range hb.ConsumerDataSet {
-			add(group(cd.GroupName), jacl.Sub)
+			add(jacl.RetryTopic(cd.GroupName), jacl.Sub)
 			for _, s := range cd.SubscriptionDataSet {
 				add(s.Topic, jacl.Sub)
 			}
 		}
 	case codec.ReqUnregisterClient, codec.ReqGetConsumerListByGroup:
-		add(group(get("consumerGroup")), jacl.Sub)
+		group("consumerGroup")
 	case codec.ReqUpdateConsumerOffset:
-		add(group(get("consumerGroup")), jacl.Sub)
-		add(get("topic"), jacl.Sub)
+		group("consumerGroup")
+		topic("topic", sub)
+	// Java's parse maps none of the codes below, so any account may move,
+	// lock or switch any group; rmqd asks what UPDATE_CONSUMER_OFFSET asks.
+	case codec.ReqInvokeBrokerToResetOffset:
+		group("group")
+		topic("topic", sub)
+	case codec.ReqCloneGroupOffset:
+		group("srcGroup")
+		group("destGroup")
+		if t, _ := req.Ext.Get("topic"); t != "" { // empty: every topic of srcGroup
+			add(t, jacl.Sub)
+		}
+	case codec.ReqLockBatchMq, codec.ReqUnlockBatchMq:
+		var body codec.LockBatchRequestBody
+		if err := codec.UnmarshalBody(req.Body, &body); err != nil {
+			return nil, fmt.Errorf("lock body: %w", err)
+		}
+		add(jacl.RetryTopic(body.ConsumerGroup), jacl.Sub)
+		for _, mq := range body.MQSet {
+			popTopic(mq.Topic, body.ConsumerGroup) // a group's own %RETRY% queue is its own
+		}
+	case codec.ReqConsumeMessageDirectly:
+		group("consumerGroup")
+		topic("topic", sub)
+	case codec.ReqSetMessageRequestMode:
+		var body struct {
+			ConsumerGroup string `json:"consumerGroup"`
+			Topic         string `json:"topic"`
+		}
+		if err := codec.UnmarshalBody(req.Body, &body); err != nil {
+			return nil, fmt.Errorf("request mode body: %w", err)
+		}
+		add(jacl.RetryTopic(body.ConsumerGroup), jacl.Sub)
+		popTopic(body.Topic, body.ConsumerGroup)
 	}
 	return dst, nil
+}
+
+// AcksInGroup reports the POP codes that only act on the caller's group's
+// pop checkpoints, so that the pop retry topic clients send back in them
+// (%RETRY%group+topic, or _ before retry v2) is the group's own. POP_MESSAGE
+// and PEEK_MESSAGE read the topic named, where %RETRY%g_x is group g_x's.
+func AcksInGroup(code int32) bool {
+	return code == codec.ReqAckMessage || code == codec.ReqChangeMessageInvisibletime || code == codec.ReqBatchAckMessage
 }
 
 // SignRequest signs req as AclClientRPCHook does: AccessKey added, then

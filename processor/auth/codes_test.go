@@ -135,3 +135,157 @@ func TestBigHeaderRefused(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 }
+
+// TestRetrySendAuthorizesTheRetryTopicsGroup: a send to a %RETRY% topic
+// writes into that group's retry topic, so the group named by the topic is
+// the one authorized. Java 5.3.3 authorizes the header's producer group
+// instead when it is not blank, so Sub on any one group let a user write into
+// every group's retry topic (rmqd is stricter on purpose).
+func TestRetrySendAuthorizesTheRetryTopicsGroup(t *testing.T) {
+	m, local := newAlice(t)
+	const noVictim = "User:alice has no permission to access Group:victim from 127.0.0.1, no matched policies."
+	for _, tc := range []struct {
+		name  string
+		code  int32
+		e     codec.ExtFields
+		label string // "" when allowed, else the refusal
+	}{
+		{"v1 own retry topic", codec.ReqSendMessage, ext("producerGroup", "CLIENT_INNER_PRODUCER", "topic", "%RETRY%g1"), ""},
+		{"v2 own retry topic", codec.ReqSendMessageV2, ext("a", "CLIENT_INNER_PRODUCER", "b", "%RETRY%g1"), ""},
+		{"batch own retry topic", codec.ReqSendBatchMessage, ext("a", "", "b", "%RETRY%g1"), ""},
+		{"v1 victim's retry topic", codec.ReqSendMessage, ext("producerGroup", "g1", "topic", "%RETRY%victim"), noVictim},
+		{"v2 victim's retry topic", codec.ReqSendMessageV2, ext("a", "g1", "b", "%RETRY%victim"), noVictim},
+		{"reply victim's retry topic", codec.ReqSendReplyMessageV2, ext("a", "g1", "b", "%RETRY%victim"), noVictim},
+	} {
+		r := m.Hook().Before(local, signed(tc.code, "alice", "alicepw", tc.e, nil))
+		switch {
+		case tc.label == "" && r != nil:
+			t.Errorf("%s: refused: %s", tc.name, r.Remark)
+		case tc.label != "" && (r == nil || r.Code != codec.RespNoPermission || r.Remark != tc.label):
+			t.Errorf("%s: %+v, want %q", tc.name, r, tc.label)
+		}
+	}
+}
+
+// TestSetMessageRequestModeAuthorized: SET_MESSAGE_REQUEST_MODE switches a
+// group between pull and pop on a topic; 5.3.3 lets any user do it to any
+// group. rmqd asks Update on the body's group and topic, as
+// UPDATE_AND_GET_GROUP_FORBIDDEN does.
+func TestSetMessageRequestModeAuthorized(t *testing.T) {
+	m, local := newAlice(t)
+	body := func(g, tp string) []byte {
+		return fmt.Appendf(nil, `{"consumerGroup":%q,"mode":"POP","popShareQueueNum":0,"topic":%q}`, g, tp)
+	}
+	r := m.Hook().Before(local, signed(codec.ReqSetMessageRequestMode, "alice", "alicepw", nil, body("victim", "mine")))
+	if r == nil || r.Code != codec.RespNoPermission ||
+		r.Remark != "User:alice has no permission to access Group:victim from 127.0.0.1, no matched policies." {
+		t.Errorf("another group: %+v", r)
+	}
+	if r := m.Hook().Before(local, signed(codec.ReqSetMessageRequestMode, "alice", "alicepw", nil, []byte("{"))); r == nil {
+		t.Error("a body that does not parse allowed")
+	}
+	if r := m.Hook().Before(local, signed(codec.ReqSetMessageRequestMode, "rocketmq", "12345678", nil, body("victim", "mine"))); r != nil {
+		t.Errorf("super user refused: %s", r.Remark)
+	}
+	// Unsigned, with authentication off: the body still names resources.
+	m2 := newTestManager(t, t.TempDir(), func(c *Config) { c.AuthenticationEnabled = false })
+	req := codec.NewRequest(codec.ReqSetMessageRequestMode)
+	req.Body = body("victim", "mine")
+	if r := m2.Hook().Before(local, req); r == nil {
+		t.Error("unsigned request with no header fields allowed")
+	}
+}
+
+// TestRouteInfoCode: GET_ROUTEINFO_BY_TOPIC names the topic (Pub, Sub or
+// Get) or, for a retry topic, its group, as DefaultAuthorizationContextBuilder
+// builds it; not the cluster.
+func TestRouteInfoCode(t *testing.T) {
+	m, local := newAlice(t)
+	if r := m.Hook().Before(local, signed(codec.ReqGetRouteinfoByTopic, "alice", "alicepw", ext("topic", "mine"), nil)); r != nil {
+		t.Errorf("own topic: %s", r.Remark)
+	}
+	if r := m.Hook().Before(local, signed(codec.ReqGetRouteinfoByTopic, "alice", "alicepw", ext("topic", "%RETRY%g1"), nil)); r != nil {
+		t.Errorf("own group's retry topic: %s", r.Remark)
+	}
+	r := m.Hook().Before(local, signed(codec.ReqGetRouteinfoByTopic, "alice", "alicepw", ext("topic", "secret"), nil))
+	if r == nil || r.Remark != "User:alice has no permission to access Topic:secret from 127.0.0.1, no matched policies." {
+		t.Errorf("another topic: %+v", r)
+	}
+}
+
+// TestCreateTopicListAuthorized: UPDATE_AND_CREATE_TOPIC_LIST's 5.3.3 header
+// names no topic, so Java lets any user create or rewrite any topic with it;
+// rmqd asks Create on each topic of the body, as UPDATE_AND_CREATE_TOPIC does.
+func TestCreateTopicListAuthorized(t *testing.T) {
+	m, local := newAlice(t)
+	if r := serve(t, m, local, signed(codec.ReqAuthUpdateAcl, "rocketmq", "12345678", ext("subject", "User:alice"),
+		[]byte(`{"subject":"User:alice","policies":[{"policyType":"Custom","entries":[{"resource":"Topic:mine","actions":["Create"],"decision":"Allow"}]}]}`))); r.Code != codec.RespSuccess {
+		t.Fatal(r.Remark)
+	}
+	list := func(topics ...string) []byte {
+		var b strings.Builder
+		b.WriteString(`{"topicConfigList":[`)
+		for i, tp := range topics {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `{"topicName":%q,"readQueueNums":8,"writeQueueNums":8,"perm":6}`, tp)
+		}
+		b.WriteString(`]}`)
+		return []byte(b.String())
+	}
+	if r := m.Hook().Before(local, signed(codec.ReqUpdateAndCreateTopicList, "alice", "alicepw", nil, list("mine"))); r != nil {
+		t.Errorf("own topic: %s", r.Remark)
+	}
+	r := m.Hook().Before(local, signed(codec.ReqUpdateAndCreateTopicList, "alice", "alicepw", nil, list("mine", "secret")))
+	if r == nil || r.Remark != "User:alice has no permission to access Topic:secret from 127.0.0.1, no matched policies." {
+		t.Errorf("another topic: %+v", r)
+	}
+	if r := m.Hook().Before(local, signed(codec.ReqUpdateAndCreateTopicList, "alice", "alicepw", nil, []byte("{"))); r == nil {
+		t.Error("a body that does not parse allowed")
+	}
+}
+
+// TestPopRetryTopicIsTheGroups: a pop consumer acks a retried message with its
+// pop retry topic (%RETRY%<group>+<topic>, or _ before 5.x's retry v2), which
+// 5.3.3 authorizes as a group named "<group>+<topic>", so a user granted its
+// group literally cannot ack retries. rmqd authorizes such a topic as the
+// request's consumer group when it is that group's; another group's retry
+// topic is still asked for as Java asks it.
+func TestPopRetryTopicIsTheGroups(t *testing.T) {
+	m, local := newAlice(t)
+	for _, tc := range []struct {
+		name   string
+		code   int32
+		e      codec.ExtFields
+		body   string
+		remark string
+	}{
+		{"ack v2", codec.ReqAckMessage, ext("consumerGroup", "g1", "topic", "%RETRY%g1+mine", "extraInfo", "x", "offset", "0", "queueId", "0"), "", ""},
+		{"ack v1", codec.ReqAckMessage, ext("consumerGroup", "g1", "topic", "%RETRY%g1_mine", "extraInfo", "x", "offset", "0", "queueId", "0"), "", ""},
+		{"change invisible v2", codec.ReqChangeMessageInvisibletime, ext("consumerGroup", "g1", "topic", "%RETRY%g1+mine", "extraInfo", "x", "offset", "0", "queueId", "0"), "", ""},
+		{"batch ack v2", codec.ReqBatchAckMessage, nil, batchAck("g1", "%RETRY%g1+mine"), ""},
+		{"ack another group's", codec.ReqAckMessage, ext("consumerGroup", "g1", "topic", "%RETRY%victim+mine", "extraInfo", "x", "offset", "0", "queueId", "0"), "",
+			"User:alice has no permission to access Group:victim+mine from 127.0.0.1, no matched policies."},
+		{"batch ack another group's", codec.ReqBatchAckMessage, nil, batchAck("g1", "%RETRY%victim+mine"),
+			"User:alice has no permission to access Group:victim+mine from 127.0.0.1, no matched policies."},
+	} {
+		r := m.Hook().Before(local, signed(tc.code, "alice", "alicepw", tc.e, []byte(tc.body)))
+		switch {
+		case tc.remark == "" && r != nil:
+			t.Errorf("%s: refused: %s", tc.name, r.Remark)
+		case tc.remark != "" && (r == nil || r.Remark != tc.remark):
+			t.Errorf("%s: %+v, want %q", tc.name, r, tc.remark)
+		}
+	}
+}
+
+// TestPopOfAnotherGroupsRetryTopic: POP_MESSAGE names the topic read, so a
+// retry topic there is its group's (%RETRY%g1_x is group g1_x's), as in Java.
+func TestPopOfAnotherGroupsRetryTopic(t *testing.T) {
+	m, local := newAlice(t)
+	r := m.Hook().Before(local, signed(codec.ReqPopMessage, "alice", "alicepw", ext("consumerGroup", "g1", "topic", "%RETRY%g1_x"), nil))
+	if r == nil || r.Remark != "User:alice has no permission to access Group:g1_x from 127.0.0.1, no matched policies." {
+		t.Errorf("%+v", r)
+	}
+}

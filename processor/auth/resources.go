@@ -5,7 +5,9 @@ import (
 	"strings"
 
 	"rmqd/codec"
+	jacl "rmqd/compat/acl"
 	jauth "rmqd/compat/auth"
+	"rmqd/processor/acl"
 	"rmqd/processor/pop"
 )
 
@@ -34,8 +36,8 @@ type action struct {
 // the resources a request touches and the actions it wants on each. Names
 // alias the request's frame; use them only while the request is handled.
 func needs(dst []need, req *codec.RemotingCommand, cluster string) ([]need, error) {
-	if len(req.Ext) == 0 && req.Code != codec.ReqBatchAckMessage {
-		return dst, nil // Java builds no context; a batch ack names its resources in the body
+	if len(req.Ext) == 0 && !namesInBody(req.Code) {
+		return dst, nil // Java builds no context; these name their resources in the body
 	}
 	get := func(k string) string { v, _ := req.Ext.Get(k); return v }
 	add := func(r jauth.Resource, a jauth.Action) { dst = append(dst, need{res: r, actions: a}) }
@@ -45,16 +47,14 @@ func needs(dst []need, req *codec.RemotingCommand, cluster string) ([]need, erro
 		codec.ReqSendReplyMessage, codec.ReqSendReplyMessageV2:
 		// The reply codes store into the header's topic as a send does;
 		// Java 5.3 maps neither (rmqd is stricter).
-		tk, gk := "topic", "group"
+		tk := "topic"
 		if req.Code != codec.ReqSendMessage && req.Code != codec.ReqSendReplyMessage {
-			tk, gk = "b", "a"
+			tk = "b"
 		}
 		if t := get(tk); retry(t) {
-			g := get(gk)
-			if strings.TrimSpace(g) == "" {
-				g = t
-			}
-			add(jauth.Group(g), jauth.ActSub)
+			// The group whose retry topic is written, not the header's
+			// producer group that 5.3.3 takes when it is set (stricter).
+			add(jauth.Group(t), jauth.ActSub)
 		} else {
 			add(jauth.Topic(t), jauth.ActPub)
 		}
@@ -110,8 +110,50 @@ func needs(dst []need, req *codec.RemotingCommand, cluster string) ([]need, erro
 		}
 		for _, a := range body.Acks {
 			add(jauth.Group(a.ConsumerGroup), jauth.ActSub)
-			if !retry(a.Topic) { // a retry topic is the group's own
+			switch {
+			case jacl.IsRetryTopicOf(a.Topic, a.ConsumerGroup): // the group's own
+			case retry(a.Topic):
+				add(jauth.Group(a.Topic), jauth.ActSub)
+			default:
 				add(jauth.Topic(a.Topic), jauth.ActSub)
+			}
+		}
+	case codec.ReqGetRouteinfoByTopic:
+		if t := get("topic"); retry(t) {
+			add(jauth.Group(t), jauth.ActSub|jauth.ActGet)
+		} else {
+			add(jauth.Topic(t), jauth.ActPub|jauth.ActSub|jauth.ActGet)
+		}
+	case codec.ReqSetMessageRequestMode:
+		// Unmapped in 5.3.3 (any user may switch any group to pop):
+		// rmqd asks Update on the body's group and topic.
+		var body struct {
+			ConsumerGroup string `json:"consumerGroup"`
+			Topic         string `json:"topic"`
+		}
+		if err := codec.UnmarshalBody(req.Body, &body); err != nil {
+			return dst, fmt.Errorf("request mode body: %w", err)
+		}
+		add(jauth.Group(body.ConsumerGroup), jauth.ActUpdate)
+		if !retry(body.Topic) {
+			add(jauth.Topic(body.Topic), jauth.ActUpdate)
+		}
+	case codec.ReqUpdateAndCreateTopicList:
+		// 5.3.3's header names no topic (any user may create or rewrite
+		// any topic): rmqd asks Create on each, as the single code does.
+		var body struct {
+			TopicConfigList []struct {
+				TopicName string `json:"topicName"`
+			} `json:"topicConfigList"`
+		}
+		if err := codec.UnmarshalBody(req.Body, &body); err != nil {
+			return dst, fmt.Errorf("topic list body: %w", err)
+		}
+		for _, tc := range body.TopicConfigList {
+			if retry(tc.TopicName) {
+				add(jauth.Group(tc.TopicName), jauth.ActCreate) // as the annotated single code
+			} else {
+				add(jauth.Topic(tc.TopicName), jauth.ActCreate)
 			}
 		}
 	case codec.ReqLockBatchMq, codec.ReqUnlockBatchMq:
@@ -134,6 +176,9 @@ func needs(dst []need, req *codec.RemotingCommand, cluster string) ([]need, erro
 			return dst, nil // no annotated header: Java builds no context
 		}
 		n := len(dst)
+		cg, hasCG := req.Ext.Get("consumerGroup")
+		hasCG = hasCG && acl.AcksInGroup(req.Code)
+		ownRetry := func(t string) bool { return hasCG && jacl.IsRetryTopicOf(t, cg) }
 		for _, f := range a.fields {
 			v, has := req.Ext.Get(f.key)
 			if !has {
@@ -145,6 +190,10 @@ func needs(dst []need, req *codec.RemotingCommand, cluster string) ([]need, erro
 			}
 			for _, v := range vals {
 				switch {
+				case f.typ == jauth.TypeTopic && ownRetry(v):
+					// A pop consumer's own retry topic (%RETRY%group+topic):
+					// 5.3.3 asks a group named "group+topic", which no
+					// literal grant matches; the group field covers it.
 				case f.typ == jauth.TypeTopic && retry(v):
 					add(jauth.Group(v), a.actions)
 				default:
@@ -157,6 +206,12 @@ func needs(dst []need, req *codec.RemotingCommand, cluster string) ([]need, erro
 		}
 	}
 	return dst, nil
+}
+
+// namesInBody reports the codes whose resources are named in the body, which
+// are checked even when the header has no field at all.
+func namesInBody(code int32) bool {
+	return code == codec.ReqBatchAckMessage || code == codec.ReqSetMessageRequestMode || code == codec.ReqUpdateAndCreateTopicList
 }
 
 // stricter covers codes whose 5.3.3 request has no annotated header, so that
