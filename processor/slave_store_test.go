@@ -40,7 +40,8 @@ func TestSlaveRequestsWriteNothingToTheCommitLog(t *testing.T) {
 		}
 		return p.call(req)
 	}
-	ack(popped[0])
+	// Java answers the ack SUCCESS and logs the refused put.
+	require.EqualValues(t, codec.RespSuccess, ack(popped[0]).Code)
 	require.Equal(t, end, r.st.MaxPhyOffset(), "ACK wrote to the slave's commitlog")
 
 	req = codec.NewRequest(codec.ReqChangeMessageInvisibletime)
@@ -48,10 +49,13 @@ func TestSlaveRequestsWriteNothingToTheCommitLog(t *testing.T) {
 		{"offset", fmt.Sprint(popped[1].offset)}, {"extraInfo", popped[1].handle}, {"invisibleTime", "9000"}} {
 		req.Ext.Set(kv[0], kv[1])
 	}
-	p.call(req)
+	// Java: the new checkpoint is refused, SYSTEM_ERROR without a remark.
+	require.EqualValues(t, codec.RespSystemError, p.call(req).Code)
 	require.Equal(t, end, r.st.MaxPhyOffset(), "CHANGE_INVISIBLE_TIME wrote to the slave's commitlog")
 
-	p.pop(2, 60000, false)
+	// Without a stored checkpoint nothing is handed out (docs/replication.md).
+	ms, _ := p.pop(2, 60000, false)
+	require.Empty(t, ms)
 	require.Equal(t, end, r.st.MaxPhyOffset(), "POP's checkpoint went to the slave's commitlog")
 
 	// The store itself refuses, whoever asks.
