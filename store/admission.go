@@ -111,8 +111,10 @@ func (s *DefaultStore) runDiskCheck(ctx context.Context) {
 func (s *DefaultStore) noSpace() { signal(s.diskWake) }
 
 // admit is checkBeforePutMessage's store part: PutOK when a put may go on.
+// A slave's commitlog takes only replicated bytes (AppendCommitLog): a record
+// put here would shift it off its master's offsets (Java refuses it too).
 func (s *DefaultStore) admit() PutStatus {
-	if s.closed.Load() || s.diskFull.Load() {
+	if s.closed.Load() || s.diskFull.Load() || s.IsSlave() {
 		return PutServiceNotAvailable
 	}
 	if s.IsOSPageCacheBusy() {

@@ -18,10 +18,16 @@ func TestSetRoleAndReplicaWaiter(t *testing.T) {
 	require.True(t, s.IsSlave())
 	require.Error(t, s.SetRole("LEADER"))
 
+	// A slave's commitlog takes only replicated bytes: a put there would shift it off its master's offsets.
+	require.Equal(t, PutServiceNotAvailable, s.PutMessage(context.Background(), newMsg("T", 0, "x", nil)).Status)
+	require.Zero(t, s.MaxPhyOffset())
+
 	// As a slave's dispatch would: records numbered 0..2 by someone else, then the table is recovered.
+	require.NoError(t, s.SetRole(RoleAsyncMaster))
 	for range 3 {
 		require.Equal(t, PutOK, s.PutMessage(context.Background(), newMsg("T", 0, "x", nil)).Status)
 	}
+	require.NoError(t, s.SetRole(RoleSlave))
 	s.doReput()
 	s.commitLog.setQueueOffsets(map[tqKey]int64{}) // the promoted slave's stale table
 	s.RecoverTopicQueueTable()
