@@ -444,12 +444,17 @@ func (t *Timer) deliver(ctx context.Context, e timerEntry, now int64) bool {
 	} else if _, marker := codec.PropertyValue(t.parked.Properties, PropTimerDelUniqKey); marker {
 		return true // a marker whose message was already delivered
 	}
-	// Java keeps REAL_TOPIC, REAL_QID and TIMER_OUT_MS in the delivered message.
+	// Java keeps REAL_TOPIC, REAL_QID and TIMER_OUT_MS in the delivered message,
+	// and stamps when the wheel took it and put it back (TimerMessageStore.convert).
 	real := &t.real
 	if !RealInto(real, &t.parked) {
 		h.Log.Warn("timer: message without REAL_TOPIC dropped", "offset", e.clOffset)
 		return true
 	}
+	ed := codec.EditProperties(real.Properties)
+	ed.SetInt(PropTimerEnqueueMs, t.parked.StoreTimestamp)
+	ed.SetInt(PropTimerDequeueMs, time.Now().UnixMilli())
+	real.Properties = ed.String()
 	if remark, ok := h.Target(real.Topic, real.QueueID); !ok && !t.revive(real) {
 		h.Log.Warn("timer: message for a topic it may not go to dropped", "offset", e.clOffset,
 			"topic", real.Topic, "queue", real.QueueID, "remark", remark)
