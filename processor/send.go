@@ -186,11 +186,13 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 	msg.Properties = props
 	// A half message waits for its commit, which applies timer and delay.
 	if msg.Topic != TopicTransHalf {
-		if delivery.WantsTimer(&pv) && !b.conf().TimerWheelEnable {
-			return setCode(resp, codec.RespSystemError, "timer message is not supported: timerWheelEnable=false")
+		if !b.conf().TimerWheelEnable && msg.Topic != TopicTimer && delivery.WantsTimer(&pv) {
+			return setCode(resp, codec.RespSystemError, timerNotEnabledRemark)
 		}
-		if b.conf().TimerWheelEnable && !b.applyTimer(msg, &pv) {
-			return setCode(resp, codec.RespMessageIllegal, "timer message illegal: bad or too distant deliver time")
+		// With the wheel off this parks nothing, but a DELAY level still drops
+		// the timer properties, as Java's checkIfTimerMessage does.
+		if !b.applyTimer(msg, &pv) {
+			return setCode(resp, codec.RespMessageIllegal, b.timerIllegalRemark())
 		}
 		if msg.Topic == TopicTimer && !batch {
 			hdr.RecallHandle = b.recallHandleFor(msg)

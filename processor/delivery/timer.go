@@ -98,7 +98,9 @@ func ParkTimer(msg *codec.Message, pv *codec.PropView, maxDelayMs int64) (ok boo
 		return false
 	}
 	if deliver <= now {
-		return true // due already: an ordinary message
+		// Due already: an ordinary message, but a delete marker (RECALL_MESSAGE's)
+		// due already is refused, as Java's WHEEL_TIMER_MSG_ILLEGAL.
+		return !pv.Has(PropTimerDelUniqKey)
 	}
 	if deliver-now > maxDelayMs {
 		return false
@@ -117,10 +119,11 @@ func ParkTimer(msg *codec.Message, pv *codec.PropView, maxDelayMs int64) (ok boo
 	return true
 }
 
-// WantsTimer reports a message asking for timer delivery and no delay level
-// (which wins over timer properties).
+// WantsTimer reports a message asking for timer delivery (HookUtils.checkIfTimerMessage):
+// timer properties, no delay level (which wins over them) and no TIMER_OUT_MS
+// (a rolled copy's, stored as it is).
 func WantsTimer(pv *codec.PropView) bool {
-	return hasTimerProps(pv) && delayLevelOf(pv) <= 0
+	return hasTimerProps(pv) && delayLevelOf(pv) <= 0 && !pv.Has(codec.PropTimerOutMs)
 }
 
 func hasTimerProps(pv *codec.PropView) bool {
