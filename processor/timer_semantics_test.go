@@ -130,3 +130,14 @@ func TestRecallWithoutTimerWheel(t *testing.T) {
 	require.Equal(t, "recall failed, execute error", r.Remark)
 	require.EqualValues(t, 1, b.st.MaxOffsetInQueue("RecallOffT", 0))
 }
+
+// A send already carrying TIMER_OUT_MS is no timer request for Java's
+// checkIfTimerMessage: with the wheel off it is stored, not refused.
+func TestTimerOutMsSendWithoutWheelStored(t *testing.T) {
+	b := newTestBroker(t, func(c *BrokerConfig) { c.TimerWheelEnable = false })
+	r, err := b.handleSendMessage(context.Background(), newTestConn(1), sendReq("TimerOutT", 0, []byte("x"),
+		"TIMER_OUT_MS\x011\x02TIMER_DELAY_SEC\x015\x02"))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("TimerOutT", 0) == 1 }, 5*time.Second, 10*time.Millisecond)
+}
