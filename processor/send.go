@@ -145,6 +145,13 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 			return setCode(resp, codec.RespMessageIllegal, "batch request does not support retry group "+h.Topic)
 		}
 		msg.Properties = h.Properties
+		// Java's hook parks a batch asking for a delay level, and its
+		// CommitLog.asyncPutMessages then refuses it: never stored undelayed.
+		if d, ok := codec.PropertyValue(h.Properties, codec.PropDelay); ok {
+			if n, err := strconv.Atoi(d); err == nil && n > 0 {
+				return b.sendDone(a, msg, queueID, store.PutResult{Status: store.PutMessageIllegal})
+			}
+		}
 		hdr.TransactionID, _ = codec.PropertyValue(h.Properties, codec.PropUniqKey)
 		cluster := b.conf().BrokerClusterName
 		// Inner messages keep their properties and get CLUSTER, but no UNIQ_KEY
