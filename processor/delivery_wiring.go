@@ -94,6 +94,12 @@ func (b *Broker) applyTimer(msg *codec.Message, pv *codec.PropView) bool {
 	return delivery.ParkTimer(msg, pv, b.conf().TimerMaxDelaySec*1000)
 }
 
+// checkTimer is applyTimer's verdict on a message it does not park yet (a
+// transactional prepare).
+func (b *Broker) checkTimer(pv *codec.PropView) bool {
+	return delivery.CheckTimer(pv, b.conf().TimerMaxDelaySec*1000)
+}
+
 // Java's answers to a refused timer message (SendMessageProcessor's
 // WHEEL_TIMER_NOT_ENABLE and WHEEL_TIMER_MSG_ILLEGAL): a Java producer shows
 // them in its MQBrokerException.

@@ -205,6 +205,15 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 			hdr.RecallHandle = b.recallHandleFor(msg)
 		}
 		b.applyDelay(msg, &pv)
+	} else if delivery.WantsTimer(&pv) {
+		// Parked at its commit, but refused now as Java's hook refuses the
+		// half message's put.
+		if !b.conf().TimerWheelEnable {
+			return setCode(resp, codec.RespSystemError, timerNotEnabledRemark)
+		}
+		if !b.checkTimer(&pv) {
+			return setCode(resp, codec.RespMessageIllegal, b.timerIllegalRemark())
+		}
 	}
 	// Sent back only when stored: a failed send's answer drops the header.
 	hdr.TransactionID, _ = pv.Get(codec.PropUniqKey)

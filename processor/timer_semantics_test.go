@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"rmqd/codec"
+	"rmqd/compat"
 	"rmqd/processor/delivery"
 )
 
@@ -140,4 +141,71 @@ func TestTimerOutMsSendWithoutWheelStored(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
 	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("TimerOutT", 0) == 1 }, 5*time.Second, 10*time.Millisecond)
+}
+
+// A transactional prepare asking for a timer is checked when it is sent, as
+// Java's hook checks the half message's put: a malformed or too distant time
+// is MESSAGE_ILLEGAL, and with the wheel off SYSTEM_ERROR. rmqd accepted both
+// and, at the commit, delivered the message at once.
+func TestTransactionalTimerCheckedAtPrepare(t *testing.T) {
+	ctx := context.Background()
+	prepare := func(b *testBroker, timer string) *codec.RemotingCommand {
+		t.Helper()
+		req := sendReq("TxTimerT", 0, []byte("x"), "TRAN_MSG\x01true\x02PGROUP\x01PG\x02"+timer)
+		req.Ext.Set("sysFlag", "4")
+		r, err := b.handleSendMessage(ctx, newTestConn(1), req)
+		require.NoError(t, err)
+		return r
+	}
+	b := newTestBroker(t, nil)
+	for _, bad := range []string{"TIMER_DELAY_SEC\x01abc\x02", "TIMER_DELAY_SEC\x01999999999\x02"} {
+		r := prepare(b, bad)
+		require.EqualValues(t, codec.RespMessageIllegal, r.Code, bad)
+		require.Equal(t, b.timerIllegalRemark(), r.Remark)
+	}
+	r := prepare(b, "TIMER_DELAY_SEC\x0110\x02")
+	require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue(TopicTransHalf, 0) == 1 }, 5*time.Second, 10*time.Millisecond)
+
+	off := newTestBroker(t, func(c *BrokerConfig) { c.TimerWheelEnable = false })
+	r = prepare(off, "TIMER_DELAY_SEC\x0110\x02")
+	require.EqualValues(t, codec.RespSystemError, r.Code)
+	require.Equal(t, timerNotEnabledRemark, r.Remark)
+}
+
+// The commit of a transactional timer parks it in the wheel; with the wheel
+// turned off since the prepare it is refused as Java's sendFinalMessage
+// answers WHEEL_TIMER_NOT_ENABLE (the half message stays for the checker),
+// not delivered at once.
+func TestTransactionalTimerCommit(t *testing.T) {
+	b := newTestBroker(t, func(c *BrokerConfig) { c.TransactionCheckInterval = 3600000 })
+	ctx := context.Background()
+	c := newTestConn(1)
+	prepare := func(body string) (q, off int64) {
+		t.Helper()
+		req := sendReq("TxTimerC", 0, []byte(body), "TRAN_MSG\x01true\x02PGROUP\x01PG\x02TIMER_DELAY_SEC\x01600\x02")
+		req.Ext.Set("sysFlag", "4")
+		r, err := b.handleSendMessage(ctx, c, req)
+		require.NoError(t, err)
+		require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
+		_, off, err = compat.DecodeOffsetMsgID(ext(t, r, "msgId"))
+		require.NoError(t, err)
+		q, err = strconv.ParseInt(ext(t, r, "queueOffset"), 10, 64)
+		require.NoError(t, err)
+		return q, off
+	}
+	q1, o1 := prepare("one")
+	q2, o2 := prepare("two")
+	r, _ := b.handleEndTransaction(ctx, c, endTxReq("PG", q1, o1, tranCommit))
+	require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue(TopicTimer, 0) == 1 }, 5*time.Second, 10*time.Millisecond)
+
+	next := *b.conf()
+	next.TimerWheelEnable = false
+	b.cfg.Store(&next)
+	r, _ = b.handleEndTransaction(ctx, c, endTxReq("PG", q2, o2, tranCommit))
+	require.EqualValues(t, codec.RespSystemError, r.Code)
+	require.Equal(t, timerNotEnabledRemark, r.Remark)
+	time.Sleep(100 * time.Millisecond)
+	require.Zero(t, b.st.MaxOffsetInQueue("TxTimerC", 0), "neither delivered at once")
 }

@@ -62,10 +62,7 @@ func ParkTimer(msg *codec.Message, pv *codec.PropView, maxDelayMs int64) (ok boo
 	var own codec.PropView
 	pv = viewOf(msg, pv, &own)
 	props := msg.Properties
-	deliverStr, hasDeliver := pv.Get(codec.PropTimerDeliverMs)
-	secStr, hasSec := pv.Get(codec.PropTimerDelaySec)
-	msStr, hasMs := pv.Get(codec.PropTimerDelayMs)
-	if !hasDeliver && !hasSec && !hasMs {
+	if !hasTimerProps(pv) {
 		return true
 	}
 	if delayLevelOf(pv) > 0 {
@@ -80,30 +77,9 @@ func ParkTimer(msg *codec.Message, pv *codec.PropView, maxDelayMs int64) (ok boo
 		return true
 	}
 	now := time.Now().UnixMilli()
-	var deliver int64
-	var err error
-	switch {
-	case hasSec:
-		var s int64
-		s, err = strconv.ParseInt(secStr, 10, 64)
-		deliver = now + s*1000
-	case hasMs:
-		var d int64
-		d, err = strconv.ParseInt(msStr, 10, 64)
-		deliver = now + d
-	default:
-		deliver, err = strconv.ParseInt(deliverStr, 10, 64)
-	}
-	if err != nil {
-		return false
-	}
-	if deliver <= now {
-		// Due already: an ordinary message, but a delete marker (RECALL_MESSAGE's)
-		// due already is refused, as Java's WHEEL_TIMER_MSG_ILLEGAL.
-		return !pv.Has(PropTimerDelUniqKey)
-	}
-	if deliver-now > maxDelayMs {
-		return false
+	deliver, park, ok := timerDeliverMs(pv, now, maxDelayMs)
+	if !park {
+		return ok
 	}
 	if deliver%timerPrecisionMs == 0 {
 		deliver -= timerPrecisionMs
@@ -117,6 +93,47 @@ func ParkTimer(msg *codec.Message, pv *codec.PropView, maxDelayMs int64) (ok boo
 	msg.Properties = e.StringView(pv)
 	msg.Topic, msg.QueueID = TopicTimer, 0
 	return true
+}
+
+// timerDeliverMs reads a timer message's deliver time (ms) as
+// transformTimerMessage does: TIMER_DELAY_SEC, else TIMER_DELAY_MS, else
+// TIMER_DELIVER_MS. park is whether it waits in the wheel; ok is false for a
+// malformed time, one more than maxDelayMs away, or a delete marker due
+// already (WHEEL_TIMER_MSG_ILLEGAL). One due already is an ordinary message.
+func timerDeliverMs(pv *codec.PropView, now, maxDelayMs int64) (deliver int64, park, ok bool) {
+	var err error
+	if v, has := pv.Get(codec.PropTimerDelaySec); has {
+		var s int64
+		s, err = strconv.ParseInt(v, 10, 64)
+		deliver = now + s*1000
+	} else if v, has := pv.Get(codec.PropTimerDelayMs); has {
+		var d int64
+		d, err = strconv.ParseInt(v, 10, 64)
+		deliver = now + d
+	} else {
+		v, _ := pv.Get(codec.PropTimerDeliverMs)
+		deliver, err = strconv.ParseInt(v, 10, 64)
+	}
+	switch {
+	case err != nil:
+		return 0, false, false
+	case deliver <= now:
+		return deliver, false, !pv.Has(PropTimerDelUniqKey)
+	case deliver-now > maxDelayMs:
+		return deliver, false, false
+	}
+	return deliver, true, true
+}
+
+// CheckTimer is ParkTimer's verdict without the parking: false when a
+// message asking for a timer (WantsTimer) would be refused. A transactional
+// prepare is checked with it, and parked at its commit.
+func CheckTimer(pv *codec.PropView, maxDelayMs int64) bool {
+	if !WantsTimer(pv) {
+		return true
+	}
+	_, _, ok := timerDeliverMs(pv, time.Now().UnixMilli(), maxDelayMs)
+	return ok
 }
 
 // WantsTimer reports a message asking for timer delivery (HookUtils.checkIfTimerMessage):
