@@ -379,9 +379,12 @@ func toHalfMessage(msg *codec.Message, pv *codec.PropView) string {
 	return e.StringView(pv)
 }
 
+// hasDelay is Java's getDelayTimeLevel() > 0: DELAY=-1 (a DLQ message's) or
+// 0 asks for no delay.
 func hasDelay(pv *codec.PropView) bool {
-	v, ok := pv.Get(codec.PropDelay)
-	return ok && v != "" && v != "0"
+	v, _ := pv.Get(codec.PropDelay)
+	n, err := strconv.Atoi(v)
+	return err == nil && n > 0
 }
 
 // sendResult maps the store outcome as handlePutMessageResult does; codes 10-12

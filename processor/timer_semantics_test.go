@@ -209,3 +209,22 @@ func TestTransactionalTimerCommit(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	require.Zero(t, b.st.MaxOffsetInQueue("TxTimerC", 0), "neither delivered at once")
 }
+
+// A prepare from a pre-4.6.1 client's retry path (reconsumeTimes > 0 with a
+// delay level) is no transaction; with DELAY=-1 or 0 (no delay level, as
+// getDelayTimeLevel() > 0 reads it) it is one and waits as a half message.
+func TestPrepareWithoutDelayLevelIsHalf(t *testing.T) {
+	b := newTestBroker(t, func(c *BrokerConfig) { c.TransactionCheckInterval = 3600000 })
+	for i, delay := range []string{"-1", "0", "2"} {
+		req := sendReq("TxDelayT", 0, []byte("x"), "TRAN_MSG\x01true\x02PGROUP\x01PG\x02DELAY\x01"+delay+"\x02")
+		req.Ext.Set("sysFlag", "4")
+		req.Ext.Set("reconsumeTimes", "1")
+		r, err := b.handleSendMessage(context.Background(), newTestConn(1), req)
+		require.NoError(t, err)
+		require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
+		half := int64(min(i+1, 2))
+		require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue(TopicTransHalf, 0) == half }, 5*time.Second, 10*time.Millisecond, delay)
+	}
+	time.Sleep(100 * time.Millisecond)
+	require.EqualValues(t, 2, b.st.MaxOffsetInQueue(TopicTransHalf, 0), "DELAY=2: no half message")
+}
