@@ -228,3 +228,27 @@ func TestPrepareWithoutDelayLevelIsHalf(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	require.EqualValues(t, 2, b.st.MaxOffsetInQueue(TopicTransHalf, 0), "DELAY=2: no half message")
 }
+
+// A consumer's send-back of a message carrying timer properties parks the
+// retry copy by its delay level, and Java's hook drops the timer properties
+// from it (checkIfTimerMessage with a delay level).
+func TestSendBackDropsTimerProps(t *testing.T) {
+	b := newTestBroker(t, nil)
+	ctx := context.Background()
+	c := newTestConn(1)
+	r, err := b.handleSendMessage(ctx, c, sendReq("BackTimerT", 0, []byte("x"), "TIMER_DELIVER_MS\x011\x02TIMER_DELAY_MS\x01-5\x02"))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("BackTimerT", 0) == 1 }, 5*time.Second, 10*time.Millisecond)
+	orig := pullAll(t, b, "BackTimerT", 0)[0]
+	r, err = b.handleConsumerSendMsgBack(ctx, c, sendBackReq(orig.CommitLogOffset, "CG", 0, 16))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue(TopicSchedule, 2) == 1 }, 5*time.Second, 10*time.Millisecond)
+	parked := pullAll(t, b, TopicSchedule, 2)
+	require.Len(t, parked, 1)
+	for _, k := range []string{codec.PropTimerDeliverMs, codec.PropTimerDelayMs} {
+		_, ok := codec.PropertyValue(parked[0].Properties, k)
+		require.False(t, ok, k)
+	}
+}
