@@ -94,6 +94,22 @@ func (b *Broker) applyTimer(msg *codec.Message, pv *codec.PropView) bool {
 	return delivery.ParkTimer(msg, pv, b.conf().TimerMaxDelaySec*1000)
 }
 
+// checkTimer is applyTimer's verdict on a message it does not park yet (a
+// transactional prepare).
+func (b *Broker) checkTimer(pv *codec.PropView) bool {
+	return delivery.CheckTimer(pv, b.conf().TimerMaxDelaySec*1000)
+}
+
+// Java's answers to a refused timer message (SendMessageProcessor's
+// WHEEL_TIMER_NOT_ENABLE and WHEEL_TIMER_MSG_ILLEGAL): a Java producer shows
+// them in its MQBrokerException.
+const timerNotEnabledRemark = "accurate timer message is not enabled, timerWheelEnable is false"
+
+func (b *Broker) timerIllegalRemark() string {
+	return fmt.Sprintf("timer message illegal, the delay time should not be bigger than the max delay %dms;"+
+		" or if set del msg, the delay time should be bigger than the current time", b.conf().TimerMaxDelaySec*1000)
+}
+
 // writeOp records that the half message at halfOffset is settled (an op
 // message tagged "d" whose body is "offset,").
 func (b *Broker) writeOp(ctx context.Context, queueID int32, halfOffset int64) error {

@@ -128,7 +128,9 @@ func (b *Broker) handleRecallMessage(ctx context.Context, c remoting.Conn, req *
 	msg := &codec.Message{Topic: rh.topic, QueueID: 0, BornTimestamp: now, BornHost: addrPortOf(c.RemoteAddr()),
 		StoreHost: b.storeHost, Body: []byte("0"), Properties: e.String()}
 	msg.SysFlag = hostFlags(0, msg.BornHost, msg.StoreHost)
-	if cfg.TimerWheelEnable && !b.applyTimer(msg, nil) {
+	// Without the wheel the marker would be an ordinary message for the
+	// topic's consumers: Java's put fails (WHEEL_TIMER_NOT_ENABLE).
+	if !cfg.TimerWheelEnable || !b.applyTimer(msg, nil) {
 		return fail(codec.RespSystemError, "recall failed, execute error")
 	}
 	res := b.store.PutMessage(ctx, msg)

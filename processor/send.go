@@ -145,6 +145,13 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 			return setCode(resp, codec.RespMessageIllegal, "batch request does not support retry group "+h.Topic)
 		}
 		msg.Properties = h.Properties
+		// Java's hook parks a batch asking for a delay level, and its
+		// CommitLog.asyncPutMessages then refuses it: never stored undelayed.
+		if d, ok := codec.PropertyValue(h.Properties, codec.PropDelay); ok {
+			if n, err := strconv.Atoi(d); err == nil && n > 0 {
+				return b.sendDone(a, msg, queueID, store.PutResult{Status: store.PutMessageIllegal})
+			}
+		}
 		hdr.TransactionID, _ = codec.PropertyValue(h.Properties, codec.PropUniqKey)
 		cluster := b.conf().BrokerClusterName
 		// Inner messages keep their properties and get CLUSTER, but no UNIQ_KEY
@@ -186,16 +193,27 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 	msg.Properties = props
 	// A half message waits for its commit, which applies timer and delay.
 	if msg.Topic != TopicTransHalf {
-		if delivery.WantsTimer(&pv) && !b.conf().TimerWheelEnable {
-			return setCode(resp, codec.RespSystemError, "timer message is not supported: timerWheelEnable=false")
+		if !b.conf().TimerWheelEnable && msg.Topic != TopicTimer && delivery.WantsTimer(&pv) {
+			return setCode(resp, codec.RespSystemError, timerNotEnabledRemark)
 		}
-		if b.conf().TimerWheelEnable && !b.applyTimer(msg, &pv) {
-			return setCode(resp, codec.RespMessageIllegal, "timer message illegal: bad or too distant deliver time")
+		// With the wheel off this parks nothing, but a DELAY level still drops
+		// the timer properties, as Java's checkIfTimerMessage does.
+		if !b.applyTimer(msg, &pv) {
+			return setCode(resp, codec.RespMessageIllegal, b.timerIllegalRemark())
 		}
 		if msg.Topic == TopicTimer && !batch {
 			hdr.RecallHandle = b.recallHandleFor(msg)
 		}
 		b.applyDelay(msg, &pv)
+	} else if delivery.WantsTimer(&pv) {
+		// Parked at its commit, but refused now as Java's hook refuses the
+		// half message's put.
+		if !b.conf().TimerWheelEnable {
+			return setCode(resp, codec.RespSystemError, timerNotEnabledRemark)
+		}
+		if !b.checkTimer(&pv) {
+			return setCode(resp, codec.RespMessageIllegal, b.timerIllegalRemark())
+		}
 	}
 	// Sent back only when stored: a failed send's answer drops the header.
 	hdr.TransactionID, _ = pv.Get(codec.PropUniqKey)
@@ -361,9 +379,12 @@ func toHalfMessage(msg *codec.Message, pv *codec.PropView) string {
 	return e.StringView(pv)
 }
 
+// hasDelay is Java's getDelayTimeLevel() > 0: DELAY=-1 (a DLQ message's) or
+// 0 asks for no delay.
 func hasDelay(pv *codec.PropView) bool {
-	v, ok := pv.Get(codec.PropDelay)
-	return ok && v != "" && v != "0"
+	v, _ := pv.Get(codec.PropDelay)
+	n, err := strconv.Atoi(v)
+	return err == nil && n > 0
 }
 
 // sendResult maps the store outcome as handlePutMessageResult does; codes 10-12

@@ -86,8 +86,14 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c remoting.Conn, req 
 		msg.PreparedTransactionOffset = half.CommitLogOffset
 		msg.StoreHost = b.storeHost
 		msg.SysFlag = hostFlags(msg.SysFlag, msg.BornHost, msg.StoreHost)
-		if b.conf().TimerWheelEnable {
-			b.applyTimer(msg, nil)
+		// As Java's sendFinalMessage answers its store's timer refusals; the
+		// half message stays for the checker (the prepare was checked, so only
+		// a configuration changed since gets here).
+		if pv := codec.ViewProperties(msg.Properties); !b.conf().TimerWheelEnable && delivery.WantsTimer(&pv) {
+			return codec.NewResponse(req, codec.RespSystemError, timerNotEnabledRemark), nil
+		}
+		if !b.applyTimer(msg, nil) {
+			return codec.NewResponse(req, codec.RespMessageIllegal, b.timerIllegalRemark()), nil
 		}
 		b.applyDelay(msg, nil)
 		res := b.store.PutMessage(ctx, msg)

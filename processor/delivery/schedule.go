@@ -56,7 +56,7 @@ func delayLevelOf(pv *codec.PropView) int {
 // ParkDelay is HookUtils.transformDelayLevelMessage: a message with DELAY > 0
 // (and not a prepared or rolled-back transaction) is stored in
 // SCHEDULE_TOPIC_XXXX queue level-1 with its real destination in REAL_TOPIC and
-// REAL_QID; a level past the last of levels is the last. The store's dispatch
+// REAL_QID, without timer properties; a level past the last of levels is the last. The store's dispatch
 // turns the level into the deliver time. pv, when not nil, indexes
 // msg.Properties and is kept in step with them.
 func ParkDelay(msg *codec.Message, pv *codec.PropView, levels int) {
@@ -74,6 +74,11 @@ func ParkDelay(msg *codec.Message, pv *codec.PropView, levels int) {
 		level = levels
 		e.SetInt(codec.PropDelay, int64(level))
 	}
+	// A delay level wins over timer properties, which Java's hook drops
+	// (checkIfTimerMessage) whatever put the message: a send, a commit, a send-back.
+	e.Delete(codec.PropTimerDeliverMs)
+	e.Delete(codec.PropTimerDelaySec)
+	e.Delete(codec.PropTimerDelayMs)
 	e.Set(codec.PropRealTopic, msg.Topic)
 	e.SetInt(codec.PropRealQueueID, int64(msg.QueueID))
 	msg.Properties = e.StringView(pv)

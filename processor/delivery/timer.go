@@ -62,10 +62,7 @@ func ParkTimer(msg *codec.Message, pv *codec.PropView, maxDelayMs int64) (ok boo
 	var own codec.PropView
 	pv = viewOf(msg, pv, &own)
 	props := msg.Properties
-	deliverStr, hasDeliver := pv.Get(codec.PropTimerDeliverMs)
-	secStr, hasSec := pv.Get(codec.PropTimerDelaySec)
-	msStr, hasMs := pv.Get(codec.PropTimerDelayMs)
-	if !hasDeliver && !hasSec && !hasMs {
+	if !hasTimerProps(pv) {
 		return true
 	}
 	if delayLevelOf(pv) > 0 {
@@ -80,28 +77,9 @@ func ParkTimer(msg *codec.Message, pv *codec.PropView, maxDelayMs int64) (ok boo
 		return true
 	}
 	now := time.Now().UnixMilli()
-	var deliver int64
-	var err error
-	switch {
-	case hasSec:
-		var s int64
-		s, err = strconv.ParseInt(secStr, 10, 64)
-		deliver = now + s*1000
-	case hasMs:
-		var d int64
-		d, err = strconv.ParseInt(msStr, 10, 64)
-		deliver = now + d
-	default:
-		deliver, err = strconv.ParseInt(deliverStr, 10, 64)
-	}
-	if err != nil {
-		return false
-	}
-	if deliver <= now {
-		return true // due already: an ordinary message
-	}
-	if deliver-now > maxDelayMs {
-		return false
+	deliver, park, ok := timerDeliverMs(pv, now, maxDelayMs)
+	if !park {
+		return ok
 	}
 	if deliver%timerPrecisionMs == 0 {
 		deliver -= timerPrecisionMs
@@ -117,10 +95,52 @@ func ParkTimer(msg *codec.Message, pv *codec.PropView, maxDelayMs int64) (ok boo
 	return true
 }
 
-// WantsTimer reports a message asking for timer delivery and no delay level
-// (which wins over timer properties).
+// timerDeliverMs reads a timer message's deliver time (ms) as
+// transformTimerMessage does: TIMER_DELAY_SEC, else TIMER_DELAY_MS, else
+// TIMER_DELIVER_MS. park is whether it waits in the wheel; ok is false for a
+// malformed time, one more than maxDelayMs away, or a delete marker due
+// already (WHEEL_TIMER_MSG_ILLEGAL). One due already is an ordinary message.
+func timerDeliverMs(pv *codec.PropView, now, maxDelayMs int64) (deliver int64, park, ok bool) {
+	var err error
+	if v, has := pv.Get(codec.PropTimerDelaySec); has {
+		var s int64
+		s, err = strconv.ParseInt(v, 10, 64)
+		deliver = now + s*1000
+	} else if v, has := pv.Get(codec.PropTimerDelayMs); has {
+		var d int64
+		d, err = strconv.ParseInt(v, 10, 64)
+		deliver = now + d
+	} else {
+		v, _ := pv.Get(codec.PropTimerDeliverMs)
+		deliver, err = strconv.ParseInt(v, 10, 64)
+	}
+	switch {
+	case err != nil:
+		return 0, false, false
+	case deliver <= now:
+		return deliver, false, !pv.Has(PropTimerDelUniqKey)
+	case deliver-now > maxDelayMs:
+		return deliver, false, false
+	}
+	return deliver, true, true
+}
+
+// CheckTimer is ParkTimer's verdict without the parking: false when a
+// message asking for a timer (WantsTimer) would be refused. A transactional
+// prepare is checked with it, and parked at its commit.
+func CheckTimer(pv *codec.PropView, maxDelayMs int64) bool {
+	if !WantsTimer(pv) {
+		return true
+	}
+	_, _, ok := timerDeliverMs(pv, time.Now().UnixMilli(), maxDelayMs)
+	return ok
+}
+
+// WantsTimer reports a message asking for timer delivery (HookUtils.checkIfTimerMessage):
+// timer properties, no delay level (which wins over them) and no TIMER_OUT_MS
+// (a rolled copy's, stored as it is).
 func WantsTimer(pv *codec.PropView) bool {
-	return hasTimerProps(pv) && delayLevelOf(pv) <= 0
+	return hasTimerProps(pv) && delayLevelOf(pv) <= 0 && !pv.Has(codec.PropTimerOutMs)
 }
 
 func hasTimerProps(pv *codec.PropView) bool {
@@ -444,12 +464,17 @@ func (t *Timer) deliver(ctx context.Context, e timerEntry, now int64) bool {
 	} else if _, marker := codec.PropertyValue(t.parked.Properties, PropTimerDelUniqKey); marker {
 		return true // a marker whose message was already delivered
 	}
-	// Java keeps REAL_TOPIC, REAL_QID and TIMER_OUT_MS in the delivered message.
+	// Java keeps REAL_TOPIC, REAL_QID and TIMER_OUT_MS in the delivered message,
+	// and stamps when the wheel took it and put it back (TimerMessageStore.convert).
 	real := &t.real
 	if !RealInto(real, &t.parked) {
 		h.Log.Warn("timer: message without REAL_TOPIC dropped", "offset", e.clOffset)
 		return true
 	}
+	ed := codec.EditProperties(real.Properties)
+	ed.SetInt(PropTimerEnqueueMs, t.parked.StoreTimestamp)
+	ed.SetInt(PropTimerDequeueMs, time.Now().UnixMilli())
+	real.Properties = ed.String()
 	if remark, ok := h.Target(real.Topic, real.QueueID); !ok && !t.revive(real) {
 		h.Log.Warn("timer: message for a topic it may not go to dropped", "offset", e.clOffset,
 			"topic", real.Topic, "queue", real.QueueID, "remark", remark)
