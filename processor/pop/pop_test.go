@@ -55,7 +55,7 @@ func newTestHostTB(t testing.TB) *testHost {
 	require.NoError(t, st.Start())
 	h := &testHost{st: st, topics: map[string]Topic{}, offsets: map[string]int64{}, resets: map[string]int64{},
 		cfg: Config{BrokerName: "broker-a", ClusterName: "C", BrokerIP1: "127.0.0.1",
-			StoreHost: netip.MustParseAddrPort("127.0.0.1:10911"), Readable: true, Master: true, TimerWheelEnable: true,
+			StoreHost: netip.MustParseAddrPort("127.0.0.1:10911"), Readable: true, TimerWheelEnable: true,
 			ReviveQueueNum: 2, RetrieveFromRetryV1: true, PopFromRetryProbability: 20, ReviveInterval: 100 * time.Millisecond,
 			MaxPopPollingSize: 1000, PopPollingSize: 100}, confDir: root + "/config"}
 	h.topics[reviveTopic("C")] = Topic{ReadQueueNums: 2, Perm: 6}
@@ -254,7 +254,14 @@ func startService(t *testing.T, h *testHost) *Service {
 		s.Arriving(topic, q, tags, props)
 	})
 	s.Start()
-	t.Cleanup(func() { require.NoError(t, s.Stop()) })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); s.RunRevive(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		require.NoError(t, s.Stop())
+	})
 	return s
 }
 
