@@ -39,6 +39,10 @@ type testHost struct {
 	compensated []string
 	// horizon, when set, is what ReviveHorizon reports (a timer still holding records).
 	horizon atomic.Int64
+	// retryStatus, when not PutOK, is the status of a written put to a retry topic
+	// (a SYNC_MASTER without its slave); ckPuts counts checkpoint puts.
+	retryStatus atomic.Int32
+	ckPuts      atomic.Int32
 }
 
 func newTestHost(t *testing.T) *testHost { return newTestHostTB(t) }
@@ -78,6 +82,16 @@ func (h *testHost) Conf() Config      { return h.cfg }
 func (h *testHost) ConfigDir() string { return h.confDir }
 
 func (h *testHost) PutMessage(ctx context.Context, msg *codec.Message) store.PutResult {
+	if tags, _ := codec.PropertyValue(msg.Properties, codec.PropTags); tags == ckTag {
+		h.ckPuts.Add(1)
+	}
+	if st := store.PutStatus(h.retryStatus.Load()); st != store.PutOK && strings.HasPrefix(msg.Topic, retryGroupPrefix) {
+		res := h.st.PutMessage(ctx, msg)
+		if res.Status == store.PutOK {
+			res.Status = st
+		}
+		return res
+	}
 	if v, ok := codec.PropertyValue(msg.Properties, codec.PropTimerDeliverMs); ok {
 		d, _ := strconv.ParseInt(v, 10, 64)
 		if wait := time.Until(time.UnixMilli(d)); wait > 0 {

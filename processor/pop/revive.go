@@ -304,7 +304,10 @@ func (r *reviver) reviveRetry(ck *CheckPoint, rec []byte) bool {
 		}
 	}
 	res := r.s.h.PutMessage(context.Background(), out)
-	if res.Status != store.PutOK {
+	// Written counts (Java checks the append status): a SYNC_MASTER without its
+	// slave answers SLAVE_NOT_AVAILABLE for a stored message, and a re-put
+	// checkpoint would revive it once more.
+	if !putOK(res.Status) {
 		r.s.log.Error("revive put to retry topic", "topic", topic, "status", res.Status)
 		return false
 	}
