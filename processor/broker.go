@@ -357,14 +357,17 @@ func (b *Broker) Start(ctx context.Context) error {
 	return nil
 }
 
-// runMasterServices starts what only a master runs: delayed, timed and
-// transactional deliveries (Java's changeSpecialServiceStatus).
+// runMasterServices starts what only a master runs until ctx ends: delayed,
+// timed and transactional deliveries and POP revive (Java's
+// changeSpecialServiceStatus). Shutdown waits for them (b.wg) before the
+// store closes.
 func (b *Broker) runMasterServices(ctx context.Context) {
 	b.goLoop(func() { b.schedule.Run(ctx) })
 	b.goLoop(func() { everyTick(ctx, b.trans.Interval, b.trans.Check) })
 	if b.conf().TimerWheelEnable {
 		b.goLoop(func() { b.timer.Run(ctx) })
 	}
+	b.goLoop(func() { b.pop.RunRevive(ctx) })
 }
 
 // everyTick calls f every d until ctx ends: the loop of the broker's

@@ -123,7 +123,7 @@ type controllerMode struct {
 	running    bool // a role was taken: the broker may register with name servers
 	// slaveEpoch is the epoch a slave waits to learn its master's HA address for (0: none pending).
 	slaveEpoch  int32
-	stopMasterS context.CancelFunc // the master-only services (schedule, transaction check, timer)
+	stopMasterS context.CancelFunc // the master-only services (schedule, transaction check, timer, revive)
 	runCtx      context.Context    // the broker's services' context, set by Start before run
 	// recheck asks the run loop for GET_REPLICA_INFO now (a role change was notified).
 	recheck chan struct{}

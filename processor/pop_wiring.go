@@ -39,7 +39,7 @@ func newPopService(b *Broker) *pop.Service { return pop.New(popHost{b}, b.log) }
 func (h popHost) Conf() pop.Config {
 	c := h.b.conf()
 	return pop.Config{BrokerName: c.BrokerName, ClusterName: c.BrokerClusterName, BrokerIP1: c.BrokerIP1,
-		StoreHost: h.b.storeHost, Readable: permReadable(c.BrokerPermission), Master: c.BrokerID == 0,
+		StoreHost: h.b.storeHost, Readable: permReadable(c.BrokerPermission),
 		TimerWheelEnable: c.TimerWheelEnable, ReviveQueueNum: c.ReviveQueueNum,
 		EnableRetryTopicV2: c.Pop.EnableRetryTopicV2, RetrieveFromRetryV1: c.Pop.RetrieveMessageFromPopRetryTopicV1,
 		PopFromRetryProbability: int(c.Pop.PopFromRetryProbability),

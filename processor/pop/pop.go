@@ -33,9 +33,7 @@ type Config struct {
 	BrokerIP1   string
 	StoreHost   netip.AddrPort
 	// Readable is the broker permission's read bit.
-	Readable bool
-	// Master: only a master revives (Java starts PopReviveService on the master).
-	Master           bool
+	Readable         bool
 	TimerWheelEnable bool
 	ReviveQueueNum   int32
 	// EnableRetryTopicV2 names retry topics %RETRY%group+topic (else group_topic).
@@ -110,6 +108,8 @@ type Service struct {
 	// revivers are the running revive services by queue, kicked when their
 	// queue of the revive topic gets a record (nil: none run).
 	revivers atomic.Pointer[[]*reviver]
+	// reviveMu is held by RunRevive while it runs: runs never overlap.
+	reviveMu sync.Mutex
 	// revTopic caches {cluster, revive topic}.
 	revTopic atomic.Pointer[[2]string]
 
@@ -148,8 +148,8 @@ func (s *Service) Handlers() map[int32]remoting.Processor {
 	}
 }
 
-// Start runs long polling, the revive services (on a master) and the order
-// info flush until Stop.
+// Start runs long polling and the order info flush until Stop. Revive runs
+// apart (RunRevive): only while the broker is master.
 func (s *Service) Start() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -162,17 +162,39 @@ func (s *Service) Start() {
 	s.goLoop("pop polling", func() { s.poll.run(ctx) })
 	s.goLoop("pop order info", func() { s.order.run(ctx) })
 	s.goLoop("pop queue locks", func() { s.locks.run(ctx) })
-	c := s.h.Conf()
-	if c.Master && c.TimerWheelEnable {
-		rs := make([]*reviver, 0, c.ReviveQueueNum)
-		for q := int32(0); q < c.ReviveQueueNum; q++ {
-			r := newReviver(s, q)
-			rs = append(rs, r)
-			s.goLoop("pop revive", func() { r.run(ctx) })
-		}
-		s.revivers.Store(&rs)
-	}
 }
+
+// RunRevive runs the revive services (one per revive queue) until ctx ends
+// and returns once they all stopped. The broker runs it with its master-only
+// services, so a promoted broker starts reviving and a demoted one stops
+// (Java's PopReviveService checks shouldRunPopRevive at each step). A run
+// waits for the one before it to end: a queue never has two revivers.
+func (s *Service) RunRevive(ctx context.Context) {
+	s.reviveMu.Lock()
+	defer s.reviveMu.Unlock()
+	c := s.h.Conf()
+	if !c.TimerWheelEnable || ctx.Err() != nil {
+		return
+	}
+	var wg sync.WaitGroup
+	rs := make([]*reviver, 0, c.ReviveQueueNum)
+	for q := int32(0); q < c.ReviveQueueNum; q++ {
+		r := newReviver(s, q)
+		rs = append(rs, r)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { s.h.Recovered("pop revive", recover()) }()
+			r.run(ctx)
+		}()
+	}
+	s.revivers.Store(&rs)
+	wg.Wait()
+	s.revivers.Store(nil)
+}
+
+// Reviving reports whether the revive services run.
+func (s *Service) Reviving() bool { return s.revivers.Load() != nil }
 
 // Stop ends the background work, answers the held POPs and persists the
 // order info.

@@ -39,6 +39,10 @@ type testHost struct {
 	compensated []string
 	// horizon, when set, is what ReviveHorizon reports (a timer still holding records).
 	horizon atomic.Int64
+	// retryStatus, when not PutOK, is the status of a written put to a retry topic
+	// (a SYNC_MASTER without its slave); ckPuts counts checkpoint puts.
+	retryStatus atomic.Int32
+	ckPuts      atomic.Int32
 }
 
 func newTestHost(t *testing.T) *testHost { return newTestHostTB(t) }
@@ -55,7 +59,7 @@ func newTestHostTB(t testing.TB) *testHost {
 	require.NoError(t, st.Start())
 	h := &testHost{st: st, topics: map[string]Topic{}, offsets: map[string]int64{}, resets: map[string]int64{},
 		cfg: Config{BrokerName: "broker-a", ClusterName: "C", BrokerIP1: "127.0.0.1",
-			StoreHost: netip.MustParseAddrPort("127.0.0.1:10911"), Readable: true, Master: true, TimerWheelEnable: true,
+			StoreHost: netip.MustParseAddrPort("127.0.0.1:10911"), Readable: true, TimerWheelEnable: true,
 			ReviveQueueNum: 2, RetrieveFromRetryV1: true, PopFromRetryProbability: 20, ReviveInterval: 100 * time.Millisecond,
 			MaxPopPollingSize: 1000, PopPollingSize: 100}, confDir: root + "/config"}
 	h.topics[reviveTopic("C")] = Topic{ReadQueueNums: 2, Perm: 6}
@@ -78,6 +82,16 @@ func (h *testHost) Conf() Config      { return h.cfg }
 func (h *testHost) ConfigDir() string { return h.confDir }
 
 func (h *testHost) PutMessage(ctx context.Context, msg *codec.Message) store.PutResult {
+	if tags, _ := codec.PropertyValue(msg.Properties, codec.PropTags); tags == ckTag {
+		h.ckPuts.Add(1)
+	}
+	if st := store.PutStatus(h.retryStatus.Load()); st != store.PutOK && strings.HasPrefix(msg.Topic, retryGroupPrefix) {
+		res := h.st.PutMessage(ctx, msg)
+		if res.Status == store.PutOK {
+			res.Status = st
+		}
+		return res
+	}
 	if v, ok := codec.PropertyValue(msg.Properties, codec.PropTimerDeliverMs); ok {
 		d, _ := strconv.ParseInt(v, 10, 64)
 		if wait := time.Until(time.UnixMilli(d)); wait > 0 {
@@ -254,7 +268,14 @@ func startService(t *testing.T, h *testHost) *Service {
 		s.Arriving(topic, q, tags, props)
 	})
 	s.Start()
-	t.Cleanup(func() { require.NoError(t, s.Stop()) })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); s.RunRevive(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		require.NoError(t, s.Stop())
+	})
 	return s
 }
 

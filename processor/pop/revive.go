@@ -192,8 +192,8 @@ func (r *reviver) round(ctx context.Context) {
 			break
 		}
 		if _, ok := r.s.h.Topic(normalTopic(ck.Topic, ck.CID)); ok {
-			if _, ok := r.s.h.Group(ck.CID); ok {
-				r.reviveOne(ck)
+			if _, ok := r.s.h.Group(ck.CID); ok && !r.reviveOne(ctx, ck) {
+				break // stopped midway: the checkpoint is read again by the next run
 			}
 		}
 		newOff = ck.ReviveOffset
@@ -214,37 +214,51 @@ func compareInt64(a, b int64) int {
 	return 0
 }
 
-// reviveOne revives ck; a checkpoint that panics is given up, not the queue's
-// reviver (a store written by another broker is data too).
-func (r *reviver) reviveOne(ck *CheckPoint) {
-	defer func() { r.s.h.Recovered("revive checkpoint", recover()) }()
-	r.revive(ck)
+// reviveOne revives ck and reports whether it is done; a checkpoint that
+// panics is given up (done), not the queue's reviver (a store written by
+// another broker is data too).
+func (r *reviver) reviveOne(ctx context.Context, ck *CheckPoint) (done bool) {
+	defer func() {
+		if r.s.h.Recovered("revive checkpoint", recover()) {
+			done = true
+		}
+	}()
+	return r.revive(ctx, ck)
 }
 
 // revive puts every unacked message of ck to the retry topic; a message that
-// cannot be put gets a checkpoint of its own, to be tried again later.
-func (r *reviver) revive(ck *CheckPoint) {
+// cannot be put gets a checkpoint of its own, to be tried again later. Once
+// ctx ends (demoted: the store refuses puts; or shutting down) it stops and
+// reports false, without such checkpoints: ck stays unrevived and the next
+// master's revive reads it again (what was put is put again: at least once).
+func (r *reviver) revive(ctx context.Context, ck *CheckPoint) bool {
 	for j := 0; j < int(ck.Num); j++ {
 		if ck.BitMap&(1<<j) != 0 {
 			continue
 		}
+		if ctx.Err() != nil {
+			return false
+		}
 		off := ck.ackOffsetByIndex(j)
 		res := r.s.h.GetMessage(reviveGroup, ck.Topic, ck.QueueID, off, 1, nil)
-		if res == nil {
-			r.rePut(ck, off)
-			continue
-		}
-		if len(res.Records) == 0 {
-			// Gone (trimmed) or never there: nothing to revive (Java: needRetry false).
+		ok := false
+		if res != nil {
+			if len(res.Records) == 0 {
+				// Gone (trimmed) or never there: nothing to revive (Java: needRetry false).
+				res.Release()
+				continue
+			}
+			ok = r.reviveRetry(ck, res.Records[0])
 			res.Release()
-			continue
 		}
-		ok := r.reviveRetry(ck, res.Records[0])
-		res.Release()
 		if !ok {
+			if ctx.Err() != nil {
+				return false
+			}
 			r.rePut(ck, off)
 		}
 	}
+	return true
 }
 
 // maxRetryTopicLen is the longest retry topic name (a group's limit).
@@ -290,7 +304,10 @@ func (r *reviver) reviveRetry(ck *CheckPoint, rec []byte) bool {
 		}
 	}
 	res := r.s.h.PutMessage(context.Background(), out)
-	if res.Status != store.PutOK {
+	// Written counts (Java checks the append status): a SYNC_MASTER without its
+	// slave answers SLAVE_NOT_AVAILABLE for a stored message, and a re-put
+	// checkpoint would revive it once more.
+	if !putOK(res.Status) {
 		r.s.log.Error("revive put to retry topic", "topic", topic, "status", res.Status)
 		return false
 	}
