@@ -135,7 +135,9 @@ func alterAttrs(all map[string]attrSpec, create bool, current map[string]string,
 		if remark := attr.verify(key, m.value); remark != "" {
 			return nil, remark
 		}
-		next[key] = m.value
+		// The header's strings alias the request frame, which the event loop
+		// reuses once the request is handled: the stored map owns copies.
+		next[strings.Clone(key)] = strings.Clone(m.value)
 	}
 	return next, ""
 }

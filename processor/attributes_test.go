@@ -3,6 +3,7 @@ package processor
 import (
 	"context"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -138,4 +139,27 @@ func TestTopicListAttributes(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, codec.RespInvalidParameter, resp.Code)
 	require.Equal(t, "MIXED message type is not supported.", resp.Remark)
+}
+
+// TestTopicAttributesOwnTheirStrings: the attributes header aliases the
+// request frame, which the event loop reuses for the next request; the stored
+// attributes must not change with it (a proxy then read message.type=FIFO
+// back as a garbled key and served the topic as NORMAL).
+func TestTopicAttributesOwnTheirStrings(t *testing.T) {
+	b := newTestBroker(t, nil)
+	frame := []byte("+message.type=FIFO")
+	req := codec.NewRequest(codec.ReqUpdateAndCreateTopic)
+	for _, kv := range [][2]string{{"topic", "AliasT"}, {"readQueueNums", "4"}, {"writeQueueNums", "4"}, {"perm", "6"}} {
+		req.Ext.Set(kv[0], kv[1])
+	}
+	req.Ext.Set("attributes", unsafe.String(&frame[0], len(frame)))
+	resp, err := b.handleUpdateAndCreateTopic(context.Background(), newTestConn(5), req)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	for i := range frame {
+		frame[i] = 'x'
+	}
+	tc, ok := b.topics.Select("AliasT")
+	require.True(t, ok)
+	require.Equal(t, map[string]string{"message.type": "FIFO"}, tc.Attributes)
 }
