@@ -31,11 +31,18 @@ func (p *CustomizedRetryPolicy) UnmarshalJSON(data []byte) error {
 	type plain CustomizedRetryPolicy
 	q := plain{Next: []int64{1000, 5000, 10000, 30000, 60000, 120000, 180000, 240000, 300000, 360000, 420000,
 		480000, 540000, 600000, 1200000, 1800000, 3600000, 7200000}}
-	if err := codec.UnmarshalBody(data, &q); err != nil {
-		return err
+	q, err := overDefaults(data, q)
+	if err == nil {
+		*p = CustomizedRetryPolicy(q)
 	}
-	*p = CustomizedRetryPolicy(q)
-	return nil
+	return err
+}
+
+// overDefaults decodes data over q, Java's defaults, as fastjson fills the
+// bean its constructor made.
+func overDefaults[T any](data []byte, q T) (T, error) {
+	err := codec.UnmarshalBody(data, &q)
+	return q, err
 }
 
 // ExponentialRetryPolicy is Java's: initial * multiplier^n ms, at most max.
@@ -50,11 +57,11 @@ type ExponentialRetryPolicy struct {
 func (p *ExponentialRetryPolicy) UnmarshalJSON(data []byte) error {
 	type plain ExponentialRetryPolicy
 	q := plain{Initial: 5000, Max: 7200000, Multiplier: 2}
-	if err := codec.UnmarshalBody(data, &q); err != nil {
-		return err
+	q, err := overDefaults(data, q)
+	if err == nil {
+		*p = ExponentialRetryPolicy(q)
 	}
-	*p = ExponentialRetryPolicy(q)
-	return nil
+	return err
 }
 
 // SimpleSubscriptionData is an entry of a group's subscriptionDataSet (stored;
