@@ -3,6 +3,7 @@ package compat
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -94,6 +95,15 @@ func RefusedSetting(props map[string]string) error {
 	for _, k := range keys {
 		if c, why := ClassifyJavaKey(k, props[k]); c == KeyRefused {
 			return fmt.Errorf("%s=%s: %s; rmqd refuses to start rather than run without it", k, props[k], why)
+		}
+	}
+	// The one refusal that takes two keys: Java's quorum locks (LOCK_BATCH_MQ
+	// forwarded to the group's other brokers); with one replica the quorum is
+	// the broker itself, and the setting changes nothing.
+	if whenTrue(strings.TrimSpace(props["lockInStrictMode"])) {
+		if n, err := strconv.Atoi(strings.TrimSpace(props["totalReplicas"])); err == nil && n > 1 {
+			return fmt.Errorf("lockInStrictMode=true with totalReplicas=%d: queue locks held by a quorum of the group's "+
+				"brokers are not supported; rmqd refuses to start rather than run without it", n)
 		}
 	}
 	return nil

@@ -242,14 +242,6 @@ func (c *BrokerConfig) ApplyProperties(props map[string]string) (unknown []strin
 	if err := compat.RefusedSetting(props); err != nil {
 		return nil, fmt.Errorf("broker config %w", err)
 	}
-	// Java's quorum locks (LOCK_BATCH_MQ forwarded to the group's other
-	// brokers) need both keys; with one replica the quorum is this broker.
-	if parseJavaBool(props["lockInStrictMode"]) {
-		if n, err := strconv.Atoi(strings.TrimSpace(props["totalReplicas"])); err == nil && n > 1 {
-			return nil, fmt.Errorf("broker config lockInStrictMode=true with totalReplicas=%d: queue locks held by a quorum "+
-				"of the group's brokers are not supported; rmqd refuses to start rather than run without it", n)
-		}
-	}
 	unknown, err = compat.BindConfig(props, c)
 	if err != nil {
 		return unknown, fmt.Errorf("broker config: %w", err)

@@ -101,13 +101,12 @@ func (b *Broker) storeReply(ctx context.Context, h *codec.SendMessageRequestHead
 	start := time.Now()
 	res := b.store.PutMessage(ctx, &msg)
 	b.admin.storeStats.CountPut(time.Since(start))
-	switch res.Status {
-	case store.PutOK, store.PutFlushDiskTimeout, store.PutFlushSlaveTimeout, store.PutSlaveNotAvailable:
-		b.countPut(topic, max(res.MsgNum, 1), res.WroteBytes)
-		return res, true
+	if !res.Status.Written() {
+		b.admin.storeStats.CountPutFailed()
+		return res, false
 	}
-	b.admin.storeStats.CountPutFailed()
-	return res, false
+	b.countPut(topic, max(res.MsgNum, 1), res.WroteBytes)
+	return res, true
 }
 
 // sendFailure answers a failed send with only MSG_REGION and TRACE_ON.

@@ -40,8 +40,9 @@ func ParseDelayLevels(s string) ([]time.Duration, error) {
 	return out, nil
 }
 
-// delayLevelOf reads the DELAY property (0 when absent or malformed).
-func delayLevelOf(pv *codec.PropView) int {
+// DelayLevel reads the DELAY property (0 when absent, malformed or below 0):
+// a message asks for a delay when it is above 0 (getDelayTimeLevel() > 0).
+func DelayLevel(pv *codec.PropView) int {
 	v, ok := pv.Get(codec.PropDelay)
 	if !ok {
 		return 0
@@ -65,7 +66,7 @@ func ParkDelay(msg *codec.Message, pv *codec.PropView, levels int) {
 	}
 	var own codec.PropView
 	pv = viewOf(msg, pv, &own)
-	level := delayLevelOf(pv)
+	level := DelayLevel(pv)
 	if level <= 0 {
 		return
 	}

@@ -65,7 +65,7 @@ func ParkTimer(msg *codec.Message, pv *codec.PropView, maxDelayMs int64) (ok boo
 	if !hasTimerProps(pv) {
 		return true
 	}
-	if delayLevelOf(pv) > 0 {
+	if DelayLevel(pv) > 0 {
 		e := codec.EditProperties(props)
 		e.Delete(codec.PropTimerDeliverMs)
 		e.Delete(codec.PropTimerDelaySec)
@@ -140,7 +140,7 @@ func CheckTimer(pv *codec.PropView, maxDelayMs int64) bool {
 // timer properties, no delay level (which wins over them) and no TIMER_OUT_MS
 // (a rolled copy's, stored as it is).
 func WantsTimer(pv *codec.PropView) bool {
-	return hasTimerProps(pv) && delayLevelOf(pv) <= 0 && !pv.Has(codec.PropTimerOutMs)
+	return hasTimerProps(pv) && DelayLevel(pv) <= 0 && !pv.Has(codec.PropTimerOutMs)
 }
 
 func hasTimerProps(pv *codec.PropView) bool {

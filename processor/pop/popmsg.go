@@ -389,7 +389,7 @@ func (s *Service) putCheckPoint(ck *CheckPoint, reviveQid int32) bool {
 	}
 	msg := s.reviveMessage(body, reviveQid, ckTag, ck.uniqueID(), ck.ReviveTime()-ackTimeInterval)
 	res := s.h.PutMessage(context.Background(), msg)
-	if !putOK(res.Status) {
+	if !res.Status.Written() {
 		s.log.Error("put pop checkpoint", "status", res.Status, "topic", ck.Topic, "queue", ck.QueueID)
 		return false
 	}
@@ -400,14 +400,6 @@ func (s *Service) putCheckPoint(ck *CheckPoint, reviveQid int32) bool {
 // one of the broker's: any other would be a new queue of the revive topic, a
 // file and a table entry per id (Java writes it as given).
 func (s *Service) isReviveQueue(q int32) bool { return q >= 0 && q < s.h.Conf().ReviveQueueNum }
-
-func putOK(st store.PutStatus) bool {
-	switch st {
-	case store.PutOK, store.PutFlushDiskTimeout, store.PutFlushSlaveTimeout, store.PutSlaveNotAvailable:
-		return true
-	}
-	return false
-}
 
 // reviveMessage builds a revive topic record: tags, UNIQ_KEY and the timer
 // delivery time as Java writes them.

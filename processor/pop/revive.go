@@ -307,7 +307,7 @@ func (r *reviver) reviveRetry(ck *CheckPoint, rec []byte) bool {
 	// Written counts (Java checks the append status): a SYNC_MASTER without its
 	// slave answers SLAVE_NOT_AVAILABLE for a stored message, and a re-put
 	// checkpoint would revive it once more.
-	if !putOK(res.Status) {
+	if !res.Status.Written() {
 		r.s.log.Error("revive put to retry topic", "topic", topic, "status", res.Status)
 		return false
 	}

@@ -15,7 +15,7 @@ import (
 func (h *testHost) putRevive(t *testing.T, s *Service, body []byte, tag, uniq string, deliverMs int64) {
 	t.Helper()
 	msg := s.reviveMessage(body, 0, tag, uniq, deliverMs)
-	require.True(t, putOK(h.st.PutMessage(context.Background(), msg).Status))
+	require.True(t, h.st.PutMessage(context.Background(), msg).Status.Written())
 }
 
 // TestReviveWaitsForTimerHorizon: after a restart the timer delivers every
