@@ -4,11 +4,12 @@
 // Java broker work unchanged; Go runtime and process metrics come with them.
 //
 // Nothing is counted here per message: the broker's own atomic counters are
-// read at scrape time (a prometheus.Collector), and RPC latency is kept in
+// read at scrape time, and RPC latency is kept in
 // per-code atomic buckets found through a copy-on-write map.
 package metrics
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -20,10 +21,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-	dto "github.com/prometheus/client_model/go"
 	"golang.org/x/sys/unix"
 
 	"rmqd/processor"
@@ -53,9 +50,12 @@ type Config struct {
 
 // Exporter serves /metrics.
 type Exporter struct {
-	reg *prometheus.Registry
-	rpc *rpcLatency
-	log *slog.Logger
+	common map[string]string
+	broker *brokerCollector
+	rpc    *rpcLatency
+	log    *slog.Logger
+	cache  scrapeCache
+	slots  chan struct{} // one per scrape being served (maxScrapes)
 }
 
 // New builds an exporter over a broker and its store (st may be nil).
@@ -63,11 +63,9 @@ func New(cfg Config, b BrokerSource, st StoreSource, logger *slog.Logger) *Expor
 	if logger == nil {
 		logger = slog.Default()
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Every Java series carries the scope and the node labels
 	// (BrokerMetricsManager.newAttributesBuilder plus the exporter's scope).
-	common := prometheus.Labels{"otel_scope_name": "broker-meter", "cluster": cfg.Cluster,
+	common := map[string]string{"otel_scope_name": "broker-meter", "cluster": cfg.Cluster,
 		"node_type": "broker", "node_id": cfg.BrokerName}
 	for k, v := range cfg.Labels {
 		common[k] = v
@@ -75,10 +73,22 @@ func New(cfg Config, b BrokerSource, st StoreSource, logger *slog.Logger) *Expor
 	if cfg.Delta {
 		common["aggregation"] = "delta"
 	}
-	e := &Exporter{reg: reg, rpc: newRPCLatency(), log: logger}
-	wrapped := prometheus.WrapRegistererWith(common, reg)
-	wrapped.MustRegister(&brokerCollector{b: b, st: st}, e.rpc)
+	e := &Exporter{common: common, broker: &brokerCollector{b: b, st: st}, rpc: newRPCLatency(), log: logger,
+		slots: make(chan struct{}, maxScrapes)}
+	e.cache.ttl = gatherTTL
+	e.cache.render = e.render
 	return e
+}
+
+// render gathers every series once and writes them in the text format.
+func (e *Exporter) render() []byte {
+	s := newSink()
+	collectGo(s)
+	collectProcess(s)
+	rs := s.withCommon(e.common)
+	e.broker.collect(rs)
+	e.rpc.collect(rs)
+	return s.appendText(make([]byte, 0, 16<<10))
 }
 
 // Hook is the remoting hook that times every request for rocketmq_rpc_latency;
@@ -90,8 +100,38 @@ func (e *Exporter) Hook() *RPCHook { return &RPCHook{l: e.rpc} }
 // gatherTTL share one gathering, and at most maxScrapes are served at once
 // (others get 503), so a peer scraping in a loop cannot take a core.
 func (e *Exporter) Handler() http.Handler {
-	return promhttp.HandlerFor(&cachedGatherer{g: e.reg, ttl: gatherTTL},
-		promhttp.HandlerOpts{ErrorLog: slogAdapter{e.log}, MaxRequestsInFlight: maxScrapes})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case e.slots <- struct{}{}:
+			defer func() { <-e.slots }()
+		default:
+			http.Error(w, fmt.Sprintf("limit of concurrent requests reached (%d), try again later", maxScrapes),
+				http.StatusServiceUnavailable)
+			return
+		}
+		body := e.cache.get()
+		h := w.Header()
+		h.Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		if !acceptsGzip(r) {
+			_, _ = w.Write(body)
+			return
+		}
+		h.Set("Content-Encoding", "gzip")
+		h.Add("Vary", "Accept-Encoding")
+		// A failed write is the scraper's own hang-up: nothing to answer.
+		zw := gzip.NewWriter(w)
+		_, _ = zw.Write(body)
+		_ = zw.Close()
+	})
+}
+
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		if enc, _, _ := strings.Cut(strings.TrimSpace(part), ";"); enc == "gzip" {
+			return true
+		}
+	}
+	return false
 }
 
 const (
@@ -99,26 +139,25 @@ const (
 	maxScrapes = 4
 )
 
-// cachedGatherer hands out one gathering for ttl: the families it returns are
-// only read by the encoder, so concurrent scrapes may share them.
-type cachedGatherer struct {
-	g   prometheus.Gatherer
-	ttl time.Duration
+// scrapeCache hands out one rendering for ttl: the bytes are only read once
+// made, so concurrent scrapes may share them.
+type scrapeCache struct {
+	render func() []byte
+	ttl    time.Duration
 
-	mu  sync.Mutex
-	at  time.Time
-	mfs []*dto.MetricFamily
-	err error
+	mu   sync.Mutex
+	at   time.Time
+	body []byte
 }
 
-func (c *cachedGatherer) Gather() ([]*dto.MetricFamily, error) {
+func (c *scrapeCache) get() []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.at.IsZero() || time.Since(c.at) >= c.ttl {
-		c.mfs, c.err = c.g.Gather()
+		c.body = c.render()
 		c.at = time.Now()
 	}
-	return c.mfs, c.err
+	return c.body
 }
 
 // Serve listens on addr and serves /metrics until ctx ends (Java's
@@ -148,40 +187,36 @@ func (e *Exporter) Serve(ctx context.Context, addr string) (net.Addr, error) {
 	return ln.Addr(), nil
 }
 
-type slogAdapter struct{ l *slog.Logger }
-
-func (a slogAdapter) Println(v ...any) { a.l.Warn("metrics: " + fmt.Sprint(v...)) }
-
 var (
 	labelsIn    = []string{"topic", "message_type", "is_system"}
 	labelsOut   = []string{"topic", "consumer_group", "is_system"}
 	labelsLag   = []string{"consumer_group", "topic", "is_retry", "is_system"}
 	labelsStore = []string{"storage_type", "storage_medium"}
 
-	descMessagesIn     = prometheus.NewDesc("rocketmq_messages_in_total", "Total number of incoming messages", labelsIn, nil)
-	descThroughputIn   = prometheus.NewDesc("rocketmq_throughput_in_total", "Total traffic of incoming messages", labelsIn, nil)
-	descMessageSize    = prometheus.NewDesc("rocketmq_message_size", "Incoming messages size", labelsIn, nil)
-	descMessagesOut    = prometheus.NewDesc("rocketmq_messages_out_total", "Total number of outgoing messages", labelsOut, nil)
-	descThroughputOut  = prometheus.NewDesc("rocketmq_throughput_out_total", "Total traffic of outgoing messages", labelsOut, nil)
-	descProducerConns  = prometheus.NewDesc("rocketmq_producer_connections", "Producer connections", []string{"language", "version", "protocol_type"}, nil)
-	descConsumerConns  = prometheus.NewDesc("rocketmq_consumer_connections", "Consumer connections", []string{"consumer_group", "language", "version", "consume_mode", "protocol_type", "is_system"}, nil)
-	descLagMessages    = prometheus.NewDesc("rocketmq_consumer_lag_messages", "Consumer lag messages", labelsLag, nil)
-	descLagLatency     = prometheus.NewDesc("rocketmq_consumer_lag_latency_milliseconds", "Consumer lag time", labelsLag, nil)
-	descInflight       = prometheus.NewDesc("rocketmq_consumer_inflight_messages", "Consumer inflight messages", labelsLag, nil)
-	descQueueing       = prometheus.NewDesc("rocketmq_consumer_queueing_latency_milliseconds", "Consumer queueing time", labelsLag, nil)
-	descReady          = prometheus.NewDesc("rocketmq_consumer_ready_messages", "Consumer ready messages", labelsLag, nil)
-	descPermission     = prometheus.NewDesc("rocketmq_broker_permission", "Broker permission", nil, nil)
-	descTopicNum       = prometheus.NewDesc("rocketmq_topic_number", "Active topic number", nil, nil)
-	descGroupNum       = prometheus.NewDesc("rocketmq_consumer_group_number", "Active subscription group number", nil, nil)
-	descStorageSize    = prometheus.NewDesc("rocketmq_storage_size_bytes", "Broker storage size", labelsStore, nil)
-	descFlushBehind    = prometheus.NewDesc("rocketmq_storage_flush_behind_bytes", "Broker flush behind bytes", labelsStore, nil)
-	descDispatchBehind = prometheus.NewDesc("rocketmq_storage_dispatch_behind_bytes", "Broker dispatch behind bytes", labelsStore, nil)
-	descReserveTime    = prometheus.NewDesc("rocketmq_storage_message_reserve_time_milliseconds", "Broker message reserve time", labelsStore, nil)
-	descTimerEnqLag    = prometheus.NewDesc("rocketmq_timer_enqueue_lag", "Timer enqueue messages lag", labelsStore, nil)
-	descTimerEnqLat    = prometheus.NewDesc("rocketmq_timer_enqueue_latency_milliseconds", "Timer enqueue latency", labelsStore, nil)
-	descTimerDeqLag    = prometheus.NewDesc("rocketmq_timer_dequeue_lag", "Timer dequeue messages lag", labelsStore, nil)
-	descTimerDeqLat    = prometheus.NewDesc("rocketmq_timer_dequeue_latency_milliseconds", "Timer dequeue latency", labelsStore, nil)
-	descTimerSnapshot  = prometheus.NewDesc("rocketmq_timer_message_snapshot", "Timer message distribution snapshot, only count timing messages in 24h.", append(append([]string(nil), labelsStore...), "timer_bound_s"), nil)
+	descMessagesIn     = newDesc("rocketmq_messages_in_total", "Total number of incoming messages", typeCounter, labelsIn...)
+	descThroughputIn   = newDesc("rocketmq_throughput_in_total", "Total traffic of incoming messages", typeCounter, labelsIn...)
+	descMessageSize    = newDesc("rocketmq_message_size", "Incoming messages size", typeHistogram, labelsIn...)
+	descMessagesOut    = newDesc("rocketmq_messages_out_total", "Total number of outgoing messages", typeCounter, labelsOut...)
+	descThroughputOut  = newDesc("rocketmq_throughput_out_total", "Total traffic of outgoing messages", typeCounter, labelsOut...)
+	descProducerConns  = newDesc("rocketmq_producer_connections", "Producer connections", typeGauge, "language", "version", "protocol_type")
+	descConsumerConns  = newDesc("rocketmq_consumer_connections", "Consumer connections", typeGauge, "consumer_group", "language", "version", "consume_mode", "protocol_type", "is_system")
+	descLagMessages    = newDesc("rocketmq_consumer_lag_messages", "Consumer lag messages", typeGauge, labelsLag...)
+	descLagLatency     = newDesc("rocketmq_consumer_lag_latency_milliseconds", "Consumer lag time", typeGauge, labelsLag...)
+	descInflight       = newDesc("rocketmq_consumer_inflight_messages", "Consumer inflight messages", typeGauge, labelsLag...)
+	descQueueing       = newDesc("rocketmq_consumer_queueing_latency_milliseconds", "Consumer queueing time", typeGauge, labelsLag...)
+	descReady          = newDesc("rocketmq_consumer_ready_messages", "Consumer ready messages", typeGauge, labelsLag...)
+	descPermission     = newDesc("rocketmq_broker_permission", "Broker permission", typeGauge)
+	descTopicNum       = newDesc("rocketmq_topic_number", "Active topic number", typeGauge)
+	descGroupNum       = newDesc("rocketmq_consumer_group_number", "Active subscription group number", typeGauge)
+	descStorageSize    = newDesc("rocketmq_storage_size_bytes", "Broker storage size", typeGauge, labelsStore...)
+	descFlushBehind    = newDesc("rocketmq_storage_flush_behind_bytes", "Broker flush behind bytes", typeGauge, labelsStore...)
+	descDispatchBehind = newDesc("rocketmq_storage_dispatch_behind_bytes", "Broker dispatch behind bytes", typeGauge, labelsStore...)
+	descReserveTime    = newDesc("rocketmq_storage_message_reserve_time_milliseconds", "Broker message reserve time", typeGauge, labelsStore...)
+	descTimerEnqLag    = newDesc("rocketmq_timer_enqueue_lag", "Timer enqueue messages lag", typeGauge, labelsStore...)
+	descTimerEnqLat    = newDesc("rocketmq_timer_enqueue_latency_milliseconds", "Timer enqueue latency", typeGauge, labelsStore...)
+	descTimerDeqLag    = newDesc("rocketmq_timer_dequeue_lag", "Timer dequeue messages lag", typeGauge, labelsStore...)
+	descTimerDeqLat    = newDesc("rocketmq_timer_dequeue_latency_milliseconds", "Timer dequeue latency", typeGauge, labelsStore...)
+	descTimerSnapshot  = newDesc("rocketmq_timer_message_snapshot", "Timer message distribution snapshot, only count timing messages in 24h.", typeGauge, append(append([]string(nil), labelsStore...), "timer_bound_s")...)
 )
 
 // messageSizeBounds are processor.MessageSizeBuckets as histogram bounds.
@@ -198,19 +233,10 @@ type brokerCollector struct {
 	st StoreSource
 }
 
-// Describe sends nothing: the series depend on the broker's topics and groups,
-// so the collector is unchecked.
-func (c *brokerCollector) Describe(chan<- *prometheus.Desc) {}
-
-func (c *brokerCollector) Collect(ch chan<- prometheus.Metric) {
+func (c *brokerCollector) collect(out *sink) {
 	now := time.Now()
 	s := c.b.MetricsSnapshot(now)
-	gauge := func(d *prometheus.Desc, v float64, lv ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, lv...)
-	}
-	counter := func(d *prometheus.Desc, v float64, lv ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, lv...)
-	}
+	gauge, counter := out.gauge, out.counter
 	gauge(descPermission, float64(s.Permission))
 	gauge(descTopicNum, float64(s.TopicNum))
 	gauge(descGroupNum, float64(s.GroupNum))
@@ -219,14 +245,14 @@ func (c *brokerCollector) Collect(ch chan<- prometheus.Metric) {
 		lv := []string{t.Topic, t.MessageType, bools(t.System)}
 		counter(descMessagesIn, float64(t.Messages), lv...)
 		counter(descThroughputIn, float64(t.Bytes), lv...)
-		buckets := make(map[float64]uint64, len(messageSizeBounds))
-		var cum uint64
-		for i, bound := range messageSizeBounds {
-			cum += t.Sizes.Counts[i]
-			buckets[bound] = cum
+		cum := make([]uint64, len(messageSizeBounds))
+		var n uint64
+		for i := range messageSizeBounds {
+			n += t.Sizes.Counts[i]
+			cum[i] = n
 		}
-		cum += t.Sizes.Counts[len(messageSizeBounds)]
-		ch <- prometheus.MustNewConstHistogram(descMessageSize, cum, float64(t.Sizes.Sum), buckets, lv...)
+		n += t.Sizes.Counts[len(messageSizeBounds)]
+		out.histogram(descMessageSize, messageSizeBounds, cum, n, float64(t.Sizes.Sum), lv...)
 	}
 	for _, g := range s.Groups {
 		lv := []string{g.Topic, g.Group, bools(g.System)}

@@ -6,8 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"rmqd/codec"
 	"rmqd/processor"
 	"rmqd/remoting"
@@ -16,8 +14,8 @@ import (
 // rpcBoundsMs are RemotingMetricsManager's rocketmq_rpc_latency buckets.
 var rpcBoundsMs = [...]float64{1, 3, 5, 7, 10, 100, 1000, 2000, 3000}
 
-var descRPCLatency = prometheus.NewDesc("rocketmq_rpc_latency_milliseconds", "Rpc latency",
-	[]string{"protocol_type", "request_code", "response_code", "is_long_polling", "result"}, nil)
+var descRPCLatency = newDesc("rocketmq_rpc_latency_milliseconds", "Rpc latency", typeHistogram,
+	"protocol_type", "request_code", "response_code", "is_long_polling", "result")
 
 type rpcKey struct {
 	req, resp   int32
@@ -76,17 +74,15 @@ func (l *rpcLatency) observe(k rpcKey, d time.Duration) {
 	s.sumUs.Add(d.Microseconds())
 }
 
-func (l *rpcLatency) Describe(ch chan<- *prometheus.Desc) { ch <- descRPCLatency }
-
-func (l *rpcLatency) Collect(ch chan<- prometheus.Metric) {
+func (l *rpcLatency) collect(out *sink) {
 	for k, s := range *l.series.Load() {
-		buckets := make(map[float64]uint64, len(rpcBoundsMs))
-		var cum uint64
-		for i, b := range rpcBoundsMs {
-			cum += s.counts[i].Load()
-			buckets[b] = cum
+		cum := make([]uint64, len(rpcBoundsMs))
+		var n uint64
+		for i := range rpcBoundsMs {
+			n += s.counts[i].Load()
+			cum[i] = n
 		}
-		cum += s.counts[len(rpcBoundsMs)].Load()
+		n += s.counts[len(rpcBoundsMs)].Load()
 		result := "success"
 		switch {
 		case k.oneway:
@@ -94,7 +90,7 @@ func (l *rpcLatency) Collect(ch chan<- prometheus.Metric) {
 		case k.failed:
 			result = "write_channel_failed"
 		}
-		ch <- prometheus.MustNewConstHistogram(descRPCLatency, cum, float64(s.sumUs.Load())/1000, buckets,
+		out.histogram(descRPCLatency, rpcBoundsMs[:], cum, n, float64(s.sumUs.Load())/1000,
 			"remoting", codeName(requestCodeNames, k.req), codeName(responseCodeNames, k.resp),
 			strconv.FormatBool(k.longPolling), result)
 	}
