@@ -155,13 +155,25 @@ func newAuth(cfg *BrokerConfig, logger *slog.Logger) (*auth.Manager, error) {
 	if err := auth.CheckProviders(cfg.authProviders()); err != nil {
 		return nil, err
 	}
-	return auth.NewManager(auth.Config{
+	m, err := auth.NewManager(auth.Config{
 		AuthenticationEnabled: cfg.AuthenticationEnabled, AuthorizationEnabled: cfg.AuthorizationEnabled,
 		InitAuthenticationUser:               cfg.InitAuthenticationUser,
 		InnerClientAuthenticationCredentials: cfg.InnerClientAuthenticationCredentials,
 		AuthenticationWhitelist:              cfg.AuthenticationWhitelist, AuthorizationWhitelist: cfg.AuthorizationWhitelist,
 		ClusterName: cfg.BrokerClusterName, StoreRoot: cfg.Store.StorePathRootDir,
 	}, logger)
+	if err != nil || !cfg.MigrateAuthFromV1Enabled {
+		return m, err
+	}
+	// After the init user, as Java's BrokerController: that user wins a clash.
+	accounts, err := acl.ReadAccounts(acl.ResolvePath(cfg.AclPlainFile, cfg.RocketmqHome, cfg.Store.StorePathRootDir))
+	if err != nil {
+		return nil, fmt.Errorf("migrateAuthFromV1Enabled: %w", err)
+	}
+	if err := m.MigrateV1(accounts); err != nil {
+		return nil, fmt.Errorf("migrateAuthFromV1Enabled: %w", err)
+	}
+	return m, nil
 }
 
 // SetNameServerInvoker replaces the name-server client (tests, or a shared

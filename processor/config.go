@@ -120,6 +120,10 @@ type BrokerConfig struct {
 	InnerClientAuthenticationCredentials string `prop:"innerClientAuthenticationCredentials,secret"`
 	AuthenticationWhitelist              string `prop:"authenticationWhitelist"` // request codes, comma separated
 	AuthorizationWhitelist               string `prop:"authorizationWhitelist"`
+	// MigrateAuthFromV1Enabled imports the ACL 1.0 accounts (plain_acl.yml and
+	// the acl directory, as aclPlainFile resolves them) as ACL 2.0 users and
+	// ACLs at start, skipping accounts whose user exists (auth.MigrateV1).
+	MigrateAuthFromV1Enabled bool `prop:"migrateAuthFromV1Enabled"`
 	// The provider classes: only Java's defaults are served (auth.CheckProviders).
 	AuthenticationProvider         string `prop:"authenticationProvider,omitempty"`
 	AuthenticationMetadataProvider string `prop:"authenticationMetadataProvider,omitempty"`

@@ -107,19 +107,22 @@ func (m *Manager) Path() string { return m.path }
 func (m *Manager) Checker() *jacl.Checker { return m.cur.Load() }
 
 // paths lists the ACL files: the acl directory's, sorted, then the main file.
-func (m *Manager) paths() []string {
+func (m *Manager) paths() []string { return filePaths(m.path, m.dir) }
+
+// filePaths lists the ACL files of main and its acl directory dir.
+func filePaths(main, dir string) []string {
 	var out []string
-	_ = filepath.WalkDir(m.dir, func(p string, d fs.DirEntry, err error) error {
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // a missing or unreadable directory adds nothing
 		}
-		if !d.IsDir() && (strings.HasSuffix(p, ".yml") || strings.HasSuffix(p, ".yaml")) && p != m.path {
+		if !d.IsDir() && (strings.HasSuffix(p, ".yml") || strings.HasSuffix(p, ".yaml")) && p != main {
 			out = append(out, p)
 		}
 		return nil
 	})
 	sort.Strings(out)
-	return append(out, m.path)
+	return append(out, main)
 }
 
 // stat returns the files with their size and modification time (data nil).

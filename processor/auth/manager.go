@@ -161,8 +161,16 @@ func load(path string) (*state, error) {
 	return st, nil
 }
 
-// initUser is initAuthenticationUser: the super user, created once.
+// initUser is initAuthenticationUser: the super user, created once; then,
+// as 5.3.3's initUser, the inner client credentials' account, a super user too.
 func (m *Manager) initUser() error {
+	if err := m.initFirstUser(); err != nil {
+		return err
+	}
+	return m.initInnerUser()
+}
+
+func (m *Manager) initFirstUser() error {
 	if strings.TrimSpace(m.cfg.InitAuthenticationUser) == "" {
 		return nil
 	}
@@ -178,6 +186,29 @@ func (m *Manager) initUser() error {
 	}
 	return m.update(func(st *state) error {
 		st.users[in.Username] = &jauth.User{Username: in.Username, Password: in.Password, Super: true}
+		return nil
+	})
+}
+
+// initInnerUser creates the innerClientAuthenticationCredentials user when
+// none has its name: other brokers accept what this one signs with it. A
+// blank key fails the start, as Java's createUser does there.
+func (m *Manager) initInnerUser() error {
+	if strings.TrimSpace(m.cfg.InnerClientAuthenticationCredentials) == "" {
+		return nil
+	}
+	ak, sk, _, err := m.InnerCredentials()
+	if err != nil {
+		return err
+	}
+	if m.User(ak) != nil {
+		return nil
+	}
+	if strings.TrimSpace(ak) == "" || strings.TrimSpace(sk) == "" {
+		return errors.New("auth: innerClientAuthenticationCredentials needs an accessKey and a secretKey")
+	}
+	return m.update(func(st *state) error {
+		st.users[ak] = &jauth.User{Username: ak, Password: sk, Super: true}
 		return nil
 	})
 }
