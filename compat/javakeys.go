@@ -269,8 +269,6 @@ func buildJavaKeys() map[string]JavaKey {
 		"forceVerifyPropCRC":       "no CRC property is verified at recovery",
 		"filterSupportRetry":       "SQL92 filters do not apply to retry-topic messages (Java's default)",
 		"lockInStrictMode":         "LOCK_BATCH_MQ locks on the broker asked only (with totalReplicas above 1 start is refused)",
-		"popResponseReturnActualRetryTopic": "popped retries are reported under their original topic, " +
-			"Java's default",
 		"readUnCommitted":          "consumers read only what the replicas confirmed (controller mode), Java's default",
 		"rejectPullConsumerEnable": "pull consumers are always served",
 		"timerCongestNumEachSlot":  "timer sends are not flow-controlled per slot",

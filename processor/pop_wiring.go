@@ -22,6 +22,7 @@ type PopConfig struct {
 	PopPollingSize                     int32 `prop:"popPollingSize"`
 	EnablePopMessageThreshold          bool  `prop:"enablePopMessageThreshold"`
 	PopInflightMessageThreshold        int64 `prop:"popInflightMessageThreshold"`
+	PopResponseReturnActualRetryTopic  bool  `prop:"popResponseReturnActualRetryTopic"`
 }
 
 // defaultPopConfig has Java's defaults.
@@ -47,8 +48,9 @@ func (h popHost) Conf() pop.Config {
 		PopFromRetryProbability: int(c.Pop.PopFromRetryProbability),
 		ReviveInterval:          compat.Millis(int64(c.Pop.ReviveInterval)),
 		MaxPopPollingSize:       int(c.Pop.MaxPopPollingSize), PopPollingSize: int(c.Pop.PopPollingSize),
-		EnablePopMessageThreshold:   c.Pop.EnablePopMessageThreshold,
-		PopInflightMessageThreshold: c.Pop.PopInflightMessageThreshold}
+		EnablePopMessageThreshold:         c.Pop.EnablePopMessageThreshold,
+		PopInflightMessageThreshold:       c.Pop.PopInflightMessageThreshold,
+		PopResponseReturnActualRetryTopic: c.Pop.PopResponseReturnActualRetryTopic}
 }
 
 func (h popHost) ConfigDir() string { return h.b.conf().ConfigDir() }

@@ -50,6 +50,9 @@ type Config struct {
 	// PopInflightMessageThreshold messages of the group in flight.
 	EnablePopMessageThreshold   bool
 	PopInflightMessageThreshold int64
+	// PopResponseReturnActualRetryTopic sends popped retries as stored: under
+	// their %RETRY% topic, without a POP_CK property.
+	PopResponseReturnActualRetryTopic bool
 }
 
 // Topic is what POP needs of a topic config.

@@ -360,12 +360,12 @@ func (s *Service) popFromQueue(st *popState, topic string, isRetry bool, queueID
 	st.body = slices.Grow(st.body, need)
 	for _, rec := range res.Records {
 		st.count++
-		if !isRetry {
+		if !isRetry || st.cfg.PopResponseReturnActualRetryTopic {
 			st.body = append(st.body, rec...)
 			continue
 		}
 		// A retry message goes out under its original topic with its receipt
-		// handle (popResponseReturnActualRetryTopic=false).
+		// handle (unless popResponseReturnActualRetryTopic).
 		m := &st.rec
 		if _, err := codec.DecodeRecord(rec, m); err != nil {
 			s.log.Warn("decode retry message", "topic", topic, "err", err)
