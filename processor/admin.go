@@ -113,6 +113,7 @@ func (b *Broker) handleDeleteTopicInBroker(ctx context.Context, c remoting.Conn,
 	for _, t := range drop {
 		b.topics.Delete(t)
 		b.offsets.DeleteTopic(t)
+		b.pop.ForgetTopic(t)
 		b.admin.stats.DeleteTopic(t) // onTopicDeleted (autoDeleteUnusedStats)
 	}
 	b.store.DeleteTopics(drop)
@@ -212,6 +213,7 @@ func (b *Broker) handleDeleteSubscriptionGroup(ctx context.Context, c remoting.C
 	}
 	if h.CleanOffset {
 		b.offsets.DeleteGroup(g)
+		b.pop.ForgetGroup(g)
 	}
 	b.admin.stats.DeleteGroup(g) // onGroupDeleted (autoDeleteUnusedStats)
 	b.log.Info("subscription group deleted", "group", g, "cleanOffset", h.CleanOffset, "remote", c.RemoteAddr())

@@ -45,6 +45,12 @@ var liveConfigKeys = map[string]func(dst, src *BrokerConfig){
 	"consumerFallbehindThreshold":    func(d, s *BrokerConfig) { d.ConsumerFallbehindThreshold = s.ConsumerFallbehindThreshold },
 	"useServerSideResetOffset":       func(d, s *BrokerConfig) { d.UseServerSideResetOffset = s.UseServerSideResetOffset },
 	"storeReplyMessageEnable":        func(d, s *BrokerConfig) { d.StoreReplyMessageEnable = s.StoreReplyMessageEnable },
+	// POP reads these per request (pop.Config).
+	"enablePopMessageThreshold":   func(d, s *BrokerConfig) { d.Pop.EnablePopMessageThreshold = s.Pop.EnablePopMessageThreshold },
+	"popInflightMessageThreshold": func(d, s *BrokerConfig) { d.Pop.PopInflightMessageThreshold = s.Pop.PopInflightMessageThreshold },
+	"popResponseReturnActualRetryTopic": func(d, s *BrokerConfig) {
+		d.Pop.PopResponseReturnActualRetryTopic = s.Pop.PopResponseReturnActualRetryTopic
+	},
 	// The pools read these at every check (send_admission.go).
 	"brokerFastFailureEnable":         func(d, s *BrokerConfig) { d.BrokerFastFailureEnable = s.BrokerFastFailureEnable },
 	"waitTimeMillsInSendQueue":        func(d, s *BrokerConfig) { d.WaitTimeMillsInSendQueue = s.WaitTimeMillsInSendQueue },

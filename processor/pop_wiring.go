@@ -20,12 +20,15 @@ type PopConfig struct {
 	ReviveInterval                     int64 `prop:"reviveInterval"` // ms
 	MaxPopPollingSize                  int64 `prop:"maxPopPollingSize"`
 	PopPollingSize                     int32 `prop:"popPollingSize"`
+	EnablePopMessageThreshold          bool  `prop:"enablePopMessageThreshold"`
+	PopInflightMessageThreshold        int64 `prop:"popInflightMessageThreshold"`
+	PopResponseReturnActualRetryTopic  bool  `prop:"popResponseReturnActualRetryTopic"`
 }
 
 // defaultPopConfig has Java's defaults.
 func defaultPopConfig() PopConfig {
 	return PopConfig{RetrieveMessageFromPopRetryTopicV1: true, PopFromRetryProbability: 20, ReviveInterval: 1000,
-		MaxPopPollingSize: 100000, PopPollingSize: 1024}
+		MaxPopPollingSize: 100000, PopPollingSize: 1024, PopInflightMessageThreshold: 10000}
 }
 
 // errPropertyFilterOff refuses SQL92 POP filters while enablePropertyFilter is off.
@@ -44,7 +47,10 @@ func (h popHost) Conf() pop.Config {
 		EnableRetryTopicV2: c.Pop.EnableRetryTopicV2, RetrieveFromRetryV1: c.Pop.RetrieveMessageFromPopRetryTopicV1,
 		PopFromRetryProbability: int(c.Pop.PopFromRetryProbability),
 		ReviveInterval:          compat.Millis(int64(c.Pop.ReviveInterval)),
-		MaxPopPollingSize:       int(c.Pop.MaxPopPollingSize), PopPollingSize: int(c.Pop.PopPollingSize)}
+		MaxPopPollingSize:       int(c.Pop.MaxPopPollingSize), PopPollingSize: int(c.Pop.PopPollingSize),
+		EnablePopMessageThreshold:         c.Pop.EnablePopMessageThreshold,
+		PopInflightMessageThreshold:       c.Pop.PopInflightMessageThreshold,
+		PopResponseReturnActualRetryTopic: c.Pop.PopResponseReturnActualRetryTopic}
 }
 
 func (h popHost) ConfigDir() string { return h.b.conf().ConfigDir() }

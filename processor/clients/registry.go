@@ -112,14 +112,16 @@ func (m *ConsumerManager) RegisterWithin(maxGroups int, group string, ch ClientC
 
 // updateSubscriptions replaces the group's subscriptions with subs and reports
 // whether a topic was added or dropped (updateSubscription); a new expression
-// of a topic already subscribed changes no member's queues.
+// of a topic already subscribed changes no member's queues. As Java, a topic's
+// subscription is replaced only by a greater subVersion, so a member still on
+// an older expression cannot put it back over the newer one.
 func (g *ConsumerGroupInfo) updateSubscriptions(subs []codec.SubscriptionData) bool {
 	changed := false
 	seen := make(map[string]bool, len(subs))
 	for _, s := range subs {
 		seen[s.Topic] = true
 		old, ok := g.Subscriptions[s.Topic]
-		if !ok || s.SubVersion > old.SubVersion || old.SubString != s.SubString {
+		if !ok || s.SubVersion > old.SubVersion {
 			g.Subscriptions[s.Topic] = s
 		}
 		changed = changed || !ok

@@ -156,6 +156,7 @@ func (s *Service) handleAck(_ context.Context, c remoting.Conn, req *codec.Remot
 	ack := &AckMsg{AckOffset: h.offset, StartOffset: ei.CkQueueOffset, ConsumerGroup: h.group, Topic: h.topic,
 		QueueID: h.queueID, PopTime: ei.PopTime, BrokerName: ei.BrokerName}
 	s.putAck(ack, ei.ReviveQid, ei.PopTime+ei.InvisibleTime, false)
+	s.inflight.done(h.topic, h.group, h.queueID, ei.PopTime, 1)
 	return resp, nil
 }
 
@@ -222,6 +223,7 @@ func (s *Service) handleBatchAck(_ context.Context, c remoting.Conn, req *codec.
 			continue
 		}
 		s.putAck(ack, a.ReviveQueueID, a.PopTime+a.InvisibleTime, true)
+		s.inflight.done(topic, a.ConsumerGroup, a.QueueID, a.PopTime, int64(len(ack.AckOffsetList)))
 	}
 	return resp, nil
 }
@@ -261,6 +263,9 @@ func (s *Service) ackOrderly(c remoting.Conn, topic, group string, queueID int32
 		return
 	}
 	next := s.order.CommitAndNext(topic, group, queueID, ackOffset, popTime)
+	if next != -1 {
+		s.inflight.done(topic, group, queueID, popTime, 1)
+	}
 	switch {
 	case next > -1:
 		if !s.h.HasReset(group, topic, queueID) {

@@ -46,6 +46,13 @@ type Config struct {
 	// MaxPopPollingSize bounds the held POPs of the broker, PopPollingSize those of one key.
 	MaxPopPollingSize int
 	PopPollingSize    int
+	// EnablePopMessageThreshold stops popping a queue with more than
+	// PopInflightMessageThreshold messages of the group in flight.
+	EnablePopMessageThreshold   bool
+	PopInflightMessageThreshold int64
+	// PopResponseReturnActualRetryTopic sends popped retries as stored: under
+	// their %RETRY% topic, without a POP_CK property.
+	PopResponseReturnActualRetryTopic bool
 }
 
 // Topic is what POP needs of a topic config.
@@ -102,6 +109,8 @@ type Service struct {
 	locks queueLocks
 	poll  *polling
 	order *OrderInfo
+	// inflight counts the popped messages not acked yet.
+	inflight *inflight
 	// ckNum rotates the revive queue of non-ordered checkpoints.
 	ckMu  sync.Mutex
 	ckNum int64
@@ -128,6 +137,7 @@ func New(h Host, log *slog.Logger) *Service {
 	s.locks.m = map[string]*queueLock{}
 	s.poll = newPolling(s)
 	s.order = NewOrderInfo(h.ConfigDir(), s.log)
+	s.inflight = newInflight()
 	return s
 }
 

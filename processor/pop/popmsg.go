@@ -98,6 +98,7 @@ func (s *Service) handlePop(_ context.Context, c remoting.Conn, req *codec.Remot
 // popState gathers one POP's messages across queues.
 type popState struct {
 	h         *popHeader
+	cfg       *Config
 	filter    store.MessageFilter
 	reviveQid int32
 	popTime   int64
@@ -147,7 +148,7 @@ func (s *Service) pop(c remoting.Conn, h *popHeader, r reply) *codec.RemotingCom
 	}
 	// Java compensates before building the filter, so a group with a broken expression is still known.
 	s.h.Compensate(h.group, h.topic, retryTopic(h.topic, h.group, cfg.EnableRetryTopicV2), h.expType, h.exp)
-	st := &popState{h: h, popTime: now}
+	st := &popState{h: h, cfg: &cfg, popTime: now}
 	if h.exp != "" {
 		f, err := s.h.NewFilter(h.topic, h.expType, h.exp)
 		if err != nil {
@@ -283,9 +284,17 @@ func (s *Service) popFromQueue(st *popState, topic string, isRetry bool, queueID
 		return
 	}
 	defer s.locks.unlock(key)
-	off = s.popOffset(topic, h.group, queueID, h.initMode, true, true)
-	if h.order && s.order.CheckBlock(h.attemptID, topic, h.group, queueID, h.invisibleTime) {
+	if s.popShouldStop(st.cfg, topic, h.group, queueID) {
+		s.log.Warn("too many messages in flight, queue not popped", "topic", topic, "group", h.group, "queue", queueID)
+		st.restNum += s.h.MaxOffset(topic, queueID) - off
 		return
+	}
+	off = s.popOffset(topic, h.group, queueID, h.initMode, true, true)
+	if h.order {
+		if s.order.CheckBlock(h.attemptID, topic, h.group, queueID, h.invisibleTime) {
+			return
+		}
+		s.inflight.clear(topic, h.group, queueID)
 	}
 	if st.count >= h.maxMsgNums {
 		st.restNum += s.h.MaxOffset(topic, queueID) - off
@@ -340,7 +349,8 @@ func (s *Service) popFromQueue(st *popState, topic string, isRetry bool, queueID
 		}
 	}
 	st.restNum += res.MaxOffset - res.NextBeginOffset
-	brokerName := s.h.Conf().BrokerName
+	s.inflight.add(topic, h.group, queueID, int64(len(res.Records)))
+	brokerName := st.cfg.BrokerName
 	// Grown once to what this queue adds (a retry record grows by its POP_CK property, appended later):
 	// appending record by record reallocated the body ~4x over its size.
 	need := 0
@@ -350,12 +360,12 @@ func (s *Service) popFromQueue(st *popState, topic string, isRetry bool, queueID
 	st.body = slices.Grow(st.body, need)
 	for _, rec := range res.Records {
 		st.count++
-		if !isRetry {
+		if !isRetry || st.cfg.PopResponseReturnActualRetryTopic {
 			st.body = append(st.body, rec...)
 			continue
 		}
 		// A retry message goes out under its original topic with its receipt
-		// handle (popResponseReturnActualRetryTopic=false).
+		// handle (unless popResponseReturnActualRetryTopic).
 		m := &st.rec
 		if _, err := codec.DecodeRecord(rec, m); err != nil {
 			s.log.Warn("decode retry message", "topic", topic, "err", err)

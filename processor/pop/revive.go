@@ -311,6 +311,7 @@ func (r *reviver) reviveRetry(ck *CheckPoint, rec []byte) bool {
 		r.s.log.Error("revive put to retry topic", "topic", topic, "status", res.Status)
 		return false
 	}
+	r.s.inflight.done(ck.Topic, ck.CID, ck.QueueID, ck.PopTime, 1)
 	return true
 }
 

@@ -1,0 +1,95 @@
+package pop
+
+import (
+	"sync"
+	"time"
+)
+
+// inflight is PopInflightMessageCounter: per topic, group and queue, the
+// messages popped and neither acked nor revived yet. As Java it is a
+// memory-only estimate: it starts at zero with the broker, so acks and
+// revives of messages popped before the start are not counted down
+// (Java compares popTime with shouldStartTime).
+type inflight struct {
+	start int64 // ms
+	mu    sync.Mutex
+	n     map[inflightKey]int64
+}
+
+type inflightKey struct {
+	topic, group string
+	queueID      int32
+}
+
+func newInflight() *inflight {
+	return &inflight{start: time.Now().UnixMilli(), n: map[inflightKey]int64{}}
+}
+
+func (f *inflight) add(topic, group string, queueID int32, delta int64) {
+	if delta <= 0 {
+		return
+	}
+	f.mu.Lock()
+	f.n[inflightKey{topic, group, queueID}] += delta
+	f.mu.Unlock()
+}
+
+// done counts down messages popped at popTime (an ack or a revive).
+func (f *inflight) done(topic, group string, queueID int32, popTime, delta int64) {
+	if popTime < f.start {
+		return
+	}
+	k := inflightKey{topic, group, queueID}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if v, ok := f.n[k]; ok {
+		if v -= delta; v > 0 {
+			f.n[k] = v
+		} else {
+			delete(f.n, k)
+		}
+	}
+}
+
+// clear forgets a queue (an ordered queue no longer blocked has nothing in flight).
+func (f *inflight) clear(topic, group string, queueID int32) {
+	f.mu.Lock()
+	delete(f.n, inflightKey{topic, group, queueID})
+	f.mu.Unlock()
+}
+
+func (f *inflight) get(topic, group string, queueID int32) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n[inflightKey{topic, group, queueID}]
+}
+
+// ForgetTopic and ForgetGroup drop the counts of a deleted topic or group
+// (Java's clearInFlightMessageNumByTopicName / ByGroupName).
+func (s *Service) ForgetTopic(topic string) {
+	s.inflight.mu.Lock()
+	defer s.inflight.mu.Unlock()
+	for k := range s.inflight.n {
+		if k.topic == topic {
+			delete(s.inflight.n, k)
+		}
+	}
+}
+
+// ForgetGroup: see ForgetTopic.
+func (s *Service) ForgetGroup(group string) {
+	s.inflight.mu.Lock()
+	defer s.inflight.mu.Unlock()
+	for k := range s.inflight.n {
+		if k.group == group {
+			delete(s.inflight.n, k)
+		}
+	}
+}
+
+// popShouldStop is PopMessageProcessor.isPopShouldStop: with
+// enablePopMessageThreshold, a queue with more than popInflightMessageThreshold
+// messages in flight for the group is not popped.
+func (s *Service) popShouldStop(cfg *Config, topic, group string, queueID int32) bool {
+	return cfg.EnablePopMessageThreshold && s.inflight.get(topic, group, queueID) > cfg.PopInflightMessageThreshold
+}
