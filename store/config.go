@@ -66,6 +66,9 @@ type Config struct {
 
 	MaxMessageSize    int  `prop:"maxMessageSize"`
 	CheckCRCOnRecover bool `prop:"checkCRCOnRecover"`
+	// EnabledAppendPropCRC appends the "__CRC32#" property, a CRC of the whole
+	// record, to every record written.
+	EnabledAppendPropCRC bool `prop:"enabledAppendPropCRC"`
 
 	MessageIndexEnable bool `prop:"messageIndexEnable"`
 	// MessageIndexSafe makes crash recovery replay from the last flushed index
