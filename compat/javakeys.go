@@ -267,7 +267,6 @@ func buildJavaKeys() map[string]JavaKey {
 		"enablePopMessageThreshold":   "POP is not refused when too many messages are in flight",
 		"popInflightMessageThreshold": "POP is not refused when too many messages are in flight",
 		"enableRegisterProducer":      "producers are always registered by their heartbeats",
-		"forceVerifyPropCRC":          "no CRC property is verified at recovery",
 		"filterSupportRetry":          "SQL92 filters do not apply to retry-topic messages (Java's default)",
 		"lockInStrictMode":            "LOCK_BATCH_MQ locks on the broker asked only (with totalReplicas above 1 start is refused)",
 		"popResponseReturnActualRetryTopic": "popped retries are reported under their original topic, " +

@@ -216,7 +216,7 @@ func (c *checker) commitLog() {
 				}
 				break
 			}
-			n := checkRecord(f.data[pos:], &m, true)
+			n := checkRecord(f.data[pos:], &m, crcBody)
 			if ok, found := codec.RecordPropCRC(f.data[pos:], &m); n > 0 && found && !ok {
 				c.add(f.path, int64(pos), last, "commitlog offset %d: CRC property mismatch", f.from+int64(pos))
 				break

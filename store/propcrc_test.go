@@ -70,6 +70,13 @@ func TestEnabledAppendPropCRC(t *testing.T) {
 	_, n, _, _ := s.QueryMessage("P", "bk1", 10, 1<<20, 0, time.Now().UnixMilli()+1000)
 	require.Equal(t, 1, n, "keys before the property are indexed")
 	require.NoError(t, s.Shutdown())
+
+	// Crash recovery verifying the property keeps them all.
+	cfg.ForceVerifyPropCRC = true
+	markCrashed(t, cfg)
+	s = openStore(t, cfg)
+	require.Equal(t, int64(4), s.MaxOffsetInQueue("P", 0))
+	require.NoError(t, s.Shutdown())
 }
 
 func TestPropCRCTooLongProperties(t *testing.T) {
@@ -100,4 +107,55 @@ func TestCheckVerifiesPropCRC(t *testing.T) {
 	probs := Check(cfg.StorePathRootDir)
 	require.NotEmpty(t, probs)
 	require.Contains(t, fmt.Sprint(probs), "CRC property mismatch")
+}
+
+// forceVerifyPropCRC checks the property over the whole record, so damage the
+// body CRC cannot see (here the FLAG field) ends the log, as in Java.
+func TestForceVerifyPropCRCTruncates(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.EnabledAppendPropCRC = true
+	s := openStore(t, cfg)
+	putN(t, s, "F", 1, 10)
+	waitDispatched(t, s, "F", 0, 10)
+	phy, _, _, ok := s.findCQ("F", 0).unitAt(6)
+	require.True(t, ok)
+	require.NoError(t, s.Shutdown())
+	writeAt(t, commitLogFiles(t, cfg)[0], phy+16, []byte{0x7F}) // FLAG
+
+	// Body CRC only: the record passes.
+	markCrashed(t, cfg)
+	s = openStore(t, cfg)
+	require.Equal(t, int64(10), s.MaxOffsetInQueue("F", 0))
+	require.NoError(t, s.Shutdown())
+
+	cfg.ForceVerifyPropCRC = true
+	markCrashed(t, cfg)
+	s = openStore(t, cfg)
+	defer s.Shutdown()
+	require.Equal(t, phy, s.MaxPhyOffset())
+	require.Equal(t, int64(6), s.MaxOffsetInQueue("F", 0))
+}
+
+// Under forceVerifyPropCRC a record without the property ends the log, as
+// Java's "not found CRC in properties" does.
+func TestForceVerifyPropCRCMissingProperty(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.EnabledAppendPropCRC = true
+	s := openStore(t, cfg)
+	putN(t, s, "M", 1, 3)
+	waitDispatched(t, s, "M", 0, 3)
+	end := s.MaxPhyOffset()
+	require.NoError(t, s.Shutdown())
+	cfg.EnabledAppendPropCRC = false
+	s = openStore(t, cfg)
+	putN(t, s, "M", 1, 2)
+	waitDispatched(t, s, "M", 0, 5)
+	require.NoError(t, s.Shutdown())
+
+	cfg.ForceVerifyPropCRC = true
+	markCrashed(t, cfg)
+	s = openStore(t, cfg)
+	defer s.Shutdown()
+	require.Equal(t, end, s.MaxPhyOffset())
+	require.Equal(t, int64(3), s.MaxOffsetInQueue("M", 0))
 }

@@ -93,6 +93,10 @@ func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
+	if cfg.recoverCRC() == crcProp && !cfg.EnabledAppendPropCRC {
+		// As in Java: records this store writes will fail the next crash recovery.
+		logger.Warn("forceVerifyPropCRC without enabledAppendPropCRC: crash recovery cuts the log at the first record written now")
+	}
 	levels, _ := parseDelayLevels(cfg.MessageDelayLevel)
 	s := &DefaultStore{
 		cfg:         cfg,
