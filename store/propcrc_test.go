@@ -3,6 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -158,4 +161,59 @@ func TestForceVerifyPropCRCMissingProperty(t *testing.T) {
 	defer s.Shutdown()
 	require.Equal(t, end, s.MaxPhyOffset())
 	require.Equal(t, int64(3), s.MaxOffsetInQueue("M", 0))
+}
+
+// javaPropCRCStore writes n records of topic J queue 0 as a Java broker with
+// enabledAppendPropCRC leaves them (codec's TestEncodeRecordPropCRCMatchesJava
+// holds EncodeRecordPropCRC to Java's bytes): a commitlog file and nothing
+// else, so recovery dispatches every record. It returns the log's end.
+func javaPropCRCStore(t *testing.T, cfg Config, n int) int64 {
+	t.Helper()
+	host := netip.MustParseAddrPort("127.0.0.1:10911")
+	log := make([]byte, cfg.MappedFileSizeCommitLog)
+	at := 0
+	for i := range n {
+		m := codec.Message{QueueOffset: int64(i), CommitLogOffset: int64(at), BornHost: host, StoreHost: host,
+			BornTimestamp: time.Now().UnixMilli(), StoreTimestamp: time.Now().UnixMilli(), Topic: "J",
+			Body: []byte(fmt.Sprintf("java-%d", i)), Properties: fmt.Sprintf("TAGS\x01t\x02KEYS\x01jk%d\x02", i)}
+		at += codec.EncodeRecordPropCRC(log[at:], &m)
+	}
+	dir := cfg.commitLogDir()
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "00000000000000000000"), log, 0o644))
+	return int64(at)
+}
+
+// A store Java wrote with enabledAppendPropCRC opens whole whatever this
+// store's settings, and its records read back with their properties intact.
+func TestRecoveryAcceptsPropCRCRecords(t *testing.T) {
+	for _, tc := range []struct{ appendCRC, force, crashed bool }{
+		{false, false, false}, {false, false, true}, {true, false, true}, {true, true, true},
+	} {
+		t.Run(fmt.Sprintf("append=%v,force=%v,crashed=%v", tc.appendCRC, tc.force, tc.crashed), func(t *testing.T) {
+			cfg := testConfig(t.TempDir())
+			cfg.EnabledAppendPropCRC, cfg.ForceVerifyPropCRC = tc.appendCRC, tc.force
+			end := javaPropCRCStore(t, cfg, 10)
+			if tc.crashed {
+				markCrashed(t, cfg)
+			}
+			s := openStore(t, cfg)
+			require.Equal(t, end, s.MaxPhyOffset())
+			waitDispatched(t, s, "J", 0, 10)
+			recs := crcRecords(t, s, "J", 0)
+			require.Len(t, recs, 10)
+			for i, rec := range recs {
+				m := requirePropCRC(t, rec)
+				props := codec.ParseProperties(m.Properties)
+				require.Equal(t, "t", props[codec.PropTags])
+				require.Equal(t, fmt.Sprintf("jk%d", i), props[codec.PropKeys])
+			}
+			_, n, _, _ := s.QueryMessage("J", "jk7", 10, 1<<20, 0, time.Now().UnixMilli()+1000)
+			require.Equal(t, 1, n)
+			r := s.PutMessage(context.Background(), newMsg("J", 0, "after", nil))
+			require.Equal(t, end, r.WroteOffset)
+			require.Equal(t, int64(10), r.QueueOffset)
+			require.NoError(t, s.Shutdown())
+		})
+	}
 }
