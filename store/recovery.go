@@ -169,7 +169,12 @@ scan:
 	}
 	from = min(from, process)
 	if at, ok := s.index.rebuildFrom(); ok && s.cfg.MessageIndexEnable {
+		gap := s.index.missFrom
+		s.index.missFrom = -1 // a record that still finds no index file notes it again
 		s.rebuildIndex(max(at, s.commitLog.q.minOffset()), from)
+		if gap >= 0 {
+			s.index.gapFilled()
+		}
 	}
 	s.reputFrom.Store(from)
 	s.doReput()

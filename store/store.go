@@ -154,6 +154,7 @@ func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
 	if err := s.index.load(s.lastExitOK); err != nil {
 		return nil, err
 	}
+	s.index.loadGap()
 	s.group = newGroupCommit(s)
 	if err := s.recover(); err != nil {
 		return nil, fmt.Errorf("recover store: %w", err)
