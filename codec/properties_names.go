@@ -31,4 +31,10 @@ const (
 	PropTimerOutMs        = "TIMER_OUT_MS"
 	PropTimerDelayMs      = "TIMER_DELAY_MS"
 	PropPopCK             = "POP_CK"
+	// PropCRC32 is the record CRC property enabledAppendPropCRC appends.
+	PropCRC32 = "__CRC32#"
 )
+
+// PropCRCReservedLen is the length of the CRC property with its separators
+// (CommitLog.CRC32_RESERVED_LEN): name, 0x01, ten digits, 0x02.
+const PropCRCReservedLen = len(PropCRC32) + 1 + 10 + 1

@@ -71,7 +71,33 @@ func RecordSize(m *Message) int {
 // StoreSize, Magic, BodyCRC and the IPv6 SYSFLAG bits. Lengths beyond the field
 // widths (properties > 32767, topic > 65535) are the caller's to reject first.
 func EncodeRecord(dst []byte, m *Message) int {
+	return encodeRecord(dst, m, false)
+}
+
+// EncodeRecordPropCRC is EncodeRecord with the CRC property Java's
+// enabledAppendPropCRC appends (CommitLog.DefaultAppendMessageCallback): a 0x02
+// closes the properties if they lack one, then "__CRC32#" 0x01, ten digits and
+// 0x02 follow, the digits holding the CRC of every record byte before them.
+// The property is not added to m.Properties.
+func EncodeRecordPropCRC(dst []byte, m *Message) int {
+	return encodeRecord(dst, m, true)
+}
+
+// PropCRCExtra is how many bytes EncodeRecordPropCRC adds to properties props.
+func PropCRCExtra(props string) int {
+	if props != "" && props[len(props)-1] != PropSep {
+		return PropCRCReservedLen + 1
+	}
+	return PropCRCReservedLen
+}
+
+func encodeRecord(dst []byte, m *Message, propCRC bool) int {
 	size := RecordSize(m)
+	extra := 0
+	if propCRC {
+		extra = PropCRCExtra(m.Properties)
+		size += extra
+	}
 	if len(dst) < size {
 		return 0
 	}
@@ -118,13 +144,63 @@ func EncodeRecord(dst []byte, m *Message) int {
 		p += 2
 	}
 	p += copy(b[p:], m.Topic)
-	be.PutUint16(b[p:], uint16(len(m.Properties)))
+	be.PutUint16(b[p:], uint16(len(m.Properties)+extra))
 	p += 2
-	copy(b[p:], m.Properties)
+	p += copy(b[p:], m.Properties)
+	if propCRC {
+		if extra > PropCRCReservedLen {
+			b[p] = PropSep
+		}
+		putPropCRC(b, size)
+	}
 	// TOTALSIZE goes last: a writer killed mid-record into zeroed space leaves a
 	// record whose size field is still 0, which every reader rejects.
 	be.PutUint32(b[0:], uint32(size))
 	return size
+}
+
+// putPropCRC writes the CRC property into the last PropCRCReservedLen bytes of
+// record b of length size, over b[:size-PropCRCReservedLen] with TOTALSIZE
+// taken as size (b[0:4] is written after it).
+func putPropCRC(b []byte, size int) {
+	var sz [4]byte
+	binary.BigEndian.PutUint32(sz[:], uint32(size))
+	at := size - PropCRCReservedLen
+	crc := crc32.Update(crc32.ChecksumIEEE(sz[:]), crc32.IEEETable, b[4:at])
+	v := crc & 0x7FFFFFFF // UtilAll.crc32
+	p := at + copy(b[at:], PropCRC32)
+	b[p] = PropNameValueSep
+	p++
+	// Least significant digit first, as MessageDecoder.createCrc32 writes it.
+	for i := 0; i < 10; i++ {
+		b[p+i] = byte('0' + v%10)
+		v /= 10
+	}
+	b[p+10] = PropSep
+}
+
+// RecordPropCRC checks the CRC property of record b (as decoded into m) the way
+// Java's recovery does under forceVerifyPropCRC
+// (CommitLog.checkMessageAndReturnSize): the property's digits, read least
+// significant first, must equal the CRC of b's bytes before the last
+// PropCRCReservedLen. found is false when m has no such property.
+func RecordPropCRC(b []byte, m *Message) (ok, found bool) {
+	s, found := PropertyValue(m.Properties, PropCRC32)
+	if !found {
+		return false, false
+	}
+	var want int32 // int arithmetic, wrapping, as Java's loop
+	for i := len(s) - 1; i >= 0; i-- {
+		want = want*10 + int32(s[i]) - '0'
+	}
+	size := int(m.StoreSize)
+	if want < 0 {
+		return false, false
+	}
+	if size < PropCRCReservedLen || size > len(b) {
+		return false, true
+	}
+	return int32(crc32.ChecksumIEEE(b[:size-PropCRCReservedLen])&0x7FFFFFFF) == want, true
 }
 
 func putHost(b []byte, a netip.AddrPort) int {

@@ -265,8 +265,6 @@ func buildJavaKeys() map[string]JavaKey {
 		"enableCompaction":         "nothing is compacted: a topic with cleanup.policy=COMPACTION is refused",
 		"enableNetWorkFlowControl": "pull responses are not throttled by the network flow control",
 		"enableRegisterProducer":   "producers are always registered by their heartbeats",
-		"enabledAppendPropCRC":     "stored messages carry no CRC property",
-		"forceVerifyPropCRC":       "no CRC property is verified at recovery",
 		"filterSupportRetry":       "SQL92 filters do not apply to retry-topic messages (Java's default)",
 		"lockInStrictMode":         "LOCK_BATCH_MQ locks on the broker asked only (with totalReplicas above 1 start is refused)",
 		"readUnCommitted":          "consumers read only what the replicas confirmed (controller mode), Java's default",

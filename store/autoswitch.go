@@ -84,7 +84,7 @@ func (s *DefaultStore) TruncateInvalidTail() (int64, error) {
 		wrote := f.wrote.Load()
 		bad := false
 		for pos < wrote {
-			n := checkRecord(f.data[pos:wrote], &m, true)
+			n := checkRecord(f.data[pos:wrote], &m, s.cfg.verifyCRC())
 			if n == 0 {
 				pos = int64(f.size)
 				break
@@ -187,7 +187,7 @@ func (s *DefaultStore) checkAligned(offset int64) error {
 		return nil
 	}
 	var m codec.Message
-	if checkRecord(f.data[pos:wrote], &m, false) < 0 {
+	if checkRecord(f.data[pos:wrote], &m, crcNone) < 0 {
 		return fmt.Errorf("truncate commitlog at %d: no record starts there: %w", offset, ErrNotAligned)
 	}
 	return nil

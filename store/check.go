@@ -216,7 +216,11 @@ func (c *checker) commitLog() {
 				}
 				break
 			}
-			n := checkRecord(f.data[pos:], &m, true)
+			n := checkRecord(f.data[pos:], &m, crcBody)
+			if ok, found := codec.RecordPropCRC(f.data[pos:], &m); n > 0 && found && !ok {
+				c.add(f.path, int64(pos), last, "commitlog offset %d: CRC property mismatch", f.from+int64(pos))
+				break
+			}
 			if n <= 0 {
 				what := "bad record"
 				if _, err := codec.DecodeRecord(f.data[pos:], &m); err != nil {

@@ -31,6 +31,8 @@ type tqKey struct {
 type commitLog struct {
 	q          *mappedFileQueue
 	maxMsgSize int
+	// propCRC appends the record CRC property (enabledAppendPropCRC).
+	propCRC bool
 
 	mu sync.Mutex
 	// closed is set under mu at shutdown so no append writes into an unmapped file.
@@ -62,6 +64,7 @@ func newCommitLog(dir string, cfg *Config) *commitLog {
 	c := &commitLog{
 		q:          newMappedFileQueue(dir, cfg.MappedFileSizeCommitLog),
 		maxMsgSize: cfg.MaxMessageSize,
+		propCRC:    cfg.EnabledAppendPropCRC,
 		table:      make(map[tqKey]*int64),
 	}
 	c.q.writeThrough = cfg.writeThrough()
@@ -103,9 +106,23 @@ func (c *commitLog) failed(err error, st PutStatus) PutStatus {
 
 // encode writes m's record into dst, a fault on the mapping (a full disk under
 // a file loaded sparse) coming back as an error.
-func encode(dst []byte, m *codec.Message) (n int, err error) {
-	err = guardFault(func() { n = codec.EncodeRecord(dst, m) })
+func (c *commitLog) encode(dst []byte, m *codec.Message) (n int, err error) {
+	if c.propCRC {
+		err = guardFault(func() { n = codec.EncodeRecordPropCRC(dst, m) })
+	} else {
+		err = guardFault(func() { n = codec.EncodeRecord(dst, m) })
+	}
 	return n, err
+}
+
+// dropPropCRC removes a CRC property the message came with (a re-put of a
+// stored record carries the old one) before the new one is appended, as
+// CommitLog.asyncPutMessage does.
+func (c *commitLog) dropPropCRC(props string) string {
+	if c.propCRC && strings.Contains(props, codec.PropCRC32) {
+		return codec.DeleteProperty(props, codec.PropCRC32)
+	}
+	return props
 }
 
 // lock takes mu and notes when (beginTimeInLock); unlock clears that.
@@ -136,7 +153,11 @@ func (c *commitLog) checkMessage(m *codec.Message) (int, PutStatus) {
 	if len(m.Body) > c.maxMsgSize || !safeTopicDir(m.Topic) || m.QueueID < 0 {
 		return 0, PutMessageIllegal
 	}
-	if len(m.Properties) > maxPropertiesLen {
+	extra := 0
+	if c.propCRC {
+		extra = codec.PropCRCExtra(m.Properties)
+	}
+	if len(m.Properties)+extra > maxPropertiesLen {
 		return 0, PutPropertiesSizeExceeded
 	}
 	// Recovery ends the log at a record whose topic holds NUL or whose
@@ -153,7 +174,7 @@ func (c *commitLog) checkMessage(m *codec.Message) (int, PutStatus) {
 			}
 		}
 	}
-	size := codec.RecordSize(m)
+	size := codec.RecordSize(m) + extra
 	if size > c.maxRecordSize() || size+endFileMinBlank > c.q.fileSize {
 		return 0, PutMessageIllegal
 	}
@@ -193,6 +214,7 @@ func (c *commitLog) fileFor(need int) (*mappedFile, PutStatus) {
 
 // put appends one record. m's store-assigned fields are overwritten.
 func (c *commitLog) put(m *codec.Message) PutResult {
+	m.Properties = c.dropPropCRC(m.Properties)
 	size, st := c.checkMessage(m)
 	if st != PutOK {
 		return PutResult{Status: st}
@@ -217,7 +239,7 @@ func (c *commitLog) put(m *codec.Message) PutResult {
 	wrote := f.wrote.Load()
 	m.CommitLogOffset = f.from + wrote
 	dst := c.target(f, wrote, size)
-	n, err := encode(dst, m)
+	n, err := c.encode(dst, m)
 	if err == nil {
 		err = c.commit(f, wrote, dst[:n])
 	}
@@ -295,6 +317,7 @@ func (c *commitLog) putBatch(tmpl *codec.Message, body []byte, fixProps func(str
 		if fixProps != nil {
 			p = fixProps(p)
 		}
+		p = c.dropPropCRC(p)
 		m.Body, m.Properties = e.Body, p
 		size, st := c.checkMessage(m)
 		if st != PutOK {
@@ -328,7 +351,7 @@ func (c *commitLog) putBatch(tmpl *codec.Message, body []byte, fixProps func(str
 		m.QueueOffset = qoff + int64(i)
 		m.CommitLogOffset = f.from + wrote
 		m.PreparedTransactionOffset = 0
-		n, err := encode(dst[at:], m)
+		n, err := c.encode(dst[at:], m)
 		if err != nil {
 			return PutResult{Status: c.failed(err, PutUnknownError)}
 		}

@@ -66,6 +66,12 @@ type Config struct {
 
 	MaxMessageSize    int  `prop:"maxMessageSize"`
 	CheckCRCOnRecover bool `prop:"checkCRCOnRecover"`
+	// EnabledAppendPropCRC appends the "__CRC32#" property, a CRC of the whole
+	// record, to every record written. ForceVerifyPropCRC makes recovery (with
+	// CheckCRCOnRecover) check that property instead of the body CRC: a record
+	// without it or with a wrong one ends the log, as in Java.
+	EnabledAppendPropCRC bool `prop:"enabledAppendPropCRC"`
+	ForceVerifyPropCRC   bool `prop:"forceVerifyPropCRC"`
 
 	MessageIndexEnable bool `prop:"messageIndexEnable"`
 	// MessageIndexSafe makes crash recovery replay from the last flushed index

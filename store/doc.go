@@ -35,7 +35,8 @@ package store
 //
 // Recovery: consume queues are scanned first, then the commitlog from the file
 // the checkpoint (crash) or the queues (clean exit) point at; the first record
-// that fails magic, size, body CRC or the zero-tail checks ends the log. The rest
+// that fails magic, size, body CRC (the CRC property under forceVerifyPropCRC)
+// or the zero-tail checks ends the log. The rest
 // of that file is zeroed (hole-punched), later files go, queue units at or past
 // the end are dropped, and the dispatcher replays what the queues miss before
 // the topic-queue table is rebuilt from them.

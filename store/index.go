@@ -259,17 +259,34 @@ func (ix *indexService) load(lastExitOK bool) error {
 
 // rebuildFrom is the commitlog offset to re-index from when files were
 // deleted at open: the last record the kept files index (indexed again; queries
-// drop the duplicate), or 0 when none is kept.
+// drop the duplicate), or 0 when none is kept; or where a gap left before the
+// restart begins (loadGap), if earlier.
 func (ix *indexService) rebuildFrom() (int64, bool) {
+	at, ok := ix.missFrom, ix.missFrom >= 0
 	if !ix.dropped {
-		return 0, false
+		return at, ok
 	}
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
+	from := int64(0)
 	if n := len(ix.files); n > 0 {
-		return ix.files[n-1].endPhyOffset(), true
+		from = ix.files[n-1].endPhyOffset()
 	}
-	return 0, true
+	if ok {
+		from = min(from, at)
+	}
+	return from, true
+}
+
+// gapFilled is told that the gap was indexed again: its file goes unless a
+// record of it still found no index file (missFrom set anew).
+func (ix *indexService) gapFilled() {
+	if ix.missFrom >= 0 {
+		return
+	}
+	if err := ix.saveGap(-1); err != nil {
+		ix.s.log.Warn("index gap indexed, its file stays: the next start indexes it again", "err", err)
+	}
 }
 
 // isIndexName accepts yyyyMMddHHmmssSSS.
@@ -291,7 +308,7 @@ func (ix *indexService) truncateAbove(phy int64) error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if ix.missFrom >= phy {
-		ix.missFrom = -1 // the unindexed records are cut away
+		ix.setMiss(-1) // the unindexed records are cut away
 	}
 	for len(ix.files) > 0 {
 		last := ix.files[len(ix.files)-1]
@@ -413,8 +430,9 @@ func (ix *indexService) build(m *codec.Message, uniq, keys string) {
 		return // indexed before the restart
 	}
 	if from := ix.missFrom; from >= 0 && from < m.CommitLogOffset {
-		ix.missFrom = -1
+		ix.missFrom = -1 // a record of the gap that still finds no file notes it again
 		ix.s.rebuildIndex(max(from, ix.s.commitLog.q.minOffset()), m.CommitLogOffset)
+		ix.gapFilled()
 		if x, err = ix.writable(); err != nil {
 			ix.missed(m, err)
 			return
@@ -442,7 +460,7 @@ func (ix *indexService) missed(m *codec.Message, err error) {
 	if ix.missFrom >= 0 {
 		return
 	}
-	ix.missFrom = m.CommitLogOffset
+	ix.setMiss(m.CommitLogOffset)
 	ix.s.log.Error("no index file: records from this offset are indexed once one can be made", "offset", m.CommitLogOffset, "err", err)
 }
 

@@ -7,10 +7,38 @@ import (
 	"rmqd/codec"
 )
 
+// crcCheck is what recovery checks of a record beyond its framing.
+type crcCheck uint8
+
+const (
+	crcNone crcCheck = iota
+	crcBody          // checkCRCOnRecover: the BODYCRC field
+	crcProp          // and forceVerifyPropCRC: the CRC property instead
+)
+
+// verifyCRC is the check of a record read with checkCRC set in Java (the
+// forceVerifyPropCRC switch decides which CRC).
+func (c *Config) verifyCRC() crcCheck {
+	if c.ForceVerifyPropCRC {
+		return crcProp
+	}
+	return crcBody
+}
+
+// recoverCRC is the check the configuration asks recovery for.
+func (c *Config) recoverCRC() crcCheck {
+	if !c.CheckCRCOnRecover {
+		return crcNone
+	}
+	return c.verifyCRC()
+}
+
 // checkRecord validates the record at the start of b as
 // CommitLog.checkMessageAndReturnSize does: size > 0 for a good record, 0 for a
 // blank end-of-file record, -1 for anything else (the end of the valid log).
-func checkRecord(b []byte, m *codec.Message, checkCRC bool) int {
+// A record carrying the CRC property passes the other checks whatever this
+// store's enabledAppendPropCRC is; under crcProp one without it fails, as in Java.
+func checkRecord(b []byte, m *codec.Message, check crcCheck) int {
 	if codec.RecordMagic(b) == codec.MagicBlank {
 		return 0
 	}
@@ -18,8 +46,15 @@ func checkRecord(b []byte, m *codec.Message, checkCRC bool) int {
 	if err != nil {
 		return -1
 	}
-	if checkCRC && len(m.Body) > 0 && codec.BodyCRC(m.Body) != m.BodyCRC {
-		return -1
+	switch check {
+	case crcBody:
+		if len(m.Body) > 0 && codec.BodyCRC(m.Body) != m.BodyCRC {
+			return -1
+		}
+	case crcProp:
+		if ok, _ := codec.RecordPropCRC(b, m); !ok {
+			return -1
+		}
 	}
 	// The body CRC says nothing about the bytes after the body. A record cut
 	// short on disk reads zeros there: topics never hold NUL and a properties
@@ -58,7 +93,7 @@ func (s *DefaultStore) recover() error {
 	start := 0
 	for i := len(files) - 1; i >= 0; i-- {
 		f := files[i]
-		if checkRecord(f.data, &m, true) <= 0 || m.StoreTimestamp == 0 {
+		if checkRecord(f.data, &m, crcBody) <= 0 || m.StoreTimestamp == 0 {
 			continue
 		}
 		var ok bool
@@ -77,12 +112,13 @@ func (s *DefaultStore) recover() error {
 		}
 	}
 	process := files[start].from
+	check := s.cfg.recoverCRC()
 scan:
 	for i := start; i < len(files); i++ {
 		f := files[i]
 		pos := 0
 		for pos < f.size {
-			n := checkRecord(f.data[pos:], &m, s.cfg.CheckCRCOnRecover)
+			n := checkRecord(f.data[pos:], &m, check)
 			switch {
 			case n > 0:
 				pos += n
@@ -133,7 +169,12 @@ scan:
 	}
 	from = min(from, process)
 	if at, ok := s.index.rebuildFrom(); ok && s.cfg.MessageIndexEnable {
+		gap := s.index.missFrom
+		s.index.missFrom = -1 // a record that still finds no index file notes it again
 		s.rebuildIndex(max(at, s.commitLog.q.minOffset()), from)
+		if gap >= 0 {
+			s.index.gapFilled()
+		}
 	}
 	s.reputFrom.Store(from)
 	s.doReput()

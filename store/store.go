@@ -93,6 +93,10 @@ func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
+	if cfg.recoverCRC() == crcProp && !cfg.EnabledAppendPropCRC {
+		// As in Java: records this store writes will fail the next crash recovery.
+		logger.Warn("forceVerifyPropCRC without enabledAppendPropCRC: crash recovery cuts the log at the first record written now")
+	}
 	levels, _ := parseDelayLevels(cfg.MessageDelayLevel)
 	s := &DefaultStore{
 		cfg:         cfg,
@@ -150,6 +154,7 @@ func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
 	if err := s.index.load(s.lastExitOK); err != nil {
 		return nil, err
 	}
+	s.index.loadGap()
 	s.group = newGroupCommit(s)
 	if err := s.recover(); err != nil {
 		return nil, fmt.Errorf("recover store: %w", err)
