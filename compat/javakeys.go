@@ -261,7 +261,6 @@ func buildJavaKeys() map[string]JavaKey {
 		"autoMessageVersionOnTopicLen": "the message version follows the topic length, Java's default",
 		"disableConsumeIfConsumerReadSlowly": "a group further behind than consumerFallbehindThreshold is not " +
 			"cut off from pulling",
-		"enableAutoInSyncReplicas":    "inSyncReplicas is not lowered when slaves fall away",
 		"enableCompaction":            "nothing is compacted: a topic with cleanup.policy=COMPACTION is refused",
 		"enableNetWorkFlowControl":    "pull responses are not throttled by the network flow control",
 		"enablePopMessageThreshold":   "POP is not refused when too many messages are in flight",
