@@ -3,7 +3,6 @@ package compat
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -95,15 +94,6 @@ func RefusedSetting(props map[string]string) error {
 	for _, k := range keys {
 		if c, why := ClassifyJavaKey(k, props[k]); c == KeyRefused {
 			return fmt.Errorf("%s=%s: %s; rmqd refuses to start rather than run without it", k, props[k], why)
-		}
-	}
-	// The one refusal that takes two keys: Java's quorum locks (LOCK_BATCH_MQ
-	// forwarded to the group's other brokers); with one replica the quorum is
-	// the broker itself, and the setting changes nothing.
-	if whenTrue(strings.TrimSpace(props["lockInStrictMode"])) {
-		if n, err := strconv.Atoi(strings.TrimSpace(props["totalReplicas"])); err == nil && n > 1 {
-			return fmt.Errorf("lockInStrictMode=true with totalReplicas=%d: queue locks held by a quorum of the group's "+
-				"brokers are not supported; rmqd refuses to start rather than run without it", n)
 		}
 	}
 	return nil
@@ -217,7 +207,7 @@ func buildJavaKeys() map[string]JavaKey {
 		"dLegerGroup", "dLegerPeers", "dLegerSelfId", "enableBatchPush", "enableRemoteEscape",
 		"fetchNamesrvAddrInterval", "logicalDiskSpaceCleanForciblyThreshold", "preferredLeaderId",
 		"replicasPerDiskPartition", "skipPreOnline", "storePathDLedgerCommitLog", "syncBrokerMemberGroupPeriod",
-		"totalReplicas", "updateNameServerAddrPeriod")
+		"updateNameServerAddrPeriod")
 	group(KeyNoEffect, whyInternal,
 		"channelNotActiveInterval", "compatibleWithOldNameSrv", "consumerOffsetUpdateVersionStep",
 		"delayOffsetUpdateVersionStep", "disappearTimeAfterStart", "enableCreateSysGroup", "enableShutdownGracefully",
@@ -269,7 +259,6 @@ func buildJavaKeys() map[string]JavaKey {
 		"enabledAppendPropCRC":        "stored messages carry no CRC property",
 		"forceVerifyPropCRC":          "no CRC property is verified at recovery",
 		"filterSupportRetry":          "SQL92 filters do not apply to retry-topic messages (Java's default)",
-		"lockInStrictMode":            "LOCK_BATCH_MQ locks on the broker asked only (with totalReplicas above 1 start is refused)",
 		"popResponseReturnActualRetryTopic": "popped retries are reported under their original topic, " +
 			"Java's default",
 		"readUnCommitted":          "consumers read only what the replicas confirmed (controller mode), Java's default",

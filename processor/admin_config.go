@@ -45,6 +45,9 @@ var liveConfigKeys = map[string]func(dst, src *BrokerConfig){
 	"consumerFallbehindThreshold":    func(d, s *BrokerConfig) { d.ConsumerFallbehindThreshold = s.ConsumerFallbehindThreshold },
 	"useServerSideResetOffset":       func(d, s *BrokerConfig) { d.UseServerSideResetOffset = s.UseServerSideResetOffset },
 	"storeReplyMessageEnable":        func(d, s *BrokerConfig) { d.StoreReplyMessageEnable = s.StoreReplyMessageEnable },
+	// LOCK_BATCH_MQ reads them at each request (lock_strict.go).
+	"lockInStrictMode": func(d, s *BrokerConfig) { d.LockInStrictMode = s.LockInStrictMode },
+	"totalReplicas":    func(d, s *BrokerConfig) { d.TotalReplicas = s.TotalReplicas },
 	// The pools read these at every check (send_admission.go).
 	"brokerFastFailureEnable":         func(d, s *BrokerConfig) { d.BrokerFastFailureEnable = s.BrokerFastFailureEnable },
 	"waitTimeMillsInSendQueue":        func(d, s *BrokerConfig) { d.WaitTimeMillsInSendQueue = s.WaitTimeMillsInSendQueue },

@@ -105,6 +105,10 @@ type BrokerConfig struct {
 	// -Drocketmq.broker.rebalance.lockMaxLiveTime, taken under that name too.
 	// Read at start; <= 0 means the default, 60000.
 	RebalanceLockMaxLiveTime int64 `prop:"rebalanceLockMaxLiveTime,rocketmq.broker.rebalance.lockMaxLiveTime"`
+	// LockInStrictMode with TotalReplicas above 1 grants a queue lock only when
+	// a quorum of the group's brokers took it (lock_strict.go).
+	LockInStrictMode bool `prop:"lockInStrictMode"`
+	TotalReplicas    int  `prop:"totalReplicas"`
 	// AclEnable turns on ACL 1.0: every request is checked against
 	// plain_acl.yml (processor/acl).
 	AclEnable bool `prop:"aclEnable"`
@@ -206,6 +210,7 @@ func DefaultBrokerConfig() BrokerConfig {
 		TransactionCheckMax:         15,
 		UseServerSideResetOffset:    true,
 		RebalanceLockMaxLiveTime:    DefaultLockMaxLiveTime.Milliseconds(),
+		TotalReplicas:               1,
 		RocketmqHome:                os.Getenv("ROCKETMQ_HOME"),
 		MaxHeldPullRequests:         DefaultMaxHeldPulls,
 		MaxClientGroups:             DefaultMaxClientGroups,
