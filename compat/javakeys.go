@@ -3,7 +3,6 @@ package compat
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -95,15 +94,6 @@ func RefusedSetting(props map[string]string) error {
 	for _, k := range keys {
 		if c, why := ClassifyJavaKey(k, props[k]); c == KeyRefused {
 			return fmt.Errorf("%s=%s: %s; rmqd refuses to start rather than run without it", k, props[k], why)
-		}
-	}
-	// The one refusal that takes two keys: Java's quorum locks (LOCK_BATCH_MQ
-	// forwarded to the group's other brokers); with one replica the quorum is
-	// the broker itself, and the setting changes nothing.
-	if whenTrue(strings.TrimSpace(props["lockInStrictMode"])) {
-		if n, err := strconv.Atoi(strings.TrimSpace(props["totalReplicas"])); err == nil && n > 1 {
-			return fmt.Errorf("lockInStrictMode=true with totalReplicas=%d: queue locks held by a quorum of the group's "+
-				"brokers are not supported; rmqd refuses to start rather than run without it", n)
 		}
 	}
 	return nil
@@ -217,7 +207,7 @@ func buildJavaKeys() map[string]JavaKey {
 		"dLegerGroup", "dLegerPeers", "dLegerSelfId", "enableBatchPush", "enableRemoteEscape",
 		"fetchNamesrvAddrInterval", "logicalDiskSpaceCleanForciblyThreshold", "preferredLeaderId",
 		"replicasPerDiskPartition", "skipPreOnline", "storePathDLedgerCommitLog", "syncBrokerMemberGroupPeriod",
-		"totalReplicas", "updateNameServerAddrPeriod")
+		"updateNameServerAddrPeriod")
 	group(KeyNoEffect, whyInternal,
 		"channelNotActiveInterval", "compatibleWithOldNameSrv", "consumerOffsetUpdateVersionStep",
 		"delayOffsetUpdateVersionStep", "disappearTimeAfterStart", "enableCreateSysGroup", "enableShutdownGracefully",
@@ -261,12 +251,10 @@ func buildJavaKeys() map[string]JavaKey {
 		"autoMessageVersionOnTopicLen": "the message version follows the topic length, Java's default",
 		"disableConsumeIfConsumerReadSlowly": "a group further behind than consumerFallbehindThreshold is not " +
 			"cut off from pulling",
-		"enableAutoInSyncReplicas": "inSyncReplicas is not lowered when slaves fall away",
 		"enableCompaction":         "nothing is compacted: a topic with cleanup.policy=COMPACTION is refused",
 		"enableNetWorkFlowControl": "pull responses are not throttled by the network flow control",
 		"enableRegisterProducer":   "producers are always registered by their heartbeats",
 		"filterSupportRetry":       "SQL92 filters do not apply to retry-topic messages (Java's default)",
-		"lockInStrictMode":         "LOCK_BATCH_MQ locks on the broker asked only (with totalReplicas above 1 start is refused)",
 		"readUnCommitted":          "consumers read only what the replicas confirmed (controller mode), Java's default",
 		"rejectPullConsumerEnable": "pull consumers are always served",
 		"timerCongestNumEachSlot":  "timer sends are not flow-controlled per slot",

@@ -51,6 +51,9 @@ var liveConfigKeys = map[string]func(dst, src *BrokerConfig){
 	"popResponseReturnActualRetryTopic": func(d, s *BrokerConfig) {
 		d.Pop.PopResponseReturnActualRetryTopic = s.Pop.PopResponseReturnActualRetryTopic
 	},
+	// LOCK_BATCH_MQ reads them at each request (lock_strict.go).
+	"lockInStrictMode": func(d, s *BrokerConfig) { d.LockInStrictMode = s.LockInStrictMode },
+	"totalReplicas":    func(d, s *BrokerConfig) { d.TotalReplicas = s.TotalReplicas },
 	// The pools read these at every check (send_admission.go).
 	"brokerFastFailureEnable":         func(d, s *BrokerConfig) { d.BrokerFastFailureEnable = s.BrokerFastFailureEnable },
 	"waitTimeMillsInSendQueue":        func(d, s *BrokerConfig) { d.WaitTimeMillsInSendQueue = s.WaitTimeMillsInSendQueue },

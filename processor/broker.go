@@ -108,7 +108,7 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 	b.offsets = meta.NewConsumerOffsetManager(b.conf().ConfigDir(), b.log)
 	b.consumers = clients.NewConsumerManager(b.log)
 	b.producers = clients.NewProducerManager()
-	b.locks = clients.NewRebalanceLockManager(DefaultLockMaxLiveTime)
+	b.locks = clients.NewRebalanceLockManager(compat.Millis(cfg.RebalanceLockMaxLiveTime))
 	b.hold = newPullHoldService(b)
 	b.ids = newUniqIDGen(cfg.BrokerIP1)
 	if err := b.newDelivery(cfg); err != nil {

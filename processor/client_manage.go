@@ -219,6 +219,9 @@ func (b *Broker) handleLockBatchMQ(ctx context.Context, c remoting.Conn, req *co
 		return refuseName(req, remark), nil
 	}
 	locked := b.locks.TryLockBatch(body.ConsumerGroup, body.MQSet, body.ClientID)
+	if q := b.strictQuorum(&body); q > 0 {
+		locked = b.strictLock(ctx, body, locked, q)
+	}
 	out, err := codec.MarshalBody(codec.LockBatchResponseBody{LockOKMQSet: locked})
 	if err != nil {
 		return nil, err
@@ -238,5 +241,8 @@ func (b *Broker) handleUnlockBatchMQ(ctx context.Context, c remoting.Conn, req *
 		return refuseName(req, remark), nil
 	}
 	b.locks.UnlockBatch(body.ConsumerGroup, body.MQSet, body.ClientID)
+	if b.strictQuorum(&body) > 0 {
+		b.strictUnlock(ctx, body)
+	}
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }

@@ -100,6 +100,15 @@ type BrokerConfig struct {
 	// and handed out at the next pull (5.x); false pushes it to the clients
 	// with RESET_CONSUMER_CLIENT_OFFSET, as 4.9.x brokers do.
 	UseServerSideResetOffset bool `prop:"useServerSideResetOffset"`
+	// RebalanceLockMaxLiveTime (ms) is how long an orderly consumer's queue
+	// lock lives without renewal: Java's JVM property
+	// -Drocketmq.broker.rebalance.lockMaxLiveTime, taken under that name too.
+	// Read at start; <= 0 means the default, 60000.
+	RebalanceLockMaxLiveTime int64 `prop:"rebalanceLockMaxLiveTime,rocketmq.broker.rebalance.lockMaxLiveTime"`
+	// LockInStrictMode with TotalReplicas above 1 grants a queue lock only when
+	// a quorum of the group's brokers took it (lock_strict.go).
+	LockInStrictMode bool `prop:"lockInStrictMode"`
+	TotalReplicas    int  `prop:"totalReplicas"`
 	// AclEnable turns on ACL 1.0: every request is checked against
 	// plain_acl.yml (processor/acl).
 	AclEnable bool `prop:"aclEnable"`
@@ -204,6 +213,8 @@ func DefaultBrokerConfig() BrokerConfig {
 		TransactionTimeOut:          6000,
 		TransactionCheckMax:         15,
 		UseServerSideResetOffset:    true,
+		RebalanceLockMaxLiveTime:    DefaultLockMaxLiveTime.Milliseconds(),
+		TotalReplicas:               1,
 		RocketmqHome:                os.Getenv("ROCKETMQ_HOME"),
 		MaxHeldPullRequests:         DefaultMaxHeldPulls,
 		MaxClientGroups:             DefaultMaxClientGroups,

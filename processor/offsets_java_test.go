@@ -121,26 +121,6 @@ func TestConsumeStatsPullOffsetIsLastPull(t *testing.T) {
 	require.Contains(t, stat(), `"pullOffset":2}`)
 }
 
-// lockInStrictMode with more than one replica makes Java's LOCK_BATCH_MQ grant
-// a queue only when a quorum of the group's brokers locked it (and
-// UNLOCK_BATCH_MQ release it on each). rmqd's locks are this broker's alone, so
-// it refuses to start with that setting instead of granting locks a Java group
-// would refuse; with one replica (the default) the setting changes nothing.
-func TestLockInStrictModeRefusedWithReplicas(t *testing.T) {
-	c := DefaultBrokerConfig()
-	_, err := c.ApplyProperties(map[string]string{"lockInStrictMode": "true", "totalReplicas": "3"})
-	require.ErrorContains(t, err, "lockInStrictMode")
-	for _, props := range []map[string]string{
-		{"lockInStrictMode": "true"},
-		{"lockInStrictMode": "true", "totalReplicas": "1"},
-		{"lockInStrictMode": "false", "totalReplicas": "3"},
-	} {
-		c = DefaultBrokerConfig()
-		_, err = c.ApplyProperties(props)
-		require.NoError(t, err, props)
-	}
-}
-
 // An admin reset forgets where the group's pulls had got to: a group reset
 // back while offline would otherwise show everything between the reset point
 // and its last pull as in flight until it pulls again (Java keeps the old

@@ -112,6 +112,13 @@ type Config struct {
 	HaHousekeepingInterval  int    `prop:"haHousekeepingInterval"`
 	HaTransferBatchSize     int    `prop:"haTransferBatchSize"`
 	HaMaxGapNotInSync       int64  `prop:"haMaxGapNotInSync"`
+	// EnableAutoInSyncReplicas lets a SYNC_MASTER put with no slave in sync
+	// settle for fewer acks, down to MinInSyncReplicas (the master counts),
+	// instead of answering SLAVE_NOT_AVAILABLE (CommitLog.calcNeedAckNums).
+	EnableAutoInSyncReplicas bool `prop:"enableAutoInSyncReplicas"`
+	// MinInSyncReplicas is BrokerConfig's minInSyncReplicas (the processor
+	// owns the key; the broker's wiring copies it here). 0 reads as 1.
+	MinInSyncReplicas int
 	// HaFlowControlEnable caps what a master sends each slave at
 	// MaxHaTransferByteInSecond per second (Java's FlowMonitor, off by default).
 	HaFlowControlEnable       bool  `prop:"haFlowControlEnable"`

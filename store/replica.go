@@ -283,16 +283,29 @@ func (s *DefaultStore) slaveOK(end int64) bool {
 	return r.slaves.Load() > 0 && end-r.acked.Load() < s.cfg.HaMaxGapNotInSync
 }
 
+// autoInSyncAlone is Java's calcNeedAckNums for a master with no slave in
+// sync: with enableAutoInSyncReplicas the acks wanted drop to the replicas in
+// sync (the master alone), but never below minInSyncReplicas; one ack is the
+// master's own write, so the put is answered at once.
+func (s *DefaultStore) autoInSyncAlone() bool {
+	return s.cfg.EnableAutoInSyncReplicas && s.cfg.MinInSyncReplicas <= 1
+}
+
 // waitReplicaAsync answers done with PutOK once a slave acknowledged next,
 // PutFlushSlaveTimeout after timeout, or PutSlaveNotAvailable at once when no
-// slave is in sync (4.9.x handleHA; 5.x only waits with inSyncReplicas>1).
+// slave is in sync (4.9.x handleHA; 5.x only waits with inSyncReplicas>1) and
+// enableAutoInSyncReplicas does not let the master's own write suffice.
 func (s *DefaultStore) waitReplicaAsync(next int64, timeout time.Duration, done func(PutStatus)) {
 	if w := s.replicas.waiter.Load(); w != nil {
 		(*w)(next, timeout, done)
 		return
 	}
 	if !s.slaveOK(next) {
-		done(PutSlaveNotAvailable)
+		if s.autoInSyncAlone() {
+			done(PutOK)
+		} else {
+			done(PutSlaveNotAvailable)
+		}
 		return
 	}
 	r := &s.replicas

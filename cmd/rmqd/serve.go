@@ -291,6 +291,7 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 		return node{}, nil, fmt.Errorf("broker config brokerRole=%q: want ASYNC_MASTER, SYNC_MASTER or SLAVE", bcfg.Store.BrokerRole)
 	}
 	scfg := bcfg.Store
+	scfg.MinInSyncReplicas = bcfg.Controller.MinInSyncReplicas // the store's SYNC_MASTER wait reads it
 	merged := bcfg.Properties()
 	if bind == "" {
 		bind = "0.0.0.0"

@@ -1,0 +1,129 @@
+package processor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"rmqd/codec"
+)
+
+// peerRouter is the name server and the group's other brokers as one
+// NameServerInvoker: GET_BROKER_MEMBER_GROUP lists the group (in fastjson's
+// bare-key form), a lock request to a peer runs that broker's handler, and a
+// peer marked down fails.
+type peerRouter struct {
+	t     *testing.T
+	peers map[string]*testBroker
+	mu    sync.Mutex
+	down  map[string]bool
+	calls map[int32]int
+}
+
+func (r *peerRouter) InvokeSync(ctx context.Context, addr string, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	r.mu.Lock()
+	r.calls[req.Code]++
+	down := r.down[addr]
+	r.mu.Unlock()
+	if req.Code == codec.ReqGetBrokerMemberGroup {
+		name, _ := req.Ext.Get("brokerName")
+		require.Equal(r.t, "broker-a", name)
+		resp := codec.NewResponse(req, codec.RespSuccess, "")
+		resp.Body = []byte(`{"brokerMemberGroup":{"brokerAddrs":{0:"a:10911",1:"b:10911",2:"c:10911"},` +
+			`"brokerName":"broker-a","cluster":"DefaultCluster"}}`)
+		return resp, nil
+	}
+	if req.Code != codec.ReqLockBatchMq && req.Code != codec.ReqUnlockBatchMq {
+		return codec.NewResponse(req, codec.RespSuccess, ""), nil // the name server's UNREGISTER_BROKER at cleanup
+	}
+	if down {
+		return nil, errors.New("connection refused")
+	}
+	p := r.peers[addr]
+	require.NotNil(r.t, p, addr)
+	body, err := codec.DecodeLockBatchRequestBody(req.Body)
+	require.NoError(r.t, err)
+	require.True(r.t, body.OnlyThisBroker, "a peer is asked for its own lock only")
+	if req.Code == codec.ReqUnlockBatchMq {
+		return p.handleUnlockBatchMQ(ctx, newTestConn(2), req)
+	}
+	return p.handleLockBatchMQ(ctx, newTestConn(2), req)
+}
+
+func lockReq(t *testing.T, code int32, client string, only bool, queues ...int32) *codec.RemotingCommand {
+	t.Helper()
+	body := codec.LockBatchRequestBody{ClientID: client, ConsumerGroup: "SG", OnlyThisBroker: only}
+	for _, q := range queues {
+		body.MQSet = append(body.MQSet, codec.MessageQueue{BrokerName: "broker-a", QueueID: q, Topic: "ST"})
+	}
+	data, err := json.Marshal(body)
+	require.NoError(t, err)
+	req := codec.NewRequest(code)
+	req.Body = data
+	return req
+}
+
+func lockedQueues(t *testing.T, b *testBroker, req *codec.RemotingCommand) []int32 {
+	t.Helper()
+	resp, err := b.handleLockBatchMQ(context.Background(), newTestConn(1), req)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code)
+	var r codec.LockBatchResponseBody
+	require.NoError(t, json.Unmarshal(resp.Body, &r))
+	var out []int32
+	for _, mq := range r.LockOKMQSet {
+		out = append(out, mq.QueueID)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// With lockInStrictMode and totalReplicas=3 a queue is granted only when two
+// of the group's three brokers lock it (AdminBrokerProcessor.lockBatchMQ), and
+// an unlock reaches the others.
+func TestLockInStrictModeTakesAQuorum(t *testing.T) {
+	strict := func(c *BrokerConfig) {
+		c.NamesrvAddr = "ns:9876"
+		_, err := c.ApplyProperties(map[string]string{"lockInStrictMode": "true", "totalReplicas": "3"})
+		require.NoError(t, err)
+	}
+	a := newTestBroker(t, strict)
+	r := &peerRouter{t: t, peers: map[string]*testBroker{"b:10911": newTestBroker(t, strict),
+		"c:10911": newTestBroker(t, strict)}, down: map[string]bool{}, calls: map[int32]int{}}
+	a.SetNameServerInvoker(r)
+	b := r.peers["b:10911"]
+
+	require.Equal(t, []int32{0}, lockedQueues(t, a, lockReq(t, codec.ReqLockBatchMq, "A", false, 0)))
+	require.Empty(t, lockedQueues(t, b, lockReq(t, codec.ReqLockBatchMq, "X", true, 0)), "the peer holds A's lock")
+
+	// X holds queue 1 on b, c is down: a's own grant is one vote of two.
+	require.Equal(t, []int32{1}, lockedQueues(t, b, lockReq(t, codec.ReqLockBatchMq, "X", true, 1)))
+	r.mu.Lock()
+	r.down["c:10911"] = true
+	r.mu.Unlock()
+	require.Equal(t, []int32{2}, lockedQueues(t, a, lockReq(t, codec.ReqLockBatchMq, "A", false, 1, 2)),
+		"queue 2: a and b; queue 1: a alone")
+
+	// An unlock on a releases A's queues on b too.
+	resp, err := a.handleUnlockBatchMQ(context.Background(), newTestConn(1), lockReq(t, codec.ReqUnlockBatchMq, "A", false, 0, 2))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code)
+	require.Equal(t, []int32{0, 2}, lockedQueues(t, b, lockReq(t, codec.ReqLockBatchMq, "Y", true, 0, 2)))
+
+	// onlyThisBroker, or strict mode off, asks nobody.
+	r.mu.Lock()
+	before := r.calls[codec.ReqLockBatchMq]
+	r.mu.Unlock()
+	require.Equal(t, []int32{5}, lockedQueues(t, a, lockReq(t, codec.ReqLockBatchMq, "A", true, 5)))
+	plain := newTestBroker(t, func(c *BrokerConfig) { c.NamesrvAddr = "ns:9876"; c.TotalReplicas = 3 })
+	plain.SetNameServerInvoker(r)
+	require.Equal(t, []int32{6}, lockedQueues(t, plain, lockReq(t, codec.ReqLockBatchMq, "A", false, 6)))
+	r.mu.Lock()
+	require.Equal(t, before, r.calls[codec.ReqLockBatchMq])
+	r.mu.Unlock()
+}
