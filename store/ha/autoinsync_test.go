@@ -16,10 +16,10 @@ import (
 // CommitLog.calcNeedAckNums.
 func TestAutoInSyncReplicasAfterSlaveStops(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		auto    bool
-		minISR  int
-		want store.PutStatus
+		name   string
+		auto   bool
+		minISR int
+		want   store.PutStatus
 	}{
 		{"off", false, 1, store.PutSlaveNotAvailable},
 		{"on", true, 1, store.PutOK},
