@@ -240,6 +240,13 @@ func buildJavaKeys() map[string]JavaKey {
 		"maxTopicLength", "pullBatchMaxMessageCount", "putMessageTimeout", "putMsgIndexHightWater")
 	group(KeyNoEffect, whyCompaction,
 		"compactionCqMappedFileSize", "compactionMappedFileSize", "compactionScheduleInternal", "maxOffsetMapSize")
+	group(KeyNoEffect, "caches of Java's ACL 2.0 metadata and decisions: rmqd holds every user and ACL in "+
+		"memory, so each request is decided on the current ones",
+		"aclCacheExpiredSecond", "aclCacheMaxNum", "aclCacheRefreshSecond", "statefulAuthenticationCacheExpiredSecond",
+		"statefulAuthenticationCacheMaxNum", "statefulAuthorizationCacheExpiredSecond",
+		"statefulAuthorizationCacheMaxNum", "userCacheExpiredSecond", "userCacheMaxNum", "userCacheRefreshSecond")
+	group(KeyNoEffect, "set by Java's BrokerStartup from other keys (storePathRootDir, brokerName, "+
+		"brokerClusterName), over any value the file gives", "authConfigPath", "clusterName", "configName")
 	group(KeyNoEffect, whyProxy,
 		"broadcastOffsetExpireMaxSecond", "broadcastOffsetExpireSecond", "enableBroadcastOffsetStore")
 	group(KeyNotHonoured, whyCold,
