@@ -273,12 +273,11 @@ func buildJavaKeys() map[string]JavaKey {
 		"lockInStrictMode":            "LOCK_BATCH_MQ locks on the broker asked only (with totalReplicas above 1 start is refused)",
 		"popResponseReturnActualRetryTopic": "popped retries are reported under their original topic, " +
 			"Java's default",
-		"readUnCommitted":          "consumers read only what the replicas confirmed (controller mode), Java's default",
-		"rejectPullConsumerEnable": "pull consumers are always served",
-		"timerCongestNumEachSlot":  "timer sends are not flow-controlled per slot",
-		"timerPrecisionMs":         "timers fire on 1 s slots, Java's default precision",
-		"timerStopDequeue":         "the timer wheel cannot be held from delivering",
-		"timerStopEnqueue":         "the timer wheel cannot be held from taking new timers",
+		"readUnCommitted":         "consumers read only what the replicas confirmed (controller mode), Java's default",
+		"timerCongestNumEachSlot": "timer sends are not flow-controlled per slot",
+		"timerPrecisionMs":        "timers fire on 1 s slots, Java's default precision",
+		"timerStopDequeue":        "the timer wheel cannot be held from delivering",
+		"timerStopEnqueue":        "the timer wheel cannot be held from taking new timers",
 		"validateSystemTopicWhenUpdateTopic": "system topics are always protected from UPDATE_AND_CREATE_TOPIC " +
 			"and DELETE_TOPIC",
 		"clearRetryTopicWhenDeleteTopic": "DELETE_TOPIC always removes the groups' POP retry topics, Java's default",

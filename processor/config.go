@@ -46,7 +46,11 @@ type BrokerConfig struct {
 	LongPollingEnable           bool  `prop:"longPollingEnable"`
 	ShortPollingTimeMills       int64 `prop:"shortPollingTimeMills"`
 	// LitePullMessageEnable off refuses LITE_PULL_MESSAGE (Java's key, default true).
-	LitePullMessageEnable    bool `prop:"litePullMessageEnable"`
+	LitePullMessageEnable bool `prop:"litePullMessageEnable"`
+	// RejectPullConsumerEnable drops CONSUME_ACTIVELY (pull) consumers from
+	// heartbeats and refuses pulls from connections not registered as push
+	// consumers (Java's key, default false).
+	RejectPullConsumerEnable bool `prop:"rejectPullConsumerEnable"`
 	NotifyConsumerIdsChanged bool `prop:"notifyConsumerIdsChangedEnable"`
 	RejectTransactionMessage bool `prop:"rejectTransactionMessage"`
 	// EnableMixedMessageType lets a topic be made with message.type=MIXED

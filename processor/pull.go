@@ -154,6 +154,9 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 			return resp, nil
 		}
 	}
+	if b.conf().RejectPullConsumerEnable && b.rejectPullConsumer(c, h.ConsumerGroup) {
+		return reply.response(codec.RespSubscriptionNotExist, rejectPullConsumerRemark), nil
+	}
 
 	// A pending reset is taken whatever the setting, as Java's
 	// queryThenEraseResetOffset does, but acted on only while server-side
