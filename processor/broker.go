@@ -221,6 +221,7 @@ func (b *Broker) Handlers() map[int32]remoting.Processor {
 		codec.ReqGetAllSubscriptiongroupConfig:        f(b.handleGetAllSubscriptionGroupConfig),
 		codec.ReqUpdateAndCreateSubscriptiongroup:     f(b.handleUpdateAndCreateSubscriptionGroup),
 		codec.ReqDeleteSubscriptiongroup:              f(b.handleDeleteSubscriptionGroup),
+		codec.ReqUpdateAndGetGroupForbidden:           f(b.handleUpdateAndGetGroupForbidden),
 		codec.ReqGetAllConsumerOffset:                 f(b.handleGetAllConsumerOffset),
 		codec.ReqQueryMessage:                         f(b.handleQueryMessage),
 		codec.ReqViewMessageById:                      f(b.handleViewMessageByID),
