@@ -269,7 +269,6 @@ func buildJavaKeys() map[string]JavaKey {
 		"enableRegisterProducer":      "producers are always registered by their heartbeats",
 		"enabledAppendPropCRC":        "stored messages carry no CRC property",
 		"forceVerifyPropCRC":          "no CRC property is verified at recovery",
-		"filterSupportRetry":          "SQL92 filters do not apply to retry-topic messages (Java's default)",
 		"lockInStrictMode":            "LOCK_BATCH_MQ locks on the broker asked only (with totalReplicas above 1 start is refused)",
 		"popResponseReturnActualRetryTopic": "popped retries are reported under their original topic, " +
 			"Java's default",

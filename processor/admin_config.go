@@ -33,6 +33,7 @@ var liveConfigKeys = map[string]func(dst, src *BrokerConfig){
 	"longPollingEnable":              func(d, s *BrokerConfig) { d.LongPollingEnable = s.LongPollingEnable },
 	"shortPollingTimeMills":          func(d, s *BrokerConfig) { d.ShortPollingTimeMills = s.ShortPollingTimeMills },
 	"litePullMessageEnable":          func(d, s *BrokerConfig) { d.LitePullMessageEnable = s.LitePullMessageEnable },
+	"filterSupportRetry":             func(d, s *BrokerConfig) { d.FilterSupportRetry = s.FilterSupportRetry },
 	"rejectPullConsumerEnable":       func(d, s *BrokerConfig) { d.RejectPullConsumerEnable = s.RejectPullConsumerEnable },
 	"notifyConsumerIdsChangedEnable": func(d, s *BrokerConfig) { d.NotifyConsumerIdsChanged = s.NotifyConsumerIdsChanged },
 	"enablePropertyFilter":           func(d, s *BrokerConfig) { d.EnablePropertyFilter = s.EnablePropertyFilter },

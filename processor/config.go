@@ -51,6 +51,9 @@ type BrokerConfig struct {
 	// heartbeats and refuses pulls from connections not registered as push
 	// consumers (Java's key, default false).
 	RejectPullConsumerEnable bool `prop:"rejectPullConsumerEnable"`
+	// FilterSupportRetry judges a SQL92 subscription's retry messages by the
+	// group's SQL92 filter of their original topic (Java's key, default false).
+	FilterSupportRetry       bool `prop:"filterSupportRetry"`
 	NotifyConsumerIdsChanged bool `prop:"notifyConsumerIdsChangedEnable"`
 	RejectTransactionMessage bool `prop:"rejectTransactionMessage"`
 	// EnableMixedMessageType lets a topic be made with message.type=MIXED

@@ -364,7 +364,7 @@ func (b *Broker) pullFilter(h *codec.PullMessageRequestHeader, sgc SubscriptionG
 		return nil, reply.response(codec.RespSystemError,
 			"The broker does not support consumer to filter message by "+sub.ExpressionType)
 	}
-	f, err := b.newMessageFilter(&sub)
+	f, err := b.newPullFilter(&sub)
 	if err != nil {
 		return nil, reply.response(codec.RespSubscriptionParseFailed, err.Error())
 	}
