@@ -259,17 +259,15 @@ func buildJavaKeys() map[string]JavaKey {
 	// Behaviours rmqd could give but does not yet: Java's default applies.
 	for k, why := range map[string]string{
 		"autoMessageVersionOnTopicLen": "the message version follows the topic length, Java's default",
-		"disableConsumeIfConsumerReadSlowly": "a group further behind than consumerFallbehindThreshold is not " +
-			"cut off from pulling",
-		"enableAutoInSyncReplicas":    "inSyncReplicas is not lowered when slaves fall away",
-		"enableCompaction":            "nothing is compacted: a topic with cleanup.policy=COMPACTION is refused",
-		"enableNetWorkFlowControl":    "pull responses are not throttled by the network flow control",
-		"enablePopMessageThreshold":   "POP is not refused when too many messages are in flight",
-		"popInflightMessageThreshold": "POP is not refused when too many messages are in flight",
-		"enableRegisterProducer":      "producers are always registered by their heartbeats",
-		"enabledAppendPropCRC":        "stored messages carry no CRC property",
-		"forceVerifyPropCRC":          "no CRC property is verified at recovery",
-		"lockInStrictMode":            "LOCK_BATCH_MQ locks on the broker asked only (with totalReplicas above 1 start is refused)",
+		"enableAutoInSyncReplicas":     "inSyncReplicas is not lowered when slaves fall away",
+		"enableCompaction":             "nothing is compacted: a topic with cleanup.policy=COMPACTION is refused",
+		"enableNetWorkFlowControl":     "pull responses are not throttled by the network flow control",
+		"enablePopMessageThreshold":    "POP is not refused when too many messages are in flight",
+		"popInflightMessageThreshold":  "POP is not refused when too many messages are in flight",
+		"enableRegisterProducer":       "producers are always registered by their heartbeats",
+		"enabledAppendPropCRC":         "stored messages carry no CRC property",
+		"forceVerifyPropCRC":           "no CRC property is verified at recovery",
+		"lockInStrictMode":             "LOCK_BATCH_MQ locks on the broker asked only (with totalReplicas above 1 start is refused)",
 		"popResponseReturnActualRetryTopic": "popped retries are reported under their original topic, " +
 			"Java's default",
 		"readUnCommitted":         "consumers read only what the replicas confirmed (controller mode), Java's default",

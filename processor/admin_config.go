@@ -44,9 +44,12 @@ var liveConfigKeys = map[string]func(dst, src *BrokerConfig){
 	"enableSplitRegistration":        func(d, s *BrokerConfig) { d.EnableSplitRegistration = s.EnableSplitRegistration },
 	"splitRegistrationSize":          func(d, s *BrokerConfig) { d.SplitRegistrationSize = s.SplitRegistrationSize },
 	"traceOn":                        func(d, s *BrokerConfig) { d.TraceOn = s.TraceOn },
-	"consumerFallbehindThreshold":    func(d, s *BrokerConfig) { d.ConsumerFallbehindThreshold = s.ConsumerFallbehindThreshold },
-	"useServerSideResetOffset":       func(d, s *BrokerConfig) { d.UseServerSideResetOffset = s.UseServerSideResetOffset },
-	"storeReplyMessageEnable":        func(d, s *BrokerConfig) { d.StoreReplyMessageEnable = s.StoreReplyMessageEnable },
+	"disableConsumeIfConsumerReadSlowly": func(d, s *BrokerConfig) {
+		d.DisableConsumeIfConsumerReadSlowly = s.DisableConsumeIfConsumerReadSlowly
+	},
+	"consumerFallbehindThreshold": func(d, s *BrokerConfig) { d.ConsumerFallbehindThreshold = s.ConsumerFallbehindThreshold },
+	"useServerSideResetOffset":    func(d, s *BrokerConfig) { d.UseServerSideResetOffset = s.UseServerSideResetOffset },
+	"storeReplyMessageEnable":     func(d, s *BrokerConfig) { d.StoreReplyMessageEnable = s.StoreReplyMessageEnable },
 	// The pools read these at every check (send_admission.go).
 	"brokerFastFailureEnable":         func(d, s *BrokerConfig) { d.BrokerFastFailureEnable = s.BrokerFastFailureEnable },
 	"waitTimeMillsInSendQueue":        func(d, s *BrokerConfig) { d.WaitTimeMillsInSendQueue = s.WaitTimeMillsInSendQueue },

@@ -36,20 +36,22 @@ type Broker struct {
 	storeHost netip.AddrPort
 	startTime time.Time
 
-	topics    *TopicConfigManager
-	groups    *SubscriptionGroupManager
-	offsets   *ConsumerOffsetManager
-	consumers *ConsumerManager
-	producers *ProducerManager
-	locks     *RebalanceLockManager
-	hold      *pullHoldService
-	rpcObs    DeferredRPCObserver // told of requests answered after their handler returned
-	ids       *uniqIDGen
-	filters   filterCache
-	schedule  *delivery.Schedule
-	trans     *delivery.Transactions
-	timer     *delivery.Timer
-	pop       *pop.Service
+	topics *TopicConfigManager
+	groups *SubscriptionGroupManager
+	// fallBehind feeds protectBroker (protect.go).
+	fallBehind fallBehindTable
+	offsets    *ConsumerOffsetManager
+	consumers  *ConsumerManager
+	producers  *ProducerManager
+	locks      *RebalanceLockManager
+	hold       *pullHoldService
+	rpcObs     DeferredRPCObserver // told of requests answered after their handler returned
+	ids        *uniqIDGen
+	filters    filterCache
+	schedule   *delivery.Schedule
+	trans      *delivery.Transactions
+	timer      *delivery.Timer
+	pop        *pop.Service
 	// requestModes is MessageRequestModeManager (assignment.go).
 	requestModes *requestModes
 
@@ -324,6 +326,7 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.goLoop(func() { b.hold.run(runCtx) })
 	b.goLoop(func() { b.flushOffsetsLoop(runCtx) })
 	b.goLoop(func() { b.housekeepingLoop(runCtx) })
+	b.goLoop(func() { everyTick(runCtx, protectPeriod, b.protectBroker) })
 	b.goLoop(func() { b.admin.stats.Run(runCtx) })
 	if b.acl != nil {
 		b.goLoop(func() { b.acl.Run(runCtx) })

@@ -184,6 +184,9 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 		return reply.response(codec.RespSystemError, "store getMessage return null"), nil
 	}
 	b.admin.storeStats.CountGet(res.Status == store.GetFound, time.Since(start))
+	if res.FallBehind > 0 || res.Status == store.GetOffsetOverflowOne {
+		b.recordFallBehind(h.ConsumerGroup, h.Topic, h.QueueID, res.FallBehind)
+	}
 	code := pullCode(res.Status, h.QueueOffset)
 	if dispatchTarget > 0 && atQueueEnd(code, res) && b.dispatchBehind(dispatchTarget) {
 		res.Release()

@@ -290,6 +290,23 @@ func (m *SubscriptionGroupManager) Update(cs ...SubscriptionGroupConfig) error {
 	return m.Persist()
 }
 
+// DisableConsume turns a group's consumeEnable off (Java's disableConsume,
+// protectBroker's verdict) and persists it; false when there is no such group
+// or it was off already.
+func (m *SubscriptionGroupManager) DisableConsume(group string) (bool, error) {
+	m.mu.Lock()
+	c, ok := m.table[group]
+	if !ok || !c.ConsumeEnable {
+		m.mu.Unlock()
+		return false, nil
+	}
+	c.ConsumeEnable = false
+	m.table[group] = c
+	m.version.Next()
+	m.mu.Unlock()
+	return true, m.Persist()
+}
+
 // Delete removes a group.
 func (m *SubscriptionGroupManager) Delete(group string) error {
 	m.mu.Lock()
