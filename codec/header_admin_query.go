@@ -80,3 +80,11 @@ type ViewBrokerStatsDataRequestHeader struct {
 	StatsName string `ext:"statsName,required"`
 	StatsKey  string `ext:"statsKey,required"`
 }
+
+// UpdateGroupForbiddenRequestHeader is UPDATE_AND_GET_GROUP_FORBIDDEN's header:
+// readable absent (nil) only reads the group's ban on topic.
+type UpdateGroupForbiddenRequestHeader struct {
+	Group    string `ext:"group,required"`
+	Topic    string `ext:"topic,required"`
+	Readable *bool  `ext:"readable"`
+}

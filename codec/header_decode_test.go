@@ -28,7 +28,8 @@ func adminHeaders() []any {
 		&GetSubscriptionGroupConfigRequestHeader{}, &GetConsumeStatsRequestHeader{}, &ConsumerGroupRequestHeader{},
 		&GetProducerConnectionListRequestHeader{}, &GetConsumerRunningInfoRequestHeader{},
 		&ConsumeMessageDirectlyRequestHeader{}, &QuerySubscriptionByConsumerRequestHeader{},
-		&UnregisterClientRequestHeader{}, &ViewBrokerStatsDataRequestHeader{}, &GetBrokerMemberGroupRequestHeader{}}
+		&UnregisterClientRequestHeader{}, &ViewBrokerStatsDataRequestHeader{}, &GetBrokerMemberGroupRequestHeader{},
+		&UpdateGroupForbiddenRequestHeader{}}
 }
 
 // TestAdminHeadersListsEveryTaggedStruct keeps adminHeaders complete, so the

@@ -33,6 +33,8 @@ var liveConfigKeys = map[string]func(dst, src *BrokerConfig){
 	"longPollingEnable":              func(d, s *BrokerConfig) { d.LongPollingEnable = s.LongPollingEnable },
 	"shortPollingTimeMills":          func(d, s *BrokerConfig) { d.ShortPollingTimeMills = s.ShortPollingTimeMills },
 	"litePullMessageEnable":          func(d, s *BrokerConfig) { d.LitePullMessageEnable = s.LitePullMessageEnable },
+	"filterSupportRetry":             func(d, s *BrokerConfig) { d.FilterSupportRetry = s.FilterSupportRetry },
+	"rejectPullConsumerEnable":       func(d, s *BrokerConfig) { d.RejectPullConsumerEnable = s.RejectPullConsumerEnable },
 	"notifyConsumerIdsChangedEnable": func(d, s *BrokerConfig) { d.NotifyConsumerIdsChanged = s.NotifyConsumerIdsChanged },
 	"enablePropertyFilter":           func(d, s *BrokerConfig) { d.EnablePropertyFilter = s.EnablePropertyFilter },
 	"rejectTransactionMessage":       func(d, s *BrokerConfig) { d.RejectTransactionMessage = s.RejectTransactionMessage },
@@ -42,9 +44,12 @@ var liveConfigKeys = map[string]func(dst, src *BrokerConfig){
 	"enableSplitRegistration":        func(d, s *BrokerConfig) { d.EnableSplitRegistration = s.EnableSplitRegistration },
 	"splitRegistrationSize":          func(d, s *BrokerConfig) { d.SplitRegistrationSize = s.SplitRegistrationSize },
 	"traceOn":                        func(d, s *BrokerConfig) { d.TraceOn = s.TraceOn },
-	"consumerFallbehindThreshold":    func(d, s *BrokerConfig) { d.ConsumerFallbehindThreshold = s.ConsumerFallbehindThreshold },
-	"useServerSideResetOffset":       func(d, s *BrokerConfig) { d.UseServerSideResetOffset = s.UseServerSideResetOffset },
-	"storeReplyMessageEnable":        func(d, s *BrokerConfig) { d.StoreReplyMessageEnable = s.StoreReplyMessageEnable },
+	"disableConsumeIfConsumerReadSlowly": func(d, s *BrokerConfig) {
+		d.DisableConsumeIfConsumerReadSlowly = s.DisableConsumeIfConsumerReadSlowly
+	},
+	"consumerFallbehindThreshold": func(d, s *BrokerConfig) { d.ConsumerFallbehindThreshold = s.ConsumerFallbehindThreshold },
+	"useServerSideResetOffset":    func(d, s *BrokerConfig) { d.UseServerSideResetOffset = s.UseServerSideResetOffset },
+	"storeReplyMessageEnable":     func(d, s *BrokerConfig) { d.StoreReplyMessageEnable = s.StoreReplyMessageEnable },
 	// POP reads these per request (pop.Config).
 	"enablePopMessageThreshold":   func(d, s *BrokerConfig) { d.Pop.EnablePopMessageThreshold = s.Pop.EnablePopMessageThreshold },
 	"popInflightMessageThreshold": func(d, s *BrokerConfig) { d.Pop.PopInflightMessageThreshold = s.Pop.PopInflightMessageThreshold },

@@ -36,20 +36,22 @@ type Broker struct {
 	storeHost netip.AddrPort
 	startTime time.Time
 
-	topics    *TopicConfigManager
-	groups    *SubscriptionGroupManager
-	offsets   *ConsumerOffsetManager
-	consumers *ConsumerManager
-	producers *ProducerManager
-	locks     *RebalanceLockManager
-	hold      *pullHoldService
-	rpcObs    DeferredRPCObserver // told of requests answered after their handler returned
-	ids       *uniqIDGen
-	filters   filterCache
-	schedule  *delivery.Schedule
-	trans     *delivery.Transactions
-	timer     *delivery.Timer
-	pop       *pop.Service
+	topics *TopicConfigManager
+	groups *SubscriptionGroupManager
+	// fallBehind feeds protectBroker (protect.go).
+	fallBehind fallBehindTable
+	offsets    *ConsumerOffsetManager
+	consumers  *ConsumerManager
+	producers  *ProducerManager
+	locks      *RebalanceLockManager
+	hold       *pullHoldService
+	rpcObs     DeferredRPCObserver // told of requests answered after their handler returned
+	ids        *uniqIDGen
+	filters    filterCache
+	schedule   *delivery.Schedule
+	trans      *delivery.Transactions
+	timer      *delivery.Timer
+	pop        *pop.Service
 	// requestModes is MessageRequestModeManager (assignment.go).
 	requestModes *requestModes
 
@@ -233,6 +235,7 @@ func (b *Broker) Handlers() map[int32]remoting.Processor {
 		codec.ReqGetAllSubscriptiongroupConfig:        f(b.handleGetAllSubscriptionGroupConfig),
 		codec.ReqUpdateAndCreateSubscriptiongroup:     f(b.handleUpdateAndCreateSubscriptionGroup),
 		codec.ReqDeleteSubscriptiongroup:              f(b.handleDeleteSubscriptionGroup),
+		codec.ReqUpdateAndGetGroupForbidden:           f(b.handleUpdateAndGetGroupForbidden),
 		codec.ReqGetAllConsumerOffset:                 f(b.handleGetAllConsumerOffset),
 		codec.ReqQueryMessage:                         f(b.handleQueryMessage),
 		codec.ReqViewMessageById:                      f(b.handleViewMessageByID),
@@ -335,6 +338,7 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.goLoop(func() { b.hold.run(runCtx) })
 	b.goLoop(func() { b.flushOffsetsLoop(runCtx) })
 	b.goLoop(func() { b.housekeepingLoop(runCtx) })
+	b.goLoop(func() { everyTick(runCtx, protectPeriod, b.protectBroker) })
 	b.goLoop(func() { b.admin.stats.Run(runCtx) })
 	if b.acl != nil {
 		b.goLoop(func() { b.acl.Run(runCtx) })

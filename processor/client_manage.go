@@ -36,6 +36,9 @@ func (b *Broker) handleHeartBeat(ctx context.Context, c remoting.Conn, req *code
 	if remark, ok := checkHeartbeatNames(&hb); !ok {
 		return refuseName(req, remark), nil
 	}
+	if b.conf().RejectPullConsumerEnable {
+		hb.ConsumerDataSet = withoutPullConsumers(hb.ConsumerDataSet)
+	}
 	ch := ClientChannel{Conn: c, ClientID: hb.ClientID, Language: req.Language, Version: req.Version}
 	names := make([]string, len(hb.ConsumerDataSet))
 	for i := range hb.ConsumerDataSet {
@@ -125,6 +128,19 @@ func (b *Broker) handleHeartBeat(ctx context.Context, c remoting.Conn, req *code
 	resp.Ext.Set("IS_SUPPORT_HEART_BEAT_V2", "true")
 	resp.Ext.Set("IS_SUB_CHANGE", strconv.FormatBool(subChanged))
 	return resp, nil
+}
+
+// withoutPullConsumers drops the CONSUME_ACTIVELY groups of a heartbeat, as
+// Java's heartBeat does under rejectPullConsumerEnable: neither registered nor
+// auto-created, so their pulls are then refused (rejectPullConsumer).
+func withoutPullConsumers(cds []codec.ConsumerData) []codec.ConsumerData {
+	kept := cds[:0]
+	for _, cd := range cds {
+		if cd.ConsumeType != consumeActively {
+			kept = append(kept, cd)
+		}
+	}
+	return kept
 }
 
 func heartbeatSubscriptions(hb *codec.HeartbeatData) int {

@@ -46,7 +46,14 @@ type BrokerConfig struct {
 	LongPollingEnable           bool  `prop:"longPollingEnable"`
 	ShortPollingTimeMills       int64 `prop:"shortPollingTimeMills"`
 	// LitePullMessageEnable off refuses LITE_PULL_MESSAGE (Java's key, default true).
-	LitePullMessageEnable    bool `prop:"litePullMessageEnable"`
+	LitePullMessageEnable bool `prop:"litePullMessageEnable"`
+	// RejectPullConsumerEnable drops CONSUME_ACTIVELY (pull) consumers from
+	// heartbeats and refuses pulls from connections not registered as push
+	// consumers (Java's key, default false).
+	RejectPullConsumerEnable bool `prop:"rejectPullConsumerEnable"`
+	// FilterSupportRetry judges a SQL92 subscription's retry messages by the
+	// group's SQL92 filter of their original topic (Java's key, default false).
+	FilterSupportRetry       bool `prop:"filterSupportRetry"`
 	NotifyConsumerIdsChanged bool `prop:"notifyConsumerIdsChangedEnable"`
 	RejectTransactionMessage bool `prop:"rejectTransactionMessage"`
 	// EnableMixedMessageType lets a topic be made with message.type=MIXED
@@ -55,16 +62,19 @@ type BrokerConfig struct {
 	MsgTraceTopicName      string `prop:"msgTraceTopicName"`
 	TraceTopicEnable       bool   `prop:"traceTopicEnable"`
 	TraceOn                bool   `prop:"traceOn"`
-	// ConsumerFallbehindThreshold is kept and shown (Java throttles slow
-	// consumers with it when disableConsumeIfConsumerReadSlowly is on).
-	ConsumerFallbehindThreshold int64  `prop:"consumerFallbehindThreshold"`
-	RegionID                    string `prop:"regionId"`
-	ReviveQueueNum              int32  `prop:"reviveQueueNum"`
-	TimerWheelEnable            bool   `prop:"timerWheelEnable"`         // MessageStoreConfig
-	ChannelExpiredTimeout       int64  `prop:"channelExpiredTimeout"`    // client heartbeat expiry (ms)
-	TransactionCheckInterval    int64  `prop:"transactionCheckInterval"` // ms
-	TransactionTimeOut          int64  `prop:"transactionTimeOut"`       // ms
-	TransactionCheckMax         int32  `prop:"transactionCheckMax"`
+	// DisableConsumeIfConsumerReadSlowly: every 3 minutes a group whose last
+	// pull of a queue left more than ConsumerFallbehindThreshold commitlog
+	// bytes behind it gets consumeEnable=false (Java's protectBroker, keys and
+	// defaults false and 16 GiB); an admin update of the group brings it back.
+	DisableConsumeIfConsumerReadSlowly bool   `prop:"disableConsumeIfConsumerReadSlowly"`
+	ConsumerFallbehindThreshold        int64  `prop:"consumerFallbehindThreshold"`
+	RegionID                           string `prop:"regionId"`
+	ReviveQueueNum                     int32  `prop:"reviveQueueNum"`
+	TimerWheelEnable                   bool   `prop:"timerWheelEnable"`         // MessageStoreConfig
+	ChannelExpiredTimeout              int64  `prop:"channelExpiredTimeout"`    // client heartbeat expiry (ms)
+	TransactionCheckInterval           int64  `prop:"transactionCheckInterval"` // ms
+	TransactionTimeOut                 int64  `prop:"transactionTimeOut"`       // ms
+	TransactionCheckMax                int32  `prop:"transactionCheckMax"`
 	// TimerMaxDelaySec bounds how far ahead a timer message (and a recall)
 	// may be due (MessageStoreConfig, default 3 days); a send beyond it is
 	// MESSAGE_ILLEGAL.

@@ -78,6 +78,9 @@ type propsMatcher interface {
 // properties (SQL92). Every subscription compiles to a *filter.Expression,
 // tag ones included, so implementing propsMatcher does not tell.
 func evaluatesProperties(f store.MessageFilter) bool {
+	if _, ok := f.(*retryFilter); ok {
+		return true
+	}
 	e, ok := f.(*filter.Expression)
 	return ok && e.Type() == exprSQL92
 }

@@ -8,6 +8,7 @@ import (
 
 	"rmqd/codec"
 	"rmqd/compat"
+	"rmqd/processor/meta"
 	"rmqd/remoting"
 	"rmqd/store"
 )
@@ -61,6 +62,8 @@ const (
 	forbiddenGroup     = 2
 	forbiddenTopic     = 3
 	forbiddenBroadcast = 4
+	// forbiddenSubscription: the group is banned from the topic.
+	forbiddenSubscription = 5
 )
 
 // forbidden is a NO_PERMISSION answer with its forbiddenType, the one field
@@ -154,6 +157,9 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 			return resp, nil
 		}
 	}
+	if b.conf().RejectPullConsumerEnable && b.rejectPullConsumer(c, h.ConsumerGroup) {
+		return reply.response(codec.RespSubscriptionNotExist, rejectPullConsumerRemark), nil
+	}
 
 	// A pending reset is taken whatever the setting, as Java's
 	// queryThenEraseResetOffset does, but acted on only while server-side
@@ -178,6 +184,9 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 		return reply.response(codec.RespSystemError, "store getMessage return null"), nil
 	}
 	b.admin.storeStats.CountGet(res.Status == store.GetFound, time.Since(start))
+	if res.FallBehind > 0 || res.Status == store.GetOffsetOverflowOne {
+		b.recordFallBehind(h.ConsumerGroup, h.Topic, h.QueueID, res.FallBehind)
+	}
 	code := pullCode(res.Status, h.QueueOffset)
 	if dispatchTarget > 0 && atQueueEnd(code, res) && b.dispatchBehind(dispatchTarget) {
 		res.Release()
@@ -326,6 +335,11 @@ func (b *Broker) pullFilter(h *codec.PullMessageRequestHeader, sgc SubscriptionG
 		}
 		b.consumers.CompensatePull(h.ConsumerGroup, consumeType, model, &sub)
 		sub.SubVersion = h.SubVersion
+		// Java checks the ban only for subscriptions from heartbeats, so a
+		// lite pull consumer (its subscription in the request) walked past it.
+		if resp := b.readForbidden(h, reply); resp != nil {
+			return nil, resp
+		}
 	} else {
 		b.consumers.CompensatePull(h.ConsumerGroup, consumeType, model, nil)
 		s, online, found, model := b.consumers.Subscription(h.ConsumerGroup, h.Topic)
@@ -336,6 +350,9 @@ func (b *Broker) pullFilter(h *codec.PullMessageRequestHeader, sgc SubscriptionG
 		if !sgc.ConsumeBroadcastEnable && model == "BROADCASTING" {
 			return nil, reply.forbidden(forbiddenBroadcast,
 				fmt.Sprintf("the consumer group[%s] can not consume by broadcast way", h.ConsumerGroup))
+		}
+		if resp := b.readForbidden(h, reply); resp != nil {
+			return nil, resp
 		}
 		if !found {
 			return nil, reply.response(codec.RespSubscriptionNotExist,
@@ -350,11 +367,21 @@ func (b *Broker) pullFilter(h *codec.PullMessageRequestHeader, sgc SubscriptionG
 		return nil, reply.response(codec.RespSystemError,
 			"The broker does not support consumer to filter message by "+sub.ExpressionType)
 	}
-	f, err := b.newMessageFilter(&sub)
+	f, err := b.newPullFilter(&sub)
 	if err != nil {
 		return nil, reply.response(codec.RespSubscriptionParseFailed, err.Error())
 	}
 	return f, nil
+}
+
+// readForbidden answers a pull of a topic its group is banned from reading
+// (UPDATE_AND_GET_GROUP_FORBIDDEN) as Java does; nil when it may read.
+func (b *Broker) readForbidden(h *codec.PullMessageRequestHeader, reply pullReply) *codec.RemotingCommand {
+	if !b.groups.Forbidden(h.ConsumerGroup, h.Topic, meta.IndexPermRead) {
+		return nil
+	}
+	return reply.forbidden(forbiddenSubscription,
+		"the consumer group["+h.ConsumerGroup+"] is forbidden for topic["+h.Topic+"]")
 }
 
 // pullCode maps the store status to the response code as PullMessageProcessor.

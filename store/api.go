@@ -104,6 +104,9 @@ type GetResult struct {
 	// behind the commitlog's end than HotCommitLogBytes (Java's flag of the
 	// same name; set for any read within the queue's offsets).
 	SuggestPullingFromSlave bool
+	// FallBehind is how many commitlog bytes lie past the last unit the read
+	// scanned (Java's recordDiskFallBehindSize figure); 0 when none was.
+	FallBehind int64
 	// files are the mapped commitlog files Records point into, each held once.
 	files []*mappedFile
 	// touched keeps touchPages' reads from being optimised away.

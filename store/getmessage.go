@@ -127,6 +127,9 @@ func (s *DefaultStore) getMessage(topic string, queueID int32, offset int64, max
 	}
 	r.NextBeginOffset = offset + int64(i/cqUnitSize)
 	r.SuggestPullingFromSlave = maxPhy-lastPhy > hot
+	if i > 0 {
+		r.FallBehind = maxPhy - lastPhy
+	}
 	return r
 }
 

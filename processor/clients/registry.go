@@ -307,6 +307,20 @@ func (m *ConsumerManager) Subscription(group, topic string) (sub codec.Subscript
 	return s, true, ok, g.MessageModel
 }
 
+// Member reports how group registered by heartbeat (not by compensation) and
+// whether conn is one of its channels: what rejectPullConsumerEnable asks on
+// every pull, so nothing is copied.
+func (m *ConsumerManager) Member(group string, conn remoting.Conn) (consumeType string, online, member bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	g, ok := m.groups[group]
+	if !ok {
+		return "", false, false
+	}
+	_, member = g.Channels[conn.ID()]
+	return g.ConsumeType, true, member
+}
+
 // ClientIDs lists the client ids of a group's live channels, sorted.
 func (m *ConsumerManager) ClientIDs(group string) []string {
 	m.mu.RLock()

@@ -76,3 +76,7 @@ func recordProperties(rec []byte) (string, bool) {
 	}
 	return unsafe.String(&rec[pos], propLen), true
 }
+
+// RecordProperties is recordProperties for callers that judge a stored record
+// by another filter than its own (filterSupportRetry); same aliasing rule.
+func RecordProperties(rec []byte) (string, bool) { return recordProperties(rec) }

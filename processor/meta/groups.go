@@ -127,20 +127,22 @@ type SubscriptionGroupTable struct {
 
 // SubscriptionGroupManager owns subscriptionGroup.json.
 type SubscriptionGroupManager struct {
-	cfg     func() Config // the configuration in force
-	log     *slog.Logger
-	path    string
-	mu      sync.RWMutex
-	table   map[string]SubscriptionGroupConfig
-	version Version
-	file    compat.Persister
+	cfg   func() Config // the configuration in force
+	log   *slog.Logger
+	path  string
+	mu    sync.RWMutex
+	table map[string]SubscriptionGroupConfig
+	// forbidden is Java's forbiddenTable (forbidden.go): group → topic → bits.
+	forbidden map[string]map[string]int32
+	version   Version
+	file      compat.Persister
 }
 
 // NewSubscriptionGroupManager creates the system groups Java creates.
 func NewSubscriptionGroupManager(conf func() Config, log *slog.Logger) *SubscriptionGroupManager {
 	cfg := conf()
 	m := &SubscriptionGroupManager{cfg: conf, log: log, path: filepath.Join(cfg.ConfigDir, "subscriptionGroup.json"),
-		table: map[string]SubscriptionGroupConfig{}}
+		table: map[string]SubscriptionGroupConfig{}, forbidden: map[string]map[string]int32{}}
 	m.file.Write = m.write
 	for _, g := range []string{"TOOLS_CONSUMER", "FILTERSRV_CONSUMER", "SELF_TEST_C_GROUP"} {
 		m.table[g] = NewSubscriptionGroupConfig(g)
@@ -166,6 +168,7 @@ func (m *SubscriptionGroupManager) Load() error {
 			}
 			m.table[k] = v
 		}
+		m.takeForbidden(w.ForbiddenTable)
 		m.version.Set(w.DataVersion)
 		return nil
 	})
@@ -179,7 +182,7 @@ func (m *SubscriptionGroupManager) Snapshot() SubscriptionGroupTable {
 	for k, v := range m.table {
 		t[k] = v
 	}
-	return SubscriptionGroupTable{DataVersion: m.version.Get(), ForbiddenTable: map[string]map[string]int32{},
+	return SubscriptionGroupTable{DataVersion: m.version.Get(), ForbiddenTable: m.forbiddenCopy(),
 		SubscriptionGroupTable: t}
 }
 
@@ -287,10 +290,28 @@ func (m *SubscriptionGroupManager) Update(cs ...SubscriptionGroupConfig) error {
 	return m.Persist()
 }
 
+// DisableConsume turns a group's consumeEnable off (Java's disableConsume,
+// protectBroker's verdict) and persists it; false when there is no such group
+// or it was off already.
+func (m *SubscriptionGroupManager) DisableConsume(group string) (bool, error) {
+	m.mu.Lock()
+	c, ok := m.table[group]
+	if !ok || !c.ConsumeEnable {
+		m.mu.Unlock()
+		return false, nil
+	}
+	c.ConsumeEnable = false
+	m.table[group] = c
+	m.version.Next()
+	m.mu.Unlock()
+	return true, m.Persist()
+}
+
 // Delete removes a group.
 func (m *SubscriptionGroupManager) Delete(group string) error {
 	m.mu.Lock()
 	delete(m.table, group)
+	delete(m.forbidden, group) // as Java's deleteSubscriptionGroupConfig
 	m.version.Next()
 	m.mu.Unlock()
 	return m.Persist()

@@ -62,6 +62,9 @@ func (m *SubscriptionGroupManager) ReplaceFromMaster(body []byte) error {
 		t[k] = v
 	}
 	m.table = t
+	// The bans come too: a slave serving reads (slaveReadEnable) must refuse
+	// what its master refuses. Java's slave leaves the table behind.
+	m.takeForbidden(w.ForbiddenTable)
 	m.version.Set(w.DataVersion)
 	m.mu.Unlock()
 	return m.Persist()
