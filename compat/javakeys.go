@@ -281,7 +281,6 @@ func buildJavaKeys() map[string]JavaKey {
 		"timerStopEnqueue":         "the timer wheel cannot be held from taking new timers",
 		"validateSystemTopicWhenUpdateTopic": "system topics are always protected from UPDATE_AND_CREATE_TOPIC " +
 			"and DELETE_TOPIC",
-		"clearRetryTopicWhenDeleteTopic": "DELETE_TOPIC always removes the groups' POP retry topics, Java's default",
 	} {
 		group(KeyNotHonoured, why, k)
 	}

@@ -100,12 +100,14 @@ func (b *Broker) handleDeleteTopicInBroker(ctx context.Context, c remoting.Conn,
 	topic = strings.Clone(topic)
 	drop := []string{topic}
 	// The POP retry topics of the groups that consumed it go with it
-	// (clearRetryTopicWhenDeleteTopic, true in Java by default): nothing
-	// else would ever delete them.
-	for _, g := range b.offsets.GroupsOfTopic(topic) {
-		for _, rt := range pop.RetryTopics(topic, g) {
-			if _, ok := b.topics.Select(rt); ok {
-				drop = append(drop, rt)
+	// (clearRetryTopicWhenDeleteTopic, true by default): nothing else would
+	// ever delete them.
+	if b.conf().ClearRetryTopicWhenDeleteTopic {
+		for _, g := range b.offsets.GroupsOfTopic(topic) {
+			for _, rt := range pop.RetryTopics(topic, g) {
+				if _, ok := b.topics.Select(rt); ok {
+					drop = append(drop, rt)
+				}
 			}
 		}
 	}

@@ -75,6 +75,9 @@ type BrokerConfig struct {
 	// StoreReplyMessageEnable stores a SEND_REPLY_MESSAGE besides pushing it
 	// to its requester (Java's default true); off, it is only pushed.
 	StoreReplyMessageEnable bool `prop:"storeReplyMessageEnable"`
+	// ClearRetryTopicWhenDeleteTopic: DELETE_TOPIC also drops the POP retry
+	// topics of the groups that consumed the topic (Java's key, default true).
+	ClearRetryTopicWhenDeleteTopic bool `prop:"clearRetryTopicWhenDeleteTopic"`
 
 	// SubscriptionExpiredTimeout (ms) drops compensated consumers (clients/compensate.go).
 	SubscriptionExpiredTimeout int64 `prop:"subscriptionExpiredTimeout"`
@@ -220,6 +223,8 @@ func DefaultBrokerConfig() BrokerConfig {
 		ServerLoadBalancerEnable:          true,
 		DefaultMessageRequestMode:         "PULL",
 		DefaultPopShareQueueNum:           -1,
+
+		ClearRetryTopicWhenDeleteTopic: true,
 	}
 }
 
