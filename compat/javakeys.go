@@ -279,8 +279,6 @@ func buildJavaKeys() map[string]JavaKey {
 		"timerPrecisionMs":         "timers fire on 1 s slots, Java's default precision",
 		"timerStopDequeue":         "the timer wheel cannot be held from delivering",
 		"timerStopEnqueue":         "the timer wheel cannot be held from taking new timers",
-		"validateSystemTopicWhenUpdateTopic": "system topics are always protected from UPDATE_AND_CREATE_TOPIC " +
-			"and DELETE_TOPIC",
 	} {
 		group(KeyNotHonoured, why, k)
 	}

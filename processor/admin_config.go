@@ -46,6 +46,9 @@ var liveConfigKeys = map[string]func(dst, src *BrokerConfig){
 	"useServerSideResetOffset":       func(d, s *BrokerConfig) { d.UseServerSideResetOffset = s.UseServerSideResetOffset },
 	"storeReplyMessageEnable":        func(d, s *BrokerConfig) { d.StoreReplyMessageEnable = s.StoreReplyMessageEnable },
 	"clearRetryTopicWhenDeleteTopic": func(d, s *BrokerConfig) { d.ClearRetryTopicWhenDeleteTopic = s.ClearRetryTopicWhenDeleteTopic },
+	"validateSystemTopicWhenUpdateTopic": func(d, s *BrokerConfig) {
+		d.ValidateSystemTopicWhenUpdateTopic = s.ValidateSystemTopicWhenUpdateTopic
+	},
 	// The pools read these at every check (send_admission.go).
 	"brokerFastFailureEnable":         func(d, s *BrokerConfig) { d.BrokerFastFailureEnable = s.BrokerFastFailureEnable },
 	"waitTimeMillsInSendQueue":        func(d, s *BrokerConfig) { d.WaitTimeMillsInSendQueue = s.WaitTimeMillsInSendQueue },

@@ -29,3 +29,36 @@ func TestDeleteTopicKeepsPopRetryWhenNotClearing(t *testing.T) {
 		require.Equal(t, !clear, b.topics.Exists(retry), "clearRetryTopicWhenDeleteTopic=%v", clear)
 	}
 }
+
+// validateSystemTopicWhenUpdateTopic=false lets the admin codes create,
+// update and delete system topics, as Java's AdminBrokerProcessor does.
+func TestSystemTopicsUpdatableWhenNotValidated(t *testing.T) {
+	b := newTestBroker(t, func(c *BrokerConfig) { c.ValidateSystemTopicWhenUpdateTopic = false })
+	h := b.Handlers()
+	do := func(req *codec.RemotingCommand) *codec.RemotingCommand {
+		resp, err := h[req.Code].ProcessRequest(context.Background(), newTestConn(1), req)
+		require.NoError(t, err)
+		return resp
+	}
+	const topic = "rmq_sys_flag_test"
+	create := codec.NewRequest(codec.ReqUpdateAndCreateTopic)
+	for k, v := range map[string]string{"topic": topic, "readQueueNums": "2", "writeQueueNums": "2", "perm": "6"} {
+		create.Ext.Set(k, v)
+	}
+	resp := do(create)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	tc, ok := b.topics.Select(topic)
+	require.True(t, ok)
+	require.EqualValues(t, 2, tc.ReadQueueNums)
+
+	list := codec.NewRequest(codec.ReqUpdateAndCreateTopicList)
+	list.Body = []byte(`{"topicConfigList":[{"topicName":"` + TopicSchedule + `","readQueueNums":4,"writeQueueNums":4,"perm":6}]}`)
+	resp = do(list)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+
+	del := codec.NewRequest(codec.ReqDeleteTopicInBroker)
+	del.Ext.Set("topic", topic)
+	resp = do(del)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.False(t, b.topics.Exists(topic))
+}

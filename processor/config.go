@@ -78,6 +78,10 @@ type BrokerConfig struct {
 	// ClearRetryTopicWhenDeleteTopic: DELETE_TOPIC also drops the POP retry
 	// topics of the groups that consumed the topic (Java's key, default true).
 	ClearRetryTopicWhenDeleteTopic bool `prop:"clearRetryTopicWhenDeleteTopic"`
+	// ValidateSystemTopicWhenUpdateTopic refuses admin creates, updates and
+	// deletes of system topics (Java's key, default true); off, they are let
+	// through as Java does.
+	ValidateSystemTopicWhenUpdateTopic bool `prop:"validateSystemTopicWhenUpdateTopic"`
 
 	// SubscriptionExpiredTimeout (ms) drops compensated consumers (clients/compensate.go).
 	SubscriptionExpiredTimeout int64 `prop:"subscriptionExpiredTimeout"`
@@ -224,7 +228,8 @@ func DefaultBrokerConfig() BrokerConfig {
 		DefaultMessageRequestMode:         "PULL",
 		DefaultPopShareQueueNum:           -1,
 
-		ClearRetryTopicWhenDeleteTopic: true,
+		ClearRetryTopicWhenDeleteTopic:     true,
+		ValidateSystemTopicWhenUpdateTopic: true,
 	}
 }
 
