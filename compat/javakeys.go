@@ -266,7 +266,6 @@ func buildJavaKeys() map[string]JavaKey {
 		"enableNetWorkFlowControl":    "pull responses are not throttled by the network flow control",
 		"enablePopMessageThreshold":   "POP is not refused when too many messages are in flight",
 		"popInflightMessageThreshold": "POP is not refused when too many messages are in flight",
-		"enableRegisterProducer":      "producers are always registered by their heartbeats",
 		"enabledAppendPropCRC":        "stored messages carry no CRC property",
 		"forceVerifyPropCRC":          "no CRC property is verified at recovery",
 		"filterSupportRetry":          "SQL92 filters do not apply to retry-topic messages (Java's default)",

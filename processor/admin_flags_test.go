@@ -62,3 +62,31 @@ func TestSystemTopicsUpdatableWhenNotValidated(t *testing.T) {
 	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
 	require.False(t, b.topics.Exists(topic))
 }
+
+// enableRegisterProducer=false with rejectTransactionMessage=true registers
+// no new producer from a heartbeat, and keeps the ones already known
+// (ProducerManager.registerProducer); either key alone changes nothing.
+func TestHeartbeatRegistersNoProducerWhenDisabled(t *testing.T) {
+	for _, tc := range []struct {
+		reject, enable bool
+		want           int
+	}{{true, false, 0}, {false, false, 2}, {true, true, 2}} {
+		b := newTestBroker(t, func(c *BrokerConfig) {
+			c.RejectTransactionMessage, c.EnableRegisterProducer = tc.reject, tc.enable
+		})
+		resp, err := b.handleHeartBeat(context.Background(), newTestConn(1), groupsHeartbeat(t, [2]int{0, 2}, [2]int{}))
+		require.NoError(t, err)
+		require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+		require.Equal(t, tc.want, producerGroupCount(b), "reject=%v enable=%v", tc.reject, tc.enable)
+	}
+	// Known producers stay registered and are renewed.
+	b := newTestBroker(t, func(c *BrokerConfig) { c.RejectTransactionMessage = true })
+	conn := newTestConn(2)
+	_, err := b.handleHeartBeat(context.Background(), conn, groupsHeartbeat(t, [2]int{0, 1}, [2]int{}))
+	require.NoError(t, err)
+	_, _, err = b.updateConfig(map[string]string{"enableRegisterProducer": "false"})
+	require.NoError(t, err)
+	_, err = b.handleHeartBeat(context.Background(), conn, groupsHeartbeat(t, [2]int{0, 2}, [2]int{}))
+	require.NoError(t, err)
+	require.Equal(t, 1, producerGroupCount(b))
+}

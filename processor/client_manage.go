@@ -57,7 +57,14 @@ func (b *Broker) handleHeartBeat(ctx context.Context, c remoting.Conn, req *code
 		return codec.NewResponse(req, codec.RespInvalidParameter, fmt.Sprintf(
 			"heartbeat carries %d subscriptions, more than the %d a heartbeat may carry", subs, limit*subscriptionsPerGroup)), nil
 	}
-	if !b.consumers.Fits(c, names, limit) || !b.producers.RegisterAll(producers, ch, limit) {
+	if !b.consumers.Fits(c, names, limit) {
+		return refuseClientGroups(req, limit), nil
+	}
+	// Without transactions nothing needs a producer's connection, so with
+	// enableRegisterProducer off only producers already known are kept alive.
+	if conf := b.conf(); conf.RejectTransactionMessage && !conf.EnableRegisterProducer {
+		b.producers.RefreshAll(producers, ch)
+	} else if !b.producers.RegisterAll(producers, ch, limit) {
 		return refuseClientGroups(req, limit), nil
 	}
 	// Groups and their retry topics are looked up (and auto-created) all at once:

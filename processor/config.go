@@ -82,6 +82,9 @@ type BrokerConfig struct {
 	// deletes of system topics (Java's key, default true); off, they are let
 	// through as Java does.
 	ValidateSystemTopicWhenUpdateTopic bool `prop:"validateSystemTopicWhenUpdateTopic"`
+	// EnableRegisterProducer off, with rejectTransactionMessage on, registers
+	// no new producer from heartbeats (Java's key, default true).
+	EnableRegisterProducer bool `prop:"enableRegisterProducer"`
 
 	// SubscriptionExpiredTimeout (ms) drops compensated consumers (clients/compensate.go).
 	SubscriptionExpiredTimeout int64 `prop:"subscriptionExpiredTimeout"`
@@ -230,6 +233,7 @@ func DefaultBrokerConfig() BrokerConfig {
 
 		ClearRetryTopicWhenDeleteTopic:     true,
 		ValidateSystemTopicWhenUpdateTopic: true,
+		EnableRegisterProducer:             true,
 	}
 }
 
