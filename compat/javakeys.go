@@ -220,7 +220,7 @@ func buildJavaKeys() map[string]JavaKey {
 		"totalReplicas", "updateNameServerAddrPeriod")
 	group(KeyNoEffect, whyInternal,
 		"channelNotActiveInterval", "compatibleWithOldNameSrv", "consumerOffsetUpdateVersionStep",
-		"delayOffsetUpdateVersionStep", "disappearTimeAfterStart", "enableCreateSysGroup", "enableShutdownGracefully",
+		"delayOffsetUpdateVersionStep", "disappearTimeAfterStart", "enableShutdownGracefully",
 		"enableSingleTopicRegister", "enableSplitMetadata", "forceRegister", "forwardTimeout",
 		"isScanAvailableNameSrv", "loadBalancePollNameServerInterval", "realTimeNotifyConsumerChange",
 		"sendHeartbeatTimeoutMillis", "shutdownWaitTimeSeconds", "splitMetadataSize",

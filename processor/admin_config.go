@@ -50,6 +50,7 @@ var liveConfigKeys = map[string]func(dst, src *BrokerConfig){
 		d.ValidateSystemTopicWhenUpdateTopic = s.ValidateSystemTopicWhenUpdateTopic
 	},
 	"enableRegisterProducer": func(d, s *BrokerConfig) { d.EnableRegisterProducer = s.EnableRegisterProducer },
+	"enableCreateSysGroup":   func(d, s *BrokerConfig) { d.EnableCreateSysGroup = s.EnableCreateSysGroup },
 	// The pools read these at every check (send_admission.go).
 	"brokerFastFailureEnable":         func(d, s *BrokerConfig) { d.BrokerFastFailureEnable = s.BrokerFastFailureEnable },
 	"waitTimeMillsInSendQueue":        func(d, s *BrokerConfig) { d.WaitTimeMillsInSendQueue = s.WaitTimeMillsInSendQueue },

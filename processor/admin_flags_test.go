@@ -90,3 +90,19 @@ func TestHeartbeatRegistersNoProducerWhenDisabled(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, producerGroupCount(b))
 }
+
+// enableCreateSysGroup (default true) auto-creates a CID_RMQ_SYS_ group with
+// autoCreateSubscriptionGroup off (SubscriptionGroupManager.findSubscriptionGroupConfig).
+func TestSysGroupAutoCreatedWithoutAutoCreate(t *testing.T) {
+	for _, enable := range []bool{true, false} {
+		b := newTestBroker(t, func(c *BrokerConfig) {
+			c.AutoCreateSubscriptionGroup, c.EnableCreateSysGroup = false, enable
+		})
+		_, ok := b.groups.Find("CID_RMQ_SYS_FLAG")
+		require.Equal(t, enable, ok, "enableCreateSysGroup=%v", enable)
+		_, ok = b.groups.Find("GID_FLAG")
+		require.False(t, ok)
+		_, ok = b.groups.Find("cid_rmq_sys_lower") // Java's startsWith is case-sensitive
+		require.False(t, ok)
+	}
+}

@@ -85,6 +85,9 @@ type BrokerConfig struct {
 	// EnableRegisterProducer off, with rejectTransactionMessage on, registers
 	// no new producer from heartbeats (Java's key, default true).
 	EnableRegisterProducer bool `prop:"enableRegisterProducer"`
+	// EnableCreateSysGroup auto-creates the CID_RMQ_SYS_ groups even with
+	// autoCreateSubscriptionGroup off (Java's key, default true).
+	EnableCreateSysGroup bool `prop:"enableCreateSysGroup"`
 
 	// SubscriptionExpiredTimeout (ms) drops compensated consumers (clients/compensate.go).
 	SubscriptionExpiredTimeout int64 `prop:"subscriptionExpiredTimeout"`
@@ -234,6 +237,7 @@ func DefaultBrokerConfig() BrokerConfig {
 		ClearRetryTopicWhenDeleteTopic:     true,
 		ValidateSystemTopicWhenUpdateTopic: true,
 		EnableRegisterProducer:             true,
+		EnableCreateSysGroup:               true,
 	}
 }
 
