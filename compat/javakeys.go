@@ -258,7 +258,6 @@ func buildJavaKeys() map[string]JavaKey {
 
 	// Behaviours rmqd could give but does not yet: Java's default applies.
 	for k, why := range map[string]string{
-		"autoMessageVersionOnTopicLen": "the message version follows the topic length, Java's default",
 		"disableConsumeIfConsumerReadSlowly": "a group further behind than consumerFallbehindThreshold is not " +
 			"cut off from pulling",
 		"enableAutoInSyncReplicas":    "inSyncReplicas is not lowered when slaves fall away",

@@ -31,6 +31,8 @@ type tqKey struct {
 type commitLog struct {
 	q          *mappedFileQueue
 	maxMsgSize int
+	// v1Only refuses a record V1 cannot carry (autoMessageVersionOnTopicLen off).
+	v1Only bool
 
 	mu sync.Mutex
 	// closed is set under mu at shutdown so no append writes into an unmapped file.
@@ -62,6 +64,7 @@ func newCommitLog(dir string, cfg *Config) *commitLog {
 	c := &commitLog{
 		q:          newMappedFileQueue(dir, cfg.MappedFileSizeCommitLog),
 		maxMsgSize: cfg.MaxMessageSize,
+		v1Only:     !cfg.AutoMessageVersionOnTopicLen,
 		table:      make(map[tqKey]*int64),
 	}
 	c.q.writeThrough = cfg.writeThrough()
@@ -134,6 +137,9 @@ func (c *commitLog) checkMessage(m *codec.Message) (int, PutStatus) {
 	// A topic the store could not make a queue directory for is never written:
 	// dispatch would have nowhere to put it.
 	if len(m.Body) > c.maxMsgSize || !safeTopicDir(m.Topic) || m.QueueID < 0 {
+		return 0, PutMessageIllegal
+	}
+	if c.v1Only && len(m.Topic) > codec.MaxV1TopicLen {
 		return 0, PutMessageIllegal
 	}
 	if len(m.Properties) > maxPropertiesLen {
