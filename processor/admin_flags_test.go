@@ -106,3 +106,28 @@ func TestSysGroupAutoCreatedWithoutAutoCreate(t *testing.T) {
 		require.False(t, ok)
 	}
 }
+
+// A heartbeat makes its group's retry topic order when the group subscribes
+// an order topic, and sets the flag on an existing one as the subscriptions
+// change (ClientManageProcessor.heartBeat: hasOrderTopicSub).
+func TestHeartbeatRetryTopicFollowsOrderSubscription(t *testing.T) {
+	b := newTestBroker(t, nil)
+	ord := NewTopicConfig("FlagOrderT")
+	ord.Order = true
+	b.topics.Update(ord, NewTopicConfig("FlagPlainT"))
+	conn := newTestConn(3)
+	beat := func(topics ...string) TopicConfig {
+		resp, err := b.handleHeartBeat(context.Background(), conn, heartbeatReq(t, "10.0.0.9@1", "FlagOrderG", topics...))
+		require.NoError(t, err)
+		require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+		tc, ok := b.topics.Select("%RETRY%FlagOrderG")
+		require.True(t, ok)
+		return tc
+	}
+	tc := beat("FlagPlainT", "FlagOrderT")
+	require.True(t, tc.Order)
+	require.Equal(t, "SINGLE_TAG", tc.TopicFilterType)
+	require.Empty(t, tc.Attributes)
+	require.False(t, beat("FlagPlainT").Order)
+	require.True(t, beat("FlagOrderT").Order)
+}

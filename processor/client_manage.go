@@ -79,7 +79,8 @@ func (b *Broker) handleHeartBeat(ctx context.Context, c remoting.Conn, req *code
 			if cd.UnitMode {
 				sysFlag = 0x2
 			}
-			retries = append(retries, TopicSpec{Name: retry, QueueNums: found[i].Config.RetryQueueNums, Perm: PermWrite | PermRead, SysFlag: sysFlag})
+			retries = append(retries, TopicSpec{Name: retry, QueueNums: found[i].Config.RetryQueueNums,
+				Perm: PermWrite | PermRead, SysFlag: sysFlag, SetOrder: true, Order: b.subscribesOrderTopic(cd)})
 		}
 	}
 	b.topics.CreateAllInSendMessageBack(retries)
@@ -246,4 +247,16 @@ func (b *Broker) handleUnlockBatchMQ(ctx context.Context, c remoting.Conn, req *
 	}
 	b.locks.UnlockBatch(body.ConsumerGroup, body.MQSet, body.ClientID)
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
+}
+
+// subscribesOrderTopic is Java's hasOrderTopicSub: whether the consumer
+// subscribes a topic marked order. A heartbeat without subscriptions (V2's
+// withoutSub) has none, so its retry topic is made or set not order, as Java's.
+func (b *Broker) subscribesOrderTopic(cd *codec.ConsumerData) bool {
+	for i := range cd.SubscriptionDataSet {
+		if b.topics.IsOrderTopic(cd.SubscriptionDataSet[i].Topic) {
+			return true
+		}
+	}
+	return false
 }
