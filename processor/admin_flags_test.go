@@ -3,6 +3,7 @@ package processor
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -130,4 +131,31 @@ func TestHeartbeatRetryTopicFollowsOrderSubscription(t *testing.T) {
 	require.Empty(t, tc.Attributes)
 	require.False(t, beat("FlagPlainT").Order)
 	require.True(t, beat("FlagOrderT").Order)
+}
+
+// deadlineConn records the deadline the broker gives a call to the client.
+type deadlineConn struct {
+	*testConn
+	left time.Duration
+}
+
+func (c *deadlineConn) Invoke(ctx context.Context, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	if d, ok := ctx.Deadline(); ok {
+		c.left = time.Until(d)
+	}
+	return codec.NewResponse(req, codec.RespSuccess, ""), nil
+}
+
+// The push of a reply waits 10 s for the requester, as Java's
+// Broker2Client.callClient (invokeSync 10000).
+func TestReplyPushWaitsTenSeconds(t *testing.T) {
+	b := newTestBroker(t, nil)
+	requester := &deadlineConn{testConn: newTestConn(12)}
+	_, err := b.handleHeartBeat(context.Background(), requester, heartbeatReq(t, "req-10s", "CG"))
+	require.NoError(t, err)
+	resp, err := b.handleSendReplyMessage(context.Background(), newTestConn(13), replyReq("req-10s"))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Greater(t, requester.left, 9*time.Second)
+	require.LessOrEqual(t, requester.left, 10*time.Second)
 }
