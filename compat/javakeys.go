@@ -210,7 +210,7 @@ func buildJavaKeys() map[string]JavaKey {
 		"updateNameServerAddrPeriod")
 	group(KeyNoEffect, whyInternal,
 		"channelNotActiveInterval", "compatibleWithOldNameSrv", "consumerOffsetUpdateVersionStep",
-		"delayOffsetUpdateVersionStep", "disappearTimeAfterStart", "enableCreateSysGroup", "enableShutdownGracefully",
+		"delayOffsetUpdateVersionStep", "disappearTimeAfterStart", "enableShutdownGracefully",
 		"enableSingleTopicRegister", "enableSplitMetadata", "forceRegister", "forwardTimeout",
 		"isScanAvailableNameSrv", "loadBalancePollNameServerInterval", "realTimeNotifyConsumerChange",
 		"sendHeartbeatTimeoutMillis", "shutdownWaitTimeSeconds", "splitMetadataSize",
@@ -255,18 +255,13 @@ func buildJavaKeys() map[string]JavaKey {
 
 	// Behaviours rmqd could give but does not yet: Java's default applies.
 	for k, why := range map[string]string{
-		"autoMessageVersionOnTopicLen": "the message version follows the topic length, Java's default",
-		"enableCompaction":             "nothing is compacted: a topic with cleanup.policy=COMPACTION is refused",
-		"enableNetWorkFlowControl":     "pull responses are not throttled by the network flow control",
-		"enableRegisterProducer":       "producers are always registered by their heartbeats",
-		"readUnCommitted":              "consumers read only what the replicas confirmed (controller mode), Java's default",
-		"timerCongestNumEachSlot":      "timer sends are not flow-controlled per slot",
-		"timerPrecisionMs":             "timers fire on 1 s slots, Java's default precision",
-		"timerStopDequeue":             "the timer wheel cannot be held from delivering",
-		"timerStopEnqueue":             "the timer wheel cannot be held from taking new timers",
-		"validateSystemTopicWhenUpdateTopic": "system topics are always protected from UPDATE_AND_CREATE_TOPIC " +
-			"and DELETE_TOPIC",
-		"clearRetryTopicWhenDeleteTopic": "DELETE_TOPIC always removes the groups' POP retry topics, Java's default",
+		"enableCompaction":         "nothing is compacted: a topic with cleanup.policy=COMPACTION is refused",
+		"enableNetWorkFlowControl": "pull responses are not throttled by the network flow control",
+		"readUnCommitted":          "consumers read only what the replicas confirmed (controller mode), Java's default",
+		"timerCongestNumEachSlot":  "timer sends are not flow-controlled per slot",
+		"timerPrecisionMs":         "timers fire on 1 s slots, Java's default precision",
+		"timerStopDequeue":         "the timer wheel cannot be held from delivering",
+		"timerStopEnqueue":         "the timer wheel cannot be held from taking new timers",
 	} {
 		group(KeyNotHonoured, why, k)
 	}

@@ -44,6 +44,11 @@ type Config struct {
 	BindAddress                     string `prop:"bindAddress"`                     // NettyServerConfig; default 0.0.0.0
 	ServerChannelMaxIdleTimeSeconds int32  `prop:"serverChannelMaxIdleTimeSeconds"` // NettyServerConfig
 
+	// NetProperties are the server's NettyServerConfig keys rmqd binds outside
+	// this struct (water marks, selector threads), with the values in force:
+	// Java's GET_NAMESRV_CONFIG shows them beside NamesrvConfig. Not a property.
+	NetProperties map[string]string
+
 	// Now is the clock of liveness and service-wait checks; nil means time.Now.
 	// Tests inject a fake one. Not a property.
 	Now func() time.Time
@@ -97,7 +102,15 @@ func (c *Config) ApplyProperties(props map[string]string) (unknown []string, err
 
 // Properties returns every property with its current value: the content of
 // GET_NAMESRV_CONFIG and of the persisted config file.
-func (c *Config) Properties() map[string]string { return compat.ConfigProperties(c) }
+func (c *Config) Properties() map[string]string {
+	m := compat.ConfigProperties(c)
+	for k, v := range c.NetProperties {
+		if _, ok := m[k]; !ok {
+			m[k] = v
+		}
+	}
+	return m
+}
 
 // blackListed returns the first key of props that UPDATE_NAMESRV_CONFIG must
 // refuse: the configured list plus the four keys Java always refuses.

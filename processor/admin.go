@@ -47,7 +47,7 @@ func (b *Broker) handleUpdateAndCreateTopic(ctx context.Context, c remoting.Conn
 	if remark, ok := validateTopic(topic); !ok {
 		return b.refuseAdmin(c, req, codec.RespInvalidParameter, remark, "topic update refused"), nil
 	}
-	if b.isSystemTopic(topic) { // validateSystemTopicWhenUpdateTopic, true by default
+	if b.guardsSystemTopic(topic) {
 		return b.refuseAdmin(c, req, codec.RespInvalidParameter, systemTopicConflict(topic), "topic update refused"), nil
 	}
 	if tc.Perm < 0 || tc.Perm >= 8 {
@@ -77,6 +77,12 @@ func (b *Broker) handleUpdateAndCreateTopic(ctx context.Context, c remoting.Conn
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }
 
+// guardsSystemTopic reports whether an admin create, update or delete of
+// topic is refused as a system topic (validateSystemTopicWhenUpdateTopic).
+func (b *Broker) guardsSystemTopic(topic string) bool {
+	return b.conf().ValidateSystemTopicWhenUpdateTopic && b.isSystemTopic(topic)
+}
+
 // systemTopicConflict is Java's remark for a system topic named by an admin
 // create, update or delete.
 func systemTopicConflict(topic string) string {
@@ -94,18 +100,20 @@ func (b *Broker) handleDeleteTopicInBroker(ctx context.Context, c remoting.Conn,
 	if strings.TrimSpace(topic) == "" {
 		return codec.NewResponse(req, codec.RespInvalidParameter, "The specified topic is blank."), nil
 	}
-	if b.isSystemTopic(topic) {
+	if b.guardsSystemTopic(topic) {
 		return b.refuseAdmin(c, req, codec.RespInvalidParameter, systemTopicConflict(topic), "topic delete refused"), nil
 	}
 	topic = strings.Clone(topic)
 	drop := []string{topic}
 	// The POP retry topics of the groups that consumed it go with it
-	// (clearRetryTopicWhenDeleteTopic, true in Java by default): nothing
-	// else would ever delete them.
-	for _, g := range b.offsets.GroupsOfTopic(topic) {
-		for _, rt := range pop.RetryTopics(topic, g) {
-			if _, ok := b.topics.Select(rt); ok {
-				drop = append(drop, rt)
+	// (clearRetryTopicWhenDeleteTopic, true by default): nothing else would
+	// ever delete them.
+	if b.conf().ClearRetryTopicWhenDeleteTopic {
+		for _, g := range b.offsets.GroupsOfTopic(topic) {
+			for _, rt := range pop.RetryTopics(topic, g) {
+				if _, ok := b.topics.Select(rt); ok {
+					drop = append(drop, rt)
+				}
 			}
 		}
 	}
@@ -289,7 +297,7 @@ func (b *Broker) handleUpdateAndCreateTopicList(ctx context.Context, c remoting.
 		if remark, ok := validateTopic(tc.TopicName); !ok {
 			return codec.NewResponse(req, codec.RespInvalidParameter, remark), nil
 		}
-		if b.isSystemTopic(tc.TopicName) {
+		if b.guardsSystemTopic(tc.TopicName) {
 			return codec.NewResponse(req, codec.RespInvalidParameter, systemTopicConflict(tc.TopicName)), nil
 		}
 		if tc.Perm < 0 || tc.Perm >= 8 {

@@ -11,8 +11,13 @@ import (
 	"rmqd/remoting"
 )
 
-// callClientTimeout bounds a broker→client call made for an admin tool.
-const callClientTimeout = 5 * time.Second
+// callClientTimeout bounds a broker→client call: an admin tool's call on a
+// consumer and the push of a reply to its requester (Broker2Client.callClient).
+const callClientTimeout = 10 * time.Second
+
+// consumeStatusTimeout bounds each GET_CONSUMER_STATUS_FROM_CLIENT
+// (Broker2Client.getConsumeStatus).
+const consumeStatusTimeout = 5 * time.Second
 
 // handleInvokeBrokerToResetOffset is INVOKE_BROKER_TO_RESET_OFFSET. With
 // server-side reset (useServerSideResetOffset, the 5.x default) the new offsets

@@ -57,8 +57,14 @@ var liveConfigKeys = map[string]func(dst, src *BrokerConfig){
 		d.Pop.PopResponseReturnActualRetryTopic = s.Pop.PopResponseReturnActualRetryTopic
 	},
 	// LOCK_BATCH_MQ reads them at each request (lock_strict.go).
-	"lockInStrictMode": func(d, s *BrokerConfig) { d.LockInStrictMode = s.LockInStrictMode },
-	"totalReplicas":    func(d, s *BrokerConfig) { d.TotalReplicas = s.TotalReplicas },
+	"lockInStrictMode":               func(d, s *BrokerConfig) { d.LockInStrictMode = s.LockInStrictMode },
+	"totalReplicas":                  func(d, s *BrokerConfig) { d.TotalReplicas = s.TotalReplicas },
+	"clearRetryTopicWhenDeleteTopic": func(d, s *BrokerConfig) { d.ClearRetryTopicWhenDeleteTopic = s.ClearRetryTopicWhenDeleteTopic },
+	"validateSystemTopicWhenUpdateTopic": func(d, s *BrokerConfig) {
+		d.ValidateSystemTopicWhenUpdateTopic = s.ValidateSystemTopicWhenUpdateTopic
+	},
+	"enableRegisterProducer": func(d, s *BrokerConfig) { d.EnableRegisterProducer = s.EnableRegisterProducer },
+	"enableCreateSysGroup":   func(d, s *BrokerConfig) { d.EnableCreateSysGroup = s.EnableCreateSysGroup },
 	// The pools read these at every check (send_admission.go).
 	"brokerFastFailureEnable":         func(d, s *BrokerConfig) { d.BrokerFastFailureEnable = s.BrokerFastFailureEnable },
 	"waitTimeMillsInSendQueue":        func(d, s *BrokerConfig) { d.WaitTimeMillsInSendQueue = s.WaitTimeMillsInSendQueue },

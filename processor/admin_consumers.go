@@ -307,7 +307,7 @@ func (b *Broker) handleInvokeBrokerToGetConsumerStatus(ctx context.Context, c re
 		out := codec.NewRequest(codec.ReqGetConsumerStatusFromClient)
 		out.Ext.Set("topic", h.Topic)
 		out.Ext.Set("group", h.Group)
-		cctx, cancel := context.WithTimeout(ctx, callClientTimeout)
+		cctx, cancel := context.WithTimeout(ctx, consumeStatusTimeout)
 		cresp, err := ch.Conn.Invoke(cctx, out)
 		cancel()
 		if err != nil {

@@ -60,7 +60,14 @@ func (b *Broker) handleHeartBeat(ctx context.Context, c remoting.Conn, req *code
 		return codec.NewResponse(req, codec.RespInvalidParameter, fmt.Sprintf(
 			"heartbeat carries %d subscriptions, more than the %d a heartbeat may carry", subs, limit*subscriptionsPerGroup)), nil
 	}
-	if !b.consumers.Fits(c, names, limit) || !b.producers.RegisterAll(producers, ch, limit) {
+	if !b.consumers.Fits(c, names, limit) {
+		return refuseClientGroups(req, limit), nil
+	}
+	// Without transactions nothing needs a producer's connection, so with
+	// enableRegisterProducer off only producers already known are kept alive.
+	if conf := b.conf(); conf.RejectTransactionMessage && !conf.EnableRegisterProducer {
+		b.producers.RefreshAll(producers, ch)
+	} else if !b.producers.RegisterAll(producers, ch, limit) {
 		return refuseClientGroups(req, limit), nil
 	}
 	// Groups and their retry topics are looked up (and auto-created) all at once:
@@ -75,7 +82,8 @@ func (b *Broker) handleHeartBeat(ctx context.Context, c remoting.Conn, req *code
 			if cd.UnitMode {
 				sysFlag = 0x2
 			}
-			retries = append(retries, TopicSpec{Name: retry, QueueNums: found[i].Config.RetryQueueNums, Perm: PermWrite | PermRead, SysFlag: sysFlag})
+			retries = append(retries, TopicSpec{Name: retry, QueueNums: found[i].Config.RetryQueueNums,
+				Perm: PermWrite | PermRead, SysFlag: sysFlag, SetOrder: true, Order: b.subscribesOrderTopic(cd)})
 		}
 	}
 	b.topics.CreateAllInSendMessageBack(retries)
@@ -261,4 +269,16 @@ func (b *Broker) handleUnlockBatchMQ(ctx context.Context, c remoting.Conn, req *
 		b.strictUnlock(ctx, body)
 	}
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
+}
+
+// subscribesOrderTopic is Java's hasOrderTopicSub: whether the consumer
+// subscribes a topic marked order. A heartbeat without subscriptions (V2's
+// withoutSub) has none, so its retry topic is made or set not order, as Java's.
+func (b *Broker) subscribesOrderTopic(cd *codec.ConsumerData) bool {
+	for i := range cd.SubscriptionDataSet {
+		if b.topics.IsOrderTopic(cd.SubscriptionDataSet[i].Topic) {
+			return true
+		}
+	}
+	return false
 }

@@ -85,6 +85,19 @@ type BrokerConfig struct {
 	// StoreReplyMessageEnable stores a SEND_REPLY_MESSAGE besides pushing it
 	// to its requester (Java's default true); off, it is only pushed.
 	StoreReplyMessageEnable bool `prop:"storeReplyMessageEnable"`
+	// ClearRetryTopicWhenDeleteTopic: DELETE_TOPIC also drops the POP retry
+	// topics of the groups that consumed the topic (Java's key, default true).
+	ClearRetryTopicWhenDeleteTopic bool `prop:"clearRetryTopicWhenDeleteTopic"`
+	// ValidateSystemTopicWhenUpdateTopic refuses admin creates, updates and
+	// deletes of system topics (Java's key, default true); off, they are let
+	// through as Java does.
+	ValidateSystemTopicWhenUpdateTopic bool `prop:"validateSystemTopicWhenUpdateTopic"`
+	// EnableRegisterProducer off, with rejectTransactionMessage on, registers
+	// no new producer from heartbeats (Java's key, default true).
+	EnableRegisterProducer bool `prop:"enableRegisterProducer"`
+	// EnableCreateSysGroup auto-creates the CID_RMQ_SYS_ groups even with
+	// autoCreateSubscriptionGroup off (Java's key, default true).
+	EnableCreateSysGroup bool `prop:"enableCreateSysGroup"`
 
 	// SubscriptionExpiredTimeout (ms) drops compensated consumers (clients/compensate.go).
 	SubscriptionExpiredTimeout int64 `prop:"subscriptionExpiredTimeout"`
@@ -245,6 +258,11 @@ func DefaultBrokerConfig() BrokerConfig {
 		ServerLoadBalancerEnable:          true,
 		DefaultMessageRequestMode:         "PULL",
 		DefaultPopShareQueueNum:           -1,
+
+		ClearRetryTopicWhenDeleteTopic:     true,
+		ValidateSystemTopicWhenUpdateTopic: true,
+		EnableRegisterProducer:             true,
+		EnableCreateSysGroup:               true,
 	}
 }
 

@@ -33,6 +33,8 @@ type commitLog struct {
 	maxMsgSize int
 	// propCRC appends the record CRC property (enabledAppendPropCRC).
 	propCRC bool
+	// v1Only refuses a record V1 cannot carry (autoMessageVersionOnTopicLen off).
+	v1Only bool
 
 	mu sync.Mutex
 	// closed is set under mu at shutdown so no append writes into an unmapped file.
@@ -65,6 +67,7 @@ func newCommitLog(dir string, cfg *Config) *commitLog {
 		q:          newMappedFileQueue(dir, cfg.MappedFileSizeCommitLog),
 		maxMsgSize: cfg.MaxMessageSize,
 		propCRC:    cfg.EnabledAppendPropCRC,
+		v1Only:     !cfg.AutoMessageVersionOnTopicLen,
 		table:      make(map[tqKey]*int64),
 	}
 	c.q.writeThrough = cfg.writeThrough()
@@ -151,6 +154,9 @@ func (c *commitLog) checkMessage(m *codec.Message) (int, PutStatus) {
 	// A topic the store could not make a queue directory for is never written:
 	// dispatch would have nowhere to put it.
 	if len(m.Body) > c.maxMsgSize || !safeTopicDir(m.Topic) || m.QueueID < 0 {
+		return 0, PutMessageIllegal
+	}
+	if c.v1Only && len(m.Topic) > codec.MaxV1TopicLen {
 		return 0, PutMessageIllegal
 	}
 	extra := 0

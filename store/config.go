@@ -72,6 +72,12 @@ type Config struct {
 	// without it or with a wrong one ends the log, as in Java.
 	EnabledAppendPropCRC bool `prop:"enabledAppendPropCRC"`
 	ForceVerifyPropCRC   bool `prop:"forceVerifyPropCRC"`
+	// AutoMessageVersionOnTopicLen writes a record whose topic is longer than
+	// 127 as V2 (2-byte topic length). Off, every record is V1, readable by a
+	// store that knows no V2: Java then writes the long topic's length
+	// truncated into the V1 byte, a record no reader decodes; rmqd refuses
+	// the message as MESSAGE_ILLEGAL instead (docs/compatibility.md).
+	AutoMessageVersionOnTopicLen bool `prop:"autoMessageVersionOnTopicLen"`
 
 	MessageIndexEnable bool `prop:"messageIndexEnable"`
 	// MessageIndexSafe makes crash recovery replay from the last flushed index
@@ -200,6 +206,7 @@ func DefaultConfig() Config {
 		OsPageCacheBusyTimeOutMills:       1000,
 		MaxMessageSize:                    4 << 20,
 		CheckCRCOnRecover:                 true,
+		AutoMessageVersionOnTopicLen:      true,
 		MessageIndexEnable:                true,
 		MaxHashSlotNum:                    5000000,
 		MaxIndexNum:                       5000000 * 4,

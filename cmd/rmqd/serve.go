@@ -246,6 +246,7 @@ func newNamesrv(props map[string]string, opts options, bind string, logger *slog
 	if err != nil {
 		return node{}, nil, fmt.Errorf("name server config: %w", err)
 	}
+	cfg.NetProperties = javaNetKeys(lim)
 	tlsSt, err := tlsSettings(props)
 	if err == nil {
 		err = applyServerTLS(tlsSt, &scfg)
@@ -518,6 +519,19 @@ func limits(props map[string]string, cfg *remoting.ServerConfig) (map[string]str
 	n.WriteStallTimeoutSecs = int64(cfg.WriteStallTimeout / time.Second)
 	n.IdleTimeoutSecs = int(cfg.IdleTimeout / time.Second)
 	return compat.ConfigProperties(&n), nil
+}
+
+// javaNetKeys picks the keys of lim that are Java's NettyServerConfig fields,
+// the ones Java's GET_NAMESRV_CONFIG lists (rmqd's own limits are not).
+func javaNetKeys(lim map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, k := range []string{"writeBufferHighWaterMark", "writeBufferLowWaterMark", "serverSelectorThreads",
+		"serverChannelMaxIdleTimeSeconds"} {
+		if v, ok := lim[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // unknownKeys are the keys of props that no part of rmqd binds and that are no

@@ -428,6 +428,20 @@ func (m *ProducerManager) RegisterAll(groups []string, ch ClientChannel, maxGrou
 	return true
 }
 
+// RefreshAll renews the heartbeat time of the groups' entries for ch's
+// connection that are already registered and registers nothing new: Java's
+// registerProducer with enableRegisterProducer off and rejectTransactionMessage on.
+func (m *ProducerManager) RefreshAll(groups []string, ch ClientChannel) {
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, group := range groups {
+		if old, ok := m.groups[group][ch.Conn.ID()]; ok && old.ClientID == ch.ClientID {
+			old.LastUpdate = now
+		}
+	}
+}
+
 // Unregister removes one connection from a producer group.
 func (m *ProducerManager) Unregister(group string, conn remoting.Conn) {
 	m.mu.Lock()

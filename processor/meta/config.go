@@ -21,4 +21,7 @@ type Config struct {
 	MsgTraceTopicName           string
 	ReviveQueueNum              int32
 	TimerWheelEnable            bool
+	// EnableCreateSysGroup auto-creates CID_RMQ_SYS_ groups even with
+	// AutoCreateSubscriptionGroup off (MixAll.isSysConsumerGroupAndEnableCreate).
+	EnableCreateSysGroup bool
 }

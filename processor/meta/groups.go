@@ -251,10 +251,14 @@ func (m *SubscriptionGroupManager) FindAll(groups []string) []FoundGroup {
 	return out
 }
 
+// isSysGroup is MixAll.isSysConsumerGroup: the broker's own groups are named
+// CID_RMQ_SYS_ (matched with case, as Java's startsWith).
+func isSysGroup(group string) bool { return strings.HasPrefix(group, "CID_RMQ_SYS_") }
+
 // create adds an unknown group with the defaults when auto-creation is on and
 // the name is valid, without writing the file.
 func (m *SubscriptionGroupManager) create(group string) (c SubscriptionGroupConfig, ok, created bool) {
-	if !m.cfg().AutoCreateSubscriptionGroup {
+	if cfg := m.cfg(); !cfg.AutoCreateSubscriptionGroup && !(cfg.EnableCreateSysGroup && isSysGroup(group)) {
 		return SubscriptionGroupConfig{}, false, false
 	}
 	if _, ok := compat.ValidateGroup(group); !ok { // Java: CHARACTER_MAX_LENGTH and isTopicOrGroupIllegal

@@ -263,6 +263,10 @@ func (m *TopicConfigManager) CreateInSendMessageBack(topic string, queueNums, pe
 type TopicSpec struct {
 	Name                     string
 	QueueNums, Perm, SysFlag int32
+	// SetOrder makes the topic's order flag Order, an existing topic's
+	// included (a heartbeat's retry topic: order when the group subscribes
+	// an order topic, as Java's heartBeat passes hasOrderTopicSub).
+	SetOrder, Order bool
 }
 
 // CreateAllInSendMessageBack is CreateInSendMessageBack for each topic, with
@@ -284,13 +288,23 @@ func (m *TopicConfigManager) createBack(sp TopicSpec) (TopicConfig, bool) {
 	sp.QueueNums = compat.ClampQueueNums(sp.QueueNums) // a group's retryQueueNums, maybe from a Java file
 	m.mu.Lock()
 	if tc, ok := m.table[sp.Name]; ok {
+		if !sp.SetOrder || tc.Order == sp.Order {
+			m.mu.Unlock()
+			return tc, false
+		}
+		tc.Order = sp.Order
+		m.table[sp.Name] = tc
+		m.version.Next()
+		m.markUnsent(sp.Name)
 		m.mu.Unlock()
-		return tc, false
+		m.log.Info("topic order changed", "topic", sp.Name, "order", sp.Order)
+		return tc, true
 	}
 	tc := NewTopicConfig(sp.Name)
 	tc.ReadQueueNums, tc.WriteQueueNums = sp.QueueNums, sp.QueueNums
 	tc.Perm = sp.Perm
 	tc.TopicSysFlag = sp.SysFlag
+	tc.Order = sp.SetOrder && sp.Order
 	m.table[sp.Name] = tc
 	m.version.Next()
 	m.markUnsent(sp.Name)

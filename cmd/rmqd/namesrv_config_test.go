@@ -1,0 +1,26 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The name server's configuration, which GET_NAMESRV_CONFIG answers, carries
+// the NettyServerConfig keys rmqd binds apart, as Java's lists them with its
+// NamesrvConfig; rmqd's own limit keys stay out of it.
+func TestNamesrvConfigShowsNettyKeys(t *testing.T) {
+	dir := t.TempDir()
+	props := map[string]string{"listenPort": "0", "kvConfigPath": filepath.Join(dir, "kv.json"),
+		"configStorePath": filepath.Join(dir, "ns.conf"), "serverSelectorThreads": "2", "writeBufferHighWaterMark": "65536"}
+	_, shown, err := newNamesrv(props, options{mode: "namesrv"}, "127.0.0.1", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	require.Equal(t, "2", shown["serverSelectorThreads"])
+	require.Equal(t, "65536", shown["writeBufferHighWaterMark"])
+	require.Equal(t, "32768", shown["writeBufferLowWaterMark"])
+	require.Equal(t, "120", shown["serverChannelMaxIdleTimeSeconds"])
+	require.NotContains(t, shown, "serverMaxConnections")
+}
