@@ -278,7 +278,6 @@ func buildJavaKeys() map[string]JavaKey {
 		"timerCongestNumEachSlot":  "timer sends are not flow-controlled per slot",
 		"timerPrecisionMs":         "timers fire on 1 s slots, Java's default precision",
 		"timerStopDequeue":         "the timer wheel cannot be held from delivering",
-		"timerStopEnqueue":         "the timer wheel cannot be held from taking new timers",
 		"validateSystemTopicWhenUpdateTopic": "system topics are always protected from UPDATE_AND_CREATE_TOPIC " +
 			"and DELETE_TOPIC",
 		"clearRetryTopicWhenDeleteTopic": "DELETE_TOPIC always removes the groups' POP retry topics, Java's default",

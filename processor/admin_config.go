@@ -45,6 +45,8 @@ var liveConfigKeys = map[string]func(dst, src *BrokerConfig){
 	"consumerFallbehindThreshold":    func(d, s *BrokerConfig) { d.ConsumerFallbehindThreshold = s.ConsumerFallbehindThreshold },
 	"useServerSideResetOffset":       func(d, s *BrokerConfig) { d.UseServerSideResetOffset = s.UseServerSideResetOffset },
 	"storeReplyMessageEnable":        func(d, s *BrokerConfig) { d.StoreReplyMessageEnable = s.StoreReplyMessageEnable },
+	// The timer wheel reads these at every step (delivery.Timer.SetHolds).
+	"timerStopEnqueue": func(d, s *BrokerConfig) { d.TimerStopEnqueue = s.TimerStopEnqueue },
 	// The pools read these at every check (send_admission.go).
 	"brokerFastFailureEnable":         func(d, s *BrokerConfig) { d.BrokerFastFailureEnable = s.BrokerFastFailureEnable },
 	"waitTimeMillsInSendQueue":        func(d, s *BrokerConfig) { d.WaitTimeMillsInSendQueue = s.WaitTimeMillsInSendQueue },

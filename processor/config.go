@@ -72,6 +72,10 @@ type BrokerConfig struct {
 	// TimerRollWindowSlot (s): a timer further than this from its store time
 	// is stored again then, so keep it below fileReservedTime (delivery.Timer.SetRollWindow).
 	TimerRollWindowSlot int64 `prop:"timerRollWindowSlot"`
+	// TimerStopEnqueue holds the timer wheel from taking new timers: they
+	// wait in rmq_sys_wheel_timer until it is cleared (MessageStoreConfig,
+	// live; delivery.Timer.SetHolds).
+	TimerStopEnqueue bool `prop:"timerStopEnqueue"`
 	// StoreReplyMessageEnable stores a SEND_REPLY_MESSAGE besides pushing it
 	// to its requester (Java's default true); off, it is only pushed.
 	StoreReplyMessageEnable bool `prop:"storeReplyMessageEnable"`

@@ -202,7 +202,17 @@ type Timer struct {
 	// skipOffset due before second skipSec was delivered before the restart.
 	skipOffset, skipSec int64
 	prog                progress
+	// holds reports timerStopEnqueue and timerStopDequeue, read at every
+	// step so an update applies at once (SetHolds).
+	holds func() (stopEnqueue, stopDequeue bool)
 }
+
+// SetHolds lends the wheel timerStopEnqueue and timerStopDequeue. Held from
+// enqueueing, new records wait in rmq_sys_wheel_timer unread and are read when
+// the hold is cleared (TimerMessageStore.enqueue returns before reading); held
+// from dequeueing, due slots wait and are delivered when it is cleared. Set
+// before Run.
+func (t *Timer) SetHolds(f func() (stopEnqueue, stopDequeue bool)) { t.holds = f }
 
 // maxRollWindowSlots is the longest roll window the wheel holds: its size
 // less TimerMessageStore's TIMER_BLANK_SLOTS (60), so a rolled record's slot
@@ -226,7 +236,8 @@ func NewTimer(h *Host, revive func(m *codec.Message) bool) *Timer {
 		revive = func(*codec.Message) bool { return false }
 	}
 	return &Timer{h: h, revive: revive, tick: 100 * time.Millisecond, kick: make(chan struct{}, 1),
-		rollWindow: timerRollWindowMs, prog: progress{interval: time.Second}}
+		rollWindow: timerRollWindowMs, prog: progress{interval: time.Second},
+		holds: func() (bool, bool) { return false, false }}
 }
 
 // Kick tells the service a message reached its topic.
@@ -303,8 +314,9 @@ func (t *Timer) StepAt(ctx context.Context, now int64) {
 	if !t.loaded {
 		t.load(now)
 	}
+	stopEnqueue, _ := t.holds()
 	var m codec.Message
-	for range 1000 {
+	for i := 0; i < 1000 && !stopEnqueue; i++ {
 		res := h.Store.GetMessage(TimerSysGroup, TopicTimer, 0, t.readPos, 32, 1<<20, nil)
 		if res.Status != store.GetFound {
 			if res.Status == store.GetOffsetTooSmall || res.Status == store.GetOffsetOverflowBadly {
