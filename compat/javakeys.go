@@ -277,7 +277,6 @@ func buildJavaKeys() map[string]JavaKey {
 		"rejectPullConsumerEnable": "pull consumers are always served",
 		"timerCongestNumEachSlot":  "timer sends are not flow-controlled per slot",
 		"timerPrecisionMs":         "timers fire on 1 s slots, Java's default precision",
-		"timerStopDequeue":         "the timer wheel cannot be held from delivering",
 		"validateSystemTopicWhenUpdateTopic": "system topics are always protected from UPDATE_AND_CREATE_TOPIC " +
 			"and DELETE_TOPIC",
 		"clearRetryTopicWhenDeleteTopic": "DELETE_TOPIC always removes the groups' POP retry topics, Java's default",

@@ -47,6 +47,7 @@ var liveConfigKeys = map[string]func(dst, src *BrokerConfig){
 	"storeReplyMessageEnable":        func(d, s *BrokerConfig) { d.StoreReplyMessageEnable = s.StoreReplyMessageEnable },
 	// The timer wheel reads these at every step (delivery.Timer.SetHolds).
 	"timerStopEnqueue": func(d, s *BrokerConfig) { d.TimerStopEnqueue = s.TimerStopEnqueue },
+	"timerStopDequeue": func(d, s *BrokerConfig) { d.TimerStopDequeue = s.TimerStopDequeue },
 	// The pools read these at every check (send_admission.go).
 	"brokerFastFailureEnable":         func(d, s *BrokerConfig) { d.BrokerFastFailureEnable = s.BrokerFastFailureEnable },
 	"waitTimeMillsInSendQueue":        func(d, s *BrokerConfig) { d.WaitTimeMillsInSendQueue = s.WaitTimeMillsInSendQueue },

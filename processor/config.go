@@ -76,6 +76,9 @@ type BrokerConfig struct {
 	// wait in rmq_sys_wheel_timer until it is cleared (MessageStoreConfig,
 	// live; delivery.Timer.SetHolds).
 	TimerStopEnqueue bool `prop:"timerStopEnqueue"`
+	// TimerStopDequeue holds the wheel from delivering: due timers wait in
+	// it until it is cleared (MessageStoreConfig, live).
+	TimerStopDequeue bool `prop:"timerStopDequeue"`
 	// StoreReplyMessageEnable stores a SEND_REPLY_MESSAGE besides pushing it
 	// to its requester (Java's default true); off, it is only pushed.
 	StoreReplyMessageEnable bool `prop:"storeReplyMessageEnable"`

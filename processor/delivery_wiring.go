@@ -43,7 +43,10 @@ func (b *Broker) newDelivery(cfg BrokerConfig) error {
 	b.timer = delivery.NewTimer(h, b.popRevive)
 	b.timer.SetProgressFile(cfg.ConfigDir())
 	b.timer.SetRollWindow(cfg.TimerRollWindowSlot)
-	b.timer.SetHolds(func() (bool, bool) { return b.conf().TimerStopEnqueue, false })
+	b.timer.SetHolds(func() (bool, bool) {
+		c := b.conf()
+		return c.TimerStopEnqueue, c.TimerStopDequeue
+	})
 	b.trans = delivery.NewTransactions(h, delivery.Asker{
 		Ask:         b.askTransactionState,
 		EnsureTopic: func(topic string) { b.topics.CreateInSendMessageBack(topic, 1, PermRead|PermWrite, 0) },

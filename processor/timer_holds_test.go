@@ -47,3 +47,22 @@ func TestTimerStopEnqueueHoldsNewTimers(t *testing.T) {
 	time.Sleep(1200 * time.Millisecond)
 	require.EqualValues(t, 1, b.st.MaxOffsetInQueue("TimerHoldEnqT", 0), "held again")
 }
+
+// timerStopDequeue (TimerMessageStore.dequeue) holds the wheel's delivery: a
+// timer is read into the wheel but not delivered when due, and is delivered
+// once UPDATE_BROKER_CONFIG clears the hold.
+func TestTimerStopDequeueHoldsDueTimers(t *testing.T) {
+	b := newTestBroker(t, func(c *BrokerConfig) { c.TimerStopDequeue = true })
+	timerSend(t, b, "TimerHoldDeqT", "200")
+	require.Eventually(t, func() bool { return b.timer.PendingCount() == 1 }, 5*time.Second, 10*time.Millisecond,
+		"read into the wheel")
+	time.Sleep(1500 * time.Millisecond) // well past due
+	require.Equal(t, 1, b.timer.PendingCount(), "still in the wheel")
+	require.LessOrEqual(t, b.st.MaxOffsetInQueue("TimerHoldDeqT", 0), int64(0), "not delivered")
+
+	_, _, err := b.updateConfig(map[string]string{"timerStopDequeue": "false"})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("TimerHoldDeqT", 0) == 1 }, 5*time.Second, 20*time.Millisecond,
+		"delivered once cleared")
+	require.Eventually(t, func() bool { return b.timer.PendingCount() == 0 }, 5*time.Second, 10*time.Millisecond)
+}

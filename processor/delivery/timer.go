@@ -314,7 +314,7 @@ func (t *Timer) StepAt(ctx context.Context, now int64) {
 	if !t.loaded {
 		t.load(now)
 	}
-	stopEnqueue, _ := t.holds()
+	stopEnqueue, stopDequeue := t.holds()
 	var m codec.Message
 	for i := 0; i < 1000 && !stopEnqueue; i++ {
 		res := h.Store.GetMessage(TimerSysGroup, TopicTimer, 0, t.readPos, 32, 1<<20, nil)
@@ -359,7 +359,7 @@ func (t *Timer) StepAt(ctx context.Context, now int64) {
 		res.Release()
 	}
 	// Slot T is due once the clock is past T+precision, as in Java.
-	for (t.cursor+1)*timerPrecisionMs <= now && ctx.Err() == nil {
+	for !stopDequeue && (t.cursor+1)*timerPrecisionMs <= now && ctx.Err() == nil {
 		i := t.cursor % timerSlots
 		slot := t.wheel[i]
 		kept := 0
