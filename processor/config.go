@@ -3,6 +3,7 @@ package processor
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -79,6 +80,10 @@ type BrokerConfig struct {
 	// TimerStopDequeue holds the wheel from delivering: due timers wait in
 	// it until it is cleared (MessageStoreConfig, live).
 	TimerStopDequeue bool `prop:"timerStopDequeue"`
+	// TimerCongestNumEachSlot flow-controls timer sends whose slot already
+	// holds more (MessageStoreConfig, default Integer.MAX_VALUE: none; live;
+	// delivery.Timer.Congested).
+	TimerCongestNumEachSlot int32 `prop:"timerCongestNumEachSlot"`
 	// StoreReplyMessageEnable stores a SEND_REPLY_MESSAGE besides pushing it
 	// to its requester (Java's default true); off, it is only pushed.
 	StoreReplyMessageEnable bool `prop:"storeReplyMessageEnable"`
@@ -201,6 +206,7 @@ func DefaultBrokerConfig() BrokerConfig {
 		TimerWheelEnable:            true,
 		TimerMaxDelaySec:            delivery.TimerMaxDelayMs / 1000,
 		TimerRollWindowSlot:         2 * 86400,
+		TimerCongestNumEachSlot:     math.MaxInt32,
 		ChannelExpiredTimeout:       120000,
 		SubscriptionExpiredTimeout:  600000,
 		TransactionCheckInterval:    30000,

@@ -98,6 +98,23 @@ func (b *Broker) applyTimer(msg *codec.Message, pv *codec.PropView) bool {
 	return delivery.ParkTimer(msg, pv, b.conf().TimerMaxDelaySec*1000)
 }
 
+// parkTimer is applyTimer for a producer's send and an end-transaction
+// commit, flow-controlled per slot as HookUtils is (timerCongestNumEachSlot):
+// congested answers WHEEL_TIMER_FLOW_CONTROL (timerCongestedRemark).
+func (b *Broker) parkTimer(msg *codec.Message, pv *codec.PropView) (ok, congested bool) {
+	n := b.conf().TimerCongestNumEachSlot
+	return delivery.ParkTimerGated(msg, pv, b.conf().TimerMaxDelaySec*1000,
+		func(deliverMs int64) bool { return b.timer.Congested(deliverMs, n) })
+}
+
+// timerCongestedRemark is SendMessageProcessor's and EndTransactionProcessor's
+// remark for WHEEL_TIMER_FLOW_CONTROL (answered SYSTEM_ERROR).
+func (b *Broker) timerCongestedRemark() string {
+	n := int64(b.conf().TimerCongestNumEachSlot)
+	return fmt.Sprintf("timer message is under flow control, max num limit is %d or the current value is greater than %d"+
+		" and less than %d, trigger random flow control", n*2, n, n*2)
+}
+
 // checkTimer is applyTimer's verdict on a message it does not park yet (a
 // transactional prepare).
 func (b *Broker) checkTimer(pv *codec.PropView) bool {

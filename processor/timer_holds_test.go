@@ -2,12 +2,14 @@ package processor
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"rmqd/codec"
+	"rmqd/compat"
 )
 
 // timerSend sends a message due in delayMs through the wheel and requires it
@@ -65,4 +67,60 @@ func TestTimerStopDequeueHoldsDueTimers(t *testing.T) {
 	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("TimerHoldDeqT", 0) == 1 }, 5*time.Second, 20*time.Millisecond,
 		"delivered once cleared")
 	require.Eventually(t, func() bool { return b.timer.PendingCount() == 0 }, 5*time.Second, 10*time.Millisecond)
+}
+
+// timerCongestNumEachSlot (TimerMessageStore.isReject, checked by HookUtils
+// at a send and at an end-transaction commit): a timer for a slot already
+// holding twice the limit is refused with SendMessageProcessor's and
+// EndTransactionProcessor's WHEEL_TIMER_FLOW_CONTROL answer; other slots and a
+// raised limit (live) take it. A prepare is not flow-controlled, as in Java.
+func TestTimerCongestNumEachSlotFlowControl(t *testing.T) {
+	b := newTestBroker(t, func(c *BrokerConfig) {
+		c.TimerCongestNumEachSlot = 1
+		c.TransactionCheckInterval = 3600000
+	})
+	ctx := context.Background()
+	c := newTestConn(1)
+	slot := (time.Now().UnixMilli()/1000 + 60) * 1000
+	at := func(ms int64) string { return "TIMER_DELIVER_MS\x01" + strconv.FormatInt(ms, 10) + "\x02" }
+	send := func(props string) *codec.RemotingCommand {
+		t.Helper()
+		r, err := b.handleSendMessage(ctx, c, sendReq("TimerCongestT", 0, []byte("x"), props))
+		require.NoError(t, err)
+		return r
+	}
+	const remark = "timer message is under flow control, max num limit is 2 or the current value is greater than 1" +
+		" and less than 2, trigger random flow control"
+
+	for i := range 2 { // 0 then 1 in the slot: both at or under the limit
+		r := send(at(slot + 500))
+		require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
+		require.Eventually(t, func() bool { return b.timer.PendingCount() == i+1 }, 5*time.Second, 10*time.Millisecond)
+	}
+	r := send(at(slot + 300))
+	require.EqualValues(t, codec.RespSystemError, r.Code)
+	require.Equal(t, remark, r.Remark)
+	require.EqualValues(t, 2, b.st.MaxOffsetInQueue(TopicTimer, 0), "not stored")
+	r = send(at(slot + 1500))
+	require.EqualValues(t, codec.RespSuccess, r.Code, "another slot: %s", r.Remark)
+
+	req := sendReq("TimerCongestT", 0, []byte("tx"), "TRAN_MSG\x01true\x02PGROUP\x01PG\x02"+at(slot+700))
+	req.Ext.Set("sysFlag", "4")
+	r, err := b.handleSendMessage(ctx, c, req)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, r.Code, "a prepare is not flow-controlled: %s", r.Remark)
+	_, off, err := compat.DecodeOffsetMsgID(ext(t, r, "msgId"))
+	require.NoError(t, err)
+	q, err := strconv.ParseInt(ext(t, r, "queueOffset"), 10, 64)
+	require.NoError(t, err)
+	r, _ = b.handleEndTransaction(ctx, c, endTxReq("PG", q, off, tranCommit))
+	require.EqualValues(t, codec.RespSystemError, r.Code)
+	require.Equal(t, remark, r.Remark)
+
+	_, _, err = b.updateConfig(map[string]string{"timerCongestNumEachSlot": "10"})
+	require.NoError(t, err)
+	r = send(at(slot + 300))
+	require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
+	r, _ = b.handleEndTransaction(ctx, c, endTxReq("PG", q, off, tranCommit))
+	require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
 }

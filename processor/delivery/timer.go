@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,14 +57,23 @@ func rollAt(deliver, stored, w int64) (at int64, roll bool) {
 // the roll window is stored again before then (rollAt). pv, when not nil,
 // indexes msg.Properties and is kept in step with them.
 func ParkTimer(msg *codec.Message, pv *codec.PropView, maxDelayMs int64) (ok bool) {
+	ok, _ = ParkTimerGated(msg, pv, maxDelayMs, nil)
+	return ok
+}
+
+// ParkTimerGated is ParkTimer with the wheel's flow control: congested, the
+// message left as it was, when reject (nil: none) refuses the slot the
+// message would wait in (HookUtils.transformTimerMessage's isReject check,
+// WHEEL_TIMER_FLOW_CONTROL).
+func ParkTimerGated(msg *codec.Message, pv *codec.PropView, maxDelayMs int64, reject func(deliverMs int64) bool) (ok, congested bool) {
 	if t := msg.SysFlag & sysFlagTransactionMask; t != 0 && t != 0x8 {
-		return true
+		return true, false
 	}
 	var own codec.PropView
 	pv = viewOf(msg, pv, &own)
 	props := msg.Properties
 	if !hasTimerProps(pv) {
-		return true
+		return true, false
 	}
 	if DelayLevel(pv) > 0 {
 		e := codec.EditProperties(props)
@@ -71,20 +81,23 @@ func ParkTimer(msg *codec.Message, pv *codec.PropView, maxDelayMs int64) (ok boo
 		e.Delete(codec.PropTimerDelaySec)
 		e.Delete(codec.PropTimerDelayMs)
 		msg.Properties = e.StringView(pv)
-		return true
+		return true, false
 	}
 	if rolled := pv.Has(codec.PropTimerOutMs); rolled || msg.Topic == TopicTimer {
-		return true
+		return true, false
 	}
 	now := time.Now().UnixMilli()
 	deliver, park, ok := timerDeliverMs(pv, now, maxDelayMs)
 	if !park {
-		return ok
+		return ok, false
 	}
 	if deliver%timerPrecisionMs == 0 {
 		deliver -= timerPrecisionMs
 	} else {
 		deliver = deliver / timerPrecisionMs * timerPrecisionMs
+	}
+	if reject != nil && reject(deliver) {
+		return true, true
 	}
 	e := codec.EditProperties(props)
 	e.Set(codec.PropRealTopic, msg.Topic)
@@ -92,7 +105,7 @@ func ParkTimer(msg *codec.Message, pv *codec.PropView, maxDelayMs int64) (ok boo
 	e.SetInt(codec.PropTimerOutMs, deliver)
 	msg.Properties = e.StringView(pv)
 	msg.Topic, msg.QueueID = TopicTimer, 0
-	return true
+	return true, false
 }
 
 // timerDeliverMs reads a timer message's deliver time (ms) as
@@ -280,6 +293,45 @@ func (t *Timer) add(e timerEntry) {
 	i := sec % timerSlots
 	t.wheel[i] = append(t.wheel[i], e)
 	t.count++
+}
+
+// SlotCount is how many timers wait in the wheel's slot for deliverMs (a
+// rolled one counts in the slot of its roll, as in Java's TimerWheel), counted
+// up to limit.
+func (t *Timer) SlotCount(deliverMs int64, limit int64) int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	sec := deliverMs / timerPrecisionMs
+	if !t.loaded || sec < t.cursor {
+		return 0
+	}
+	var n int64
+	for _, e := range t.wheel[sec%timerSlots] {
+		if e.at/timerPrecisionMs == sec {
+			if n++; n >= limit {
+				break
+			}
+		}
+	}
+	return n
+}
+
+// Congested is TimerMessageStore.isReject with timerCongestNumEachSlot n: a
+// timer for a slot holding n or fewer is taken, one for a slot holding 2n or
+// more refused, and in between refused at random as Java's formula does.
+func (t *Timer) Congested(deliverMs int64, n int32) bool {
+	if n == math.MaxInt32 {
+		return false // Java's default: no slot holds that many
+	}
+	limit := int64(n) * 2
+	c := t.SlotCount(deliverMs, max(limit, 1))
+	switch {
+	case c <= int64(n):
+		return false
+	case c >= limit:
+		return true
+	}
+	return float64(rand.IntN(1000)) > 1000*float64(c-int64(n))/(float64(n)+0.1)
 }
 
 // PendingCount is the number of timer messages waiting in the wheel.
