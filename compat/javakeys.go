@@ -275,7 +275,6 @@ func buildJavaKeys() map[string]JavaKey {
 			"Java's default",
 		"readUnCommitted":          "consumers read only what the replicas confirmed (controller mode), Java's default",
 		"rejectPullConsumerEnable": "pull consumers are always served",
-		"timerPrecisionMs":         "timers fire on 1 s slots, Java's default precision",
 		"validateSystemTopicWhenUpdateTopic": "system topics are always protected from UPDATE_AND_CREATE_TOPIC " +
 			"and DELETE_TOPIC",
 		"clearRetryTopicWhenDeleteTopic": "DELETE_TOPIC always removes the groups' POP retry topics, Java's default",

@@ -84,6 +84,10 @@ type BrokerConfig struct {
 	// holds more (MessageStoreConfig, default Integer.MAX_VALUE: none; live;
 	// delivery.Timer.Congested).
 	TimerCongestNumEachSlot int32 `prop:"timerCongestNumEachSlot"`
+	// TimerPrecisionMs is the wheel's slot length: 100, 200, 500 or 1000
+	// (default), other values taken down to one of them as Java's setter
+	// does. Read at start (delivery.Timer.SetPrecision).
+	TimerPrecisionMs int32 `prop:"timerPrecisionMs"`
 	// StoreReplyMessageEnable stores a SEND_REPLY_MESSAGE besides pushing it
 	// to its requester (Java's default true); off, it is only pushed.
 	StoreReplyMessageEnable bool `prop:"storeReplyMessageEnable"`
@@ -207,6 +211,7 @@ func DefaultBrokerConfig() BrokerConfig {
 		TimerMaxDelaySec:            delivery.TimerMaxDelayMs / 1000,
 		TimerRollWindowSlot:         2 * 86400,
 		TimerCongestNumEachSlot:     math.MaxInt32,
+		TimerPrecisionMs:            1000,
 		ChannelExpiredTimeout:       120000,
 		SubscriptionExpiredTimeout:  600000,
 		TransactionCheckInterval:    30000,
@@ -259,6 +264,7 @@ func (c *BrokerConfig) ApplyProperties(props map[string]string) (unknown []strin
 	if err != nil {
 		return unknown, fmt.Errorf("broker config: %w", err)
 	}
+	c.TimerPrecisionMs = int32(delivery.TimerPrecision(int64(c.TimerPrecisionMs)))
 	return unknown, c.Store.Validate()
 }
 

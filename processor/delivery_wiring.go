@@ -43,6 +43,7 @@ func (b *Broker) newDelivery(cfg BrokerConfig) error {
 	b.timer = delivery.NewTimer(h, b.popRevive)
 	b.timer.SetProgressFile(cfg.ConfigDir())
 	b.timer.SetRollWindow(cfg.TimerRollWindowSlot)
+	b.timer.SetPrecision(int64(cfg.TimerPrecisionMs))
 	b.timer.SetHolds(func() (bool, bool) {
 		c := b.conf()
 		return c.TimerStopEnqueue, c.TimerStopDequeue
@@ -95,7 +96,8 @@ func (b *Broker) applyDelay(msg *codec.Message, pv *codec.PropView) {
 // applyTimer parks a timer message in rmq_sys_wheel_timer; false for a
 // malformed time or one further than timerMaxDelaySec (MESSAGE_ILLEGAL).
 func (b *Broker) applyTimer(msg *codec.Message, pv *codec.PropView) bool {
-	return delivery.ParkTimer(msg, pv, b.conf().TimerMaxDelaySec*1000)
+	ok, _ := delivery.ParkTimerGated(msg, pv, b.conf().TimerMaxDelaySec*1000, b.timer.Precision(), nil)
+	return ok
 }
 
 // parkTimer is applyTimer for a producer's send and an end-transaction
@@ -103,7 +105,7 @@ func (b *Broker) applyTimer(msg *codec.Message, pv *codec.PropView) bool {
 // congested answers WHEEL_TIMER_FLOW_CONTROL (timerCongestedRemark).
 func (b *Broker) parkTimer(msg *codec.Message, pv *codec.PropView) (ok, congested bool) {
 	n := b.conf().TimerCongestNumEachSlot
-	return delivery.ParkTimerGated(msg, pv, b.conf().TimerMaxDelaySec*1000,
+	return delivery.ParkTimerGated(msg, pv, b.conf().TimerMaxDelaySec*1000, b.timer.Precision(),
 		func(deliverMs int64) bool { return b.timer.Congested(deliverMs, n) })
 }
 

@@ -124,3 +124,29 @@ func TestTimerCongestNumEachSlotFlowControl(t *testing.T) {
 	r, _ = b.handleEndTransaction(ctx, c, endTxReq("PG", q, off, tranCommit))
 	require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
 }
+
+// timerPrecisionMs is taken as Java's setter takes it and sizes the slots
+// sends are parked on: at 100 ms a timer's TIMER_OUT_MS is floored to 100 ms
+// and it is delivered after its slot, never before.
+func TestTimerPrecisionMs(t *testing.T) {
+	cfg := DefaultBrokerConfig()
+	_, err := cfg.ApplyProperties(map[string]string{"timerPrecisionMs": "300"})
+	require.NoError(t, err)
+	require.EqualValues(t, 200, cfg.TimerPrecisionMs, "taken down to 200 as setTimerPrecisionMs does")
+	require.Equal(t, "200", cfg.Properties()["timerPrecisionMs"])
+	dflt := DefaultBrokerConfig()
+	require.Equal(t, "1000", dflt.Properties()["timerPrecisionMs"])
+
+	b := newTestBroker(t, func(c *BrokerConfig) { c.TimerPrecisionMs = 100 })
+	deliver := (time.Now().UnixMilli()/1000+1)*1000 + 350
+	r, err := b.handleSendMessage(context.Background(), newTestConn(1),
+		sendReq("TimerPrecT", 0, []byte("x"), "TIMER_DELIVER_MS\x01"+strconv.FormatInt(deliver, 10)+"\x02"))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("TimerPrecT", 0) == 1 }, 8*time.Second, 10*time.Millisecond)
+	msgs := pullAll(t, b, "TimerPrecT", 0)
+	require.Len(t, msgs, 1)
+	out, _ := codec.PropertyValue(msgs[0].Properties, codec.PropTimerOutMs)
+	require.Equal(t, strconv.FormatInt(deliver-50, 10), out, "a 100 ms slot")
+	require.GreaterOrEqual(t, msgs[0].StoreTimestamp, deliver-50+100, "not before its slot ended")
+}

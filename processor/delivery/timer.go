@@ -15,7 +15,7 @@ import (
 
 // Timer delivery settings (MessageStoreConfig, TimerMessageStore).
 const (
-	timerPrecisionMs = 1000        // MessageStoreConfig.timerPrecisionMs
+	timerPrecisionMs = 1000        // MessageStoreConfig.timerPrecisionMs's default
 	TimerMaxDelayMs  = 3 * 86400e3 // timerMaxDelaySec's default (3 days) in ms
 	// timerRollWindowMs is timerRollWindowSlot (2 days of 1 s slots): a
 	// timer further away than this from its store time is stored again
@@ -57,15 +57,17 @@ func rollAt(deliver, stored, w int64) (at int64, roll bool) {
 // the roll window is stored again before then (rollAt). pv, when not nil,
 // indexes msg.Properties and is kept in step with them.
 func ParkTimer(msg *codec.Message, pv *codec.PropView, maxDelayMs int64) (ok bool) {
-	ok, _ = ParkTimerGated(msg, pv, maxDelayMs, nil)
+	ok, _ = ParkTimerGated(msg, pv, maxDelayMs, timerPrecisionMs, nil)
 	return ok
 }
 
-// ParkTimerGated is ParkTimer with the wheel's flow control: congested, the
+// ParkTimerGated is ParkTimer for a wheel of precisionMs slots
+// (Timer.Precision), with the wheel's flow control: congested, the
 // message left as it was, when reject (nil: none) refuses the slot the
 // message would wait in (HookUtils.transformTimerMessage's isReject check,
 // WHEEL_TIMER_FLOW_CONTROL).
-func ParkTimerGated(msg *codec.Message, pv *codec.PropView, maxDelayMs int64, reject func(deliverMs int64) bool) (ok, congested bool) {
+func ParkTimerGated(msg *codec.Message, pv *codec.PropView, maxDelayMs, precisionMs int64,
+	reject func(deliverMs int64) bool) (ok, congested bool) {
 	if t := msg.SysFlag & sysFlagTransactionMask; t != 0 && t != 0x8 {
 		return true, false
 	}
@@ -91,10 +93,10 @@ func ParkTimerGated(msg *codec.Message, pv *codec.PropView, maxDelayMs int64, re
 	if !park {
 		return ok, false
 	}
-	if deliver%timerPrecisionMs == 0 {
-		deliver -= timerPrecisionMs
+	if deliver%precisionMs == 0 {
+		deliver -= precisionMs
 	} else {
-		deliver = deliver / timerPrecisionMs * timerPrecisionMs
+		deliver = deliver / precisionMs * precisionMs
 	}
 	if reject != nil && reject(deliver) {
 		return true, true
@@ -168,14 +170,15 @@ type timerEntry struct {
 }
 
 // timerSlots is the wheel size in precision slots: more than the roll window
-// (and than 3 days of 1 s slots) so a slot never holds two different due seconds.
+// (and than 3 days of 1 s slots) so a slot never holds two different due times
+// (a timer further than the roll window waits in its roll slot).
 const timerSlots = 1 << 18
 
 // Timer delivers timer messages: it reads rmq_sys_wheel_timer into a
-// timing wheel of 1 s slots and re-puts each message to its real topic when
-// due. Scheduling and delivery cost O(1) per message whatever the number
-// pending; the wheel walk costs one step per elapsed second. Like Java's
-// TimerMessageStore, the slot for second T is delivered once the clock has
+// timing wheel of timerPrecisionMs slots (1 s by default) and re-puts each
+// message to its real topic when due. Scheduling and delivery cost O(1) per message whatever the number
+// pending; the wheel walk costs one step per elapsed slot. Like Java's
+// TimerMessageStore, the slot for time T is delivered once the clock has
 // passed T+precision (currReadTimeMs < currWriteTimeMs). The committed offset
 // (consumer offset of CID_RMQ_SYS_TIMER) is the oldest message not yet
 // delivered, so a restart re-reads what is pending; the progress file
@@ -188,17 +191,18 @@ type Timer struct {
 	// to its system topic, which Target refuses to others.
 	revive  func(m *codec.Message) bool
 	mu      sync.Mutex
-	wheel   [][]timerEntry // timerSlots slots, index = second % timerSlots
-	cursor  int64          // next second to deliver
+	wheel   [][]timerEntry // timerSlots slots, index = slot time / precision % timerSlots
+	cursor  int64          // next slot to deliver (time / precision)
 	count   int            // entries in the wheel
 	done    doneSet        // delivered queue offsets above the commit point
 	readPos int64
 	loaded  bool
 	running int // Runs delivering (a demotion's may overlap a promotion's): AdoptProgress refuses while any
 	tick    time.Duration
-	// rollWindow is timerRollWindowSlot in ms (SetRollWindow).
-	rollWindow int64
-	kick       chan struct{} // a message reached rmq_sys_wheel_timer
+	// rollSlots is timerRollWindowSlot (SetRollWindow); prec is the slot
+	// length in ms (SetPrecision).
+	rollSlots, prec int64
+	kick            chan struct{} // a message reached rmq_sys_wheel_timer
 	// rec, parked and real are deliver's scratch (under mu): one message's
 	// record, its decoding (aliasing rec) and the message put back.
 	rec    []byte
@@ -232,7 +236,7 @@ func (t *Timer) SetHolds(f func() (stopEnqueue, stopDequeue bool)) { t.holds = f
 // never meets one being delivered.
 const maxRollWindowSlots = timerSlots - 60
 
-// SetRollWindow sets timerRollWindowSlot (1 s slots): a timer further than it
+// SetRollWindow sets timerRollWindowSlot (in slots, as Java's): a timer further than it
 // from its store time is stored again that far ahead. Out of range (under 2,
 // or more than the wheel holds, about 3 days) it is the wheel's longest, as
 // TimerMessageStore falls back to its own. Set before Run.
@@ -240,8 +244,36 @@ func (t *Timer) SetRollWindow(slots int64) {
 	if slots < 2 || slots > maxRollWindowSlots {
 		slots = maxRollWindowSlots
 	}
-	t.rollWindow = slots * timerPrecisionMs
+	t.rollSlots = slots
 }
+
+// TimerPrecision is MessageStoreConfig.setTimerPrecisionMs: the slot
+// lengths Java's wheel allows are 100, 200, 500 and 1000 ms, and any other
+// value is taken down to the next of them (1000 above it, 100 below 200).
+func TimerPrecision(ms int64) int64 {
+	switch {
+	case ms >= 1000:
+		return 1000
+	case ms >= 500:
+		return 500
+	case ms >= 200:
+		return 200
+	}
+	return 100
+}
+
+// SetPrecision sets timerPrecisionMs, taken as TimerPrecision does: the
+// length of a slot, which the roll window counts too (as Java's). The wheel
+// walks one slot per step, and steps ten times a slot while it holds
+// timers, as Java's services wait 100 ms per 1000 ms of precision. Set
+// before Run; senders park with Precision.
+func (t *Timer) SetPrecision(ms int64) {
+	t.prec = TimerPrecision(ms)
+	t.tick = time.Duration(t.prec) * time.Millisecond / 10
+}
+
+// Precision is the wheel's slot length in ms.
+func (t *Timer) Precision() int64 { return t.prec }
 
 // NewTimer makes the timer wheel service; revive may be nil.
 func NewTimer(h *Host, revive func(m *codec.Message) bool) *Timer {
@@ -249,7 +281,7 @@ func NewTimer(h *Host, revive func(m *codec.Message) bool) *Timer {
 		revive = func(*codec.Message) bool { return false }
 	}
 	return &Timer{h: h, revive: revive, tick: 100 * time.Millisecond, kick: make(chan struct{}, 1),
-		rollWindow: timerRollWindowMs, prog: progress{interval: time.Second},
+		rollSlots: timerRollWindowMs / timerPrecisionMs, prec: timerPrecisionMs, prog: progress{interval: time.Second},
 		holds: func() (bool, bool) { return false, false }}
 }
 
@@ -285,7 +317,7 @@ func (t *Timer) Run(ctx context.Context) {
 
 // add puts e in its slot; an overdue entry goes to the cursor's slot.
 func (t *Timer) add(e timerEntry) {
-	sec := e.at / timerPrecisionMs
+	sec := e.at / t.prec
 	if sec < t.cursor {
 		t.lowAtCursor = min(t.lowAtCursor, sec)
 		sec = t.cursor
@@ -301,13 +333,13 @@ func (t *Timer) add(e timerEntry) {
 func (t *Timer) SlotCount(deliverMs int64, limit int64) int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	sec := deliverMs / timerPrecisionMs
+	sec := deliverMs / t.prec
 	if !t.loaded || sec < t.cursor {
 		return 0
 	}
 	var n int64
 	for _, e := range t.wheel[sec%timerSlots] {
-		if e.at/timerPrecisionMs == sec {
+		if e.at/t.prec == sec {
 			if n++; n >= limit {
 				break
 			}
@@ -350,7 +382,7 @@ func (t *Timer) Progress(now int64) (readBehind, offsetBehind int64, congest int
 	if !t.loaded {
 		return 0, 0, 0
 	}
-	readBehind = max(now-t.cursor*timerPrecisionMs, 0) / 1000
+	readBehind = max(now-t.cursor*t.prec, 0) / 1000
 	offsetBehind = max(t.h.Store.MaxOffsetInQueue(TopicTimer, 0)-t.readPos, 0)
 	return readBehind, offsetBehind, t.count
 }
@@ -389,8 +421,8 @@ func (t *Timer) StepAt(ctx context.Context, now int64) {
 			}
 			// A far record's time is its roll time: the progress counts a
 			// rolled one as done (its copy carries it on).
-			at, roll := rollAt(deliver, m.StoreTimestamp, t.rollWindow)
-			if m.QueueOffset >= t.readPos && m.QueueOffset < t.skipOffset && at/timerPrecisionMs < t.skipSec {
+			at, roll := rollAt(deliver, m.StoreTimestamp, t.rollSlots*t.prec)
+			if m.QueueOffset >= t.readPos && m.QueueOffset < t.skipOffset && at/t.prec < t.skipSec {
 				t.done.grow(m.QueueOffset + 1) // delivered before the restart
 				t.done.mark(m.QueueOffset)
 				t.readPos = m.QueueOffset + 1
@@ -411,13 +443,13 @@ func (t *Timer) StepAt(ctx context.Context, now int64) {
 		res.Release()
 	}
 	// Slot T is due once the clock is past T+precision, as in Java.
-	for !stopDequeue && (t.cursor+1)*timerPrecisionMs <= now && ctx.Err() == nil {
+	for !stopDequeue && (t.cursor+1)*t.prec <= now && ctx.Err() == nil {
 		i := t.cursor % timerSlots
 		slot := t.wheel[i]
 		kept := 0
 		failed := false
 		for k, e := range slot {
-			if e.at/timerPrecisionMs > t.cursor { // cannot happen within 3 days; keep it
+			if e.at/t.prec > t.cursor { // cannot happen within 3 days; keep it
 				slot[kept] = e
 				kept++
 				continue
@@ -509,7 +541,7 @@ func (t *Timer) deliver(ctx context.Context, e timerEntry, now int64) bool {
 	}
 	if e.roll {
 		v, _ := codec.PropertyValue(t.parked.Properties, codec.PropTimerOutMs)
-		if d, err := strconv.ParseInt(v, 10, 64); err == nil && d/timerPrecisionMs > t.cursor {
+		if d, err := strconv.ParseInt(v, 10, 64); err == nil && d/t.prec > t.cursor {
 			return t.roll(ctx, now)
 		}
 		// Due by now (the broker was down past it): delivered from these bytes.
@@ -604,7 +636,7 @@ func (t *Timer) Recalled() int {
 func (t *Timer) Checkpoint() (readMs, queueOffset int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.cursor * timerPrecisionMs, t.readPos
+	return t.cursor * t.prec, t.readPos
 }
 
 // Horizon is the time before which every timer message has been delivered:
@@ -623,9 +655,9 @@ func (t *Timer) Horizon(now int64) int64 {
 	if t.count == 0 && !unread {
 		return now
 	}
-	hz := min(now, t.cursor*timerPrecisionMs)
+	hz := min(now, t.cursor*t.prec)
 	if t.lowAtCursor != math.MaxInt64 {
-		hz = min(hz, t.lowAtCursor*timerPrecisionMs)
+		hz = min(hz, t.lowAtCursor*t.prec)
 	}
 	if unread {
 		if ts := t.h.Store.MessageStoreTimestamp(TopicTimer, 0, t.readPos); ts > 0 {
@@ -666,7 +698,7 @@ func (t *Timer) Metrics(now int64) TimerMetrics {
 		}
 	}
 	m.DequeueLag = int64(t.count)
-	m.DequeueLatencyMs = max(now-t.cursor*timerPrecisionMs, 0)
+	m.DequeueLatencyMs = max(now-t.cursor*t.prec, 0)
 	for _, slot := range t.wheel {
 		for _, e := range slot {
 			in := (e.at - now) / 1000 // a roll by its roll time, as Java's wheel slots count
