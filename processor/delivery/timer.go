@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"rmqd/codec"
@@ -222,6 +223,9 @@ type Timer struct {
 	// holds reports timerStopEnqueue and timerStopDequeue, read at every
 	// step so an update applies at once (SetHolds).
 	holds func() (stopEnqueue, stopDequeue bool)
+	// slotLen mirrors each slot's length (set under mu) for SlotCount, which
+	// a send calls without waiting for a step that holds mu while it delivers.
+	slotLen []atomic.Int32
 }
 
 // SetHolds lends the wheel timerStopEnqueue and timerStopDequeue. Held from
@@ -282,7 +286,7 @@ func NewTimer(h *Host, revive func(m *codec.Message) bool) *Timer {
 	}
 	return &Timer{h: h, revive: revive, tick: 100 * time.Millisecond, kick: make(chan struct{}, 1),
 		rollSlots: timerRollWindowMs / timerPrecisionMs, prec: timerPrecisionMs, prog: progress{interval: time.Second},
-		holds: func() (bool, bool) { return false, false }}
+		holds: func() (bool, bool) { return false, false }, slotLen: make([]atomic.Int32, timerSlots)}
 }
 
 // Kick tells the service a message reached its topic.
@@ -324,28 +328,17 @@ func (t *Timer) add(e timerEntry) {
 	}
 	i := sec % timerSlots
 	t.wheel[i] = append(t.wheel[i], e)
+	t.slotLen[i].Store(int32(len(t.wheel[i])))
 	t.count++
 }
 
 // SlotCount is how many timers wait in the wheel's slot for deliverMs (a
-// rolled one counts in the slot of its roll, as in Java's TimerWheel), counted
-// up to limit.
-func (t *Timer) SlotCount(deliverMs int64, limit int64) int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	sec := deliverMs / t.prec
-	if !t.loaded || sec < t.cursor {
-		return 0
-	}
-	var n int64
-	for _, e := range t.wheel[sec%timerSlots] {
-		if e.at/t.prec == sec {
-			if n++; n >= limit {
-				break
-			}
-		}
-	}
-	return n
+// rolled one counts in the slot of its roll, as in Java's TimerWheel). It
+// counts as well the few kept there for a later turn of the wheel (only
+// while delivery has been held longer than a turn), erring towards
+// flow control.
+func (t *Timer) SlotCount(deliverMs int64) int64 {
+	return int64(t.slotLen[deliverMs/t.prec%timerSlots].Load())
 }
 
 // Congested is TimerMessageStore.isReject with timerCongestNumEachSlot n: a
@@ -356,7 +349,7 @@ func (t *Timer) Congested(deliverMs int64, n int32) bool {
 		return false // Java's default: no slot holds that many
 	}
 	limit := int64(n) * 2
-	c := t.SlotCount(deliverMs, max(limit, 1))
+	c := t.SlotCount(deliverMs)
 	switch {
 	case c <= int64(n):
 		return false
@@ -464,6 +457,7 @@ func (t *Timer) StepAt(ctx context.Context, now int64) {
 			t.done.mark(e.qOffset)
 		}
 		clear(slot[kept:])
+		t.slotLen[i].Store(int32(kept))
 		switch {
 		case kept > 0:
 			t.wheel[i] = slot[:kept]

@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"math"
 	"strconv"
 	"testing"
 	"time"
@@ -49,4 +50,43 @@ func TestTimerDeliversOnPrecisionSlots(t *testing.T) {
 	require.Eventually(t, func() bool { return st.MaxOffsetInQueue("Real", 1) == 1 }, 5*time.Second, 5*time.Millisecond)
 	readMs, _ := tm.Checkpoint()
 	require.Equal(t, deliver-50+100, readMs, "the cursor counts 100 ms slots")
+}
+
+// Congested is isReject over the slot's count, read without waiting for a
+// step (which holds the wheel's lock while it delivers): at or under n
+// taken, at 2n or more refused; delivering the slot empties its count.
+func TestTimerCongestedCountsTheSlot(t *testing.T) {
+	h, st := newTestHost(t)
+	tm := NewTimer(h, nil)
+	deliver := (time.Now().UnixMilli()/1000+3)*1000 + 500
+	for range 3 {
+		m := &codec.Message{Topic: "Real", QueueID: 1, Body: []byte("x"),
+			Properties: codec.SetProperty("", codec.PropTimerDeliverMs, strconv.FormatInt(deliver, 10))}
+		ok, congested := ParkTimerGated(m, nil, TimerMaxDelayMs, tm.Precision(), func(ms int64) bool { return tm.Congested(ms, 1) })
+		require.True(t, ok)
+		require.False(t, congested, "nothing read into the wheel yet")
+		put(t, st, m)
+	}
+	require.Eventually(t, func() bool { return st.MaxOffsetInQueue(TopicTimer, 0) == 3 }, 5*time.Second, 5*time.Millisecond)
+	ctx := context.Background()
+	done := make(chan struct{})
+	go func() { // a sender racing the steps
+		defer close(done)
+		for range 200 {
+			tm.Congested(deliver, 1)
+		}
+	}()
+	tm.StepAt(ctx, time.Now().UnixMilli())
+	<-done
+	slot := deliver / 1000 * 1000
+	require.EqualValues(t, 3, tm.SlotCount(slot))
+	require.True(t, tm.Congested(slot, 1), "3 >= 2n")
+	require.False(t, tm.Congested(slot, 3), "3 <= n")
+	require.False(t, tm.Congested(slot+1000, 1), "another slot")
+	require.False(t, tm.Congested(slot, math.MaxInt32), "Java's default")
+
+	tm.StepAt(ctx, slot+1000)
+	require.Zero(t, tm.PendingCount())
+	require.Zero(t, tm.SlotCount(slot), "delivered")
+	require.False(t, tm.Congested(slot, 1))
 }

@@ -155,6 +155,9 @@ func (t *Timer) load(now int64) {
 	t.skipSec = s.DeliveredBeforeMs / t.prec
 	t.done.reset(t.readPos)
 	t.wheel = make([][]timerEntry, timerSlots)
+	for i := range t.slotLen {
+		t.slotLen[i].Store(0)
+	}
 	t.count = 0
 	t.recalled = nil
 	t.cursor = now/t.prec - 1
