@@ -65,6 +65,10 @@ var liveConfigKeys = map[string]func(dst, src *BrokerConfig){
 	},
 	"enableRegisterProducer": func(d, s *BrokerConfig) { d.EnableRegisterProducer = s.EnableRegisterProducer },
 	"enableCreateSysGroup":   func(d, s *BrokerConfig) { d.EnableCreateSysGroup = s.EnableCreateSysGroup },
+	"timerStopEnqueue":       func(d, s *BrokerConfig) { d.TimerStopEnqueue = s.TimerStopEnqueue },
+	"timerStopDequeue":       func(d, s *BrokerConfig) { d.TimerStopDequeue = s.TimerStopDequeue },
+	// Read at every timer send (Broker.parkTimer).
+	"timerCongestNumEachSlot": func(d, s *BrokerConfig) { d.TimerCongestNumEachSlot = s.TimerCongestNumEachSlot },
 	// The pools read these at every check (send_admission.go).
 	"brokerFastFailureEnable":         func(d, s *BrokerConfig) { d.BrokerFastFailureEnable = s.BrokerFastFailureEnable },
 	"waitTimeMillsInSendQueue":        func(d, s *BrokerConfig) { d.WaitTimeMillsInSendQueue = s.WaitTimeMillsInSendQueue },

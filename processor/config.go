@@ -3,6 +3,7 @@ package processor
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -82,6 +83,21 @@ type BrokerConfig struct {
 	// TimerRollWindowSlot (s): a timer further than this from its store time
 	// is stored again then, so keep it below fileReservedTime (delivery.Timer.SetRollWindow).
 	TimerRollWindowSlot int64 `prop:"timerRollWindowSlot"`
+	// TimerStopEnqueue holds the timer wheel from taking new timers: they
+	// wait in rmq_sys_wheel_timer until it is cleared (MessageStoreConfig,
+	// live; delivery.Timer.SetHolds).
+	TimerStopEnqueue bool `prop:"timerStopEnqueue"`
+	// TimerStopDequeue holds the wheel from delivering: due timers wait in
+	// it until it is cleared (MessageStoreConfig, live).
+	TimerStopDequeue bool `prop:"timerStopDequeue"`
+	// TimerCongestNumEachSlot flow-controls timer sends whose slot already
+	// holds more (MessageStoreConfig, default Integer.MAX_VALUE: none; live;
+	// delivery.Timer.Congested).
+	TimerCongestNumEachSlot int32 `prop:"timerCongestNumEachSlot"`
+	// TimerPrecisionMs is the wheel's slot length: 100, 200, 500 or 1000
+	// (default), other values taken down to one of them as Java's setter
+	// does. Read at start (delivery.Timer.SetPrecision).
+	TimerPrecisionMs int32 `prop:"timerPrecisionMs"`
 	// StoreReplyMessageEnable stores a SEND_REPLY_MESSAGE besides pushing it
 	// to its requester (Java's default true); off, it is only pushed.
 	StoreReplyMessageEnable bool `prop:"storeReplyMessageEnable"`
@@ -230,6 +246,8 @@ func DefaultBrokerConfig() BrokerConfig {
 		TimerWheelEnable:            true,
 		TimerMaxDelaySec:            delivery.TimerMaxDelayMs / 1000,
 		TimerRollWindowSlot:         2 * 86400,
+		TimerCongestNumEachSlot:     math.MaxInt32,
+		TimerPrecisionMs:            1000,
 		ChannelExpiredTimeout:       120000,
 		SubscriptionExpiredTimeout:  600000,
 		TransactionCheckInterval:    30000,
@@ -289,6 +307,7 @@ func (c *BrokerConfig) ApplyProperties(props map[string]string) (unknown []strin
 	if err != nil {
 		return unknown, fmt.Errorf("broker config: %w", err)
 	}
+	c.TimerPrecisionMs = int32(delivery.TimerPrecision(int64(c.TimerPrecisionMs)))
 	return unknown, c.Store.Validate()
 }
 

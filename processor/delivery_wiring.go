@@ -43,6 +43,11 @@ func (b *Broker) newDelivery(cfg BrokerConfig) error {
 	b.timer = delivery.NewTimer(h, b.popRevive)
 	b.timer.SetProgressFile(cfg.ConfigDir())
 	b.timer.SetRollWindow(cfg.TimerRollWindowSlot)
+	b.timer.SetPrecision(int64(cfg.TimerPrecisionMs))
+	b.timer.SetHolds(func() (bool, bool) {
+		c := b.conf()
+		return c.TimerStopEnqueue, c.TimerStopDequeue
+	})
 	b.trans = delivery.NewTransactions(h, delivery.Asker{
 		Ask:         b.askTransactionState,
 		EnsureTopic: func(topic string) { b.topics.CreateInSendMessageBack(topic, 1, PermRead|PermWrite, 0) },
@@ -91,7 +96,25 @@ func (b *Broker) applyDelay(msg *codec.Message, pv *codec.PropView) {
 // applyTimer parks a timer message in rmq_sys_wheel_timer; false for a
 // malformed time or one further than timerMaxDelaySec (MESSAGE_ILLEGAL).
 func (b *Broker) applyTimer(msg *codec.Message, pv *codec.PropView) bool {
-	return delivery.ParkTimer(msg, pv, b.conf().TimerMaxDelaySec*1000)
+	ok, _ := delivery.ParkTimerGated(msg, pv, b.conf().TimerMaxDelaySec*1000, b.timer.Precision(), nil)
+	return ok
+}
+
+// parkTimer is applyTimer for a producer's send and an end-transaction
+// commit, flow-controlled per slot as HookUtils is (timerCongestNumEachSlot):
+// congested answers WHEEL_TIMER_FLOW_CONTROL (timerCongestedRemark).
+func (b *Broker) parkTimer(msg *codec.Message, pv *codec.PropView) (ok, congested bool) {
+	n := b.conf().TimerCongestNumEachSlot
+	return delivery.ParkTimerGated(msg, pv, b.conf().TimerMaxDelaySec*1000, b.timer.Precision(),
+		func(deliverMs int64) bool { return b.timer.Congested(deliverMs, n) })
+}
+
+// timerCongestedRemark is SendMessageProcessor's and EndTransactionProcessor's
+// remark for WHEEL_TIMER_FLOW_CONTROL (answered SYSTEM_ERROR).
+func (b *Broker) timerCongestedRemark() string {
+	n := int64(b.conf().TimerCongestNumEachSlot)
+	return fmt.Sprintf("timer message is under flow control, max num limit is %d or the current value is greater than %d"+
+		" and less than %d, trigger random flow control", n*2, n, n*2)
 }
 
 // checkTimer is applyTimer's verdict on a message it does not park yet (a

@@ -198,8 +198,10 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 		}
 		// With the wheel off this parks nothing, but a DELAY level still drops
 		// the timer properties, as Java's checkIfTimerMessage does.
-		if !b.applyTimer(msg, &pv) {
+		if ok, congested := b.parkTimer(msg, &pv); !ok {
 			return setCode(resp, codec.RespMessageIllegal, b.timerIllegalRemark())
+		} else if congested {
+			return setCode(resp, codec.RespSystemError, b.timerCongestedRemark())
 		}
 		if msg.Topic == TopicTimer && !batch {
 			hdr.RecallHandle = b.recallHandleFor(msg)

@@ -92,8 +92,10 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c remoting.Conn, req 
 		if pv := codec.ViewProperties(msg.Properties); !b.conf().TimerWheelEnable && delivery.WantsTimer(&pv) {
 			return codec.NewResponse(req, codec.RespSystemError, timerNotEnabledRemark), nil
 		}
-		if !b.applyTimer(msg, nil) {
+		if ok, congested := b.parkTimer(msg, nil); !ok {
 			return codec.NewResponse(req, codec.RespMessageIllegal, b.timerIllegalRemark()), nil
+		} else if congested {
+			return codec.NewResponse(req, codec.RespSystemError, b.timerCongestedRemark()), nil
 		}
 		b.applyDelay(msg, nil)
 		res := b.store.PutMessage(ctx, msg)

@@ -3,9 +3,11 @@ package delivery
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"rmqd/codec"
@@ -14,7 +16,7 @@ import (
 
 // Timer delivery settings (MessageStoreConfig, TimerMessageStore).
 const (
-	timerPrecisionMs = 1000        // MessageStoreConfig.timerPrecisionMs
+	timerPrecisionMs = 1000        // MessageStoreConfig.timerPrecisionMs's default
 	TimerMaxDelayMs  = 3 * 86400e3 // timerMaxDelaySec's default (3 days) in ms
 	// timerRollWindowMs is timerRollWindowSlot (2 days of 1 s slots): a
 	// timer further away than this from its store time is stored again
@@ -56,14 +58,25 @@ func rollAt(deliver, stored, w int64) (at int64, roll bool) {
 // the roll window is stored again before then (rollAt). pv, when not nil,
 // indexes msg.Properties and is kept in step with them.
 func ParkTimer(msg *codec.Message, pv *codec.PropView, maxDelayMs int64) (ok bool) {
+	ok, _ = ParkTimerGated(msg, pv, maxDelayMs, timerPrecisionMs, nil)
+	return ok
+}
+
+// ParkTimerGated is ParkTimer for a wheel of precisionMs slots
+// (Timer.Precision), with the wheel's flow control: congested, the
+// message left as it was, when reject (nil: none) refuses the slot the
+// message would wait in (HookUtils.transformTimerMessage's isReject check,
+// WHEEL_TIMER_FLOW_CONTROL).
+func ParkTimerGated(msg *codec.Message, pv *codec.PropView, maxDelayMs, precisionMs int64,
+	reject func(deliverMs int64) bool) (ok, congested bool) {
 	if t := msg.SysFlag & sysFlagTransactionMask; t != 0 && t != 0x8 {
-		return true
+		return true, false
 	}
 	var own codec.PropView
 	pv = viewOf(msg, pv, &own)
 	props := msg.Properties
 	if !hasTimerProps(pv) {
-		return true
+		return true, false
 	}
 	if DelayLevel(pv) > 0 {
 		e := codec.EditProperties(props)
@@ -71,20 +84,23 @@ func ParkTimer(msg *codec.Message, pv *codec.PropView, maxDelayMs int64) (ok boo
 		e.Delete(codec.PropTimerDelaySec)
 		e.Delete(codec.PropTimerDelayMs)
 		msg.Properties = e.StringView(pv)
-		return true
+		return true, false
 	}
 	if rolled := pv.Has(codec.PropTimerOutMs); rolled || msg.Topic == TopicTimer {
-		return true
+		return true, false
 	}
 	now := time.Now().UnixMilli()
 	deliver, park, ok := timerDeliverMs(pv, now, maxDelayMs)
 	if !park {
-		return ok
+		return ok, false
 	}
-	if deliver%timerPrecisionMs == 0 {
-		deliver -= timerPrecisionMs
+	if deliver%precisionMs == 0 {
+		deliver -= precisionMs
 	} else {
-		deliver = deliver / timerPrecisionMs * timerPrecisionMs
+		deliver = deliver / precisionMs * precisionMs
+	}
+	if reject != nil && reject(deliver) {
+		return true, true
 	}
 	e := codec.EditProperties(props)
 	e.Set(codec.PropRealTopic, msg.Topic)
@@ -92,7 +108,7 @@ func ParkTimer(msg *codec.Message, pv *codec.PropView, maxDelayMs int64) (ok boo
 	e.SetInt(codec.PropTimerOutMs, deliver)
 	msg.Properties = e.StringView(pv)
 	msg.Topic, msg.QueueID = TopicTimer, 0
-	return true
+	return true, false
 }
 
 // timerDeliverMs reads a timer message's deliver time (ms) as
@@ -155,14 +171,15 @@ type timerEntry struct {
 }
 
 // timerSlots is the wheel size in precision slots: more than the roll window
-// (and than 3 days of 1 s slots) so a slot never holds two different due seconds.
+// (and than 3 days of 1 s slots) so a slot never holds two different due times
+// (a timer further than the roll window waits in its roll slot).
 const timerSlots = 1 << 18
 
 // Timer delivers timer messages: it reads rmq_sys_wheel_timer into a
-// timing wheel of 1 s slots and re-puts each message to its real topic when
-// due. Scheduling and delivery cost O(1) per message whatever the number
-// pending; the wheel walk costs one step per elapsed second. Like Java's
-// TimerMessageStore, the slot for second T is delivered once the clock has
+// timing wheel of timerPrecisionMs slots (1 s by default) and re-puts each
+// message to its real topic when due. Scheduling and delivery cost O(1) per message whatever the number
+// pending; the wheel walk costs one step per elapsed slot. Like Java's
+// TimerMessageStore, the slot for time T is delivered once the clock has
 // passed T+precision (currReadTimeMs < currWriteTimeMs). The committed offset
 // (consumer offset of CID_RMQ_SYS_TIMER) is the oldest message not yet
 // delivered, so a restart re-reads what is pending; the progress file
@@ -175,17 +192,18 @@ type Timer struct {
 	// to its system topic, which Target refuses to others.
 	revive  func(m *codec.Message) bool
 	mu      sync.Mutex
-	wheel   [][]timerEntry // timerSlots slots, index = second % timerSlots
-	cursor  int64          // next second to deliver
+	wheel   [][]timerEntry // timerSlots slots, index = slot time / precision % timerSlots
+	cursor  int64          // next slot to deliver (time / precision)
 	count   int            // entries in the wheel
 	done    doneSet        // delivered queue offsets above the commit point
 	readPos int64
 	loaded  bool
 	running int // Runs delivering (a demotion's may overlap a promotion's): AdoptProgress refuses while any
 	tick    time.Duration
-	// rollWindow is timerRollWindowSlot in ms (SetRollWindow).
-	rollWindow int64
-	kick       chan struct{} // a message reached rmq_sys_wheel_timer
+	// rollSlots is timerRollWindowSlot (SetRollWindow); prec is the slot
+	// length in ms (SetPrecision).
+	rollSlots, prec int64
+	kick            chan struct{} // a message reached rmq_sys_wheel_timer
 	// rec, parked and real are deliver's scratch (under mu): one message's
 	// record, its decoding (aliasing rec) and the message put back.
 	rec    []byte
@@ -202,14 +220,27 @@ type Timer struct {
 	// skipOffset due before second skipSec was delivered before the restart.
 	skipOffset, skipSec int64
 	prog                progress
+	// holds reports timerStopEnqueue and timerStopDequeue, read at every
+	// step so an update applies at once (SetHolds).
+	holds func() (stopEnqueue, stopDequeue bool)
+	// slotLen mirrors each slot's length (set under mu) for SlotCount, which
+	// a send calls without waiting for a step that holds mu while it delivers.
+	slotLen []atomic.Int32
 }
+
+// SetHolds lends the wheel timerStopEnqueue and timerStopDequeue. Held from
+// enqueueing, new records wait in rmq_sys_wheel_timer unread and are read when
+// the hold is cleared (TimerMessageStore.enqueue returns before reading); held
+// from dequeueing, due slots wait and are delivered when it is cleared. Set
+// before Run.
+func (t *Timer) SetHolds(f func() (stopEnqueue, stopDequeue bool)) { t.holds = f }
 
 // maxRollWindowSlots is the longest roll window the wheel holds: its size
 // less TimerMessageStore's TIMER_BLANK_SLOTS (60), so a rolled record's slot
 // never meets one being delivered.
 const maxRollWindowSlots = timerSlots - 60
 
-// SetRollWindow sets timerRollWindowSlot (1 s slots): a timer further than it
+// SetRollWindow sets timerRollWindowSlot (in slots, as Java's): a timer further than it
 // from its store time is stored again that far ahead. Out of range (under 2,
 // or more than the wheel holds, about 3 days) it is the wheel's longest, as
 // TimerMessageStore falls back to its own. Set before Run.
@@ -217,8 +248,36 @@ func (t *Timer) SetRollWindow(slots int64) {
 	if slots < 2 || slots > maxRollWindowSlots {
 		slots = maxRollWindowSlots
 	}
-	t.rollWindow = slots * timerPrecisionMs
+	t.rollSlots = slots
 }
+
+// TimerPrecision is MessageStoreConfig.setTimerPrecisionMs: the slot
+// lengths Java's wheel allows are 100, 200, 500 and 1000 ms, and any other
+// value is taken down to the next of them (1000 above it, 100 below 200).
+func TimerPrecision(ms int64) int64 {
+	switch {
+	case ms >= 1000:
+		return 1000
+	case ms >= 500:
+		return 500
+	case ms >= 200:
+		return 200
+	}
+	return 100
+}
+
+// SetPrecision sets timerPrecisionMs, taken as TimerPrecision does: the
+// length of a slot, which the roll window counts too (as Java's). The wheel
+// walks one slot per step, and steps ten times a slot while it holds
+// timers, as Java's services wait 100 ms per 1000 ms of precision. Set
+// before Run; senders park with Precision.
+func (t *Timer) SetPrecision(ms int64) {
+	t.prec = TimerPrecision(ms)
+	t.tick = time.Duration(t.prec) * time.Millisecond / 10
+}
+
+// Precision is the wheel's slot length in ms.
+func (t *Timer) Precision() int64 { return t.prec }
 
 // NewTimer makes the timer wheel service; revive may be nil.
 func NewTimer(h *Host, revive func(m *codec.Message) bool) *Timer {
@@ -226,7 +285,8 @@ func NewTimer(h *Host, revive func(m *codec.Message) bool) *Timer {
 		revive = func(*codec.Message) bool { return false }
 	}
 	return &Timer{h: h, revive: revive, tick: 100 * time.Millisecond, kick: make(chan struct{}, 1),
-		rollWindow: timerRollWindowMs, prog: progress{interval: time.Second}}
+		rollSlots: timerRollWindowMs / timerPrecisionMs, prec: timerPrecisionMs, prog: progress{interval: time.Second},
+		holds: func() (bool, bool) { return false, false }, slotLen: make([]atomic.Int32, timerSlots)}
 }
 
 // Kick tells the service a message reached its topic.
@@ -261,14 +321,42 @@ func (t *Timer) Run(ctx context.Context) {
 
 // add puts e in its slot; an overdue entry goes to the cursor's slot.
 func (t *Timer) add(e timerEntry) {
-	sec := e.at / timerPrecisionMs
+	sec := e.at / t.prec
 	if sec < t.cursor {
 		t.lowAtCursor = min(t.lowAtCursor, sec)
 		sec = t.cursor
 	}
 	i := sec % timerSlots
 	t.wheel[i] = append(t.wheel[i], e)
+	t.slotLen[i].Store(int32(len(t.wheel[i])))
 	t.count++
+}
+
+// SlotCount is how many timers wait in the wheel's slot for deliverMs (a
+// rolled one counts in the slot of its roll, as in Java's TimerWheel). It
+// counts as well the few kept there for a later turn of the wheel (only
+// while delivery has been held longer than a turn), erring towards
+// flow control.
+func (t *Timer) SlotCount(deliverMs int64) int64 {
+	return int64(t.slotLen[deliverMs/t.prec%timerSlots].Load())
+}
+
+// Congested is TimerMessageStore.isReject with timerCongestNumEachSlot n: a
+// timer for a slot holding n or fewer is taken, one for a slot holding 2n or
+// more refused, and in between refused at random as Java's formula does.
+func (t *Timer) Congested(deliverMs int64, n int32) bool {
+	if n == math.MaxInt32 {
+		return false // Java's default: no slot holds that many
+	}
+	limit := int64(n) * 2
+	c := t.SlotCount(deliverMs)
+	switch {
+	case c <= int64(n):
+		return false
+	case c >= limit:
+		return true
+	}
+	return float64(rand.IntN(1000)) > 1000*float64(c-int64(n))/(float64(n)+0.1)
 }
 
 // PendingCount is the number of timer messages waiting in the wheel.
@@ -287,7 +375,7 @@ func (t *Timer) Progress(now int64) (readBehind, offsetBehind int64, congest int
 	if !t.loaded {
 		return 0, 0, 0
 	}
-	readBehind = max(now-t.cursor*timerPrecisionMs, 0) / 1000
+	readBehind = max(now-t.cursor*t.prec, 0) / 1000
 	offsetBehind = max(t.h.Store.MaxOffsetInQueue(TopicTimer, 0)-t.readPos, 0)
 	return readBehind, offsetBehind, t.count
 }
@@ -303,8 +391,9 @@ func (t *Timer) StepAt(ctx context.Context, now int64) {
 	if !t.loaded {
 		t.load(now)
 	}
+	stopEnqueue, stopDequeue := t.holds()
 	var m codec.Message
-	for range 1000 {
+	for i := 0; i < 1000 && !stopEnqueue; i++ {
 		res := h.Store.GetMessage(TimerSysGroup, TopicTimer, 0, t.readPos, 32, 1<<20, nil)
 		if res.Status != store.GetFound {
 			if res.Status == store.GetOffsetTooSmall || res.Status == store.GetOffsetOverflowBadly {
@@ -325,8 +414,8 @@ func (t *Timer) StepAt(ctx context.Context, now int64) {
 			}
 			// A far record's time is its roll time: the progress counts a
 			// rolled one as done (its copy carries it on).
-			at, roll := rollAt(deliver, m.StoreTimestamp, t.rollWindow)
-			if m.QueueOffset >= t.readPos && m.QueueOffset < t.skipOffset && at/timerPrecisionMs < t.skipSec {
+			at, roll := rollAt(deliver, m.StoreTimestamp, t.rollSlots*t.prec)
+			if m.QueueOffset >= t.readPos && m.QueueOffset < t.skipOffset && at/t.prec < t.skipSec {
 				t.done.grow(m.QueueOffset + 1) // delivered before the restart
 				t.done.mark(m.QueueOffset)
 				t.readPos = m.QueueOffset + 1
@@ -347,13 +436,13 @@ func (t *Timer) StepAt(ctx context.Context, now int64) {
 		res.Release()
 	}
 	// Slot T is due once the clock is past T+precision, as in Java.
-	for (t.cursor+1)*timerPrecisionMs <= now && ctx.Err() == nil {
+	for !stopDequeue && (t.cursor+1)*t.prec <= now && ctx.Err() == nil {
 		i := t.cursor % timerSlots
 		slot := t.wheel[i]
 		kept := 0
 		failed := false
 		for k, e := range slot {
-			if e.at/timerPrecisionMs > t.cursor { // cannot happen within 3 days; keep it
+			if e.at/t.prec > t.cursor { // cannot happen within 3 days; keep it
 				slot[kept] = e
 				kept++
 				continue
@@ -368,6 +457,7 @@ func (t *Timer) StepAt(ctx context.Context, now int64) {
 			t.done.mark(e.qOffset)
 		}
 		clear(slot[kept:])
+		t.slotLen[i].Store(int32(kept))
 		switch {
 		case kept > 0:
 			t.wheel[i] = slot[:kept]
@@ -445,7 +535,7 @@ func (t *Timer) deliver(ctx context.Context, e timerEntry, now int64) bool {
 	}
 	if e.roll {
 		v, _ := codec.PropertyValue(t.parked.Properties, codec.PropTimerOutMs)
-		if d, err := strconv.ParseInt(v, 10, 64); err == nil && d/timerPrecisionMs > t.cursor {
+		if d, err := strconv.ParseInt(v, 10, 64); err == nil && d/t.prec > t.cursor {
 			return t.roll(ctx, now)
 		}
 		// Due by now (the broker was down past it): delivered from these bytes.
@@ -540,7 +630,7 @@ func (t *Timer) Recalled() int {
 func (t *Timer) Checkpoint() (readMs, queueOffset int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.cursor * timerPrecisionMs, t.readPos
+	return t.cursor * t.prec, t.readPos
 }
 
 // Horizon is the time before which every timer message has been delivered:
@@ -559,9 +649,9 @@ func (t *Timer) Horizon(now int64) int64 {
 	if t.count == 0 && !unread {
 		return now
 	}
-	hz := min(now, t.cursor*timerPrecisionMs)
+	hz := min(now, t.cursor*t.prec)
 	if t.lowAtCursor != math.MaxInt64 {
-		hz = min(hz, t.lowAtCursor*timerPrecisionMs)
+		hz = min(hz, t.lowAtCursor*t.prec)
 	}
 	if unread {
 		if ts := t.h.Store.MessageStoreTimestamp(TopicTimer, 0, t.readPos); ts > 0 {
@@ -602,7 +692,7 @@ func (t *Timer) Metrics(now int64) TimerMetrics {
 		}
 	}
 	m.DequeueLag = int64(t.count)
-	m.DequeueLatencyMs = max(now-t.cursor*timerPrecisionMs, 0)
+	m.DequeueLatencyMs = max(now-t.cursor*t.prec, 0)
 	for _, slot := range t.wheel {
 		for _, e := range slot {
 			in := (e.at - now) / 1000 // a roll by its roll time, as Java's wheel slots count

@@ -61,7 +61,7 @@ func (p *progress) due(idle bool) bool {
 func (t *Timer) state() ProgressState {
 	s := ProgressState{QueueOffset: t.done.base, ReadOffset: t.readPos}
 	if s.ReadOffset > s.QueueOffset {
-		s.DeliveredBeforeMs = min(t.cursor, t.lowAtCursor) * timerPrecisionMs
+		s.DeliveredBeforeMs = min(t.cursor, t.lowAtCursor) * t.prec
 	}
 	return s
 }
@@ -152,12 +152,19 @@ func (t *Timer) load(now int64) {
 	// A file adopted from a master may name records this store never got (a
 	// promoted slave behind its master): offsets it reuses are not skipped.
 	t.skipOffset = min(s.ReadOffset, max(t.h.Store.MaxOffsetInQueue(TopicTimer, 0), 0))
-	t.skipSec = s.DeliveredBeforeMs / timerPrecisionMs
+	t.skipSec = s.DeliveredBeforeMs / t.prec
 	t.done.reset(t.readPos)
+	if t.wheel != nil {
+		// A reload (promotion): zero what the last wheel counted. The first
+		// load finds them zero, and writing them would make 1 MiB resident.
+		for i := range t.slotLen {
+			t.slotLen[i].Store(0)
+		}
+	}
 	t.wheel = make([][]timerEntry, timerSlots)
 	t.count = 0
 	t.recalled = nil
-	t.cursor = now/timerPrecisionMs - 1
+	t.cursor = now/t.prec - 1
 	t.lowAtCursor = math.MaxInt64
 	t.loaded = true
 }

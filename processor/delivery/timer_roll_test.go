@@ -21,10 +21,10 @@ import (
 // recalled before its roll is dropped there.
 func TestTimerRollsFarTimers(t *testing.T) {
 	dflt := NewTimer(nil, nil)
-	require.EqualValues(t, timerRollWindowMs, dflt.rollWindow, "Java's default, 2 days")
+	require.EqualValues(t, timerRollWindowMs, dflt.rollSlots*dflt.prec, "Java's default, 2 days")
 	for _, bad := range []int64{0, 1, -5, 4 * 86400} {
 		dflt.SetRollWindow(bad)
-		require.EqualValues(t, maxRollWindowSlots*1000, dflt.rollWindow, bad)
+		require.EqualValues(t, maxRollWindowSlots*1000, dflt.rollSlots*dflt.prec, bad)
 	}
 
 	h, st := newTestHost(t)
