@@ -225,7 +225,9 @@ type Timer struct {
 	holds func() (stopEnqueue, stopDequeue bool)
 	// slotLen mirrors each slot's length (set under mu) for SlotCount, which
 	// a send calls without waiting for a step that holds mu while it delivers.
-	slotLen []atomic.Int32
+	// It is made on the first flow-control check (timerCongestNumEachSlot
+	// set), so a wheel without one carries no 1 MiB of counters.
+	slotLen atomic.Pointer[[]atomic.Int32]
 }
 
 // SetHolds lends the wheel timerStopEnqueue and timerStopDequeue. Held from
@@ -286,7 +288,7 @@ func NewTimer(h *Host, revive func(m *codec.Message) bool) *Timer {
 	}
 	return &Timer{h: h, revive: revive, tick: 100 * time.Millisecond, kick: make(chan struct{}, 1),
 		rollSlots: timerRollWindowMs / timerPrecisionMs, prec: timerPrecisionMs, prog: progress{interval: time.Second},
-		holds: func() (bool, bool) { return false, false }, slotLen: make([]atomic.Int32, timerSlots)}
+		holds: func() (bool, bool) { return false, false }}
 }
 
 // Kick tells the service a message reached its topic.
@@ -328,7 +330,9 @@ func (t *Timer) add(e timerEntry) {
 	}
 	i := sec % timerSlots
 	t.wheel[i] = append(t.wheel[i], e)
-	t.slotLen[i].Store(int32(len(t.wheel[i])))
+	if lens := t.slotLen.Load(); lens != nil {
+		(*lens)[i].Store(int32(len(t.wheel[i])))
+	}
 	t.count++
 }
 
@@ -338,7 +342,27 @@ func (t *Timer) add(e timerEntry) {
 // while delivery has been held longer than a turn), erring towards
 // flow control.
 func (t *Timer) SlotCount(deliverMs int64) int64 {
-	return int64(t.slotLen[deliverMs/t.prec%timerSlots].Load())
+	lens := t.slotLen.Load()
+	if lens == nil {
+		lens = t.countSlots()
+	}
+	return int64((*lens)[deliverMs/t.prec%timerSlots].Load())
+}
+
+// countSlots makes the slot counters from the wheel, once; later changes
+// keep them (under mu).
+func (t *Timer) countSlots() *[]atomic.Int32 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if lens := t.slotLen.Load(); lens != nil {
+		return lens
+	}
+	lens := make([]atomic.Int32, timerSlots)
+	for i, slot := range t.wheel {
+		lens[i].Store(int32(len(slot)))
+	}
+	t.slotLen.Store(&lens)
+	return &lens
 }
 
 // Congested is TimerMessageStore.isReject with timerCongestNumEachSlot n: a
@@ -457,7 +481,9 @@ func (t *Timer) StepAt(ctx context.Context, now int64) {
 			t.done.mark(e.qOffset)
 		}
 		clear(slot[kept:])
-		t.slotLen[i].Store(int32(kept))
+		if lens := t.slotLen.Load(); lens != nil {
+			(*lens)[i].Store(int32(kept))
+		}
 		switch {
 		case kept > 0:
 			t.wheel[i] = slot[:kept]

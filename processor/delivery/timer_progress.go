@@ -154,14 +154,8 @@ func (t *Timer) load(now int64) {
 	t.skipOffset = min(s.ReadOffset, max(t.h.Store.MaxOffsetInQueue(TopicTimer, 0), 0))
 	t.skipSec = s.DeliveredBeforeMs / t.prec
 	t.done.reset(t.readPos)
-	if t.wheel != nil {
-		// A reload (promotion): zero what the last wheel counted. The first
-		// load finds them zero, and writing them would make 1 MiB resident.
-		for i := range t.slotLen {
-			t.slotLen[i].Store(0)
-		}
-	}
 	t.wheel = make([][]timerEntry, timerSlots)
+	t.slotLen.Store(nil) // counted again from this wheel when next asked
 	t.count = 0
 	t.recalled = nil
 	t.cursor = now/t.prec - 1
