@@ -67,22 +67,20 @@ func (f *inflight) get(topic, group string, queueID int32) int64 {
 // ForgetTopic and ForgetGroup drop the counts of a deleted topic or group
 // (Java's clearInFlightMessageNumByTopicName / ByGroupName).
 func (s *Service) ForgetTopic(topic string) {
-	s.inflight.mu.Lock()
-	defer s.inflight.mu.Unlock()
-	for k := range s.inflight.n {
-		if k.topic == topic {
-			delete(s.inflight.n, k)
-		}
-	}
+	s.inflight.forget(func(k inflightKey) bool { return k.topic == topic })
 }
 
 // ForgetGroup: see ForgetTopic.
 func (s *Service) ForgetGroup(group string) {
-	s.inflight.mu.Lock()
-	defer s.inflight.mu.Unlock()
-	for k := range s.inflight.n {
-		if k.group == group {
-			delete(s.inflight.n, k)
+	s.inflight.forget(func(k inflightKey) bool { return k.group == group })
+}
+
+func (f *inflight) forget(match func(inflightKey) bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for k := range f.n {
+		if match(k) {
+			delete(f.n, k)
 		}
 	}
 }
