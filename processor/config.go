@@ -51,6 +51,10 @@ type BrokerConfig struct {
 	// heartbeats and refuses pulls from connections not registered as push
 	// consumers (Java's key, default false).
 	RejectPullConsumerEnable bool `prop:"rejectPullConsumerEnable"`
+	// EnableNetWorkFlowControl drops a found pull's answer when the consumer's
+	// connection is not writable (past its write-buffer high-water mark): the
+	// consumer's pull times out and is retried (Java's key, default false).
+	EnableNetWorkFlowControl bool `prop:"enableNetWorkFlowControl"`
 	// FilterSupportRetry judges a SQL92 subscription's retry messages by the
 	// group's SQL92 filter of their original topic (Java's key, default false).
 	FilterSupportRetry       bool `prop:"filterSupportRetry"`
