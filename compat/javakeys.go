@@ -256,7 +256,6 @@ func buildJavaKeys() map[string]JavaKey {
 	// Behaviours rmqd could give but does not yet: Java's default applies.
 	for k, why := range map[string]string{
 		"enableCompaction":        "nothing is compacted: a topic with cleanup.policy=COMPACTION is refused",
-		"readUnCommitted":         "consumers read only what the replicas confirmed (controller mode), Java's default",
 		"timerCongestNumEachSlot": "timer sends are not flow-controlled per slot",
 		"timerPrecisionMs":        "timers fire on 1 s slots, Java's default precision",
 		"timerStopDequeue":        "the timer wheel cannot be held from delivering",
