@@ -34,13 +34,20 @@ func TestConnWritableFollowsWaterMarks(t *testing.T) {
 	_ = decodeFrame(t, c)
 	require.True(t, Writable(sc))
 
-	const n, size = 64, 32 << 10 // 2 MiB: past what the kernel buffers and the mark
+	// Up to 12 MiB, past what the kernel's socket buffers take (they grow to
+	// a few MiB) and below the hard cap (two maximal frames), until the
+	// output is seen above the mark.
+	const size = 64 << 10
 	body := bytes.Repeat([]byte{'w'}, size)
-	for i := 0; i < n; i++ {
+	n := 0
+	for ; n < 192 && Writable(sc); n++ {
 		resp := codec.NewResponse(codec.NewRequest(1), codec.RespSuccess, "")
-		resp.Opaque = int32(100 + i)
+		resp.Opaque = int32(100 + n)
 		resp.Body = body
 		require.NoError(t, sc.WriteResponse(resp))
+		if n%16 == 15 {
+			time.Sleep(10 * time.Millisecond) // let the loop flush into gnet's buffer
+		}
 	}
 	waitFor(t, 10*time.Second, "the connection to be not writable", func() bool { return !Writable(sc) })
 	for i := 0; i < n; i++ {
