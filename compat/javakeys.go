@@ -255,9 +255,7 @@ func buildJavaKeys() map[string]JavaKey {
 
 	// Behaviours rmqd could give but does not yet: Java's default applies.
 	for k, why := range map[string]string{
-		"enableCompaction":         "nothing is compacted: a topic with cleanup.policy=COMPACTION is refused",
-		"enableNetWorkFlowControl": "pull responses are not throttled by the network flow control",
-		"readUnCommitted":          "consumers read only what the replicas confirmed (controller mode), Java's default",
+		"enableCompaction": "nothing is compacted: a topic with cleanup.policy=COMPACTION is refused",
 	} {
 		group(KeyNotHonoured, why, k)
 	}

@@ -35,6 +35,7 @@ var liveConfigKeys = map[string]func(dst, src *BrokerConfig){
 	"litePullMessageEnable":          func(d, s *BrokerConfig) { d.LitePullMessageEnable = s.LitePullMessageEnable },
 	"filterSupportRetry":             func(d, s *BrokerConfig) { d.FilterSupportRetry = s.FilterSupportRetry },
 	"rejectPullConsumerEnable":       func(d, s *BrokerConfig) { d.RejectPullConsumerEnable = s.RejectPullConsumerEnable },
+	"enableNetWorkFlowControl":       func(d, s *BrokerConfig) { d.EnableNetWorkFlowControl = s.EnableNetWorkFlowControl },
 	"notifyConsumerIdsChangedEnable": func(d, s *BrokerConfig) { d.NotifyConsumerIdsChanged = s.NotifyConsumerIdsChanged },
 	"enablePropertyFilter":           func(d, s *BrokerConfig) { d.EnablePropertyFilter = s.EnablePropertyFilter },
 	"rejectTransactionMessage":       func(d, s *BrokerConfig) { d.RejectTransactionMessage = s.RejectTransactionMessage },

@@ -52,6 +52,15 @@ type BrokerConfig struct {
 	// heartbeats and refuses pulls from connections not registered as push
 	// consumers (Java's key, default false).
 	RejectPullConsumerEnable bool `prop:"rejectPullConsumerEnable"`
+	// NetProperties are Java's NettyServerConfig and NettyClientConfig keys
+	// rmqd binds outside this struct (bindAddress, water marks, selector
+	// threads, useTLS), with the values in force: Java's GET_BROKER_CONFIG
+	// lists those objects beside BrokerConfig. Not a property.
+	NetProperties map[string]string
+	// EnableNetWorkFlowControl drops a found pull's answer when the consumer's
+	// connection is not writable (past its write-buffer high-water mark): the
+	// consumer's pull times out and is retried (Java's key, default false).
+	EnableNetWorkFlowControl bool `prop:"enableNetWorkFlowControl"`
 	// FilterSupportRetry judges a SQL92 subscription's retry messages by the
 	// group's SQL92 filter of their original topic (Java's key, default false).
 	FilterSupportRetry       bool `prop:"filterSupportRetry"`
@@ -349,8 +358,16 @@ func (c *BrokerConfig) authProviders() map[string]string {
 }
 
 // Properties returns the settings under their Java key names (GET_BROKER_CONFIG,
-// rmqd -p), the store's included.
-func (c *BrokerConfig) Properties() map[string]string { return compat.ConfigProperties(c) }
+// rmqd -p), the store's included, and NetProperties where no field has the key.
+func (c *BrokerConfig) Properties() map[string]string {
+	m := compat.ConfigProperties(c)
+	for k, v := range c.NetProperties {
+		if _, ok := m[k]; !ok {
+			m[k] = v
+		}
+	}
+	return m
+}
 
 // parseJavaBool is Boolean.parseBoolean: only "true" (any case) is true.
 func parseJavaBool(s string) bool { return strings.EqualFold(strings.TrimSpace(s), "true") }

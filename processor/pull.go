@@ -216,6 +216,14 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 	switch {
 	case code == codec.RespSuccess:
 		b.countGet(h.ConsumerGroup, h.Topic, len(res.Records), res.BufferTotalSize)
+		if b.conf().EnableNetWorkFlowControl && !remoting.Writable(c) {
+			// DefaultPullMessageResultHandler.channelIsWritable: the answer is
+			// dropped, not queued behind the backlog; the consumer's pull
+			// times out and is sent again from its own next offset.
+			res.Release()
+			b.log.Warn("pull answer dropped: connection not writable", "remote", c.RemoteAddr(), "group", h.ConsumerGroup)
+			return nil, nil
+		}
 		err := remoting.WriteResponseBodies(c, resp, res.Records, res)
 		if err != nil {
 			b.log.Debug("write pull response", "remote", c.RemoteAddr(), "err", err)

@@ -45,6 +45,8 @@ type serverConn struct {
 	pausedFlag   atomic.Bool // paused, for workers (resume)
 	outOverSince int64       // coarse unix nanos since the output stayed high while paused
 	recheckTask  gnet.Runnable
+	wr           writability // Writable (writable.go)
+	refreshing   atomic.Bool // a refreshOut task is queued
 
 	// Write queue for frames from other goroutines (see enqueue).
 	outMu       sync.Mutex

@@ -30,6 +30,7 @@ type tlsConn struct {
 	port int
 
 	q       outQueue
+	wr      writability   // Writable (writable.go)
 	drained chan struct{} // the writer flushed, or a request finished
 
 	quit     chan struct{}

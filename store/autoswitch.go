@@ -30,12 +30,9 @@ func (s *DefaultStore) SetConfirmOffset(offset int64) {
 	s.kickReput()
 }
 
-// ConfirmOffset is the offset below which records are dispatched: the set
-// confirm offset, or the commitlog end while the bound is off.
-func (s *DefaultStore) ConfirmOffset() int64 { return s.dispatchLimit() }
-
-// dispatchLimit is where dispatch stops.
-func (s *DefaultStore) dispatchLimit() int64 {
+// ConfirmOffset is the end of what enough replicas hold: the set confirm
+// offset, or the commitlog end while the bound is off.
+func (s *DefaultStore) ConfirmOffset() int64 {
 	end := s.commitLog.q.maxOffset()
 	if s.confirmOn.Load() {
 		return min(end, s.confirmOffset.Load())
@@ -43,9 +40,19 @@ func (s *DefaultStore) dispatchLimit() int64 {
 	return end
 }
 
+// dispatchLimit is where dispatch stops: the confirm offset, or with
+// readUnCommitted the commitlog end (Java's getReputEndOffset), which lets
+// consumers read what replicas may still lose to a truncation.
+func (s *DefaultStore) dispatchLimit() int64 {
+	if s.cfg.ReadUnCommitted {
+		return s.commitLog.q.maxOffset()
+	}
+	return s.ConfirmOffset()
+}
+
 // DispatchBehind is how many confirmed bytes are not dispatched yet (Java's
-// dispatchBehindBytes).
-func (s *DefaultStore) DispatchBehind() int64 { return max(s.dispatchLimit()-s.reputFrom.Load(), 0) }
+// dispatchBehindBytes, from the confirm offset also with readUnCommitted).
+func (s *DefaultStore) DispatchBehind() int64 { return max(s.ConfirmOffset()-s.reputFrom.Load(), 0) }
 
 // kickReput wakes the dispatcher even when it is not idle-waiting on appends.
 func (s *DefaultStore) kickReput() { signal(s.reputNap.wake) }

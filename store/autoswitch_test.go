@@ -161,3 +161,21 @@ func TestConfirmOffsetKeptInCheckpoint(t *testing.T) {
 	s.UseConfirmOffset(true)
 	require.Equal(t, offs[4], s.ConfirmOffset())
 }
+
+// readUnCommitted dispatches past the confirm offset, as Java's
+// getReputEndOffset; the confirm offset itself (what HA reports) and the
+// dispatch lag counted from it do not move.
+func TestReadUnCommittedDispatchesPastConfirm(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.ReadUnCommitted = true
+	s := openStore(t, cfg)
+	defer s.Shutdown()
+	s.SetConfirmOffset(0)
+	s.UseConfirmOffset(true)
+	putOffsets(t, s, "U", 1, 0, 5)
+	waitDispatched(t, s, "U", 0, 5)
+	require.Equal(t, s.MaxPhyOffset(), s.DispatchedPhyOffset())
+	require.Zero(t, s.ConfirmOffset())
+	require.Zero(t, s.DispatchBehind())
+	require.False(t, DefaultConfig().ReadUnCommitted, "Java's default")
+}

@@ -110,6 +110,10 @@ type Config struct {
 	// min or max) as a master does. Off, as in Java: a slave behind its master,
 	// or one that lost its store, would otherwise move consumers back.
 	OffsetCheckInSlave bool `prop:"offsetCheckInSlave"`
+	// ReadUnCommitted dispatches in controller mode past the confirm offset,
+	// so consumers may read messages the replicas do not hold yet (Java's
+	// key, default false).
+	ReadUnCommitted bool `prop:"readUnCommitted"`
 
 	// Classic HA (store/ha serves them; the store itself opens no socket).
 	HaListenPort            int    `prop:"haListenPort"`

@@ -24,3 +24,16 @@ func TestNamesrvConfigShowsNettyKeys(t *testing.T) {
 	require.Equal(t, "120", shown["serverChannelMaxIdleTimeSeconds"])
 	require.NotContains(t, shown, "serverMaxConnections")
 }
+
+// The broker's GET_BROKER_CONFIG carries the same NettyServerConfig keys plus
+// bindAddress and NettyClientConfig's useTLS, with the values in force.
+func TestBrokerNetKeys(t *testing.T) {
+	lim := map[string]string{"writeBufferHighWaterMark": "65536", "writeBufferLowWaterMark": "32768",
+		"serverSelectorThreads": "2", "serverChannelMaxIdleTimeSeconds": "120", "serverMaxConnections": "10"}
+	st, err := tlsSettings(map[string]string{"tls.enable": "true"})
+	require.NoError(t, err)
+	got := brokerNetKeys(lim, "0.0.0.0", st)
+	require.Equal(t, map[string]string{"writeBufferHighWaterMark": "65536", "writeBufferLowWaterMark": "32768",
+		"serverSelectorThreads": "2", "serverChannelMaxIdleTimeSeconds": "120", "bindAddress": "0.0.0.0",
+		"useTLS": "true"}, got)
+}

@@ -324,6 +324,7 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 	if printOnly {
 		return node{}, merged, nil
 	}
+	bcfg.NetProperties = brokerNetKeys(lim, bind, tlsSt)
 	st, err := store.Open(scfg, logger)
 	if err != nil {
 		return node{}, nil, fmt.Errorf("open store: %w", err)
@@ -531,6 +532,15 @@ func javaNetKeys(lim map[string]string) map[string]string {
 			out[k] = v
 		}
 	}
+	return out
+}
+
+// brokerNetKeys are the NettyServerConfig and NettyClientConfig keys Java's
+// GET_BROKER_CONFIG lists that rmqd binds outside BrokerConfig.
+func brokerNetKeys(lim map[string]string, bind string, st remoting.TLSSettings) map[string]string {
+	out := javaNetKeys(lim)
+	out["bindAddress"] = bind
+	out["useTLS"] = strconv.FormatBool(st.ClientEnable)
 	return out
 }
 
