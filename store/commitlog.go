@@ -58,6 +58,14 @@ type commitLog struct {
 	// lockBegin is when the put holding mu took it (unix ms), 0 while none
 	// does: CommitLog.beginTimeInLock, read by isOSPageCacheBusy.
 	lockBegin atomic.Int64
+
+	// lmq assigns INNER_MULTI_QUEUE_OFFSET at put (enableLmq); maxLMQ bounds
+	// the LMQ queues in table, lmqQueues of them now; lmqScratch is assignLMQ's,
+	// guarded by mu.
+	lmq        bool
+	maxLMQ     int
+	lmqQueues  int
+	lmqScratch []string
 }
 
 func newCommitLog(dir string, cfg *Config) *commitLog {
@@ -66,6 +74,8 @@ func newCommitLog(dir string, cfg *Config) *commitLog {
 		maxMsgSize: cfg.MaxMessageSize,
 		propCRC:    cfg.EnabledAppendPropCRC,
 		table:      make(map[tqKey]*int64),
+		lmq:        cfg.EnableLmq,
+		maxLMQ:     cfg.MaxLmqConsumeQueueNum,
 	}
 	c.q.writeThrough = cfg.writeThrough()
 	c.q.reserve = true
@@ -229,6 +239,17 @@ func (c *commitLog) put(m *codec.Message) PutResult {
 		c.unlock()
 		return PutResult{Status: st}
 	}
+	var lmqs []string
+	if list := c.lmqList(m); list != "" {
+		m.Properties, lmqs, st = c.assignLMQ(m.Properties, list)
+		if st == PutOK {
+			size, st = c.checkMessage(m) // the offsets made the record longer
+		}
+		if st != PutOK {
+			c.unlock()
+			return PutResult{Status: st}
+		}
+	}
 	m.StoreTimestamp = now
 	key := tqKey{m.Topic, m.QueueID}
 	assign := assignsQueueOffset(m.SysFlag)
@@ -252,6 +273,7 @@ func (c *commitLog) put(m *codec.Message) PutResult {
 	if assign {
 		c.bumpOffset(key, m.QueueOffset+1)
 	}
+	c.bumpLMQ(lmqs)
 	c.lastStoreTs.Store(now)
 	c.unlock()
 	if c.onAppend != nil {
@@ -284,6 +306,9 @@ func (c *commitLog) bumpOffset(key tqKey, next int64) {
 		return
 	}
 	key.topic = strings.Clone(key.topic)
+	if key.qid == LMQQueueID && IsLMQ(key.topic) {
+		c.lmqQueues++
+	}
 	p := new(int64) // not &next: that would move next to the heap on every call
 	*p = next
 	c.table[key] = p
@@ -316,6 +341,11 @@ func (c *commitLog) putBatch(tmpl *codec.Message, body []byte, fixProps func(str
 		p := e.Properties
 		if fixProps != nil {
 			p = fixProps(p)
+		}
+		if c.lmq && strings.Contains(p, codec.PropInnerMultiQueueOffset) {
+			// Java does not multi-dispatch a batch; an offset a client wrote
+			// must not be taken for one the store assigned.
+			p = codec.DeleteProperty(p, codec.PropInnerMultiQueueOffset)
 		}
 		p = c.dropPropCRC(p)
 		m.Body, m.Properties = e.Body, p
@@ -416,11 +446,16 @@ func (c *commitLog) close() {
 
 func (c *commitLog) setQueueOffsets(t map[tqKey]int64) {
 	table := make(map[tqKey]*int64, len(t))
+	lmqs := 0
 	for k, v := range t {
 		table[k] = &v
+		if k.qid == LMQQueueID && IsLMQ(k.topic) {
+			lmqs++
+		}
 	}
 	c.mu.Lock()
 	c.table = table
+	c.lmqQueues = lmqs
 	c.mu.Unlock()
 }
 
@@ -429,6 +464,9 @@ func (c *commitLog) removeTopic(topic string) {
 	for k := range c.table {
 		if k.topic == topic {
 			delete(c.table, k)
+			if k.qid == LMQQueueID && IsLMQ(k.topic) {
+				c.lmqQueues--
+			}
 		}
 	}
 	c.mu.Unlock()

@@ -1,0 +1,223 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"rmqd/codec"
+)
+
+func lmqConfig(dir string) Config {
+	c := testConfig(dir)
+	c.EnableLmq = true
+	c.EnableMultiDispatch = true
+	return c
+}
+
+func putLMQ(t testing.TB, s *DefaultStore, topic, list, body string) PutResult {
+	t.Helper()
+	m := newMsg(topic, 1, body, map[string]string{codec.PropTags: "tg", codec.PropWait: "true",
+		codec.PropInnerMultiDispatch: list})
+	return s.PutMessage(context.Background(), m)
+}
+
+// storedProps reads back the properties of the record at offset.
+func storedProps(t testing.TB, s *DefaultStore, offset int64) map[string]string {
+	t.Helper()
+	m, err := s.LookMessageByOffset(offset)
+	require.NoError(t, err)
+	return codec.ParseProperties(m.Properties)
+}
+
+// TestLMQPutStoresJavaOffsets checks the record against what Java's
+// LmqDispatch.wrapLmqDispatch makes: INNER_MULTI_QUEUE_OFFSET is
+// StringUtils.join(Long[] offsets, ","), each LMQ's offset before this message
+// and an empty element for a name that is not an LMQ (a null Long); names are
+// split as String.split(",") does (trailing empties dropped); WAIT is not
+// stored (removeWaitStorePropertyString); everything else is kept.
+func TestLMQPutStoresJavaOffsets(t *testing.T) {
+	s := openStore(t, lmqConfig(t.TempDir()))
+	defer s.Shutdown()
+	cases := []struct{ list, want string }{
+		{"%LMQ%a,%LMQ%b", "0,0"},
+		{"%LMQ%a", "1"},
+		{"%LMQ%b,plain,%LMQ%a", "1,,2"},
+		{"%LMQ%c,", "0"},
+		{"%LMQ%a,%LMQ%a", "3,3"}, // Java: "3,3" too, but it bumps twice and leaves a hole
+		{"%LMQ%a", "4"},
+	}
+	var offs []int64
+	for i, c := range cases {
+		r := putLMQ(t, s, "T", c.list, fmt.Sprint("m", i))
+		require.Equal(t, PutOK, r.Status, c.list)
+		got := storedProps(t, s, r.WroteOffset)
+		require.Equal(t, map[string]string{codec.PropTags: "tg", codec.PropInnerMultiDispatch: c.list,
+			codec.PropInnerMultiQueueOffset: c.want}, got, c.list)
+		offs = append(offs, r.WroteOffset)
+	}
+	// The raw property bytes: the client's pairs in order, WAIT gone, the
+	// offsets appended as one more NAME 0x01 VALUE 0x02 pair.
+	raw, err := s.ReadRecordByOffset(offs[2])
+	require.NoError(t, err)
+	var m codec.Message
+	_, err = codec.DecodeRecord(raw, &m)
+	require.NoError(t, err)
+	require.Contains(t, m.Properties, "INNER_MULTI_QUEUE_OFFSET\x011,,2\x02")
+	require.NotContains(t, m.Properties, "WAIT\x01")
+
+	waitDispatched(t, s, "%LMQ%a", 0, 5)
+	waitDispatched(t, s, "%LMQ%b", 0, 2)
+	waitDispatched(t, s, "%LMQ%c", 0, 1)
+	bodies := func(topic string) []string {
+		var out []string
+		for _, m := range readAll(t, s, topic, 0) {
+			require.Equal(t, "T", m.Topic) // the record is the one in T
+			out = append(out, string(m.Body))
+		}
+		return out
+	}
+	require.Equal(t, []string{"m0", "m1", "m2", "m4", "m5"}, bodies("%LMQ%a"))
+	require.Equal(t, []string{"m0", "m2"}, bodies("%LMQ%b"))
+	require.Equal(t, []string{"m3"}, bodies("%LMQ%c"))
+	require.Len(t, readAll(t, s, "T", 1), 6)
+	require.Equal(t, int64(0), s.MaxOffsetInQueue("plain", 0)) // not an LMQ: not dispatched
+}
+
+func TestLMQRefusesUnsafeNamesAndTooMany(t *testing.T) {
+	cfg := lmqConfig(t.TempDir())
+	cfg.MaxLmqConsumeQueueNum = 2
+	s := openStore(t, cfg)
+	defer s.Shutdown()
+	for _, bad := range []string{"%LMQ%a/../../x", "%LMQ%ok,%LMQ%/etc", "%LMQ%a\\b"} {
+		require.Equal(t, PutMessageIllegal, putLMQ(t, s, "T", bad, "x").Status, bad)
+	}
+	require.Equal(t, PutOK, putLMQ(t, s, "T", "%LMQ%a,%LMQ%b", "x").Status)
+	r := putLMQ(t, s, "T", "%LMQ%a,%LMQ%c", "x")
+	require.Equal(t, PutLMQConsumeQueueNumExceeded, r.Status)
+	require.Equal(t, "LMQ_CONSUME_QUEUE_NUM_EXCEEDED", r.Status.String())
+	require.Equal(t, PutOK, putLMQ(t, s, "T", "%LMQ%b,%LMQ%a", "x").Status)
+	_, err := os.Stat(filepath.Join(cfg.StorePathRootDir, "x"))
+	require.True(t, os.IsNotExist(err))
+	// The bound counts what the restarted store finds too.
+	waitDispatched(t, s, "%LMQ%a", 0, 2)
+	require.NoError(t, s.Shutdown())
+	s = openStore(t, cfg)
+	defer s.Shutdown()
+	require.Equal(t, PutLMQConsumeQueueNumExceeded, putLMQ(t, s, "T", "%LMQ%d", "x").Status)
+	require.Equal(t, PutOK, putLMQ(t, s, "T", "%LMQ%a", "x").Status)
+}
+
+// Retry, system and schedule topics keep the properties of the message they
+// copy and must not dispatch it again (MixAll.topicAllowsLMQ); without
+// enableLmq nothing is assigned.
+func TestLMQOnlyWhereJavaDispatches(t *testing.T) {
+	s := openStore(t, lmqConfig(t.TempDir()))
+	for _, topic := range []string{"%RETRY%g", "rmq_sys_x", scheduleTopic} {
+		r := putLMQ(t, s, topic, "%LMQ%a", "x")
+		require.Equal(t, PutOK, r.Status)
+		require.NotContains(t, storedProps(t, s, r.WroteOffset), codec.PropInnerMultiQueueOffset)
+	}
+	require.NoError(t, s.Shutdown())
+
+	cfg := testConfig(t.TempDir())
+	s = openStore(t, cfg)
+	defer s.Shutdown()
+	r := putLMQ(t, s, "T", "%LMQ%a", "x")
+	require.Equal(t, PutOK, r.Status)
+	props := storedProps(t, s, r.WroteOffset)
+	require.NotContains(t, props, codec.PropInnerMultiQueueOffset)
+	require.Equal(t, "true", props[codec.PropWait])
+	waitDispatched(t, s, "T", 1, 1)
+	require.Equal(t, int64(0), s.MaxOffsetInQueue("%LMQ%a", 0))
+}
+
+// A batch is not multi-dispatched (Java's batch append does not wrap LMQ), and
+// an INNER_MULTI_QUEUE_OFFSET a client put in it is dropped so dispatch does
+// not take the client's offsets.
+func TestLMQBatchCarriesNoClientOffsets(t *testing.T) {
+	s := openStore(t, lmqConfig(t.TempDir()))
+	defer s.Shutdown()
+	body := codec.AppendBatchEntry(nil, 0, []byte("b"), codec.FormatProperties(map[string]string{
+		codec.PropInnerMultiDispatch: "%LMQ%a", codec.PropInnerMultiQueueOffset: "7"}))
+	r := s.PutMessages(context.Background(), newMsg("B", 0, "", nil), body, nil)
+	require.Equal(t, PutOK, r.Status)
+	require.NotContains(t, storedProps(t, s, r.WroteOffset), codec.PropInnerMultiQueueOffset)
+	// A single put overwrites a forged value with the store's.
+	m := newMsg("B", 0, "s", map[string]string{codec.PropInnerMultiDispatch: "%LMQ%a", codec.PropInnerMultiQueueOffset: "7"})
+	r = s.PutMessage(context.Background(), m)
+	require.Equal(t, "0", storedProps(t, s, r.WroteOffset)[codec.PropInnerMultiQueueOffset])
+	waitDispatched(t, s, "%LMQ%a", 0, 1)
+	require.Equal(t, int64(1), s.MaxOffsetInQueue("%LMQ%a", 0))
+}
+
+func TestLMQArrivingListenerToldOfEachQueue(t *testing.T) {
+	s := openStore(t, lmqConfig(t.TempDir()))
+	defer s.Shutdown()
+	var mu sync.Mutex
+	seen := map[string]int64{}
+	s.SetArrivingListener(func(topic string, qid int32, next int64, _ int64, _ int64, _ string) {
+		mu.Lock()
+		seen[fmt.Sprint(topic, "/", qid)] = next
+		mu.Unlock()
+	})
+	putLMQ(t, s, "T", "%LMQ%a,%LMQ%b", "x")
+	putLMQ(t, s, "T", "%LMQ%b", "y")
+	waitDispatched(t, s, "%LMQ%b", 0, 2)
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return seen["%LMQ%a/0"] == 1 && seen["%LMQ%b/0"] == 2 && seen["T/1"] == 2
+	}, 5e9, 1e6)
+}
+
+func TestLMQSurvivesRestartAndCrash(t *testing.T) {
+	cfg := lmqConfig(t.TempDir())
+	cfg.MappedFileSizeCommitLog = 16 * 1024
+	s := openStore(t, cfg)
+	for i := 0; i < 60; i++ {
+		list := "%LMQ%a"
+		if i%3 == 0 {
+			list += ",%LMQ%b"
+		}
+		require.Equal(t, PutOK, putLMQ(t, s, "T", list, fmt.Sprint("m", i)).Status)
+	}
+	waitDispatched(t, s, "%LMQ%a", 0, 60)
+	require.NoError(t, s.Shutdown())
+
+	check := func(s *DefaultStore) {
+		t.Helper()
+		require.Equal(t, int64(60), s.MaxOffsetInQueue("%LMQ%a", 0))
+		require.Equal(t, int64(20), s.MaxOffsetInQueue("%LMQ%b", 0))
+		b := readAll(t, s, "%LMQ%b", 0)
+		require.Len(t, b, 20)
+		for i, m := range b {
+			require.Equal(t, fmt.Sprint("m", i*3), string(m.Body))
+		}
+	}
+	s = openStore(t, cfg)
+	check(s)
+	r := putLMQ(t, s, "T", "%LMQ%b,%LMQ%a", "after")
+	require.Equal(t, "20,60", storedProps(t, s, r.WroteOffset)[codec.PropInnerMultiQueueOffset])
+	waitDispatched(t, s, "%LMQ%a", 0, 61)
+	require.NoError(t, s.Shutdown())
+
+	// A crash that lost every consume queue: recovery replays the commitlog
+	// and rebuilds the LMQ queues from the stored offsets.
+	require.NoError(t, os.RemoveAll(filepath.Join(cfg.StorePathRootDir, "consumequeue")))
+	markCrashed(t, cfg)
+	s = openStore(t, cfg)
+	defer s.Shutdown()
+	waitDispatched(t, s, "%LMQ%a", 0, 61)
+	require.Equal(t, int64(21), s.MaxOffsetInQueue("%LMQ%b", 0))
+	a := readAll(t, s, "%LMQ%a", 0)
+	require.Len(t, a, 61)
+	require.Equal(t, "after", string(a[60].Body))
+	r = putLMQ(t, s, "T", "%LMQ%a", "again")
+	require.Equal(t, "61", storedProps(t, s, r.WroteOffset)[codec.PropInnerMultiQueueOffset])
+}
