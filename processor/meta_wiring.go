@@ -56,6 +56,7 @@ func (c *BrokerConfig) metaConfig() meta.Config {
 		ClusterTopicEnable: c.ClusterTopicEnable, BrokerTopicEnable: c.BrokerTopicEnable,
 		DefaultTopicQueueNums: c.DefaultTopicQueueNums, TraceTopicEnable: c.TraceTopicEnable,
 		MsgTraceTopicName: c.MsgTraceTopicName, ReviveQueueNum: c.ReviveQueueNum, TimerWheelEnable: c.TimerWheelEnable,
+		EnableLmq: c.Store.EnableLmq,
 	}
 }
 

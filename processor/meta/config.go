@@ -5,6 +5,8 @@
 // processor's handlers and replication read and change it through the managers.
 package meta
 
+import "strings"
+
 // Config is what the managers read of the broker's configuration. The managers
 // take it through a function, so a changed setting (UPDATE_BROKER_CONFIG)
 // applies from the next call on.
@@ -21,4 +23,14 @@ type Config struct {
 	MsgTraceTopicName           string
 	ReviveQueueNum              int32
 	TimerWheelEnable            bool
+	// EnableLmq answers for light message queues (%LMQ%...) and their groups
+	// without a table entry, and keeps LMQ groups' offsets apart (Java's
+	// LmqTopicConfigManager, LmqSubscriptionGroupManager, LmqConsumerOffsetManager).
+	EnableLmq bool
 }
+
+// LMQPrefix marks a light message queue or an LMQ consumer group (MixAll.LMQ_PREFIX).
+const LMQPrefix = "%LMQ%"
+
+// IsLMQ is MixAll.isLmq.
+func IsLMQ(name string) bool { return strings.HasPrefix(name, LMQPrefix) }
