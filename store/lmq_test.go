@@ -221,3 +221,38 @@ func TestLMQSurvivesRestartAndCrash(t *testing.T) {
 	r = putLMQ(t, s, "T", "%LMQ%a", "again")
 	require.Equal(t, "61", storedProps(t, s, r.WroteOffset)[codec.PropInnerMultiQueueOffset])
 }
+
+// A slave rebuilds the LMQ queues from the replicated records with its own
+// dispatch, and a promoted one numbers new LMQ messages on from them.
+func TestLMQReplicatedToSlave(t *testing.T) {
+	mcfg := lmqConfig(t.TempDir())
+	mcfg.MappedFileSizeCommitLog = 64 * 1024
+	master := openStore(t, mcfg)
+	defer master.Shutdown()
+	scfg := lmqConfig(t.TempDir())
+	scfg.MappedFileSizeCommitLog = mcfg.MappedFileSizeCommitLog
+	scfg.BrokerRole = RoleSlave
+	slave := openStore(t, scfg)
+	defer slave.Shutdown()
+	for i := 0; i < 100; i++ {
+		list := "%LMQ%a"
+		if i%4 == 0 {
+			list = "%LMQ%b,%LMQ%a"
+		}
+		require.Equal(t, PutOK, putLMQ(t, master, "T", list, fmt.Sprint("m", i)).Status)
+	}
+	copyLog(t, master, slave, 3000)
+	waitDispatched(t, slave, "%LMQ%a", 0, 100)
+	require.Equal(t, int64(25), slave.MaxOffsetInQueue("%LMQ%b", 0))
+	b := readAll(t, slave, "%LMQ%b", 0)
+	require.Len(t, b, 25)
+	require.Equal(t, "m96", string(b[24].Body))
+
+	slave.RecoverTopicQueueTable()
+	slave.commitLog.mu.Lock()
+	next := slave.commitLog.nextOffset(tqKey{"%LMQ%b", 0})
+	lmqs := slave.commitLog.lmqQueues
+	slave.commitLog.mu.Unlock()
+	require.Equal(t, int64(25), next)
+	require.Equal(t, 2, lmqs)
+}
