@@ -314,6 +314,17 @@ func (c *commitLog) bumpOffset(key tqKey, next int64) {
 	c.table[key] = p
 }
 
+// forget drops k from the table, and from the LMQ count. Called with mu held.
+func (c *commitLog) forget(k tqKey) {
+	if _, ok := c.table[k]; !ok {
+		return
+	}
+	delete(c.table, k)
+	if k.qid == LMQQueueID && IsLMQ(k.topic) {
+		c.lmqQueues--
+	}
+}
+
 // putBatch writes one record per message of a SEND_BATCH_MESSAGE body, with
 // consecutive queue offsets and one store time.
 func (c *commitLog) putBatch(tmpl *codec.Message, body []byte, fixProps func(string) string) PutResult {
@@ -463,10 +474,7 @@ func (c *commitLog) removeTopic(topic string) {
 	c.mu.Lock()
 	for k := range c.table {
 		if k.topic == topic {
-			delete(c.table, k)
-			if k.qid == LMQQueueID && IsLMQ(k.topic) {
-				c.lmqQueues--
-			}
+			c.forget(k)
 		}
 	}
 	c.mu.Unlock()

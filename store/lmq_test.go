@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -255,4 +256,31 @@ func TestLMQReplicatedToSlave(t *testing.T) {
 	slave.commitLog.mu.Unlock()
 	require.Equal(t, int64(25), next)
 	require.Equal(t, 2, lmqs)
+}
+
+// An LMQ whose messages all left the commitlog is removed like any expired
+// queue (Java's cleanExpired) and stops counting against maxLmqConsumeQueueNum.
+func TestLMQExpiredQueueFreesItsSlot(t *testing.T) {
+	cfg := lmqConfig(t.TempDir())
+	cfg.MappedFileSizeCommitLog = 16 * 1024
+	cfg.MaxLmqConsumeQueueNum = 1
+	s := openStore(t, cfg)
+	defer s.Shutdown()
+	body := string(make([]byte, 1000))
+	for i := 0; i < 3; i++ {
+		require.Equal(t, PutOK, putLMQ(t, s, "T", "%LMQ%old", body).Status)
+	}
+	for i := 0; i < 40; i++ {
+		require.Equal(t, PutOK, s.PutMessage(context.Background(), newMsg("N", 0, body, nil)).Status)
+	}
+	waitDispatched(t, s, "N", 0, 40)
+	waitDispatched(t, s, "%LMQ%old", 0, 3)
+	old := time.Now().Add(-100 * time.Hour)
+	for _, f := range s.commitLog.q.snapshot() {
+		require.NoError(t, os.Chtimes(f.path, old, old))
+	}
+	require.Positive(t, s.cleanOnce(context.Background(), true))
+	require.Positive(t, s.CleanExpiredQueues(func(string) bool { return false }))
+	require.NotContains(t, s.QueueTopics(), "%LMQ%old")
+	require.Equal(t, PutOK, putLMQ(t, s, "T", "%LMQ%new", "x").Status)
 }
