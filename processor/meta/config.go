@@ -34,3 +34,10 @@ const LMQPrefix = "%LMQ%"
 
 // IsLMQ is MixAll.isLmq.
 func IsLMQ(name string) bool { return strings.HasPrefix(name, LMQPrefix) }
+
+// lmqName says whether name is an LMQ the broker answers for: one that can be
+// a directory under consumequeue/ (no '/', '\\' or NUL, at most 255 bytes, as
+// the store requires). Java answers for any %LMQ% name.
+func lmqName(name string) bool {
+	return IsLMQ(name) && len(name) <= 255 && !strings.ContainsAny(name, "/\\\x00")
+}

@@ -29,6 +29,11 @@ func TestLMQTopicsAndGroupsAreSynthetic(t *testing.T) {
 	require.Equal(t, int32(1), tc.WriteQueueNums)
 	require.Equal(t, PermRead|PermWrite, tc.Perm)
 	require.True(t, topics.Exists("%LMQ%b"))
+	for _, bad := range []string{"%LMQ%a/../../x", "%LMQ%a\\b", "%LMQ%\x00"} {
+		_, ok = topics.Select(bad)
+		require.False(t, ok, "stricter than Java: %q cannot be a queue directory", bad)
+		require.False(t, topics.Exists(bad))
+	}
 	topics.Update(NewTopicConfig("%LMQ%a"), NewTopicConfig("Plain"))
 	require.NotContains(t, topics.Snapshot().TopicConfigTable, "%LMQ%a")
 	require.Contains(t, topics.Snapshot().TopicConfigTable, "Plain")

@@ -180,7 +180,7 @@ func (m *TopicConfigManager) DataVersion() DataVersion { return m.version.Get() 
 // Select returns the topic's config. Under enableLmq a light message queue has
 // one, made up: one queue, read and write (LmqTopicConfigManager).
 func (m *TopicConfigManager) Select(topic string) (TopicConfig, bool) {
-	if IsLMQ(topic) && m.cfg().EnableLmq {
+	if lmqName(topic) && m.cfg().EnableLmq {
 		return lmqTopicConfig(topic), true
 	}
 	m.mu.RLock()
@@ -198,7 +198,7 @@ func lmqTopicConfig(topic string) TopicConfig {
 
 // Exists says whether topic is in the table (every LMQ is, under enableLmq).
 func (m *TopicConfigManager) Exists(topic string) bool {
-	if IsLMQ(topic) && m.cfg().EnableLmq {
+	if lmqName(topic) && m.cfg().EnableLmq {
 		return true
 	}
 	m.mu.RLock()
