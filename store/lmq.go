@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"rmqd/codec"
+	"rmqd/compat"
 )
 
 // LMQPrefix marks a light message queue (MixAll.LMQ_PREFIX): a topic with no
@@ -18,9 +19,17 @@ const LMQQueueID = 0
 func IsLMQ(name string) bool { return strings.HasPrefix(name, LMQPrefix) }
 
 // topicAllowsLMQ is MixAll.topicAllowsLMQ: retry, system and schedule records
-// carry a copy of the original properties and must not dispatch again.
+// carry a copy of the original properties and must not dispatch again. Java
+// lets a transaction's half (and op, and check-max) records and DLQ records
+// through: a half would reach the LMQs before its commit, and again with
+// it, and a dead message would reach them a second time.
 func topicAllowsLMQ(topic string) bool {
-	return !strings.HasPrefix(topic, "%RETRY%") && !strings.HasPrefix(topic, "rmq_sys_") && topic != scheduleTopic
+	switch topic {
+	case scheduleTopic, compat.SysTopicTransHalf, compat.SysTopicTransOpHalf, compat.SysTopicTransCheckMax:
+		return false
+	}
+	return !strings.HasPrefix(topic, "%RETRY%") && !strings.HasPrefix(topic, "%DLQ%") &&
+		!strings.HasPrefix(topic, compat.SystemTopicPrefix)
 }
 
 // splitLMQ splits an INNER_MULTI_* value as Java's String.split(","): trailing

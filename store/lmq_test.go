@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"rmqd/codec"
+	"rmqd/compat"
 )
 
 func lmqConfig(dir string) Config {
@@ -283,4 +284,23 @@ func TestLMQExpiredQueueFreesItsSlot(t *testing.T) {
 	require.Positive(t, s.CleanExpiredQueues(func(string) bool { return false }))
 	require.NotContains(t, s.QueueTopics(), "%LMQ%old")
 	require.Equal(t, PutOK, putLMQ(t, s, "T", "%LMQ%new", "x").Status)
+}
+
+// A transaction's half (stored NOT_TYPE in RMQ_SYS_TRANS_HALF_TOPIC, as Java
+// does) is not put into the LMQs before its commit, and a message going to a
+// DLQ is not put into them a second time; Java's topicAllowsLMQ lets both
+// through.
+func TestLMQNotFromHalvesOrDLQ(t *testing.T) {
+	s := openStore(t, lmqConfig(t.TempDir()))
+	defer s.Shutdown()
+	for _, topic := range []string{compat.SysTopicTransHalf, compat.SysTopicTransOpHalf, compat.SysTopicTransCheckMax, "%DLQ%g"} {
+		r := putLMQ(t, s, topic, "%LMQ%a", "x")
+		require.Equal(t, PutOK, r.Status, topic)
+		require.NotContains(t, storedProps(t, s, r.WroteOffset), codec.PropInnerMultiQueueOffset, topic)
+	}
+	require.Equal(t, PutOK, putLMQ(t, s, "T", "%LMQ%a", "committed").Status)
+	waitDispatched(t, s, "%LMQ%a", 0, 1)
+	got := readAll(t, s, "%LMQ%a", 0)
+	require.Len(t, got, 1)
+	require.Equal(t, "committed", string(got[0].Body))
 }
