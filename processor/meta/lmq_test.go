@@ -88,3 +88,17 @@ func TestLMQConsumerOffsets(t *testing.T) {
 	m2.DeleteGroup("%LMQ%gx")
 	require.Equal(t, int64(-1), m2.Query("%LMQ%gx", "%LMQ%x", 0))
 }
+
+// A slave takes the master's LMQ group offsets too (GET_ALL_CONSUMER_OFFSET
+// carries lmqOffsetTable; Java's slave reads only offsetTable from it).
+func TestLMQOffsetsSyncToSlave(t *testing.T) {
+	master := NewConsumerOffsetManager(t.TempDir(), quietLog())
+	master.UseLMQ()
+	master.Commit("%LMQ%g", "%LMQ%a", 0, 9)
+	master.Commit("g", "T", 2, 3)
+	slave := NewConsumerOffsetManager(t.TempDir(), quietLog())
+	slave.UseLMQ()
+	require.NoError(t, slave.PutAllFromMaster(master.Encode()))
+	require.Equal(t, int64(3), slave.Query("g", "T", 2))
+	require.Equal(t, int64(9), slave.Query("%LMQ%g", "%LMQ%a", 0))
+}
