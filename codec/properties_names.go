@@ -31,9 +31,17 @@ const (
 	PropTimerOutMs        = "TIMER_OUT_MS"
 	PropTimerDelayMs      = "TIMER_DELAY_MS"
 	PropPopCK             = "POP_CK"
+	// PropInnerMultiDispatch lists the light message queues a message is also
+	// dispatched to; PropInnerMultiQueueOffset is the broker's answer, each
+	// queue's offset, both joined by LMQDispatchSeparator.
+	PropInnerMultiDispatch    = "INNER_MULTI_DISPATCH"
+	PropInnerMultiQueueOffset = "INNER_MULTI_QUEUE_OFFSET"
 	// PropCRC32 is the record CRC property enabledAppendPropCRC appends.
 	PropCRC32 = "__CRC32#"
 )
+
+// LMQDispatchSeparator joins the INNER_MULTI_* values (MixAll.LMQ_DISPATCH_SEPARATOR).
+const LMQDispatchSeparator = ","
 
 // PropCRCReservedLen is the length of the CRC property with its separators
 // (CommitLog.CRC32_RESERVED_LEN): name, 0x01, ten digits, 0x02.

@@ -236,7 +236,7 @@ func buildJavaKeys() map[string]JavaKey {
 		"dispatchFromSenderThread", "enableAsyncReput", "enableCleanExpiredOffset",
 		"flushConsumerOffsetHistoryInterval", "highSpeedMode", "logicQueueForceSwapMapInterval",
 		"logicQueueSwapMapInterval", "logicQueueSwapMapReserveFileNum", "mappedFileSwapEnable",
-		"maxBatchDeleteFilesNum", "maxLmqConsumeQueueNum", "maxRecoveryCommitlogFiles", "maxSlaveResendLength",
+		"maxBatchDeleteFilesNum", "maxRecoveryCommitlogFiles", "maxSlaveResendLength",
 		"maxTopicLength", "pullBatchMaxMessageCount", "putMessageTimeout", "putMsgIndexHightWater")
 	group(KeyNoEffect, whyCompaction,
 		"compactionCqMappedFileSize", "compactionMappedFileSize", "compactionScheduleInternal", "maxOffsetMapSize")
@@ -268,9 +268,6 @@ func buildJavaKeys() map[string]JavaKey {
 		"only the file-based consume queue (storeType=default) is supported")
 	refuse("fetchControllerAddrByDnsLookup", "true", whenTrue,
 		"controller addresses by DNS lookup are not supported: list them in controllerAddr")
-	refuse("enableLmq", "true", whenTrue, "light message queues (LMQ) are not supported")
-	refuse("enableMultiDispatch", "true", whenTrue,
-		"multi-dispatch (INNER_MULTI_DISPATCH to LMQ queues) is not supported")
 	refuse("duplicationEnable", "true", whenTrue,
 		"duplication mode (a commitlog copied from another store, offsets kept) is not supported")
 	refuse("readOnlyCommitLogStorePaths", "set", whenSet,

@@ -18,9 +18,9 @@ func TestClassifyJavaKey(t *testing.T) {
 	require.Contains(t, why, "thread pool")
 	c, _ = ClassifyJavaKey("timerPrecisionMs", "100")
 	require.Equal(t, KeyNotHonoured, c)
-	c, _ = ClassifyJavaKey("enableLmq", " TRUE ")
+	c, _ = ClassifyJavaKey("duplicationEnable", " TRUE ")
 	require.Equal(t, KeyRefused, c, "Boolean.parseBoolean of the trimmed value")
-	c, why = ClassifyJavaKey("enableLmq", "false")
+	c, why = ClassifyJavaKey("duplicationEnable", "false")
 	require.Equal(t, KeyNoEffect, c, "the feature off is no effect")
 	require.Contains(t, why, "the feature is off")
 	c, _ = ClassifyJavaKey("storeType", "default")
@@ -38,9 +38,9 @@ func TestClassifyJavaKey(t *testing.T) {
 }
 
 func TestRefusedSetting(t *testing.T) {
-	require.NoError(t, RefusedSetting(map[string]string{"enableLmq": "false", "sendMessageThreadPoolNums": "8"}))
-	err := RefusedSetting(map[string]string{"enableMultiDispatch": "true", "enableLmq": "true", "brokerName": "b"})
-	require.ErrorContains(t, err, "enableLmq=true: light message queues (LMQ) are not supported")
+	require.NoError(t, RefusedSetting(map[string]string{"duplicationEnable": "false", "sendMessageThreadPoolNums": "8"}))
+	err := RefusedSetting(map[string]string{"enableDLegerCommitLog": "true", "duplicationEnable": "true", "brokerName": "b"})
+	require.ErrorContains(t, err, "duplicationEnable=true: duplication mode")
 	require.ErrorContains(t, err, "refuses to start")
 }
 

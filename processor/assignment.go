@@ -16,6 +16,7 @@ import (
 	"rmqd/compat"
 	"rmqd/processor/meta"
 	"rmqd/remoting"
+	"rmqd/store"
 )
 
 // Server-side load balancing for POP consumers (QueryAssignmentProcessor and
@@ -228,7 +229,15 @@ func (b *Broker) handleQueryAssignment(ctx context.Context, c remoting.Conn, req
 // loadBalance is QueryAssignmentProcessor.doLoadBalance; nil means "no valid
 // answer" (unknown topic, strategy or group), an empty slice "own nothing".
 func (b *Broker) loadBalance(ctx context.Context, q queryAssignmentBody, mode requestModeBody) []assignedQueue {
-	all, err := b.subscribeQueues(ctx, q.Topic)
+	var all []assignedQueue
+	var err error
+	if meta.IsLMQ(q.Topic) && q.MessageModel != "BROADCASTING" {
+		// A light message queue has no route: its one queue is here (Java
+		// answers so whether or not enableLmq is on).
+		all = []assignedQueue{{Topic: q.Topic, BrokerName: b.conf().BrokerName, QueueID: store.LMQQueueID}}
+	} else {
+		all, err = b.subscribeQueues(ctx, q.Topic)
+	}
 	if err != nil {
 		if !strings.HasPrefix(q.Topic, RetryGroupTopicPrefix) {
 			b.log.Warn("QueryLoad: no assignment, topic route unavailable", "group", q.ConsumerGroup, "topic", q.Topic, "err", err)

@@ -108,6 +108,9 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 	b.topics = meta.NewTopicConfigManager(b.metaConf, b.log)
 	b.groups = meta.NewSubscriptionGroupManager(b.metaConf, b.log)
 	b.offsets = meta.NewConsumerOffsetManager(b.conf().ConfigDir(), b.log)
+	if cfg.Store.EnableLmq {
+		b.offsets.UseLMQ()
+	}
 	b.consumers = clients.NewConsumerManager(b.log)
 	b.producers = clients.NewProducerManager()
 	b.locks = clients.NewRebalanceLockManager(compat.Millis(cfg.RebalanceLockMaxLiveTime))

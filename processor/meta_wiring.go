@@ -57,6 +57,7 @@ func (c *BrokerConfig) metaConfig() meta.Config {
 		DefaultTopicQueueNums: c.DefaultTopicQueueNums, TraceTopicEnable: c.TraceTopicEnable,
 		MsgTraceTopicName: c.MsgTraceTopicName, ReviveQueueNum: c.ReviveQueueNum, TimerWheelEnable: c.TimerWheelEnable,
 		EnableCreateSysGroup: c.EnableCreateSysGroup,
+		EnableLmq:            c.Store.EnableLmq,
 	}
 }
 

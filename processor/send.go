@@ -415,6 +415,8 @@ func (b *Broker) sendResult(a *sendAnswer, msg *codec.Message, queueID int32, re
 		setCode(resp, codec.RespServiceNotAvailable, b.serviceNotAvailableRemark())
 	case store.PutOSPageCacheBusy:
 		setCode(resp, codec.RespSystemBusy, "[PC_SYNCHRONIZED]broker busy, start flow control for a while")
+	case store.PutLMQConsumeQueueNumExceeded:
+		setCode(resp, codec.RespSystemError, lmqExceededRemark)
 	default:
 		setCode(resp, codec.RespSystemError, "UNKNOWN_ERROR")
 	}

@@ -16,11 +16,14 @@ const (
 	PutPropertiesSizeExceeded
 	PutOSPageCacheBusy
 	PutUnknownError
+	// PutLMQConsumeQueueNumExceeded: a message would make more light message
+	// queues than maxLmqConsumeQueueNum.
+	PutLMQConsumeQueueNumExceeded
 )
 
 var putStatusNames = [...]string{"PUT_OK", "FLUSH_DISK_TIMEOUT", "FLUSH_SLAVE_TIMEOUT", "SLAVE_NOT_AVAILABLE",
 	"SERVICE_NOT_AVAILABLE", "CREATE_MAPEDFILE_FAILED", "MESSAGE_ILLEGAL", "PROPERTIES_SIZE_EXCEEDED",
-	"OS_PAGE_CACHE_BUSY", "UNKNOWN_ERROR"}
+	"OS_PAGE_CACHE_BUSY", "UNKNOWN_ERROR", "LMQ_CONSUME_QUEUE_NUM_EXCEEDED"}
 
 // String is the Java PutMessageStatus name.
 func (s PutStatus) String() string {

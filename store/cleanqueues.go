@@ -77,6 +77,6 @@ func (c *commitLog) removeQueueAt(k tqKey, next int64) bool {
 	if ok && *p != next {
 		return false
 	}
-	delete(c.table, k)
+	c.forget(k)
 	return true
 }

@@ -60,6 +60,14 @@ type commitLog struct {
 	// lockBegin is when the put holding mu took it (unix ms), 0 while none
 	// does: CommitLog.beginTimeInLock, read by isOSPageCacheBusy.
 	lockBegin atomic.Int64
+
+	// lmq assigns INNER_MULTI_QUEUE_OFFSET at put (enableLmq); maxLMQ bounds
+	// the LMQ queues in table, lmqQueues of them now; lmqScratch is assignLMQ's,
+	// guarded by mu.
+	lmq        bool
+	maxLMQ     int
+	lmqQueues  int
+	lmqScratch []string
 }
 
 func newCommitLog(dir string, cfg *Config) *commitLog {
@@ -69,6 +77,8 @@ func newCommitLog(dir string, cfg *Config) *commitLog {
 		propCRC:    cfg.EnabledAppendPropCRC,
 		v1Only:     !cfg.AutoMessageVersionOnTopicLen,
 		table:      make(map[tqKey]*int64),
+		lmq:        cfg.EnableLmq,
+		maxLMQ:     cfg.MaxLmqConsumeQueueNum,
 	}
 	c.q.writeThrough = cfg.writeThrough()
 	c.q.reserve = true
@@ -235,6 +245,17 @@ func (c *commitLog) put(m *codec.Message) PutResult {
 		c.unlock()
 		return PutResult{Status: st}
 	}
+	var lmqs []string
+	if list := c.lmqList(m); list != "" {
+		m.Properties, lmqs, st = c.assignLMQ(m.Properties, list)
+		if st == PutOK {
+			size, st = c.checkMessage(m) // the offsets made the record longer
+		}
+		if st != PutOK {
+			c.unlock()
+			return PutResult{Status: st}
+		}
+	}
 	m.StoreTimestamp = now
 	key := tqKey{m.Topic, m.QueueID}
 	assign := assignsQueueOffset(m.SysFlag)
@@ -258,6 +279,7 @@ func (c *commitLog) put(m *codec.Message) PutResult {
 	if assign {
 		c.bumpOffset(key, m.QueueOffset+1)
 	}
+	c.bumpLMQ(lmqs)
 	c.lastStoreTs.Store(now)
 	c.unlock()
 	if c.onAppend != nil {
@@ -290,9 +312,23 @@ func (c *commitLog) bumpOffset(key tqKey, next int64) {
 		return
 	}
 	key.topic = strings.Clone(key.topic)
+	if key.qid == LMQQueueID && IsLMQ(key.topic) {
+		c.lmqQueues++
+	}
 	p := new(int64) // not &next: that would move next to the heap on every call
 	*p = next
 	c.table[key] = p
+}
+
+// forget drops k from the table, and from the LMQ count. Called with mu held.
+func (c *commitLog) forget(k tqKey) {
+	if _, ok := c.table[k]; !ok {
+		return
+	}
+	delete(c.table, k)
+	if k.qid == LMQQueueID && IsLMQ(k.topic) {
+		c.lmqQueues--
+	}
 }
 
 // putBatch writes one record per message of a SEND_BATCH_MESSAGE body, with
@@ -322,6 +358,11 @@ func (c *commitLog) putBatch(tmpl *codec.Message, body []byte, fixProps func(str
 		p := e.Properties
 		if fixProps != nil {
 			p = fixProps(p)
+		}
+		if c.lmq && strings.Contains(p, codec.PropInnerMultiQueueOffset) {
+			// Java does not multi-dispatch a batch; an offset a client wrote
+			// must not be taken for one the store assigned.
+			p = codec.DeleteProperty(p, codec.PropInnerMultiQueueOffset)
 		}
 		p = c.dropPropCRC(p)
 		m.Body, m.Properties = e.Body, p
@@ -422,11 +463,16 @@ func (c *commitLog) close() {
 
 func (c *commitLog) setQueueOffsets(t map[tqKey]int64) {
 	table := make(map[tqKey]*int64, len(t))
+	lmqs := 0
 	for k, v := range t {
 		table[k] = &v
+		if k.qid == LMQQueueID && IsLMQ(k.topic) {
+			lmqs++
+		}
 	}
 	c.mu.Lock()
 	c.table = table
+	c.lmqQueues = lmqs
 	c.mu.Unlock()
 }
 
@@ -434,7 +480,7 @@ func (c *commitLog) removeTopic(topic string) {
 	c.mu.Lock()
 	for k := range c.table {
 		if k.topic == topic {
-			delete(c.table, k)
+			c.forget(k)
 		}
 	}
 	c.mu.Unlock()

@@ -157,6 +157,15 @@ type Config struct {
 	// untouched, or sooner, least recently used first, beyond this many
 	// (vm.max_map_count is 65530 by default). See lazymap.go.
 	MappedConsumeQueueFilesMax int `prop:"mappedConsumeQueueFilesMax"`
+
+	// EnableLmq assigns each light message queue (%LMQ%...) a message's
+	// INNER_MULTI_DISPATCH names its offset at put (INNER_MULTI_QUEUE_OFFSET);
+	// EnableMultiDispatch writes the units into those queues. Both are needed
+	// for LMQ, as in Java. MaxLmqConsumeQueueNum bounds how many LMQs exist
+	// (Java 5 no longer enforces it). See docs/lmq.md.
+	EnableLmq             bool `prop:"enableLmq"`
+	EnableMultiDispatch   bool `prop:"enableMultiDispatch"`
+	MaxLmqConsumeQueueNum int  `prop:"maxLmqConsumeQueueNum"`
 }
 
 // writeThrough resolves CommitLogWriteThrough.
@@ -208,6 +217,7 @@ func DefaultConfig() Config {
 		DiskSpaceWarningLevelRatio:        90,
 		DiskSpaceCleanForciblyRatio:       85,
 		OsPageCacheBusyTimeOutMills:       1000,
+		MaxLmqConsumeQueueNum:             20000,
 		MaxMessageSize:                    4 << 20,
 		CheckCRCOnRecover:                 true,
 		AutoMessageVersionOnTopicLen:      true,

@@ -183,6 +183,9 @@ func (s *DefaultStore) dispatch(m *codec.Message, size int) error {
 		if l := s.listener.Load(); l != nil {
 			(*l)(m.Topic, m.QueueID, m.QueueOffset+1, tags, m.StoreTimestamp, m.Properties)
 		}
+		if err := s.dispatchLMQ(m, size, tags); err != nil {
+			return fmt.Errorf("light message queue of %s/%d: %w", m.Topic, m.QueueID, err)
+		}
 	}
 	if s.cfg.MessageIndexEnable {
 		s.index.build(m, p.uniq, p.keys)

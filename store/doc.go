@@ -13,6 +13,11 @@ package store
 // 20-byte consume-queue units (size field last) and index entries, then calls the
 // ArrivingListener. Only the dispatcher writes queue and index files.
 //
+// Light message queues (lmq.go, docs/lmq.md): under enableLmq a put assigns
+// each %LMQ% queue its INNER_MULTI_DISPATCH names an offset inside the same
+// lock and table as its own queue offset, so the dispatcher, recovery and a
+// slave only read the offsets back from the record; nothing else is stored.
+//
 // Reads: readers take a reference on each mapped file they slice (findHeld /
 // mappedFile.hold). Deleting a file unlinks it at once but unmaps it only when
 // the last reference goes (GetResult.Release), so a record handed to the network

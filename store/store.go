@@ -402,11 +402,12 @@ func (s *DefaultStore) PutMessage(ctx context.Context, msg *codec.Message) PutRe
 	if st := s.admit(); st != PutOK {
 		return PutResult{Status: st}
 	}
+	props := msg.Properties // an LMQ put stores them without WAIT, which afterPut reads
 	res := s.commitLog.put(msg)
 	if res.Status != PutOK {
 		return res
 	}
-	res.Status = s.afterPut(ctx, res.WroteOffset+int64(res.WroteBytes), msg.Properties)
+	res.Status = s.afterPut(ctx, res.WroteOffset+int64(res.WroteBytes), props)
 	return res
 }
 
@@ -473,12 +474,13 @@ func (s *DefaultStore) PutMessageAsync(ctx context.Context, msg *codec.Message, 
 		done(PutResult{Status: st})
 		return
 	}
+	props := msg.Properties // as in PutMessage
 	res := s.commitLog.put(msg)
 	if res.Status != PutOK {
 		done(res)
 		return
 	}
-	s.afterPutAsync(ctx, res, msg.Properties, done)
+	s.afterPutAsync(ctx, res, props, done)
 }
 
 // PutMessagesAsync is PutMessages answering through done, as PutMessageAsync.

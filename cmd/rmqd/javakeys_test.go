@@ -58,11 +58,11 @@ func TestJavaKeysClassified(t *testing.T) {
 func TestUnboundKeysReport(t *testing.T) {
 	props := map[string]string{
 		"brokerName": "b", "brokerNmae": "typo", "sendMessageThreadPoolNums": "64",
-		"timerPrecisionMs": "100", "enableLmq": "false", "rocksdbCompressionType": "ZSTD",
+		"timerPrecisionMs": "100", "duplicationEnable": "false", "rocksdbCompressionType": "ZSTD",
 	}
 	u := unboundKeys(props)
 	require.Equal(t, []string{"brokerNmae"}, u[compat.KeyUnknown])
-	require.Equal(t, []string{"enableLmq", "rocksdbCompressionType", "sendMessageThreadPoolNums"}, u[compat.KeyNoEffect])
+	require.Equal(t, []string{"duplicationEnable", "rocksdbCompressionType", "sendMessageThreadPoolNums"}, u[compat.KeyNoEffect])
 	require.Equal(t, []string{"timerPrecisionMs"}, u[compat.KeyNotHonoured])
 	require.Empty(t, u[compat.KeyRefused])
 	require.Equal(t, []string{"brokerNmae"}, unknownKeys(props))
@@ -88,7 +88,7 @@ func TestUnboundKeysReport(t *testing.T) {
 // parse is exercised here: -p prints the config and exits).
 func TestRefusedSettingFailsStart(t *testing.T) {
 	for _, tc := range []struct{ mode, conf string }{
-		{"standalone", "enableMultiDispatch=true\n"},
+		{"standalone", "duplicationEnable=true\n"},
 		{"broker", "readOnlyCommitLogStorePaths=/data/old\n"},
 		{"namesrv", "enableControllerInNamesrv=true\n"},
 	} {

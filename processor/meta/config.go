@@ -5,6 +5,8 @@
 // processor's handlers and replication read and change it through the managers.
 package meta
 
+import "strings"
+
 // Config is what the managers read of the broker's configuration. The managers
 // take it through a function, so a changed setting (UPDATE_BROKER_CONFIG)
 // applies from the next call on.
@@ -24,4 +26,21 @@ type Config struct {
 	// EnableCreateSysGroup auto-creates CID_RMQ_SYS_ groups even with
 	// AutoCreateSubscriptionGroup off (MixAll.isSysConsumerGroupAndEnableCreate).
 	EnableCreateSysGroup bool
+	// EnableLmq answers for light message queues (%LMQ%...) and their groups
+	// without a table entry, and keeps LMQ groups' offsets apart (Java's
+	// LmqTopicConfigManager, LmqSubscriptionGroupManager, LmqConsumerOffsetManager).
+	EnableLmq bool
+}
+
+// LMQPrefix marks a light message queue or an LMQ consumer group (MixAll.LMQ_PREFIX).
+const LMQPrefix = "%LMQ%"
+
+// IsLMQ is MixAll.isLmq.
+func IsLMQ(name string) bool { return strings.HasPrefix(name, LMQPrefix) }
+
+// lmqName says whether name is an LMQ the broker answers for: one that can be
+// a directory under consumequeue/ (no '/', '\\' or NUL, at most 255 bytes, as
+// the store requires). Java answers for any %LMQ% name.
+func lmqName(name string) bool {
+	return IsLMQ(name) && len(name) <= 255 && !strings.ContainsAny(name, "/\\\x00")
 }

@@ -1,6 +1,7 @@
 package meta
 
 import (
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -48,4 +49,15 @@ func LoadConfigFile(path string, decode func([]byte) error) error {
 		}
 		return decode(strict)
 	})
+}
+
+// configFileExists says whether path or its .bak (which LoadConfigFile falls
+// back to) is there.
+func configFileExists(path string) bool {
+	for _, p := range []string{path, path + ".bak"} {
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
 }

@@ -203,8 +203,12 @@ func (m *SubscriptionGroupManager) write() error {
 	return compat.WriteConfigFile(m.path, data)
 }
 
-// Get returns a group's config without creating it.
+// Get returns a group's config without creating it. Under enableLmq an LMQ
+// group has one, with the defaults, never stored (LmqSubscriptionGroupManager).
 func (m *SubscriptionGroupManager) Get(group string) (SubscriptionGroupConfig, bool) {
+	if IsLMQ(group) && m.cfg().EnableLmq {
+		return NewSubscriptionGroupConfig(strings.Clone(group)), true
+	}
 	m.mu.RLock()
 	c, ok := m.table[group]
 	m.mu.RUnlock()
@@ -285,8 +289,12 @@ func (m *SubscriptionGroupManager) Update(cs ...SubscriptionGroupConfig) error {
 	if len(cs) == 0 {
 		return nil
 	}
+	lmq := m.cfg().EnableLmq
 	m.mu.Lock()
 	for _, c := range cs {
+		if lmq && IsLMQ(c.GroupName) {
+			continue // LmqSubscriptionGroupManager.updateSubscriptionGroupConfig
+		}
 		m.table[c.GroupName] = c
 	}
 	m.version.Next()

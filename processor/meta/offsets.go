@@ -37,7 +37,28 @@ type ConsumerOffsetManager struct {
 	// file is marked by every update, so the 5 s flush does not rewrite (and
 	// fsync) an unchanged file.
 	file compat.DirtyFile
+	// lmq keeps the offsets of LMQ groups (%LMQ%...) in lmqTable, one per
+	// topic@group whatever the queue id, and the whole table in
+	// lmqConsumerOffset.json (Java's LmqConsumerOffsetManager, enableLmq).
+	lmq      bool
+	lmqTable map[topicGroup]int64
+	// fallback is consumerOffset.json, read when lmqConsumerOffset.json
+	// does not exist yet (Java reads only the latter once LMQ is on).
+	fallback string
 }
+
+// UseLMQ switches to Java's LmqConsumerOffsetManager (enableLmq); call it
+// before Load.
+func (m *ConsumerOffsetManager) UseLMQ() {
+	dir := filepath.Dir(m.path)
+	m.lmq = true
+	m.lmqTable = map[topicGroup]int64{}
+	m.fallback = m.path
+	m.path = filepath.Join(dir, "lmqConsumerOffset.json")
+}
+
+// isLMQGroup says whether group's offsets live in lmqTable.
+func (m *ConsumerOffsetManager) isLMQGroup(group string) bool { return m.lmq && IsLMQ(group) }
 
 // NewConsumerOffsetManager stores its file in configDir.
 func NewConsumerOffsetManager(configDir string, log *slog.Logger) *ConsumerOffsetManager {
@@ -145,11 +166,19 @@ func (m *ConsumerOffsetManager) TakeReset(group, topic string, queueID int32) (i
 }
 
 // Load reads consumerOffset.json (or .bak); bare integer keys are accepted.
+// Under UseLMQ it reads lmqConsumerOffset.json, or consumerOffset.json while
+// the former does not exist, so turning LMQ on keeps the groups' offsets.
 func (m *ConsumerOffsetManager) Load() error {
-	return LoadConfigFile(m.path, func(data []byte) error {
+	path := m.path
+	if m.fallback != "" && !configFileExists(path) && configFileExists(m.fallback) {
+		m.log.Info("no lmqConsumerOffset.json yet: loading consumerOffset.json", "path", m.fallback)
+		path = m.fallback
+	}
+	return LoadConfigFile(path, func(data []byte) error {
 		var w struct {
-			DataVersion DataVersion                `json:"dataVersion"`
-			OffsetTable map[string]map[int32]int64 `json:"offsetTable"`
+			DataVersion    DataVersion                `json:"dataVersion"`
+			OffsetTable    map[string]map[int32]int64 `json:"offsetTable"`
+			LmqOffsetTable map[string]int64           `json:"lmqOffsetTable"`
 		}
 		if err := codec.UnmarshalBody(data, &w); err != nil {
 			return err
@@ -166,6 +195,11 @@ func (m *ConsumerOffsetManager) Load() error {
 				q[id] = off
 			}
 			m.table[topicGroup{k[:i], k[i+1:]}] = q
+		}
+		for k, off := range w.LmqOffsetTable {
+			if i := strings.LastIndexByte(k, '@'); i >= 0 && m.lmq {
+				m.lmqTable[topicGroup{k[:i], k[i+1:]}] = off
+			}
 		}
 		m.version.Set(w.DataVersion)
 		return nil
@@ -189,6 +223,9 @@ func (m *ConsumerOffsetManager) Encode() []byte {
 	dv, _ := codec.MarshalBody(m.version.Get())
 	b.WriteString("{\n\t\"dataVersion\":")
 	b.Write(dv)
+	if m.lmq {
+		m.encodeLMQ(&b)
+	}
 	b.WriteString(",\n\t\"offsetTable\":{")
 	for i, k := range keys {
 		if i > 0 {
@@ -203,6 +240,32 @@ func (m *ConsumerOffsetManager) Encode() []byte {
 	m.mu.RUnlock()
 	b.WriteString("\n\t}\n}")
 	return b.Bytes()
+}
+
+// encodeLMQ writes lmqOffsetTable, between dataVersion and offsetTable as
+// fastjson orders LmqConsumerOffsetManager's properties. Called with mu held.
+func (m *ConsumerOffsetManager) encodeLMQ(b *bytes.Buffer) {
+	keys := make([]string, 0, len(m.lmqTable))
+	for k := range m.lmqTable {
+		keys = append(keys, k.topic+"@"+k.group)
+	}
+	sort.Strings(keys)
+	b.WriteString(",\n\t\"lmqOffsetTable\":{")
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name, _ := codec.MarshalBody(k)
+		j := strings.LastIndexByte(k, '@')
+		b.WriteString("\n\t\t")
+		b.Write(name)
+		b.WriteByte(':')
+		b.WriteString(strconv.FormatInt(m.lmqTable[topicGroup{k[:j], k[j+1:]}], 10))
+	}
+	if len(keys) > 0 {
+		b.WriteString("\n\t")
+	}
+	b.WriteByte('}')
 }
 
 // WriteIntKeyedMap writes {0:12,1:7} with bare keys (fastjson's default form).
@@ -242,6 +305,10 @@ func (m *ConsumerOffsetManager) persist(force bool) error {
 // Commit stores the next offset to consume.
 func (m *ConsumerOffsetManager) Commit(group, topic string, queueID int32, offset int64) {
 	k := topicGroup{topic, group}
+	if m.isLMQGroup(group) {
+		m.commitLMQ(k, offset)
+		return
+	}
 	m.mu.Lock()
 	q, ok := m.table[k]
 	if !ok {
@@ -259,10 +326,31 @@ func (m *ConsumerOffsetManager) Commit(group, topic string, queueID int32, offse
 	m.mu.Unlock()
 }
 
+// commitLMQ is LmqConsumerOffsetManager.commitOffset: one offset per
+// topic@group, the queue id ignored.
+func (m *ConsumerOffsetManager) commitLMQ(k topicGroup, offset int64) {
+	m.mu.Lock()
+	old, had := m.lmqTable[k]
+	if !had {
+		k = topicGroup{strings.Clone(k.topic), strings.Clone(k.group)}
+	}
+	if !had || old != offset {
+		m.lmqTable[k] = offset
+		m.file.Mark()
+	}
+	m.mu.Unlock()
+}
+
 // Query returns the committed offset, or -1 when there is none.
 func (m *ConsumerOffsetManager) Query(group, topic string, queueID int32) int64 {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
+	if m.isLMQGroup(group) {
+		if off, ok := m.lmqTable[topicGroup{topic, group}]; ok {
+			return off
+		}
+		return -1
+	}
 	if q, ok := m.table[topicGroup{topic, group}]; ok {
 		if off, ok := q[queueID]; ok {
 			return off
@@ -275,6 +363,12 @@ func (m *ConsumerOffsetManager) Query(group, topic string, queueID int32) int64 
 func (m *ConsumerOffsetManager) QueryAll(group, topic string) map[int32]int64 {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
+	if m.isLMQGroup(group) {
+		if off, ok := m.lmqTable[topicGroup{topic, group}]; ok {
+			return map[int32]int64{0: off}
+		}
+		return map[int32]int64{}
+	}
 	q := m.table[topicGroup{topic, group}]
 	out := make(map[int32]int64, len(q))
 	for k, v := range q {
@@ -345,6 +439,11 @@ func (m *ConsumerOffsetManager) deleteWhere(match func(topicGroup) bool) {
 			if match(k) {
 				delete(t, k)
 			}
+		}
+	}
+	for k := range m.lmqTable {
+		if match(k) {
+			delete(m.lmqTable, k)
 		}
 	}
 	m.mu.Unlock()

@@ -74,8 +74,9 @@ func (m *SubscriptionGroupManager) ReplaceFromMaster(body []byte) error {
 // group the master dropped stays) and persists them.
 func (m *ConsumerOffsetManager) PutAllFromMaster(body []byte) error {
 	var w struct {
-		DataVersion DataVersion                `json:"dataVersion"`
-		OffsetTable map[string]map[int32]int64 `json:"offsetTable"`
+		DataVersion    DataVersion                `json:"dataVersion"`
+		OffsetTable    map[string]map[int32]int64 `json:"offsetTable"`
+		LmqOffsetTable map[string]int64           `json:"lmqOffsetTable"`
 	}
 	if err := codec.UnmarshalBody(body, &w); err != nil {
 		return fmt.Errorf("decode master consumer offsets: %w", err)
@@ -87,6 +88,13 @@ func (m *ConsumerOffsetManager) PutAllFromMaster(body []byte) error {
 			continue
 		}
 		m.table[topicGroup{k[:i], k[i+1:]}] = v
+	}
+	// Java's slave decodes only offsetTable, so its LMQ groups start over
+	// after a failover; a slave under enableLmq keeps them here.
+	for k, off := range w.LmqOffsetTable {
+		if i := strings.LastIndexByte(k, '@'); i >= 0 && m.lmq {
+			m.lmqTable[topicGroup{k[:i], k[i+1:]}] = off
+		}
 	}
 	m.version.Set(w.DataVersion)
 	m.mu.Unlock()

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"rmqd/codec"
@@ -175,16 +177,30 @@ func (m *TopicConfigManager) Snapshot() TopicConfigTable {
 // DataVersion is the current version of the topic table.
 func (m *TopicConfigManager) DataVersion() DataVersion { return m.version.Get() }
 
-// Select returns the topic's config.
+// Select returns the topic's config. Under enableLmq a light message queue has
+// one, made up: one queue, read and write (LmqTopicConfigManager).
 func (m *TopicConfigManager) Select(topic string) (TopicConfig, bool) {
+	if lmqName(topic) && m.cfg().EnableLmq {
+		return lmqTopicConfig(topic), true
+	}
 	m.mu.RLock()
 	tc, ok := m.table[topic]
 	m.mu.RUnlock()
 	return tc, ok
 }
 
-// Exists says whether topic is in the table.
+// lmqTopicConfig is LmqTopicConfigManager.simpleLmqTopicConfig.
+func lmqTopicConfig(topic string) TopicConfig {
+	tc := NewTopicConfig(strings.Clone(topic))
+	tc.ReadQueueNums, tc.WriteQueueNums, tc.Perm = 1, 1, PermRead|PermWrite
+	return tc
+}
+
+// Exists says whether topic is in the table (every LMQ is, under enableLmq).
 func (m *TopicConfigManager) Exists(topic string) bool {
+	if lmqName(topic) && m.cfg().EnableLmq {
+		return true
+	}
 	m.mu.RLock()
 	_, ok := m.table[topic]
 	m.mu.RUnlock()
@@ -319,6 +335,13 @@ func (m *TopicConfigManager) createBack(sp TopicSpec) (TopicConfig, bool) {
 func (m *TopicConfigManager) Update(tcs ...TopicConfig) {
 	if len(tcs) == 0 {
 		return
+	}
+	if m.cfg().EnableLmq {
+		// An LMQ is never stored (LmqTopicConfigManager.updateTopicConfig).
+		tcs = slices.DeleteFunc(slices.Clone(tcs), func(tc TopicConfig) bool { return IsLMQ(tc.TopicName) })
+		if len(tcs) == 0 {
+			return
+		}
 	}
 	m.mu.Lock()
 	for i := range tcs {
