@@ -1,5 +1,7 @@
 package compat
 
+import "strings"
+
 // Topic and group names as the Java broker 5.3.x accepts them (TopicValidator,
 // client Validators.checkGroup). These are the only names rmqd lets in from the
 // wire: the charset has no '.', '/', '\\' or NUL, so a valid name is also a
@@ -141,3 +143,9 @@ func IsBrokerOnlyTopic(topic string) bool {
 	return IsNotAllowedSendTopic(topic) || topic == SysTopicTimer ||
 		len(topic) >= len(SysTopicRevivePrefix) && topic[:len(SysTopicRevivePrefix)] == SysTopicRevivePrefix
 }
+
+// LMQPrefix marks a light message queue or an LMQ consumer group (MixAll.LMQ_PREFIX).
+const LMQPrefix = "%LMQ%"
+
+// IsLMQ is MixAll.isLmq.
+func IsLMQ(name string) bool { return strings.HasPrefix(name, LMQPrefix) }

@@ -243,10 +243,6 @@ func (b *Broker) handleDeleteExpiredCommitLog(ctx context.Context, c remoting.Co
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }
 
-// lmqPrefix marks light message queue topics (MixAll.LMQ_PREFIX), which have
-// queues but no topic config.
-const lmqPrefix = "%LMQ%"
-
 // handleCleanUnusedTopic is CLEAN_UNUSED_TOPIC (DefaultMessageStore.
 // cleanUnusedTopic): consume queues of topics the topic table no longer
 // holds are deleted, system topics and LMQ queues excepted.
@@ -259,7 +255,7 @@ func (b *Broker) handleCleanUnusedTopic(ctx context.Context, c remoting.Conn, re
 	b.queuesMu.Lock()
 	defer b.queuesMu.Unlock()
 	for _, t := range qc.QueueTopics() {
-		if _, known := b.topics.Select(t); known || b.isSystemTopic(t) || strings.HasPrefix(t, lmqPrefix) {
+		if _, known := b.topics.Select(t); known || b.isSystemTopic(t) || compat.IsLMQ(t) {
 			continue
 		}
 		unused = append(unused, t)

@@ -231,7 +231,7 @@ func (b *Broker) handleQueryAssignment(ctx context.Context, c remoting.Conn, req
 func (b *Broker) loadBalance(ctx context.Context, q queryAssignmentBody, mode requestModeBody) []assignedQueue {
 	var all []assignedQueue
 	var err error
-	if meta.IsLMQ(q.Topic) && q.MessageModel != "BROADCASTING" {
+	if compat.IsLMQ(q.Topic) && q.MessageModel != "BROADCASTING" {
 		// A light message queue has no route: its one queue is here (Java
 		// answers so whether or not enableLmq is on).
 		all = []assignedQueue{{Topic: q.Topic, BrokerName: b.conf().BrokerName, QueueID: store.LMQQueueID}}

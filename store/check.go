@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"rmqd/codec"
+	"rmqd/compat"
 )
 
 // Problem is one inconsistency Check found.
@@ -300,7 +301,7 @@ func (c *checker) consumeQueue(dir, topic string, qid int32, m *codec.Message) {
 		c.add(dir, -1, false, "%v", err)
 		return
 	}
-	lmq := strings.HasPrefix(topic, "%LMQ%")
+	lmq := compat.IsLMQ(topic)
 	ended := false
 	for i, p := range names {
 		b, err := os.ReadFile(p)
@@ -379,7 +380,7 @@ func (c *checker) unindexed() {
 		return
 	}
 	for _, r := range c.recs {
-		if r.dispatched && !r.indexed && c.cqTopics[r.topic] && !strings.HasPrefix(r.topic, "%LMQ%") {
+		if r.dispatched && !r.indexed && c.cqTopics[r.topic] && !compat.IsLMQ(r.topic) {
 			f := c.files[r.file]
 			c.add(f.path, r.phy-f.from, false, "record at commitlog %d (%s/%d) is in no consume queue", r.phy, r.topic, r.qid)
 		}

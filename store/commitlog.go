@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"rmqd/codec"
+	"rmqd/compat"
 )
 
 // endFileMinBlank is the room a blank end-of-file record needs (TOTALSIZE + MAGIC).
@@ -312,7 +313,7 @@ func (c *commitLog) bumpOffset(key tqKey, next int64) {
 		return
 	}
 	key.topic = strings.Clone(key.topic)
-	if key.qid == LMQQueueID && IsLMQ(key.topic) {
+	if key.qid == LMQQueueID && compat.IsLMQ(key.topic) {
 		c.lmqQueues++
 	}
 	p := new(int64) // not &next: that would move next to the heap on every call
@@ -326,7 +327,7 @@ func (c *commitLog) forget(k tqKey) {
 		return
 	}
 	delete(c.table, k)
-	if k.qid == LMQQueueID && IsLMQ(k.topic) {
+	if k.qid == LMQQueueID && compat.IsLMQ(k.topic) {
 		c.lmqQueues--
 	}
 }
@@ -466,7 +467,7 @@ func (c *commitLog) setQueueOffsets(t map[tqKey]int64) {
 	lmqs := 0
 	for k, v := range t {
 		table[k] = &v
-		if k.qid == LMQQueueID && IsLMQ(k.topic) {
+		if k.qid == LMQQueueID && compat.IsLMQ(k.topic) {
 			lmqs++
 		}
 	}

@@ -8,15 +8,9 @@ import (
 	"rmqd/compat"
 )
 
-// LMQPrefix marks a light message queue (MixAll.LMQ_PREFIX): a topic with no
-// configuration, one queue (LMQQueueID), filled only by multi-dispatch.
-const LMQPrefix = "%LMQ%"
-
-// LMQQueueID is the one queue of a light message queue (MixAll.LMQ_QUEUE_ID).
+// LMQQueueID is the one queue of a light message queue (compat.IsLMQ: a
+// topic with no configuration, filled only by multi-dispatch; MixAll.LMQ_QUEUE_ID).
 const LMQQueueID = 0
-
-// IsLMQ is MixAll.isLmq.
-func IsLMQ(name string) bool { return strings.HasPrefix(name, LMQPrefix) }
 
 // topicAllowsLMQ is MixAll.topicAllowsLMQ: retry, system and schedule records
 // carry a copy of the original properties and must not dispatch again. Java
@@ -80,7 +74,7 @@ func (c *commitLog) assignLMQ(props, list string) (string, []string, PutStatus) 
 		if i > 0 {
 			b.WriteString(codec.LMQDispatchSeparator)
 		}
-		if !IsLMQ(n) {
+		if !compat.IsLMQ(n) {
 			continue
 		}
 		if !safeTopicDir(n) {
@@ -145,7 +139,7 @@ func (s *DefaultStore) dispatchLMQ(m *codec.Message, size int, tags int64) error
 		return nil
 	}
 	for i, n := range names {
-		if !IsLMQ(n) || !safeTopicDir(n) {
+		if !compat.IsLMQ(n) || !safeTopicDir(n) {
 			continue
 		}
 		off, err := strconv.ParseInt(offs[i], 10, 64)

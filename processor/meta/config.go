@@ -5,7 +5,11 @@
 // processor's handlers and replication read and change it through the managers.
 package meta
 
-import "strings"
+import (
+	"strings"
+
+	"rmqd/compat"
+)
 
 // Config is what the managers read of the broker's configuration. The managers
 // take it through a function, so a changed setting (UPDATE_BROKER_CONFIG)
@@ -32,15 +36,9 @@ type Config struct {
 	EnableLmq bool
 }
 
-// LMQPrefix marks a light message queue or an LMQ consumer group (MixAll.LMQ_PREFIX).
-const LMQPrefix = "%LMQ%"
-
-// IsLMQ is MixAll.isLmq.
-func IsLMQ(name string) bool { return strings.HasPrefix(name, LMQPrefix) }
-
 // lmqName says whether name is an LMQ the broker answers for: one that can be
 // a directory under consumequeue/ (no '/', '\\' or NUL, at most 255 bytes, as
 // the store requires). Java answers for any %LMQ% name.
 func lmqName(name string) bool {
-	return IsLMQ(name) && len(name) <= 255 && !strings.ContainsAny(name, "/\\\x00")
+	return compat.IsLMQ(name) && len(name) <= 255 && !strings.ContainsAny(name, "/\\\x00")
 }

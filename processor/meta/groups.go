@@ -206,7 +206,7 @@ func (m *SubscriptionGroupManager) write() error {
 // Get returns a group's config without creating it. Under enableLmq an LMQ
 // group has one, with the defaults, never stored (LmqSubscriptionGroupManager).
 func (m *SubscriptionGroupManager) Get(group string) (SubscriptionGroupConfig, bool) {
-	if IsLMQ(group) && m.cfg().EnableLmq {
+	if compat.IsLMQ(group) && m.cfg().EnableLmq {
 		return NewSubscriptionGroupConfig(strings.Clone(group)), true
 	}
 	m.mu.RLock()
@@ -292,7 +292,7 @@ func (m *SubscriptionGroupManager) Update(cs ...SubscriptionGroupConfig) error {
 	lmq := m.cfg().EnableLmq
 	m.mu.Lock()
 	for _, c := range cs {
-		if lmq && IsLMQ(c.GroupName) {
+		if lmq && compat.IsLMQ(c.GroupName) {
 			continue // LmqSubscriptionGroupManager.updateSubscriptionGroupConfig
 		}
 		m.table[c.GroupName] = c

@@ -58,7 +58,7 @@ func (m *ConsumerOffsetManager) UseLMQ() {
 }
 
 // isLMQGroup says whether group's offsets live in lmqTable.
-func (m *ConsumerOffsetManager) isLMQGroup(group string) bool { return m.lmq && IsLMQ(group) }
+func (m *ConsumerOffsetManager) isLMQGroup(group string) bool { return m.lmq && compat.IsLMQ(group) }
 
 // NewConsumerOffsetManager stores its file in configDir.
 func NewConsumerOffsetManager(configDir string, log *slog.Logger) *ConsumerOffsetManager {

@@ -338,7 +338,7 @@ func (m *TopicConfigManager) Update(tcs ...TopicConfig) {
 	}
 	if m.cfg().EnableLmq {
 		// An LMQ is never stored (LmqTopicConfigManager.updateTopicConfig).
-		tcs = slices.DeleteFunc(slices.Clone(tcs), func(tc TopicConfig) bool { return IsLMQ(tc.TopicName) })
+		tcs = slices.DeleteFunc(slices.Clone(tcs), func(tc TopicConfig) bool { return compat.IsLMQ(tc.TopicName) })
 		if len(tcs) == 0 {
 			return
 		}
