@@ -67,6 +67,7 @@ func (f *inflight) get(topic, group string, queueID int32) int64 {
 // ForgetTopic and ForgetGroup drop the counts of a deleted topic or group
 // (Java's clearInFlightMessageNumByTopicName / ByGroupName).
 func (s *Service) ForgetTopic(topic string) {
+	s.counts.forget(func(k countKey) bool { return k.topic == topic })
 	s.inflight.mu.Lock()
 	defer s.inflight.mu.Unlock()
 	for k := range s.inflight.n {
@@ -78,6 +79,7 @@ func (s *Service) ForgetTopic(topic string) {
 
 // ForgetGroup: see ForgetTopic.
 func (s *Service) ForgetGroup(group string) {
+	s.counts.forget(func(k countKey) bool { return k.group == group })
 	s.inflight.mu.Lock()
 	defer s.inflight.mu.Unlock()
 	for k := range s.inflight.n {
