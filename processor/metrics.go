@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"rmqd/processor/delivery"
+	"rmqd/processor/pop"
 	"rmqd/processor/stats"
 )
 
@@ -65,6 +66,10 @@ type MetricsSnapshot struct {
 	Producers           []ClientMetrics
 	Consumers           []ClientMetrics
 	Lags                []LagMetrics
+	// TopicCreate and GroupCreate are the admin create times, series with
+	// observations only.
+	TopicCreate, GroupCreate []CreateTimeMetrics
+	Pop                      pop.Metrics
 }
 
 // MetricsSnapshot copies the broker's counters and registries. It runs at scrape
@@ -148,6 +153,8 @@ func (b *Broker) MetricsSnapshot(now time.Time) MetricsSnapshot {
 		}
 	}
 	s.Timer = b.timer.Metrics(now.UnixMilli())
+	s.TopicCreate, s.GroupCreate = b.createTimes.metrics()
+	s.Pop = b.pop.Metrics(now)
 	return s
 }
 
