@@ -28,9 +28,9 @@ func labelsOf(m *dto.Metric) map[string]string {
 func TestScrapeShowsPopAndCreateTimes(t *testing.T) {
 	s := snap{Cluster: "C", BrokerName: "b",
 		Pop: pop.Metrics{
-			RevivePut: []pop.ReviveCount{{Group: "G", Topic: "T", Type: "CK", PutStatus: "PUT_OK", N: 3}},
-			ReviveGet: []pop.ReviveCount{{Group: "G", Topic: "T", QueueID: 2, Type: "ACK", N: 4}},
-			Retry:     []pop.ReviveCount{{Group: "G", Topic: "T", PutStatus: "FLUSH_DISK_TIMEOUT", N: 5}},
+			RevivePut:    []pop.ReviveCount{{Group: "G", Topic: "T", Type: "CK", PutStatus: "PUT_OK", N: 3}},
+			ReviveGet:    []pop.ReviveCount{{Group: "G", Topic: "T", QueueID: 2, Type: "ACK", N: 4}},
+			Retry:        []pop.ReviveCount{{Group: "G", Topic: "T", PutStatus: "FLUSH_DISK_TIMEOUT", N: 5}},
 			ReviveQueues: []pop.ReviveQueueMetrics{{QueueID: 0}, {QueueID: 1, BehindMessages: 6, BehindMillis: 7000}},
 		},
 		TopicCreate: []processor.CreateTimeMetrics{{Success: true, System: false,
