@@ -52,6 +52,12 @@ type LagMetrics struct {
 // TimerBoundsSec are the timer_bound_s buckets of rocketmq_timer_message_snapshot.
 var TimerBoundsSec = delivery.TimerBoundsSec
 
+// DelayLatencyBoundsSec are the buckets of rocketmq_delay_message_latency.
+var DelayLatencyBoundsSec = delivery.DelayLatencyBoundsSec
+
+// TimerTopicMetrics are one real topic's timer counts.
+type TimerTopicMetrics = delivery.TimerTopicMetrics
+
 // TimerMetrics is the timer wheel's state.
 type TimerMetrics = delivery.TimerMetrics
 

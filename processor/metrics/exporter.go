@@ -300,6 +300,7 @@ func (c *brokerCollector) collect(out *sink) {
 	for i, bound := range processor.TimerBoundsSec {
 		gauge(descTimerSnapshot, float64(s.Timer.Due[i]), "local", "disk", strconv.FormatInt(bound, 10))
 	}
+	collectTimerTopics(out, &s)
 	collectPop(out, &s)
 	collectCreateTimes(out, &s)
 

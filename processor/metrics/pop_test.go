@@ -99,3 +99,44 @@ func TestScrapeWithoutPopTrafficHasNoCounters(t *testing.T) {
 	}
 	require.NotNil(t, fams["rocketmq_pop_revive_lag_milliseconds"])
 }
+
+// The per-topic timer counts come out as DefaultStoreMetricsManager's series,
+// the delay latency in seconds with its buckets.
+func TestScrapeShowsTimerTopics(t *testing.T) {
+	s := snap{Cluster: "C", BrokerName: "b", Timer: processor.TimerMetrics{Topics: []processor.TimerTopicMetrics{
+		{Topic: "A", Timing: 2, Enqueued: 5, Dequeued: 3, Latency: [7]uint64{1, 0, 0, 0, 0, 0, 4}, LatencySumSec: 2e6},
+		{Topic: "B", Timing: 1, Enqueued: 1, Latency: [7]uint64{0, 1}, LatencySumSec: 70},
+	}}}
+	fams := parse(t, string(New(Config{Cluster: "C", BrokerName: "b"}, s, nil, nil).render()))
+	get := func(name string, typ dto.MetricType) map[string]*dto.Metric {
+		t.Helper()
+		f := fams[name]
+		require.NotNil(t, f, name)
+		require.Equal(t, typ, f.GetType(), name)
+		out := map[string]*dto.Metric{}
+		for _, m := range f.GetMetric() {
+			l := labelsOf(m)
+			require.Equal(t, "local", l["storage_type"])
+			require.Equal(t, "disk", l["storage_medium"])
+			require.Len(t, l, 3)
+			out[l["topic"]] = m
+		}
+		return out
+	}
+	timing := get("rocketmq_timing_messages", dto.MetricType_GAUGE)
+	require.EqualValues(t, 2, timing["A"].GetGauge().GetValue())
+	require.EqualValues(t, 1, timing["B"].GetGauge().GetValue())
+	require.EqualValues(t, 5, get("rocketmq_timer_enqueue_total", dto.MetricType_COUNTER)["A"].GetCounter().GetValue())
+	deq := get("rocketmq_timer_dequeue_total", dto.MetricType_COUNTER)
+	require.EqualValues(t, 3, deq["A"].GetCounter().GetValue())
+	require.NotContains(t, deq, "B", "no dequeue yet: no series, as Java's counter")
+	h := get("rocketmq_delay_message_latency_seconds", dto.MetricType_HISTOGRAM)["A"].GetHistogram()
+	require.EqualValues(t, 5, h.GetSampleCount())
+	require.EqualValues(t, 2e6, h.GetSampleSum())
+	var bounds []float64
+	for _, b := range h.GetBucket()[:6] {
+		bounds = append(bounds, b.GetUpperBound())
+	}
+	require.Equal(t, []float64{60, 600, 3600, 43200, 86400, 259200}, bounds)
+	require.EqualValues(t, 1, h.GetBucket()[5].GetCumulativeCount())
+}
