@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"rmqd/codec"
 	"rmqd/compat"
@@ -31,7 +32,8 @@ func checkQueueNums(counts ...int32) (string, bool) {
 }
 
 // handleUpdateAndCreateTopic is UPDATE_AND_CREATE_TOPIC.
-func (b *Broker) handleUpdateAndCreateTopic(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+func (b *Broker) handleUpdateAndCreateTopic(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (resp *codec.RemotingCommand, _ error) {
+	start := time.Now()
 	var h codec.CreateTopicRequestHeader
 	err := codec.DecodeHeader(req.Ext, &h)
 	topic := strings.Clone(h.Topic)
@@ -44,6 +46,8 @@ func (b *Broker) handleUpdateAndCreateTopic(ctx context.Context, c remoting.Conn
 	if err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
+	// Timed from here on, refusals included, as AdminBrokerProcessor's finally does.
+	defer func() { b.createTimes.topicDone(start, resp, compat.IsSystemTopic(topic)) }()
 	if remark, ok := validateTopic(topic); !ok {
 		return b.refuseAdmin(c, req, codec.RespInvalidParameter, remark, "topic update refused"), nil
 	}
@@ -175,6 +179,7 @@ func (b *Broker) handleGetAllSubscriptionGroupConfig(ctx context.Context, c remo
 
 // handleUpdateAndCreateSubscriptionGroup is UPDATE_AND_CREATE_SUBSCRIPTIONGROUP.
 func (b *Broker) handleUpdateAndCreateSubscriptionGroup(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	start := time.Now()
 	var sgc SubscriptionGroupConfig
 	if err := codec.UnmarshalBody(req.Body, &sgc); err != nil || sgc.GroupName == "" {
 		return codec.NewResponse(req, codec.RespSystemError, fmt.Sprintf("decode subscription group: %v", err)), nil
@@ -193,6 +198,8 @@ func (b *Broker) handleUpdateAndCreateSubscriptionGroup(ctx context.Context, c r
 	if err := b.groups.Update(sgc); err != nil {
 		return nil, err
 	}
+	// Java times only a create that got this far (its refusals return before).
+	b.createTimes.groupDone(start, true)
 	b.log.Info("subscription group updated", "group", sgc.GroupName, "remote", c.RemoteAddr())
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }
@@ -286,13 +293,24 @@ func (b *Broker) handleGetSubscriptionGroupConfig(ctx context.Context, c remotin
 
 // handleUpdateAndCreateTopicList is UPDATE_AND_CREATE_TOPIC_LIST (body
 // {"topicConfigList":[TopicConfig,…]}).
-func (b *Broker) handleUpdateAndCreateTopicList(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+func (b *Broker) handleUpdateAndCreateTopicList(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (resp *codec.RemotingCommand, _ error) {
+	start := time.Now()
 	var body struct {
 		TopicConfigList []TopicConfig `json:"topicConfigList"`
 	}
 	if err := codec.UnmarshalBody(req.Body, &body); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, "decode body: "+err.Error()), nil
 	}
+	defer func() {
+		// Java labels the list by isSystemTopic of "t1;t2;...;": a system topic
+		// only when the joined names still look like one.
+		var names strings.Builder
+		for _, tc := range body.TopicConfigList {
+			names.WriteString(tc.TopicName)
+			names.WriteByte(';')
+		}
+		b.createTimes.topicDone(start, resp, compat.IsSystemTopic(names.String()))
+	}()
 	for _, tc := range body.TopicConfigList {
 		if remark, ok := validateTopic(tc.TopicName); !ok {
 			return codec.NewResponse(req, codec.RespInvalidParameter, remark), nil
@@ -331,6 +349,7 @@ func (b *Broker) handleUpdateAndCreateTopicList(ctx context.Context, c remoting.
 // handleUpdateAndCreateSubscriptionGroupList is
 // UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST (body {"groupConfigList":[…]}).
 func (b *Broker) handleUpdateAndCreateSubscriptionGroupList(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	start := time.Now()
 	var body struct {
 		GroupConfigList []SubscriptionGroupConfig `json:"groupConfigList"`
 	}
@@ -354,7 +373,9 @@ func (b *Broker) handleUpdateAndCreateSubscriptionGroupList(ctx context.Context,
 			return b.refuseAdmin(c, req, codec.RespInvalidParameter, remark, "subscription group list update refused"), nil
 		}
 	}
-	if err := b.groups.Update(named...); err != nil {
+	err := b.groups.Update(named...)
+	b.createTimes.groupDone(start, err == nil)
+	if err != nil {
 		return nil, err
 	}
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil

@@ -64,10 +64,12 @@ type Broker struct {
 	// that comes after the delete would bring empty queues back.
 	queuesMu sync.Mutex
 	admin    adminState
-	acl      *acl.Manager                // nil unless aclEnable
-	auth     *auth.Manager               // nil unless authenticationEnabled or authorizationEnabled
-	pools    atomic.Pointer[brokerPools] // request pools, set by Register
-	masters  masterAddrs
+	// createTimes times admin topic and group creates for the metrics exporter.
+	createTimes createTimes
+	acl         *acl.Manager                // nil unless aclEnable
+	auth        *auth.Manager               // nil unless authenticationEnabled or authorizationEnabled
+	pools       atomic.Pointer[brokerPools] // request pools, set by Register
+	masters     masterAddrs
 	// slaveSyncTick is how often a slave looks whether its periodic metadata
 	// copy is due (3 s, as Java; tests lengthen it).
 	slaveSyncTick time.Duration

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"rmqd/processor/delivery"
+	"rmqd/processor/pop"
 	"rmqd/processor/stats"
 )
 
@@ -51,6 +52,12 @@ type LagMetrics struct {
 // TimerBoundsSec are the timer_bound_s buckets of rocketmq_timer_message_snapshot.
 var TimerBoundsSec = delivery.TimerBoundsSec
 
+// DelayLatencyBoundsSec are the buckets of rocketmq_delay_message_latency.
+var DelayLatencyBoundsSec = delivery.DelayLatencyBoundsSec
+
+// TimerTopicMetrics are one real topic's timer counts.
+type TimerTopicMetrics = delivery.TimerTopicMetrics
+
 // TimerMetrics is the timer wheel's state.
 type TimerMetrics = delivery.TimerMetrics
 
@@ -65,6 +72,10 @@ type MetricsSnapshot struct {
 	Producers           []ClientMetrics
 	Consumers           []ClientMetrics
 	Lags                []LagMetrics
+	// TopicCreate and GroupCreate are the admin create times, series with
+	// observations only.
+	TopicCreate, GroupCreate []CreateTimeMetrics
+	Pop                      pop.Metrics
 }
 
 // MetricsSnapshot copies the broker's counters and registries. It runs at scrape
@@ -148,6 +159,8 @@ func (b *Broker) MetricsSnapshot(now time.Time) MetricsSnapshot {
 		}
 	}
 	s.Timer = b.timer.Metrics(now.UnixMilli())
+	s.TopicCreate, s.GroupCreate = b.createTimes.metrics()
+	s.Pop = b.pop.Metrics(now)
 	return s
 }
 

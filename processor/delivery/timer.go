@@ -167,7 +167,9 @@ type timerEntry struct {
 	at       int64 // ms of its slot: the deliver time, or the roll time
 	qOffset  int64
 	clOffset int64
-	roll     bool // due beyond the roll window: stored again at at
+	roll     bool  // due beyond the roll window: stored again at at
+	marker   bool  // a recall's delete marker, not a message
+	topic    int32 // its real topic (Timer.topicRef), noTopic without one
 }
 
 // timerSlots is the wheel size in precision slots: more than the roll window
@@ -228,6 +230,10 @@ type Timer struct {
 	// It is made on the first flow-control check (timerCongestNumEachSlot
 	// set), so a wheel without one carries no 1 MiB of counters.
 	slotLen atomic.Pointer[[]atomic.Int32]
+	// topics are the per-topic timer counts (timer_stats.go), topicIdx their
+	// index by name; both under mu.
+	topics   []timerTopic
+	topicIdx map[string]int32
 }
 
 // SetHolds lends the wheel timerStopEnqueue and timerStopDequeue. Held from
@@ -446,14 +452,18 @@ func (t *Timer) StepAt(ctx context.Context, now int64) {
 				continue
 			}
 			if m.QueueOffset >= t.readPos {
-				if key, ok := codec.PropertyValue(m.Properties, PropTimerDelUniqKey); ok {
+				key, marker := codec.PropertyValue(m.Properties, PropTimerDelUniqKey)
+				if marker {
 					if t.recalled == nil {
 						t.recalled = map[string]struct{}{}
 					}
 					t.recalled[strings.Clone(key)] = struct{}{}
 				}
 				t.done.grow(m.QueueOffset + 1)
-				t.add(timerEntry{at: at, qOffset: m.QueueOffset, clOffset: m.CommitLogOffset, roll: roll})
+				topic := t.topicRef(&m)
+				t.countEnqueue(topic, deliver, m.BornTimestamp)
+				t.add(timerEntry{at: at, qOffset: m.QueueOffset, clOffset: m.CommitLogOffset, roll: roll,
+					marker: marker, topic: topic})
 				t.readPos = m.QueueOffset + 1
 			}
 		}
@@ -478,6 +488,7 @@ func (t *Timer) StepAt(ctx context.Context, now int64) {
 				continue
 			}
 			t.count--
+			t.countDequeue(e.topic)
 			t.done.mark(e.qOffset)
 		}
 		clear(slot[kept:])
@@ -700,6 +711,9 @@ type TimerMetrics struct {
 	DequeueLatencyMs int64 // how far the delivery cursor trails the clock
 	// Due[i] counts waiting messages due within (TimerBoundsSec[i-1], TimerBoundsSec[i]] seconds.
 	Due [len(TimerBoundsSec)]int64
+	// Topics are the per-topic counts of every real topic the wheel read
+	// since the start.
+	Topics []TimerTopicMetrics
 }
 
 // Metrics reads the wheel under its lock; a scrape walks the waiting entries
@@ -718,6 +732,7 @@ func (t *Timer) Metrics(now int64) TimerMetrics {
 		}
 	}
 	m.DequeueLag = int64(t.count)
+	m.Topics = t.topicMetrics()
 	m.DequeueLatencyMs = max(now-t.cursor*t.prec, 0)
 	for _, slot := range t.wheel {
 		for _, e := range slot {

@@ -3,9 +3,10 @@
 // carry when metricsExporterType=PROM, so Grafana dashboards written for the
 // Java broker work unchanged; Go runtime and process metrics come with them.
 //
-// Nothing is counted here per message: the broker's own atomic counters are
-// read at scrape time, and RPC latency is kept in
-// per-code atomic buckets found through a copy-on-write map.
+// Nothing is counted here per message: the broker's own atomic counters
+// (including POP's revive counts and the timer's per-topic counts) are read at
+// scrape time, and RPC latency is kept in per-code atomic buckets found
+// through a copy-on-write map.
 package metrics
 
 import (
@@ -300,6 +301,9 @@ func (c *brokerCollector) collect(out *sink) {
 	for i, bound := range processor.TimerBoundsSec {
 		gauge(descTimerSnapshot, float64(s.Timer.Due[i]), "local", "disk", strconv.FormatInt(bound, 10))
 	}
+	collectTimerTopics(out, &s)
+	collectPop(out, &s)
+	collectCreateTimes(out, &s)
 
 	if c.st == nil {
 		return

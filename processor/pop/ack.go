@@ -243,6 +243,7 @@ func (s *Service) putAck(ack *AckMsg, reviveQid int32, deliverMs int64, batch bo
 	}
 	msg := s.reviveMessage(body, reviveQid, tag, ack.uniqueID(), deliverMs)
 	res := s.h.PutMessage(context.Background(), msg)
+	s.counts.revivePut.add(countKey{group: ack.ConsumerGroup, topic: ack.Topic, kind: kindACK, status: res.Status})
 	if !res.Status.Written() {
 		s.log.Error("put pop ack", "status", res.Status, "topic", ack.Topic, "queue", ack.QueueID)
 		return false

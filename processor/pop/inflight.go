@@ -65,13 +65,15 @@ func (f *inflight) get(topic, group string, queueID int32) int64 {
 }
 
 // ForgetTopic and ForgetGroup drop the counts of a deleted topic or group
-// (Java's clearInFlightMessageNumByTopicName / ByGroupName).
+// (Java's clearInFlightMessageNumByTopicName / ByGroupName), and its metrics.
 func (s *Service) ForgetTopic(topic string) {
+	s.counts.forget(func(k countKey) bool { return k.topic == topic })
 	s.inflight.forget(func(k inflightKey) bool { return k.topic == topic })
 }
 
 // ForgetGroup: see ForgetTopic.
 func (s *Service) ForgetGroup(group string) {
+	s.counts.forget(func(k countKey) bool { return k.group == group })
 	s.inflight.forget(func(k inflightKey) bool { return k.group == group })
 }
 

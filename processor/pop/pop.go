@@ -111,6 +111,8 @@ type Service struct {
 	order *OrderInfo
 	// inflight counts the popped messages not acked yet.
 	inflight *inflight
+	// counts are PopMetricsManager's counters, read by Metrics.
+	counts popCounts
 	// ckNum rotates the revive queue of non-ordered checkpoints.
 	ckMu  sync.Mutex
 	ckNum int64

@@ -399,6 +399,7 @@ func (s *Service) putCheckPoint(ck *CheckPoint, reviveQid int32) bool {
 	}
 	msg := s.reviveMessage(body, reviveQid, ckTag, ck.uniqueID(), ck.ReviveTime()-ackTimeInterval)
 	res := s.h.PutMessage(context.Background(), msg)
+	s.counts.revivePut.add(countKey{group: ck.CID, topic: ck.Topic, kind: kindCK, status: res.Status})
 	if !res.Status.Written() {
 		s.log.Error("put pop checkpoint", "status", res.Status, "topic", ck.Topic, "queue", ck.QueueID)
 		return false

@@ -31,6 +31,10 @@ type reviver struct {
 	// reviver sleeps until a record arrives (kick) instead of each interval.
 	idle atomic.Bool
 	kick chan struct{}
+	// lastReviveTime is PopReviveService.currentReviveMessageTimestamp: after
+	// a round, the revive time of its oldest checkpoint, or the round's end
+	// when it read none (0 before the first round).
+	lastReviveTime atomic.Int64
 }
 
 // reviveIdleCheck is how long a reviver with nothing to read sleeps when no
@@ -140,11 +144,13 @@ func (r *reviver) round(ctx context.Context) {
 				}
 				ck.ReviveOffset = qoff
 				cks[ck.mergeKey()] = ck
+				r.s.counts.reviveGet.add(countKey{group: ck.CID, topic: ck.Topic, queue: r.queue, kind: kindCK})
 			case ackTag, batchAckTag:
 				ack := &AckMsg{}
 				if codec.UnmarshalBody(m.Body, ack) != nil {
 					continue
 				}
+				r.s.counts.reviveGet.add(countKey{group: ack.ConsumerGroup, topic: ack.Topic, queue: r.queue, kind: kindACK})
 				ck := cks[ack.mergeKey(defaultBroker)]
 				if ck == nil {
 					continue // Java drops an ack without its checkpoint (enableSkipLongAwaitingAck=false)
@@ -183,6 +189,11 @@ func (r *reviver) round(ctx context.Context) {
 		list = append(list, ck)
 	}
 	slices.SortFunc(list, func(a, b *CheckPoint) int { return compareInt64(a.ReviveOffset, b.ReviveOffset) })
+	if len(list) > 0 {
+		r.lastReviveTime.Store(list[0].ReviveTime())
+	} else {
+		r.lastReviveTime.Store(time.Now().UnixMilli())
+	}
 	newOff := old
 	for _, ck := range list {
 		if ctx.Err() != nil {
@@ -304,6 +315,7 @@ func (r *reviver) reviveRetry(ck *CheckPoint, rec []byte) bool {
 		}
 	}
 	res := r.s.h.PutMessage(context.Background(), out)
+	r.s.counts.retry.add(countKey{group: ck.CID, topic: ck.Topic, status: res.Status})
 	// Written counts (Java checks the append status): a SYNC_MASTER without its
 	// slave answers SLAVE_NOT_AVAILABLE for a stored message, and a re-put
 	// checkpoint would revive it once more.
