@@ -58,12 +58,12 @@ func TestJavaKeysClassified(t *testing.T) {
 func TestUnboundKeysReport(t *testing.T) {
 	props := map[string]string{
 		"brokerName": "b", "brokerNmae": "typo", "sendMessageThreadPoolNums": "64",
-		"timerPrecisionMs": "100", "duplicationEnable": "false", "rocksdbCompressionType": "ZSTD",
+		"enableCompaction": "true", "duplicationEnable": "false", "rocksdbCompressionType": "ZSTD",
 	}
 	u := unboundKeys(props)
 	require.Equal(t, []string{"brokerNmae"}, u[compat.KeyUnknown])
 	require.Equal(t, []string{"duplicationEnable", "rocksdbCompressionType", "sendMessageThreadPoolNums"}, u[compat.KeyNoEffect])
-	require.Equal(t, []string{"timerPrecisionMs"}, u[compat.KeyNotHonoured])
+	require.Equal(t, []string{"enableCompaction"}, u[compat.KeyNotHonoured])
 	require.Empty(t, u[compat.KeyRefused])
 	require.Equal(t, []string{"brokerNmae"}, unknownKeys(props))
 
@@ -76,7 +76,7 @@ func TestUnboundKeysReport(t *testing.T) {
 	require.Contains(t, lines[0], "brokerNmae")
 	require.Contains(t, lines[1], "level=WARN")
 	require.Contains(t, lines[1], "does not honour")
-	require.Contains(t, lines[1], "timerPrecisionMs")
+	require.Contains(t, lines[1], "enableCompaction")
 	require.Contains(t, lines[2], "level=INFO")
 	require.Contains(t, lines[2], "no effect in rmqd")
 	require.Contains(t, lines[2], "sendMessageThreadPoolNums")
