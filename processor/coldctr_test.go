@@ -229,3 +229,18 @@ func TestColdCtrPIDStrategy(t *testing.T) {
 	c.period(&cfg, now)
 	require.Equal(t, map[string]int64{"A" + coldAdaptive: 150}, c.config)
 }
+
+// The seven keys are bound with Java's defaults; all but
+// usePIDColdCtrStrategy (read once, as Java picks its strategy at start) apply
+// at once through UPDATE_BROKER_CONFIG.
+func TestColdKeysBound(t *testing.T) {
+	cfg := DefaultBrokerConfig()
+	props := cfg.Properties()
+	for k, v := range map[string]string{"accessMessageInMemoryHotRatio": "26", "cgColdReadThreshold": "3145728",
+		"coldCtrStrategyEnable": "false", "coldDataFlowControlEnable": "false", "coldDataScanEnable": "false",
+		"globalColdReadThreshold": "104857600", "usePIDColdCtrStrategy": "true"} {
+		require.Equal(t, v, props[k], k)
+		_, live := liveConfigKeys[k]
+		require.Equal(t, k != "usePIDColdCtrStrategy", live, k)
+	}
+}
