@@ -125,7 +125,6 @@ const (
 	whyUnused     = "read by nothing in Java's broker either (only a getter)"
 	whyProxy      = "for Java's proxy (broadcast offsets kept by the broker): rmqd has no proxy"
 	whyCompaction = "compaction tuning: rmqd does not compact (see enableCompaction)"
-	whyCold       = "cold-data read throttling (ColdDataCgCtrService): rmqd does not throttle reads of cold data"
 )
 
 var javaKeys = buildJavaKeys()
@@ -249,9 +248,6 @@ func buildJavaKeys() map[string]JavaKey {
 		"brokerClusterName), over any value the file gives", "authConfigPath", "clusterName", "configName")
 	group(KeyNoEffect, whyProxy,
 		"broadcastOffsetExpireMaxSecond", "broadcastOffsetExpireSecond", "enableBroadcastOffsetStore")
-	group(KeyNotHonoured, whyCold,
-		"accessMessageInMemoryHotRatio", "cgColdReadThreshold", "coldCtrStrategyEnable", "coldDataFlowControlEnable",
-		"coldDataScanEnable", "globalColdReadThreshold", "usePIDColdCtrStrategy")
 
 	// Behaviours rmqd could give but does not yet: Java's default applies.
 	for k, why := range map[string]string{

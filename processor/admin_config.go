@@ -77,6 +77,17 @@ var liveConfigKeys = map[string]func(dst, src *BrokerConfig){
 	"waitTimeMillsInLitePullQueue":    func(d, s *BrokerConfig) { d.WaitTimeMillsInLitePullQueue = s.WaitTimeMillsInLitePullQueue },
 	"waitTimeMillsInHeartbeatQueue":   func(d, s *BrokerConfig) { d.WaitTimeMillsInHeartbeatQueue = s.WaitTimeMillsInHeartbeatQueue },
 	"waitTimeMillsInTransactionQueue": func(d, s *BrokerConfig) { d.WaitTimeMillsInTransactionQueue = s.WaitTimeMillsInTransactionQueue },
+
+	// Cold-data flow control reads these at each pull and period (coldctr.go);
+	// the store's three reach it through syncColdCheck.
+	"cgColdReadThreshold":       func(d, s *BrokerConfig) { d.CgColdReadThreshold = s.CgColdReadThreshold },
+	"globalColdReadThreshold":   func(d, s *BrokerConfig) { d.GlobalColdReadThreshold = s.GlobalColdReadThreshold },
+	"coldCtrStrategyEnable":     func(d, s *BrokerConfig) { d.ColdCtrStrategyEnable = s.ColdCtrStrategyEnable },
+	"coldDataFlowControlEnable": func(d, s *BrokerConfig) { d.Store.ColdDataFlowControlEnable = s.Store.ColdDataFlowControlEnable },
+	"coldDataScanEnable":        func(d, s *BrokerConfig) { d.Store.ColdDataScanEnable = s.Store.ColdDataScanEnable },
+	"accessMessageInMemoryHotRatio": func(d, s *BrokerConfig) {
+		d.Store.AccessMessageInMemoryHotRatio = s.Store.AccessMessageInMemoryHotRatio
+	},
 }
 
 // errConfigBlackList: an update names a black-listed key; the answer is
@@ -180,6 +191,7 @@ func (b *Broker) updateConfig(props map[string]string) (applied []string, permCh
 		}
 	}
 	b.cfg.Store(&next)
+	b.syncColdCheck()
 	applied = slices.Sorted(maps.Keys(upd))
 	if path := b.conf().BrokerConfigPath; path != "" {
 		if err := mergePropertiesFile(path, upd); err != nil {

@@ -49,6 +49,9 @@ func (b *Broker) adminHandlers() map[int32]remoting.Processor {
 		codec.ReqCloneGroupOffset:                f(b.handleCloneGroupOffset),
 		codec.ReqGetBrokerConsumeStats:           f(b.handleGetBrokerConsumeStats),
 		codec.ReqInvokeBrokerToGetConsumerStatus: f(b.handleInvokeBrokerToGetConsumerStatus),
+		codec.ReqUpdateColdDataFlowCtrConfig:     f(b.handleUpdateColdDataFlowCtrConfig),
+		codec.ReqRemoveColdDataFlowCtrConfig:     f(b.handleRemoveColdDataFlowCtrConfig),
+		codec.ReqGetColdDataFlowCtrInfo:          f(b.handleGetColdDataFlowCtrInfo),
 	}
 }
 

@@ -45,6 +45,8 @@ type Broker struct {
 	producers  *ProducerManager
 	locks      *RebalanceLockManager
 	hold       *pullHoldService
+	cold       *coldCtr            // cold-data read flow control (coldctr.go)
+	coldHold   coldHolds           // pulls it holds (coldgate.go)
 	rpcObs     DeferredRPCObserver // told of requests answered after their handler returned
 	ids        *uniqIDGen
 	filters    filterCache
@@ -117,6 +119,7 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 	b.producers = clients.NewProducerManager()
 	b.locks = clients.NewRebalanceLockManager(compat.Millis(cfg.RebalanceLockMaxLiveTime))
 	b.hold = newPullHoldService(b)
+	b.cold = newColdCtr(&cfg)
 	b.ids = newUniqIDGen(cfg.BrokerIP1)
 	if err := b.newDelivery(cfg); err != nil {
 		return nil, fmt.Errorf("new broker: %w", err)
@@ -332,6 +335,9 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.hold.mu.Lock()
 	b.hold.stopped = false
 	b.hold.mu.Unlock()
+	b.coldHold.mu.Lock()
+	b.coldHold.stopped = false
+	b.coldHold.mu.Unlock()
 	for _, persist := range []func() error{b.topics.Persist, b.groups.Persist} {
 		if err := persist(); err != nil {
 			return fmt.Errorf("start broker: %w", err)
@@ -341,6 +347,7 @@ func (b *Broker) Start(ctx context.Context) error {
 	runCtx, cancel := context.WithCancel(context.Background())
 	b.cancel = cancel
 	b.goLoop(func() { b.hold.run(runCtx) })
+	b.goLoop(func() { b.runCold(runCtx) })
 	b.goLoop(func() { b.flushOffsetsLoop(runCtx) })
 	b.goLoop(func() { b.housekeepingLoop(runCtx) })
 	b.goLoop(func() { everyTick(runCtx, protectPeriod, b.protectBroker) })
@@ -430,6 +437,7 @@ func (b *Broker) Drain(ctx context.Context) {
 	b.stopRegistering()
 	b.unregisterAll(ctx)
 	b.hold.wakeAll()
+	b.wakeCold()
 	b.pop.Drain()
 }
 
@@ -459,6 +467,7 @@ func (b *Broker) Shutdown() error {
 		b.unregisterAll(context.Background())
 	}
 	b.hold.wakeAll()
+	b.wakeCold()
 	var errs []error
 	if err := b.pop.Stop(); err != nil {
 		errs = append(errs, err)

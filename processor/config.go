@@ -124,6 +124,15 @@ type BrokerConfig struct {
 	// autoCreateSubscriptionGroup off (Java's key, default true).
 	EnableCreateSysGroup bool `prop:"enableCreateSysGroup"`
 
+	// Cold-data read flow control (coldctr.go; on with the store's
+	// coldDataFlowControlEnable): the cold bytes a group, and the broker, may
+	// read per 5 s; coldCtrStrategyEnable adapts the group thresholds, with
+	// usePIDColdCtrStrategy's controller (read at start) or the simple one.
+	CgColdReadThreshold     int64 `prop:"cgColdReadThreshold"`
+	GlobalColdReadThreshold int64 `prop:"globalColdReadThreshold"`
+	ColdCtrStrategyEnable   bool  `prop:"coldCtrStrategyEnable"`
+	UsePIDColdCtrStrategy   bool  `prop:"usePIDColdCtrStrategy"`
+
 	// SubscriptionExpiredTimeout (ms) drops compensated consumers (clients/compensate.go).
 	SubscriptionExpiredTimeout int64 `prop:"subscriptionExpiredTimeout"`
 	// RecallMessageEnable allows RECALL_MESSAGE (Java's default false);
@@ -250,6 +259,9 @@ func DefaultBrokerConfig() BrokerConfig {
 		TraceOn:                     true,
 		StoreReplyMessageEnable:     true,
 		ConsumerFallbehindThreshold: 16 << 30,
+		CgColdReadThreshold:         3 << 20,
+		GlobalColdReadThreshold:     100 << 20,
+		UsePIDColdCtrStrategy:       true,
 		RegionID:                    "DefaultRegion",
 		ReviveQueueNum:              8,
 		TimerWheelEnable:            true,

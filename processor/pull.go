@@ -49,6 +49,7 @@ type pullReply struct {
 	start         time.Time // when the handler took the request, for rocketmq_rpc_latency
 	suspended     bool      // held for long polling (Java's RemotingCommand.isSuspended)
 	onLoop        bool      // runs on the event loop that writes the answer (remoting.OnLoop)
+	coldRerun     bool      // re-run after a cold-data hold: not held again (Java's _noSuspend_)
 }
 
 func (p pullReply) response(code int32, remark string) *codec.RemotingCommand {
@@ -160,6 +161,11 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 	if b.conf().RejectPullConsumerEnable && b.rejectPullConsumer(c, h.ConsumerGroup) {
 		return reply.response(codec.RespSubscriptionNotExist, rejectPullConsumerRemark), nil
 	}
+	if b.conf().Store.ColdDataFlowControlEnable {
+		if resp, held := b.coldGate(c, h, reply, filter); resp != nil || held {
+			return resp, nil
+		}
+	}
 
 	// A pending reset is taken whatever the setting, as Java's
 	// queryThenEraseResetOffset does, but acted on only while server-side
@@ -184,6 +190,9 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 		return reply.response(codec.RespSystemError, "store getMessage return null"), nil
 	}
 	b.admin.storeStats.CountGet(res.Status == store.GetFound, time.Since(start))
+	if res.ColdDataSum > 0 && !sysPullGroup(h.ConsumerGroup) {
+		b.cold.add(h.ConsumerGroup, res.ColdDataSum, start)
+	}
 	if res.FallBehind > 0 || res.Status == store.GetOffsetOverflowOne {
 		b.recordFallBehind(h.ConsumerGroup, h.Topic, h.QueueID, res.FallBehind)
 	}

@@ -110,6 +110,9 @@ type GetResult struct {
 	// FallBehind is how many commitlog bytes lie past the last unit the read
 	// scanned (Java's recordDiskFallBehindSize figure); 0 when none was.
 	FallBehind int64
+	// ColdDataSum is the bytes of the records read that were cold (Java's
+	// getColdDataSum; coldread.go); 0 unless cold-data flow control is on.
+	ColdDataSum int64
 	// files are the mapped commitlog files Records point into, each held once.
 	files []*mappedFile
 	// touched keeps touchPages' reads from being optimised away.

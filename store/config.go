@@ -98,6 +98,13 @@ type Config struct {
 	MaxTransferBytesOnMessageInDisk int `prop:"maxTransferBytesOnMessageInDisk"`
 	MaxTransferCountOnMessageInDisk int `prop:"maxTransferCountOnMessageInDisk"`
 	AccessMessageInMemoryMaxRatio   int `prop:"accessMessageInMemoryMaxRatio"`
+	// Cold-data read flow control (coldread.go): a record further than
+	// AccessMessageInMemoryHotRatio percent of physical memory behind the
+	// commitlog's end is cold (with ColdDataScanEnable, only if it is also out
+	// of the page cache); the broker throttles groups that read too much of it.
+	ColdDataFlowControlEnable     bool `prop:"coldDataFlowControlEnable"`
+	ColdDataScanEnable            bool `prop:"coldDataScanEnable"`
+	AccessMessageInMemoryHotRatio int  `prop:"accessMessageInMemoryHotRatio"`
 	// MaxFilterMessageSize bounds the consume-queue bytes one filtered read
 	// scans (at least maxMsgNums units).
 	MaxFilterMessageSize int `prop:"maxFilterMessageSize"`
@@ -230,6 +237,7 @@ func DefaultConfig() Config {
 		MaxTransferBytesOnMessageInDisk:   64 * 1024,
 		MaxTransferCountOnMessageInDisk:   8,
 		AccessMessageInMemoryMaxRatio:     40,
+		AccessMessageInMemoryHotRatio:     26,
 		MaxFilterMessageSize:              16000,
 		MessageDelayLevel:                 "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h",
 		BrokerRole:                        "ASYNC_MASTER",

@@ -66,6 +66,7 @@ func (s *DefaultStore) getMessage(topic string, queueID int32, offset int64, max
 	}
 	maxFilter := max(s.cfg.MaxFilterMessageSize, int(maxMsgNums)*cqUnitSize)
 	maxPhy, hot := s.MaxPhyOffset(), s.HotCommitLogBytes()
+	cold := s.coldWindow(maxPhy) // below -1 when off: one compare per record
 	r.Status = GetNoMatchedMessage
 	// A caught-up long poll reads one or two messages: room for what the
 	// queue holds past offset, not for the 32 asked (768 bytes per pull).
@@ -110,6 +111,10 @@ func (s *DefaultStore) getMessage(topic string, queueID int32, offset int64, max
 				cur = f
 			}
 			rec = b
+		}
+		// Counted before the record filter, as Java does: the read was paid.
+		if phy < cold.below && s.isCold(cold, phy, cur.data, rec) {
+			r.ColdDataSum += int64(size)
 		}
 		if filter != nil && !filter.MatchRecord(rec) {
 			if r.BufferTotalSize == 0 {

@@ -69,6 +69,8 @@ type DefaultStore struct {
 	diskWake chan struct{}
 	// statRatio measures a path's file system (diskRatio; a test fakes a full disk).
 	statRatio func(path string) float64
+	// cold is the live cold-data read check (coldread.go).
+	cold coldCheck
 
 	lockFile   *os.File
 	lastExitOK bool
@@ -113,6 +115,7 @@ func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
 		statRatio:   diskRatio,
 	}
 	s.role.Store(&cfg.BrokerRole)
+	s.SetColdDataCheck(cfg.ColdDataFlowControlEnable, cfg.ColdDataScanEnable, cfg.AccessMessageInMemoryHotRatio)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.cleanedMinPhy.Store(-1)
 	if err := os.MkdirAll(cfg.StorePathRootDir, 0o755); err != nil {

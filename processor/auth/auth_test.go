@@ -135,6 +135,10 @@ func TestAdminAndDecisions(t *testing.T) {
 			"User:alice has no permission to access Cluster:DefaultCluster from 127.0.0.1, no matched policies."},
 		{"deleting unused topics' queues needs the cluster (stricter than Java)", "alice", "alicepw", codec.ReqCleanUnusedTopic, nil, codec.RespNoPermission,
 			"User:alice has no permission to access Cluster:DefaultCluster from 127.0.0.1, no matched policies."},
+		{"cold-data thresholds need the cluster (stricter than Java)", "alice", "alicepw", codec.ReqUpdateColdDataFlowCtrConfig, nil, codec.RespNoPermission,
+			"User:alice has no permission to access Cluster:DefaultCluster from 127.0.0.1, no matched policies."},
+		{"cold-data counters need the cluster (stricter than Java)", "alice", "alicepw", codec.ReqGetColdDataFlowCtrInfo, nil, codec.RespNoPermission,
+			"User:alice has no permission to access Cluster:DefaultCluster from 127.0.0.1, no matched policies."},
 		{"unannotated code passes once authenticated", "alice", "alicepw", codec.ReqGetBrokerRuntimeInfo, nil, codec.RespSuccess, ""},
 	} {
 		resp := serve(t, m, local, signed(c.code, c.ak, c.sk, c.e, nil))
@@ -142,8 +146,8 @@ func TestAdminAndDecisions(t *testing.T) {
 			t.Errorf("%s: %d %q, want %d %q", c.name, resp.Code, resp.Remark, c.want, c.remark)
 		}
 	}
-	if got := m.refusals.Len(); got != 11 {
-		t.Errorf("%d refusal lines queued, want 11", got)
+	if got := m.refusals.Len(); got != 13 {
+		t.Errorf("%d refusal lines queued, want 13", got)
 	}
 	r := <-m.refusals.Queued()
 	if r.User != "alice" || r.Addr != "127.0.0.1:40000" {

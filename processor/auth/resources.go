@@ -226,6 +226,9 @@ var stricter = map[int32]action{
 	codec.ReqCleanExpiredConsumequeue:             {cluster: true, actions: jauth.ActUpdate},
 	codec.ReqCleanUnusedTopic:                     {cluster: true, actions: jauth.ActUpdate},
 	codec.ReqDeleteExpiredCommitlog:               {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqUpdateColdDataFlowCtrConfig:          {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqRemoveColdDataFlowCtrConfig:          {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqGetColdDataFlowCtrInfo:               {cluster: true, actions: jauth.ActGet},
 }
 
 // actions is the @RocketMQAction / @RocketMQResource table of 5.3.3's
