@@ -16,7 +16,7 @@ func TestClassifyJavaKey(t *testing.T) {
 	c, why := ClassifyJavaKey("sendMessageThreadPoolNums", "64")
 	require.Equal(t, KeyNoEffect, c)
 	require.Contains(t, why, "thread pool")
-	c, _ = ClassifyJavaKey("coldDataFlowControlEnable", "true")
+	c, _ = ClassifyJavaKey("enableCompaction", "true")
 	require.Equal(t, KeyNotHonoured, c)
 	c, _ = ClassifyJavaKey("duplicationEnable", " TRUE ")
 	require.Equal(t, KeyRefused, c, "Boolean.parseBoolean of the trimmed value")
