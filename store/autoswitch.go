@@ -40,14 +40,26 @@ func (s *DefaultStore) ConfirmOffset() int64 {
 	return end
 }
 
-// dispatchLimit is where dispatch stops: the confirm offset, or with
-// readUnCommitted the commitlog end (Java's getReputEndOffset), which lets
-// consumers read what replicas may still lose to a truncation.
+// dispatchLimit is where dispatch stops: the confirm offset, under SYNC_FLUSH
+// no further than the commitlog is flushed, or with readUnCommitted the
+// commitlog end (Java's getReputEndOffset), which lets consumers read what
+// replicas may still lose to a truncation, or a crash to the page cache.
 func (s *DefaultStore) dispatchLimit() int64 {
 	if s.cfg.ReadUnCommitted {
 		return s.commitLog.q.maxOffset()
 	}
+	if s.flushBound() {
+		return min(s.ConfirmOffset(), s.commitLog.q.flushedWhere.Load())
+	}
 	return s.ConfirmOffset()
+}
+
+// flushBound: dispatch waits for the flush (SYNC_FLUSH without
+// readUnCommitted), so a consumer never reads what a crash can take back.
+// Java's CommitLog.getConfirmOffset bounds it so outside controller mode; here
+// also in it, where Java stops at the replicas' confirm offset only.
+func (s *DefaultStore) flushBound() bool {
+	return s.cfg.FlushDiskType == SyncFlush && !s.cfg.ReadUnCommitted
 }
 
 // DispatchBehind is how many confirmed bytes are not dispatched yet (Java's

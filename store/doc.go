@@ -36,6 +36,9 @@ package store
 // and one fdatasync serves every put queued meanwhile. Syncing pages dirtied
 // through a mapping costs several times more (mappedFile.pwrite says why), and
 // every SYNC_FLUSH send waits for it. Readers use the mapping either way.
+// Under SYNC_FLUSH dispatch stops at the flushed offset (dispatchLimit), so
+// consumers see only what is on disk; each group flush wakes the dispatcher
+// (docs/store.md).
 // Checkpoint timestamps move only once the data they vouch for is flushed.
 //
 // Recovery: consume queues are scanned first, then the commitlog from the file

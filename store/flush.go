@@ -136,6 +136,8 @@ type groupCommit struct {
 	busy []*flushReq
 	wake chan struct{}
 	pool sync.Pool
+	// holdFlush, set by tests before Start, runs before every group flush.
+	holdFlush func()
 }
 
 func newGroupCommit(s *DefaultStore) *groupCommit {
@@ -233,11 +235,25 @@ func (g *groupCommit) serve() {
 	g.mu.Lock()
 	g.reqs, g.busy = g.busy[:0], g.reqs
 	g.mu.Unlock()
-	if len(g.busy) == 0 {
+	s := g.s
+	if len(g.busy) == 0 && !s.commitLogDirty() {
 		return
 	}
-	err := g.s.flushCommitLog(0)
-	flushed := g.s.commitLog.q.flushedWhere.Load()
+	// Also without waiting puts: a put with WAIT=false and a replicated
+	// append wake it too, and are on disk soon after as in Java (whose
+	// GroupCommitService flushes every 10 ms).
+	if g.holdFlush != nil {
+		g.holdFlush()
+	}
+	err := s.flushCommitLog(0)
+	flushed := s.commitLog.q.flushedWhere.Load()
+	if s.flushBound() && flushed > s.reputFrom.Load() {
+		// Dispatch waited for this flush: one wake-up per group commit, not
+		// per put, sent before the answers so it overlaps them. Not a kick:
+		// a dispatcher that just found the end of the flushed bytes held
+		// has not published idleness yet.
+		s.kickReput()
+	}
 	for i, r := range g.busy {
 		r.finish(err == nil && flushed >= r.next)
 		g.busy[i] = nil

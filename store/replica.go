@@ -130,7 +130,7 @@ func (s *DefaultStore) CommitReplica(offset int64, n int) error {
 	}
 	f.wrote.Store(wrote + int64(n))
 	c.mu.Unlock()
-	s.appendedReplica()
+	s.replicaAppended()
 	return nil
 }
 
@@ -151,8 +151,18 @@ func (s *DefaultStore) appendReplica(offset int64, data []byte) error {
 	}
 	f.wrote.Store(wrote + int64(len(data)))
 	c.mu.Unlock()
-	s.appendedReplica()
+	s.replicaAppended()
 	return nil
+}
+
+// replicaAppended follows a replicated append. Under SYNC_FLUSH the group
+// commit flushes it (no put waits on it, so nothing else would), which also
+// lets dispatch past it.
+func (s *DefaultStore) replicaAppended() {
+	s.appendedReplica()
+	if s.cfg.FlushDiskType == SyncFlush {
+		s.group.wakeup()
+	}
 }
 
 // replicaFile is the file n bytes at offset go into, and where it is written
@@ -189,8 +199,8 @@ func (c *commitLog) replicaFile(offset int64, n int) (*mappedFile, int64, error)
 // busy dispatcher sees the bytes itself; one stuck at a record is woken to
 // retry on its own schedule.
 func (s *DefaultStore) DispatchReplicated() {
-	if s.reputFrom.Load() >= s.commitLog.q.maxOffset() {
-		return
+	if s.reputFrom.Load() >= s.dispatchLimit() {
+		return // all dispatchable is; under SYNC_FLUSH the flush wakes the dispatcher
 	}
 	if !s.reputNap.idle.Load() {
 		return // busy: it looks at the end again before it waits

@@ -338,11 +338,11 @@ func (s *DefaultStore) Shutdown() error {
 	s.cancel()
 	s.wg.Wait()
 	s.reputNap.idle.Store(false) // no dispatch on an appender's goroutine from now on
-	s.doReput()
 	var errs []error
 	if err := s.commitLog.q.flush(0); err != nil {
 		errs = append(errs, err)
 	}
+	s.doReput()     // after the flush, which bounds it under SYNC_FLUSH
 	s.group.serve() // answer SYNC_FLUSH puts that queued after the service stopped
 	logicTs := s.lastLogicTs.Load()
 	for _, cq := range s.allCQs() {
@@ -542,6 +542,9 @@ func (s *DefaultStore) afterFlushAsync(ctx context.Context, res PutResult, props
 // dispatcher is idle and caught up to it, else the dispatcher is woken.
 func (s *DefaultStore) appended(start, end int64) {
 	s.appendedReplica()
+	if s.flushBound() {
+		return // not dispatchable before its flush, which wakes the dispatcher
+	}
 	if start < 0 || !s.dispatchInline(start, end) {
 		s.wakeReput()
 	}
