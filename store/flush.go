@@ -249,7 +249,8 @@ func (g *groupCommit) serve() {
 	flushed := s.commitLog.q.flushedWhere.Load()
 	if s.flushBound() && flushed > s.reputFrom.Load() {
 		// Dispatch waited for this flush: one wake-up per group commit, not
-		// per put, sent before the answers so it overlaps them. Not a kick:
+		// per put, sent before the answers so it overlaps them. A signal
+		// (kickReput), not wakeReput's conditional kick:
 		// a dispatcher that just found the end of the flushed bytes held
 		// has not published idleness yet.
 		s.kickReput()
