@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"rmqd/codec"
+	"rmqd/processor/stats"
 )
 
 // CreateTimeBoundsMs are the buckets of rocketmq_topic_create_execution_time
@@ -41,11 +42,7 @@ type msHist struct {
 }
 
 func (h *msHist) observe(ms int64) {
-	i := 0
-	for i < len(CreateTimeBoundsMs) && ms > CreateTimeBoundsMs[i] {
-		i++
-	}
-	h.counts[i].Add(1)
+	h.counts[stats.BucketIndex(CreateTimeBoundsMs, ms)].Add(1)
 	h.sum.Add(ms)
 }
 

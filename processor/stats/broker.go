@@ -565,12 +565,18 @@ type sizeHist struct {
 }
 
 func (h *sizeHist) observe(v int64) {
+	h.counts[BucketIndex(MessageSizeBuckets[:], v)].Add(1)
+	h.sum.Add(v)
+}
+
+// BucketIndex is the bucket of v among ascending upper bounds (inclusive, as
+// OpenTelemetry's explicit buckets): len(bounds) when above every one.
+func BucketIndex(bounds []int64, v int64) int {
 	i := 0
-	for i < len(MessageSizeBuckets) && v > MessageSizeBuckets[i] {
+	for i < len(bounds) && v > bounds[i] {
 		i++
 	}
-	h.counts[i].Add(1)
-	h.sum.Add(v)
+	return i
 }
 
 // SizeHistogram is a read copy of a sizeHist: Counts[i] holds the observations in

@@ -47,11 +47,7 @@ func (s *Store) CountGet(found bool, d time.Duration) {
 
 func (s *Store) CountPut(d time.Duration) {
 	ms := d.Milliseconds()
-	i := 0
-	for i < len(putTimeBoundsMs) && ms > putTimeBoundsMs[i] {
-		i++
-	}
-	s.putTimes[i].Add(1)
+	s.putTimes[BucketIndex(putTimeBoundsMs[:], ms)].Add(1)
 	raiseMax(&s.putMaxMs, ms)
 }
 
