@@ -158,6 +158,19 @@ func BindConfig(props map[string]string, dsts ...any) (unknown []string, err err
 	return unknown, errors.Join(errs...)
 }
 
+// ConfigPropertiesWith is ConfigProperties of src plus extra's keys where no
+// field has them (values a config lists but other parts own, as the network
+// layer's).
+func ConfigPropertiesWith(src any, extra map[string]string) map[string]string {
+	m := ConfigProperties(src)
+	for k, v := range extra {
+		if _, ok := m[k]; !ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
 // ConfigProperties returns every bound key of srcs (pointers to tagged structs)
 // with its value as Java prints it (GET_BROKER_CONFIG, rmqd -p, persisted files).
 func ConfigProperties(srcs ...any) map[string]string {

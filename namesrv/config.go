@@ -103,13 +103,7 @@ func (c *Config) ApplyProperties(props map[string]string) (unknown []string, err
 // Properties returns every property with its current value: the content of
 // GET_NAMESRV_CONFIG and of the persisted config file.
 func (c *Config) Properties() map[string]string {
-	m := compat.ConfigProperties(c)
-	for k, v := range c.NetProperties {
-		if _, ok := m[k]; !ok {
-			m[k] = v
-		}
-	}
-	return m
+	return compat.ConfigPropertiesWith(c, c.NetProperties)
 }
 
 // blackListed returns the first key of props that UPDATE_NAMESRV_CONFIG must

@@ -372,13 +372,7 @@ func (c *BrokerConfig) authProviders() map[string]string {
 // Properties returns the settings under their Java key names (GET_BROKER_CONFIG,
 // rmqd -p), the store's included, and NetProperties where no field has the key.
 func (c *BrokerConfig) Properties() map[string]string {
-	m := compat.ConfigProperties(c)
-	for k, v := range c.NetProperties {
-		if _, ok := m[k]; !ok {
-			m[k] = v
-		}
-	}
-	return m
+	return compat.ConfigPropertiesWith(c, c.NetProperties)
 }
 
 // parseJavaBool is Boolean.parseBoolean: only "true" (any case) is true.
