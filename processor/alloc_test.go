@@ -2,6 +2,7 @@ package processor
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"testing"
 
@@ -71,22 +72,29 @@ func TestPopAndAckAllocationBudget(t *testing.T) {
 	r := newPopAckRig(t, "AllocPop")
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	const pops = 20
-	var mallocs uint64
 	var ms runtime.MemStats
-	for i := -2; i < pops; i++ { // two pops first: the group, its lock and offsets come into being
-		r.fill(t, 32)
-		req := r.popReq()
-		runtime.ReadMemStats(&ms)
-		before := ms.Mallocs
-		resp := r.call(t, req)
-		runtime.ReadMemStats(&ms)
-		if i >= 0 {
-			mallocs += ms.Mallocs - before
+	// Mallocs counts the whole process: the store's dispatcher, flusher and
+	// timers allocate now and then beside the handler, so the least of three
+	// rounds is the POP's own figure.
+	best := math.Inf(1)
+	for round := 0; round < 3; round++ {
+		var mallocs uint64
+		for i := -2; i < pops; i++ { // two pops first: the group, its lock and offsets come into being
+			r.fill(t, 32)
+			req := r.popReq()
+			runtime.ReadMemStats(&ms)
+			before := ms.Mallocs
+			resp := r.call(t, req)
+			runtime.ReadMemStats(&ms)
+			if i >= 0 {
+				mallocs += ms.Mallocs - before
+			}
+			require.Equal(t, 32, r.prepareAcks(t, resp), "popped")
 		}
-		require.Equal(t, 32, r.prepareAcks(t, resp), "popped")
+		best = min(best, float64(mallocs)/pops)
 	}
-	t.Logf("%.1f allocations per POP_MESSAGE of 32", float64(mallocs)/pops)
-	require.LessOrEqual(t, float64(mallocs)/pops, 30.0, "allocations per POP_MESSAGE of 32")
+	t.Logf("%.1f allocations per POP_MESSAGE of 32", best)
+	require.LessOrEqual(t, best, 30.0, "allocations per POP_MESSAGE of 32")
 
 	ack := r.acks[0]
 	perAck := testing.AllocsPerRun(500, func() {

@@ -87,9 +87,9 @@ func (f *inflight) forget(match func(inflightKey) bool) {
 	}
 }
 
-// popShouldStop is PopMessageProcessor.isPopShouldStop: with
-// enablePopMessageThreshold, a queue with more than popInflightMessageThreshold
-// messages in flight for the group is not popped.
-func (s *Service) popShouldStop(cfg *Config, topic, group string, queueID int32) bool {
-	return cfg.EnablePopMessageThreshold && s.inflight.get(topic, group, queueID) > cfg.PopInflightMessageThreshold
+// popShouldStop is PopMessageProcessor.isPopShouldStop (asked with
+// enablePopMessageThreshold): a queue with more than limit
+// (popInflightMessageThreshold) messages in flight for the group is not popped.
+func (s *Service) popShouldStop(limit int64, topic, group string, queueID int32) bool {
+	return s.inflight.get(topic, group, queueID) > limit
 }

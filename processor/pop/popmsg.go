@@ -97,18 +97,23 @@ func (s *Service) handlePop(_ context.Context, c remoting.Conn, req *codec.Remot
 
 // popState gathers one POP's messages across queues.
 type popState struct {
-	h         *popHeader
-	cfg       *Config
-	filter    store.MessageFilter
-	reviveQid int32
-	popTime   int64
-	body      []byte
-	count     int32
-	restNum   int64
-	start     offsetInfo
-	msgs      offsetInfo
-	orders    offsetInfo
-	rec       codec.Message
+	h *popHeader
+	// What the queues read of the config: a pointer to the POP's copy of it
+	// would move that copy to the heap on every POP.
+	brokerName  string
+	actualRetry bool  // popResponseReturnActualRetryTopic
+	inflightOn  bool  // enablePopMessageThreshold
+	inflightCap int64 // popInflightMessageThreshold
+	filter      store.MessageFilter
+	reviveQid   int32
+	popTime     int64
+	body        []byte
+	count       int32
+	restNum     int64
+	start       offsetInfo
+	msgs        offsetInfo
+	orders      offsetInfo
+	rec         codec.Message
 }
 
 // pop runs one POP; nil means the request is held for long polling (or
@@ -148,7 +153,9 @@ func (s *Service) pop(c remoting.Conn, h *popHeader, r reply) *codec.RemotingCom
 	}
 	// Java compensates before building the filter, so a group with a broken expression is still known.
 	s.h.Compensate(h.group, h.topic, retryTopic(h.topic, h.group, cfg.EnableRetryTopicV2), h.expType, h.exp)
-	st := &popState{h: h, cfg: &cfg, popTime: now}
+	st := &popState{h: h, popTime: now, brokerName: cfg.BrokerName,
+		actualRetry: cfg.PopResponseReturnActualRetryTopic,
+		inflightOn:  cfg.EnablePopMessageThreshold, inflightCap: cfg.PopInflightMessageThreshold}
 	if h.exp != "" {
 		f, err := s.h.NewFilter(h.topic, h.expType, h.exp)
 		if err != nil {
@@ -284,7 +291,7 @@ func (s *Service) popFromQueue(st *popState, topic string, isRetry bool, queueID
 		return
 	}
 	defer s.locks.unlock(key)
-	if s.popShouldStop(st.cfg, topic, h.group, queueID) {
+	if st.inflightOn && s.popShouldStop(st.inflightCap, topic, h.group, queueID) {
 		s.log.Warn("too many messages in flight, queue not popped", "topic", topic, "group", h.group, "queue", queueID)
 		st.restNum += s.h.MaxOffset(topic, queueID) - off
 		return
@@ -350,7 +357,7 @@ func (s *Service) popFromQueue(st *popState, topic string, isRetry bool, queueID
 	}
 	st.restNum += res.MaxOffset - res.NextBeginOffset
 	s.inflight.add(topic, h.group, queueID, int64(len(res.Records)))
-	brokerName := st.cfg.BrokerName
+	brokerName := st.brokerName
 	// Grown once to what this queue adds (a retry record grows by its POP_CK property, appended later):
 	// appending record by record reallocated the body ~4x over its size.
 	need := 0
@@ -360,7 +367,7 @@ func (s *Service) popFromQueue(st *popState, topic string, isRetry bool, queueID
 	st.body = slices.Grow(st.body, need)
 	for _, rec := range res.Records {
 		st.count++
-		if !isRetry || st.cfg.PopResponseReturnActualRetryTopic {
+		if !isRetry || st.actualRetry {
 			st.body = append(st.body, rec...)
 			continue
 		}
