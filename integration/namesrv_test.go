@@ -261,6 +261,10 @@ func sortRoute(v any) any {
 // under the process's home, the host's name): compared present-on-both only.
 var perInstanceConfig = map[string]bool{
 	"listenPort": true, "rocketmqHome": true, "kvConfigPath": true, "configStorePath": true,
+	// rmqd's network layer's own values, listed under Java's names (docs/compatibility.md): its
+	// write-buffer marks where Java shows 0 (Netty's defaults), 0 selector threads (one per CPU) where
+	// Java shows its 3 Netty selectors.
+	"writeBufferHighWaterMark": true, "writeBufferLowWaterMark": true, "serverSelectorThreads": true,
 }
 
 // commonConfig reduces two getNamesrvConfig outputs to the keys rmqd reports (Java has more: those are
