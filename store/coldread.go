@@ -24,16 +24,8 @@ func (s *DefaultStore) SetColdDataCheck(enable, scan bool, hotRatio int) {
 }
 
 // coldAreaBytes is how far behind the commitlog's end a record may lie and
-// still count as hot: accessMessageInMemoryHotRatio percent of physical
-// memory. With the memory unknown nothing is cold (Java's figure would be 0,
-// making everything cold).
-func (s *DefaultStore) coldAreaBytes() int64 {
-	m := physicalMemory()
-	if m == 0 {
-		return 1 << 62
-	}
-	return m * int64(s.cold.ratio.Load()) / 100
-}
+// still count as hot: accessMessageInMemoryHotRatio percent of physical memory.
+func (s *DefaultStore) coldAreaBytes() int64 { return memoryShare(int64(s.cold.ratio.Load())) }
 
 // coldWindow is what getMessage needs to tell cold records, taken once per
 // read: the commitlog offset below which records lie in the cold area (-1

@@ -22,9 +22,16 @@ var physicalMemory = sync.OnceValue(func() int64 {
 // physical memory (DefaultMessageStore.estimateInMemByCommitOffset). With the
 // memory unknown everything counts as in memory.
 func (s *DefaultStore) HotCommitLogBytes() int64 {
+	return memoryShare(int64(s.cfg.AccessMessageInMemoryMaxRatio))
+}
+
+// memoryShare is percent of physical memory in bytes; with the memory unknown,
+// more than any commitlog (Java's figure would be 0, making every record
+// count as out of memory).
+func memoryShare(percent int64) int64 {
 	m := physicalMemory()
 	if m == 0 {
 		return 1 << 62
 	}
-	return m * int64(s.cfg.AccessMessageInMemoryMaxRatio) / 100
+	return m * percent / 100
 }

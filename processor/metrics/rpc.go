@@ -2,12 +2,12 @@ package metrics
 
 import (
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"rmqd/codec"
 	"rmqd/processor"
+	"rmqd/processor/stats"
 	"rmqd/remoting"
 )
 
@@ -30,37 +30,17 @@ type rpcSeries struct {
 	sumUs  atomic.Int64 // microseconds, so sub-millisecond requests add up
 }
 
-// rpcLatency keeps series in a copy-on-write map: a request finds its series
-// with one atomic load and a map lookup; only a new code pair takes the lock.
+// rpcLatency keeps series in a copy-on-write map (stats.COWMap): a request
+// finds its series with one atomic load and a map lookup; only a new code pair
+// takes the lock.
 type rpcLatency struct {
-	series atomic.Pointer[map[rpcKey]*rpcSeries]
-	grow   sync.Mutex
+	series stats.COWMap[rpcKey, rpcSeries]
 }
 
-func newRPCLatency() *rpcLatency {
-	l := &rpcLatency{}
-	l.series.Store(&map[rpcKey]*rpcSeries{})
-	return l
-}
+func newRPCLatency() *rpcLatency { return &rpcLatency{} }
 
 func (l *rpcLatency) get(k rpcKey) *rpcSeries {
-	if s, ok := (*l.series.Load())[k]; ok {
-		return s
-	}
-	l.grow.Lock()
-	defer l.grow.Unlock()
-	old := *l.series.Load()
-	if s, ok := old[k]; ok {
-		return s
-	}
-	next := make(map[rpcKey]*rpcSeries, len(old)+1)
-	for k, v := range old {
-		next[k] = v
-	}
-	s := &rpcSeries{}
-	next[k] = s
-	l.series.Store(&next)
-	return s
+	return l.series.Get(k, func(k rpcKey) rpcKey { return k }, func() *rpcSeries { return &rpcSeries{} })
 }
 
 func (l *rpcLatency) observe(k rpcKey, d time.Duration) {
@@ -75,7 +55,7 @@ func (l *rpcLatency) observe(k rpcKey, d time.Duration) {
 }
 
 func (l *rpcLatency) collect(out *sink) {
-	for k, s := range *l.series.Load() {
+	l.series.Range(func(k rpcKey, s *rpcSeries) {
 		cum := make([]uint64, len(rpcBoundsMs))
 		var n uint64
 		for i := range rpcBoundsMs {
@@ -93,7 +73,7 @@ func (l *rpcLatency) collect(out *sink) {
 		out.histogram(descRPCLatency, rpcBoundsMs[:], cum, n, float64(s.sumUs.Load())/1000,
 			"remoting", codeName(requestCodeNames, k.req), codeName(responseCodeNames, k.resp),
 			strconv.FormatBool(k.longPolling), result)
-	}
+	})
 }
 
 // codeName is RemotingHelper.getRequestCodeDesc / getResponseCodeDesc.

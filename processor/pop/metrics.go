@@ -2,10 +2,10 @@ package pop
 
 import (
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"rmqd/processor/stats"
 	"rmqd/store"
 )
 
@@ -26,69 +26,33 @@ type countKey struct {
 	status       store.PutStatus
 }
 
-// counters is a copy-on-write map of atomic counts: a record of a known key
-// adds without a lock or an allocation; a new key copies the map once.
+// counters are one PopMetricsManager counter's series: a record of a known
+// key adds without a lock or an allocation (stats.COWMap).
 type counters struct {
-	grow sync.Mutex
-	m    atomic.Pointer[map[countKey]*atomic.Int64]
+	m stats.COWMap[countKey, atomic.Int64]
 }
 
-func (c *counters) add(k countKey) {
-	if m := c.m.Load(); m != nil {
-		if n, ok := (*m)[k]; ok {
-			n.Add(1)
-			return
-		}
-	}
-	c.grow.Lock()
-	defer c.grow.Unlock()
-	old := c.m.Load()
-	if old != nil {
-		if n, ok := (*old)[k]; ok {
-			n.Add(1)
-			return
-		}
-	}
-	next := make(map[countKey]*atomic.Int64, 1+lenOf(old))
-	if old != nil {
-		for k, v := range *old {
-			next[k] = v
-		}
-	}
-	n := &atomic.Int64{}
-	n.Add(1)
-	// The names may alias a request's buffer.
+func (c *counters) add(k countKey) { c.m.Get(k, cloneCountKey, newCount).Add(1) }
+
+func newCount() *atomic.Int64 { return new(atomic.Int64) }
+
+// cloneCountKey copies the names, which may alias a request's buffer.
+func cloneCountKey(k countKey) countKey {
 	k.group, k.topic = strings.Clone(k.group), strings.Clone(k.topic)
-	next[k] = n
-	c.m.Store(&next)
+	return k
 }
 
 // forget drops the series drop matches (a deleted topic or group).
-func (c *counters) forget(drop func(countKey) bool) {
-	c.grow.Lock()
-	defer c.grow.Unlock()
-	old := c.m.Load()
-	if old == nil {
-		return
-	}
-	next := make(map[countKey]*atomic.Int64, len(*old))
-	for k, v := range *old {
-		if !drop(k) {
-			next[k] = v
-		}
-	}
-	c.m.Store(&next)
-}
+func (c *counters) forget(drop func(countKey) bool) { c.m.Drop(drop) }
 
 // list copies the counts; typed and put say whether the counter labels the
 // record kind and the put status.
 func (c *counters) list(typed, put bool) []ReviveCount {
-	m := c.m.Load()
-	if m == nil {
+	if c.m.Len() == 0 {
 		return nil
 	}
-	out := make([]ReviveCount, 0, len(*m))
-	for k, v := range *m {
+	out := make([]ReviveCount, 0, c.m.Len())
+	c.m.Range(func(k countKey, v *atomic.Int64) {
 		rc := ReviveCount{Group: k.group, Topic: k.topic, QueueID: k.queue, N: v.Load()}
 		if typed {
 			rc.Type = kindNames[k.kind]
@@ -97,15 +61,8 @@ func (c *counters) list(typed, put bool) []ReviveCount {
 			rc.PutStatus = k.status.String()
 		}
 		out = append(out, rc)
-	}
+	})
 	return out
-}
-
-func lenOf(m *map[countKey]*atomic.Int64) int {
-	if m == nil {
-		return 0
-	}
-	return len(*m)
 }
 
 // popCounts are PopMetricsManager's counters.

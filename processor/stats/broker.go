@@ -227,40 +227,11 @@ func cloneTopicGroup(k topicGroup) topicGroup {
 	return topicGroup{strings.Clone(k.topic), strings.Clone(k.group)}
 }
 
-// counterOf returns k's counter in the copy-on-write map p, making it (under
-// grow, with a key that aliases no request) the first time.
+// counterOf returns k's counter in the copy-on-write map p (cowGet), made
+// with its topic's system flag the first time.
 func counterOf[K comparable](p *atomic.Pointer[map[K]*Counter], grow *sync.Mutex, k K, clone func(K) K,
 	topic string, isSystem func(string) bool) *Counter {
-	if m := p.Load(); m != nil {
-		if c, ok := (*m)[k]; ok {
-			return c
-		}
-	}
-	grow.Lock()
-	defer grow.Unlock()
-	old := p.Load()
-	if old != nil {
-		if c, ok := (*old)[k]; ok {
-			return c
-		}
-	}
-	next := make(map[K]*Counter, 1+lenOf(old))
-	if old != nil {
-		for k, v := range *old {
-			next[k] = v
-		}
-	}
-	c := &Counter{system: isSystem != nil && isSystem(topic)}
-	next[clone(k)] = c
-	p.Store(&next)
-	return c
-}
-
-func lenOf[K comparable](m *map[K]*Counter) int {
-	if m == nil {
-		return 0
-	}
-	return len(*m)
+	return cowGet(p, grow, k, clone, func() *Counter { return &Counter{system: isSystem != nil && isSystem(topic)} })
 }
 
 // CountPut records n stored messages of size bytes in topic (incTopicPutNums,

@@ -19,8 +19,8 @@ func (s *Broker) DeleteTopic(topic string) {
 	defer s.mu.Unlock()
 	s.grow.Lock()
 	defer s.grow.Unlock()
-	dropCounters(&s.topics, func(t string) bool { return t == topic }, s.retirePut)
-	dropCounters(&s.groups, func(k topicGroup) bool { return k.topic == topic }, s.retireGet)
+	cowDrop(&s.topics, func(t string) bool { return t == topic }, s.retirePut)
+	cowDrop(&s.groups, func(k topicGroup) bool { return k.topic == topic }, s.retireGet)
 }
 
 // DeleteGroup drops group's get counters on every topic (onGroupDeleted).
@@ -29,7 +29,7 @@ func (s *Broker) DeleteGroup(group string) {
 	defer s.mu.Unlock()
 	s.grow.Lock()
 	defer s.grow.Unlock()
-	dropCounters(&s.groups, func(k topicGroup) bool { return k.group == group }, s.retireGet)
+	cowDrop(&s.groups, func(k topicGroup) bool { return k.group == group }, s.retireGet)
 }
 
 func (s *Broker) retirePut(c *Counter) {
@@ -51,31 +51,4 @@ func (s *Broker) retireGet(c *Counter) {
 		s.retired.nums[brokerGetUser].Add(n)
 		s.retired.calls[brokerGetUser].Add(t)
 	}
-}
-
-// dropCounters replaces the copy-on-write map p by one without the keys drop
-// matches, handing each dropped counter to retire (grow held).
-func dropCounters[K comparable](p *atomic.Pointer[map[K]*Counter], drop func(K) bool, retire func(*Counter)) {
-	old := p.Load()
-	if old == nil {
-		return
-	}
-	n := 0
-	for k := range *old {
-		if drop(k) {
-			n++
-		}
-	}
-	if n == 0 {
-		return
-	}
-	next := make(map[K]*Counter, len(*old)-n)
-	for k, c := range *old {
-		if drop(k) {
-			retire(c)
-		} else {
-			next[k] = c
-		}
-	}
-	p.Store(&next)
 }

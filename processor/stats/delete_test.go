@@ -10,7 +10,13 @@ import (
 
 // counts is how many topic and topic@group counters are kept.
 func (s *Broker) counts() (topics, groups int) {
-	return lenOf(s.topics.Load()), lenOf(s.groups.Load())
+	if m := s.topics.Load(); m != nil {
+		topics = len(*m)
+	}
+	if m := s.groups.Load(); m != nil {
+		groups = len(*m)
+	}
+	return topics, groups
 }
 
 // Topics and groups that come and go leave no counters behind, and what they
