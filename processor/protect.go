@@ -3,9 +3,10 @@ package processor
 import (
 	"context"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
+
+	"rmqd/processor/stats"
 )
 
 // protectPeriod is how often protectBroker runs (Java: every 3 minutes).
@@ -21,21 +22,21 @@ type fallKey struct {
 // end the group's last pull read (Java's GROUP_GET_FALL_SIZE moment stats).
 // It is filled only while disableConsumeIfConsumerReadSlowly is on and emptied
 // by each protectBroker run, so it holds the queues pulled within one period.
+// A pull of a known queue stores without a lock or an allocation.
 type fallBehindTable struct {
-	m sync.Map // fallKey → *atomic.Int64
+	m stats.COWMap[fallKey, atomic.Int64]
 }
 
 // record keeps v for the queue; group and topic may alias a request frame and
 // are cloned only when the queue is new.
 func (t *fallBehindTable) record(group, topic string, queueID int32, v int64) {
-	k := fallKey{group, topic, queueID}
-	if p, ok := t.m.Load(k); ok {
-		p.(*atomic.Int64).Store(v)
-		return
-	}
-	p := new(atomic.Int64)
-	p.Store(v)
-	t.m.Store(fallKey{strings.Clone(group), strings.Clone(topic), queueID}, p)
+	t.m.Get(fallKey{group, topic, queueID}, cloneFallKey, newFall).Store(v)
+}
+
+func newFall() *atomic.Int64 { return new(atomic.Int64) }
+
+func cloneFallKey(k fallKey) fallKey {
+	return fallKey{strings.Clone(k.group), strings.Clone(k.topic), k.queueID}
 }
 
 // recordFallBehind notes a pull's result for protectBroker: the bytes past
@@ -53,14 +54,12 @@ func (b *Broker) recordFallBehind(group, topic string, queueID int32, fallBehind
 func (b *Broker) protectBroker(context.Context) {
 	conf := b.conf()
 	slow := map[string]int64{}
-	b.fallBehind.m.Range(func(k, v any) bool {
-		b.fallBehind.m.Delete(k)
-		key, fall := k.(fallKey), v.(*atomic.Int64).Load()
-		if fall > conf.ConsumerFallbehindThreshold {
+	b.fallBehind.m.Range(func(key fallKey, v *atomic.Int64) {
+		if fall := v.Load(); fall > conf.ConsumerFallbehindThreshold {
 			slow[key.group] = max(slow[key.group], fall)
 		}
-		return true
 	})
+	b.fallBehind.m.Drop(func(fallKey) bool { return true })
 	if !conf.DisableConsumeIfConsumerReadSlowly {
 		return
 	}
