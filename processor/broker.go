@@ -40,20 +40,22 @@ type Broker struct {
 	groups *SubscriptionGroupManager
 	// fallBehind feeds protectBroker (protect.go).
 	fallBehind fallBehindTable
-	offsets    *ConsumerOffsetManager
-	consumers  *ConsumerManager
-	producers  *ProducerManager
-	locks      *RebalanceLockManager
-	hold       *pullHoldService
-	cold       *coldCtr            // cold-data read flow control (coldctr.go)
-	coldHold   coldHolds           // pulls it holds (coldgate.go)
-	rpcObs     DeferredRPCObserver // told of requests answered after their handler returned
-	ids        *uniqIDGen
-	filters    filterCache
-	schedule   *delivery.Schedule
-	trans      *delivery.Transactions
-	timer      *delivery.Timer
-	pop        *pop.Service
+	// events counts DLQ routings and transaction ends for the metrics exporter.
+	events    eventCounts
+	offsets   *ConsumerOffsetManager
+	consumers *ConsumerManager
+	producers *ProducerManager
+	locks     *RebalanceLockManager
+	hold      *pullHoldService
+	cold      *coldCtr            // cold-data read flow control (coldctr.go)
+	coldHold  coldHolds           // pulls it holds (coldgate.go)
+	rpcObs    DeferredRPCObserver // told of requests answered after their handler returned
+	ids       *uniqIDGen
+	filters   filterCache
+	schedule  *delivery.Schedule
+	trans     *delivery.Transactions
+	timer     *delivery.Timer
+	pop       *pop.Service
 	// requestModes is MessageRequestModeManager (assignment.go).
 	requestModes *requestModes
 
