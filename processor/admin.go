@@ -131,6 +131,10 @@ func (b *Broker) handleDeleteTopicInBroker(ctx context.Context, c remoting.Conn,
 	}
 	b.store.DeleteTopics(drop)
 	b.queuesMu.Unlock()
+	// Outside queuesMu: the wheel's step holds its lock while it puts.
+	for _, t := range drop {
+		b.timer.ForgetTopic(t) // removeTimingCount
+	}
 	b.log.Info("topic deleted", "topic", topic, "retryTopics", drop[1:], "remote", c.RemoteAddr())
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }
