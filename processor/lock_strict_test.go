@@ -23,12 +23,17 @@ type peerRouter struct {
 	mu    sync.Mutex
 	down  map[string]bool
 	calls map[int32]int
+	// unsigned counts requests that came without an AccessKey.
+	unsigned int
 }
 
 func (r *peerRouter) InvokeSync(ctx context.Context, addr string, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	r.mu.Lock()
 	r.calls[req.Code]++
 	down := r.down[addr]
+	if _, ok := req.Ext.Get("AccessKey"); !ok {
+		r.unsigned++
+	}
 	r.mu.Unlock()
 	if req.Code == codec.ReqGetBrokerMemberGroup {
 		name, _ := req.Ext.Get("brokerName")
@@ -49,6 +54,11 @@ func (r *peerRouter) InvokeSync(ctx context.Context, addr string, req *codec.Rem
 	body, err := codec.DecodeLockBatchRequestBody(req.Body)
 	require.NoError(r.t, err)
 	require.True(r.t, body.OnlyThisBroker, "a peer is asked for its own lock only")
+	if p.auth != nil { // the peer's ACL 2.0 hook, as its server runs it
+		if resp := p.auth.Hook().Before(newTestConn(2), req); resp != nil {
+			return resp, nil
+		}
+	}
 	if req.Code == codec.ReqUnlockBatchMq {
 		return p.handleUnlockBatchMQ(ctx, newTestConn(2), req)
 	}
@@ -126,4 +136,35 @@ func TestLockInStrictModeTakesAQuorum(t *testing.T) {
 	r.mu.Lock()
 	require.Equal(t, before, r.calls[codec.ReqLockBatchMq])
 	r.mu.Unlock()
+}
+
+// A strict-mode lock asks its peers signed with innerClientAuthenticationCredentials,
+// as Java's BrokerOuterAPI signs every broker-to-broker request: peers with ACL
+// 2.0 on refused the unsigned requests, so no lock reached its quorum. Java
+// signs whenever the credentials are set, whether or not the broker itself
+// authenticates; and a name-server client set later (the TLS one) signs too.
+func TestStrictLockSignsPeerRequests(t *testing.T) {
+	const creds = `{"accessKey":"inner","secretKey":"innerpass"}`
+	strict := func(auth bool) func(c *BrokerConfig) {
+		return func(c *BrokerConfig) {
+			c.NamesrvAddr = "ns:9876"
+			_, err := c.ApplyProperties(map[string]string{"lockInStrictMode": "true", "totalReplicas": "3"})
+			require.NoError(t, err)
+			c.InnerClientAuthenticationCredentials = creds
+			if auth {
+				c.AuthenticationEnabled, c.AuthorizationEnabled = true, true
+				c.InitAuthenticationUser = `{"username":"su","password":"supw"}`
+			}
+		}
+	}
+	for _, localAuth := range []bool{false, true} {
+		a := newTestBroker(t, strict(localAuth))
+		r := &peerRouter{t: t, peers: map[string]*testBroker{"b:10911": newTestBroker(t, strict(true)),
+			"c:10911": newTestBroker(t, strict(true))}, down: map[string]bool{}, calls: map[int32]int{}}
+		a.SetNameServerInvoker(r)
+		require.Equal(t, []int32{0}, lockedQueues(t, a, lockReq(t, codec.ReqLockBatchMq, "A", false, 0)), "local auth %v", localAuth)
+		r.mu.Lock()
+		require.Zero(t, r.unsigned, "local auth %v", localAuth)
+		r.mu.Unlock()
+	}
 }
