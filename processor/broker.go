@@ -41,7 +41,9 @@ type Broker struct {
 	// fallBehind feeds protectBroker (protect.go).
 	fallBehind fallBehindTable
 	// events counts DLQ routings and transaction ends for the metrics exporter.
-	events    eventCounts
+	events eventCounts
+	// members caches the group's brokers for strict-mode locks (lock_strict.go).
+	members   memberGroup
 	offsets   *ConsumerOffsetManager
 	consumers *ConsumerManager
 	producers *ProducerManager

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -36,6 +37,9 @@ func (r *peerRouter) InvokeSync(ctx context.Context, addr string, req *codec.Rem
 	}
 	r.mu.Unlock()
 	if req.Code == codec.ReqGetBrokerMemberGroup {
+		if down {
+			return nil, errors.New("connection refused")
+		}
 		name, _ := req.Ext.Get("brokerName")
 		require.Equal(r.t, "broker-a", name)
 		resp := codec.NewResponse(req, codec.RespSuccess, "")
@@ -167,4 +171,50 @@ func TestStrictLockSignsPeerRequests(t *testing.T) {
 		require.Zero(t, r.unsigned, "local auth %v", localAuth)
 		r.mu.Unlock()
 	}
+}
+
+// The group's member list is kept for syncBrokerMemberGroupPeriod (Java
+// refreshes its copy on that period) rather than asked of the name server at
+// every lock; past it the list is asked again, and a failed refresh serves the
+// last list for at most memberGroupStaleMax.
+func TestStrictLockCachesMemberGroup(t *testing.T) {
+	strict := func(c *BrokerConfig) {
+		c.NamesrvAddr = "ns:9876"
+		_, err := c.ApplyProperties(map[string]string{"lockInStrictMode": "true", "totalReplicas": "3",
+			"syncBrokerMemberGroupPeriod": "5000"})
+		require.NoError(t, err)
+	}
+	a := newTestBroker(t, strict)
+	require.Equal(t, 5000, a.conf().SyncBrokerMemberGroupPeriod)
+	r := &peerRouter{t: t, peers: map[string]*testBroker{"b:10911": newTestBroker(t, strict),
+		"c:10911": newTestBroker(t, strict)}, down: map[string]bool{}, calls: map[int32]int{}}
+	a.SetNameServerInvoker(r)
+	asks := func() int {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.calls[codec.ReqGetBrokerMemberGroup]
+	}
+	for q := int32(0); q < 5; q++ {
+		require.Equal(t, []int32{q}, lockedQueues(t, a, lockReq(t, codec.ReqLockBatchMq, "A", false, q)))
+	}
+	require.Equal(t, 1, asks(), "one name-server round trip for five locks")
+
+	age := func(d time.Duration) {
+		a.members.mu.Lock()
+		a.members.at = time.Now().Add(-d)
+		a.members.mu.Unlock()
+	}
+	age(6 * time.Second)
+	require.Equal(t, []int32{5}, lockedQueues(t, a, lockReq(t, codec.ReqLockBatchMq, "A", false, 5)))
+	require.Equal(t, 2, asks(), "asked again past the period")
+
+	r.mu.Lock()
+	r.down["ns:9876"] = true
+	r.mu.Unlock()
+	age(6 * time.Second)
+	require.Equal(t, []int32{6}, lockedQueues(t, a, lockReq(t, codec.ReqLockBatchMq, "A", false, 6)),
+		"a failed refresh keeps a recent list")
+	age(memberGroupStaleMax + time.Second)
+	require.Empty(t, lockedQueues(t, a, lockReq(t, codec.ReqLockBatchMq, "A", false, 7)),
+		"too old a list is dropped: no peers, no quorum")
 }
