@@ -22,7 +22,21 @@ type eventCounts struct {
 	commit   stats.COWMap[string, atomic.Int64]
 	rollback stats.COWMap[string, atomic.Int64]
 	half     stats.COWMap[string, atomic.Int64] // TransactionMetrics: +1 per half put, -1 per settle
+	finish   stats.COWMap[string, finishHist]
 }
+
+// FinishLatencyBoundsSec are the buckets of rocketmq_finish_message_latency
+// (BrokerMetricsManager's commitLatencyBuckets): 5 s, 1 min, 10 min, 1 h, 12 h, 24 h.
+var FinishLatencyBoundsSec = [...]int64{5, 60, 600, 3600, 43200, 86400}
+
+// finishHist counts commits by whole seconds from the half message's birth,
+// per bucket (the last one +Inf), with atomics.
+type finishHist struct {
+	counts [len(FinishLatencyBoundsSec) + 1]atomic.Int64
+	sum    atomic.Int64
+}
+
+func newFinishHist() *finishHist { return new(finishHist) }
 
 func newEventCount() *atomic.Int64 { return new(atomic.Int64) }
 
@@ -47,10 +61,15 @@ func (e *eventCounts) countHalfPut(props string) {
 }
 
 // countEnd counts a transaction settled by END_TRANSACTION: the commit or
-// rollback counter, and one half message fewer.
-func (e *eventCounts) countEnd(topic string, commit bool) {
+// rollback counter, and one half message fewer; a commit also records its
+// latency from the half message's birth (bornMs), in whole seconds as Java.
+func (e *eventCounts) countEnd(topic string, commit bool, bornMs, nowMs int64) {
 	if commit {
 		e.add(&e.commit, topic, 1)
+		sec := (nowMs - bornMs) / 1000
+		h := e.finish.Get(topic, strings.Clone, newFinishHist)
+		h.counts[stats.BucketIndex(FinishLatencyBoundsSec[:], sec)].Add(1)
+		h.sum.Add(sec)
 	} else {
 		e.add(&e.rollback, topic, 1)
 	}
@@ -64,6 +83,7 @@ func (e *eventCounts) forgetTopic(topic string) {
 	e.commit.Drop(same)
 	e.rollback.Drop(same)
 	e.half.Drop(same)
+	e.finish.Drop(same)
 }
 
 // forgetGroup drops a deleted group's DLQ series.
@@ -101,6 +121,14 @@ func topicCounts(m *stats.COWMap[string, atomic.Int64], floor bool) []TopicCount
 	return out
 }
 
+// FinishLatencyMetrics is one topic's rocketmq_finish_message_latency:
+// Counts per bucket (not cumulative, the last +Inf), SumSec their sum.
+type FinishLatencyMetrics struct {
+	Topic  string
+	Counts [len(FinishLatencyBoundsSec) + 1]uint64
+	SumSec int64
+}
+
 // eventMetrics fills the snapshot's DLQ and transaction series.
 func (b *Broker) eventMetrics(s *MetricsSnapshot) {
 	e := &b.events
@@ -111,4 +139,11 @@ func (b *Broker) eventMetrics(s *MetricsSnapshot) {
 	s.Commits = topicCounts(&e.commit, false)
 	s.Rollbacks = topicCounts(&e.rollback, false)
 	s.HalfMessages = topicCounts(&e.half, true)
+	e.finish.Range(func(t string, h *finishHist) {
+		m := FinishLatencyMetrics{Topic: t, SumSec: h.sum.Load()}
+		for i := range h.counts {
+			m.Counts[i] = uint64(h.counts[i].Load())
+		}
+		s.FinishLatency = append(s.FinishLatency, m)
+	})
 }

@@ -88,6 +88,9 @@ func TestEventMetricsCountTransactions(t *testing.T) {
 	require.Equal(t, map[string]int64{"TxM": 1}, topicCountMap(s.HalfMessages))
 	require.Equal(t, map[string]int64{"TxM": 1}, topicCountMap(s.Commits))
 	require.Equal(t, map[string]int64{"TxM": 1}, topicCountMap(s.Rollbacks))
+	require.Len(t, s.FinishLatency, 1, "a commit's latency, not a rollback's")
+	require.Equal(t, "TxM", s.FinishLatency[0].Topic)
+	require.EqualValues(t, [7]uint64{1}, s.FinishLatency[0].Counts, "committed within 5 s")
 }
 
 // Counting into a known series allocates nothing: the send and end paths
@@ -96,13 +99,13 @@ func TestEventCountsDoNotAllocate(t *testing.T) {
 	var e eventCounts
 	props := "REAL_TOPIC\x01TxA\x02REAL_QID\x010\x02"
 	e.countHalfPut(props)
-	e.countEnd("TxA", true)
-	e.countEnd("TxA", false)
+	e.countEnd("TxA", true, 0, 1)
+	e.countEnd("TxA", false, 0, 1)
 	e.countDLQ("G", "T")
 	n := testing.AllocsPerRun(100, func() {
 		e.countHalfPut(props)
-		e.countEnd("TxA", true)
-		e.countEnd("TxA", false)
+		e.countEnd("TxA", true, 0, 7000)
+		e.countEnd("TxA", false, 0, 1)
 		e.countDLQ("G", "T")
 	})
 	require.Zero(t, n)

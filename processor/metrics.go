@@ -80,6 +80,7 @@ type MetricsSnapshot struct {
 	// series (event_metrics.go).
 	DLQ                              []DLQMetrics
 	Commits, Rollbacks, HalfMessages []TopicCount
+	FinishLatency                    []FinishLatencyMetrics
 }
 
 // MetricsSnapshot copies the broker's counters and registries. It runs at scrape

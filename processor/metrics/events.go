@@ -10,7 +10,19 @@ var (
 	descCommitMessages   = newDesc("rocketmq_commit_messages_total", "Total number of commit messages", typeCounter, "topic")
 	descRollbackMessages = newDesc("rocketmq_rollback_messages_total", "Total number of rollback messages", typeCounter, "topic")
 	descHalfMessages     = newDesc("rocketmq_half_messages", "Half messages of all topics", typeGauge, "topic")
+	// Java records whole seconds under a milliseconds unit, with buckets in
+	// seconds; rmqd keeps both, so Java's dashboards read it alike.
+	descFinishLatency = newDesc("rocketmq_finish_message_latency_milliseconds", "Transaction finish latency",
+		typeHistogram, "topic")
 )
+
+var finishLatencyBounds = func() []float64 {
+	b := make([]float64, len(processor.FinishLatencyBoundsSec))
+	for i, v := range processor.FinishLatencyBoundsSec {
+		b[i] = float64(v)
+	}
+	return b
+}()
 
 func collectEvents(out *sink, s *processor.MetricsSnapshot) {
 	for _, d := range s.DLQ {
@@ -24,5 +36,9 @@ func collectEvents(out *sink, s *processor.MetricsSnapshot) {
 	}
 	for _, c := range s.HalfMessages {
 		out.gauge(descHalfMessages, float64(c.N), c.Topic)
+	}
+	for _, m := range s.FinishLatency {
+		cum, n := cumulative(m.Counts[:])
+		out.histogram(descFinishLatency, finishLatencyBounds, cum, n, float64(m.SumSec), m.Topic)
 	}
 }

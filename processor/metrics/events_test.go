@@ -13,10 +13,11 @@ import (
 // types and label keys.
 func TestScrapeShowsDLQAndTransactions(t *testing.T) {
 	s := snap{Cluster: "C", BrokerName: "b",
-		DLQ:          []processor.DLQMetrics{{Group: "G", Topic: "T", N: 2}, {Group: "CID_RMQ_SYS_X", Topic: "T", System: true, N: 1}},
-		Commits:      []processor.TopicCount{{Topic: "T", N: 3}},
-		Rollbacks:    []processor.TopicCount{{Topic: "T", N: 4}},
-		HalfMessages: []processor.TopicCount{{Topic: "T", N: 5}},
+		DLQ:           []processor.DLQMetrics{{Group: "G", Topic: "T", N: 2}, {Group: "CID_RMQ_SYS_X", Topic: "T", System: true, N: 1}},
+		Commits:       []processor.TopicCount{{Topic: "T", N: 3}},
+		Rollbacks:     []processor.TopicCount{{Topic: "T", N: 4}},
+		HalfMessages:  []processor.TopicCount{{Topic: "T", N: 5}},
+		FinishLatency: []processor.FinishLatencyMetrics{{Topic: "T", Counts: [7]uint64{2, 0, 1, 0, 0, 0, 1}, SumSec: 100500}},
 	}
 	fams := parse(t, string(New(Config{Cluster: "C", BrokerName: "b"}, s, nil, nil).render()))
 	one := func(name string, typ dto.MetricType) []*dto.Metric {
@@ -44,4 +45,17 @@ func TestScrapeShowsDLQAndTransactions(t *testing.T) {
 	half := one("rocketmq_half_messages", dto.MetricType_GAUGE)
 	require.Equal(t, map[string]string{"topic": "T"}, labelsOf(half[0]))
 	require.EqualValues(t, 5, half[0].GetGauge().GetValue())
+	fl := one("rocketmq_finish_message_latency_milliseconds", dto.MetricType_HISTOGRAM)
+	require.Equal(t, map[string]string{"topic": "T"}, labelsOf(fl[0]))
+	h := fl[0].GetHistogram()
+	require.EqualValues(t, 4, h.GetSampleCount())
+	require.EqualValues(t, 100500, h.GetSampleSum())
+	var bounds []float64
+	var cum []uint64
+	for _, b := range h.GetBucket() {
+		bounds = append(bounds, b.GetUpperBound())
+		cum = append(cum, b.GetCumulativeCount())
+	}
+	require.Equal(t, []float64{5, 60, 600, 3600, 43200, 86400}, bounds[:6], "commitLatencyBuckets")
+	require.Equal(t, []uint64{2, 2, 3, 3, 3, 3}, cum[:6])
 }
