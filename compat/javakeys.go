@@ -205,8 +205,7 @@ func buildJavaKeys() map[string]JavaKey {
 		"brokerNotActiveTimeoutMillis", "controllerDLegerGroup", "controllerDLegerPeers", "controllerDLegerSelfId",
 		"dLegerGroup", "dLegerPeers", "dLegerSelfId", "enableBatchPush", "enableRemoteEscape",
 		"fetchNamesrvAddrInterval", "logicalDiskSpaceCleanForciblyThreshold", "preferredLeaderId",
-		"replicasPerDiskPartition", "skipPreOnline", "storePathDLedgerCommitLog", "syncBrokerMemberGroupPeriod",
-		"updateNameServerAddrPeriod")
+		"replicasPerDiskPartition", "skipPreOnline", "storePathDLedgerCommitLog", "updateNameServerAddrPeriod")
 	group(KeyNoEffect, whyInternal,
 		"channelNotActiveInterval", "compatibleWithOldNameSrv", "consumerOffsetUpdateVersionStep",
 		"delayOffsetUpdateVersionStep", "disappearTimeAfterStart", "enableShutdownGracefully",

@@ -127,9 +127,14 @@ func (b *Broker) handleDeleteTopicInBroker(ctx context.Context, c remoting.Conn,
 		b.offsets.DeleteTopic(t)
 		b.pop.ForgetTopic(t)
 		b.admin.stats.DeleteTopic(t) // onTopicDeleted (autoDeleteUnusedStats)
+		b.events.forgetTopic(t)
 	}
 	b.store.DeleteTopics(drop)
 	b.queuesMu.Unlock()
+	// Outside queuesMu: the wheel's step holds its lock while it puts.
+	for _, t := range drop {
+		b.timer.ForgetTopic(t) // removeTimingCount
+	}
 	b.log.Info("topic deleted", "topic", topic, "retryTopics", drop[1:], "remote", c.RemoteAddr())
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }
@@ -231,6 +236,7 @@ func (b *Broker) handleDeleteSubscriptionGroup(ctx context.Context, c remoting.C
 		b.pop.ForgetGroup(g)
 	}
 	b.admin.stats.DeleteGroup(g) // onGroupDeleted (autoDeleteUnusedStats)
+	b.events.forgetGroup(g)
 	b.log.Info("subscription group deleted", "group", g, "cleanOffset", h.CleanOffset, "remote", c.RemoteAddr())
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }

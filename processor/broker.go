@@ -40,20 +40,24 @@ type Broker struct {
 	groups *SubscriptionGroupManager
 	// fallBehind feeds protectBroker (protect.go).
 	fallBehind fallBehindTable
-	offsets    *ConsumerOffsetManager
-	consumers  *ConsumerManager
-	producers  *ProducerManager
-	locks      *RebalanceLockManager
-	hold       *pullHoldService
-	cold       *coldCtr            // cold-data read flow control (coldctr.go)
-	coldHold   coldHolds           // pulls it holds (coldgate.go)
-	rpcObs     DeferredRPCObserver // told of requests answered after their handler returned
-	ids        *uniqIDGen
-	filters    filterCache
-	schedule   *delivery.Schedule
-	trans      *delivery.Transactions
-	timer      *delivery.Timer
-	pop        *pop.Service
+	// events counts DLQ routings and transaction ends for the metrics exporter.
+	events eventCounts
+	// members caches the group's brokers for strict-mode locks (lock_strict.go).
+	members   memberGroup
+	offsets   *ConsumerOffsetManager
+	consumers *ConsumerManager
+	producers *ProducerManager
+	locks     *RebalanceLockManager
+	hold      *pullHoldService
+	cold      *coldCtr            // cold-data read flow control (coldctr.go)
+	coldHold  coldHolds           // pulls it holds (coldgate.go)
+	rpcObs    DeferredRPCObserver // told of requests answered after their handler returned
+	ids       *uniqIDGen
+	filters   filterCache
+	schedule  *delivery.Schedule
+	trans     *delivery.Transactions
+	timer     *delivery.Timer
+	pop       *pop.Service
 	// requestModes is MessageRequestModeManager (assignment.go).
 	requestModes *requestModes
 
@@ -148,16 +152,27 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 			return nil, fmt.Errorf("new broker: %w", err)
 		}
 	}
+	if _, err := auth.SignInnerWith(cfg.InnerClientAuthenticationCredentials, nil); err != nil {
+		return nil, fmt.Errorf("new broker: %w", err)
+	}
 	if len(cfg.nameServers()) > 0 {
 		c := remoting.NewClient(remoting.ClientConfig{Logger: b.log})
-		b.ns, b.nsClose = c, c.Close
-		if b.auth != nil {
-			if b.ns, err = b.auth.SignInner(c); err != nil {
-				return nil, fmt.Errorf("new broker: %w", err)
-			}
-		}
+		b.ns, b.nsClose = b.signInner(c), c.Close
 	}
 	return b, nil
+}
+
+// signInner wraps inv so that every request the broker sends through it (to
+// the name servers, and to its group's peers in strict lock mode) signs with
+// innerClientAuthenticationCredentials, as Java's BrokerOuterAPI does: peers
+// and name servers with ACL on refuse unsigned ones. NewBroker checked the
+// credentials.
+func (b *Broker) signInner(inv NameServerInvoker) NameServerInvoker {
+	signed, err := auth.SignInnerWith(b.conf().InnerClientAuthenticationCredentials, inv)
+	if err != nil {
+		return inv
+	}
+	return signed
 }
 
 // newAuth builds ACL 2.0 from broker.conf (processor/auth).
@@ -192,7 +207,7 @@ func (b *Broker) SetNameServerInvoker(inv NameServerInvoker) {
 	if b.nsClose != nil {
 		_ = b.nsClose()
 	}
-	b.ns, b.nsClose = inv, nil
+	b.ns, b.nsClose = b.signInner(inv), nil
 }
 
 // Config returns the broker's configuration.

@@ -166,6 +166,10 @@ type BrokerConfig struct {
 	// a quorum of the group's brokers took it (lock_strict.go).
 	LockInStrictMode bool `prop:"lockInStrictMode"`
 	TotalReplicas    int  `prop:"totalReplicas"`
+	// SyncBrokerMemberGroupPeriod (ms) is how long strict mode uses the
+	// group's member list before asking the name servers again (Java's
+	// syncBrokerMemberGroup period). Read at start, as Java schedules it.
+	SyncBrokerMemberGroupPeriod int `prop:"syncBrokerMemberGroupPeriod"`
 	// AclEnable turns on ACL 1.0: every request is checked against
 	// plain_acl.yml (processor/acl).
 	AclEnable bool `prop:"aclEnable"`
@@ -277,6 +281,7 @@ func DefaultBrokerConfig() BrokerConfig {
 		UseServerSideResetOffset:    true,
 		RebalanceLockMaxLiveTime:    DefaultLockMaxLiveTime.Milliseconds(),
 		TotalReplicas:               1,
+		SyncBrokerMemberGroupPeriod: 1000,
 		RocketmqHome:                os.Getenv("ROCKETMQ_HOME"),
 		MaxHeldPullRequests:         DefaultMaxHeldPulls,
 		MaxClientGroups:             DefaultMaxClientGroups,

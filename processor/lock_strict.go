@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"rmqd/codec"
+	"rmqd/compat"
 )
 
 // lockInStrictMode (AdminBrokerProcessor.lockBatchMQ): a LOCK_BATCH_MQ from a
@@ -20,8 +21,10 @@ import (
 // Java learns the group's brokers only through syncBrokerMemberGroup, which it
 // schedules with enableSlaveActingMaster alone: without it (the only way rmqd
 // runs) Java's member list stays empty and strict mode grants no lock at all.
-// rmqd asks the name servers for the list (GET_BROKER_MEMBER_GROUP) at each
-// such request instead, so strict mode works in a classic group too.
+// rmqd asks the name servers for the list (GET_BROKER_MEMBER_GROUP) when a
+// strict request needs it and keeps it for syncBrokerMemberGroupPeriod, so
+// strict mode works in a classic group too without a name-server round trip
+// per lock.
 
 // Java's timeouts: 1 s for each forwarded request, 2 s for all of them.
 const (
@@ -42,13 +45,56 @@ func (b *Broker) strictQuorum(body *codec.LockBatchRequestBody) int {
 	return 0
 }
 
-// groupPeers are the addresses of the other brokers of this broker's group, as
-// the first name server that answers lists them.
+// memberGroupStaleMax bounds how long a member list outlives a failed refresh:
+// the peers still decide each lock themselves, so a recent list serves better
+// than none while the name servers are unreachable, but not for long.
+const memberGroupStaleMax = 30 * time.Second
+
+// memberGroup caches this broker's group as the name servers listed it (Java's
+// BrokerMemberGroup): broker id -> address.
+type memberGroup struct {
+	mu    sync.Mutex // held across a refresh: concurrent lock requests share one
+	addrs map[int64]string
+	at    time.Time // when addrs was fetched; zero: never
+}
+
+// groupPeers are the addresses of the other brokers of this broker's group:
+// the cached list while younger than syncBrokerMemberGroupPeriod, else a fresh
+// one from the first name server that answers (the cached one, up to
+// memberGroupStaleMax old, if none does).
 func (b *Broker) groupPeers(ctx context.Context) ([]string, error) {
+	cfg := b.conf()
+	m := &b.members
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Now()
+	age := now.Sub(m.at)
+	if m.at.IsZero() || age >= compat.Millis(int64(max(cfg.SyncBrokerMemberGroupPeriod, 0))) {
+		addrs, err := b.fetchMemberGroup(ctx, cfg)
+		switch {
+		case err == nil:
+			m.addrs, m.at = addrs, now
+		case m.at.IsZero() || age >= memberGroupStaleMax:
+			m.addrs, m.at = nil, time.Time{}
+			return nil, err
+		default:
+			b.log.Warn("strict lock: member group refresh failed, using the last list", "age", age, "err", err)
+		}
+	}
+	var peers []string
+	for id, a := range m.addrs {
+		if id != cfg.BrokerID && a != "" {
+			peers = append(peers, a)
+		}
+	}
+	return peers, nil
+}
+
+// fetchMemberGroup asks the name servers in turn for the group's brokers.
+func (b *Broker) fetchMemberGroup(ctx context.Context, cfg *BrokerConfig) (map[int64]string, error) {
 	if b.ns == nil {
 		return nil, errors.New("no name server client")
 	}
-	cfg := b.conf()
 	var errs []error
 	for _, addr := range cfg.nameServers() {
 		req := codec.NewRequest(codec.ReqGetBrokerMemberGroup)
@@ -72,13 +118,7 @@ func (b *Broker) groupPeers(ctx context.Context) ([]string, error) {
 			errs = append(errs, fmt.Errorf("broker member group from %s: %w", addr, err))
 			continue
 		}
-		var peers []string
-		for id, a := range body.BrokerMemberGroup.BrokerAddrs {
-			if id != cfg.BrokerID && a != "" {
-				peers = append(peers, a)
-			}
-		}
-		return peers, nil
+		return body.BrokerMemberGroup.BrokerAddrs, nil
 	}
 	if len(errs) == 0 {
 		return nil, errors.New("no name server")

@@ -76,6 +76,11 @@ type MetricsSnapshot struct {
 	// observations only.
 	TopicCreate, GroupCreate []CreateTimeMetrics
 	Pop                      pop.Metrics
+	// DLQ, Commits, Rollbacks and HalfMessages are the transaction and DLQ
+	// series (event_metrics.go).
+	DLQ                              []DLQMetrics
+	Commits, Rollbacks, HalfMessages []TopicCount
+	FinishLatency                    []FinishLatencyMetrics
 }
 
 // MetricsSnapshot copies the broker's counters and registries. It runs at scrape
@@ -161,6 +166,7 @@ func (b *Broker) MetricsSnapshot(now time.Time) MetricsSnapshot {
 	s.Timer = b.timer.Metrics(now.UnixMilli())
 	s.TopicCreate, s.GroupCreate = b.createTimes.metrics()
 	s.Pop = b.pop.Metrics(now)
+	b.eventMetrics(&s)
 	return s
 }
 

@@ -157,6 +157,10 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 		if filter, resp = b.pullFilter(h, sgc, reply); resp != nil {
 			return resp, nil
 		}
+	} else if resp := b.readForbidden(h, reply); resp != nil {
+		// A re-run (a woken or dispatch-waiting pull) keeps the filter it
+		// built, but a ban may have come since: Java re-runs every check.
+		return resp, nil
 	}
 	if b.conf().RejectPullConsumerEnable && b.rejectPullConsumer(c, h.ConsumerGroup) {
 		return reply.response(codec.RespSubscriptionNotExist, rejectPullConsumerRemark), nil

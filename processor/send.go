@@ -353,6 +353,7 @@ func (b *Broker) handleRetryAndDLQ(h *codec.SendMessageRequestHeader, msg *codec
 	if msg.ReconsumeTimes <= maxTimes && b.locks.IsLockAllExpired(group) {
 		return props, false
 	}
+	b.events.countDLQ(h.ProducerGroup, h.Topic)
 	dlq := DLQGroupTopicPrefix + group
 	b.topics.CreateInSendMessageBack(dlq, dlqQueueNums, PermWrite|PermRead, 0)
 	msg.Topic = dlq
@@ -425,6 +426,9 @@ func (b *Broker) sendResult(a *sendAnswer, msg *codec.Message, queueID int32, re
 		return resp
 	}
 	b.countPut(msg.Topic, max(res.MsgNum, 1), res.WroteBytes)
+	if res.Status == store.PutOK && msg.Topic == TopicTransHalf {
+		b.events.countHalfPut(msg.Properties) // Java counts a PUT_OK half message only
+	}
 	if len(res.RecordOffsets) > 1 {
 		var sb strings.Builder
 		sb.Grow(len(res.RecordOffsets) * 33)

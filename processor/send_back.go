@@ -84,6 +84,7 @@ func (b *Broker) handleConsumerSendMsgBack(ctx context.Context, c remoting.Conn,
 		maxTimes = *h.MaxReconsumeTimes
 	}
 	if orig.ReconsumeTimes >= maxTimes || delayLevel < 0 {
+		b.events.countDLQ(group, h.OriginTopic)
 		newTopic = DLQGroupTopicPrefix + sgc.GroupName
 		queueID = randomQueue(dlqQueueNums)
 		b.topics.CreateInSendMessageBack(newTopic, dlqQueueNums, PermWrite|PermRead, 0)

@@ -83,3 +83,28 @@ func TestTimerMaxDelaySecBound(t *testing.T) {
 	require.EqualValues(t, codec.RespSuccess, r.Code, "four days within a ten-day limit")
 	require.Eventually(t, func() bool { return long.st.MaxOffsetInQueue(TopicTimer, 0) == 1 }, 5*time.Second, 10*time.Millisecond)
 }
+
+// DELETE_TOPIC_IN_BROKER drops the topic's timer series with its other
+// per-topic series (Java's removeTimingCount): the table does not grow with
+// every topic that ever had a timer.
+func TestDeleteTopicDropsTimerSeries(t *testing.T) {
+	b := newTestBroker(t, nil)
+	ctx := context.Background()
+	c := newTestConn(1)
+	sendOK(t, b, sendReq("TmDel", 0, []byte("x"), "TIMER_DELAY_MS\x01600000\x02"))
+	sendOK(t, b, sendReq("TmKeep", 0, []byte("x"), "TIMER_DELAY_MS\x01600000\x02"))
+	topics := func() map[string]int64 {
+		out := map[string]int64{}
+		for _, m := range b.MetricsSnapshot(time.Now()).Timer.Topics {
+			out[m.Topic] = m.Timing
+		}
+		return out
+	}
+	require.Eventually(t, func() bool { return len(topics()) == 2 }, 5*time.Second, 10*time.Millisecond)
+	del := codec.NewRequest(codec.ReqDeleteTopicInBroker)
+	del.Ext.Set("topic", "TmDel")
+	r, err := b.handleDeleteTopicInBroker(ctx, c, del)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
+	require.Equal(t, map[string]int64{"TmKeep": 1}, topics())
+}

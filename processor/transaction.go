@@ -107,6 +107,8 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c remoting.Conn, req 
 	if err := b.writeOp(ctx, half.QueueID, half.QueueOffset); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
+	realTopic, _ := codec.PropertyValue(half.Properties, codec.PropRealTopic)
+	b.events.countEnd(realTopic, kind == tranCommit, half.BornTimestamp, time.Now().UnixMilli())
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }
 

@@ -145,11 +145,9 @@ func (s *DefaultStore) IsOSPageCacheBusy() bool {
 	return d > s.cfg.OsPageCacheBusyTimeOutMills && d < 10000000
 }
 
-// DispatchBehindBytes is how many commitlog bytes are not yet in their consume
-// queues (ReputMessageService.behind).
-func (s *DefaultStore) DispatchBehindBytes() int64 {
-	return max(s.commitLog.q.maxOffset()-s.reputFrom.Load(), 0)
-}
+// DispatchBehindBytes is dispatchBehindBytes as GET_BROKER_RUNTIME_INFO and
+// the metrics report it: DispatchBehind.
+func (s *DefaultStore) DispatchBehindBytes() int64 { return s.DispatchBehind() }
 
 // errMappedFault is what guardFault returns for a store into a mapped page the
 // file system could not back.

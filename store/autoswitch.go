@@ -62,9 +62,17 @@ func (s *DefaultStore) flushBound() bool {
 	return s.cfg.FlushDiskType == SyncFlush && !s.cfg.ReadUnCommitted
 }
 
-// DispatchBehind is how many confirmed bytes are not dispatched yet (Java's
-// dispatchBehindBytes, from the confirm offset also with readUnCommitted).
-func (s *DefaultStore) DispatchBehind() int64 { return max(s.ConfirmOffset()-s.reputFrom.Load(), 0) }
+// DispatchBehind is how many confirmed bytes are not dispatched yet: Java's
+// dispatchBehindBytes (ReputMessageService.behind), from CommitLog's confirm
+// offset, which under SYNC_FLUSH is no further than the flushed offset, also
+// with readUnCommitted. Bytes waiting for the flush are FlushBehindBytes'.
+func (s *DefaultStore) DispatchBehind() int64 {
+	end := s.ConfirmOffset()
+	if s.cfg.FlushDiskType == SyncFlush {
+		end = min(end, s.commitLog.q.flushedWhere.Load())
+	}
+	return max(end-s.reputFrom.Load(), 0)
+}
 
 // kickReput wakes the dispatcher even when it is not idle-waiting on appends.
 func (s *DefaultStore) kickReput() { signal(s.reputNap.wake) }

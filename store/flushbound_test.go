@@ -129,3 +129,28 @@ func TestSyncFlushSlaveFlushesAndDispatchesReplicated(t *testing.T) {
 	waitDispatched(t, slave, "T", 0, n)
 	require.Equal(t, slave.MaxPhyOffset(), slave.DispatchedPhyOffset())
 }
+
+// Under SYNC_FLUSH what is written but not flushed is behind the flush, not
+// behind dispatch: Java's dispatchBehindBytes (ReputMessageService.behind)
+// counts from CommitLog.getConfirmOffset, the flushed offset there, so a
+// held flush shows 0, not the unflushed bytes (a role change waiting for
+// dispatch to catch up waited on the flush instead).
+func TestSyncFlushDispatchBehindCountsFromTheFlush(t *testing.T) {
+	s, entered, release := openHeldSyncFlush(t, false)
+	done := make(chan PutResult, 1)
+	s.PutMessageAsync(context.Background(), newMsg("T", 0, "held", nil), func(r PutResult) { done <- r })
+	select {
+	case <-entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the group commit never flushed")
+	}
+	s.doReput()
+	require.Less(t, s.FlushedPhyOffset(), s.MaxPhyOffset())
+	require.Zero(t, s.DispatchBehind())
+	require.Zero(t, s.DispatchBehindBytes())
+	require.Positive(t, s.FlushBehindBytes(), "the bytes wait for the flush")
+	release()
+	<-done
+	require.Eventually(t, func() bool { return s.DispatchedPhyOffset() == s.MaxPhyOffset() }, 5*time.Second, time.Millisecond)
+	require.Zero(t, s.DispatchBehind())
+}

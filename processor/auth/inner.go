@@ -29,7 +29,15 @@ func (s signingInvoker) InvokeSync(ctx context.Context, addr string, req *codec.
 // innerClientAuthenticationCredentials; inv is returned as is when they are
 // unset.
 func (m *Manager) SignInner(inv Invoker) (Invoker, error) {
-	ak, sk, ok, err := m.InnerCredentials()
+	return SignInnerWith(m.cfg.InnerClientAuthenticationCredentials, inv)
+}
+
+// SignInnerWith wraps inv so that its requests sign with credentials (the
+// innerClientAuthenticationCredentials JSON); inv is returned as is when they
+// are unset. Java's BrokerOuterAPI signs whenever they are set, whether or not
+// the broker authenticates its own clients.
+func SignInnerWith(credentials string, inv Invoker) (Invoker, error) {
+	ak, sk, ok, err := ParseInnerCredentials(credentials)
 	if err != nil || !ok {
 		return inv, err
 	}

@@ -216,14 +216,20 @@ func (m *Manager) initInnerUser() error {
 // InnerCredentials is innerClientAuthenticationCredentials: the AK/SK the
 // broker signs its own requests with (ok false when unset).
 func (m *Manager) InnerCredentials() (accessKey, secretKey string, ok bool, err error) {
-	if strings.TrimSpace(m.cfg.InnerClientAuthenticationCredentials) == "" {
+	return ParseInnerCredentials(m.cfg.InnerClientAuthenticationCredentials)
+}
+
+// ParseInnerCredentials reads innerClientAuthenticationCredentials' JSON
+// (ok false when blank).
+func ParseInnerCredentials(s string) (accessKey, secretKey string, ok bool, err error) {
+	if strings.TrimSpace(s) == "" {
 		return "", "", false, nil
 	}
 	var c struct {
 		AccessKey string `json:"accessKey"`
 		SecretKey string `json:"secretKey"`
 	}
-	if err := codec.UnmarshalBody([]byte(m.cfg.InnerClientAuthenticationCredentials), &c); err != nil {
+	if err := codec.UnmarshalBody([]byte(s), &c); err != nil {
 		return "", "", false, fmt.Errorf("auth: innerClientAuthenticationCredentials: %w", err)
 	}
 	return c.AccessKey, c.SecretKey, c.AccessKey != "", nil

@@ -712,7 +712,7 @@ type TimerMetrics struct {
 	// Due[i] counts waiting messages due within (TimerBoundsSec[i-1], TimerBoundsSec[i]] seconds.
 	Due [len(TimerBoundsSec)]int64
 	// Topics are the per-topic counts of every real topic the wheel read
-	// since the start.
+	// since the start and not deleted since (ForgetTopic).
 	Topics []TimerTopicMetrics
 }
 

@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"slices"
 	"strings"
 
 	"rmqd/codec"
@@ -101,4 +102,36 @@ func (t *Timer) topicMetrics() []TimerTopicMetrics {
 		}
 	}
 	return out
+}
+
+// ForgetTopic drops a deleted topic's counts (Java's removeTimingCount on
+// DELETE_TOPIC_IN_BROKER), so a broker whose topics come and go keeps a
+// table only of the live ones. Its entries still in the wheel are delivered
+// uncounted; the others' references shift down with the table. A topic
+// delete is rare, so walking the wheel here is acceptable (a scrape does).
+func (t *Timer) ForgetTopic(topic string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	i, ok := t.topicIdx[topic]
+	if !ok {
+		return
+	}
+	ref := i + 1
+	t.topics = slices.Delete(t.topics, int(i), int(i)+1) // zeroes the tail: no name kept behind
+	delete(t.topicIdx, topic)
+	for name, j := range t.topicIdx {
+		if j > i {
+			t.topicIdx[name] = j - 1
+		}
+	}
+	for _, slot := range t.wheel {
+		for k := range slot {
+			switch e := &slot[k]; {
+			case e.topic == ref:
+				e.topic = noTopic
+			case e.topic > ref:
+				e.topic--
+			}
+		}
+	}
 }

@@ -68,3 +68,38 @@ func TestTimerMetricsCountPerTopic(t *testing.T) {
 	require.EqualValues(t, 1, got["B"].Timing)
 	require.Zero(t, got["B"].Dequeued)
 }
+
+// A deleted topic's timer counts go (removeTimingCount); the other topics'
+// counts stay right, their entries still in the wheel counted under them.
+func TestTimerForgetTopicDropsItsCounts(t *testing.T) {
+	h, st := newTestHost(t)
+	tm := NewTimer(h, nil)
+	now := time.Now().UnixMilli()
+	deliver := (now/1000 + 30) * 1000
+	for _, topic := range []string{"A", "B", "C", "B"} {
+		m := &codec.Message{Topic: topic, QueueID: 0, Body: []byte("x"), BornTimestamp: now,
+			Properties: codec.SetProperty("", codec.PropTimerDeliverMs, strconv.FormatInt(deliver, 10))}
+		ok, _ := ParkTimerGated(m, nil, TimerMaxDelayMs, tm.Precision(), nil)
+		require.True(t, ok)
+		m.BornHost, m.StoreHost = testHost, testHost
+		require.True(t, st.PutMessage(context.Background(), m).Status.Written())
+	}
+	require.Eventually(t, func() bool { return st.MaxOffsetInQueue(TopicTimer, 0) == 4 }, 5*time.Second, 5*time.Millisecond)
+	tm.StepAt(context.Background(), now)
+	timing := func() map[string]int64 {
+		out := map[string]int64{}
+		for _, m := range tm.Metrics(now).Topics {
+			out[m.Topic] = m.Timing
+		}
+		return out
+	}
+	require.Equal(t, map[string]int64{"A": 1, "B": 2, "C": 1}, timing())
+
+	tm.ForgetTopic("A")
+	require.Equal(t, map[string]int64{"B": 2, "C": 1}, timing())
+	tm.ForgetTopic("nope")
+	require.Equal(t, map[string]int64{"B": 2, "C": 1}, timing())
+
+	tm.ForgetTopic("B")
+	require.Equal(t, map[string]int64{"C": 1}, timing())
+}

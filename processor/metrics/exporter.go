@@ -304,6 +304,7 @@ func (c *brokerCollector) collect(out *sink) {
 	collectTimerTopics(out, &s)
 	collectPop(out, &s)
 	collectCreateTimes(out, &s)
+	collectEvents(out, &s)
 
 	if c.st == nil {
 		return

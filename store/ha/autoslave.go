@@ -219,7 +219,7 @@ func (c *autoClient) truncate(mh MasterHandshake) (int64, error) {
 	if point < 0 {
 		return 0, fmt.Errorf("no consistent point between master epochs %v and local %v", mh.Entries, ec.Entries())
 	}
-	if floor := st.ConfirmOffset() - st.DispatchBehind(); c.a.cfg.AllAckInSyncStateSet && point < floor {
+	if floor := min(st.ConfirmOffset(), st.DispatchedPhyOffset()); c.a.cfg.AllAckInSyncStateSet && point < floor {
 		// With allAckInSyncStateSet the confirm offset is held by every
 		// member of the sync state set, so a master the controller elects
 		// holds what this slave dispatched below it (the whole records its

@@ -30,7 +30,10 @@ type AutoStore interface {
 	UseConfirmOffset(on bool)
 	SetConfirmOffset(offset int64)
 	ConfirmOffset() int64
+	// DispatchBehind is what dispatch has yet to reach (under SYNC_FLUSH, of
+	// what is flushed); DispatchedPhyOffset is where it is.
 	DispatchBehind() int64
+	DispatchedPhyOffset() int64
 }
 
 // AutoConfig holds the controller-mode HA settings.
