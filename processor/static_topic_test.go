@@ -213,3 +213,37 @@ func TestStaticTopicRemappedAndRefused(t *testing.T) {
 	require.False(t, ok)
 	require.Equal(t, 1, b.mappings.Len())
 }
+
+// A pull held on a logical queue waits on its physical queue and, re-run when
+// a message arrives there, reads that queue (the hold keeps the rewritten id).
+func TestStaticTopicHeldPull(t *testing.T) {
+	b := newTestBroker(t, nil)
+	ctx := context.Background()
+	bn := b.conf().BrokerName
+	detail := fmt.Sprintf(`{"bname":%q,"epoch":1,"hostedQueues":{0:[%s],1:[%s]},"topic":"HeldT","totalQueues":2}`,
+		bn, item(0, 1, bn, 0), item(0, 0, bn, 0))
+	resp, _ := b.handleUpdateAndCreateStaticTopic(ctx, newTestConn(40102), staticTopicReq("HeldT", 2, detail))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+
+	held := newTestConn(40103)
+	r, err := b.handlePullMessage(ctx, held, pullReq("G", "HeldT", 0, 0, codec.PullFlagSubscription|codec.PullFlagSuspend, 20000))
+	require.NoError(t, err)
+	require.Nil(t, r)
+	require.Equal(t, 1, b.HeldPulls())
+
+	// Logical 1 is physical 0: the held pull (physical 1) stays held.
+	resp, _ = b.handleSendMessage(ctx, newTestConn(40104), sendReq("HeldT", 1, []byte("other"), ""))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Equal(t, "1", ext(t, resp, "queueId"))
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("HeldT", 0) == 1 }, 5*time.Second, 5*time.Millisecond)
+	require.Equal(t, 1, b.HeldPulls())
+
+	resp, _ = b.handleSendMessage(ctx, newTestConn(40104), sendReq("HeldT", 0, []byte("mine"), ""))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	pr := waitResponse(t, held, 1)
+	require.EqualValues(t, codec.RespSuccess, pr.Code, pr.Remark)
+	msgs := decodeBody(t, pr.Body)
+	require.Len(t, msgs, 1)
+	require.Equal(t, "mine", string(msgs[0].Body))
+	require.EqualValues(t, 1, msgs[0].QueueID, "stored in the physical queue")
+}

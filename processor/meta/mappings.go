@@ -74,7 +74,8 @@ func (m *TopicQueueMappingManager) Infos(topics func(yield func(string) bool)) m
 // an epoch not below the stored one, the same scope, the queues the stored
 // mapping hosts kept (taken over from it when the epoch grew), and at an
 // equal epoch the same leaders. With force the stored mapping's queues that d
-// leaves out are kept. d is owned by the manager afterwards.
+// leaves out are kept. d is owned by the manager afterwards. An error is a
+// refusal: nothing changed.
 func (m *TopicQueueMappingManager) Update(d *codec.TopicQueueMappingDetail, force bool) error {
 	for id, items := range d.HostedQueues {
 		if err := checkItemOffsets(items); err != nil {
@@ -96,7 +97,13 @@ func (m *TopicQueueMappingManager) Update(d *codec.TopicQueueMappingDetail, forc
 	m.mu.Unlock()
 	m.log.Info("static topic mapping updated", "topic", d.Topic, "epoch", d.Epoch, "totalQueues", d.TotalQueues,
 		"hostedQueues", len(d.HostedQueues), "force", force)
-	return m.Persist()
+	// The mapping is in force whatever the write does, as in Java (whose
+	// ConfigManager.persist logs a failure): refusing now would leave the
+	// table and the answer disagreeing.
+	if err := m.Persist(); err != nil {
+		m.log.Error("persist topicQueueMapping.json", "err", err)
+	}
+	return nil
 }
 
 // mappingError is a refusal worded as Java's (its remark goes to mqadmin).
