@@ -135,14 +135,18 @@ func (b *Broker) handleDeleteTopicInBroker(ctx context.Context, c remoting.Conn,
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }
 
-// handleGetAllTopicConfig is GET_ALL_TOPIC_CONFIG.
+// handleGetAllTopicConfig is GET_ALL_TOPIC_CONFIG (5.x: with the static
+// topics' mappings).
 func (b *Broker) handleGetAllTopicConfig(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	body, err := codec.MarshalBody(b.topics.Snapshot())
 	if err != nil {
 		return nil, fmt.Errorf("encode topic configs: %w", err)
 	}
+	// Java's TopicConfigAndMappingSerializeWrapper: the static topics' mappings
+	// too, which an rmqd slave copies (SyncFromMaster).
+	body = b.mappings.AppendWrapperFields(body[:len(body)-1])
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
-	resp.Body = body
+	resp.Body = append(body, '}')
 	return resp, nil
 }
 

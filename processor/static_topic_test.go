@@ -13,6 +13,8 @@ import (
 
 	"rmqd/codec"
 	"rmqd/processor/meta"
+	"rmqd/remoting"
+	"rmqd/store"
 )
 
 // staticTopicReq is UPDATE_AND_CREATE_STATIC_TOPIC as mqadmin's
@@ -246,4 +248,46 @@ func TestStaticTopicHeldPull(t *testing.T) {
 	require.Len(t, msgs, 1)
 	require.Equal(t, "mine", string(msgs[0].Body))
 	require.EqualValues(t, 1, msgs[0].QueueID, "stored in the physical queue")
+}
+
+// GET_ALL_TOPIC_CONFIG carries the mappings (Java's
+// TopicConfigAndMappingSerializeWrapper), and a slave copies them, so one
+// serving reads (slaveReadEnable) maps logical ids as its master does.
+func TestStaticTopicSlaveSync(t *testing.T) {
+	ctx := context.Background()
+	master := newTestBroker(t, nil)
+	bn := master.conf().BrokerName
+	detail := fmt.Sprintf(`{"bname":%q,"epoch":7,"hostedQueues":{0:[%s],1:[%s],2:[%s]},"topic":"SyncStaticT","totalQueues":3}`,
+		bn, item(0, 1, bn, 0), item(0, 0, bn, 0), item(0, 0, "broker-x", 0))
+	resp, _ := master.handleUpdateAndCreateStaticTopic(ctx, newTestConn(40105), staticTopicReq("SyncStaticT", 2, detail))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	resp, _ = master.handleSendMessage(ctx, newTestConn(40105), sendReq("SyncStaticT", 0, []byte("on physical 1"), ""))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+
+	resp, _ = master.handleGetAllTopicConfig(ctx, newTestConn(40105), codec.NewRequest(codec.ReqGetAllTopicConfig))
+	require.Contains(t, string(resp.Body), `,"topicQueueMappingDetailMap":{"SyncStaticT":{"bname":`)
+	var all TopicConfigTable
+	require.NoError(t, codec.UnmarshalBody(resp.Body, &all), "still the topic table")
+	require.Contains(t, all.TopicConfigTable, "SyncStaticT")
+
+	srv := remoting.NewServer(remoting.ServerConfig{Addr: "127.0.0.1:0", Logger: quietLog()})
+	master.Register(srv)
+	require.NoError(t, srv.Start(ctx))
+	defer srv.Shutdown(context.Background())
+	slave := newTestBrokerWith(t, func(c *BrokerConfig) { slaveConf(c); c.SlaveReadEnable = true },
+		func(s *store.Config) { s.BrokerRole = store.RoleSlave }, nil)
+	cl := remoting.NewClient(remoting.ClientConfig{Logger: quietLog()})
+	defer cl.Close()
+	slave.SetNameServerInvoker(cl)
+	require.NoError(t, slave.SyncFromMaster(ctx, srv.Addr().String()))
+	require.Equal(t, master.mappings.Get("SyncStaticT"), slave.mappings.Get("SyncStaticT"))
+	require.Equal(t, master.mappings.DataVersion(), slave.mappings.DataVersion())
+
+	// The slave maps as its master: logical 2 is led by broker-x (without the
+	// mapping it would read physical queue 2).
+	q := codec.NewRequest(codec.ReqGetMaxOffset)
+	q.Ext.Set("topic", "SyncStaticT")
+	q.Ext.Set("queueId", "2")
+	resp, _ = slave.handleGetMaxOffset(ctx, newTestConn(40106), q)
+	require.EqualValues(t, codec.RespNotLeaderForQueue, resp.Code, resp.Remark)
 }

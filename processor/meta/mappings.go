@@ -237,6 +237,59 @@ func (m *TopicQueueMappingManager) Load() error {
 	})
 }
 
+// AppendWrapperFields appends what Java's TopicConfigAndMappingSerializeWrapper
+// adds to GET_ALL_TOPIC_CONFIG: ,"mappingDataVersion":…,"topicQueueMappingDetailMap":{…},"topicQueueMappingInfoMap":{}.
+func (m *TopicQueueMappingManager) AppendWrapperFields(dst []byte) []byte {
+	m.mu.Lock() // the table and its version read together
+	t, v := *m.table.Load(), m.version.Get()
+	m.mu.Unlock()
+	dst = append(dst, `,"mappingDataVersion":`...)
+	dst = v.AppendJSON(dst)
+	dst = append(dst, `,"topicQueueMappingDetailMap":{`...)
+	for i, topic := range codec.SortedKeys(t) {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = codec.AppendJSONKey(dst, topic)
+		dst = t[topic].AppendJSON(dst)
+	}
+	return append(dst, `},"topicQueueMappingInfoMap":{}`...)
+}
+
+// ReplaceFromMaster makes the table the master's (its GET_ALL_TOPIC_CONFIG
+// answer) when the master's mapping version differs, and persists it. A master
+// that sends no mappingDataVersion (4.x) leaves the table alone. Java's slave
+// takes the version but not the mappings (it copies the topic configs again
+// instead), so it serves a static topic's logical ids as physical ones.
+func (m *TopicQueueMappingManager) ReplaceFromMaster(body []byte) error {
+	var w struct {
+		MappingDataVersion *DataVersion             `json:"mappingDataVersion"`
+		DetailMap          map[string]codec.RawJSON `json:"topicQueueMappingDetailMap"`
+	}
+	if err := codec.UnmarshalBody(body, &w); err != nil {
+		return fmt.Errorf("decode master static topic mappings: %w", err)
+	}
+	if w.MappingDataVersion == nil || *w.MappingDataVersion == m.version.Get() {
+		return nil
+	}
+	next := make(map[string]*codec.TopicQueueMappingDetail, len(w.DetailMap))
+	for topic, raw := range w.DetailMap {
+		if string(raw) == "null" {
+			continue
+		}
+		d, err := codec.DecodeTopicQueueMappingDetail(raw)
+		if err != nil {
+			return fmt.Errorf("master static topic mapping of %s: %w", topic, err)
+		}
+		next[topic] = d
+	}
+	m.mu.Lock()
+	m.table.Store(&next)
+	m.version.Set(*w.MappingDataVersion)
+	m.mu.Unlock()
+	return m.Persist()
+}
+
 // Persist writes topicQueueMapping.json.
 func (m *TopicQueueMappingManager) Persist() error {
 	if err := m.file.Persist(); err != nil {
