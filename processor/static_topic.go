@@ -126,7 +126,7 @@ func (b *Broker) handleUpdateAndCreateStaticTopic(ctx context.Context, c remotin
 	if remark, ok := checkQueueNums(tc.ReadQueueNums, tc.WriteQueueNums); !ok {
 		return b.refuseAdmin(c, req, codec.RespInvalidParameter, remark, "static topic update refused"), nil
 	}
-	d = d.Clone() // strings alias the request frame
+	d = d.Clone() // stored for good: nothing shared with the request's decoding
 	// The mapping first: the topic change below wakes the registration, which
 	// must carry the mapping (Java updates both before registering).
 	if err := b.mappings.Update(d, force); err != nil {
