@@ -112,3 +112,55 @@ func TestCompressedRegisterBodyMappingIsRewritten(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, b.TopicConfigSerializeWrapper.TopicQueueMappingInfoMap, again.TopicConfigSerializeWrapper.TopicQueueMappingInfoMap)
 }
+
+// What mqadmin's createStaticTopic sends (TopicQueueMappingDetail.encode():
+// fastjson, bare Integer keys) is read and written back byte for byte.
+func TestTopicQueueMappingDetailRoundTrip(t *testing.T) {
+	in := `{"bname":"broker-a","currIdMap":{},"dirty":false,"epoch":1700000000000,"hostedQueues":{0:[{"bname":"broker-a","endOffset":-1,"gen":0,"logicOffset":0,"queueId":0,"startOffset":0,"timeOfEnd":-1,"timeOfStart":-1}],2:[{"bname":"broker-a","endOffset":-1,"gen":0,"logicOffset":0,"queueId":1,"startOffset":0,"timeOfEnd":-1,"timeOfStart":-1}]},"scope":"__global__","topic":"StaticTopic","totalQueues":4}`
+	d, err := DecodeTopicQueueMappingDetail([]byte(in))
+	require.NoError(t, err)
+	require.Equal(t, in, string(d.AppendJSON(nil)))
+	require.Equal(t, []LogicQueueMappingItem{{QueueID: 1, Bname: "broker-a", EndOffset: -1, TimeOfStart: -1, TimeOfEnd: -1}}, d.HostedQueues[2])
+	require.Equal(t, map[int32]int32{0: 0, 2: 1}, d.MappingInfo().CurrIDMap)
+	require.Equal(t, d, d.Clone())
+
+	// Java's initialisers: endOffset and the times -1, hostedQueues empty.
+	d, err = DecodeTopicQueueMappingDetail([]byte(`{"topic":"T","bname":"b","hostedQueues":{"1":[{"bname":"b","queueId":3}]}}`))
+	require.NoError(t, err)
+	require.Equal(t, LogicQueueMappingItem{QueueID: 3, Bname: "b", EndOffset: -1, TimeOfStart: -1, TimeOfEnd: -1}, d.HostedQueues[1][0])
+	d, err = DecodeTopicQueueMappingDetail([]byte(`{"topic":"T","hostedQueues":null}`))
+	require.NoError(t, err)
+	require.NotNil(t, d.HostedQueues)
+	require.Empty(t, d.HostedQueues)
+}
+
+func TestTopicQueueMappingDetailIsBounded(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString(`{"topic":"T","hostedQueues":{0:[`)
+	for i := 0; i <= MaxMappingItems; i++ {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(`{"gen":` + strconv.Itoa(i) + `}`)
+	}
+	sb.WriteString(`]}}`)
+	_, err := DecodeTopicQueueMappingDetail([]byte(sb.String()))
+	require.ErrorContains(t, err, "more than 256 items")
+
+	sb.Reset()
+	sb.WriteString(`{"topic":"T","hostedQueues":{`)
+	for i := 0; i <= MaxMappingQueues; i++ {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(strconv.Itoa(i) + `:[]`)
+	}
+	sb.WriteString(`}}`)
+	_, err = DecodeTopicQueueMappingDetail([]byte(sb.String()))
+	require.ErrorContains(t, err, "more than 65535 entries")
+
+	for _, bad := range []string{`{"hostedQueues":{"x":[]}}`, `{"hostedQueues":{0:[null]}}`, `{"hostedQueues":{0:[{"bname":"` + strings.Repeat("b", 1025) + `"}]}}`} {
+		_, err = DecodeTopicQueueMappingDetail([]byte(bad))
+		require.Error(t, err, bad)
+	}
+}

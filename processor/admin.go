@@ -123,6 +123,7 @@ func (b *Broker) handleDeleteTopicInBroker(ctx context.Context, c remoting.Conn,
 	}
 	b.queuesMu.Lock()
 	for _, t := range drop {
+		b.mappings.Delete(t) // first: the deletion's registration must not carry it
 		b.topics.Delete(t)
 		b.offsets.DeleteTopic(t)
 		b.pop.ForgetTopic(t)
@@ -139,19 +140,23 @@ func (b *Broker) handleDeleteTopicInBroker(ctx context.Context, c remoting.Conn,
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }
 
-// handleGetAllTopicConfig is GET_ALL_TOPIC_CONFIG.
+// handleGetAllTopicConfig is GET_ALL_TOPIC_CONFIG (5.x: with the static
+// topics' mappings).
 func (b *Broker) handleGetAllTopicConfig(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	body, err := codec.MarshalBody(b.topics.Snapshot())
 	if err != nil {
 		return nil, fmt.Errorf("encode topic configs: %w", err)
 	}
+	// Java's TopicConfigAndMappingSerializeWrapper: the static topics' mappings
+	// too, which an rmqd slave copies (SyncFromMaster).
+	body = b.mappings.AppendWrapperFields(body[:len(body)-1])
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
-	resp.Body = body
+	resp.Body = append(body, '}')
 	return resp, nil
 }
 
-// handleGetTopicConfig is GET_TOPIC_CONFIG (TopicConfigAndQueueMapping without a
-// mapping detail).
+// handleGetTopicConfig is GET_TOPIC_CONFIG (TopicConfigAndQueueMapping: with
+// the static topic's mapping detail when asked with lo=true).
 func (b *Broker) handleGetTopicConfig(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	var h codec.TopicOnlyRequestHeader
 	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
@@ -167,7 +172,7 @@ func (b *Broker) handleGetTopicConfig(ctx context.Context, c remoting.Conn, req 
 		return nil, fmt.Errorf("encode topic config: %w", err)
 	}
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
-	resp.Body = body
+	resp.Body = b.staticTopicConfigBody(req, topic, body)
 	return resp, nil
 }
 

@@ -45,6 +45,7 @@ type Broker struct {
 	// members caches the group's brokers for strict-mode locks (lock_strict.go).
 	members   memberGroup
 	offsets   *ConsumerOffsetManager
+	mappings  *meta.TopicQueueMappingManager // static topics (static_topic.go)
 	consumers *ConsumerManager
 	producers *ProducerManager
 	locks     *RebalanceLockManager
@@ -116,6 +117,7 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 	b.topics = meta.NewTopicConfigManager(b.metaConf, b.log)
 	b.groups = meta.NewSubscriptionGroupManager(b.metaConf, b.log)
 	b.offsets = meta.NewConsumerOffsetManager(b.conf().ConfigDir(), b.log)
+	b.mappings = meta.NewTopicQueueMappingManager(b.conf().ConfigDir(), b.log)
 	if cfg.Store.EnableLmq {
 		b.offsets.UseLMQ()
 	}
@@ -132,7 +134,7 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 	b.requestModes = newRequestModes(cfg.ConfigDir())
 	for name, load := range map[string]func() error{"topics": b.topics.Load, "subscription groups": b.groups.Load,
 		"consumer offsets": b.offsets.Load, "delay offsets": b.schedule.Load, "consumer order info": b.pop.Load,
-		"message request modes": b.requestModes.load} {
+		"message request modes": b.requestModes.load, "static topic mappings": b.mappings.Load} {
 		if err := load(); err != nil {
 			return nil, fmt.Errorf("new broker: load %s: %w", name, err)
 		}
@@ -254,6 +256,7 @@ func (b *Broker) Handlers() map[int32]remoting.Processor {
 		codec.ReqUpdateAndCreateTopic:                 f(b.handleUpdateAndCreateTopic),
 		codec.ReqGetAllTopicConfig:                    f(b.handleGetAllTopicConfig),
 		codec.ReqGetTopicConfig:                       f(b.handleGetTopicConfig),
+		codec.ReqUpdateAndCreateStaticTopic:           f(b.handleUpdateAndCreateStaticTopic),
 		codec.ReqDeleteTopicInBroker:                  f(b.handleDeleteTopicInBroker),
 		codec.ReqGetAllSubscriptiongroupConfig:        f(b.handleGetAllSubscriptionGroupConfig),
 		codec.ReqUpdateAndCreateSubscriptiongroup:     f(b.handleUpdateAndCreateSubscriptionGroup),

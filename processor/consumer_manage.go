@@ -22,6 +22,9 @@ func (b *Broker) handleQueryConsumerOffset(ctx context.Context, c remoting.Conn,
 	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
+	if resp := b.staticQueueHeader(req, h.Topic, &h.QueueID); resp != nil {
+		return resp, nil
+	}
 	group, topic, queueID := h.ConsumerGroup, h.Topic, h.QueueID
 	// 5.x: an explicit setZeroIfNotFound=false turns the offset-0 rule off.
 	noZero := h.SetZeroIfNotFound != nil && !*h.SetZeroIfNotFound
@@ -86,6 +89,9 @@ func (b *Broker) handleUpdateConsumerOffset(ctx context.Context, c remoting.Conn
 	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
+	if resp := b.staticQueueHeader(req, h.Topic, &h.QueueID); resp != nil {
+		return resp, nil
+	}
 	group, topic, queueID, off := h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset
 	// Java 5.x's containsSubscriptionGroup: a commit never creates the group
 	// (the heartbeat does, under autoCreateSubscriptionGroup).
@@ -114,6 +120,9 @@ func (b *Broker) handleGetMaxOffset(ctx context.Context, c remoting.Conn, req *c
 	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
+	if resp := b.staticQueueHeader(req, h.Topic, &h.QueueID); resp != nil {
+		return resp, nil
+	}
 	topic, q := h.Topic, h.QueueID
 	b.waitDispatch(b.store.MaxPhyOffset(), syncDispatchWait, c)
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
@@ -126,6 +135,9 @@ func (b *Broker) handleGetMinOffset(ctx context.Context, c remoting.Conn, req *c
 	var h codec.QueueRequestHeader
 	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
+	}
+	if resp := b.staticQueueHeader(req, h.Topic, &h.QueueID); resp != nil {
+		return resp, nil
 	}
 	topic, q := h.Topic, h.QueueID
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
@@ -144,6 +156,9 @@ func (b *Broker) handleSearchOffsetByTimestamp(ctx context.Context, c remoting.C
 	var h codec.SearchOffsetRequestHeader
 	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
+	}
+	if resp := b.staticQueueHeader(req, h.Topic, &h.QueueID); resp != nil {
+		return resp, nil
 	}
 	topic, q, ts := h.Topic, h.QueueID, h.Timestamp
 	var off int64
@@ -169,6 +184,9 @@ func (b *Broker) handleGetEarliestMsgStoretime(ctx context.Context, c remoting.C
 	var h codec.QueueRequestHeader
 	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
+	}
+	if resp := b.staticQueueHeader(req, h.Topic, &h.QueueID); resp != nil {
+		return resp, nil
 	}
 	topic, q := h.Topic, h.QueueID
 	resp := codec.NewResponse(req, codec.RespSuccess, "")

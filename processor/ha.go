@@ -159,8 +159,13 @@ func (b *Broker) SyncFromMaster(ctx context.Context, addr string) error {
 	var errs []error
 	if body, err := get(codec.ReqGetAllTopicConfig); err != nil {
 		errs = append(errs, err)
-	} else if err := b.topics.ReplaceFromMaster(body); err != nil {
-		errs = append(errs, err)
+	} else {
+		if err := b.topics.ReplaceFromMaster(body); err != nil {
+			errs = append(errs, err)
+		}
+		if err := b.mappings.ReplaceFromMaster(body); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if body, err := get(codec.ReqGetAllConsumerOffset); err != nil {
 		errs = append(errs, err)

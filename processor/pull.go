@@ -102,6 +102,12 @@ func (b *Broker) handlePullMessage(ctx context.Context, c remoting.Conn, req *co
 	if err := h.Decode(req.Ext); err != nil {
 		return reply.response(codec.RespSystemError, err.Error()), nil
 	}
+	// Here, not in pull: a held pull is re-run with the physical id.
+	phys, _, _, refused := b.staticQueue(req, h.Topic, h.QueueID, false)
+	if refused != nil {
+		return reply.response(refused.code, refused.remark), nil
+	}
+	h.QueueID = phys
 	var dispatchTarget int64
 	if _, ok := b.store.(dispatchProgress); ok && h.SysFlag&codec.PullFlagSuspend == 0 {
 		dispatchTarget = b.store.MaxPhyOffset()

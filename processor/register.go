@@ -190,6 +190,9 @@ func (b *Broker) registerBody(table map[string]TopicConfig, version DataVersion)
 		}
 		reg.TopicConfigSerializeWrapper.TopicConfigTable[name] = &tc
 	}
+	// Static topics' mappings go with their topics, as Java's registerBrokerAll
+	// and registerIncrementBrokerData send them.
+	reg.TopicConfigSerializeWrapper.TopicQueueMappingInfoMap = b.mappings.Infos(maps.Keys(table))
 	return reg
 }
 

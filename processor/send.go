@@ -53,6 +53,9 @@ type sendAnswer struct {
 	resp codec.RemotingCommand
 	hdr  codec.SendMessageResponseHeader
 	id   [compat.OffsetMsgIDMaxLen]byte
+	// logical is the queue id answered for a static topic's send (static).
+	logical int32
+	static  bool
 }
 
 // sendInline picks the sends that run on the network event loop: those to a
@@ -94,6 +97,13 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 	if err := h.DecodeSend(req.Code, req.Ext); err != nil {
 		return setCode(resp, codec.RespSystemError, err.Error())
 	}
+	// A static topic's logical queue is sent to its physical one, and the
+	// answer names the logical one (SendMessageProcessor's rewrite).
+	phys, logical, static, refused := b.staticQueue(req, h.Topic, h.QueueID, true)
+	if refused != nil {
+		return setCode(resp, refused.code, refused.remark)
+	}
+	h.QueueID, a.logical, a.static = phys, logical, static
 	batch := req.Code == codec.ReqSendBatchMessage
 	tc, ok := b.sendCheck(c, &h, resp)
 	if !ok {
@@ -447,6 +457,9 @@ func (b *Broker) sendResult(a *sendAnswer, msg *codec.Message, queueID int32, re
 		hdr.MsgID = unsafe.String(unsafe.SliceData(id), len(id))
 	}
 	hdr.QueueID = queueID
+	if a.static {
+		hdr.QueueID = a.logical
+	}
 	hdr.QueueOffset = res.QueueOffset
 	return resp
 }

@@ -129,6 +129,8 @@ func TestAdminAndDecisions(t *testing.T) {
 			"User:alice has no permission to access Cluster:DefaultCluster from 127.0.0.1, no matched policies."},
 		{"topic create", "alice", "alicepw", codec.ReqUpdateAndCreateTopic, ext("topic", "orders"), codec.RespNoPermission,
 			"User:alice has no permission to access Topic:orders from 127.0.0.1, no matched policies."},
+		{"static topic create needs Create on the topic (stricter than Java)", "alice", "alicepw", codec.ReqUpdateAndCreateStaticTopic, ext("topic", "orders"), codec.RespNoPermission,
+			"User:alice has no permission to access Topic:orders from 127.0.0.1, no matched policies."},
 		{"broker config change needs the cluster (stricter than Java)", "alice", "alicepw", codec.ReqUpdateBrokerConfig, nil, codec.RespNoPermission,
 			"User:alice has no permission to access Cluster:DefaultCluster from 127.0.0.1, no matched policies."},
 		{"deleting commitlog files needs the cluster (stricter than Java)", "alice", "alicepw", codec.ReqDeleteExpiredCommitlog, nil, codec.RespNoPermission,
@@ -146,8 +148,8 @@ func TestAdminAndDecisions(t *testing.T) {
 			t.Errorf("%s: %d %q, want %d %q", c.name, resp.Code, resp.Remark, c.want, c.remark)
 		}
 	}
-	if got := m.refusals.Len(); got != 13 {
-		t.Errorf("%d refusal lines queued, want 13", got)
+	if got := m.refusals.Len(); got != 14 {
+		t.Errorf("%d refusal lines queued, want 14", got)
 	}
 	r := <-m.refusals.Queued()
 	if r.User != "alice" || r.Addr != "127.0.0.1:40000" {

@@ -1,6 +1,7 @@
 // Package meta holds the broker's persisted metadata: topic configs,
-// subscription groups, consumer offsets and the config files they live in
-// (Java's TopicConfigManager, SubscriptionGroupManager, ConsumerOffsetManager
+// subscription groups, consumer offsets, static topics' queue mappings and the
+// config files they live in (Java's TopicConfigManager,
+// SubscriptionGroupManager, ConsumerOffsetManager, TopicQueueMappingManager
 // and ConfigManager). It knows no connection or request, so it is tested alone;
 // processor's handlers and replication read and change it through the managers.
 package meta
