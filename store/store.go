@@ -72,6 +72,10 @@ type DefaultStore struct {
 	// cold is the live cold-data read check (coldread.go).
 	cold coldCheck
 
+	// compaction is Java's CompactionStore (compaction.go); nil without
+	// enableCompaction.
+	compaction *compactionService
+
 	lockFile   *os.File
 	lastExitOK bool
 
@@ -161,6 +165,11 @@ func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
 	s.group = newGroupCommit(s)
 	if err := s.recover(); err != nil {
 		return nil, fmt.Errorf("recover store: %w", err)
+	}
+	if cfg.EnableCompaction {
+		if s.compaction, err = openCompaction(s); err != nil {
+			return nil, err
+		}
 	}
 	ok = true
 	return s, nil
@@ -315,6 +324,9 @@ func (s *DefaultStore) Start() error {
 	s.goService(s.runClean)
 	s.goService(s.runPageKeeper)
 	s.goService(s.runUnmapIdle)
+	if s.compaction != nil {
+		s.goService(s.compaction.run)
+	}
 	return nil
 }
 
@@ -354,6 +366,11 @@ func (s *DefaultStore) Shutdown() error {
 		s.checkpoint.logicsMsgTimestamp.Store(logicTs)
 	}
 	s.index.flush()
+	if s.compaction != nil {
+		if err := s.compaction.shutdown(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if s.commitLog.lastStoreTs.Load() > 0 {
 		s.checkpoint.physicMsgTimestamp.Store(s.commitLog.lastStoreTs.Load())
 	}
@@ -380,6 +397,9 @@ func (s *DefaultStore) closeFiles() {
 	}
 	if s.index != nil {
 		s.index.close()
+	}
+	if s.compaction != nil {
+		s.compaction.close()
 	}
 	if s.checkpoint != nil {
 		s.checkpoint.close()
