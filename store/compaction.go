@@ -38,6 +38,7 @@ type compactionService struct {
 	policy atomic.Pointer[func(topic string) bool]
 	topics atomic.Pointer[map[string]bool] // compacted topics as of the last scan
 
+	runMu     sync.Mutex // held by a pass and by dropTopics: one writer at a time
 	mu        sync.Mutex // logs and positions
 	logs      map[tqKey]*compactionLog
 	positions map[string]int64 // "topic_queueId" -> last offset the key map reached
@@ -227,6 +228,8 @@ func (cs *compactionService) run(ctx context.Context) {
 // pass copies what the compacted queues received and compacts the logs that
 // are due (all of them when forced).
 func (cs *compactionService) pass(force bool) error {
+	cs.runMu.Lock()
+	defer cs.runMu.Unlock()
 	var errs []error
 	if force || time.Since(cs.lastScan) >= compactionScanInterval {
 		cs.lastScan = time.Now()
@@ -571,6 +574,40 @@ func (cs *compactionService) minOffset(topic string, qid int32) (int64, bool) {
 		return l.minOffset()
 	}
 	return 0, false
+}
+
+// dropTopics removes deleted topics' compaction logs and positions (Java
+// keeps them, and a topic made again under the name would read the old
+// one's messages).
+func (cs *compactionService) dropTopics(topics []string) error {
+	cs.runMu.Lock()
+	defer cs.runMu.Unlock()
+	var errs []error
+	for _, t := range topics {
+		cs.mu.Lock()
+		var drop []*compactionLog
+		for k, l := range cs.logs {
+			if k.topic == t {
+				drop = append(drop, l)
+				delete(cs.logs, k)
+				delete(cs.positions, posKey(k.topic, k.qid))
+			}
+		}
+		cs.mu.Unlock()
+		for _, l := range drop {
+			l.mu.Lock()
+			l.close()
+			l.mu.Unlock()
+		}
+		if checkTopicDir(t) == nil {
+			errs = append(errs, os.RemoveAll(filepath.Join(cs.root, compactionLogDir, t)),
+				os.RemoveAll(filepath.Join(cs.root, compactionCqDir, t)))
+		}
+		if len(drop) > 0 {
+			errs = append(errs, cs.persistPositions())
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (cs *compactionService) shutdown() error {

@@ -224,3 +224,29 @@ func TestCompactionOffWithoutEnable(t *testing.T) {
 	require.True(t, os.IsNotExist(err), "no compaction dir: %v", err)
 	require.False(t, strings.Contains(dir, "compaction/"))
 }
+
+// TestCompactionDeleteTopic: deleting a topic removes its compaction files, so
+// a topic made again under the name starts empty.
+func TestCompactionDeleteTopic(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, compactionConfig(dir))
+	defer s.Shutdown()
+	s.SetCompactionPolicy(compacted)
+	for i := range 20 {
+		putKeyed(t, s, fmt.Sprintf("k%d", i%2), fmt.Sprintf("v%d", i))
+	}
+	waitDispatched(t, s, ctopic, 0, 20)
+	require.NoError(t, s.CompactNow())
+	require.NotEmpty(t, readKept(t, s, 0))
+	s.DeleteTopics([]string{ctopic})
+	_, err := os.Stat(filepath.Join(dir, "compaction", "compactionLog", ctopic))
+	require.True(t, os.IsNotExist(err))
+	pos, err := os.ReadFile(filepath.Join(dir, "compaction", "position-checkpoint"))
+	require.NoError(t, err)
+	require.NotContains(t, string(pos), ctopic)
+
+	putKeyed(t, s, "k0", "again")
+	waitDispatched(t, s, ctopic, 0, 1)
+	require.NoError(t, s.CompactNow())
+	require.Equal(t, []kept{{0, "k0", "again"}}, readKept(t, s, 0))
+}

@@ -698,4 +698,9 @@ func (s *DefaultStore) DeleteTopics(topics []string) {
 		}
 		s.commitLog.removeTopic(t)
 	}
+	if s.compaction != nil {
+		if err := s.compaction.dropTopics(topics); err != nil {
+			s.log.Warn("delete topic compaction files", "err", err)
+		}
+	}
 }
