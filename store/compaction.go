@@ -309,6 +309,9 @@ func (cs *compactionService) copy(l *compactionLog) error {
 			}
 		}
 		next := r.NextBeginOffset
+		if r.Status == GetOffsetTooSmall {
+			next = r.MinOffset // a slave's answer keeps the offset asked
+		}
 		r.Release()
 		if err != nil {
 			return err
