@@ -43,6 +43,7 @@ type compactionService struct {
 	logs      map[tqKey]*compactionLog
 	positions map[string]int64 // "topic_queueId" -> last offset the key map reached
 	lastScan  time.Time        // the goroutine's
+	rescan    atomic.Bool      // a consume queue was made since the last scan
 
 	reqs chan chan error
 }
@@ -231,7 +232,7 @@ func (cs *compactionService) pass(force bool) error {
 	cs.runMu.Lock()
 	defer cs.runMu.Unlock()
 	var errs []error
-	if force || time.Since(cs.lastScan) >= compactionScanInterval {
+	if force || cs.rescan.Swap(false) || time.Since(cs.lastScan) >= compactionScanInterval {
 		cs.lastScan = time.Now()
 		errs = append(errs, cs.scan())
 	}
@@ -633,8 +634,8 @@ func (cs *compactionService) close() {
 }
 
 // SetCompactionPolicy tells the store which topics are compacted
-// (cleanup.policy=COMPACTION); the store asks it every 30 s and at
-// CompactNow. Without it, or with enableCompaction=false, nothing is.
+// (cleanup.policy=COMPACTION); the store asks it now, within a second of a
+// new consume queue, every 30 s and at CompactNow. Without it, or with enableCompaction=false, nothing is.
 func (s *DefaultStore) SetCompactionPolicy(compacted func(topic string) bool) {
 	if s.compaction == nil {
 		return

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -249,4 +250,40 @@ func TestCompactionDeleteTopic(t *testing.T) {
 	waitDispatched(t, s, ctopic, 0, 1)
 	require.NoError(t, s.CompactNow())
 	require.Equal(t, []kept{{0, "k0", "again"}}, readKept(t, s, 0))
+}
+
+// TestCompactionReadsJavaPositions: Java's CompactionPositionMgr writes its
+// map through fastjson, getters included ("empty"); the file, else its .bak,
+// is read.
+func TestCompactionReadsJavaPositions(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "compaction")
+	require.NoError(t, os.MkdirAll(root, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "position-checkpoint.bak"),
+		[]byte(`{"empty":false,"queueOffsetMap":{"ctopic_0":26,"other_3":7}}`), 0o644))
+	s, err := Open(compactionConfig(dir), testLogger())
+	require.NoError(t, err)
+	defer s.Shutdown()
+	require.Equal(t, int64(26), s.compaction.position(ctopic, 0))
+	require.Equal(t, int64(7), s.compaction.position("other", 3))
+	require.Equal(t, int64(-1), s.compaction.position(ctopic, 1))
+}
+
+// TestCompactionOnSchedule: the compaction goroutine finds a new queue of a
+// compacted topic without waiting for its 30 s scan, copies it and compacts
+// it every compactionScheduleInternal.
+func TestCompactionOnSchedule(t *testing.T) {
+	cfg := compactionConfig(t.TempDir())
+	cfg.CompactionScheduleInternal = 1000
+	s := openStore(t, cfg)
+	defer s.Shutdown()
+	s.SetCompactionPolicy(compacted) // before the queue exists
+	for i := range 30 {
+		putKeyed(t, s, fmt.Sprintf("k%d", i%3), fmt.Sprintf("v%d", i))
+	}
+	waitDispatched(t, s, ctopic, 0, 30)
+	require.Eventually(t, func() bool {
+		got := readKept(t, s, 0)
+		return len(got) == 6 && got[0].off == 24
+	}, 15*time.Second, 100*time.Millisecond)
 }

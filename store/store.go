@@ -254,6 +254,9 @@ func (s *DefaultStore) findOrCreateCQ(topic string, qid int32) *consumeQueue {
 	dir := filepath.Join(s.cfg.StorePathRootDir, "consumequeue", topic, strconv.Itoa(int(qid)))
 	cq := newConsumeQueue(topic, qid, dir, s.cfg.cqFileSize(), s.log, s.lazy)
 	s.cqs[tqKey{topic, qid}] = cq
+	if s.compaction != nil {
+		s.compaction.rescan.Store(true) // its topic may be compacted
+	}
 	return cq
 }
 
