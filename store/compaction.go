@@ -300,6 +300,13 @@ func (cs *compactionService) copy(l *compactionLog) error {
 				if strings.TrimSpace(keys) == "" {
 					continue
 				}
+				if int64(len(rec))+endFileMinBlank > l.logSize {
+					// Java fails this put on every try; one such message must
+					// not stop the queue's copy for good.
+					cs.s.log.Warn("compaction: message larger than a compaction log file, not kept",
+						"topic", l.topic, "queue", l.qid, "offset", m.QueueOffset, "size", len(rec))
+					continue
+				}
 				var tags int64
 				if t, _ := codec.PropertyValue(m.Properties, codec.PropTags); t != "" {
 					tags = int64(compat.JavaStringHash(t))

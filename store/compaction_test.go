@@ -287,3 +287,18 @@ func TestCompactionOnSchedule(t *testing.T) {
 		return len(got) == 6 && got[0].off == 24
 	}, 15*time.Second, 100*time.Millisecond)
 }
+
+// TestCompactionSkipsOversizedMessage: a message too big for a compaction log
+// file is left out and the copy goes on past it.
+func TestCompactionSkipsOversizedMessage(t *testing.T) {
+	cfg := compactionConfig(t.TempDir())
+	s := openStore(t, cfg)
+	defer s.Shutdown()
+	s.SetCompactionPolicy(compacted)
+	logSize, _ := compactionSizes(&cfg)
+	putKeyed(t, s, "big", strings.Repeat("x", int(logSize)))
+	putKeyed(t, s, "k", "small")
+	waitDispatched(t, s, ctopic, 0, 2)
+	require.NoError(t, s.CompactNow())
+	require.Equal(t, []kept{{1, "k", "small"}}, readKept(t, s, 0))
+}
