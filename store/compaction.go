@@ -538,6 +538,15 @@ func writeFileSynced(path string, data []byte) error {
 	return nil
 }
 
+// serves reports a read that get answers from the compaction log.
+func (cs *compactionService) serves(topic string, qid int32, offset int64) bool {
+	if !cs.isCompacted(topic) {
+		return false
+	}
+	l := cs.log(topic, qid)
+	return l != nil && offset < l.copiedTo.Load()
+}
+
 // get serves a pull of a compacted queue below what the log holds: the kept
 // messages at or after offset. Nil: the consume queue serves it.
 func (cs *compactionService) get(topic string, qid int32, offset int64, maxMsgNums, maxTotalBytes int32, filter MessageFilter) *GetResult {

@@ -87,6 +87,8 @@ func TestCompactionKeepsNewestPerKey(t *testing.T) {
 	require.Equal(t, want[1:], readKept(t, s, 25))
 	require.Equal(t, want[:1], readKept(t, s, 5)[:1], "a compacted-away offset reads the next kept message")
 	require.Equal(t, int64(0), s.MinOffsetInQueue(ctopic, 0))
+	// Reads from the log use pread: never on the network loop.
+	require.False(t, s.PullResident(ctopic, 0, 5, 32))
 
 	// Java's files and checkpoint.
 	logDir := filepath.Join(dir, "compaction", "compactionLog", ctopic, "0")
