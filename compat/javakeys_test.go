@@ -16,8 +16,9 @@ func TestClassifyJavaKey(t *testing.T) {
 	c, why := ClassifyJavaKey("sendMessageThreadPoolNums", "64")
 	require.Equal(t, KeyNoEffect, c)
 	require.Contains(t, why, "thread pool")
-	c, _ = ClassifyJavaKey("enableCompaction", "true")
-	require.Equal(t, KeyNotHonoured, c)
+	// Honoured now (the store binds it): not in the table of unbound keys.
+	_, ok := LookupJavaKey("enableCompaction")
+	require.False(t, ok)
 	c, _ = ClassifyJavaKey("duplicationEnable", " TRUE ")
 	require.Equal(t, KeyRefused, c, "Boolean.parseBoolean of the trimmed value")
 	c, why = ClassifyJavaKey("duplicationEnable", "false")
