@@ -304,3 +304,43 @@ func TestCompactionSkipsOversizedMessage(t *testing.T) {
 	require.NoError(t, s.CompactNow())
 	require.Equal(t, []kept{{1, "k", "small"}}, readKept(t, s, 0))
 }
+
+// TestCompactionOutlivesRetention: once retention deleted the commitlog files
+// holding a compacted queue's first messages, a pull below the commitlog's
+// min offset still gets the kept messages, from the next kept one on.
+func TestCompactionOutlivesRetention(t *testing.T) {
+	cfg := compactionConfig(t.TempDir())
+	cfg.CompactionMappedFileSize = 100_000
+	cfg.MappedFileSizeCommitLog = 8192
+	cfg.MappedFileSizeConsumeQueue = 20 * 10
+	cfg.DeleteCommitLogFilesInterval = 0
+	cfg.DeleteConsumeQueueFilesInterval = 0
+	s := openStore(t, cfg)
+	defer s.Shutdown()
+	s.SetCompactionPolicy(compacted)
+	body := strings.Repeat("b", 1000)
+	putKeyed(t, s, "solo", body) // offset 0, its key's only version
+	for i := 1; i < 60; i++ {
+		putKeyed(t, s, fmt.Sprintf("k%d", i%3), fmt.Sprintf("%s%d", body, i))
+	}
+	waitDispatched(t, s, ctopic, 0, 60)
+	require.NoError(t, s.CompactNow()) // files of nine: 0..53 compact to 51, 52, 53
+	s.doReput()
+	require.Equal(t, 4, s.commitLog.q.deleteExpiredByTime(0, true, 4, 0, s.reputFrom.Load()))
+	s.cleanQueues(context.Background())
+	cqMin := s.findCQ(ctopic, 0).minOffset()
+	require.Greater(t, cqMin, int64(20))
+
+	r := s.GetMessage("g", ctopic, 0, 3, 32, 1<<20, nil)
+	require.Equal(t, GetFound, r.Status)
+	var m codec.Message
+	_, err := codec.DecodeRecord(r.Records[0], &m)
+	require.NoError(t, err)
+	require.Equal(t, int64(51), m.QueueOffset)
+	r.Release()
+	require.Equal(t, int64(0), s.MinOffsetInQueue(ctopic, 0), "the first kept message, below the queue's min")
+	got := readKept(t, s, 0)
+	require.Len(t, got, 10)
+	require.Equal(t, kept{0, "solo", body}, got[0])
+	require.Equal(t, int64(51), got[1].off)
+}
