@@ -2,6 +2,7 @@ package integration
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
@@ -102,4 +103,74 @@ func rawPullOffsets(t *testing.T, r *rawClient, topic string, offset int64) []in
 		offset = next
 	}
 	return offs
+}
+
+// TestCompactionStoreSwap hands a compaction store from rmqd to the Apache 5.3.3 broker and back: each reads
+// the other's compaction files (compactionLog, compactionCq, position-checkpoint) and serves the kept
+// messages, and Apache's own compaction of rmqd's files is read by rmqd.
+func TestCompactionStoreSwap(t *testing.T) {
+	kinds := targetsFromEnv(t)
+	if !containsKind(kinds, harness.KindRmqd) || !containsKind(kinds, harness.KindApache) {
+		t.Skip("needs both targets (RMQD_TARGET=all)")
+	}
+	harness.RequireJars(t, "apache")
+	const topic = "IT_compaction_swap"
+	store := filepath.Join(t.TempDir(), "store")
+	ns := harness.StartNamesrv(t, harness.KindRmqd, harness.Options{})
+	opts := harness.Options{BrokerConf: map[string]string{"storePathRootDir": store,
+		"storePathCommitLog":         filepath.Join(store, "commitlog"),
+		"compactionCqMappedFileSize": strconv.Itoa(10 * 46),
+		"compactionMappedFileSize":   "1",
+		"compactionScheduleInternal": "1000",
+	}}
+	send := func(r *rawClient, key, body string) {
+		t.Helper()
+		resp := r.invoke(codec.ReqSendMessage, sendHeader(topic, 0, "KEYS\x01"+key+"\x02TAGS\x01a\x02"), []byte(body),
+			10*time.Second)
+		if resp.Code != codec.RespSuccess {
+			t.Fatalf("send %s: code %d %s", key, resp.Code, resp.Remark)
+		}
+	}
+	waitKept := func(what string, r *rawClient, want []int64) {
+		t.Helper()
+		var got []int64
+		for deadline := time.Now().Add(40 * time.Second); !slices.Equal(got, want); time.Sleep(250 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: pull from 0 got offsets %v, want %v", what, got, want)
+			}
+			got = rawPullOffsets(t, r, topic, 0)
+		}
+	}
+
+	// 1. rmqd: offsets 0..29 with keys k0..k2 in turn compact to 24..26 and the tail 27..29.
+	b1 := harness.StartBroker(t, harness.KindRmqd, ns.Addr, opts)
+	r1 := newRawClient(t, b1)
+	resp := r1.invoke(codec.ReqUpdateAndCreateTopic, map[string]string{"topic": topic, "readQueueNums": "1",
+		"writeQueueNums": "1", "perm": "6", "attributes": "+cleanup.policy=COMPACTION"}, nil, 10*time.Second)
+	if resp.Code != codec.RespSuccess {
+		t.Fatalf("create compaction topic: code %d %s", resp.Code, resp.Remark)
+	}
+	for i := range 30 {
+		send(r1, fmt.Sprintf("k%d", i%3), fmt.Sprintf("v%d", i))
+	}
+	waitKept("rmqd", r1, []int64{24, 25, 26, 27, 28, 29})
+	stopBroker(t, b1)
+
+	// 2. Apache reads rmqd's files, takes 30..39 and compacts: the tail file fills at 35, so 27..35 compact
+	// against their own keys (k0 30, k1 31, k2 35) and 36..39 stay.
+	b2 := harness.StartBroker(t, harness.KindApache, ns.Addr, opts)
+	r2 := newRawClient(t, b2)
+	waitKept("Apache on rmqd's store", r2, []int64{24, 25, 26, 27, 28, 29})
+	send(r2, "k0", "new0")
+	send(r2, "k1", "new1")
+	for i := range 8 {
+		send(r2, "k2", fmt.Sprintf("n%d", i))
+	}
+	want := []int64{30, 31, 35, 36, 37, 38, 39}
+	waitKept("Apache's compaction", r2, want)
+	stopBroker(t, b2)
+
+	// 3. rmqd reads Apache's files.
+	b3 := harness.StartBroker(t, harness.KindRmqd, ns.Addr, opts)
+	waitKept("rmqd on Apache's store", newRawClient(t, b3), want)
 }
