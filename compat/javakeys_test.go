@@ -105,7 +105,11 @@ func javaKeysMarkdown() string {
 	}
 
 	b.WriteString("\n**Not honoured** (warned about at start: rmqd behaves as Java does with the default):\n\n")
-	b.WriteString("| Keys | What rmqd does |\n|---|---|\n")
+	if len(notHonoured) == 0 {
+		b.WriteString("None at present.\n")
+	} else {
+		b.WriteString("| Keys | What rmqd does |\n|---|---|\n")
+	}
 	byWhy := map[string][]string{}
 	var whys []string
 	for _, k := range notHonoured {
