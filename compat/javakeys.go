@@ -122,9 +122,8 @@ const (
 		"services: rmqd's services deliver the same messages at the same times without it"
 	whyFilterExt = "SQL92 filter bitmap tuning (consume-queue ext): rmqd evaluates the filter per message, with " +
 		"the same result"
-	whyUnused     = "read by nothing in Java's broker either (only a getter)"
-	whyProxy      = "for Java's proxy (broadcast offsets kept by the broker): rmqd has no proxy"
-	whyCompaction = "compaction tuning: rmqd does not compact (see enableCompaction)"
+	whyUnused = "read by nothing in Java's broker either (only a getter)"
+	whyProxy  = "for Java's proxy (broadcast offsets kept by the broker): rmqd has no proxy"
 )
 
 var javaKeys = buildJavaKeys()
@@ -159,8 +158,9 @@ func buildJavaKeys() map[string]JavaKey {
 		"queryThreadPoolQueueCapacity", "recoverConcurrently", "recoverThreadPoolNums",
 		"replyThreadPoolQueueCapacity", "sendMessageThreadPoolNums", "sendThreadPoolQueueCapacity",
 		"spinLockCollisionRetreatOptimalDegree", "topicQueueLockNum", "useABSLock",
-		"useReentrantLockWhenPutMessage", "waitTimeMillsInAckQueue", "waitTimeMillsInAdminBrokerQueue",
-		"compactionThreadNum")
+		"useReentrantLockWhenPutMessage", "waitTimeMillsInAckQueue", "waitTimeMillsInAdminBrokerQueue")
+	group(KeyNoEffect, "one goroutine copies and compacts every compaction topic's queues; Java splits "+
+		"maxOffsetMapSize across its compaction threads, rmqd's one pass has all of it", "compactionThreadNum")
 	group(KeyNoEffect, whyNetty,
 		"clientAsyncSemaphoreValue", "clientCallbackExecutorThreads", "clientChannelMaxIdleTimeSeconds",
 		"clientCloseSocketIfTimeout", "clientOnewaySemaphoreValue", "clientPooledByteBufAllocatorEnable",
@@ -236,8 +236,6 @@ func buildJavaKeys() map[string]JavaKey {
 		"logicQueueSwapMapInterval", "logicQueueSwapMapReserveFileNum", "mappedFileSwapEnable",
 		"maxBatchDeleteFilesNum", "maxRecoveryCommitlogFiles", "maxSlaveResendLength",
 		"maxTopicLength", "pullBatchMaxMessageCount", "putMessageTimeout", "putMsgIndexHightWater")
-	group(KeyNoEffect, whyCompaction,
-		"compactionCqMappedFileSize", "compactionMappedFileSize", "compactionScheduleInternal", "maxOffsetMapSize")
 	group(KeyNoEffect, "caches of Java's ACL 2.0 metadata and decisions: rmqd holds every user and ACL in "+
 		"memory, so each request is decided on the current ones",
 		"aclCacheExpiredSecond", "aclCacheMaxNum", "aclCacheRefreshSecond", "statefulAuthenticationCacheExpiredSecond",
@@ -249,9 +247,8 @@ func buildJavaKeys() map[string]JavaKey {
 		"broadcastOffsetExpireMaxSecond", "broadcastOffsetExpireSecond", "enableBroadcastOffsetStore")
 
 	// Behaviours rmqd could give but does not yet: Java's default applies.
-	for k, why := range map[string]string{
-		"enableCompaction": "nothing is compacted: a topic with cleanup.policy=COMPACTION is refused",
-	} {
+	// None at present (enableCompaction was the last).
+	for k, why := range map[string]string{} {
 		group(KeyNotHonoured, why, k)
 	}
 

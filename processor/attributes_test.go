@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"rmqd/codec"
+	"rmqd/processor/meta"
 )
 
 // updateTopicAttrs sends UPDATE_AND_CREATE_TOPIC for topic with attrs as the
@@ -94,12 +95,17 @@ func TestTopicAttributesMixedAllowed(t *testing.T) {
 }
 
 // TestTopicAttributesUnsupportedStores: Java makes a batch consume queue for
-// queue.type=BatchCQ and compacts a cleanup.policy=COMPACTION topic; rmqd has
-// neither, so it refuses them rather than keep a topic that silently
-// behaves as SimpleCQ/DELETE.
+// queue.type=BatchCQ; rmqd has none, so it refuses it rather than keep a
+// topic that silently behaves as SimpleCQ. cleanup.policy=COMPACTION is
+// taken, as Java takes it whatever enableCompaction says.
 func TestTopicAttributesUnsupportedStores(t *testing.T) {
 	b := newTestBroker(t, nil)
-	for _, attrs := range []string{"+queue.type=BatchCQ", "+cleanup.policy=COMPACTION"} {
+	resp := updateTopicAttrs(t, b, "CompactT", "+cleanup.policy=COMPACTION")
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	tc, ok := b.topics.Select("CompactT")
+	require.True(t, ok)
+	require.True(t, meta.Compacted(&tc))
+	for _, attrs := range []string{"+queue.type=BatchCQ"} {
 		resp := updateTopicAttrs(t, b, "StoreT", attrs)
 		require.EqualValues(t, codec.RespInvalidParameter, resp.Code, attrs)
 		require.Contains(t, resp.Remark, "not supported by rmqd", attrs)

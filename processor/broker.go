@@ -362,6 +362,9 @@ func (b *Broker) Start(ctx context.Context) error {
 		}
 	}
 	b.store.SetArrivingListener(b.arriving)
+	if cs, ok := b.store.(compactingStore); ok {
+		cs.SetCompactionPolicy(b.compacted)
+	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	b.cancel = cancel
 	b.goLoop(func() { b.hold.run(runCtx) })

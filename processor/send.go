@@ -15,6 +15,7 @@ import (
 	"rmqd/codec"
 	"rmqd/compat"
 	"rmqd/processor/delivery"
+	"rmqd/processor/meta"
 	"rmqd/remoting"
 	"rmqd/store"
 )
@@ -191,6 +192,13 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 	// One walk of the properties answers every name the send asks for below;
 	// each rewrite leaves the view indexing what it wrote.
 	pv := codec.ViewProperties(props)
+	// SendMessageProcessor: a compaction topic keeps the newest message per
+	// key, so a message must have one.
+	if meta.Compacted(&tc) {
+		if k, _ := pv.Get(codec.PropKeys); strings.TrimSpace(k) == "" {
+			return setCode(resp, codec.RespMessageIllegal, "Required message key is missing")
+		}
+	}
 	props = fixStoredProps(&pv, b.conf(), b.ids)
 	if tran, _ := pv.Get(codec.PropTranMsg); parseJavaBool(tran) &&
 		!(msg.ReconsumeTimes > 0 && hasDelay(&pv)) {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"rmqd/codec"
+	"rmqd/processor/meta"
 	"rmqd/store"
 )
 
@@ -68,4 +69,17 @@ type AsyncMessageStore interface {
 	SyncFlush() bool
 	PutMessageAsync(ctx context.Context, msg *codec.Message, done func(store.PutResult))
 	PutMessagesAsync(ctx context.Context, tmpl *codec.Message, batchBody []byte, fixProps func(props string) string, done func(store.PutResult))
+}
+
+// compactingStore is a store with Java's compaction store (*store.DefaultStore):
+// told which topics are cleanup.policy=COMPACTION, it keeps the newest
+// message per key of their queues and serves pulls from what it kept.
+type compactingStore interface {
+	SetCompactionPolicy(compacted func(topic string) bool)
+}
+
+// compacted is the broker's answer to the store's question.
+func (b *Broker) compacted(topic string) bool {
+	tc, ok := b.topics.Select(topic)
+	return ok && meta.Compacted(&tc)
 }

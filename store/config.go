@@ -173,6 +173,16 @@ type Config struct {
 	EnableLmq             bool `prop:"enableLmq"`
 	EnableMultiDispatch   bool `prop:"enableMultiDispatch"`
 	MaxLmqConsumeQueueNum int  `prop:"maxLmqConsumeQueueNum"`
+
+	// Compaction topics (cleanup.policy=COMPACTION; compaction.go,
+	// docs/compaction.md): Java's keys and defaults. The log and cq file sizes,
+	// how often each queue's log is compacted (ms; Java's spelling), and the
+	// bytes the key map of one compaction may take.
+	EnableCompaction           bool `prop:"enableCompaction"`
+	CompactionMappedFileSize   int  `prop:"compactionMappedFileSize"`
+	CompactionCqMappedFileSize int  `prop:"compactionCqMappedFileSize"`
+	CompactionScheduleInternal int  `prop:"compactionScheduleInternal"`
+	MaxOffsetMapSize           int  `prop:"maxOffsetMapSize"`
 }
 
 // writeThrough resolves CommitLogWriteThrough.
@@ -253,6 +263,11 @@ func DefaultConfig() Config {
 		MappedResidentBytes:               32 << 20,
 		CommitLogWriteThrough:             "auto",
 		MappedConsumeQueueFilesMax:        16384,
+		EnableCompaction:                  true,
+		CompactionMappedFileSize:          100 << 20,
+		CompactionCqMappedFileSize:        10 << 20,
+		CompactionScheduleInternal:        15 * 60 * 1000,
+		MaxOffsetMapSize:                  100 << 20,
 	}
 }
 

@@ -27,6 +27,16 @@ func (s *DefaultStore) GetMessageOnLoop(topic string, queueID int32, offset int6
 }
 
 func (s *DefaultStore) getMessage(topic string, queueID int32, offset int64, maxMsgNums int32, maxTotalBytes int32, filter MessageFilter, touch bool) *GetResult {
+	if s.compaction != nil && !s.closed.Load() {
+		if r := s.compaction.get(topic, queueID, offset, maxMsgNums, maxTotalBytes, filter); r != nil {
+			return r
+		}
+	}
+	return s.getMessageCQ(topic, queueID, offset, maxMsgNums, maxTotalBytes, filter, touch)
+}
+
+// getMessageCQ reads the consume queue (and the commitlog it points into).
+func (s *DefaultStore) getMessageCQ(topic string, queueID int32, offset int64, maxMsgNums int32, maxTotalBytes int32, filter MessageFilter, touch bool) *GetResult {
 	r := &GetResult{Status: GetNoMessageInQueue, NextBeginOffset: offset}
 	if s.closed.Load() {
 		r.Status = GetNoMatchedLogicQueue
@@ -202,11 +212,20 @@ func (s *DefaultStore) ConsumeQueueFileEnd(queueOffset int64) int64 {
 	return (max(queueOffset, 0)/units + 1) * units
 }
 
+// For a compacted queue it is the first kept message when the consume queue
+// starts later (Java answers the consume queue's, so a consumer that seeks to
+// the beginning skips what retention deleted but compaction kept).
 func (s *DefaultStore) MinOffsetInQueue(topic string, queueID int32) int64 {
+	var m int64
 	if cq := s.findCQ(topic, queueID); cq != nil {
-		return cq.minOffset()
+		m = cq.minOffset()
 	}
-	return 0
+	if s.compaction != nil {
+		if c, ok := s.compaction.minOffset(topic, queueID); ok && c < m {
+			m = c
+		}
+	}
+	return m
 }
 
 // storeTimeAt reads the STORETIMESTAMP of the record at phy, -1 if it is gone.

@@ -22,6 +22,11 @@ func (s *DefaultStore) PullResident(topic string, queueID int32, offset int64, n
 	if s.closed.Load() {
 		return true
 	}
+	// A compacted queue below what its log copied is read from the log with
+	// pread, which may wait for the disk.
+	if s.compaction != nil && s.compaction.serves(topic, queueID, offset) {
+		return false
+	}
 	cq := s.findCQ(topic, queueID)
 	if cq == nil || offset < cq.minOffset() || offset >= cq.maxOffset() {
 		return true

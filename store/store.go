@@ -72,6 +72,10 @@ type DefaultStore struct {
 	// cold is the live cold-data read check (coldread.go).
 	cold coldCheck
 
+	// compaction is Java's CompactionStore (compaction.go); nil without
+	// enableCompaction.
+	compaction *compactionService
+
 	lockFile   *os.File
 	lastExitOK bool
 
@@ -162,6 +166,11 @@ func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
 	if err := s.recover(); err != nil {
 		return nil, fmt.Errorf("recover store: %w", err)
 	}
+	if cfg.EnableCompaction {
+		if s.compaction, err = openCompaction(s); err != nil {
+			return nil, err
+		}
+	}
 	ok = true
 	return s, nil
 }
@@ -245,6 +254,9 @@ func (s *DefaultStore) findOrCreateCQ(topic string, qid int32) *consumeQueue {
 	dir := filepath.Join(s.cfg.StorePathRootDir, "consumequeue", topic, strconv.Itoa(int(qid)))
 	cq := newConsumeQueue(topic, qid, dir, s.cfg.cqFileSize(), s.log, s.lazy)
 	s.cqs[tqKey{topic, qid}] = cq
+	if s.compaction != nil {
+		s.compaction.rescan.Store(true) // its topic may be compacted
+	}
 	return cq
 }
 
@@ -315,6 +327,9 @@ func (s *DefaultStore) Start() error {
 	s.goService(s.runClean)
 	s.goService(s.runPageKeeper)
 	s.goService(s.runUnmapIdle)
+	if s.compaction != nil {
+		s.goService(s.compaction.run)
+	}
 	return nil
 }
 
@@ -354,6 +369,11 @@ func (s *DefaultStore) Shutdown() error {
 		s.checkpoint.logicsMsgTimestamp.Store(logicTs)
 	}
 	s.index.flush()
+	if s.compaction != nil {
+		if err := s.compaction.shutdown(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if s.commitLog.lastStoreTs.Load() > 0 {
 		s.checkpoint.physicMsgTimestamp.Store(s.commitLog.lastStoreTs.Load())
 	}
@@ -380,6 +400,9 @@ func (s *DefaultStore) closeFiles() {
 	}
 	if s.index != nil {
 		s.index.close()
+	}
+	if s.compaction != nil {
+		s.compaction.close()
 	}
 	if s.checkpoint != nil {
 		s.checkpoint.close()
@@ -677,5 +700,10 @@ func (s *DefaultStore) DeleteTopics(topics []string) {
 			_ = os.Remove(dir) // only when empty: a queue the table did not know keeps it
 		}
 		s.commitLog.removeTopic(t)
+	}
+	if s.compaction != nil {
+		if err := s.compaction.dropTopics(topics); err != nil {
+			s.log.Warn("delete topic compaction files", "err", err)
+		}
 	}
 }

@@ -11,8 +11,9 @@ import (
 )
 
 // TestLoadWarnsUnhonouredAttributes: a topics.json from a Java broker may hold
-// a BatchCQ or COMPACTION topic, which rmqd serves as a plain SimpleCQ/DELETE
-// topic; the load says so instead of changing its behaviour silently.
+// a BatchCQ topic, which rmqd serves as a plain SimpleCQ topic; the load says
+// so instead of changing its behaviour silently. A COMPACTION topic is
+// compacted, as in Java: nothing to say.
 func TestLoadWarnsUnhonouredAttributes(t *testing.T) {
 	cfg := testConfig(t)
 	java := `{"topicConfigTable":{` +
@@ -28,7 +29,10 @@ func TestLoadWarnsUnhonouredAttributes(t *testing.T) {
 	require.True(t, ok, "kept, as loaded")
 	require.Equal(t, "BatchCQ", tc.Attributes["queue.type"])
 	require.Contains(t, logs.String(), "topic=BatchT")
-	require.Contains(t, logs.String(), "topic=CompactT")
+	require.NotContains(t, logs.String(), "topic=CompactT")
+	tc, ok = m.Select("CompactT")
+	require.True(t, ok)
+	require.True(t, Compacted(&tc))
 	require.Contains(t, logs.String(), "no batch consume queue")
 	require.NotContains(t, logs.String(), "topic=PlainT")
 }
