@@ -44,6 +44,7 @@ type compactionService struct {
 	positions map[string]int64 // "topic_queueId" -> last offset the key map reached
 	lastScan  time.Time        // the goroutine's
 	rescan    atomic.Bool      // a consume queue was made since the last scan
+	wake      chan struct{}    // rescan set: a goroutine waiting without compacted topics looks
 
 	reqs chan chan error
 }
@@ -73,6 +74,7 @@ func openCompaction(s *DefaultStore) (*compactionService, error) {
 		logs:      map[tqKey]*compactionLog{},
 		positions: map[string]int64{},
 		reqs:      make(chan chan error),
+		wake:      make(chan struct{}, 1),
 	}
 	cs.logSize, cs.cqSize = compactionSizes(&s.cfg)
 	empty := map[string]bool{}
@@ -210,7 +212,9 @@ func (cs *compactionService) logFor(topic string, qid int32) (*compactionLog, er
 }
 
 func (cs *compactionService) run(ctx context.Context) {
-	t := time.NewTicker(time.Second)
+	// Every second while some topic is compacted; otherwise only at a new
+	// consume queue or the periodic scan, so an idle broker has no ticking timer.
+	t := time.NewTimer(time.Second)
 	defer t.Stop()
 	for {
 		select {
@@ -218,11 +222,20 @@ func (cs *compactionService) run(ctx context.Context) {
 			return
 		case done := <-cs.reqs:
 			done <- cs.pass(true)
+		case <-cs.wake:
+			if err := cs.pass(false); err != nil {
+				cs.s.log.Warn("compaction", "err", err)
+			}
 		case <-t.C:
 			if err := cs.pass(false); err != nil {
 				cs.s.log.Warn("compaction", "err", err)
 			}
 		}
+		next := time.Second
+		if len(*cs.topics.Load()) == 0 {
+			next = compactionScanInterval
+		}
+		t.Reset(next)
 	}
 }
 

@@ -256,6 +256,7 @@ func (s *DefaultStore) findOrCreateCQ(topic string, qid int32) *consumeQueue {
 	s.cqs[tqKey{topic, qid}] = cq
 	if s.compaction != nil {
 		s.compaction.rescan.Store(true) // its topic may be compacted
+		signal(s.compaction.wake)
 	}
 	return cq
 }
