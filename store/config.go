@@ -28,6 +28,9 @@ type Config struct {
 
 	MappedFileSizeCommitLog    int `prop:"mappedFileSizeCommitLog"`
 	MappedFileSizeConsumeQueue int `prop:"mappedFileSizeConsumeQueue"`
+	// MapperFileSizeBatchConsumeQueue sizes the files of queue.type=BatchCQ
+	// topics' queues (batchcq.go), rounded up to whole units.
+	MapperFileSizeBatchConsumeQueue int `prop:"mapperFileSizeBatchConsumeQueue"`
 
 	FlushDiskType                     string `prop:"flushDiskType"`
 	FlushIntervalCommitLog            int    `prop:"flushIntervalCommitLog"`
@@ -202,6 +205,7 @@ func DefaultConfig() Config {
 		StorePathRootDir:                  filepath.Join(home, "store"),
 		MappedFileSizeCommitLog:           1 << 30,
 		MappedFileSizeConsumeQueue:        300000 * cqUnitSize,
+		MapperFileSizeBatchConsumeQueue:   300000 * bcqUnitSize,
 		FlushDiskType:                     AsyncFlush,
 		FlushIntervalCommitLog:            500,
 		FlushCommitLogLeastPages:          4,
