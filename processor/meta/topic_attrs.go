@@ -4,12 +4,10 @@ import "sort"
 
 // UnhonouredAttribute says why rmqd cannot do what Java does for a topic
 // attribute value ("" when it can or the attribute changes nothing in Java's
-// default store). Java makes a batch consume queue for queue.type=BatchCQ and
-// compacts a cleanup.policy=COMPACTION topic; rmqd has neither.
+// default store). Java compacts a cleanup.policy=COMPACTION topic; rmqd has no
+// compaction store. (queue.type=BatchCQ is honoured: store/batchcq.go.)
 func UnhonouredAttribute(key, value string) string {
 	switch {
-	case key == "queue.type" && value == "BatchCQ":
-		return "rmqd has no batch consume queue"
 	case key == "cleanup.policy" && value == "COMPACTION":
 		return "rmqd has no compaction store"
 	}
@@ -18,7 +16,7 @@ func UnhonouredAttribute(key, value string) string {
 
 // warnUnhonoured logs each loaded topic whose attributes ask for what rmqd
 // cannot do (a topics.json written by a Java broker): it is served as a
-// SimpleCQ, DELETE topic.
+// DELETE topic.
 func (m *TopicConfigManager) warnUnhonoured(tcs map[string]TopicConfig) {
 	names := make([]string, 0, len(tcs))
 	for name := range tcs {
@@ -34,7 +32,7 @@ func (m *TopicConfigManager) warnUnhonoured(tcs map[string]TopicConfig) {
 		sort.Strings(keys)
 		for _, k := range keys {
 			if why := UnhonouredAttribute(k, attrs[k]); why != "" {
-				m.log.Warn("topic attribute not honoured: served as SimpleCQ/DELETE", "topic", name,
+				m.log.Warn("topic attribute not honoured: served as DELETE", "topic", name,
 					"attribute", k+"="+attrs[k], "reason", why)
 			}
 		}
