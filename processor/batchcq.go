@@ -2,11 +2,14 @@ package processor
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"math"
 	"strconv"
 	"time"
 
 	"rmqd/codec"
+	"rmqd/processor/meta"
 	"rmqd/remoting"
 	"rmqd/store"
 )
@@ -21,6 +24,24 @@ func isBatchCQ(tc TopicConfig) bool {
 func (b *Broker) isBatchTopic(topic string) bool {
 	tc, ok := b.topics.Select(topic)
 	return ok && isBatchCQ(tc)
+}
+
+// BatchCQTopics reads topics.json and tells which of its topics are
+// queue.type=BatchCQ. cmd gives it to store.Open (store.Config.BatchTopics):
+// recovery runs before the broker loads its tables, and must rebuild a lost
+// queue of such a topic as a batch one.
+func BatchCQTopics(cfg BrokerConfig) (func(topic string) bool, error) {
+	m := meta.NewTopicConfigManager(cfg.metaConfig, slog.New(slog.DiscardHandler))
+	if err := m.Load(); err != nil {
+		return nil, fmt.Errorf("read topics for the store: %w", err)
+	}
+	batch := map[string]bool{}
+	for name, tc := range m.Snapshot().TopicConfigTable {
+		if isBatchCQ(tc) {
+			batch[name] = true
+		}
+	}
+	return func(topic string) bool { return batch[topic] }, nil
 }
 
 // batchTopicStore is the part of the store that makes batch consume queues

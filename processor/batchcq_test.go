@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,6 +101,16 @@ func TestInnerBatchToBatchCQ(t *testing.T) {
 	require.EqualValues(t, 7, r.NextBeginOffset)
 	r.Release()
 
+	// queryCq lists each unit once: 4 records hold the 7 offsets.
+	q := codec.NewRequest(codec.ReqQueryConsumeQueue)
+	for _, kv := range [][2]string{{"topic", "BCQ"}, {"queueId", "1"}, {"index", "0"}, {"count", "10"}, {"consumerGroup", "G"}} {
+		q.Ext.Set(kv[0], kv[1])
+	}
+	qr, err := b.handleQueryConsumeQueue(ctx, c, q)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, qr.Code)
+	require.Equal(t, 4, strings.Count(string(qr.Body), `"physicOffset"`), string(qr.Body))
+
 	// HookUtils.checkInnerBatch: INNER_NUM without the flag, or the flag on a
 	// topic that is not BatchCQ, is illegal.
 	resp, err = b.handleSendMessage(ctx, c, sendReq("BCQ", 1, []byte("x"), "INNER_NUM\x013\x02"))
@@ -110,4 +121,19 @@ func TestInnerBatchToBatchCQ(t *testing.T) {
 	resp, err = b.handleSendMessage(ctx, c, req)
 	require.NoError(t, err)
 	require.EqualValues(t, codec.RespMessageIllegal, resp.Code)
+}
+
+// TestBatchCQTopicsFromFile: what cmd gives store.Open, read from topics.json
+// before the broker exists.
+func TestBatchCQTopicsFromFile(t *testing.T) {
+	cfg := testConfig(t)
+	require.NoError(t, os.MkdirAll(cfg.ConfigDir(), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(cfg.ConfigDir(), "topics.json"), []byte(`{"topicConfigTable":{`+
+		`"BatchT":{"topicName":"BatchT","readQueueNums":4,"writeQueueNums":4,"perm":6,"attributes":{"queue.type":"BatchCQ"}},`+
+		`"PlainT":{"topicName":"PlainT","readQueueNums":4,"writeQueueNums":4,"perm":6,"attributes":{"queue.type":"SimpleCQ"}}}}`), 0o644))
+	isBatch, err := BatchCQTopics(cfg)
+	require.NoError(t, err)
+	require.True(t, isBatch("BatchT"))
+	require.False(t, isBatch("PlainT"))
+	require.False(t, isBatch("Unknown"))
 }

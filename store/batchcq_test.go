@@ -193,3 +193,32 @@ func TestBatchCQRefusals(t *testing.T) {
 	waitDispatched(t, s, "S", 0, 1)
 	require.False(t, s.findCQ("S", 0).batch)
 }
+
+// TestBatchCQRecoveryKnowsTopicsFromOpen: recovery runs inside Open, before
+// the broker can call SetBatchTopics; with Config.BatchTopics a lost queue
+// whose first record is a plain message (no INNER_BATCH flag to go by) is
+// rebuilt as a batch queue all the same.
+func TestBatchCQRecoveryKnowsTopicsFromOpen(t *testing.T) {
+	cfg := bcqConfig(t.TempDir())
+	cfg.BatchTopics = func(topic string) bool { return topic == "B" }
+	s := openStore(t, cfg)
+	ctx := context.Background()
+	require.Equal(t, PutOK, s.PutMessage(ctx, newMsg("B", 0, "plain", nil)).Status)
+	require.Equal(t, PutOK, s.PutMessage(ctx, innerBatchMsg("B", 0, 1, 3)).Status)
+	waitDispatched(t, s, "B", 0, 4)
+	require.NoError(t, s.Shutdown())
+	require.NoError(t, os.RemoveAll(filepath.Join(cfg.StorePathRootDir, "batchconsumequeue")))
+	markCrashed(t, cfg)
+
+	s = openStore(t, cfg)
+	defer s.Shutdown()
+	cq := s.findCQ("B", 0)
+	require.NotNil(t, cq)
+	require.True(t, cq.batch)
+	require.Equal(t, int64(4), s.MaxOffsetInQueue("B", 0))
+	r := s.GetMessage("g", "B", 0, 2, 32, 1<<20, nil)
+	defer r.Release()
+	require.Equal(t, GetFound, r.Status)
+	require.Len(t, r.Records, 1)
+	require.Equal(t, int64(4), r.NextBeginOffset)
+}

@@ -31,6 +31,10 @@ type Config struct {
 	// MapperFileSizeBatchConsumeQueue sizes the files of queue.type=BatchCQ
 	// topics' queues (batchcq.go), rounded up to whole units.
 	MapperFileSizeBatchConsumeQueue int `prop:"mapperFileSizeBatchConsumeQueue"`
+	// BatchTopics, when set, says which topics are queue.type=BatchCQ from Open
+	// on, so that recovery rebuilds their lost queues as batch ones (Java's
+	// store is given the topic table when made); SetBatchTopics replaces it.
+	BatchTopics func(topic string) bool
 
 	FlushDiskType                     string `prop:"flushDiskType"`
 	FlushIntervalCommitLog            int    `prop:"flushIntervalCommitLog"`

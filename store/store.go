@@ -117,6 +117,9 @@ func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
 		statRatio:   diskRatio,
 	}
 	s.role.Store(&cfg.BrokerRole)
+	if cfg.BatchTopics != nil {
+		s.SetBatchTopics(cfg.BatchTopics)
+	}
 	s.SetColdDataCheck(cfg.ColdDataFlowControlEnable, cfg.ColdDataScanEnable, cfg.AccessMessageInMemoryHotRatio)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.cleanedMinPhy.Store(-1)
