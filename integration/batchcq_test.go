@@ -1,0 +1,104 @@
+package integration
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"rmqd/integration/harness"
+)
+
+// TestBatchCQJava5 sends batches with the 5.3.3 Java client to a
+// queue.type=BatchCQ topic (the client puts a UNIQ_KEY on the batch, so the
+// broker stores each batch as one inner-batch record) and consumes them with
+// a 5.3.3 lite pull consumer, which unwraps each record (PullAPIWrapper,
+// MessageDecoder.decodeMessage): every message once, with its own UNIQ_KEY,
+// body and tags, at queue offsets 0..n-1 as the send results said.
+func TestBatchCQJava5(t *testing.T) {
+	harness.RequireJars(t, "client5")
+	for _, kind := range targetsFromEnv(t) {
+		t.Run(kind, func(t *testing.T) {
+			if kind == harness.KindApache {
+				harness.RequireJars(t, "apache")
+			}
+			tg := harness.Start(t, kind, harness.Options{})
+			const topic, n = "IT_bcq", 12
+			harness.CreateTopic(t, tg, topic, 1, "+queue.type=BatchCQ")
+			sent := harness.RunJava(t, tg, "5", "produce", "--topic", topic, "--mode", "batch",
+				"--count", "12", "--batch", "5", "--tags", "a,b", "--keys", "bk")
+			if len(sent.Sent) != n {
+				t.Fatalf("produced %d of %d messages: %v", len(sent.Sent), n, sent.Errors)
+			}
+			onlyOK(t, sent.Sent)
+			got := harness.RunJava(t, tg, "5", "consume", "--topic", topic, "--group", uniq("IT_bcq_cg"),
+				"--mode", "litepull", "--count", "12", "--from", "first", "--timeout", "60000")
+			expectDelivered(t, sent.Sent, got.Received, nil)
+			offs := make([]int, 0, len(got.Received))
+			for _, m := range got.Received {
+				offs = append(offs, int(m.QueueOffset))
+				// Unwrapped from an inner batch: the record's INNER_BATCH (0x80) and NEED_UNWRAP (0x40).
+				if m.SysFlag&0xC0 != 0xC0 {
+					t.Fatalf("message %s at offset %d: sysFlag %#x, want the inner-batch flags", m.MsgID, m.QueueOffset, m.SysFlag)
+				}
+			}
+			sort.Ints(offs)
+			for i, o := range offs {
+				if o != i {
+					t.Fatalf("queue offsets received %v, want 0..%d once each", offs, n-1)
+				}
+			}
+		})
+	}
+}
+
+// TestBatchCQStoreSwap hands a BatchCQ topic's store from rmqd to the Apache
+// 5.3.3 broker and back: each reads the other's batchconsumequeue/ files and
+// inner-batch records, goes on numbering where the other stopped, and a 5.3.3
+// consumer reads every message of both once, at the offsets the sends said.
+func TestBatchCQStoreSwap(t *testing.T) {
+	kinds := targetsFromEnv(t)
+	if !containsKind(kinds, harness.KindRmqd) || !containsKind(kinds, harness.KindApache) {
+		t.Skip("needs both targets (RMQD_TARGET=all)")
+	}
+	harness.RequireJars(t, "apache", "client5")
+	const topic = "IT_bcq_swap"
+	store := filepath.Join(t.TempDir(), "store")
+	ns := harness.StartNamesrv(t, harness.KindRmqd, harness.Options{})
+	opts := harness.Options{BrokerConf: map[string]string{"storePathRootDir": store,
+		"storePathCommitLog": filepath.Join(store, "commitlog")}}
+	produce := func(b *harness.Target, prefix string, count int) []harness.Msg {
+		r := harness.RunJava(t, b, "5", "produce", "--topic", topic, "--mode", "batch", "--count", fmt.Sprint(count),
+			"--batch", "3", "--body-prefix", prefix, "--keys", prefix)
+		if len(r.Sent) != count {
+			t.Fatalf("produced %d of %d messages: %v", len(r.Sent), count, r.Errors)
+		}
+		onlyOK(t, r.Sent)
+		return r.Sent
+	}
+	consumeAll := func(b *harness.Target, sent []harness.Msg) {
+		got := harness.RunJava(t, b, "5", "consume", "--topic", topic, "--group", uniq("IT_bcq_swap_cg"),
+			"--mode", "litepull", "--count", fmt.Sprint(len(sent)), "--from", "first", "--timeout", "60000")
+		expectDelivered(t, sent, got.Received, nil)
+	}
+
+	b1 := harness.StartBroker(t, harness.KindRmqd, ns.Addr, opts)
+	harness.CreateTopic(t, b1, topic, 1, "+queue.type=BatchCQ")
+	sent := produce(b1, "r", 6) // whole batches of 3: a batch of one reports its offsetMsgId, an unwrapped message none
+	stopBroker(t, b1)
+
+	b2 := harness.StartBroker(t, harness.KindApache, ns.Addr, opts)
+	sent = append(sent, produce(b2, "a", 6)...)
+	if off := sent[len(sent)-1].QueueOffset; off != 11 {
+		t.Fatalf("Apache numbered on rmqd's queue up to %d, want 11", off)
+	}
+	consumeAll(b2, sent)
+	stopBroker(t, b2)
+
+	b3 := harness.StartBroker(t, harness.KindRmqd, ns.Addr, opts)
+	sent = append(sent, produce(b3, "s", 3)...)
+	if off := sent[len(sent)-1].QueueOffset; off != 14 {
+		t.Fatalf("rmqd numbered on Apache's queue up to %d, want 14", off)
+	}
+	consumeAll(b3, sent)
+}
