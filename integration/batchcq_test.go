@@ -9,48 +9,44 @@ import (
 	"rmqd/integration/harness"
 )
 
-// TestBatchCQJava5 sends batches with the 5.3.3 Java client to a
-// queue.type=BatchCQ topic (the client puts a UNIQ_KEY on the batch, so the
-// broker stores each batch as one inner-batch record) and consumes them with
-// a 5.3.3 lite pull consumer, which unwraps each record (PullAPIWrapper,
-// MessageDecoder.decodeMessage): every message once, with its own UNIQ_KEY,
-// body and tags, at queue offsets 0..n-1 as the send results said.
-func TestBatchCQJava5(t *testing.T) {
-	harness.RequireJars(t, "client5")
-	for _, kind := range targetsFromEnv(t) {
-		t.Run(kind, func(t *testing.T) {
-			if kind == harness.KindApache {
-				harness.RequireJars(t, "apache")
+// batchCQCases join TestBroker's shared targets. java5-batchcq sends batches
+// with the 5.3.3 Java client to a queue.type=BatchCQ topic (the client puts a
+// UNIQ_KEY on the batch, so the broker stores each batch as one inner-batch
+// record) and consumes them with a 5.3.3 lite pull consumer, which unwraps
+// each record (PullAPIWrapper, MessageDecoder.decodeMessage): every message
+// once, with its own UNIQ_KEY, body and tags, at queue offsets 0..n-1 as the
+// send results said.
+var batchCQCases = []scenario{{
+	Name:  "java5-batchcq",
+	Needs: []string{"client5"},
+	Run: func(tb harness.TB, tg *harness.Target) {
+		const topic, n = "IT_b_bcq", 12
+		harness.CreateTopic(tb, tg, topic, 1, "+queue.type=BatchCQ")
+		sent := harness.RunJava(tb, tg, "5", "produce", "--topic", topic, "--mode", "batch",
+			"--count", "12", "--batch", "5", "--tags", "a,b", "--keys", "bk")
+		if len(sent.Sent) != n {
+			tb.Fatalf("produced %d of %d messages: %v", len(sent.Sent), n, sent.Errors)
+		}
+		onlyOK(tb, sent.Sent)
+		got := harness.RunJava(tb, tg, "5", "consume", "--topic", topic, "--group", uniq("IT_b_bcq_cg"),
+			"--mode", "litepull", "--count", "12", "--from", "first", "--timeout", "60000")
+		expectDelivered(tb, sent.Sent, got.Received, nil)
+		offs := make([]int, 0, len(got.Received))
+		for _, m := range got.Received {
+			offs = append(offs, int(m.QueueOffset))
+			// Unwrapped from an inner batch: the record's INNER_BATCH (0x80) and NEED_UNWRAP (0x40).
+			if m.SysFlag&0xC0 != 0xC0 {
+				tb.Fatalf("message %s at offset %d: sysFlag %#x, want the inner-batch flags", m.MsgID, m.QueueOffset, m.SysFlag)
 			}
-			tg := harness.Start(t, kind, harness.Options{})
-			const topic, n = "IT_bcq", 12
-			harness.CreateTopic(t, tg, topic, 1, "+queue.type=BatchCQ")
-			sent := harness.RunJava(t, tg, "5", "produce", "--topic", topic, "--mode", "batch",
-				"--count", "12", "--batch", "5", "--tags", "a,b", "--keys", "bk")
-			if len(sent.Sent) != n {
-				t.Fatalf("produced %d of %d messages: %v", len(sent.Sent), n, sent.Errors)
+		}
+		sort.Ints(offs)
+		for i, o := range offs {
+			if o != i {
+				tb.Fatalf("queue offsets received %v, want 0..%d once each", offs, n-1)
 			}
-			onlyOK(t, sent.Sent)
-			got := harness.RunJava(t, tg, "5", "consume", "--topic", topic, "--group", uniq("IT_bcq_cg"),
-				"--mode", "litepull", "--count", "12", "--from", "first", "--timeout", "60000")
-			expectDelivered(t, sent.Sent, got.Received, nil)
-			offs := make([]int, 0, len(got.Received))
-			for _, m := range got.Received {
-				offs = append(offs, int(m.QueueOffset))
-				// Unwrapped from an inner batch: the record's INNER_BATCH (0x80) and NEED_UNWRAP (0x40).
-				if m.SysFlag&0xC0 != 0xC0 {
-					t.Fatalf("message %s at offset %d: sysFlag %#x, want the inner-batch flags", m.MsgID, m.QueueOffset, m.SysFlag)
-				}
-			}
-			sort.Ints(offs)
-			for i, o := range offs {
-				if o != i {
-					t.Fatalf("queue offsets received %v, want 0..%d once each", offs, n-1)
-				}
-			}
-		})
-	}
-}
+		}
+	},
+}}
 
 // TestBatchCQStoreSwap hands a BatchCQ topic's store from rmqd to the Apache
 // 5.3.3 broker and back: each reads the other's batchconsumequeue/ files and
