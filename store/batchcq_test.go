@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -221,4 +222,89 @@ func TestBatchCQRecoveryKnowsTopicsFromOpen(t *testing.T) {
 	require.Equal(t, GetFound, r.Status)
 	require.Len(t, r.Records, 1)
 	require.Equal(t, int64(4), r.NextBeginOffset)
+}
+
+// TestBatchCQCutWithCommitLog: a crash that loses the commitlog's last
+// record drops the batch unit that points at it (truncateDirtyLogicFiles), and
+// the queue numbers on from where the surviving units end.
+func TestBatchCQCutWithCommitLog(t *testing.T) {
+	cfg := bcqConfig(t.TempDir())
+	cfg.BatchTopics = func(topic string) bool { return topic == "B" }
+	s := openStore(t, cfg)
+	ctx := context.Background()
+	var last PutResult
+	for i, n := range []int{2, 3, 4, 2, 3} {
+		last = s.PutMessage(ctx, innerBatchMsg("B", 0, i*10, n))
+		require.Equal(t, PutOK, last.Status)
+	}
+	waitDispatched(t, s, "B", 0, 14)
+	require.NoError(t, s.Shutdown())
+	files := commitLogFiles(t, cfg)
+	writeAt(t, files[len(files)-1], last.WroteOffset, make([]byte, last.WroteBytes))
+	markCrashed(t, cfg)
+
+	s = openStore(t, cfg)
+	defer s.Shutdown()
+	require.Equal(t, int64(11), s.MaxOffsetInQueue("B", 0), "the lost batch's unit is gone")
+	r := s.GetMessage("g", "B", 0, 12, 32, 1<<20, nil)
+	require.Equal(t, GetOffsetOverflowBadly, r.Status)
+	r.Release()
+	r = s.GetMessage("g", "B", 0, 10, 32, 1<<20, nil)
+	require.Equal(t, GetFound, r.Status)
+	require.Len(t, r.Records, 1)
+	require.Equal(t, int64(11), r.NextBeginOffset)
+	r.Release()
+	p := s.PutMessage(ctx, innerBatchMsg("B", 0, 99, 2))
+	require.Equal(t, PutOK, p.Status)
+	require.Equal(t, int64(11), p.QueueOffset)
+	waitDispatched(t, s, "B", 0, 13)
+}
+
+// TestBatchCQRetention: when old commitlog files go, batch-queue files whose
+// units all point below the new min go too, and the min message offset moves
+// to the first unit at or above it (deleteExpiredFile, correctMinOffset).
+func TestBatchCQRetention(t *testing.T) {
+	cfg := bcqConfig(t.TempDir())
+	cfg.MappedFileSizeCommitLog = 8192
+	cfg.DeleteCommitLogFilesInterval = 0
+	cfg.DeleteConsumeQueueFilesInterval = 0
+	cfg.BatchTopics = func(topic string) bool { return topic == "B" }
+	s := openStore(t, cfg)
+	defer s.Shutdown()
+	ctx := context.Background()
+	for i := range 30 {
+		m := innerBatchMsg("B", 0, i*3, 2)
+		// A third, large message: a few records per commitlog file.
+		m.Body = codec.AppendBatchEntry(m.Body, 0, make([]byte, 850), "")
+		m.Properties = codec.SetProperty(m.Properties, codec.PropInnerNum, "3")
+		require.Equal(t, PutOK, s.PutMessage(ctx, m).Status)
+	}
+	waitDispatched(t, s, "B", 0, 90)
+	s.doReput()
+	files := s.commitLog.q.snapshot()
+	require.Greater(t, len(files), 4)
+	old := time.Now().Add(-100 * time.Hour)
+	for _, f := range files {
+		require.NoError(t, os.Chtimes(f.path, old, old))
+	}
+	require.Positive(t, s.cleanOnce(ctx, true))
+	minPhy := s.MinPhyOffset()
+	minOff := s.MinOffsetInQueue("B", 0)
+	require.Positive(t, minOff)
+	require.Zero(t, minOff%3, "a batch boundary")
+	u, ok := s.findCQ("B", 0).bcqUnitAt(minOff)
+	require.True(t, ok)
+	require.GreaterOrEqual(t, u.phy, minPhy)
+	prev, ok := s.findCQ("B", 0).bcqUnitAt(minOff - 1)
+	if ok {
+		require.Less(t, prev.phy, minPhy)
+	}
+	require.Less(t, len(s.findCQ("B", 0).q.snapshot()), 8, "expired batch-queue files deleted")
+	r := s.GetMessage("g", "B", 0, 0, 32, 0, nil)
+	require.Equal(t, GetOffsetTooSmall, r.Status)
+	require.Equal(t, minOff, r.NextBeginOffset)
+	r.Release()
+	r = s.GetMessage("g", "B", 0, minOff, 32, 0, nil)
+	require.Equal(t, GetFound, r.Status)
+	r.Release()
 }
