@@ -137,3 +137,28 @@ func TestBatchCQTopicsFromFile(t *testing.T) {
 	require.False(t, isBatch("PlainT"))
 	require.False(t, isBatch("Unknown"))
 }
+
+// TestBatchCQGetStatsCountMessages: GROUP_GET_NUMS counts the messages a pull
+// of inner batches returned (GetMessageResult.messageCount adds each unit's
+// batchSize), not its records.
+func TestBatchCQGetStatsCountMessages(t *testing.T) {
+	b := newTestBroker(t, nil)
+	b.admin.stats.SetManual(true)
+	ctx := context.Background()
+	c := newTestConn(7)
+	require.EqualValues(t, codec.RespSuccess, updateTopicAttrs(t, b, "BStat", "+queue.type=BatchCQ").Code)
+	for i, n := range []int{3, 2} {
+		resp, err := b.handleSendMessage(ctx, c, batchSendReq("BStat", 0, i*3, n, fmt.Sprintf("UNIQ_KEY\x01S%d\x02", i)))
+		require.NoError(t, err)
+		require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	}
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("BStat", 0) == 5 }, 5*time.Second, 5*time.Millisecond)
+	_, err := b.handleHeartBeat(ctx, c, heartbeatReq(t, "cid-b", "BStatG", "BStat"))
+	require.NoError(t, err)
+	_, err = b.handlePullMessage(ctx, c, pullReq("BStatG", "BStat", 0, 0, 0, 0))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		c, _ := b.admin.stats.Counter("GROUP_GET_NUMS", "BStat@BStatG")
+		return c != nil && c.Nums() == 5
+	}, 5*time.Second, 5*time.Millisecond)
+}

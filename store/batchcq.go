@@ -414,6 +414,7 @@ func (s *DefaultStore) getBatchMessages(r *GetResult, cq *consumeQueue, offset i
 			r.touched += touchPages(rec)
 		}
 		r.BufferTotalSize += len(rec)
+		r.InnerMessages += n - 1
 		count += n
 		r.Status = GetFound
 	}
