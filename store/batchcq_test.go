@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -307,4 +308,59 @@ func TestBatchCQRetention(t *testing.T) {
 	r = s.GetMessage("g", "B", 0, minOff, 32, 0, nil)
 	require.Equal(t, GetFound, r.Status)
 	r.Release()
+}
+
+// TestCheckBatchQueues: `rmqd check` reads batchconsumequeue/ too: a clean
+// store passes, a unit whose base or batch size disagrees with its record is
+// reported, and a torn tail pointing past the commitlog is repairable.
+func TestCheckBatchQueues(t *testing.T) {
+	build := func(t *testing.T) (string, PutResult) {
+		cfg := bcqConfig(t.TempDir())
+		cfg.BatchTopics = func(topic string) bool { return topic == "B" }
+		s := openStore(t, cfg)
+		ctx := context.Background()
+		var last PutResult
+		for i, n := range []int{2, 1, 3, 2, 4, 1} {
+			m := innerBatchMsg("B", 0, i*10, n)
+			if n == 1 {
+				m = newMsg("B", 0, "plain", nil)
+			}
+			last = s.PutMessage(ctx, m)
+			require.Equal(t, PutOK, last.Status)
+		}
+		waitDispatched(t, s, "B", 0, 13)
+		require.NoError(t, s.Shutdown())
+		return cfg.StorePathRootDir, last
+	}
+	dir, _ := build(t)
+	require.Empty(t, Check(dir))
+	rep := Inspect(dir)
+	require.Equal(t, 6, rep.Units)
+
+	q := filepath.Join(dir, "batchconsumequeue", "B", "0")
+	first := filepath.Join(q, fileName(0))
+	b, err := os.ReadFile(first)
+	require.NoError(t, err)
+	binary.BigEndian.PutUint16(b[bcqUnitSize+36:], 2) // unit 1 (a plain message) claims two offsets
+	require.NoError(t, os.WriteFile(first, b, 0o644))
+	probs := Check(dir)
+	require.NotEmpty(t, probs)
+	require.Equal(t, first, probs[0].Path)
+
+	dir, last := build(t)
+	files := commitLogFiles(t, Config{StorePathRootDir: dir})
+	writeAt(t, files[len(files)-1], last.WroteOffset, make([]byte, last.WroteBytes)) // the commitlog lost its last record
+	probs = Check(dir)
+	var torn []Problem
+	for _, p := range probs {
+		if p.Repairable && strings.Contains(p.Path, "batchconsumequeue") {
+			torn = append(torn, p)
+		}
+	}
+	require.Len(t, torn, 1, "%v", probs)
+	_, err = Repair(dir, torn)
+	require.NoError(t, err)
+	for _, p := range Check(dir) {
+		require.NotContains(t, p.Path, "batchconsumequeue", "after repair: %v", p)
+	}
 }
