@@ -56,6 +56,8 @@ func TestInnerBatchToBatchCQ(t *testing.T) {
 	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("BCQ", 1) == 5 }, 5*time.Second, 5*time.Millisecond)
 	_, err := os.Stat(filepath.Join(b.conf().Store.StorePathRootDir, "batchconsumequeue", "BCQ", "1", "00000000000000000000"))
 	require.NoError(t, err, "Java's path for a batch consume queue")
+	_, err = os.Stat(filepath.Join(b.conf().Store.StorePathRootDir, "consumequeue", "BCQ"))
+	require.True(t, os.IsNotExist(err), "no simple queue prepared for a BatchCQ topic")
 
 	for off, want := range map[int64]struct{ base, n int }{0: {0, 3}, 2: {0, 3}, 3: {3, 2}, 4: {3, 2}} {
 		req := pullReq("G", "BCQ", 1, off, codec.PullFlagSubscription, 0)
