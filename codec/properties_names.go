@@ -36,6 +36,11 @@ const (
 	// queue's offset, both joined by LMQDispatchSeparator.
 	PropInnerMultiDispatch    = "INNER_MULTI_DISPATCH"
 	PropInnerMultiQueueOffset = "INNER_MULTI_QUEUE_OFFSET"
+	// PropInnerNum and PropInnerBase mark an inner batch stored as one record
+	// in a BatchCQ topic: how many messages its body holds, and the queue
+	// offset of the first (MessageConst.PROPERTY_INNER_NUM / _BASE).
+	PropInnerNum  = "INNER_NUM"
+	PropInnerBase = "INNER_BASE"
 	// PropCRC32 is the record CRC property enabledAppendPropCRC appends.
 	PropCRC32 = "__CRC32#"
 )

@@ -176,7 +176,7 @@ func buildJavaKeys() map[string]JavaKey {
 		"correctLogicMinOffsetForceInterval", "correctLogicMinOffsetSleepInterval", "dataReadAheadEnable",
 		"deleteFileBatchMax", "enableAcceleratedRecovery", "enableRunningFlagsInFlush",
 		"fastFailIfNoBufferInStorePool", "flushCommitLogTimed", "flushLeastPagesWhenWarmMapedFile",
-		"mapperFileSizeBatchConsumeQueue", "putConsumeQueueDataByFileChannel", "recheckReputOffsetFromCq",
+		"putConsumeQueueDataByFileChannel", "recheckReputOffsetFromCq",
 		"redeleteHangedFileInterval", "searchBcqByCacheEnable", "transientStorePoolEnable",
 		"transientStorePoolSize", "travelCqFileNumWhenGetMessage", "wakeCommitWhenPutMessage",
 		"wakeFlushWhenPutMessage", "warmMapedFileEnable", "writeWithoutMmap", "maxChecksumRange",

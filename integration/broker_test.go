@@ -38,5 +38,6 @@ func brokerCases() []scenario {
 	all = append(all, rawCases...)
 	all = append(all, goCases...)
 	all = append(all, javaCases...)
+	all = append(all, batchCQCases...)
 	return append(all, restartCases...)
 }

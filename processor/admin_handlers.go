@@ -351,6 +351,7 @@ func (b *Broker) handleQueryConsumeQueue(ctx context.Context, c remoting.Conn, r
 		_, err := codec.DecodeRecord(res.Records[0], &m)
 		tags, _ := codec.PropertyValue(m.Properties, codec.PropTags)
 		tagsCode := compat.JavaStringHash(tags)
+		next := res.NextBeginOffset // past an inner batch's offsets, not into them
 		res.Release()
 		if err != nil {
 			break
@@ -366,7 +367,7 @@ func (b *Broker) handleQueryConsumeQueue(ctx context.Context, c remoting.Conn, r
 		body = strconv.AppendInt(body, int64(tagsCode), 10)
 		body = append(body, '}')
 		n++
-		off = m.QueueOffset + 1
+		off = max(next, m.QueueOffset+1)
 	}
 	body = append(body, `],"subscriptionData":null}`...)
 	resp := codec.NewResponse(req, codec.RespSuccess, "")

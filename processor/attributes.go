@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"rmqd/processor/meta"
 )
 
 // attrSpec is one of Java's TopicAttributes: an enum (values) or a long range.
@@ -157,10 +155,6 @@ func (a attrSpec) verify(key, v string) string {
 	}
 	if !slices.Contains(a.values, v) {
 		return fmt.Sprintf("value is not in set: [%s]", strings.Join(a.values, ", "))
-	}
-	// Java takes these; rmqd refuses them, as it cannot honour them.
-	if why := meta.UnhonouredAttribute(key, v); why != "" {
-		return fmt.Sprintf("%s=%s is not supported by rmqd: %s", key, v, why)
 	}
 	return ""
 }

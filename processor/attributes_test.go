@@ -94,24 +94,21 @@ func TestTopicAttributesMixedAllowed(t *testing.T) {
 	require.Equal(t, "MIXED", tc.Attributes["message.type"])
 }
 
-// TestTopicAttributesUnsupportedStores: Java makes a batch consume queue for
-// queue.type=BatchCQ; rmqd has none, so it refuses it rather than keep a
-// topic that silently behaves as SimpleCQ. cleanup.policy=COMPACTION is
-// taken, as Java takes it whatever enableCompaction says.
-func TestTopicAttributesUnsupportedStores(t *testing.T) {
+// TestTopicAttributesStoreKinds: both store kinds Java's attributes ask for are
+// taken: cleanup.policy=COMPACTION (whatever enableCompaction says, as Java)
+// and queue.type=BatchCQ (a batch consume queue, store/batchcq.go).
+func TestTopicAttributesStoreKinds(t *testing.T) {
 	b := newTestBroker(t, nil)
 	resp := updateTopicAttrs(t, b, "CompactT", "+cleanup.policy=COMPACTION")
 	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
 	tc, ok := b.topics.Select("CompactT")
 	require.True(t, ok)
 	require.True(t, meta.Compacted(&tc))
-	for _, attrs := range []string{"+queue.type=BatchCQ"} {
-		resp := updateTopicAttrs(t, b, "StoreT", attrs)
-		require.EqualValues(t, codec.RespInvalidParameter, resp.Code, attrs)
-		require.Contains(t, resp.Remark, "not supported by rmqd", attrs)
-		_, ok := b.topics.Select("StoreT")
-		require.False(t, ok, attrs)
-	}
+
+	resp = updateTopicAttrs(t, b, "BatchT", "+queue.type=BatchCQ")
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	tc, _ = b.topics.Select("BatchT")
+	require.Equal(t, "BatchCQ", tc.Attributes["queue.type"])
 }
 
 // TestTopicListAttributes: UPDATE_AND_CREATE_TOPIC_LIST carries each topic's

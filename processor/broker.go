@@ -140,6 +140,9 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 		}
 	}
 	b.topics.SetOnChange(b.topicChanged)
+	if bs, ok := st.(batchTopicStore); ok {
+		bs.SetBatchTopics(b.isBatchTopic)
+	}
 	if err := cfg.CheckStart(); err != nil {
 		return nil, fmt.Errorf("new broker: %w", err)
 	}

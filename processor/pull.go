@@ -234,7 +234,7 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 
 	switch {
 	case code == codec.RespSuccess:
-		b.countGet(h.ConsumerGroup, h.Topic, len(res.Records), res.BufferTotalSize)
+		b.countGet(h.ConsumerGroup, h.Topic, len(res.Records)+res.InnerMessages, res.BufferTotalSize)
 		if b.conf().EnableNetWorkFlowControl && !remoting.Writable(c) {
 			// DefaultPullMessageResultHandler.channelIsWritable: the answer is
 			// dropped, not queued behind the backlog; the consumer's pull

@@ -164,6 +164,9 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 			}
 		}
 		hdr.TransactionID, _ = codec.PropertyValue(h.Properties, codec.PropUniqKey)
+		if isBatchCQ(tc) && hdr.TransactionID != "" {
+			return b.sendInnerBatch(ctx, c, req, a, msg, queueID, h.Properties, hdr.TransactionID)
+		}
 		cluster := b.conf().BrokerClusterName
 		// Inner messages keep their properties and get CLUSTER, but no UNIQ_KEY
 		// when they have none: Apache 5.3.3 adds none either, so a Go batch
@@ -198,6 +201,11 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 		if k, _ := pv.Get(codec.PropKeys); strings.TrimSpace(k) == "" {
 			return setCode(resp, codec.RespMessageIllegal, "Required message key is missing")
 		}
+	}
+	if msg.SysFlag&codec.SysFlagInnerBatch == 0 && pv.Has(codec.PropInnerNum) {
+		// HookUtils.checkInnerBatch: a count without the flag would make a
+		// Java broker reading this store number a batch queue wrongly.
+		return b.sendDone(a, msg, queueID, store.PutResult{Status: store.PutMessageIllegal})
 	}
 	props = fixStoredProps(&pv, b.conf(), b.ids)
 	if tran, _ := pv.Get(codec.PropTranMsg); parseJavaBool(tran) &&

@@ -103,6 +103,9 @@ type GetResult struct {
 	// Records holds each whole commitlog record, aliasing the mapping.
 	Records         [][]byte
 	BufferTotalSize int
+	// InnerMessages is how many messages Records hold past one per record: a
+	// batch queue's unit counts its batchSize (GetMessageResult.messageCount).
+	InnerMessages int
 	// SuggestPullingFromSlave: the last unit the read scanned lies further
 	// behind the commitlog's end than HotCommitLogBytes (Java's flag of the
 	// same name; set for any read within the queue's offsets).

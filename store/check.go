@@ -55,6 +55,7 @@ func Inspect(dir string) Report {
 	c := &checker{dir: dir, perTopic: map[string]int{}, cqTopics: map[string]bool{}}
 	c.commitLog()
 	c.consumeQueues()
+	c.batchQueues()
 	c.unindexed()
 	c.indexes()
 	c.checkpoint()
@@ -353,6 +354,98 @@ func (c *checker) consumeQueue(dir, topic string, qid int32, m *codec.Message) {
 			default:
 				// Its queue offset matched, so no other unit of the queue can
 				// point here: with unindexed() every record is indexed once.
+				r.indexed = true
+				c.units++
+			}
+		}
+	}
+}
+
+// batchQueues checks the batch consume queues (batchcq.go): each unit points
+// at a record of its queue whose queue offset is the unit's msgBaseOffset,
+// batchSize is the record's INNER_NUM (1 without one), and each unit starts
+// where the one before it ended.
+func (c *checker) batchQueues() {
+	root := filepath.Join(c.dir, bcqDirName)
+	topics, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	var m codec.Message
+	for _, t := range topics {
+		if !t.IsDir() {
+			continue
+		}
+		c.cqTopics[t.Name()] = true
+		qs, err := os.ReadDir(filepath.Join(root, t.Name()))
+		if err != nil {
+			c.add(filepath.Join(root, t.Name()), -1, false, "%v", err)
+			continue
+		}
+		for _, q := range qs {
+			if qid, err := strconv.Atoi(q.Name()); err == nil && q.IsDir() {
+				c.batchQueue(filepath.Join(root, t.Name(), q.Name()), t.Name(), int32(qid), &m)
+			}
+		}
+	}
+}
+
+func (c *checker) batchQueue(dir, topic string, qid int32, m *codec.Message) {
+	names, _, err := numbered(dir)
+	if err != nil {
+		c.add(dir, -1, false, "%v", err)
+		return
+	}
+	ended := false
+	next := int64(-1) // the base the next unit must have
+	for _, p := range names {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			c.add(p, -1, false, "%v", err)
+			continue
+		}
+		if len(b)%bcqUnitSize != 0 {
+			c.add(p, -1, false, "length %d is not a multiple of %d", len(b), bcqUnitSize)
+		}
+		for pos := 0; pos+bcqUnitSize <= len(b); pos += bcqUnitSize {
+			u := readBatchUnit(b[pos:])
+			if u.phy == 0 && u.size == 0 {
+				ended = true
+				continue
+			}
+			if ended {
+				c.add(p, int64(pos), false, "unit after the queue's end")
+				ended = false
+			}
+			if !u.valid() {
+				c.add(p, int64(pos), false, "unit: offset %d size %d base %d batch %d", u.phy, u.size, u.base, u.num)
+				continue
+			}
+			if next >= 0 && u.base != next {
+				c.add(p, int64(pos), false, "unit of base %d follows one ending at %d", u.base, next)
+			}
+			next = u.end()
+			if u.phy < c.minOff {
+				continue
+			}
+			if u.phy+int64(u.size) > c.endOff {
+				c.add(p, int64(pos), true, "unit %d points past the commitlog's end (%d+%d > %d)", u.base, u.phy, u.size, c.endOff)
+				return
+			}
+			if why, ok := c.record(u.phy, u.size, m); !ok {
+				c.add(p, int64(pos), false, "unit %d at commitlog %d: no record starts there (%s)", u.base, u.phy, why)
+				continue
+			}
+			r := c.recAt(u.phy)
+			_, num := innerBatch(m)
+			switch {
+			case r == nil:
+				c.add(p, int64(pos), false, "unit %d at commitlog %d: no record starts there", u.base, u.phy)
+			case m.Topic != topic || m.QueueID != qid:
+				c.add(p, int64(pos), false, "unit %d points to a record of %s/%d", u.base, m.Topic, m.QueueID)
+			case m.QueueOffset != u.base || num != u.num:
+				c.add(p, int64(pos), false, "unit %d+%d points to a record of queue offset %d holding %d", u.base, u.num, m.QueueOffset, num)
+			default:
 				r.indexed = true
 				c.units++
 			}

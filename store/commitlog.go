@@ -241,6 +241,16 @@ func (c *commitLog) put(m *codec.Message) PutResult {
 		c.unlock()
 		return PutResult{Status: PutServiceNotAvailable}
 	}
+	num := int64(1) // queue offsets the record takes
+	if m.SysFlag&codec.SysFlagInnerBatch != 0 && assignsQueueOffset(m.SysFlag) {
+		if num, st = c.assignInnerBase(m); st == PutOK {
+			size, st = c.checkMessage(m) // INNER_BASE made the record longer
+		}
+		if st != PutOK {
+			c.unlock()
+			return PutResult{Status: st}
+		}
+	}
 	f, st := c.fileFor(size)
 	if st != PutOK {
 		c.unlock()
@@ -278,7 +288,7 @@ func (c *commitLog) put(m *codec.Message) PutResult {
 	}
 	f.wrote.Store(wrote + int64(n))
 	if assign {
-		c.bumpOffset(key, m.QueueOffset+1)
+		c.bumpOffset(key, m.QueueOffset+num)
 	}
 	c.bumpLMQ(lmqs)
 	c.lastStoreTs.Store(now)
@@ -287,7 +297,25 @@ func (c *commitLog) put(m *codec.Message) PutResult {
 		c.onAppend(m.CommitLogOffset, m.CommitLogOffset+int64(n))
 	}
 	return PutResult{Status: PutOK, WroteOffset: m.CommitLogOffset, WroteBytes: int32(n),
-		QueueOffset: m.QueueOffset, MsgNum: 1, StoreTimestamp: now}
+		QueueOffset: m.QueueOffset, MsgNum: int32(num), StoreTimestamp: now}
+}
+
+// assignInnerBase writes INNER_BASE, the queue offset the inner batch's first
+// message gets, into its properties, and returns how many offsets it takes:
+// INNER_NUM, 1 without one (BatchConsumeQueue.assignQueueOffset,
+// CommitLog.getMessageNum). Called with mu held.
+func (c *commitLog) assignInnerBase(m *codec.Message) (int64, PutStatus) {
+	num := int64(1)
+	if v, ok := codec.PropertyValue(m.Properties, codec.PropInnerNum); ok {
+		n, err := strconv.ParseInt(v, 10, 16)
+		if err != nil || n < 1 {
+			return 0, PutMessageIllegal
+		}
+		num = n
+	}
+	base := c.nextOffset(tqKey{m.Topic, m.QueueID})
+	m.Properties = codec.SetProperty(m.Properties, codec.PropInnerBase, strconv.FormatInt(base, 10))
+	return num, PutOK
 }
 
 // queueIsNew reports that no record was ever appended to the queue of key.

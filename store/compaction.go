@@ -462,7 +462,8 @@ func eachRecord(f *clogFile, m *codec.Message, fn func(qoff, tags, storeTs int64
 	}
 	var rec []byte
 	for i := 0; i < f.units; i++ {
-		phy, size, tags, storeTs, qoff, _ := decodeBcqUnit(cq[i*bcqUnitSize:])
+		u := readBatchUnit(cq[i*bcqUnitSize:])
+		phy, size, tags, storeTs, qoff := u.phy, u.size, u.tags, u.storeTime, u.base
 		rec = slices.Grow(rec[:0], int(size))[:size]
 		if _, err := f.log.ReadAt(rec, phy-f.base); err != nil {
 			return fmt.Errorf("compaction log read: %w", err)

@@ -26,7 +26,6 @@ const (
 	compactingSubdir   = "compacting"
 	compactionPosFile  = "position-checkpoint"
 	compactionMarker   = "replace" // in the log's compacting dir: the output is whole
-	bcqUnitSize        = 46        // BatchConsumeQueue.CQ_STORE_UNIT_SIZE
 	recQueueOffsetPos  = 20
 	recPhysicOffsetPos = 28
 )
@@ -164,7 +163,8 @@ func (f *clogFile) scanUnits() error {
 		return err
 	}
 	for i := 0; i+bcqUnitSize <= len(b); i += bcqUnitSize {
-		phy, size, _, _, qoff, batch := decodeBcqUnit(b[i:])
+		u := readBatchUnit(b[i:])
+		phy, size, qoff, batch := u.phy, u.size, u.base, u.num
 		if phy == -1 && size == 0 {
 			f.full = true
 			break
@@ -180,25 +180,6 @@ func (f *clogFile) scanUnits() error {
 		f.logWrote = phy - f.base + int64(size)
 	}
 	return nil
-}
-
-func decodeBcqUnit(b []byte) (phy int64, size int32, tags, storeTs, qoff int64, batch int16) {
-	return int64(binary.BigEndian.Uint64(b)), int32(binary.BigEndian.Uint32(b[8:])),
-		int64(binary.BigEndian.Uint64(b[12:])), int64(binary.BigEndian.Uint64(b[20:])),
-		int64(binary.BigEndian.Uint64(b[28:])), int16(binary.BigEndian.Uint16(b[36:]))
-}
-
-// encodeBcqUnit writes BatchConsumeQueue's unit: offset, size, tags code, store
-// time, queue offset, batch 1, compacted offset -1 (INVALID_POS), 4 reserved.
-func encodeBcqUnit(b []byte, phy int64, size int32, tags, storeTs, qoff int64) {
-	binary.BigEndian.PutUint64(b, uint64(phy))
-	binary.BigEndian.PutUint32(b[8:], uint32(size))
-	binary.BigEndian.PutUint64(b[12:], uint64(tags))
-	binary.BigEndian.PutUint64(b[20:], uint64(storeTs))
-	binary.BigEndian.PutUint64(b[28:], uint64(qoff))
-	binary.BigEndian.PutUint16(b[36:], 1)
-	binary.BigEndian.PutUint32(b[38:], 0xFFFFFFFF)
-	binary.BigEndian.PutUint32(b[42:], 0)
 }
 
 // recoverTail drops tail units whose record is not whole (a crash between the
@@ -218,7 +199,8 @@ func (l *compactionLog) recoverTail() error {
 		if _, err := f.cq.ReadAt(unit, int64(f.units-1)*bcqUnitSize); err != nil {
 			return fmt.Errorf("compaction cq %s: %w", f.cq.Name(), err)
 		}
-		phy, size, _, _, qoff, _ := decodeBcqUnit(unit)
+		u := readBatchUnit(unit)
+		phy, size, qoff := u.phy, u.size, u.base
 		_, err := f.log.ReadAt(hdr, phy-f.base)
 		if err == nil && int32(binary.BigEndian.Uint32(hdr)) == size &&
 			int64(binary.BigEndian.Uint64(hdr[recQueueOffsetPos:])) == qoff {
@@ -229,7 +211,7 @@ func (l *compactionLog) recoverTail() error {
 		f.logWrote = 0
 	}
 	if f.units > 0 {
-		_, _, _, _, f.maxQ, _ = decodeBcqUnit(unit)
+		f.maxQ = readBatchUnit(unit).base
 	}
 	// Shrink and regrow: the kernel zeroes the rest of each file.
 	return errors.Join(f.log.Truncate(f.logWrote), f.log.Truncate(l.logSize),
@@ -322,7 +304,7 @@ func (w *clogWriter) append(rec []byte, qoff, tags, storeTs int64, lock *sync.RW
 		return fmt.Errorf("compaction log write: %w", err)
 	}
 	var u [bcqUnitSize]byte
-	encodeBcqUnit(u[:], phy, int32(size), tags, storeTs, qoff)
+	putBatchUnit(u[:], bcqUnit{phy: phy, size: int32(size), tags: tags, storeTime: storeTs, base: qoff, num: 1})
 	if _, err := f.cq.WriteAt(u[:], int64(f.units)*bcqUnitSize); err != nil {
 		return fmt.Errorf("compaction cq write: %w", err)
 	}
@@ -387,7 +369,7 @@ func (l *compactionLog) read(offset int64, limit int, take func(count, total, si
 			if _, err := f.cq.ReadAt(unit, int64(mid)*bcqUnitSize); err != nil {
 				return r, fmt.Errorf("compaction cq read: %w", err)
 			}
-			if _, _, _, _, q, _ := decodeBcqUnit(unit); q < offset {
+			if readBatchUnit(unit).base < offset {
 				lo = mid + 1
 			} else {
 				hi = mid
@@ -397,7 +379,8 @@ func (l *compactionLog) read(offset int64, limit int, take func(count, total, si
 			if _, err := f.cq.ReadAt(unit, int64(i)*bcqUnitSize); err != nil {
 				return r, fmt.Errorf("compaction cq read: %w", err)
 			}
-			phy, size, tags, _, q, _ := decodeBcqUnit(unit)
+			u := readBatchUnit(unit)
+			phy, size, tags, q := u.phy, u.size, u.tags, u.base
 			if len(r.records) >= limit || !take(len(r.records), r.bytes, int(size)) {
 				return r, nil
 			}

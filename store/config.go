@@ -28,6 +28,13 @@ type Config struct {
 
 	MappedFileSizeCommitLog    int `prop:"mappedFileSizeCommitLog"`
 	MappedFileSizeConsumeQueue int `prop:"mappedFileSizeConsumeQueue"`
+	// MapperFileSizeBatchConsumeQueue sizes the files of queue.type=BatchCQ
+	// topics' queues (batchcq.go), rounded up to whole units.
+	MapperFileSizeBatchConsumeQueue int `prop:"mapperFileSizeBatchConsumeQueue"`
+	// BatchTopics, when set, says which topics are queue.type=BatchCQ from Open
+	// on, so that recovery rebuilds their lost queues as batch ones (Java's
+	// store is given the topic table when made); SetBatchTopics replaces it.
+	BatchTopics func(topic string) bool
 
 	FlushDiskType                     string `prop:"flushDiskType"`
 	FlushIntervalCommitLog            int    `prop:"flushIntervalCommitLog"`
@@ -212,6 +219,7 @@ func DefaultConfig() Config {
 		StorePathRootDir:                  filepath.Join(home, "store"),
 		MappedFileSizeCommitLog:           1 << 30,
 		MappedFileSizeConsumeQueue:        300000 * cqUnitSize,
+		MapperFileSizeBatchConsumeQueue:   300000 * bcqUnitSize,
 		FlushDiskType:                     AsyncFlush,
 		FlushIntervalCommitLog:            500,
 		FlushCommitLogLeastPages:          4,

@@ -23,6 +23,12 @@ type consumeQueue struct {
 	maxPhysicOffset atomic.Int64
 	// minLogicOffset is the byte position of the first live unit.
 	minLogicOffset atomic.Int64
+
+	// batch marks a batch consume queue (batchcq.go); bMin and bMax are its
+	// first live and next message offsets (Java's minOffsetInQueue and
+	// maxOffsetInQueue), which its byte positions no longer give.
+	batch      bool
+	bMin, bMax atomic.Int64
 }
 
 func newConsumeQueue(topic string, qid int32, dir string, fileSize int, log *slog.Logger, lazy *lazyMaps) *consumeQueue {
@@ -84,13 +90,26 @@ func (c *consumeQueue) put(phy int64, size int32, tags int64, cqOffset int64) er
 	return nil
 }
 
-func (c *consumeQueue) maxOffset() int64 { return c.q.maxOffset() / cqUnitSize }
+func (c *consumeQueue) maxOffset() int64 {
+	if c.batch {
+		return c.bMax.Load()
+	}
+	return c.q.maxOffset() / cqUnitSize
+}
 
-func (c *consumeQueue) minOffset() int64 { return c.minLogicOffset.Load() / cqUnitSize }
+func (c *consumeQueue) minOffset() int64 {
+	if c.batch {
+		return max(c.bMin.Load(), 0)
+	}
+	return c.minLogicOffset.Load() / cqUnitSize
+}
 
 // recover finds the valid end: units with offset >= 0 and size > 0, scanning from
 // the third-last file (ConsumeQueue.recover).
 func (c *consumeQueue) recover() error {
+	if c.batch {
+		return c.bcqRecover()
+	}
 	files := c.q.snapshot()
 	if len(files) == 0 {
 		return nil
@@ -129,6 +148,9 @@ func (c *consumeQueue) recover() error {
 // truncateAbove drops units that point at or past phyOffset (the commitlog was
 // cut there).
 func (c *consumeQueue) truncateAbove(phyOffset int64) error {
+	if c.batch {
+		return c.bcqTruncateAbove(phyOffset)
+	}
 	files := c.q.snapshot()
 	end := c.q.maxOffset()
 	for i := len(files) - 1; i >= 0; i-- {
@@ -176,6 +198,10 @@ func (c *consumeQueue) truncateAbove(phyOffset int64) error {
 // the queue's end read afterwards: a unit the dispatcher adds meanwhile is live
 // and must stay at or above the min.
 func (c *consumeQueue) correctMinOffset(minPhy int64) {
+	if c.batch {
+		c.bcqCorrectMinOffset(minPhy)
+		return
+	}
 	files := c.q.snapshot()
 	end := int64(-1)
 	for _, f := range files {
@@ -240,6 +266,10 @@ func (c *consumeQueue) unitsHeld(offset int64) (*mappedFile, []byte) {
 
 // unitAt reads one unit.
 func (c *consumeQueue) unitAt(offset int64) (phy int64, size int32, tags int64, ok bool) {
+	if c.batch {
+		u, ok := c.bcqUnitAt(offset)
+		return u.phy, u.size, u.tags, ok
+	}
 	f, b := c.unitsHeld(offset)
 	if f == nil {
 		return 0, 0, 0, false
@@ -254,6 +284,9 @@ func (c *consumeQueue) unitAt(offset int64) (phy int64, size int32, tags int64, 
 
 // deleteExpired removes files (never the last) whose last unit points below minPhy.
 func (c *consumeQueue) deleteExpired(minPhy int64) int {
+	if c.batch {
+		return c.bcqDeleteExpired(minPhy)
+	}
 	files := c.q.snapshot()
 	var drop []*mappedFile
 	for i := 0; i < len(files)-1; i++ {

@@ -169,12 +169,15 @@ func (s *DefaultStore) dispatch(m *codec.Message, size int) error {
 	p := scanProps(m.Properties)
 	if assignsQueueOffset(m.SysFlag) {
 		tags := s.tagsCode(m, &p)
-		cq := s.findOrCreateCQ(m.Topic, m.QueueID)
+		cq := s.findOrCreateQueue(m.Topic, m.QueueID, m.SysFlag&codec.SysFlagInnerBatch != 0)
 		if cq == nil {
 			// Written before the store refused such topics (or by another
 			// broker): the record stays in the commitlog, unindexed.
 			s.log.Error("dispatch: no consume queue for an unsafe topic", "topic", fmt.Sprintf("%.300q", m.Topic), "queue", m.QueueID)
 			return nil
+		}
+		if cq.batch {
+			return s.dispatchBatchIndexed(cq, m, size, tags, &p)
 		}
 		if err := cq.put(m.CommitLogOffset, int32(size), tags, m.QueueOffset); err != nil {
 			return fmt.Errorf("consume queue %s/%d: %w", m.Topic, m.QueueID, err)
@@ -193,6 +196,21 @@ func (s *DefaultStore) dispatch(m *codec.Message, size int) error {
 	if s.IsSlave() {
 		// A slave appends raw bytes without decoding them; the flush
 		// checkpoint learns their store time here.
+		s.commitLog.lastStoreTs.Store(m.StoreTimestamp)
+	}
+	return nil
+}
+
+// dispatchBatchIndexed is dispatch for a record of a batch consume queue: its
+// unit, then its index entries. Java dispatches no LMQ from such a queue.
+func (s *DefaultStore) dispatchBatchIndexed(cq *consumeQueue, m *codec.Message, size int, tags int64, p *dispatchProps) error {
+	if err := s.dispatchBatch(cq, m, size, tags); err != nil {
+		return err
+	}
+	if s.cfg.MessageIndexEnable {
+		s.index.build(m, p.uniq, p.keys)
+	}
+	if s.IsSlave() {
 		s.commitLog.lastStoreTs.Store(m.StoreTimestamp)
 	}
 	return nil

@@ -18,6 +18,12 @@ package store
 // lock and table as its own queue offset, so the dispatcher, recovery and a
 // slave only read the offsets back from the record; nothing else is stored.
 //
+// Batch consume queues (batchcq.go, docs/store.md): a queue.type=BatchCQ
+// topic's queues are Java's 46-byte BatchConsumeQueue units under
+// batchconsumequeue/, one per record covering batchSize offsets; they share
+// consumeQueue and its file handling, each method branching on c.batch, so
+// the simple queues' path gains one flag test and nothing else.
+//
 // Reads: readers take a reference on each mapped file they slice (findHeld /
 // mappedFile.hold). Deleting a file unlinks it at once but unmaps it only when
 // the last reference goes (GetResult.Release), so a record handed to the network

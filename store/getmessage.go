@@ -64,6 +64,9 @@ func (s *DefaultStore) getMessageCQ(topic string, queueID int32, offset int64, m
 		r.Status, r.NextBeginOffset = GetOffsetOverflowBadly, s.correctOffset(offset, maxOff)
 		return r
 	}
+	if cq.batch {
+		return s.getBatchMessages(r, cq, offset, maxMsgNums, maxTotalBytes, filter, touch)
+	}
 	cqFile, units := cq.unitsHeld(offset)
 	if cqFile == nil {
 		r.Status = GetOffsetFoundNull

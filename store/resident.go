@@ -31,6 +31,9 @@ func (s *DefaultStore) PullResident(topic string, queueID int32, offset int64, n
 	if cq == nil || offset < cq.minOffset() || offset >= cq.maxOffset() {
 		return true
 	}
+	if cq.batch {
+		return false // not looked at: such a pull goes to a worker
+	}
 	cqFile, units := cq.unitsHeld(offset)
 	if cqFile == nil {
 		return true

@@ -39,6 +39,8 @@ type DefaultStore struct {
 	manualDeletes atomic.Int32
 
 	listener atomic.Pointer[ArrivingListener]
+	// batchTopics says which topics are queue.type=BatchCQ (SetBatchTopics).
+	batchTopics atomic.Pointer[func(topic string) bool]
 
 	// reputFrom is the next commitlog offset to dispatch; only the dispatcher
 	// goroutine (or recovery, before it starts) moves it.
@@ -119,6 +121,9 @@ func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
 		statRatio:   diskRatio,
 	}
 	s.role.Store(&cfg.BrokerRole)
+	if cfg.BatchTopics != nil {
+		s.SetBatchTopics(cfg.BatchTopics)
+	}
 	s.SetColdDataCheck(cfg.ColdDataFlowControlEnable, cfg.ColdDataScanEnable, cfg.AccessMessageInMemoryHotRatio)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.cleanedMinPhy.Store(-1)
@@ -198,7 +203,17 @@ func (s *DefaultStore) lock() error {
 }
 
 func (s *DefaultStore) loadConsumeQueues() error {
-	root := filepath.Join(s.cfg.StorePathRootDir, "consumequeue")
+	if err := s.loadQueuesUnder("consumequeue", false); err != nil {
+		return err
+	}
+	return s.loadQueuesUnder(bcqDirName, true)
+}
+
+// loadQueuesUnder loads the queues under one directory of the root: simple
+// ones under consumequeue/, batch ones under batchconsumequeue/ (Java's
+// ConsumeQueueStore loads both; a queue's directory says its type).
+func (s *DefaultStore) loadQueuesUnder(dir string, batch bool) error {
+	root := filepath.Join(s.cfg.StorePathRootDir, dir)
 	topics, err := os.ReadDir(root)
 	if err != nil {
 		if os.IsNotExist(err) {
@@ -219,7 +234,12 @@ func (s *DefaultStore) loadConsumeQueues() error {
 			if err != nil || !q.IsDir() {
 				continue
 			}
-			cq := newConsumeQueue(t.Name(), int32(qid), filepath.Join(root, t.Name(), q.Name()), s.cfg.cqFileSize(), s.log, s.lazy)
+			if old := s.cqs[tqKey{t.Name(), int32(qid)}]; old != nil {
+				s.log.Warn("queue has both a consume queue and a batch consume queue: the simple one is served",
+					"topic", t.Name(), "queue", qid)
+				continue
+			}
+			cq := s.newQueue(t.Name(), int32(qid), filepath.Join(root, t.Name(), q.Name()), batch)
 			if err := cq.q.load(); err != nil {
 				return fmt.Errorf("load consume queue %s/%d: %w", t.Name(), qid, err)
 			}
@@ -227,6 +247,29 @@ func (s *DefaultStore) loadConsumeQueues() error {
 		}
 	}
 	return nil
+}
+
+func (s *DefaultStore) newQueue(topic string, qid int32, dir string, batch bool) *consumeQueue {
+	if batch {
+		return newBatchConsumeQueue(topic, qid, dir, s.cfg.bcqFileSize(), s.log, s.lazy)
+	}
+	return newConsumeQueue(topic, qid, dir, s.cfg.cqFileSize(), s.log, s.lazy)
+}
+
+// SetBatchTopics tells the store which topics are queue.type=BatchCQ: their
+// queues made from now on are batch consume queues (QueueTypeUtils.isBatchCq
+// on the topic config, which the broker owns). A queue that exists keeps its
+// type, as in Java.
+func (s *DefaultStore) SetBatchTopics(isBatch func(topic string) bool) {
+	s.batchTopics.Store(&isBatch)
+}
+
+// isBatchTopic asks SetBatchTopics' function; false before it is set.
+func (s *DefaultStore) isBatchTopic(topic string) bool {
+	if f := s.batchTopics.Load(); f != nil {
+		return (*f)(topic)
+	}
+	return false
 }
 
 func (s *DefaultStore) findCQ(topic string, qid int32) *consumeQueue {
@@ -239,20 +282,31 @@ func (s *DefaultStore) findCQ(topic string, qid int32) *consumeQueue {
 // findOrCreateCQ returns nil for a topic that is not a safe directory name
 // (checkTopicDir) or a negative queue id: nothing is created for them.
 func (s *DefaultStore) findOrCreateCQ(topic string, qid int32) *consumeQueue {
+	return s.findOrCreateQueue(topic, qid, false)
+}
+
+// findOrCreateQueue is findOrCreateCQ; a queue it makes is a batch one when
+// innerBatch (the record is an inner batch) or the topic is BatchCQ.
+func (s *DefaultStore) findOrCreateQueue(topic string, qid int32, innerBatch bool) *consumeQueue {
 	if cq := s.findCQ(topic, qid); cq != nil {
 		return cq
 	}
 	if qid < 0 || !safeTopicDir(topic) {
 		return nil
 	}
+	batch := innerBatch || s.isBatchTopic(topic)
 	s.cqMu.Lock()
 	defer s.cqMu.Unlock()
 	if cq := s.cqs[tqKey{topic, qid}]; cq != nil {
 		return cq
 	}
 	topic = strings.Clone(topic)
-	dir := filepath.Join(s.cfg.StorePathRootDir, "consumequeue", topic, strconv.Itoa(int(qid)))
-	cq := newConsumeQueue(topic, qid, dir, s.cfg.cqFileSize(), s.log, s.lazy)
+	dirName := "consumequeue"
+	if batch {
+		dirName = bcqDirName
+	}
+	dir := filepath.Join(s.cfg.StorePathRootDir, dirName, topic, strconv.Itoa(int(qid)))
+	cq := s.newQueue(topic, qid, dir, batch)
 	s.cqs[tqKey{topic, qid}] = cq
 	if s.compaction != nil {
 		s.compaction.rescan.Store(true) // its topic may be compacted
@@ -429,6 +483,9 @@ func (s *DefaultStore) PutMessage(ctx context.Context, msg *codec.Message) PutRe
 	if st := s.admit(); st != PutOK {
 		return PutResult{Status: st}
 	}
+	if msg.SysFlag&codec.SysFlagInnerBatch != 0 && !s.isBatchTopic(msg.Topic) {
+		return PutResult{Status: PutMessageIllegal} // DefaultMessageStore.asyncPutMessage's check
+	}
 	props := msg.Properties // an LMQ put stores them without WAIT, which afterPut reads
 	res := s.commitLog.put(msg)
 	if res.Status != PutOK {
@@ -499,6 +556,10 @@ func (s *DefaultStore) SyncFlush() bool {
 func (s *DefaultStore) PutMessageAsync(ctx context.Context, msg *codec.Message, done func(PutResult)) {
 	if st := s.admit(); st != PutOK {
 		done(PutResult{Status: st})
+		return
+	}
+	if msg.SysFlag&codec.SysFlagInnerBatch != 0 && !s.isBatchTopic(msg.Topic) {
+		done(PutResult{Status: PutMessageIllegal})
 		return
 	}
 	props := msg.Properties // as in PutMessage

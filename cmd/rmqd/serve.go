@@ -325,6 +325,9 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 		return node{}, merged, nil
 	}
 	bcfg.NetProperties = brokerNetKeys(lim, bind, tlsSt)
+	if scfg.BatchTopics, err = processor.BatchCQTopics(bcfg); err != nil {
+		return node{}, nil, err
+	}
 	st, err := store.Open(scfg, logger)
 	if err != nil {
 		return node{}, nil, fmt.Errorf("open store: %w", err)

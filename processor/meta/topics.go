@@ -141,7 +141,6 @@ func (m *TopicConfigManager) Load() error {
 			m.table[name] = tc
 		}
 		m.version.Set(w.DataVersion)
-		m.warnUnhonoured(w.TopicConfigTable)
 		return nil
 	})
 }
