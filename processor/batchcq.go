@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"math"
 	"strconv"
-	"time"
 
 	"rmqd/codec"
 	"rmqd/processor/meta"
@@ -76,13 +75,5 @@ func (b *Broker) sendInnerBatch(ctx context.Context, c remoting.Conn, req *codec
 	msg.Properties = e2.String()
 	msg.SysFlag |= codec.SysFlagInnerBatch | codec.SysFlagNeedUnwrap
 	a.hdr.BatchUniqID = uniq
-	if as, ok := b.asyncStore(); ok {
-		return b.putDeferred(c, req.Code, a, msg, queueID, func(done func(store.PutResult)) {
-			as.PutMessageAsync(ctx, msg, done)
-		})
-	}
-	start := time.Now()
-	res := b.store.PutMessage(ctx, msg)
-	b.admin.storeStats.CountPut(time.Since(start))
-	return b.sendDone(a, msg, queueID, res)
+	return b.putOne(ctx, c, req.Code, a, msg, queueID)
 }

@@ -245,8 +245,14 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 	}
 	// Sent back only when stored: a failed send's answer drops the header.
 	hdr.TransactionID, _ = pv.Get(codec.PropUniqKey)
+	return b.putOne(ctx, c, req.Code, a, msg, queueID)
+}
+
+// putOne stores a send's one record and answers it, from the store's
+// completion when the store is asynchronous.
+func (b *Broker) putOne(ctx context.Context, c remoting.Conn, code int32, a *sendAnswer, msg *codec.Message, queueID int32) *codec.RemotingCommand {
 	if as, ok := b.asyncStore(); ok {
-		return b.putDeferred(c, req.Code, a, msg, queueID, func(done func(store.PutResult)) {
+		return b.putDeferred(c, code, a, msg, queueID, func(done func(store.PutResult)) {
 			as.PutMessageAsync(ctx, msg, done)
 		})
 	}

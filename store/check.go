@@ -270,7 +270,11 @@ func (c *checker) record(off int64, size int32, m *codec.Message) (string, bool)
 }
 
 func (c *checker) consumeQueues() {
-	root := filepath.Join(c.dir, "consumequeue")
+	c.eachQueueDir(filepath.Join(c.dir, "consumequeue"), c.consumeQueue)
+}
+
+// eachQueueDir calls check for each <root>/<topic>/<queueId> directory.
+func (c *checker) eachQueueDir(root string, check func(dir, topic string, qid int32, m *codec.Message)) {
 	topics, err := os.ReadDir(root)
 	if err != nil {
 		return
@@ -287,11 +291,9 @@ func (c *checker) consumeQueues() {
 			continue
 		}
 		for _, q := range qs {
-			qid, err := strconv.Atoi(q.Name())
-			if err != nil || !q.IsDir() {
-				continue
+			if qid, err := strconv.Atoi(q.Name()); err == nil && q.IsDir() {
+				check(filepath.Join(root, t.Name(), q.Name()), t.Name(), int32(qid), &m)
 			}
-			c.consumeQueue(filepath.Join(root, t.Name(), q.Name()), t.Name(), int32(qid), &m)
 		}
 	}
 }
@@ -366,28 +368,7 @@ func (c *checker) consumeQueue(dir, topic string, qid int32, m *codec.Message) {
 // batchSize is the record's INNER_NUM (1 without one), and each unit starts
 // where the one before it ended.
 func (c *checker) batchQueues() {
-	root := filepath.Join(c.dir, bcqDirName)
-	topics, err := os.ReadDir(root)
-	if err != nil {
-		return
-	}
-	var m codec.Message
-	for _, t := range topics {
-		if !t.IsDir() {
-			continue
-		}
-		c.cqTopics[t.Name()] = true
-		qs, err := os.ReadDir(filepath.Join(root, t.Name()))
-		if err != nil {
-			c.add(filepath.Join(root, t.Name()), -1, false, "%v", err)
-			continue
-		}
-		for _, q := range qs {
-			if qid, err := strconv.Atoi(q.Name()); err == nil && q.IsDir() {
-				c.batchQueue(filepath.Join(root, t.Name(), q.Name()), t.Name(), int32(qid), &m)
-			}
-		}
-	}
+	c.eachQueueDir(filepath.Join(c.dir, bcqDirName), c.batchQueue)
 }
 
 func (c *checker) batchQueue(dir, topic string, qid int32, m *codec.Message) {
