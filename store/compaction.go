@@ -528,30 +528,6 @@ func (l *compactionLog) finishReplace() error {
 	return errors.Join(os.RemoveAll(outLog), os.RemoveAll(outCq))
 }
 
-func writeFileSynced(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	syncDir(filepath.Dir(path))
-	return nil
-}
-
 // serves reports a read that get answers from the compaction log.
 func (cs *compactionService) serves(topic string, qid int32, offset int64) bool {
 	if !cs.isCompacted(topic) {

@@ -43,26 +43,9 @@ func (ix *indexService) saveGap(off int64) error {
 		}
 		return nil
 	}
-	tmp := p + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("write index gap: %w", err)
+	if err := writeFileSynced(p, []byte(strconv.FormatInt(off, 10)+"\n")); err != nil {
+		return fmt.Errorf("index gap: %w", err)
 	}
-	_, err = f.WriteString(strconv.FormatInt(off, 10) + "\n")
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, p)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("write index gap: %w", err)
-	}
-	syncDir(filepath.Dir(p))
 	return nil
 }
 
