@@ -202,17 +202,17 @@ func buildJavaKeys() map[string]JavaKey {
 		"sampleSteps", "timerCheckMetricsWhen", "timerEnableCheckMetrics", "timerMetricSmallThreshold",
 		"timerProgressLogIntervalMs", "transactionMetricFlushInterval", "useStaticSubscription")
 	group(KeyNoEffect, whyAbsent,
-		"brokerNotActiveTimeoutMillis", "controllerDLegerGroup", "controllerDLegerPeers", "controllerDLegerSelfId",
-		"dLegerGroup", "dLegerPeers", "dLegerSelfId", "enableBatchPush", "enableRemoteEscape",
+		"controllerDLegerGroup", "controllerDLegerPeers", "controllerDLegerSelfId",
+		"dLegerGroup", "dLegerPeers", "dLegerSelfId", "enableBatchPush",
 		"fetchNamesrvAddrInterval", "logicalDiskSpaceCleanForciblyThreshold", "preferredLeaderId",
-		"replicasPerDiskPartition", "skipPreOnline", "storePathDLedgerCommitLog", "syncBrokerMemberGroupPeriod",
+		"replicasPerDiskPartition", "storePathDLedgerCommitLog",
 		"updateNameServerAddrPeriod")
 	group(KeyNoEffect, whyInternal,
-		"channelNotActiveInterval", "compatibleWithOldNameSrv", "consumerOffsetUpdateVersionStep",
+		"channelNotActiveInterval", "consumerOffsetUpdateVersionStep",
 		"delayOffsetUpdateVersionStep", "disappearTimeAfterStart", "enableShutdownGracefully",
 		"enableSingleTopicRegister", "enableSplitMetadata", "forceRegister", "forwardTimeout",
 		"isScanAvailableNameSrv", "loadBalancePollNameServerInterval", "realTimeNotifyConsumerChange",
-		"sendHeartbeatTimeoutMillis", "shutdownWaitTimeSeconds", "splitMetadataSize",
+		"shutdownWaitTimeSeconds", "splitMetadataSize",
 		"startAcceptSendRequestTimeStamp")
 	group(KeyNoEffect, whyServices,
 		"appendAckAsync", "appendCkAsync", "enableNotifyAfterPopOrderLockRelease", "enableNotifyBeforePopCalculateLag",
@@ -252,6 +252,8 @@ func buildJavaKeys() map[string]JavaKey {
 	// Behaviours rmqd could give but does not yet: Java's default applies.
 	for k, why := range map[string]string{
 		"enableCompaction": "nothing is compacted: a topic with cleanup.policy=COMPACTION is refused",
+		"skipPreOnline": "slave acting master has no pre-online step yet: a master starts serving at once, " +
+			"as with skipPreOnline=true (docs/ha.md)",
 	} {
 		group(KeyNotHonoured, why, k)
 	}
@@ -259,7 +261,6 @@ func buildJavaKeys() map[string]JavaKey {
 	// Features rmqd lacks: refused when asked for. The first four were
 	// processor's unsupportedKeys.
 	refuse("enableDLegerCommitLog", "true", whenTrue, "the DLedger commitlog is not supported")
-	refuse("enableSlaveActingMaster", "true", whenTrue, "slave acting master is not supported yet")
 	refuse("storeType", "other than default", func(v string) bool { return v != "" && v != "default" },
 		"only the file-based consume queue (storeType=default) is supported")
 	refuse("fetchControllerAddrByDnsLookup", "true", whenTrue,

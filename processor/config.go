@@ -166,6 +166,19 @@ type BrokerConfig struct {
 	// a quorum of the group's brokers took it (lock_strict.go).
 	LockInStrictMode bool `prop:"lockInStrictMode"`
 	TotalReplicas    int  `prop:"totalReplicas"`
+
+	// Slave acting master (acting.go): the alive slave with the lowest
+	// brokerId runs the master-only services while its master is gone.
+	// EnableRemoteEscape lets those services send what they put back to a
+	// live master of the topic; the other keys pace the group sync and the
+	// lite heartbeat to the name servers (Java's names and defaults).
+	EnableSlaveActingMaster      bool  `prop:"enableSlaveActingMaster"`
+	EnableRemoteEscape           bool  `prop:"enableRemoteEscape"`
+	SyncBrokerMemberGroupPeriod  int64 `prop:"syncBrokerMemberGroupPeriod"`  // ms
+	BrokerNotActiveTimeoutMillis int64 `prop:"brokerNotActiveTimeoutMillis"` // ms
+	SendHeartbeatTimeoutMillis   int64 `prop:"sendHeartbeatTimeoutMillis"`   // ms
+	CompatibleWithOldNameSrv     bool  `prop:"compatibleWithOldNameSrv"`
+
 	// AclEnable turns on ACL 1.0: every request is checked against
 	// plain_acl.yml (processor/acl).
 	AclEnable bool `prop:"aclEnable"`
@@ -302,6 +315,11 @@ func DefaultBrokerConfig() BrokerConfig {
 		ValidateSystemTopicWhenUpdateTopic: true,
 		EnableRegisterProducer:             true,
 		EnableCreateSysGroup:               true,
+
+		SyncBrokerMemberGroupPeriod:  1000,
+		BrokerNotActiveTimeoutMillis: 10000,
+		SendHeartbeatTimeoutMillis:   1000,
+		CompatibleWithOldNameSrv:     true,
 	}
 }
 

@@ -45,6 +45,23 @@ func (b *Broker) strictQuorum(body *codec.LockBatchRequestBody) int {
 // groupPeers are the addresses of the other brokers of this broker's group, as
 // the first name server that answers lists them.
 func (b *Broker) groupPeers(ctx context.Context) ([]string, error) {
+	addrs, err := b.brokerMemberGroup(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id := b.conf().BrokerID
+	var peers []string
+	for i, a := range addrs {
+		if i != id && a != "" {
+			peers = append(peers, a)
+		}
+	}
+	return peers, nil
+}
+
+// brokerMemberGroup is GET_BROKER_MEMBER_GROUP: the alive brokers of this
+// broker's group by id, as the first name server that answers lists them.
+func (b *Broker) brokerMemberGroup(ctx context.Context) (map[int64]string, error) {
 	if b.ns == nil {
 		return nil, errors.New("no name server client")
 	}
@@ -72,13 +89,7 @@ func (b *Broker) groupPeers(ctx context.Context) ([]string, error) {
 			errs = append(errs, fmt.Errorf("broker member group from %s: %w", addr, err))
 			continue
 		}
-		var peers []string
-		for id, a := range body.BrokerMemberGroup.BrokerAddrs {
-			if id != cfg.BrokerID && a != "" {
-				peers = append(peers, a)
-			}
-		}
-		return peers, nil
+		return body.BrokerMemberGroup.BrokerAddrs, nil
 	}
 	if len(errs) == 0 {
 		return nil, errors.New("no name server")

@@ -291,6 +291,7 @@ func (b *Broker) sendRegistration(ctx context.Context, addrs []string, reg *code
 			req := codec.NewRequest(codec.ReqRegisterBroker)
 			b.brokerIdentity(req)
 			req.Ext.Set("haServerAddr", b.haServerAddr())
+			b.actingRegisterFields(req)
 			req.Ext.Set("compressed", strconv.FormatBool(compressed))
 			req.Ext.Set("bodyCrc32", strconv.FormatInt(int64(crc), 10))
 			req.Body = body
