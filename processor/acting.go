@@ -123,11 +123,6 @@ func (b *Broker) minBrokerIDInGroup() int64 {
 	return b.acting.minID
 }
 
-// isPrimeSlave reports a slave that runs the master-only services now.
-func (b *Broker) isPrimeSlave() bool {
-	return b.conf().IsSlave() && b.actingEnabled() && b.isSpecialServiceRunning()
-}
-
 // syncBrokerMemberGroup asks the name servers for the group's alive brokers
 // and takes the lowest id as the group's acting master.
 func (b *Broker) syncBrokerMemberGroup(ctx context.Context) {

@@ -299,3 +299,42 @@ func TestEscapedForm(t *testing.T) {
 	require.Equal(t, "KEYS\x01k\x02", out.Properties)
 	require.Equal(t, "DELAY\x013\x02TIMER_DELIVER_MS\x015\x02KEYS\x01k\x02", due.Properties, "the original is untouched")
 }
+
+// The requests clients send only to brokerId 0, which the name server's
+// acting view sends to the prime slave, are answered there as on a master
+// (Java answers them from any role); END_TRANSACTION stays refused, as Java's
+// EndTransactionProcessor refuses it on a slave (its checker hands half
+// messages on instead).
+func TestActingPrimeSlaveAnswersMasterOnlyRequests(t *testing.T) {
+	ns := &actingNS{t: t, members: map[int64]string{1: "127.0.0.1:10911"}}
+	b := actingBroker(t, 1, ns, nil, func(st *store.DefaultStore) {
+		m := &codec.Message{Topic: "ActQ", QueueID: 0, BornTimestamp: time.Now().UnixMilli(), BornHost: actingHost,
+			StoreHost: actingHost, Body: []byte("x")}
+		require.Equal(t, store.PutOK, st.PutMessage(context.Background(), m).Status)
+	})
+	require.Eventually(t, b.isSpecialServiceRunning, 5*time.Second, 20*time.Millisecond)
+	h := b.Handlers()
+	for _, code := range []int32{codec.ReqGetMaxOffset, codec.ReqGetMinOffset, codec.ReqSearchOffsetByTimestamp,
+		codec.ReqGetEarliestMsgStoretime} {
+		req := codec.NewRequest(code)
+		req.Ext.Set("topic", "ActQ")
+		req.Ext.Set("queueId", "0")
+		req.Ext.Set("timestamp", "0")
+		resp, err := h[code].ProcessRequest(context.Background(), newTestConn(1), req)
+		require.NoError(t, err)
+		require.EqualValues(t, codec.RespSuccess, resp.Code, "code %d: %s", code, resp.Remark)
+	}
+	resp, err := h[codec.ReqGetMaxOffset].ProcessRequest(context.Background(), newTestConn(1), func() *codec.RemotingCommand {
+		req := codec.NewRequest(codec.ReqGetMaxOffset)
+		req.Ext.Set("topic", "ActQ")
+		req.Ext.Set("queueId", "0")
+		return req
+	}())
+	require.NoError(t, err)
+	require.Equal(t, "1", ext(t, resp, "offset"))
+	require.Equal(t, []int32{0}, lockedQueues(t, &testBroker{Broker: b}, lockReq(t, codec.ReqLockBatchMq, "A", false, 0)))
+	end := codec.NewRequest(codec.ReqEndTransaction)
+	resp, err = h[codec.ReqEndTransaction].ProcessRequest(context.Background(), newTestConn(1), end)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSlaveNotAvailable, resp.Code)
+}
