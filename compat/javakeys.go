@@ -114,7 +114,7 @@ const (
 	whyRocks = "RocksDB store or metadata tuning: rmqd serves only the file store (storeType=defaultRocksDB is refused)"
 	whyStats = "a metrics, statistics or logging switch of Java's: rmqd's counters are always kept and exported " +
 		"through Prometheus only (docs/observability.md)"
-	whyAbsent = "detail of a feature rmqd refuses or lacks (DLedger, slave acting master, broker container, " +
+	whyAbsent = "detail of a feature rmqd refuses or lacks (DLedger, broker container, " +
 		"name-server address server, LMQ): with the feature off it tunes nothing"
 	whyInternal = "an internal interval or registration detail of Java's background services: rmqd keeps its " +
 		"own schedule for the same work"
