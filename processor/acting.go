@@ -163,6 +163,11 @@ func (b *Broker) updateMinBroker(minID int64, minAddr, offlineAddr, masterHA str
 	}
 	defer a.mu.Unlock()
 	if minID == a.minID {
+		// Java learns the address only with a change, so a master alive at
+		// the slave's start is never seen leave (onMasterOffline): keep it.
+		if a.minAddr == "" {
+			a.minAddr = minAddr
+		}
 		return
 	}
 	if !wait && minID > a.minID {

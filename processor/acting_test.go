@@ -58,6 +58,10 @@ func (n *actingNS) InvokeSync(ctx context.Context, addr string, req *codec.Remot
 	n.mu.Unlock()
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	switch req.Code {
+	case codec.ReqRegisterBroker:
+		if m := members[0]; m != "" {
+			resp.Ext.Set("masterAddr", m) // what a name server tells a slave
+		}
 	case codec.ReqGetBrokerMemberGroup:
 		b := []byte(`{"brokerMemberGroup":{"brokerAddrs":`)
 		b = codec.AppendJSONLongKeyMap(b, members, codec.AppendJSONString)
@@ -148,10 +152,12 @@ func TestActingPrimeSlaveRunsServicesAndEscapes(t *testing.T) {
 	})
 	require.Never(t, b.isSpecialServiceRunning, 1500*time.Millisecond, 50*time.Millisecond, "the master is alive")
 	require.Empty(t, ns.requests(codec.ReqSendMessage))
+	require.Equal(t, "m:10911", b.MasterAddr())
 
 	ns.setMembers(map[int64]string{1: "127.0.0.1:10911"})
 	require.Eventually(t, b.isSpecialServiceRunning, 5*time.Second, 20*time.Millisecond, "master gone: prime slave")
 	require.EqualValues(t, 1, b.minBrokerIDInGroup())
+	require.Empty(t, b.MasterAddr(), "no copying from the master that left")
 	var sends []*codec.RemotingCommand
 	require.Eventually(t, func() bool { sends = ns.requests(codec.ReqSendMessage); return len(sends) >= 2 },
 		10*time.Second, 50*time.Millisecond)
