@@ -2,6 +2,7 @@ package processor
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"sync"
 	"testing"
@@ -132,6 +133,16 @@ func parkedDelay(t *testing.T, st *store.DefaultStore) {
 	require.Equal(t, store.PutOK, st.PutMessage(context.Background(), m).Status)
 }
 
+func parkedTimer(t *testing.T, st *store.DefaultStore) {
+	at := time.Now().Add(1500 * time.Millisecond).UnixMilli()
+	m := &codec.Message{Topic: "ActTm", QueueID: 0, BornTimestamp: time.Now().UnixMilli(), BornHost: actingHost,
+		StoreHost: actingHost, Body: []byte("timed"),
+		Properties: codec.SetProperty("UNIQ_KEY\x01T1\x02", codec.PropTimerDeliverMs, fmt.Sprint(at))}
+	require.True(t, delivery.ParkTimer(m, nil, 3*24*3600*1000))
+	require.Equal(t, delivery.TopicTimer, m.Topic)
+	require.Equal(t, store.PutOK, st.PutMessage(context.Background(), m).Status)
+}
+
 func parkedHalf(t *testing.T, st *store.DefaultStore) {
 	m := &codec.Message{Topic: TopicTransHalf, QueueID: 0, BornTimestamp: time.Now().UnixMilli(), BornHost: actingHost,
 		StoreHost: actingHost, Body: []byte("half"),
@@ -149,6 +160,7 @@ func TestActingPrimeSlaveRunsServicesAndEscapes(t *testing.T) {
 	b := actingBroker(t, 1, ns, func(c *BrokerConfig) { c.EnableRemoteEscape = true }, func(st *store.DefaultStore) {
 		parkedDelay(t, st)
 		parkedHalf(t, st)
+		parkedTimer(t, st)
 	})
 	require.Never(t, b.isSpecialServiceRunning, 1500*time.Millisecond, 50*time.Millisecond, "the master is alive")
 	require.Empty(t, ns.requests(codec.ReqSendMessage))
@@ -159,7 +171,7 @@ func TestActingPrimeSlaveRunsServicesAndEscapes(t *testing.T) {
 	require.EqualValues(t, 1, b.minBrokerIDInGroup())
 	require.Empty(t, b.MasterAddr(), "no copying from the master that left")
 	var sends []*codec.RemotingCommand
-	require.Eventually(t, func() bool { sends = ns.requests(codec.ReqSendMessage); return len(sends) >= 2 },
+	require.Eventually(t, func() bool { sends = ns.requests(codec.ReqSendMessage); return len(sends) >= 3 },
 		10*time.Second, 50*time.Millisecond)
 	byTopic := map[string]*codec.RemotingCommand{}
 	for _, s := range sends {
@@ -182,6 +194,11 @@ func TestActingPrimeSlaveRunsServicesAndEscapes(t *testing.T) {
 	require.Contains(t, props, "TRAN_MSG\x01true")
 	group, _ := h.Ext.Get("producerGroup")
 	require.Equal(t, "PG", group)
+	tm := byTopic["ActTm"]
+	require.NotNil(t, tm, "the timer message escaped: %v", byTopic)
+	require.Equal(t, "timed", string(tm.Body))
+	props, _ = tm.Ext.Get("properties")
+	require.NotContains(t, props, codec.PropTimerDeliverMs+"\x01", "due: the remote must not park it again")
 	require.EqualValues(t, 0, b.store.MaxOffsetInQueue("ActT", 2), "nothing written locally")
 
 	ns.setMembers(map[int64]string{0: "m:10911", 1: "127.0.0.1:10911"})
