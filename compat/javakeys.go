@@ -252,8 +252,6 @@ func buildJavaKeys() map[string]JavaKey {
 	// Behaviours rmqd could give but does not yet: Java's default applies.
 	for k, why := range map[string]string{
 		"enableCompaction": "nothing is compacted: a topic with cleanup.policy=COMPACTION is refused",
-		"skipPreOnline": "slave acting master has no pre-online step yet: a master starts serving at once, " +
-			"as with skipPreOnline=true (docs/ha.md)",
 	} {
 		group(KeyNotHonoured, why, k)
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"rmqd/codec"
@@ -33,6 +34,9 @@ type actingState struct {
 	runCtx  context.Context    // the broker's services' context, set by Start
 	stop    context.CancelFunc // non-nil while the special services run
 	done    *sync.WaitGroup    // the running services' goroutines
+	// isolated: a master in pre-online neither registers nor heartbeats
+	// (preonline.go).
+	isolated atomic.Bool
 }
 
 // actingEnabled reports enableSlaveActingMaster outside controller mode
@@ -49,7 +53,13 @@ func (b *Broker) startActing(runCtx context.Context) {
 	b.acting.runCtx = runCtx
 	b.acting.minID, b.acting.minAddr = 0, ""
 	b.acting.mu.Unlock()
-	b.changeSpecialServiceStatus(b.conf().BrokerID == codec.MasterID)
+	if b.needsPreOnline() {
+		b.acting.isolated.Store(true)
+		b.goLoop(func() { b.preOnlineLoop(runCtx) })
+	} else {
+		b.acting.isolated.Store(false)
+		b.changeSpecialServiceStatus(b.conf().BrokerID == codec.MasterID)
+	}
 	b.goLoop(func() {
 		periodic(runCtx, time.Second, func() time.Duration {
 			return compat.Millis(max(b.conf().SyncBrokerMemberGroupPeriod, 100))
@@ -219,7 +229,7 @@ func (b *Broker) handleNotifyMinBrokerIDChange(ctx context.Context, c remoting.C
 // server, QUERY_DATA_VERSION (which old name servers take as a heartbeat too)
 // with compatibleWithOldNameSrv, else BROKER_HEARTBEAT.
 func (b *Broker) sendLiteHeartbeat(ctx context.Context) {
-	if b.ns == nil || !b.controllerRunning() {
+	if b.ns == nil || !b.controllerRunning() || b.acting.isolated.Load() {
 		return
 	}
 	cfg := b.conf()

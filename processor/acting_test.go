@@ -2,6 +2,7 @@ package processor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"sync"
@@ -24,6 +25,11 @@ type actingNS struct {
 	mu      sync.Mutex
 	members map[int64]string
 	sent    []*codec.RemotingCommand // decoded copies, in order
+	// A slave at s:10911 answers these bodies by code (timer: these ext
+	// fields), or fails while peerDown.
+	peerBodies map[int32]string
+	peerExt    map[string]string
+	peerDown   bool
 }
 
 func (n *actingNS) setMembers(m map[int64]string) {
@@ -56,8 +62,23 @@ func (n *actingNS) InvokeSync(ctx context.Context, addr string, req *codec.Remot
 	n.mu.Lock()
 	n.sent = append(n.sent, d)
 	members := n.members
+	peerBody, isPeerCode := n.peerBodies[req.Code]
+	peerDown := n.peerDown
 	n.mu.Unlock()
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	if addr == "s:10911" {
+		if peerDown {
+			return nil, errors.New("connection refused")
+		}
+		require.True(n.t, isPeerCode || req.Code == codec.ReqGetTimerCheckPoint, "code %d to the slave", req.Code)
+		resp.Body = []byte(peerBody)
+		if req.Code == codec.ReqGetTimerCheckPoint {
+			for k, v := range n.peerExt {
+				resp.Ext.Set(k, v)
+			}
+		}
+		return resp, nil
+	}
 	switch req.Code {
 	case codec.ReqRegisterBroker:
 		if m := members[0]; m != "" {
@@ -360,4 +381,50 @@ func TestActingPrimeSlaveAnswersMasterOnlyRequests(t *testing.T) {
 	resp, err = h[codec.ReqEndTransaction].ProcessRequest(context.Background(), newTestConn(1), end)
 	require.NoError(t, err)
 	require.EqualValues(t, codec.RespSlaveNotAvailable, resp.Code)
+}
+
+// Pre-online (BrokerPreOnlineService): a master of a group with
+// totalReplicas=2 stays isolated (no registration, no heartbeat, no
+// services) until it took from its alive slave the consumer offsets, delay
+// offsets and timer progress ahead of its own, then starts.
+func TestActingMasterPreOnline(t *testing.T) {
+	ns := &actingNS{t: t, members: map[int64]string{1: "s:10911"}, peerDown: true,
+		peerBodies: map[int32]string{
+			codec.ReqGetAllConsumerOffset: `{"offsetTable":{"T@G":{0:9,1:3},"T2@G":{0:4}}}`,
+			codec.ReqGetAllDelayOffset:    `{"offsetTable":{1:4,2:1}}`,
+		},
+		peerExt: map[string]string{extTimerQueueOffset: "12", extTimerReadOffset: "15", extTimerDeliveredBefore: "1700000000000"}}
+	m := actingBroker(t, 0, ns, func(c *BrokerConfig) { c.TotalReplicas = 2 }, nil)
+	m.offsets.Commit("G", "T", 0, 5)
+	m.offsets.Commit("G", "T", 1, 7)
+	_, err := m.schedule.MergeAhead([]byte(`{"offsetTable":{1:2,2:6}}`)) // the master's own
+	require.NoError(t, err)
+
+	require.Never(t, m.isSpecialServiceRunning, 1500*time.Millisecond, 50*time.Millisecond, "isolated")
+	require.Empty(t, ns.requests(codec.ReqRegisterBroker))
+	require.Empty(t, ns.requests(codec.ReqQueryDataVersion))
+
+	ns.mu.Lock()
+	ns.peerDown = false
+	ns.mu.Unlock()
+	require.Eventually(t, m.isSpecialServiceRunning, 5*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return len(ns.requests(codec.ReqRegisterBroker)) > 0 }, 5*time.Second,
+		20*time.Millisecond)
+	require.EqualValues(t, 9, m.offsets.Query("G", "T", 0), "the slave's, ahead")
+	require.EqualValues(t, 7, m.offsets.Query("G", "T", 1), "the master's, ahead")
+	require.EqualValues(t, 4, m.offsets.Query("G", "T2", 0), "the slave's, new")
+	require.EqualValues(t, 4, m.schedule.Offset(1))
+	require.EqualValues(t, 6, m.schedule.Offset(2))
+	require.Eventually(t, func() bool { s, ok := m.timer.ProgressNow(); return ok && s.QueueOffset == 12 },
+		5*time.Second, 20*time.Millisecond, "the wheel starts from the slave's progress")
+	require.Eventually(t, func() bool { return len(ns.requests(codec.ReqQueryDataVersion)) > 0 }, 5*time.Second,
+		20*time.Millisecond, "heartbeats once online")
+}
+
+// skipPreOnline starts a master at once, as without totalReplicas above 1.
+func TestActingMasterSkipPreOnline(t *testing.T) {
+	ns := &actingNS{t: t, members: map[int64]string{1: "s:10911"}, peerDown: true}
+	m := actingBroker(t, 0, ns, func(c *BrokerConfig) { c.TotalReplicas = 2; c.SkipPreOnline = true }, nil)
+	require.True(t, m.isSpecialServiceRunning())
+	require.NotEmpty(t, ns.requests(codec.ReqRegisterBroker))
 }

@@ -178,6 +178,7 @@ type BrokerConfig struct {
 	BrokerNotActiveTimeoutMillis int64 `prop:"brokerNotActiveTimeoutMillis"` // ms
 	SendHeartbeatTimeoutMillis   int64 `prop:"sendHeartbeatTimeoutMillis"`   // ms
 	CompatibleWithOldNameSrv     bool  `prop:"compatibleWithOldNameSrv"`
+	SkipPreOnline                bool  `prop:"skipPreOnline"` // preonline.go
 
 	// AclEnable turns on ACL 1.0: every request is checked against
 	// plain_acl.yml (processor/acl).

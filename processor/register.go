@@ -70,7 +70,7 @@ const registerBodyMax = remoting.DefaultMaxFrameLength - 64<<10
 // when this broker does not register (controller mode not ready).
 func (b *Broker) registerTargets() []string {
 	addrs := b.conf().nameServers()
-	if len(addrs) == 0 || b.ns == nil || !b.controllerRunning() {
+	if len(addrs) == 0 || b.ns == nil || !b.controllerRunning() || b.acting.isolated.Load() {
 		return nil
 	}
 	return addrs
