@@ -11,8 +11,8 @@ import (
 // TestActingMasterDelayedMessage is slave acting master (enableSlaveActingMaster, enableRemoteEscape): a
 // delayed message is taken by the master of broker-a and replicated to its slave; the master is killed
 // before it is due; the slave, now the group's lowest id, runs the schedule service and sends the due
-// message to broker-b's master (the escape bridge), where a consumer reads it. rmqd only: it is the
-// broker side under test.
+// message to broker-b's master (the escape bridge), where a consumer reads it. The master then comes back
+// and does not deliver it again (pre-online). rmqd only: it is the broker side under test.
 func TestActingMasterDelayedMessage(t *testing.T) {
 	if !containsKind(targetsFromEnv(t), harness.KindRmqd) {
 		t.Skip("rmqd only")
@@ -22,6 +22,7 @@ func TestActingMasterDelayedMessage(t *testing.T) {
 		c := haConf(role, id)
 		c["enableSlaveActingMaster"] = "true"
 		c["enableRemoteEscape"] = "true"
+		c["totalReplicas"] = "2" // the pair: a returning master goes through pre-online
 		return c
 	}
 	master := harness.Start(t, harness.KindRmqd, harness.Options{Split: true, BrokerConf: conf("ASYNC_MASTER", "0"),
@@ -61,5 +62,16 @@ func TestActingMasterDelayedMessage(t *testing.T) {
 	}
 	if d := time.Since(sent); d < 29*time.Second {
 		t.Fatalf("delivered %v after the send, before its 30 s delay", d)
+	}
+
+	// The master comes back (RestartBroker waits for its registration): pre-online took the slave's delay
+	// offsets first, so its schedule service does not deliver the message again.
+	master.RestartBroker(t)
+	time.Sleep(5 * time.Second)
+	if n := queueTotal(newRawClient(t, master), topic, 4); n != 0 {
+		t.Fatalf("the returning master delivered the delayed message again: %d in %s", n, topic)
+	}
+	if n := br.maxOffset(topic, 0); n != 1 {
+		t.Fatalf("broker-b holds %d messages, want 1", n)
 	}
 }
