@@ -2,6 +2,7 @@ package processor
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +38,9 @@ type actingState struct {
 	// isolated: a master in pre-online neither registers nor heartbeats
 	// (preonline.go).
 	isolated atomic.Bool
+	// initMaxOffset is the commitlog's end when the broker started (Java's
+	// brokerInitMaxOffset), which EXCHANGE_BROKER_HA_INFO reports.
+	initMaxOffset atomic.Int64
 }
 
 // actingEnabled reports enableSlaveActingMaster outside controller mode
@@ -223,6 +227,59 @@ func (b *Broker) handleNotifyMinBrokerIDChange(ctx context.Context, c remoting.C
 	b.log.Warn("acting: min broker id changed", "prev", b.minBrokerIDInGroup(), "new", id)
 	b.updateMinBroker(id, strings.Clone(minAddr), strings.Clone(offline), strings.Clone(ha), true)
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
+}
+
+// handleExchangeBrokerHaInfo is EXCHANGE_BROKER_HA_INFO (906): a master in
+// pre-online tells a slave its HA and remoting addresses (the slave's HA client
+// follows them at once, before the master registers); asked without them, a
+// master answers its own, as Java's updateBrokerHaInfo does. The master flush
+// offset Java also exchanges is not used by rmqd.
+func (b *Broker) handleExchangeBrokerHaInfo(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	cfg := b.conf()
+	if ha, _ := req.Ext.Get("masterHaAddress"); ha != "" {
+		if !cfg.IsSlave() {
+			return resp, nil
+		}
+		if m, _ := req.Ext.Get("masterAddress"); m != "" {
+			m = strings.Clone(m)
+			b.masters.master.Store(&m)
+			select {
+			case b.masters.learned <- struct{}{}:
+			default:
+			}
+		}
+		ha = strings.Clone(ha)
+		b.masters.ha.Store(&ha)
+		if f := b.masters.onHA.Load(); f != nil {
+			(*f)(ha)
+		}
+		return resp, nil
+	}
+	if cfg.BrokerID == codec.MasterID {
+		resp.Ext.Set("masterHaAddress", b.haServerAddr())
+		resp.Ext.SetInt64("masterFlushOffset", b.acting.initMaxOffset.Load())
+		resp.Ext.Set("masterAddress", cfg.BrokerAddr())
+	}
+	return resp, nil
+}
+
+// sendBrokerHaInfo is the master's EXCHANGE_BROKER_HA_INFO to a slave.
+func (b *Broker) sendBrokerHaInfo(ctx context.Context, addr string) error {
+	req := codec.NewRequest(codec.ReqExchangeBrokerHaInfo)
+	req.Ext.Set("masterHaAddress", b.haServerAddr())
+	req.Ext.SetInt64("masterFlushOffset", b.acting.initMaxOffset.Load())
+	req.Ext.Set("masterAddress", b.conf().BrokerAddr())
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	resp, err := b.ns.InvokeSync(cctx, addr, req)
+	if err == nil && resp.Code != codec.RespSuccess {
+		err = fmt.Errorf("code %d %s", resp.Code, resp.Remark)
+	}
+	if err != nil {
+		return fmt.Errorf("exchange HA info with %s: %w", addr, err)
+	}
+	return nil
 }
 
 // sendLiteHeartbeat is BrokerController.sendHeartbeat: one-way to every name

@@ -392,6 +392,7 @@ func TestActingMasterPreOnline(t *testing.T) {
 		peerBodies: map[int32]string{
 			codec.ReqGetAllConsumerOffset: `{"offsetTable":{"T@G":{0:9,1:3},"T2@G":{0:4}}}`,
 			codec.ReqGetAllDelayOffset:    `{"offsetTable":{1:4,2:1}}`,
+			codec.ReqExchangeBrokerHaInfo: "",
 		},
 		peerExt: map[string]string{extTimerQueueOffset: "12", extTimerReadOffset: "15", extTimerDeliveredBefore: "1700000000000"}}
 	m := actingBroker(t, 0, ns, func(c *BrokerConfig) { c.TotalReplicas = 2 }, nil)
@@ -417,6 +418,12 @@ func TestActingMasterPreOnline(t *testing.T) {
 	require.EqualValues(t, 6, m.schedule.Offset(2))
 	require.Eventually(t, func() bool { s, ok := m.timer.ProgressNow(); return ok && s.QueueOffset == 12 },
 		5*time.Second, 20*time.Millisecond, "the wheel starts from the slave's progress")
+	hi := ns.requests(codec.ReqExchangeBrokerHaInfo)
+	require.NotEmpty(t, hi, "the slave is told the master's HA address first")
+	v, _ := hi[0].Ext.Get("masterHaAddress")
+	require.Equal(t, m.haServerAddr(), v)
+	v, _ = hi[0].Ext.Get("masterAddress")
+	require.Equal(t, "127.0.0.1:10911", v)
 	require.Eventually(t, func() bool { return len(ns.requests(codec.ReqQueryDataVersion)) > 0 }, 5*time.Second,
 		20*time.Millisecond, "heartbeats once online")
 }
@@ -427,4 +434,33 @@ func TestActingMasterSkipPreOnline(t *testing.T) {
 	m := actingBroker(t, 0, ns, func(c *BrokerConfig) { c.TotalReplicas = 2; c.SkipPreOnline = true }, nil)
 	require.True(t, m.isSpecialServiceRunning())
 	require.NotEmpty(t, ns.requests(codec.ReqRegisterBroker))
+}
+
+// EXCHANGE_BROKER_HA_INFO (906): a slave takes the master's addresses; a
+// master asked without them answers its own.
+func TestActingExchangeBrokerHaInfo(t *testing.T) {
+	ns := &actingNS{t: t, members: map[int64]string{0: "m:10911", 1: "127.0.0.1:10911"}}
+	s := actingBroker(t, 1, ns, func(c *BrokerConfig) { c.SyncBrokerMemberGroupPeriod = 3600_000 }, nil)
+	var ha []string
+	var mu sync.Mutex
+	s.OnMasterHAAddr(func(a string) { mu.Lock(); ha = append(ha, a); mu.Unlock() })
+	req := codec.NewRequest(codec.ReqExchangeBrokerHaInfo)
+	req.Ext.Set("masterHaAddress", "m:10912")
+	req.Ext.Set("masterAddress", "m2:10911")
+	req.Ext.SetInt64("masterFlushOffset", 100)
+	resp, err := s.handleExchangeBrokerHaInfo(context.Background(), newTestConn(1), req)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code)
+	require.Equal(t, "m2:10911", s.MasterAddr())
+	mu.Lock()
+	require.Equal(t, []string{"m:10912"}, ha)
+	mu.Unlock()
+
+	m := actingBroker(t, 0, &actingNS{t: t, members: map[int64]string{0: "127.0.0.1:10911"}}, nil, nil)
+	resp, err = m.handleExchangeBrokerHaInfo(context.Background(), newTestConn(1), codec.NewRequest(codec.ReqExchangeBrokerHaInfo))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code)
+	require.Equal(t, m.haServerAddr(), ext(t, resp, "masterHaAddress"))
+	require.Equal(t, "127.0.0.1:10911", ext(t, resp, "masterAddress"))
+	require.Equal(t, "0", ext(t, resp, "masterFlushOffset"), "an empty store's end at start")
 }

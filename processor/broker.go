@@ -360,6 +360,7 @@ func (b *Broker) Start(ctx context.Context) error {
 	if b.auth != nil {
 		b.goLoop(func() { b.auth.Run(runCtx) })
 	}
+	b.acting.initMaxOffset.Store(b.store.MaxPhyOffset())
 	if b.actingEnabled() {
 		b.startActing(runCtx)
 	} else if b.conf().BrokerID == 0 {

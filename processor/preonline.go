@@ -71,6 +71,12 @@ func (b *Broker) preOnline(ctx context.Context) error {
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
+		// Java's master fails the round when a slave refuses this; an
+		// older broker that does not know the code must not keep the
+		// master offline, so it is only logged.
+		if err := b.sendBrokerHaInfo(ctx, members[id]); err != nil {
+			b.log.Warn("pre-online: HA info not taken", "err", err)
+		}
 		if err := b.syncMetadataReverse(ctx, members[id]); err != nil {
 			return fmt.Errorf("reverse sync from broker %d: %w", id, err)
 		}
