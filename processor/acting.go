@@ -41,6 +41,8 @@ type actingState struct {
 	// initMaxOffset is the commitlog's end when the broker started (Java's
 	// brokerInitMaxOffset), which EXCHANGE_BROKER_HA_INFO reports.
 	initMaxOffset atomic.Int64
+	// escapePick spreads escaped messages over the queues a route offers.
+	escapePick atomic.Uint64
 }
 
 // actingEnabled reports enableSlaveActingMaster outside controller mode

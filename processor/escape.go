@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"rmqd/codec"
@@ -114,9 +113,6 @@ func parseQueueID(e *codec.PropertiesEditor) (int32, error) {
 	return int32(q), err
 }
 
-// escapePick spreads escaped messages over the queues a route offers.
-var escapePick atomic.Uint64
-
 // putToRemoteBroker sends msg to a writable queue of its topic on a master of
 // another group, picked from the name servers' route as
 // selectOneMessageQueue(this broker's name) picks.
@@ -152,7 +148,7 @@ func (b *Broker) putToRemoteBroker(ctx context.Context, msg *codec.Message) erro
 	if len(targets) == 0 {
 		return fmt.Errorf("no writable queue of %s on a master of another group", msg.Topic)
 	}
-	t := targets[escapePick.Add(1)%uint64(len(targets))]
+	t := targets[b.acting.escapePick.Add(1)%uint64(len(targets))]
 	group, _ := codec.PropertyValue(msg.Properties, codec.PropProducerGroup)
 	if group == "" {
 		group = fmt.Sprintf("InnerProducerGroup_%s_%d", cfg.BrokerName, cfg.BrokerID)
