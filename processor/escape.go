@@ -92,7 +92,7 @@ func (b *Broker) escapedForm(msg *codec.Message) (*codec.Message, bool) {
 		e.Delete(codec.PropRealQueueID)
 		e.Delete(codec.PropTranPreparedQOff)
 		e.Set(codec.PropTranMsg, "true")
-		out.SysFlag = out.SysFlag&^sysFlagTransactionMask | 0x4 // TRANSACTION_PREPARED_TYPE
+		out.SysFlag = out.SysFlag&^sysFlagTransactionMask | sysFlagTransPrepared
 	default:
 		e.Delete(codec.PropDelay)
 		e.Delete(codec.PropTimerDeliverMs)
@@ -153,8 +153,10 @@ func (b *Broker) putToRemoteBroker(ctx context.Context, msg *codec.Message) erro
 	if group == "" {
 		group = fmt.Sprintf("InnerProducerGroup_%s_%d", cfg.BrokerName, cfg.BrokerID)
 	}
+	// The host bits are this broker's record's; the remote sets its own.
+	flag := msg.SysFlag &^ (sysFlagBornHostV6 | sysFlagStoreHostV6)
 	h := codec.SendMessageRequestHeader{ProducerGroup: group, Topic: msg.Topic, DefaultTopic: "TBW102",
-		DefaultTopicQueueNums: 4, QueueID: t.queue, SysFlag: msg.SysFlag, BornTimestamp: msg.BornTimestamp,
+		DefaultTopicQueueNums: 4, QueueID: t.queue, SysFlag: flag, BornTimestamp: msg.BornTimestamp,
 		Flag: msg.Flag, Properties: codec.SetProperty(msg.Properties, codec.PropWait, "false"),
 		ReconsumeTimes: msg.ReconsumeTimes, BrokerName: t.name}
 	req := codec.NewRequest(codec.ReqSendMessage)
