@@ -114,7 +114,7 @@ const (
 	whyRocks = "RocksDB store or metadata tuning: rmqd serves only the file store (storeType=defaultRocksDB is refused)"
 	whyStats = "a metrics, statistics or logging switch of Java's: rmqd's counters are always kept and exported " +
 		"through Prometheus only (docs/observability.md)"
-	whyAbsent = "detail of a feature rmqd refuses or lacks (DLedger, slave acting master, broker container, " +
+	whyAbsent = "detail of a feature rmqd refuses or lacks (DLedger, broker container, " +
 		"name-server address server, LMQ): with the feature off it tunes nothing"
 	whyInternal = "an internal interval or registration detail of Java's background services: rmqd keeps its " +
 		"own schedule for the same work"
@@ -202,16 +202,16 @@ func buildJavaKeys() map[string]JavaKey {
 		"sampleSteps", "timerCheckMetricsWhen", "timerEnableCheckMetrics", "timerMetricSmallThreshold",
 		"timerProgressLogIntervalMs", "transactionMetricFlushInterval", "useStaticSubscription")
 	group(KeyNoEffect, whyAbsent,
-		"brokerNotActiveTimeoutMillis", "controllerDLegerGroup", "controllerDLegerPeers", "controllerDLegerSelfId",
-		"dLegerGroup", "dLegerPeers", "dLegerSelfId", "enableBatchPush", "enableRemoteEscape",
+		"controllerDLegerGroup", "controllerDLegerPeers", "controllerDLegerSelfId",
+		"dLegerGroup", "dLegerPeers", "dLegerSelfId", "enableBatchPush",
 		"fetchNamesrvAddrInterval", "logicalDiskSpaceCleanForciblyThreshold", "preferredLeaderId",
-		"replicasPerDiskPartition", "skipPreOnline", "storePathDLedgerCommitLog", "updateNameServerAddrPeriod")
+		"replicasPerDiskPartition", "storePathDLedgerCommitLog", "updateNameServerAddrPeriod")
 	group(KeyNoEffect, whyInternal,
-		"channelNotActiveInterval", "compatibleWithOldNameSrv", "consumerOffsetUpdateVersionStep",
+		"channelNotActiveInterval", "consumerOffsetUpdateVersionStep",
 		"delayOffsetUpdateVersionStep", "disappearTimeAfterStart", "enableShutdownGracefully",
 		"enableSingleTopicRegister", "enableSplitMetadata", "forceRegister", "forwardTimeout",
 		"isScanAvailableNameSrv", "loadBalancePollNameServerInterval", "realTimeNotifyConsumerChange",
-		"sendHeartbeatTimeoutMillis", "shutdownWaitTimeSeconds", "splitMetadataSize",
+		"shutdownWaitTimeSeconds", "splitMetadataSize",
 		"startAcceptSendRequestTimeStamp")
 	group(KeyNoEffect, whyServices,
 		"appendAckAsync", "appendCkAsync", "enableNotifyAfterPopOrderLockRelease", "enableNotifyBeforePopCalculateLag",
@@ -255,7 +255,6 @@ func buildJavaKeys() map[string]JavaKey {
 	// Features rmqd lacks: refused when asked for. The first four were
 	// processor's unsupportedKeys.
 	refuse("enableDLegerCommitLog", "true", whenTrue, "the DLedger commitlog is not supported")
-	refuse("enableSlaveActingMaster", "true", whenTrue, "slave acting master is not supported yet")
 	refuse("storeType", "other than default", func(v string) bool { return v != "" && v != "default" },
 		"only the file-based consume queue (storeType=default) is supported")
 	refuse("fetchControllerAddrByDnsLookup", "true", whenTrue,

@@ -88,6 +88,12 @@ var liveConfigKeys = map[string]func(dst, src *BrokerConfig){
 	"accessMessageInMemoryHotRatio": func(d, s *BrokerConfig) {
 		d.Store.AccessMessageInMemoryHotRatio = s.Store.AccessMessageInMemoryHotRatio
 	},
+
+	// Slave acting master: read at each put, heartbeat and registration (acting.go, escape.go).
+	"enableRemoteEscape":           func(d, s *BrokerConfig) { d.EnableRemoteEscape = s.EnableRemoteEscape },
+	"brokerNotActiveTimeoutMillis": func(d, s *BrokerConfig) { d.BrokerNotActiveTimeoutMillis = s.BrokerNotActiveTimeoutMillis },
+	"sendHeartbeatTimeoutMillis":   func(d, s *BrokerConfig) { d.SendHeartbeatTimeoutMillis = s.SendHeartbeatTimeoutMillis },
+	"compatibleWithOldNameSrv":     func(d, s *BrokerConfig) { d.CompatibleWithOldNameSrv = s.CompatibleWithOldNameSrv },
 }
 
 // errConfigBlackList: an update names a black-listed key; the answer is

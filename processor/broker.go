@@ -81,6 +81,7 @@ type Broker struct {
 	// copy is due (3 s, as Java; tests lengthen it).
 	slaveSyncTick time.Duration
 	ctl           *controllerMode // nil unless enableControllerMode (controller.go)
+	acting        actingState     // enableSlaveActingMaster (acting.go)
 
 	mu      sync.Mutex
 	started bool
@@ -383,7 +384,10 @@ func (b *Broker) Start(ctx context.Context) error {
 	if b.auth != nil {
 		b.goLoop(func() { b.auth.Run(runCtx) })
 	}
-	if b.conf().BrokerID == 0 {
+	b.acting.initMaxOffset.Store(b.store.MaxPhyOffset())
+	if b.actingEnabled() {
+		b.startActing(runCtx)
+	} else if b.conf().BrokerID == 0 {
 		b.runMasterServices(runCtx)
 	}
 	b.pop.Start()
@@ -413,13 +417,28 @@ func (b *Broker) Start(ctx context.Context) error {
 // timed and transactional deliveries and POP revive (Java's
 // changeSpecialServiceStatus). Shutdown waits for them (b.wg) before the
 // store closes.
-func (b *Broker) runMasterServices(ctx context.Context) {
-	b.goLoop(func() { b.schedule.Run(ctx) })
-	b.goLoop(func() { everyTick(ctx, b.trans.Interval, b.trans.Check) })
-	if b.conf().TimerWheelEnable {
-		b.goLoop(func() { b.timer.Run(ctx) })
+func (b *Broker) runMasterServices(ctx context.Context) { b.runMasterServicesTracked(ctx, nil) }
+
+// runMasterServicesTracked is runMasterServices with done (when not nil)
+// counting the services' goroutines too, so a stop can wait for them.
+func (b *Broker) runMasterServicesTracked(ctx context.Context, done *sync.WaitGroup) {
+	loop := func(f func()) {
+		if done != nil {
+			done.Add(1)
+		}
+		b.goLoop(func() {
+			if done != nil {
+				defer done.Done()
+			}
+			f()
+		})
 	}
-	b.goLoop(func() { b.pop.RunRevive(ctx) })
+	loop(func() { b.schedule.Run(ctx) })
+	loop(func() { everyTick(ctx, b.trans.Interval, b.trans.Check) })
+	if b.conf().TimerWheelEnable {
+		loop(func() { b.timer.Run(ctx) })
+	}
+	loop(func() { b.pop.RunRevive(ctx) })
 }
 
 // everyTick calls f every d until ctx ends: the loop of the broker's

@@ -166,10 +166,20 @@ type BrokerConfig struct {
 	// a quorum of the group's brokers took it (lock_strict.go).
 	LockInStrictMode bool `prop:"lockInStrictMode"`
 	TotalReplicas    int  `prop:"totalReplicas"`
-	// SyncBrokerMemberGroupPeriod (ms) is how long strict mode uses the
-	// group's member list before asking the name servers again (Java's
-	// syncBrokerMemberGroup period). Read at start, as Java schedules it.
-	SyncBrokerMemberGroupPeriod int `prop:"syncBrokerMemberGroupPeriod"`
+
+	// Slave acting master (acting.go): the alive slave with the lowest
+	// brokerId runs the master-only services while its master is gone.
+	// EnableRemoteEscape lets those services send what they put back to a
+	// live master of the topic; the other keys pace the group sync and the
+	// lite heartbeat to the name servers (Java's names and defaults).
+	EnableSlaveActingMaster      bool  `prop:"enableSlaveActingMaster"`
+	EnableRemoteEscape           bool  `prop:"enableRemoteEscape"`
+	SyncBrokerMemberGroupPeriod  int64 `prop:"syncBrokerMemberGroupPeriod"`  // ms
+	BrokerNotActiveTimeoutMillis int64 `prop:"brokerNotActiveTimeoutMillis"` // ms
+	SendHeartbeatTimeoutMillis   int64 `prop:"sendHeartbeatTimeoutMillis"`   // ms
+	CompatibleWithOldNameSrv     bool  `prop:"compatibleWithOldNameSrv"`
+	SkipPreOnline                bool  `prop:"skipPreOnline"` // preonline.go
+
 	// AclEnable turns on ACL 1.0: every request is checked against
 	// plain_acl.yml (processor/acl).
 	AclEnable bool `prop:"aclEnable"`
@@ -281,7 +291,6 @@ func DefaultBrokerConfig() BrokerConfig {
 		UseServerSideResetOffset:    true,
 		RebalanceLockMaxLiveTime:    DefaultLockMaxLiveTime.Milliseconds(),
 		TotalReplicas:               1,
-		SyncBrokerMemberGroupPeriod: 1000,
 		RocketmqHome:                os.Getenv("ROCKETMQ_HOME"),
 		MaxHeldPullRequests:         DefaultMaxHeldPulls,
 		MaxClientGroups:             DefaultMaxClientGroups,
@@ -307,6 +316,11 @@ func DefaultBrokerConfig() BrokerConfig {
 		ValidateSystemTopicWhenUpdateTopic: true,
 		EnableRegisterProducer:             true,
 		EnableCreateSysGroup:               true,
+
+		SyncBrokerMemberGroupPeriod:  1000,
+		BrokerNotActiveTimeoutMillis: 10000,
+		SendHeartbeatTimeoutMillis:   1000,
+		CompatibleWithOldNameSrv:     true,
 	}
 }
 

@@ -178,6 +178,8 @@ func (b *Broker) controllerHandlers() map[int32]remoting.Processor {
 	return map[int32]remoting.Processor{
 		codec.ReqNotifyBrokerRoleChanged: remoting.ProcessorFunc(b.handleNotifyBrokerRoleChanged),
 		codec.ReqGetBrokerEpochCache:     remoting.ProcessorFunc(b.handleGetBrokerEpochCache),
+		codec.ReqNotifyMinBrokerIdChange: remoting.ProcessorFunc(b.handleNotifyMinBrokerIDChange),
+		codec.ReqExchangeBrokerHaInfo:    remoting.ProcessorFunc(b.handleExchangeBrokerHaInfo),
 	}
 }
 

@@ -29,7 +29,7 @@ func (b *Broker) newDelivery(cfg BrokerConfig) error {
 	if err != nil {
 		return fmt.Errorf("messageDelayLevel: %w", err)
 	}
-	h := &delivery.Host{Store: b.store, Offsets: b.offsets, Log: b.log,
+	h := &delivery.Host{Store: escapeStore{b.store, b}, Offsets: b.offsets, Log: b.log,
 		Target: func(topic string, queueID int32) (string, bool) {
 			_, remark, ok := b.checkRestoredTarget(topic, queueID)
 			return remark, ok
@@ -53,6 +53,7 @@ func (b *Broker) newDelivery(cfg BrokerConfig) error {
 		EnsureTopic: func(topic string) { b.topics.CreateInSendMessageBack(topic, 1, PermRead|PermWrite, 0) },
 		BrokerName:  func() string { return b.conf().BrokerName },
 		OffsetMsgID: func(off int64) string { return compat.OffsetMsgID(b.storeHost, off) },
+		Escape:      b.escapeHalf,
 	})
 	if cfg.TransactionCheckInterval > 0 {
 		b.trans.Interval = compat.Millis(int64(cfg.TransactionCheckInterval))

@@ -70,7 +70,7 @@ func (b *Broker) groupPeers(ctx context.Context) ([]string, error) {
 	now := time.Now()
 	age := now.Sub(m.at)
 	if m.at.IsZero() || age >= compat.Millis(int64(max(cfg.SyncBrokerMemberGroupPeriod, 0))) {
-		addrs, err := b.fetchMemberGroup(ctx, cfg)
+		addrs, err := b.brokerMemberGroup(ctx)
 		switch {
 		case err == nil:
 			m.addrs, m.at = addrs, now
@@ -90,8 +90,10 @@ func (b *Broker) groupPeers(ctx context.Context) ([]string, error) {
 	return peers, nil
 }
 
-// fetchMemberGroup asks the name servers in turn for the group's brokers.
-func (b *Broker) fetchMemberGroup(ctx context.Context, cfg *BrokerConfig) (map[int64]string, error) {
+// brokerMemberGroup is GET_BROKER_MEMBER_GROUP: the alive brokers of this
+// broker's group by id, as the first name server that answers lists them.
+func (b *Broker) brokerMemberGroup(ctx context.Context) (map[int64]string, error) {
+	cfg := b.conf()
 	if b.ns == nil {
 		return nil, errors.New("no name server client")
 	}

@@ -185,7 +185,7 @@ func TestStrictLockCachesMemberGroup(t *testing.T) {
 		require.NoError(t, err)
 	}
 	a := newTestBroker(t, strict)
-	require.Equal(t, 5000, a.conf().SyncBrokerMemberGroupPeriod)
+	require.EqualValues(t, 5000, a.conf().SyncBrokerMemberGroupPeriod)
 	r := &peerRouter{t: t, peers: map[string]*testBroker{"b:10911": newTestBroker(t, strict),
 		"c:10911": newTestBroker(t, strict)}, down: map[string]bool{}, calls: map[int32]int{}}
 	a.SetNameServerInvoker(r)

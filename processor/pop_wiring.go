@@ -74,7 +74,7 @@ func (h popHost) PutMessage(ctx context.Context, msg *codec.Message) store.PutRe
 	if h.b.conf().TimerWheelEnable && !h.b.applyTimer(msg, nil) {
 		return store.PutResult{Status: store.PutMessageIllegal}
 	}
-	return h.b.store.PutMessage(ctx, msg)
+	return h.b.escapePut(ctx, msg)
 }
 
 func (h popHost) GetMessage(group, topic string, queueID int32, offset int64, maxNums int32, f store.MessageFilter) *store.GetResult {

@@ -70,7 +70,7 @@ const registerBodyMax = remoting.DefaultMaxFrameLength - 64<<10
 // when this broker does not register (controller mode not ready).
 func (b *Broker) registerTargets() []string {
 	addrs := b.conf().nameServers()
-	if len(addrs) == 0 || b.ns == nil || !b.controllerRunning() {
+	if len(addrs) == 0 || b.ns == nil || !b.controllerRunning() || b.acting.isolated.Load() {
 		return nil
 	}
 	return addrs
@@ -294,6 +294,7 @@ func (b *Broker) sendRegistration(ctx context.Context, addrs []string, reg *code
 			req := codec.NewRequest(codec.ReqRegisterBroker)
 			b.brokerIdentity(req)
 			req.Ext.Set("haServerAddr", b.haServerAddr())
+			b.actingRegisterFields(req)
 			req.Ext.Set("compressed", strconv.FormatBool(compressed))
 			req.Ext.Set("bodyCrc32", strconv.FormatInt(int64(crc), 10))
 			req.Body = body

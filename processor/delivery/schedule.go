@@ -185,6 +185,29 @@ func (s *Schedule) ReplaceFromMaster(body []byte) error {
 	return s.Persist()
 }
 
+// MergeAhead takes from a slave's GET_ALL_DELAY_OFFSET answer every level's
+// offset ahead of this one's (a master's pre-online reverse sync: the slave
+// delivered those while it acted); it returns how many it took.
+func (s *Schedule) MergeAhead(body []byte) (int, error) {
+	w, err := decodeDelayOffsets(body)
+	if err != nil {
+		return 0, fmt.Errorf("decode slave delay offsets: %w", err)
+	}
+	n := 0
+	s.mu.Lock()
+	for level, off := range w.OffsetTable {
+		if cur, ok := s.offsets[level]; !ok || cur < off {
+			s.offsets[level] = off
+			n++
+		}
+	}
+	s.mu.Unlock()
+	if n == 0 {
+		return 0, nil
+	}
+	return n, s.Persist()
+}
+
 // Persist writes delayOffset.json.
 func (s *Schedule) Persist() error {
 	return s.file.Flush(true, func() error { return compat.WriteConfigFile(s.path, s.Encode()) })

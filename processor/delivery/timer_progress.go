@@ -131,6 +131,23 @@ func (t *Timer) AdoptProgress(s ProgressState) (bool, error) {
 	return true, nil
 }
 
+// AdoptProgressIfAhead is AdoptProgress for s from a slave that acted for
+// this master (pre-online reverse sync): written only when it claims more
+// than the file, that is a later queueOffset, or the same with a later
+// deliveredBeforeMs. False when it did not.
+func (t *Timer) AdoptProgressIfAhead(s ProgressState) (bool, error) {
+	if t.prog.path == "" {
+		return false, nil
+	}
+	var own ProgressState
+	err := meta.LoadConfigFile(t.prog.path, func(data []byte) error { return codec.UnmarshalBody(data, &own) })
+	if err == nil && (s.QueueOffset < own.QueueOffset ||
+		s.QueueOffset == own.QueueOffset && s.DeliveredBeforeMs <= own.DeliveredBeforeMs) {
+		return false, nil
+	}
+	return t.AdoptProgress(s)
+}
+
 func (t *Timer) persistLogged() {
 	if err := t.Persist(); err != nil {
 		t.h.Log.Error("timer: persist progress", "err", err)

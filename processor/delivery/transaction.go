@@ -92,6 +92,10 @@ type Asker struct {
 	BrokerName func() string
 	// OffsetMsgID is the message id of a commitlog offset on this broker.
 	OffsetMsgID func(commitLogOffset int64) string
+	// Escape, when set and escaping, hands an unsettled half message to
+	// another group instead of checking it here (an acting slave, whose store
+	// takes no put); ok false keeps it for the next round.
+	Escape func(ctx context.Context, half *codec.Message) (escaping, ok bool)
 }
 
 // NewTransactions makes the checker with Java's default settings.
@@ -202,6 +206,15 @@ func (t *Transactions) Check(ctx context.Context) {
 		if prepared >= 0 && t.late.has(prepared) {
 			halfOff++ // an immunity copy whose original was settled
 			continue
+		}
+		if t.ask.Escape != nil {
+			if escaping, ok := t.ask.Escape(ctx, half); escaping {
+				if !ok {
+					break
+				}
+				halfOff++
+				continue
+			}
 		}
 		times, _ := strconv.Atoi(func() string { v, _ := codec.PropertyValue(half.Properties, codec.PropTranCheckTimes); return v }())
 		age := now.Sub(time.UnixMilli(half.BornTimestamp))

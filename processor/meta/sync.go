@@ -100,3 +100,43 @@ func (m *ConsumerOffsetManager) PutAllFromMaster(body []byte) error {
 	m.mu.Unlock()
 	return m.Persist()
 }
+
+// MergeAhead takes from a slave's GET_ALL_CONSUMER_OFFSET answer every offset
+// ahead of this table's (a master's pre-online reverse sync: what consumers
+// committed to the slave that acted for it); it returns how many it took.
+// Offsets only move back by a reset, which a slave refuses, so the larger is
+// the later. LMQ offsets are left as they are.
+func (m *ConsumerOffsetManager) MergeAhead(body []byte) (int, error) {
+	var w struct {
+		OffsetTable map[string]map[int32]int64 `json:"offsetTable"`
+	}
+	if err := codec.UnmarshalBody(body, &w); err != nil {
+		return 0, fmt.Errorf("decode slave consumer offsets: %w", err)
+	}
+	n := 0
+	m.mu.Lock()
+	for k, v := range w.OffsetTable {
+		i := strings.LastIndexByte(k, '@')
+		if i < 0 {
+			continue
+		}
+		tg := topicGroup{k[:i], k[i+1:]}
+		qs := m.table[tg]
+		for q, off := range v {
+			if cur, ok := qs[q]; ok && cur >= off {
+				continue
+			}
+			if qs == nil {
+				qs = map[int32]int64{}
+				m.table[tg] = qs
+			}
+			qs[q] = off
+			n++
+		}
+	}
+	m.mu.Unlock()
+	if n == 0 {
+		return 0, nil
+	}
+	return n, m.Persist()
+}

@@ -1,0 +1,77 @@
+package integration
+
+import (
+	"testing"
+	"time"
+
+	"rmqd/codec"
+	"rmqd/integration/harness"
+)
+
+// TestActingMasterDelayedMessage is slave acting master (enableSlaveActingMaster, enableRemoteEscape): a
+// delayed message is taken by the master of broker-a and replicated to its slave; the master is killed
+// before it is due; the slave, now the group's lowest id, runs the schedule service and sends the due
+// message to broker-b's master (the escape bridge), where a consumer reads it. The master then comes back
+// and does not deliver it again (pre-online). rmqd only: it is the broker side under test.
+func TestActingMasterDelayedMessage(t *testing.T) {
+	if !containsKind(targetsFromEnv(t), harness.KindRmqd) {
+		t.Skip("rmqd only")
+	}
+	const topic = "IT_acting_delay"
+	conf := func(role, id string) map[string]string {
+		c := haConf(role, id)
+		c["enableSlaveActingMaster"] = "true"
+		c["enableRemoteEscape"] = "true"
+		c["totalReplicas"] = "2" // the pair: a returning master goes through pre-online
+		return c
+	}
+	master := harness.Start(t, harness.KindRmqd, harness.Options{Split: true, BrokerConf: conf("ASYNC_MASTER", "0"),
+		NamesrvConf: map[string]string{"supportActingMaster": "true"}})
+	other := harness.StartBroker(t, harness.KindRmqd, master.NamesrvAddr,
+		harness.Options{BrokerName: "broker-b", BrokerConf: conf("ASYNC_MASTER", "0")})
+	mr, br := newRawClient(t, master), newRawClient(t, other)
+	mr.createTopic(topic, 4)
+	br.createTopic(topic, 1)
+	slave := harness.StartBroker(t, harness.KindRmqd, master.NamesrvAddr, harness.Options{BrokerConf: conf("SLAVE", "1")})
+	sr := newRawClient(t, slave)
+	waitSlaveTopic(t, sr, topic)
+
+	// Level 4 is 30 s: time enough to see it replicated and to kill the master before it is due.
+	body := []byte("acting-delayed")
+	resp := mr.invoke(codec.ReqSendMessage, sendHeader(topic, 0, "DELAY\x014\x02UNIQ_KEY\x01IT_ACTING_1\x02"), body,
+		10*time.Second)
+	if resp.Code != codec.RespSuccess {
+		t.Fatalf("send the delayed message: code %d %q", resp.Code, resp.Remark)
+	}
+	sent := time.Now()
+	waitSameCommitLog(t, master, slave)
+	master.KillBroker(t)
+	if time.Since(sent) > 25*time.Second {
+		t.Skipf("the machine is too slow: the master was killed %v after the send", time.Since(sent))
+	}
+
+	// Delivered by the slave to broker-b, once: nothing lands in broker-a.
+	for deadline := time.Now().Add(90 * time.Second); br.maxOffset(topic, 0) == 0; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the delayed message never reached broker-b (%v after the send)", time.Since(sent))
+		}
+	}
+	pullAll(t, br, topic, []int{0}, func(int) []byte { return body })
+	if n := queueTotal(sr, topic, 4); n != 0 {
+		t.Fatalf("broker-a's slave holds %d messages in %s, want 0", n, topic)
+	}
+	if d := time.Since(sent); d < 29*time.Second {
+		t.Fatalf("delivered %v after the send, before its 30 s delay", d)
+	}
+
+	// The master comes back (RestartBroker waits for its registration): pre-online took the slave's delay
+	// offsets first, so its schedule service does not deliver the message again.
+	master.RestartBroker(t)
+	time.Sleep(5 * time.Second)
+	if n := queueTotal(newRawClient(t, master), topic, 4); n != 0 {
+		t.Fatalf("the returning master delivered the delayed message again: %d in %s", n, topic)
+	}
+	if n := br.maxOffset(topic, 0); n != 1 {
+		t.Fatalf("broker-b holds %d messages, want 1", n)
+	}
+}

@@ -1,0 +1,140 @@
+package processor
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"rmqd/codec"
+	"rmqd/processor/delivery"
+)
+
+// Pre-online (Java's BrokerPreOnlineService, the master's part): a master of
+// an acting-master group (totalReplicas above 1, skipPreOnline false) that
+// starts while its slaves may have acted for it stays isolated (it neither
+// registers nor heartbeats nor runs the master-only services) until it has
+// taken back from each alive slave what moved there: consumer offsets (the
+// services' progress among them), delay offsets and the timer's progress.
+// Then it starts them and registers; the slaves, seeing it in the group,
+// stop theirs. Without this the master would deliver again what the slave
+// delivered, and its older offsets would overwrite the slave's.
+
+// preOnlineRetry is how long a failed round waits (Java: 1 s).
+const preOnlineRetry = time.Second
+
+// needsPreOnline reports a master that starts isolated.
+func (b *Broker) needsPreOnline() bool {
+	cfg := b.conf()
+	return cfg.BrokerID == codec.MasterID && !cfg.SkipPreOnline && cfg.TotalReplicas > 1
+}
+
+// preOnlineLoop tries until a round succeeds or ctx ends.
+func (b *Broker) preOnlineLoop(ctx context.Context) {
+	for {
+		err := b.preOnline(ctx)
+		if err == nil {
+			b.startService(ctx)
+			return
+		}
+		b.log.Warn("pre-online: will try again", "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(preOnlineRetry):
+		}
+	}
+}
+
+// startService is BrokerController.startService for a master: the services,
+// then the registration.
+func (b *Broker) startService(ctx context.Context) {
+	b.log.Info("pre-online: done, serving")
+	b.changeSpecialServiceStatus(true)
+	b.acting.isolated.Store(false)
+	_ = b.RegisterAll(ctx) // logged per name server (regState)
+}
+
+// preOnline is prepareForMasterOnline without the HA handshake wait: the
+// alive members of the group, lowest id first, each asked for its tables.
+func (b *Broker) preOnline(ctx context.Context) error {
+	members, err := b.brokerMemberGroup(ctx)
+	if err != nil {
+		return err
+	}
+	self := b.conf().BrokerID
+	ids := make([]int64, 0, len(members))
+	for id := range members {
+		if id != self && members[id] != "" {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		// Java's master fails the round when a slave refuses this; an
+		// older broker that does not know the code must not keep the
+		// master offline, so it is only logged.
+		if err := b.sendBrokerHaInfo(ctx, members[id]); err != nil {
+			b.log.Warn("pre-online: HA info not taken", "err", err)
+		}
+		if err := b.syncMetadataReverse(ctx, members[id]); err != nil {
+			return fmt.Errorf("reverse sync from broker %d: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// syncMetadataReverse takes from the slave at addr the consumer offsets and
+// delay offsets ahead of this broker's and its timer progress if ahead. Java
+// takes a whole table when the slave's data version is not older; rmqd
+// compares entries, so a slave that did not act (whose copy is older) changes
+// nothing.
+func (b *Broker) syncMetadataReverse(ctx context.Context, addr string) error {
+	get := func(code int32) (*codec.RemotingCommand, error) {
+		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		resp, err := b.ns.InvokeSync(cctx, addr, codec.NewRequest(code))
+		if err != nil {
+			return nil, fmt.Errorf("request %d to %s: %w", code, addr, err)
+		}
+		if resp.Code != codec.RespSuccess {
+			return nil, fmt.Errorf("request %d to %s: code %d %s", code, addr, resp.Code, resp.Remark)
+		}
+		return resp, nil
+	}
+	resp, err := get(codec.ReqGetAllConsumerOffset)
+	if err != nil {
+		return err
+	}
+	n, err := b.offsets.MergeAhead(resp.Body)
+	if err != nil {
+		return err
+	}
+	resp, err = get(codec.ReqGetAllDelayOffset)
+	if err != nil {
+		return err
+	}
+	d, err := b.schedule.MergeAhead(resp.Body)
+	if err != nil {
+		return err
+	}
+	adopted := false
+	if b.conf().TimerWheelEnable {
+		// A broker without the wheel, or a Java one, answers no rmqd progress.
+		if resp, err := get(codec.ReqGetTimerCheckPoint); err == nil {
+			var s delivery.ProgressState
+			var ok [3]bool
+			s.QueueOffset, ok[0], _ = resp.Ext.GetInt64(extTimerQueueOffset)
+			s.ReadOffset, ok[1], _ = resp.Ext.GetInt64(extTimerReadOffset)
+			s.DeliveredBeforeMs, ok[2], _ = resp.Ext.GetInt64(extTimerDeliveredBefore)
+			if ok[0] && ok[1] && ok[2] {
+				if adopted, err = b.timer.AdoptProgressIfAhead(s); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	b.log.Info("pre-online: reverse sync", "from", addr, "consumerOffsetsTaken", n, "delayOffsetsTaken", d,
+		"timerProgressTaken", adopted)
+	return nil
+}
