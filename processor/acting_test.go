@@ -228,6 +228,25 @@ func TestActingPrimeSlaveRunsServicesAndEscapes(t *testing.T) {
 	require.Equal(t, "m:10911", b.MasterAddr())
 }
 
+// What the escape bridge sends signs with innerClientAuthenticationCredentials,
+// as Java's BrokerOuterAPI signs it: a remote master with ACL on takes it.
+func TestActingEscapeSignsItsSends(t *testing.T) {
+	ns := &actingNS{t: t, members: map[int64]string{1: "127.0.0.1:10911"}}
+	actingBroker(t, 1, ns, func(c *BrokerConfig) {
+		c.EnableRemoteEscape = true
+		c.InnerClientAuthenticationCredentials = `{"accessKey":"inner","secretKey":"innerpass"}`
+	}, func(st *store.DefaultStore) { parkedDelay(t, st) })
+	var sends []*codec.RemotingCommand
+	require.Eventually(t, func() bool { sends = ns.requests(codec.ReqSendMessage); return len(sends) >= 1 },
+		10*time.Second, 50*time.Millisecond)
+	for _, s := range sends {
+		ak, _ := s.Ext.Get("AccessKey")
+		require.Equal(t, "inner", ak)
+		sig, _ := s.Ext.Get("Signature")
+		require.NotEmpty(t, sig)
+	}
+}
+
 // Without enableRemoteEscape the prime slave runs the services but puts
 // nothing anywhere: its store refuses, and the services keep the messages.
 func TestActingWithoutRemoteEscapeSendsNothing(t *testing.T) {
