@@ -291,3 +291,25 @@ func TestStaticTopicSlaveSync(t *testing.T) {
 	resp, _ = slave.handleGetMaxOffset(ctx, newTestConn(40106), q)
 	require.EqualValues(t, codec.RespNotLeaderForQueue, resp.Code, resp.Remark)
 }
+
+// GET_CONSUME_STATS of a static topic leaves a missing consumer offset -1, as
+// Java's getConsumeStats (it clamps to 0 for other topics only).
+func TestStaticTopicConsumeStatsMissingOffset(t *testing.T) {
+	b := newTestBroker(t, nil)
+	ctx := context.Background()
+	c := newTestConn(40110)
+	bn := b.conf().BrokerName
+	detail := fmt.Sprintf(`{"bname":%q,"epoch":1,"hostedQueues":{0:[%s]},"topic":"StatsT","totalQueues":1}`, bn, item(0, 0, bn, 0))
+	resp, _ := b.handleUpdateAndCreateStaticTopic(ctx, c, staticTopicReq("StatsT", 1, detail))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	b.topics.Update(NewTopicConfig("PlainT"))
+	for topic, want := range map[string]string{"StatsT": `"consumerOffset":-1,"lastTimestamp":0,"pullOffset":-1`,
+		"PlainT": `"consumerOffset":0,"lastTimestamp":0,"pullOffset":0`} {
+		cs := codec.NewRequest(codec.ReqGetConsumeStats)
+		cs.Ext.Set("consumerGroup", "SG")
+		cs.Ext.Set("topic", topic)
+		r, _ := b.handleGetConsumeStats(ctx, c, cs)
+		require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
+		require.Contains(t, string(r.Body), want, topic)
+	}
+}
