@@ -46,6 +46,7 @@ type Broker struct {
 	members   memberGroup
 	offsets   *ConsumerOffsetManager
 	mappings  *meta.TopicQueueMappingManager // static topics (static_topic.go)
+	remotes   brokerAddrCache                // brokers static-topic requests are forwarded to (static_forward.go)
 	consumers *ConsumerManager
 	producers *ProducerManager
 	locks     *RebalanceLockManager

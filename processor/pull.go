@@ -46,10 +46,11 @@ type pullReply struct {
 	opaque        int32
 	serializeType codec.SerializeType
 	code          int32
-	start         time.Time // when the handler took the request, for rocketmq_rpc_latency
-	suspended     bool      // held for long polling (Java's RemotingCommand.isSuspended)
-	onLoop        bool      // runs on the event loop that writes the answer (remoting.OnLoop)
-	coldRerun     bool      // re-run after a cold-data hold: not held again (Java's _noSuspend_)
+	start         time.Time   // when the handler took the request, for rocketmq_rpc_latency
+	suspended     bool        // held for long polling (Java's RemotingCommand.isSuspended)
+	onLoop        bool        // runs on the event loop that writes the answer (remoting.OnLoop)
+	coldRerun     bool        // re-run after a cold-data hold: not held again (Java's _noSuspend_)
+	static        *staticPull // a static topic's logical queue: the answer is rewritten (static_pull.go)
 }
 
 func (p pullReply) response(code int32, remark string) *codec.RemotingCommand {
@@ -103,11 +104,16 @@ func (b *Broker) handlePullMessage(ctx context.Context, c remoting.Conn, req *co
 		return reply.response(codec.RespSystemError, err.Error()), nil
 	}
 	// Here, not in pull: a held pull is re-run with the physical id.
-	phys, _, _, refused := b.staticQueue(req, h.Topic, h.QueueID, false)
+	s, refused := b.staticLookup(req, h.Topic, h.QueueID, false)
 	if refused != nil {
 		return reply.response(refused.code, refused.remark), nil
 	}
-	h.QueueID = phys
+	if s != nil {
+		var fwd *codec.RemotingCommand
+		if reply.static, fwd = b.staticPullRequest(ctx, s, &h, reply); reply.static == nil {
+			return fwd, nil
+		}
+	}
 	var dispatchTarget int64
 	if _, ok := b.store.(dispatchProgress); ok && h.SysFlag&codec.PullFlagSuspend == 0 {
 		dispatchTarget = b.store.MaxPhyOffset()
@@ -223,9 +229,12 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 		code, suggest = codec.RespPullRetryImmediately, sgc.BrokerID
 	}
 	// Every 0/19/20/21 answer carries all four: the Java client unboxes them.
-	resp := reply.withHeader(code, res.Status.String(), codec.PullMessageResponseHeader{
-		SuggestWhichBrokerID: suggest,
-		NextBeginOffset:      res.NextBeginOffset, MinOffset: res.MinOffset, MaxOffset: res.MaxOffset})
+	hdr := codec.PullMessageResponseHeader{SuggestWhichBrokerID: suggest,
+		NextBeginOffset: res.NextBeginOffset, MinOffset: res.MinOffset, MaxOffset: res.MaxOffset}
+	if reply.static != nil {
+		code = reply.static.rewrite(code, h.QueueOffset, &hdr)
+	}
+	resp := reply.withHeader(code, res.Status.String(), hdr)
 
 	b.offsets.CommitPull(h.ConsumerGroup, h.Topic, h.QueueID, res.NextBeginOffset)
 	if allowSuspend && h.SysFlag&codec.PullFlagCommitOffset != 0 && b.conf().BrokerID == 0 {
