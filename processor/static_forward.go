@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"rmqd/codec"
+	"rmqd/compat"
 )
 
 // A request on a static topic's logical queue whose offsets another broker
@@ -17,8 +18,8 @@ import (
 // master with lo=false and the physical queue id, as Java's RpcClient does,
 // through the broker's signed client, and its answer rewritten here.
 const (
-	// staticForwardTimeout is Java's forwardTimeout default.
-	staticForwardTimeout = 3 * time.Second
+	// maxForwardTimeout bounds forwardTimeout: a forward holds a pull worker.
+	maxForwardTimeout = time.Minute
 	// brokerAddrTTL is how long a resolved broker address is trusted (Java
 	// refreshes its cluster metadata every few seconds).
 	brokerAddrTTL = 30 * time.Second
@@ -94,7 +95,14 @@ func (b *Broker) forwardStatic(ctx context.Context, topic, bname string, req *co
 	if err != nil {
 		return nil, fmt.Errorf("cannot find addr for broker %s: %w", bname, err)
 	}
-	cctx, cancel := context.WithTimeout(ctx, staticForwardTimeout)
+	wait := compat.Millis(b.conf().ForwardTimeout)
+	switch {
+	case wait <= 0:
+		wait = 3 * time.Second // Java's default
+	case wait > maxForwardTimeout:
+		wait = maxForwardTimeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	resp, err := b.ns.InvokeSync(cctx, addr, req)
 	if err != nil {

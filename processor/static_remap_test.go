@@ -282,3 +282,42 @@ func TestStaticPullRewrite(t *testing.T) {
 		})
 	}
 }
+
+// stallRouter answers the route of a topic and never the broker it names.
+type stallRouter struct{}
+
+func (stallRouter) InvokeSync(ctx context.Context, addr string, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	if addr == "ns:9876" {
+		resp := codec.NewResponse(req, codec.RespSuccess, "")
+		resp.Body = []byte(`{"brokerDatas":[{"brokerAddrs":{0:"x:10911"},"brokerName":"broker-x","cluster":"c"}],"queueDatas":[]}`)
+		return resp, nil
+	}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// A forward waits forwardTimeout (Java's key), updatable at runtime, and
+// answers SYSTEM_ERROR with the cause when the other broker does not answer.
+func TestStaticForwardTimeout(t *testing.T) {
+	ctx := context.Background()
+	b := newTestBroker(t, func(c *BrokerConfig) { c.NamesrvAddr = "ns:9876"; c.ForwardTimeout = 60000 })
+	b.SetNameServerInvoker(stallRouter{})
+	c := newTestConn(41003)
+	bn := b.conf().BrokerName
+	items := item(0, 0, "broker-x", 0) + "," + item(1, 0, bn, 10)
+	resp, _ := b.handleUpdateAndCreateStaticTopic(ctx, c, staticTopicReq("SlowT", 1,
+		fmt.Sprintf(`{"bname":%q,"epoch":1,"hostedQueues":{0:[%s]},"topic":"SlowT","totalQueues":1}`, bn, items)))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	up := codec.NewRequest(codec.ReqUpdateBrokerConfig)
+	up.Body = []byte("forwardTimeout=50\n")
+	resp, _ = b.handleUpdateBrokerConfig(ctx, c, up)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	mq := codec.NewRequest(codec.ReqGetMinOffset)
+	mq.Ext.Set("topic", "SlowT")
+	mq.Ext.Set("queueId", "0")
+	start := time.Now()
+	resp, _ = b.handleGetMinOffset(ctx, c, mq)
+	require.EqualValues(t, codec.RespSystemError, resp.Code)
+	require.Contains(t, resp.Remark, "broker-x")
+	require.Less(t, time.Since(start), 30*time.Second, "forwardTimeout=50 ms, not the minute set at start")
+}
