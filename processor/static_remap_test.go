@@ -321,3 +321,53 @@ func TestStaticForwardTimeout(t *testing.T) {
 	require.Contains(t, resp.Remark, "broker-x")
 	require.Less(t, time.Since(start), 30*time.Second, "forwardTimeout=50 ms, not the minute set at start")
 }
+
+// TopicQueueMappingCleanService.cleanItemExpired: at a deleteWhen hour, the
+// leader of a remapped queue drops the earliest item once its physical queue
+// (on its own broker, read through a forward) holds nothing; one with messages
+// stays, as does everything at another hour or on a broker that leads nothing.
+func TestStaticTopicCleanExpiredItems(t *testing.T) {
+	ctx := context.Background()
+	mk := func(name string) func(*BrokerConfig) {
+		return func(c *BrokerConfig) { c.BrokerName = name; c.NamesrvAddr = "ns:9876"; c.Store.DeleteWhen = "04;16" }
+	}
+	a, b := newTestBroker(t, mk("broker-a")), newTestBroker(t, mk("broker-b"))
+	r := &staticRouter{t: t, brokers: map[string]*testBroker{"a:10911": a, "b:10911": b}, calls: map[int32]int{}}
+	a.SetNameServerInvoker(r)
+	b.SetNameServerInvoker(r)
+	c := newTestConn(41004)
+	// Logical 0 moved from broker-a's empty queue 0, logical 1 from its queue 1 with a message.
+	hosted := fmt.Sprintf(`0:[%s,%s],1:[%s,%s]`, item(0, 0, "broker-a", 0), item(1, 0, "broker-b", 10),
+		item(0, 1, "broker-a", 0), item(1, 1, "broker-b", 10))
+	for _, br := range []*testBroker{a, b} {
+		resp, _ := br.handleUpdateAndCreateStaticTopic(ctx, c, staticTopicReq("CleanT", 2,
+			fmt.Sprintf(`{"bname":%q,"epoch":5,"hostedQueues":{%s},"topic":"CleanT","totalQueues":2}`, br.conf().BrokerName, hosted)))
+		require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	}
+	resp, _ := a.handleSendMessage(ctx, c, sendReq("CleanT", 1, []byte("old"), "")) // not its leader any more
+	require.EqualValues(t, codec.RespNotLeaderForQueue, resp.Code)
+	req := sendReq("CleanT", 1, []byte("old"), "")
+	req.Ext.Set("lo", "false") // as a forward stores it: physical queue 1
+	resp, _ = a.handleSendMessage(ctx, c, req)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Eventually(t, func() bool { return a.st.MaxOffsetInQueue("CleanT", 1) == 1 }, 5*time.Second, time.Millisecond)
+
+	day := time.Date(2026, 1, 2, 0, 0, 0, 0, time.Local)
+	require.Zero(t, b.cleanStaticItems(ctx, day.Add(3*time.Hour)), "not a deleteWhen hour")
+	require.Zero(t, a.cleanStaticItems(ctx, day.Add(16*time.Hour)), "broker-a leads nothing")
+	require.Equal(t, 1, b.cleanStaticItems(ctx, day.Add(16*time.Hour)))
+	d := b.mappings.Get("CleanT")
+	require.Len(t, d.HostedQueues[0], 1)
+	require.Equal(t, "broker-b", d.HostedQueues[0][0].Bname)
+	require.Len(t, d.HostedQueues[1], 2, "broker-a's queue 1 still holds a message")
+	require.EqualValues(t, 5, d.Epoch)
+	require.Zero(t, b.cleanStaticItems(ctx, day.Add(4*time.Hour)))
+	// The queue is now served by broker-b alone.
+	q := codec.NewRequest(codec.ReqGetMinOffset)
+	q.Ext.Set("topic", "CleanT")
+	q.Ext.Set("queueId", "0")
+	before := r.forwarded(codec.ReqGetMinOffset)
+	resp, _ = b.handleGetMinOffset(ctx, c, q)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Equal(t, before, r.forwarded(codec.ReqGetMinOffset))
+}
