@@ -70,7 +70,7 @@ func (b *Broker) staticBrokerAddr(ctx context.Context, topic, bname string) (str
 	if addr, ok := b.remotes.get(bname); ok {
 		return addr, nil
 	}
-	if b.ns == nil || len(b.conf().nameServers()) == 0 {
+	if len(b.conf().nameServers()) == 0 {
 		return "", errors.New("no name server to find it")
 	}
 	route, err := b.topicRoute(ctx, topic)
@@ -91,6 +91,9 @@ func (b *Broker) staticBrokerAddr(ctx context.Context, topic, bname string) (str
 // forwardStatic sends req to the master of bname and waits for its answer;
 // an error is worded as Java's RpcException reaches the client.
 func (b *Broker) forwardStatic(ctx context.Context, topic, bname string, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	if b.ns == nil {
+		return nil, fmt.Errorf("cannot find addr for broker %s: no name server to find it", bname)
+	}
 	addr, err := b.staticBrokerAddr(ctx, topic, bname)
 	if err != nil {
 		return nil, fmt.Errorf("cannot find addr for broker %s: %w", bname, err)
