@@ -137,27 +137,9 @@ func (b *Broker) pullReleasing(ctx context.Context, c remoting.Conn, req *codec.
 // commitlog end when the pull arrived: a pull that would answer the end of the
 // queue waits until dispatch has passed it (see dispatchProgress).
 func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply pullReply, filter store.MessageFilter, allowSuspend bool, dispatchTarget int64) (*codec.RemotingCommand, error) {
-	if !permReadable(b.conf().BrokerPermission) {
-		return reply.forbidden(forbiddenBroker, "the broker["+b.conf().BrokerIP1+"] pulling message is forbidden"), nil
-	}
-	if reply.code == codec.ReqLitePullMessage && !b.conf().LitePullMessageEnable {
-		return reply.forbidden(forbiddenBroker, "the broker["+b.conf().BrokerIP1+"] for lite pull consumer is forbidden"), nil
-	}
-	sgc, ok := b.groups.Find(h.ConsumerGroup)
-	if !ok {
-		return reply.response(codec.RespSubscriptionGroupNotExist,
-			fmt.Sprintf("subscription group [%s] does not exist", h.ConsumerGroup)), nil
-	}
-	if !sgc.ConsumeEnable {
-		return reply.forbidden(forbiddenGroup, "subscription group no permission, "+h.ConsumerGroup), nil
-	}
-	tc, ok := b.topics.Select(h.Topic)
-	if !ok {
-		return reply.response(codec.RespTopicNotExist,
-			fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic)), nil
-	}
-	if !permReadable(tc.Perm) {
-		return reply.forbidden(forbiddenTopic, "the topic["+h.Topic+"] pulling message is forbidden"), nil
+	sgc, tc, refused := b.pullAllowed(h, reply)
+	if refused != nil {
+		return refused, nil
 	}
 	if h.QueueID < 0 || h.QueueID >= tc.ReadQueueNums {
 		// INVALID_PARAMETER since 5.0 (4.x answered SYSTEM_ERROR).
@@ -271,6 +253,35 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 		res.Release()
 		return resp, nil
 	}
+}
+
+// pullAllowed makes the checks of a pull that come before its queue is
+// looked at (and before a static topic's pull is forwarded, as in Java):
+// broker, group and topic; a non-nil answer refuses it.
+func (b *Broker) pullAllowed(h *codec.PullMessageRequestHeader, reply pullReply) (SubscriptionGroupConfig, TopicConfig, *codec.RemotingCommand) {
+	if !permReadable(b.conf().BrokerPermission) {
+		return SubscriptionGroupConfig{}, TopicConfig{}, reply.forbidden(forbiddenBroker, "the broker["+b.conf().BrokerIP1+"] pulling message is forbidden")
+	}
+	if reply.code == codec.ReqLitePullMessage && !b.conf().LitePullMessageEnable {
+		return SubscriptionGroupConfig{}, TopicConfig{}, reply.forbidden(forbiddenBroker, "the broker["+b.conf().BrokerIP1+"] for lite pull consumer is forbidden")
+	}
+	sgc, ok := b.groups.Find(h.ConsumerGroup)
+	if !ok {
+		return sgc, TopicConfig{}, reply.response(codec.RespSubscriptionGroupNotExist,
+			fmt.Sprintf("subscription group [%s] does not exist", h.ConsumerGroup))
+	}
+	if !sgc.ConsumeEnable {
+		return sgc, TopicConfig{}, reply.forbidden(forbiddenGroup, "subscription group no permission, "+h.ConsumerGroup)
+	}
+	tc, ok := b.topics.Select(h.Topic)
+	if !ok {
+		return sgc, tc, reply.response(codec.RespTopicNotExist,
+			fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic))
+	}
+	if !permReadable(tc.Perm) {
+		return sgc, tc, reply.forbidden(forbiddenTopic, "the topic["+h.Topic+"] pulling message is forbidden")
+	}
+	return sgc, tc, nil
 }
 
 // atQueueEnd reports a result that stops at the end of the consume queue: more

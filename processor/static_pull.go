@@ -44,6 +44,9 @@ func (b *Broker) staticPullRequest(ctx context.Context, s *staticCtx, h *codec.P
 	if s.local(it) {
 		return p, nil
 	}
+	if _, _, resp := b.pullAllowed(h, reply); resp != nil {
+		return nil, resp
+	}
 	return nil, b.forwardPull(ctx, s.d.Topic, it, p, h, reply)
 }
 

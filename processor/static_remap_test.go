@@ -226,6 +226,16 @@ func TestStaticTopicRemappedAcrossBrokers(t *testing.T) {
 		resp := ok(b.handleSearchOffsetByTimestamp(ctx, c, queueReq(codec.ReqSearchOffsetByTimestamp, kv...)))
 		require.Equal(t, tc.want, ext(t, resp, "offset"), "%+v", tc)
 	}
+
+	// The leader's own checks come first, as in Java: a group it forbids to
+	// consume is refused there, not forwarded.
+	off := codec.NewRequest(codec.ReqUpdateAndCreateSubscriptiongroup)
+	off.Body = []byte(`{"groupName":"SG","consumeEnable":false}`)
+	ok(b.handleUpdateAndCreateSubscriptionGroup(ctx, c, off))
+	before := r.forwarded(codec.ReqPullMessage)
+	resp = pull(0)
+	require.EqualValues(t, codec.RespNoPermission, resp.Code, resp.Remark)
+	require.Equal(t, before, r.forwarded(codec.ReqPullMessage))
 }
 
 func groupReq(group string) *codec.RemotingCommand {
