@@ -209,7 +209,7 @@ func buildJavaKeys() map[string]JavaKey {
 	group(KeyNoEffect, whyInternal,
 		"channelNotActiveInterval", "consumerOffsetUpdateVersionStep",
 		"delayOffsetUpdateVersionStep", "disappearTimeAfterStart", "enableShutdownGracefully",
-		"enableSingleTopicRegister", "enableSplitMetadata", "forceRegister", "forwardTimeout",
+		"enableSingleTopicRegister", "enableSplitMetadata", "forceRegister",
 		"isScanAvailableNameSrv", "loadBalancePollNameServerInterval", "realTimeNotifyConsumerChange",
 		"shutdownWaitTimeSeconds", "splitMetadataSize",
 		"startAcceptSendRequestTimeStamp")

@@ -32,6 +32,7 @@ var liveConfigKeys = map[string]func(dst, src *BrokerConfig){
 	"brokerPermission":               func(d, s *BrokerConfig) { d.BrokerPermission = s.BrokerPermission },
 	"longPollingEnable":              func(d, s *BrokerConfig) { d.LongPollingEnable = s.LongPollingEnable },
 	"shortPollingTimeMills":          func(d, s *BrokerConfig) { d.ShortPollingTimeMills = s.ShortPollingTimeMills },
+	"forwardTimeout":                 func(d, s *BrokerConfig) { d.ForwardTimeout = s.ForwardTimeout },
 	"litePullMessageEnable":          func(d, s *BrokerConfig) { d.LitePullMessageEnable = s.LitePullMessageEnable },
 	"filterSupportRetry":             func(d, s *BrokerConfig) { d.FilterSupportRetry = s.FilterSupportRetry },
 	"rejectPullConsumerEnable":       func(d, s *BrokerConfig) { d.RejectPullConsumerEnable = s.RejectPullConsumerEnable },

@@ -46,6 +46,7 @@ type Broker struct {
 	members   memberGroup
 	offsets   *ConsumerOffsetManager
 	mappings  *meta.TopicQueueMappingManager // static topics (static_topic.go)
+	remotes   brokerAddrCache                // brokers static-topic requests are forwarded to (static_forward.go)
 	consumers *ConsumerManager
 	producers *ProducerManager
 	locks     *RebalanceLockManager
@@ -415,7 +416,8 @@ func (b *Broker) Start(ctx context.Context) error {
 
 // runMasterServices starts what only a master runs until ctx ends: delayed,
 // timed and transactional deliveries and POP revive (Java's
-// changeSpecialServiceStatus). Shutdown waits for them (b.wg) before the
+// changeSpecialServiceStatus), and the static topics' item clean
+// (static_clean.go: a slave takes its master's mappings). Shutdown waits for them (b.wg) before the
 // store closes.
 func (b *Broker) runMasterServices(ctx context.Context) { b.runMasterServicesTracked(ctx, nil) }
 
@@ -439,6 +441,9 @@ func (b *Broker) runMasterServicesTracked(ctx context.Context, done *sync.WaitGr
 		loop(func() { b.timer.Run(ctx) })
 	}
 	loop(func() { b.pop.RunRevive(ctx) })
+	loop(func() {
+		everyTick(ctx, staticCleanInterval, func(ctx context.Context) { b.cleanStaticItems(ctx, time.Now()) })
+	})
 }
 
 // everyTick calls f every d until ctx ends: the loop of the broker's

@@ -46,6 +46,9 @@ type BrokerConfig struct {
 	FlushConsumerOffsetInterval int64 `prop:"flushConsumerOffsetInterval"` // ms
 	LongPollingEnable           bool  `prop:"longPollingEnable"`
 	ShortPollingTimeMills       int64 `prop:"shortPollingTimeMills"`
+	// ForwardTimeout bounds, in ms, a static topic request forwarded to the
+	// broker holding its mapping item (Java's key, default 3000).
+	ForwardTimeout int64 `prop:"forwardTimeout"`
 	// LitePullMessageEnable off refuses LITE_PULL_MESSAGE (Java's key, default true).
 	LitePullMessageEnable bool `prop:"litePullMessageEnable"`
 	// RejectPullConsumerEnable drops CONSUME_ACTIVELY (pull) consumers from
@@ -267,6 +270,7 @@ func DefaultBrokerConfig() BrokerConfig {
 		FlushConsumerOffsetInterval: 5000,
 		LongPollingEnable:           true,
 		ShortPollingTimeMills:       1000,
+		ForwardTimeout:              3000,
 		LitePullMessageEnable:       true,
 		NotifyConsumerIdsChanged:    true,
 		MsgTraceTopicName:           "RMQ_SYS_TRACE_TOPIC",

@@ -22,8 +22,10 @@ func (b *Broker) handleQueryConsumerOffset(ctx context.Context, c remoting.Conn,
 	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
-	if resp := b.staticQueueHeader(req, h.Topic, &h.QueueID); resp != nil {
+	if s, resp := b.staticQueueHeader(req, h.Topic, &h.QueueID); resp != nil {
 		return resp, nil
+	} else if s != nil {
+		return b.staticQueryConsumerOffset(ctx, req, s, &h), nil
 	}
 	group, topic, queueID := h.ConsumerGroup, h.Topic, h.QueueID
 	// 5.x: an explicit setZeroIfNotFound=false turns the offset-0 rule off.
@@ -89,8 +91,13 @@ func (b *Broker) handleUpdateConsumerOffset(ctx context.Context, c remoting.Conn
 	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
-	if resp := b.staticQueueHeader(req, h.Topic, &h.QueueID); resp != nil {
+	if s, resp := b.staticQueueHeader(req, h.Topic, &h.QueueID); resp != nil {
 		return resp, nil
+	} else if s != nil {
+		// A commit in an item held here goes on below with its physical queue.
+		if resp := b.staticUpdateConsumerOffset(ctx, req, s, &h); resp != nil {
+			return resp, nil
+		}
 	}
 	group, topic, queueID, off := h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset
 	// Java 5.x's containsSubscriptionGroup: a commit never creates the group
@@ -120,8 +127,10 @@ func (b *Broker) handleGetMaxOffset(ctx context.Context, c remoting.Conn, req *c
 	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
-	if resp := b.staticQueueHeader(req, h.Topic, &h.QueueID); resp != nil {
+	if s, resp := b.staticQueueHeader(req, h.Topic, &h.QueueID); resp != nil {
 		return resp, nil
+	} else if s != nil {
+		return b.staticMaxOffset(ctx, req, s, &h), nil
 	}
 	topic, q := h.Topic, h.QueueID
 	b.waitDispatch(b.store.MaxPhyOffset(), syncDispatchWait, c)
@@ -136,8 +145,10 @@ func (b *Broker) handleGetMinOffset(ctx context.Context, c remoting.Conn, req *c
 	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
-	if resp := b.staticQueueHeader(req, h.Topic, &h.QueueID); resp != nil {
+	if s, resp := b.staticQueueHeader(req, h.Topic, &h.QueueID); resp != nil {
 		return resp, nil
+	} else if s != nil {
+		return b.staticMinOffset(ctx, req, s, &h), nil
 	}
 	topic, q := h.Topic, h.QueueID
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
@@ -157,26 +168,30 @@ func (b *Broker) handleSearchOffsetByTimestamp(ctx context.Context, c remoting.C
 	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
-	if resp := b.staticQueueHeader(req, h.Topic, &h.QueueID); resp != nil {
+	if s, resp := b.staticQueueHeader(req, h.Topic, &h.QueueID); resp != nil {
 		return resp, nil
-	}
-	topic, q, ts := h.Topic, h.QueueID, h.Timestamp
-	var off int64
-	if strings.EqualFold(h.BoundaryType, "upper") {
-		// One below the first message stored after ts: a binary search, where
-		// a walk would read every message of a millisecond (a batch stores
-		// thousands in one).
-		after := b.store.MaxOffsetInQueue(topic, q)
-		if ts < math.MaxInt64 {
-			after = b.store.OffsetInQueueByTime(topic, q, ts+1)
-		}
-		off = max(after-1, b.store.MinOffsetInQueue(topic, q))
-	} else {
-		off = b.store.OffsetInQueueByTime(topic, q, ts)
+	} else if s != nil {
+		return b.staticSearchOffset(ctx, req, s, &h), nil
 	}
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
-	resp.Ext.Set("offset", i64s(off))
+	resp.Ext.Set("offset", i64s(b.searchOffset(h.Topic, h.QueueID, h.Timestamp, strings.EqualFold(h.BoundaryType, "upper"))))
 	return resp, nil
+}
+
+// searchOffset is the search of one physical queue (see
+// handleSearchOffsetByTimestamp).
+func (b *Broker) searchOffset(topic string, q int32, ts int64, upper bool) int64 {
+	if !upper {
+		return b.store.OffsetInQueueByTime(topic, q, ts)
+	}
+	// One below the first message stored after ts: a binary search, where a
+	// walk would read every message of a millisecond (a batch stores
+	// thousands in one).
+	after := b.store.MaxOffsetInQueue(topic, q)
+	if ts < math.MaxInt64 {
+		after = b.store.OffsetInQueueByTime(topic, q, ts+1)
+	}
+	return max(after-1, b.store.MinOffsetInQueue(topic, q))
 }
 
 // handleGetEarliestMsgStoretime is GET_EARLIEST_MSG_STORETIME.
@@ -185,8 +200,10 @@ func (b *Broker) handleGetEarliestMsgStoretime(ctx context.Context, c remoting.C
 	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
 		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
 	}
-	if resp := b.staticQueueHeader(req, h.Topic, &h.QueueID); resp != nil {
+	if s, resp := b.staticQueueHeader(req, h.Topic, &h.QueueID); resp != nil {
 		return resp, nil
+	} else if s != nil {
+		return b.staticEarliestMsgStoretime(ctx, req, s, &h), nil
 	}
 	topic, q := h.Topic, h.QueueID
 	resp := codec.NewResponse(req, codec.RespSuccess, "")

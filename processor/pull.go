@@ -46,10 +46,11 @@ type pullReply struct {
 	opaque        int32
 	serializeType codec.SerializeType
 	code          int32
-	start         time.Time // when the handler took the request, for rocketmq_rpc_latency
-	suspended     bool      // held for long polling (Java's RemotingCommand.isSuspended)
-	onLoop        bool      // runs on the event loop that writes the answer (remoting.OnLoop)
-	coldRerun     bool      // re-run after a cold-data hold: not held again (Java's _noSuspend_)
+	start         time.Time   // when the handler took the request, for rocketmq_rpc_latency
+	suspended     bool        // held for long polling (Java's RemotingCommand.isSuspended)
+	onLoop        bool        // runs on the event loop that writes the answer (remoting.OnLoop)
+	coldRerun     bool        // re-run after a cold-data hold: not held again (Java's _noSuspend_)
+	static        *staticPull // a static topic's logical queue: the answer is rewritten (static_pull.go)
 }
 
 func (p pullReply) response(code int32, remark string) *codec.RemotingCommand {
@@ -103,11 +104,16 @@ func (b *Broker) handlePullMessage(ctx context.Context, c remoting.Conn, req *co
 		return reply.response(codec.RespSystemError, err.Error()), nil
 	}
 	// Here, not in pull: a held pull is re-run with the physical id.
-	phys, _, _, refused := b.staticQueue(req, h.Topic, h.QueueID, false)
+	s, refused := b.staticLookup(req, h.Topic, h.QueueID, false)
 	if refused != nil {
 		return reply.response(refused.code, refused.remark), nil
 	}
-	h.QueueID = phys
+	if s != nil {
+		var fwd *codec.RemotingCommand
+		if reply.static, fwd = b.staticPullRequest(ctx, s, &h, reply); reply.static == nil {
+			return fwd, nil
+		}
+	}
 	var dispatchTarget int64
 	if _, ok := b.store.(dispatchProgress); ok && h.SysFlag&codec.PullFlagSuspend == 0 {
 		dispatchTarget = b.store.MaxPhyOffset()
@@ -131,27 +137,9 @@ func (b *Broker) pullReleasing(ctx context.Context, c remoting.Conn, req *codec.
 // commitlog end when the pull arrived: a pull that would answer the end of the
 // queue waits until dispatch has passed it (see dispatchProgress).
 func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply pullReply, filter store.MessageFilter, allowSuspend bool, dispatchTarget int64) (*codec.RemotingCommand, error) {
-	if !permReadable(b.conf().BrokerPermission) {
-		return reply.forbidden(forbiddenBroker, "the broker["+b.conf().BrokerIP1+"] pulling message is forbidden"), nil
-	}
-	if reply.code == codec.ReqLitePullMessage && !b.conf().LitePullMessageEnable {
-		return reply.forbidden(forbiddenBroker, "the broker["+b.conf().BrokerIP1+"] for lite pull consumer is forbidden"), nil
-	}
-	sgc, ok := b.groups.Find(h.ConsumerGroup)
-	if !ok {
-		return reply.response(codec.RespSubscriptionGroupNotExist,
-			fmt.Sprintf("subscription group [%s] does not exist", h.ConsumerGroup)), nil
-	}
-	if !sgc.ConsumeEnable {
-		return reply.forbidden(forbiddenGroup, "subscription group no permission, "+h.ConsumerGroup), nil
-	}
-	tc, ok := b.topics.Select(h.Topic)
-	if !ok {
-		return reply.response(codec.RespTopicNotExist,
-			fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic)), nil
-	}
-	if !permReadable(tc.Perm) {
-		return reply.forbidden(forbiddenTopic, "the topic["+h.Topic+"] pulling message is forbidden"), nil
+	sgc, tc, refused := b.pullAllowed(h, reply)
+	if refused != nil {
+		return refused, nil
 	}
 	if h.QueueID < 0 || h.QueueID >= tc.ReadQueueNums {
 		// INVALID_PARAMETER since 5.0 (4.x answered SYSTEM_ERROR).
@@ -223,9 +211,12 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 		code, suggest = codec.RespPullRetryImmediately, sgc.BrokerID
 	}
 	// Every 0/19/20/21 answer carries all four: the Java client unboxes them.
-	resp := reply.withHeader(code, res.Status.String(), codec.PullMessageResponseHeader{
-		SuggestWhichBrokerID: suggest,
-		NextBeginOffset:      res.NextBeginOffset, MinOffset: res.MinOffset, MaxOffset: res.MaxOffset})
+	hdr := codec.PullMessageResponseHeader{SuggestWhichBrokerID: suggest,
+		NextBeginOffset: res.NextBeginOffset, MinOffset: res.MinOffset, MaxOffset: res.MaxOffset}
+	if reply.static != nil {
+		code = reply.static.rewrite(code, h.QueueOffset, &hdr)
+	}
+	resp := reply.withHeader(code, res.Status.String(), hdr)
 
 	b.offsets.CommitPull(h.ConsumerGroup, h.Topic, h.QueueID, res.NextBeginOffset)
 	if allowSuspend && h.SysFlag&codec.PullFlagCommitOffset != 0 && b.conf().BrokerID == 0 {
@@ -262,6 +253,35 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 		res.Release()
 		return resp, nil
 	}
+}
+
+// pullAllowed makes the checks of a pull that come before its queue is
+// looked at (and before a static topic's pull is forwarded, as in Java):
+// broker, group and topic; a non-nil answer refuses it.
+func (b *Broker) pullAllowed(h *codec.PullMessageRequestHeader, reply pullReply) (SubscriptionGroupConfig, TopicConfig, *codec.RemotingCommand) {
+	if !permReadable(b.conf().BrokerPermission) {
+		return SubscriptionGroupConfig{}, TopicConfig{}, reply.forbidden(forbiddenBroker, "the broker["+b.conf().BrokerIP1+"] pulling message is forbidden")
+	}
+	if reply.code == codec.ReqLitePullMessage && !b.conf().LitePullMessageEnable {
+		return SubscriptionGroupConfig{}, TopicConfig{}, reply.forbidden(forbiddenBroker, "the broker["+b.conf().BrokerIP1+"] for lite pull consumer is forbidden")
+	}
+	sgc, ok := b.groups.Find(h.ConsumerGroup)
+	if !ok {
+		return sgc, TopicConfig{}, reply.response(codec.RespSubscriptionGroupNotExist,
+			fmt.Sprintf("subscription group [%s] does not exist", h.ConsumerGroup))
+	}
+	if !sgc.ConsumeEnable {
+		return sgc, TopicConfig{}, reply.forbidden(forbiddenGroup, "subscription group no permission, "+h.ConsumerGroup)
+	}
+	tc, ok := b.topics.Select(h.Topic)
+	if !ok {
+		return sgc, tc, reply.response(codec.RespTopicNotExist,
+			fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic))
+	}
+	if !permReadable(tc.Perm) {
+		return sgc, tc, reply.forbidden(forbiddenTopic, "the topic["+h.Topic+"] pulling message is forbidden")
+	}
+	return sgc, tc, nil
 }
 
 // atQueueEnd reports a result that stops at the end of the consume queue: more

@@ -33,6 +33,11 @@ func (b *Broker) pullInline(req *codec.RemotingCommand) bool {
 	if h.Decode(req.Ext) != nil || !b.subscribesAll(&h) {
 		return false
 	}
+	// A static topic's logical queue may be read from another broker: a
+	// forward waits for the network, on a worker.
+	if b.mappings.Get(h.Topic) != nil && !forwardedRequest(req) {
+		return false
+	}
 	// An unknown group is auto-created and written to disk by the pull: a
 	// worker's job (as a send to an unknown topic is), not the loop's.
 	if _, known := b.groups.Get(h.ConsumerGroup); !known {

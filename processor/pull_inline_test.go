@@ -40,6 +40,17 @@ func TestPullInlinePicksReadsThatCannotBlock(t *testing.T) {
 	require.False(t, tb.pullInline(sql), "an SQL92 filter may scan many records")
 	noSub := pullReq("G", "InlineT", 0, 0, codec.PullFlagSuspend, 1000)
 	require.False(t, tb.pullInline(noSub), "no subscription sent and none from heartbeats")
+
+	// A static topic's logical queue may be read from another broker: never
+	// on the loop; a forwarded (lo=false) pull is an ordinary one.
+	bn := tb.conf().BrokerName
+	resp, _ := tb.handleUpdateAndCreateStaticTopic(context.Background(), c, staticTopicReq("InlineT", 1,
+		`{"bname":"`+bn+`","epoch":1,"hostedQueues":{0:[`+item(0, 0, bn, 0)+`]},"topic":"InlineT","totalQueues":1}`))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.False(t, tb.pullInline(pullReq("G", "InlineT", 0, 0, suspend, 1000)), "a static topic's logical queue")
+	fwd := pullReq("G", "InlineT", 0, 0, suspend, 1000)
+	fwd.Ext.Set("lo", "false")
+	require.True(t, tb.pullInline(fwd), "a forwarded pull of a physical queue")
 }
 
 // readCounter counts the store reads of each kind.

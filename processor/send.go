@@ -54,9 +54,11 @@ type sendAnswer struct {
 	resp codec.RemotingCommand
 	hdr  codec.SendMessageResponseHeader
 	id   [compat.OffsetMsgIDMaxLen]byte
-	// logical is the queue id answered for a static topic's send (static).
+	// logical is the queue id answered for a static topic's send (static),
+	// leader the item it was stored in.
 	logical int32
 	static  bool
+	leader  codec.LogicQueueMappingItem
 }
 
 // sendInline picks the sends that run on the network event loop: those to a
@@ -98,13 +100,18 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 	if err := h.DecodeSend(req.Code, req.Ext); err != nil {
 		return setCode(resp, codec.RespSystemError, err.Error())
 	}
-	// A static topic's logical queue is sent to its physical one, and the
-	// answer names the logical one (SendMessageProcessor's rewrite).
-	phys, logical, static, refused := b.staticQueue(req, h.Topic, h.QueueID, true)
+	// A static topic's logical queue is sent to its leader item's physical
+	// queue, and the answer names the logical queue and offset
+	// (SendMessageProcessor's rewrite).
+	s, refused := b.staticLookup(req, h.Topic, h.QueueID, true)
 	if refused != nil {
 		return setCode(resp, refused.code, refused.remark)
 	}
-	h.QueueID, a.logical, a.static = phys, logical, static
+	a.static = s != nil
+	if a.static {
+		a.leader = *s.leader()
+		h.QueueID, a.logical = a.leader.QueueID, s.logical
+	}
 	batch := req.Code == codec.ReqSendBatchMessage
 	tc, ok := b.sendCheck(c, &h, resp)
 	if !ok {
@@ -479,10 +486,11 @@ func (b *Broker) sendResult(a *sendAnswer, msg *codec.Message, queueID int32, re
 		hdr.MsgID = unsafe.String(unsafe.SliceData(id), len(id))
 	}
 	hdr.QueueID = queueID
-	if a.static {
-		hdr.QueueID = a.logical
-	}
 	hdr.QueueOffset = res.QueueOffset
+	if a.static {
+		// -1 while the leader's logic offset is undecided, as Java answers.
+		hdr.QueueID, hdr.QueueOffset = a.logical, a.leader.StaticOffsetLoosely(res.QueueOffset)
+	}
 	return resp
 }
 

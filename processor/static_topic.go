@@ -12,13 +12,15 @@ import (
 
 // Static topics (RocketMQ 5.x logical queues, `mqadmin updateStaticTopic`):
 // clients address a logical queue id, which the topic's mapping on this
-// broker (TopicQueueMappingManager) turns into a physical queue id before a
-// request is served. rmqd serves a logical queue that maps to one local
-// queue from logical offset 0 (what updateStaticTopic creates), where logical
-// and physical offsets are equal and only the queue id changes. A queue
-// remapped to another broker (`remappingStaticTopic`) has several items, and
-// Java would forward the request to the broker holding the offset asked for;
-// rmqd answers SYSTEM_ERROR instead (staticRemappedRemark).
+// broker (TopicQueueMappingManager) turns into a physical queue before a
+// request is served. A logical queue that maps to one local queue from
+// logical offset 0 (what updateStaticTopic creates) is served as that queue:
+// logical and physical offsets are equal. One remapped to another broker
+// (`remappingStaticTopic`) has several items, each a stretch of logical
+// offsets held by one broker's physical queue; a request on it is served as
+// Java's processors serve it (static_remap.go): from the item holding the
+// offset asked for, here or forwarded to its broker (static_forward.go), with
+// offsets turned between logical and physical ones.
 
 // staticRefusal is the answer to a request on a static topic's logical queue
 // that this broker cannot serve.
@@ -38,15 +40,34 @@ func forwardedRequest(req *codec.RemotingCommand) bool {
 	return ok && !lo
 }
 
-// staticQueue turns a static topic's logical queue id into the physical one
-// it maps to here (static true, logical the id served, which pick may have
-// chosen); a topic that is not static here, or a forwarded request, keeps its
-// id. pick is the send's selectOneWhenMiss: a negative id takes the lowest
-// logical queue hosted here.
-func (b *Broker) staticQueue(req *codec.RemotingCommand, topic string, logical int32, pick bool) (phys, served int32, static bool, _ *staticRefusal) {
+// staticCtx is Java's TopicQueueMappingContext for a logical queue this
+// broker leads: its items, oldest first, the last one the leader. The items
+// are the stored mapping's: read only.
+type staticCtx struct {
+	d       *codec.TopicQueueMappingDetail
+	logical int32
+	items   []codec.LogicQueueMappingItem
+}
+
+func (s *staticCtx) leader() *codec.LogicQueueMappingItem { return &s.items[len(s.items)-1] }
+
+// local reports an item held by this broker.
+func (s *staticCtx) local(it *codec.LogicQueueMappingItem) bool { return it.Bname == s.d.Bname }
+
+// physical reports the one local item from logical offset 0 that
+// updateStaticTopic makes: served as its physical queue.
+func (s *staticCtx) physical() bool {
+	return len(s.items) == 1 && s.items[0].LogicOffset == 0 && s.items[0].StartOffset == 0
+}
+
+// staticLookup is the mapping of a static topic's logical queue (nil for a
+// topic that is not static here, or a forwarded request). pick is the send's
+// selectOneWhenMiss: a negative id takes the lowest logical queue hosted here.
+// A queue this broker does not lead is refused as Java refuses it.
+func (b *Broker) staticLookup(req *codec.RemotingCommand, topic string, logical int32, pick bool) (*staticCtx, *staticRefusal) {
 	d := b.mappings.Get(topic)
 	if d == nil || forwardedRequest(req) {
-		return logical, logical, false, nil
+		return nil, nil
 	}
 	if logical < 0 && pick {
 		for _, id := range codec.SortedKeys(d.HostedQueues) {
@@ -56,32 +77,28 @@ func (b *Broker) staticQueue(req *codec.RemotingCommand, topic string, logical i
 	}
 	items := d.HostedQueues[logical]
 	if logical < 0 || len(items) == 0 || items[len(items)-1].Bname != d.Bname {
-		return 0, logical, true, &staticRefusal{codec.RespNotLeaderForQueue,
+		return nil, &staticRefusal{codec.RespNotLeaderForQueue,
 			fmt.Sprintf("%s-%d does not exit in request process of current broker %s", topic, logical, d.Bname)}
 	}
-	it := items[0]
-	if len(items) > 1 || it.LogicOffset != 0 || it.StartOffset != 0 {
-		return 0, logical, true, &staticRefusal{codec.RespSystemError, staticRemappedRemark(topic, logical, len(items))}
-	}
-	return it.QueueID, logical, true, nil
+	return &staticCtx{d: d, logical: logical, items: items}, nil
 }
 
-// staticRemappedRemark is the answer for a logical queue only a forward to
-// another broker could serve.
-func staticRemappedRemark(topic string, logical int32, items int) string {
-	return fmt.Sprintf("static topic %s queue %d was remapped (%d mapping items): rmqd serves a logical queue only while it maps to one local queue from offset 0, and does not forward to other brokers",
-		topic, logical, items)
-}
-
-// staticQueueHeader rewrites a queue request header's queue id in place;
-// non-nil is the answer.
-func (b *Broker) staticQueueHeader(req *codec.RemotingCommand, topic string, queueID *int32) *codec.RemotingCommand {
-	phys, _, _, r := b.staticQueue(req, topic, *queueID, false)
+// staticQueueHeader serves a queue request on a physical() logical queue by
+// rewriting its queue id in place; a remapped one is returned for its own
+// handling. A non-nil answer is a refusal.
+func (b *Broker) staticQueueHeader(req *codec.RemotingCommand, topic string, queueID *int32) (*staticCtx, *codec.RemotingCommand) {
+	s, r := b.staticLookup(req, topic, *queueID, false)
 	if r != nil {
-		return r.response(req)
+		return nil, r.response(req)
 	}
-	*queueID = phys
-	return nil
+	if s == nil {
+		return nil, nil
+	}
+	if s.physical() {
+		*queueID = s.items[0].QueueID
+		return nil, nil
+	}
+	return s, nil
 }
 
 // handleUpdateAndCreateStaticTopic is UPDATE_AND_CREATE_STATIC_TOPIC

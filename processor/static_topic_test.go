@@ -114,6 +114,7 @@ func TestStaticTopicServedLocally(t *testing.T) {
 	require.Len(t, msgs, 1)
 	require.Equal(t, "hello", string(msgs[0].Body))
 	require.Equal(t, "1", ext(t, pr, "nextBeginOffset"))
+	require.Equal(t, "0", ext(t, pr, "offsetDelta"), "Java's static pull answer carries it")
 
 	// Offsets are kept under the physical queue, as Java's rewritten requests do.
 	up := codec.NewRequest(codec.ReqUpdateConsumerOffset)
@@ -167,8 +168,7 @@ func TestStaticTopicServedLocally(t *testing.T) {
 }
 
 // After `mqadmin remappingStaticTopic` a logical queue has several items and
-// Java forwards to the broker holding the offset; rmqd answers SYSTEM_ERROR
-// naming the cause. Java's epoch and identity checks refuse stale or foreign
+// a request is served by the broker holding the offset. Java's epoch and identity checks refuse stale or foreign
 // mappings.
 func TestStaticTopicRemappedAndRefused(t *testing.T) {
 	b := newTestBroker(t, nil)
@@ -190,11 +190,15 @@ func TestStaticTopicRemappedAndRefused(t *testing.T) {
 	items := item(0, 0, bn, 0) + "," + item(1, 0, "broker-x", 10) + "," + item(2, 0, bn, 20)
 	resp, _ = b.handleUpdateAndCreateStaticTopic(ctx, c, staticTopicReq("RemapT", 1, mk(200, items)))
 	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	// Sends go to the leader item, answered at its logic offset.
 	resp, _ = b.handleSendMessage(ctx, c, sendReq("RemapT", 0, []byte("x"), ""))
-	require.EqualValues(t, codec.RespSystemError, resp.Code)
-	require.Contains(t, resp.Remark, "static topic RemapT queue 0 was remapped (3 mapping items)")
-	r, _ := b.handlePullMessage(ctx, c, pullReq("SG", "RemapT", 0, 0, codec.PullFlagSubscription, 0))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Equal(t, "20", ext(t, resp, "queueOffset"))
+	// Offsets broker-x holds are forwarded: without a name server to find it,
+	// the cause is answered.
+	r, _ := b.handlePullMessage(ctx, c, pullReq("SG", "RemapT", 0, 15, codec.PullFlagSubscription, 0))
 	require.EqualValues(t, codec.RespSystemError, r.Code)
+	require.Contains(t, r.Remark, "cannot find addr for broker broker-x")
 
 	// Items out of order (Java's checkLogicQueueMappingItemOffset).
 	bad := item(1, 0, bn, 0) + "," + item(1, 0, bn, 5)
@@ -290,4 +294,26 @@ func TestStaticTopicSlaveSync(t *testing.T) {
 	q.Ext.Set("queueId", "2")
 	resp, _ = slave.handleGetMaxOffset(ctx, newTestConn(40106), q)
 	require.EqualValues(t, codec.RespNotLeaderForQueue, resp.Code, resp.Remark)
+}
+
+// GET_CONSUME_STATS of a static topic leaves a missing consumer offset -1, as
+// Java's getConsumeStats (it clamps to 0 for other topics only).
+func TestStaticTopicConsumeStatsMissingOffset(t *testing.T) {
+	b := newTestBroker(t, nil)
+	ctx := context.Background()
+	c := newTestConn(40110)
+	bn := b.conf().BrokerName
+	detail := fmt.Sprintf(`{"bname":%q,"epoch":1,"hostedQueues":{0:[%s]},"topic":"StatsT","totalQueues":1}`, bn, item(0, 0, bn, 0))
+	resp, _ := b.handleUpdateAndCreateStaticTopic(ctx, c, staticTopicReq("StatsT", 1, detail))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	b.topics.Update(NewTopicConfig("PlainT"))
+	for topic, want := range map[string]string{"StatsT": `"consumerOffset":-1,"lastTimestamp":0,"pullOffset":-1`,
+		"PlainT": `"consumerOffset":0,"lastTimestamp":0,"pullOffset":0`} {
+		cs := codec.NewRequest(codec.ReqGetConsumeStats)
+		cs.Ext.Set("consumerGroup", "SG")
+		cs.Ext.Set("topic", topic)
+		r, _ := b.handleGetConsumeStats(ctx, c, cs)
+		require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
+		require.Contains(t, string(r.Body), want, topic)
+	}
 }

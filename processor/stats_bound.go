@@ -98,8 +98,13 @@ func appendTopicStat(dst []byte, s topicStat) []byte {
 // (Java's getConsumeStats: mqadmin prints pull - consumer as #Inflight).
 type consumeStat struct{ broker, consumer, pull, last int64 }
 
+// consumeStat is one queue's stats. A static topic's missing offset stays -1, as in Java: its "double read"
+// (QUERY_CONSUMER_OFFSET over the items) takes 0 for a stored offset.
 func (b *Broker) consumeStat(group, topic string, q int32) consumeStat {
-	s := consumeStat{broker: max(b.store.MaxOffsetInQueue(topic, q), 0), consumer: max(b.offsets.Query(group, topic, q), 0)}
+	s := consumeStat{broker: max(b.store.MaxOffsetInQueue(topic, q), 0), consumer: b.offsets.Query(group, topic, q)}
+	if b.mappings.Get(topic) == nil {
+		s.consumer = max(s.consumer, 0)
+	}
 	s.pull = max(b.offsets.QueryPull(group, topic, q), s.consumer)
 	if s.consumer > 0 {
 		s.last = b.store.MessageStoreTimestamp(topic, q, s.consumer-1)

@@ -44,6 +44,11 @@ func (m *TopicQueueMappingManager) Get(topic string) *codec.TopicQueueMappingDet
 	return t[topic]
 }
 
+// All is the table of every static topic's mapping, read only.
+func (m *TopicQueueMappingManager) All() map[string]*codec.TopicQueueMappingDetail {
+	return *m.table.Load()
+}
+
 // Len is the number of static topics.
 func (m *TopicQueueMappingManager) Len() int { return len(*m.table.Load()) }
 

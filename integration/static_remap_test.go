@@ -1,0 +1,79 @@
+package integration
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"rmqd/codec"
+	"rmqd/integration/harness"
+)
+
+// TestStaticTopicRemapped moves a static topic's logical queue to another broker group with `mqadmin
+// remappingStaticTopic` (which reads the old leader's max offsets and writes the new mappings in three
+// steps) and checks that a Java 5.3.3 push consumer of a new group gets every message, those sent before the
+// move (read by the new leader from the old one, forwarded) and after it (from logical offset 10000 on).
+//
+//	RMQD_TARGET=rmqd go test -count=1 -run TestStaticTopicRemapped ./integration/
+func TestStaticTopicRemapped(t *testing.T) {
+	harness.RequireJars(t, "mqadmin", "client5")
+	if !containsKind(targetsFromEnv(t), harness.KindRmqd) {
+		t.Skip("rmqd only (RMQD_TARGET=rmqd)")
+	}
+	ns := harness.StartNamesrv(t, harness.KindRmqd, harness.Options{})
+	a := harness.StartBroker(t, harness.KindRmqd, ns.Addr, harness.Options{BrokerName: "broker-a"})
+	b := harness.StartBroker(t, harness.KindRmqd, ns.Addr, harness.Options{BrokerName: "broker-b"})
+	const topic = "IT_static_remap"
+	out := harness.Mqadmin(t, a, "updateStaticTopic", "-t", topic, "-c", a.ClusterName, "-qn", "2")
+	if !strings.Contains(out, "The new mapping data is written to file") {
+		t.Fatalf("updateStaticTopic: %s", out)
+	}
+	produce := func(n int, prefix string) []harness.Msg {
+		p := harness.RunJava(t, a, "5", "produce", "--topic", topic, "--mode", "sync", "--count", strconv.Itoa(n),
+			"--size", "100", "--body-prefix", prefix, "--keys", prefix)
+		if len(p.Sent) != n {
+			t.Fatalf("produced %d of %d: %v", len(p.Sent), n, p.Errors)
+		}
+		onlyOK(t, p.Sent)
+		return p.Sent
+	}
+	sent := produce(10, "before")
+
+	out = harness.Mqadmin(t, a, "remappingStaticTopic", "-t", topic, "-b", "broker-b")
+	if !strings.Contains(out, "The old mapping data is written to file") || strings.Contains(out, "Exception") {
+		t.Fatalf("remappingStaticTopic: %s", out)
+	}
+	// broker-b now leads both logical queues; the one moved starts at logical offset 10000 (blockSeqSize).
+	r := newRawClient(t, b)
+	resp := r.invoke(codec.ReqGetTopicConfig, map[string]string{"topic": topic, "lo": "true"}, nil, 10*time.Second)
+	if resp.Code != codec.RespSuccess || !strings.Contains(string(resp.Body), `"logicOffset":10000`) {
+		t.Fatalf("GET_TOPIC_CONFIG %s on broker-b: code %d %s body %s", topic, resp.Code, resp.Remark, resp.Body)
+	}
+	after := produce(10, "after")
+	moved := 0
+	for _, s := range after {
+		if s.QueueOffset >= 10000 {
+			moved++
+		}
+	}
+	if moved == 0 {
+		t.Fatalf("no send after the move answered a logical offset from 10000: %+v", after)
+	}
+	sent = append(sent, after...)
+
+	c := harness.RunJava(t, b, "5", "consume", "--topic", topic, "--group", uniq("IT_static_remap_cg"),
+		"--count", strconv.Itoa(len(sent)), "--timeout", "90000")
+	byID := map[string]harness.Msg{}
+	for _, s := range sent {
+		byID[s.MsgID] = s
+	}
+	received := c.Received
+	for i := range received {
+		if received[i].BrokerName != "__syslo__global__" {
+			t.Fatalf("delivery %s from broker %q, want the logical queues' __syslo__global__", received[i].MsgID, received[i].BrokerName)
+		}
+		received[i].BrokerName = byID[received[i].MsgID].BrokerName
+	}
+	expectDelivered(t, sent, received, nil)
+}
