@@ -483,3 +483,40 @@ func TestActingExchangeBrokerHaInfo(t *testing.T) {
 	require.Equal(t, "127.0.0.1:10911", ext(t, resp, "masterAddress"))
 	require.Equal(t, "0", ext(t, resp, "masterFlushOffset"), "an empty store's end at start")
 }
+
+// parkedRevive is a POP checkpoint record the master parked in the timer
+// before it went away, due in about a second.
+func parkedRevive(t *testing.T, st *store.DefaultStore) {
+	at := time.Now().Add(1200 * time.Millisecond).UnixMilli()
+	self := netip.MustParseAddrPort("127.0.0.1:10911") // the broker's store host: popRevive trusts it
+	m := &codec.Message{Topic: "rmq_sys_REVIVE_LOG_DefaultCluster", QueueID: 0, BornTimestamp: time.Now().UnixMilli(),
+		BornHost: self, StoreHost: self, Body: []byte(`{"bm":0,"c":"G","n":1,"pt":1,"q":0,"so":0,"t":"T"}`),
+		Properties: codec.SetProperty("TAGS\x01ck\x02UNIQ_KEY\x01R1\x02", codec.PropTimerDeliverMs, fmt.Sprint(at))}
+	require.True(t, delivery.ParkTimer(m, nil, 3*24*3600*1000))
+	require.Equal(t, store.PutOK, st.PutMessage(context.Background(), m).Status)
+}
+
+// A revive record the acting slave's timer delivers cannot go to another
+// group (its revive topic is broker-only, compat.IsBrokerOnlyTopic) nor into
+// the slave's store: it stays pending in the wheel, so the timer progress the
+// returning master adopts (pre-online) does not pass it and the master
+// delivers it. Dropped, the master would skip it with the slave's progress and
+// the checkpoint's messages would never be revived.
+func TestActingSlaveKeepsReviveRecordsPending(t *testing.T) {
+	ns := &actingNS{t: t, members: map[int64]string{1: "127.0.0.1:10911"}}
+	b := actingBroker(t, 1, ns, func(c *BrokerConfig) { c.EnableRemoteEscape = true }, func(st *store.DefaultStore) {
+		parkedRevive(t, st)
+		parkedTimer(t, st)
+	})
+	require.Eventually(t, func() bool { return len(ns.requests(codec.ReqSendMessage)) >= 1 }, 10*time.Second,
+		50*time.Millisecond, "the timer message behind the revive record escapes")
+	for _, s := range ns.requests(codec.ReqSendMessage) {
+		topic, _ := s.Ext.Get("topic")
+		require.Equal(t, "ActTm", topic)
+	}
+	require.Never(t, func() bool { s, _ := b.timer.ProgressNow(); return s.QueueOffset > 0 }, 1500*time.Millisecond,
+		50*time.Millisecond, "the revive record (queue offset 0) is not delivered")
+	s, ok := b.timer.ProgressNow()
+	require.True(t, ok)
+	require.Less(t, s.DeliveredBeforeMs, time.Now().UnixMilli()-100, "nor claimed delivered by time")
+}
