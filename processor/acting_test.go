@@ -30,6 +30,9 @@ type actingNS struct {
 	peerBodies map[int32]string
 	peerExt    map[string]string
 	peerDown   bool
+	// pullCode and pullBody answer PULL_MESSAGE (the escape bridge's read).
+	pullCode int32
+	pullBody []byte
 }
 
 func (n *actingNS) setMembers(m map[int64]string) {
@@ -80,6 +83,10 @@ func (n *actingNS) InvokeSync(ctx context.Context, addr string, req *codec.Remot
 		return resp, nil
 	}
 	switch req.Code {
+	case codec.ReqPullMessage:
+		n.mu.Lock()
+		resp.Code, resp.Body = n.pullCode, n.pullBody
+		n.mu.Unlock()
 	case codec.ReqRegisterBroker:
 		if m := members[0]; m != "" {
 			resp.Ext.Set("masterAddr", m) // what a name server tells a slave
@@ -519,4 +526,47 @@ func TestActingSlaveKeepsReviveRecordsPending(t *testing.T) {
 	s, ok := b.timer.ProgressNow()
 	require.True(t, ok)
 	require.Less(t, s.DeliveredBeforeMs, time.Now().UnixMilli()-100, "nor claimed delivered by time")
+}
+
+// The escape bridge's read of another group's message
+// (EscapeBridge.getMessageFromRemote): a PULL of one message from offset with
+// the inner consumer group, to the master the route names for that group;
+// Java's needRetry for a failure to ask, none for an answer without it.
+func TestEscapeGetMessageFromRemote(t *testing.T) {
+	ns := &actingNS{t: t, members: map[int64]string{0: "127.0.0.1:10911"}}
+	b := actingBroker(t, 0, ns, nil, nil)
+	m := &codec.Message{Topic: "T", QueueID: 2, Body: []byte("theirs"), BornHost: actingHost, StoreHost: actingHost,
+		BornTimestamp: time.Now().UnixMilli(), Properties: "UNIQ_KEY\x01U\x02"}
+	rec := make([]byte, codec.RecordSize(m))
+	require.Equal(t, len(rec), codec.EncodeRecord(rec, m))
+	ns.mu.Lock()
+	ns.pullCode, ns.pullBody = codec.RespSuccess, append(rec, rec...) // a master may answer more than asked
+	ns.mu.Unlock()
+	got, retry := b.getMessageFromRemote(context.Background(), "broker-b", "T", 2, 7)
+	require.False(t, retry)
+	require.Equal(t, rec, got)
+	pulls := ns.requests(codec.ReqPullMessage)
+	require.Len(t, pulls, 1)
+	p := pulls[0]
+	require.Equal(t, "b:10911", p.Remark, "the group's master in the route")
+	for k, v := range map[string]string{"consumerGroup": "InnerConsumerGroup_broker-a_0", "topic": "T", "queueId": "2",
+		"queueOffset": "7", "maxMsgNums": "1", "sysFlag": "4", "commitOffset": "0", "suspendTimeoutMillis": "0",
+		"subscription": "*", "expressionType": "TAG", "maxMsgBytes": "2147483647", "bname": "broker-b"} {
+		require.Equal(t, v, ext(t, p, k), k)
+	}
+
+	ns.mu.Lock()
+	ns.pullCode, ns.pullBody = codec.RespPullOffsetMoved, nil
+	ns.mu.Unlock()
+	got, retry = b.getMessageFromRemote(context.Background(), "broker-b", "T", 2, 7)
+	require.Nil(t, got)
+	require.False(t, retry, "answered: not there")
+
+	ns.mu.Lock()
+	ns.pullCode = codec.RespNoPermission
+	ns.mu.Unlock()
+	_, retry = b.getMessageFromRemote(context.Background(), "broker-b", "T", 2, 7)
+	require.True(t, retry, "refused: asked again later")
+	_, retry = b.getMessageFromRemote(context.Background(), "broker-x", "T", 2, 7)
+	require.True(t, retry, "no such group in the route")
 }
