@@ -43,6 +43,10 @@ type actingState struct {
 	initMaxOffset atomic.Int64
 	// escapePick spreads escaped messages over the queues a route offers.
 	escapePick atomic.Uint64
+	// transfer is the HA service pre-online waits on (SetHATransfer); nil:
+	// no wait. haWait bounds one wait (0: haHandshakeTimeout).
+	transfer atomic.Pointer[HATransfer]
+	haWait   atomic.Int64 // ns
 }
 
 // actingEnabled reports enableSlaveActingMaster outside controller mode

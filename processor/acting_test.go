@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -569,4 +570,55 @@ func TestEscapeGetMessageFromRemote(t *testing.T) {
 	require.True(t, retry, "refused: asked again later")
 	_, retry = b.getMessageFromRemote(context.Background(), "broker-x", "T", 2, 7)
 	require.True(t, retry, "no such group in the route")
+}
+
+// fakeTransfer is the HA service's Transferring: ok once set; asked lists
+// the hosts asked about.
+type fakeTransfer struct {
+	ok    atomic.Bool
+	mu    sync.Mutex
+	asked []string
+}
+
+func (f *fakeTransfer) Transferring(host string) bool {
+	f.mu.Lock()
+	f.asked = append(f.asked, host)
+	f.mu.Unlock()
+	return f.ok.Load()
+}
+
+// Pre-online waits, after telling a slave the master's HA address, until the
+// slave's HA connection transfers (BrokerPreOnlineService's
+// waitForHaHandshakeComplete) before its reverse sync; a wait that runs out
+// fails the round, tried again a second later; the master stays isolated
+// meanwhile.
+func TestActingMasterPreOnlineWaitsForHA(t *testing.T) {
+	ns := &actingNS{t: t, members: map[int64]string{1: "s:10911"}, peerDown: true,
+		peerBodies: map[int32]string{
+			codec.ReqGetAllConsumerOffset: `{"offsetTable":{"T@G":{0:9}}}`,
+			codec.ReqGetAllDelayOffset:    `{"offsetTable":{}}`,
+			codec.ReqExchangeBrokerHaInfo: "",
+		}}
+	m := actingBroker(t, 0, ns, func(c *BrokerConfig) { c.TotalReplicas = 2 }, nil)
+	ha := &fakeTransfer{}
+	m.acting.haWait.Store(int64(300 * time.Millisecond))
+	m.SetHATransfer(ha)
+	ns.mu.Lock()
+	ns.peerDown = false
+	ns.mu.Unlock()
+
+	require.Eventually(t, func() bool { return len(ns.requests(codec.ReqExchangeBrokerHaInfo)) >= 2 }, 5*time.Second,
+		20*time.Millisecond, "rounds fail on the wait and are tried again")
+	require.False(t, m.isSpecialServiceRunning(), "isolated")
+	require.Empty(t, ns.requests(codec.ReqGetAllConsumerOffset), "no reverse sync before the HA connection")
+	require.Empty(t, ns.requests(codec.ReqRegisterBroker))
+	ha.mu.Lock()
+	require.Contains(t, ha.asked, "s:10911")
+	ha.mu.Unlock()
+
+	ha.ok.Store(true)
+	require.Eventually(t, m.isSpecialServiceRunning, 5*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return len(ns.requests(codec.ReqRegisterBroker)) > 0 }, 5*time.Second,
+		20*time.Millisecond)
+	require.EqualValues(t, 9, m.offsets.Query("G", "T", 0))
 }

@@ -23,6 +23,48 @@ import (
 // preOnlineRetry is how long a failed round waits (Java: 1 s).
 const preOnlineRetry = time.Second
 
+// haHandshakeTimeout bounds a wait for an HA connection to transfer
+// (HAConnectionStateNotificationService's CONNECTION_ESTABLISH_TIMEOUT); a
+// wait that runs out fails the round, which is tried again.
+const haHandshakeTimeout = 10 * time.Second
+
+// HATransfer is the classic HA service as pre-online waits on it (store/ha's
+// Master and Slave): Transferring reports, on a master, a connection of the
+// slave at host (host or host:port) past its first offset report; on a
+// slave, its connection to its master (host unused).
+type HATransfer interface {
+	Transferring(host string) bool
+}
+
+// SetHATransfer lends pre-online the HA service (cmd wires store/ha's);
+// without one it waits for no HA connection. Set before Start.
+func (b *Broker) SetHATransfer(h HATransfer) { b.acting.transfer.Store(&h) }
+
+// waitHATransfer is waitForHaHandshakeComplete: until the HA connection
+// with the broker at addr transfers, at most haHandshakeTimeout.
+func (b *Broker) waitHATransfer(ctx context.Context, addr string) error {
+	p := b.acting.transfer.Load()
+	if p == nil {
+		return nil
+	}
+	wait := time.Duration(b.acting.haWait.Load())
+	if wait <= 0 {
+		wait = haHandshakeTimeout
+	}
+	deadline := time.Now().Add(wait)
+	for !(*p).Transferring(addr) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no HA connection with %s in the transfer state after %s", addr, wait)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
 // needsPreOnline reports a master that starts isolated.
 func (b *Broker) needsPreOnline() bool {
 	cfg := b.conf()
@@ -55,8 +97,9 @@ func (b *Broker) startService(ctx context.Context) {
 	_ = b.RegisterAll(ctx) // logged per name server (regState)
 }
 
-// preOnline is prepareForMasterOnline without the HA handshake wait: the
-// alive members of the group, lowest id first, each asked for its tables.
+// preOnline is prepareForMasterOnline: the alive members of the group,
+// lowest id first, each told the master's HA address, waited for until its
+// HA connection transfers, then asked for its tables.
 func (b *Broker) preOnline(ctx context.Context) error {
 	members, err := b.brokerMemberGroup(ctx)
 	if err != nil {
@@ -75,7 +118,11 @@ func (b *Broker) preOnline(ctx context.Context) error {
 		// older broker that does not know the code must not keep the
 		// master offline, so it is only logged.
 		if err := b.sendBrokerHaInfo(ctx, members[id]); err != nil {
+			// Nor waited for: such a slave learns the master's HA address only
+			// from the registration this wait would hold back.
 			b.log.Warn("pre-online: HA info not taken", "err", err)
+		} else if err := b.waitHATransfer(ctx, members[id]); err != nil {
+			return fmt.Errorf("broker %d: %w", id, err)
 		}
 		if err := b.syncMetadataReverse(ctx, members[id]); err != nil {
 			return fmt.Errorf("reverse sync from broker %d: %w", id, err)
