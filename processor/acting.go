@@ -35,8 +35,8 @@ type actingState struct {
 	runCtx  context.Context    // the broker's services' context, set by Start
 	stop    context.CancelFunc // non-nil while the special services run
 	done    *sync.WaitGroup    // the running services' goroutines
-	// isolated: a master in pre-online neither registers nor heartbeats
-	// (preonline.go).
+	// isolated: a broker in pre-online neither registers nor heartbeats, and
+	// leaves the group's lowest id to pre-online (preonline.go).
 	isolated atomic.Bool
 	// initMaxOffset is the commitlog's end when the broker started (Java's
 	// brokerInitMaxOffset), which EXCHANGE_BROKER_HA_INFO reports.
@@ -172,7 +172,7 @@ func (b *Broker) syncBrokerMemberGroup(ctx context.Context) {
 // notice waits (wait).
 func (b *Broker) updateMinBroker(minID int64, minAddr, offlineAddr, masterHA string, wait bool) {
 	cfg := b.conf()
-	if !b.actingEnabled() || cfg.BrokerID == codec.MasterID {
+	if !b.actingEnabled() || cfg.BrokerID == codec.MasterID || b.acting.isolated.Load() {
 		return
 	}
 	a := &b.acting

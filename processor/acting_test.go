@@ -34,6 +34,8 @@ type actingNS struct {
 	// pullCode and pullBody answer PULL_MESSAGE (the escape bridge's read).
 	pullCode int32
 	pullBody []byte
+	// haExt answers EXCHANGE_BROKER_HA_INFO from the master (not s:10911).
+	haExt map[string]string
 }
 
 func (n *actingNS) setMembers(m map[int64]string) {
@@ -84,6 +86,12 @@ func (n *actingNS) InvokeSync(ctx context.Context, addr string, req *codec.Remot
 		return resp, nil
 	}
 	switch req.Code {
+	case codec.ReqExchangeBrokerHaInfo:
+		n.mu.Lock()
+		for k, v := range n.haExt {
+			resp.Ext.Set(k, v)
+		}
+		n.mu.Unlock()
 	case codec.ReqPullMessage:
 		n.mu.Lock()
 		resp.Code, resp.Body = n.pullCode, n.pullBody
@@ -116,6 +124,13 @@ func (n *actingNS) InvokeSync(ctx context.Context, addr string, req *codec.Remot
 // the broker's role.
 func actingBroker(t *testing.T, id int64, ns *actingNS, mod func(*BrokerConfig), put func(st *store.DefaultStore)) *Broker {
 	t.Helper()
+	return actingBrokerPre(t, id, ns, mod, put, nil)
+}
+
+// actingBrokerPre is actingBroker with pre run on the broker before Start.
+func actingBrokerPre(t *testing.T, id int64, ns *actingNS, mod func(*BrokerConfig), put func(st *store.DefaultStore),
+	pre func(*Broker)) *Broker {
+	t.Helper()
 	cfg := testConfig(t)
 	cfg.NamesrvAddr = "ns:9876"
 	cfg.BrokerID = id
@@ -142,6 +157,9 @@ func actingBroker(t *testing.T, id int64, ns *actingNS, mod func(*BrokerConfig),
 	b, err := NewBroker(cfg, st, quietLog())
 	require.NoError(t, err)
 	b.SetNameServerInvoker(ns)
+	if pre != nil {
+		pre(b)
+	}
 	require.NoError(t, b.Start(context.Background()))
 	t.Cleanup(func() {
 		require.NoError(t, b.Shutdown())
@@ -593,19 +611,17 @@ func (f *fakeTransfer) Transferring(host string) bool {
 // fails the round, tried again a second later; the master stays isolated
 // meanwhile.
 func TestActingMasterPreOnlineWaitsForHA(t *testing.T) {
-	ns := &actingNS{t: t, members: map[int64]string{1: "s:10911"}, peerDown: true,
+	ns := &actingNS{t: t, members: map[int64]string{1: "s:10911"},
 		peerBodies: map[int32]string{
 			codec.ReqGetAllConsumerOffset: `{"offsetTable":{"T@G":{0:9}}}`,
 			codec.ReqGetAllDelayOffset:    `{"offsetTable":{}}`,
 			codec.ReqExchangeBrokerHaInfo: "",
 		}}
-	m := actingBroker(t, 0, ns, func(c *BrokerConfig) { c.TotalReplicas = 2 }, nil)
 	ha := &fakeTransfer{}
-	m.acting.haWait.Store(int64(300 * time.Millisecond))
-	m.SetHATransfer(ha)
-	ns.mu.Lock()
-	ns.peerDown = false
-	ns.mu.Unlock()
+	m := actingBrokerPre(t, 0, ns, func(c *BrokerConfig) { c.TotalReplicas = 2 }, nil, func(b *Broker) {
+		b.acting.haWait.Store(int64(300 * time.Millisecond))
+		b.SetHATransfer(ha)
+	})
 
 	require.Eventually(t, func() bool { return len(ns.requests(codec.ReqExchangeBrokerHaInfo)) >= 2 }, 5*time.Second,
 		20*time.Millisecond, "rounds fail on the wait and are tried again")
@@ -621,4 +637,50 @@ func TestActingMasterPreOnlineWaitsForHA(t *testing.T) {
 	require.Eventually(t, func() bool { return len(ns.requests(codec.ReqRegisterBroker)) > 0 }, 5*time.Second,
 		20*time.Millisecond)
 	require.EqualValues(t, 9, m.offsets.Query("G", "T", 0))
+}
+
+// A slave of a group with totalReplicas above 1 starts isolated
+// (BrokerPreOnlineService.prepareForSlaveOnline): with its master alive it
+// asks the master's HA address (EXCHANGE_BROKER_HA_INFO), gives it to its HA
+// client and registers only once that client transfers; with the master gone
+// it starts at once, acting if its id is the lowest.
+func TestActingSlavePreOnlineWaitsForHA(t *testing.T) {
+	ns := &actingNS{t: t, members: map[int64]string{0: "m:10911", 1: "127.0.0.1:10911"},
+		haExt: map[string]string{"masterHaAddress": "m:10912", "masterAddress": "m:10911", "masterFlushOffset": "0"}}
+	ha := &fakeTransfer{}
+	var mu sync.Mutex
+	var haAddrs []string
+	s := actingBrokerPre(t, 1, ns, func(c *BrokerConfig) { c.TotalReplicas = 2 }, nil, func(b *Broker) {
+		b.acting.haWait.Store(int64(300 * time.Millisecond))
+		b.SetHATransfer(ha)
+		b.OnMasterHAAddr(func(a string) { mu.Lock(); haAddrs = append(haAddrs, a); mu.Unlock() })
+	})
+	require.Eventually(t, func() bool { return len(ns.requests(codec.ReqExchangeBrokerHaInfo)) >= 2 }, 5*time.Second,
+		20*time.Millisecond, "rounds fail on the wait and are tried again")
+	for _, r := range ns.requests(codec.ReqExchangeBrokerHaInfo) {
+		require.Equal(t, "m:10911", r.Remark, "asked of the master")
+		_, set := r.Ext.Get("masterHaAddress")
+		require.False(t, set, "a question, not the master's notice")
+	}
+	require.Empty(t, ns.requests(codec.ReqRegisterBroker), "isolated")
+	require.Empty(t, ns.requests(codec.ReqQueryDataVersion))
+	require.Equal(t, "m:10911", s.MasterAddr())
+	mu.Lock()
+	require.Contains(t, haAddrs, "m:10912", "the HA client follows the master's address")
+	mu.Unlock()
+
+	ha.ok.Store(true)
+	require.Eventually(t, func() bool { return len(ns.requests(codec.ReqRegisterBroker)) > 0 }, 5*time.Second,
+		20*time.Millisecond)
+	require.False(t, s.isSpecialServiceRunning(), "its master is alive")
+	require.EqualValues(t, 0, s.minBrokerIDInGroup())
+
+	// The master gone: the slave starts at once, as the prime slave.
+	ns2 := &actingNS{t: t, members: map[int64]string{1: "127.0.0.1:10911", 2: "c:10911"}}
+	s2 := actingBrokerPre(t, 1, ns2, func(c *BrokerConfig) { c.TotalReplicas = 2 }, nil,
+		func(b *Broker) { b.SetHATransfer(&fakeTransfer{}) })
+	require.Eventually(t, s2.isSpecialServiceRunning, 5*time.Second, 20*time.Millisecond)
+	require.Empty(t, ns2.requests(codec.ReqExchangeBrokerHaInfo))
+	require.Eventually(t, func() bool { return len(ns2.requests(codec.ReqRegisterBroker)) > 0 }, 5*time.Second,
+		20*time.Millisecond)
 }
