@@ -684,3 +684,42 @@ func TestActingSlavePreOnlineWaitsForHA(t *testing.T) {
 	require.Eventually(t, func() bool { return len(ns2.requests(codec.ReqRegisterBroker)) > 0 }, 5*time.Second,
 		20*time.Millisecond)
 }
+
+// POP revive on the prime slave (PopReviveService with
+// isSpecialServiceRunning): a checkpoint its master wrote before it went
+// away is read from the slave's copy of the revive queue, its message from
+// the slave's own copy of the commitlog (the checkpoint names this group),
+// and the revived message escapes to the retry topic on another group's
+// master; the revive progress moves past it.
+func TestActingPrimeSlaveRevivesThroughTheEscapeBridge(t *testing.T) {
+	ns := &actingNS{t: t, members: map[int64]string{1: "127.0.0.1:10911"}}
+	past := time.Now().UnixMilli() - 60_000
+	rt := "rmq_sys_REVIVE_LOG_DefaultCluster"
+	b := actingBrokerPre(t, 1, ns, func(c *BrokerConfig) { c.EnableRemoteEscape = true }, func(st *store.DefaultStore) {
+		m := &codec.Message{Topic: "PopT", QueueID: 0, BornTimestamp: time.Now().UnixMilli(), BornHost: actingHost,
+			StoreHost: actingHost, Body: []byte("popped"), Properties: "UNIQ_KEY\x01P1\x02"}
+		require.Equal(t, store.PutOK, st.PutMessage(context.Background(), m).Status)
+		ck := fmt.Sprintf(`{"bm":0,"bn":"broker-a","c":"PopG","d":[0],"it":1000,"n":1,"pt":%d,"q":0,"so":0,"t":"PopT"}`, past)
+		r := &codec.Message{Topic: rt, QueueID: 0, BornTimestamp: time.Now().UnixMilli(), BornHost: actingHost,
+			StoreHost: actingHost, Body: []byte(ck),
+			Properties: codec.SetProperty("TAGS\x01ck\x02UNIQ_KEY\x01C1\x02", codec.PropTimerDeliverMs, fmt.Sprint(past))}
+		require.Equal(t, store.PutOK, st.PutMessage(context.Background(), r).Status)
+	}, func(b *Broker) { b.topics.Update(NewTopicConfig("PopT")) })
+	require.Eventually(t, b.isSpecialServiceRunning, 5*time.Second, 20*time.Millisecond)
+	var sent *codec.RemotingCommand
+	require.Eventually(t, func() bool {
+		for _, s := range ns.requests(codec.ReqSendMessage) {
+			if topic, _ := s.Ext.Get("topic"); topic == "%RETRY%PopG_PopT" {
+				sent = s
+				return true
+			}
+		}
+		return false
+	}, 15*time.Second, 50*time.Millisecond, "the revived message escapes")
+	require.Equal(t, "b:10911", sent.Remark)
+	require.Equal(t, "popped", string(sent.Body))
+	require.Equal(t, "1", ext(t, sent, "reconsumeTimes"))
+	require.Eventually(t, func() bool { return b.offsets.Query("CID_RMQ_SYS_REVIVE_GROUP", rt, 0) == 0 }, 5*time.Second,
+		20*time.Millisecond, "the revive progress passes the checkpoint")
+	require.Empty(t, ns.requests(codec.ReqPullMessage), "read locally: the checkpoint names this group")
+}
