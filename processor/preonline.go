@@ -152,6 +152,10 @@ func (b *Broker) slavePreOnline(ctx context.Context) error {
 	}
 	master = strings.Clone(master)
 	b.masters.master.Store(&master)
+	select { // the metadata copy starts at once, as with a registration naming it
+	case b.masters.learned <- struct{}{}:
+	default:
+	}
 	ha = strings.Clone(ha)
 	b.masters.ha.Store(&ha)
 	if f := b.masters.onHA.Load(); f != nil {
