@@ -723,3 +723,27 @@ func TestActingPrimeSlaveRevivesThroughTheEscapeBridge(t *testing.T) {
 		20*time.Millisecond, "the revive progress passes the checkpoint")
 	require.Empty(t, ns.requests(codec.ReqPullMessage), "read locally: the checkpoint names this group")
 }
+
+// An acting slave does not copy its master's tables (a returning master's
+// EXCHANGE_BROKER_HA_INFO wakes the copy): its delay and consumer offsets are
+// the newer ones, which the master takes back in pre-online. Copied first,
+// they went back and the master delivered a delayed message again
+// (integration TestActingMasterDelayedMessage, once pre-online waited for the
+// HA connection).
+func TestActingSlaveDoesNotCopyFromItsMasterWhileActing(t *testing.T) {
+	ns := &actingNS{t: t, members: map[int64]string{1: "127.0.0.1:10911"}}
+	s := actingBroker(t, 1, ns, nil, nil)
+	require.Eventually(t, s.isSpecialServiceRunning, 5*time.Second, 20*time.Millisecond)
+	req := codec.NewRequest(codec.ReqExchangeBrokerHaInfo)
+	req.Ext.Set("masterHaAddress", "m:10912")
+	req.Ext.Set("masterAddress", "m:10911")
+	resp, err := s.handleExchangeBrokerHaInfo(context.Background(), newTestConn(1), req)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code)
+	require.Never(t, func() bool { return len(ns.requests(codec.ReqGetAllDelayOffset)) > 0 }, 1500*time.Millisecond,
+		50*time.Millisecond, "no copy while acting")
+
+	ns.setMembers(map[int64]string{0: "m:10911", 1: "127.0.0.1:10911"})
+	require.Eventually(t, func() bool { return len(ns.requests(codec.ReqGetAllDelayOffset)) > 0 }, 5*time.Second,
+		20*time.Millisecond, "the master back in the group: the slave copies from it again")
+}
