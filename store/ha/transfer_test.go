@@ -1,6 +1,7 @@
 package ha
 
 import (
+	"net"
 	"testing"
 	"time"
 
@@ -38,4 +39,30 @@ func TestTransferring(t *testing.T) {
 	require.NoError(t, sl.Close())
 	require.Eventually(t, func() bool { return !m.Transferring("127.0.0.1") }, 5*time.Second, 5*time.Millisecond)
 	require.False(t, sl.Transferring(""))
+}
+
+// A slave told its master's HA address again while not connected dials at
+// once instead of after its retry wait: a returning master's pre-online
+// tells it (EXCHANGE_BROKER_HA_INFO) and waits for this connection.
+func TestSlaveToldSameAddressDialsAtOnce(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close()) // nobody there yet: the first dial fails
+
+	slave := openStore(t, t.TempDir(), store.RoleSlave)
+	defer slave.Shutdown()
+	sl := NewSlave(slave, testCfg())
+	sl.SetMasterAddr(addr)
+	sl.Start()
+	defer sl.Close()
+	time.Sleep(200 * time.Millisecond) // the dial failed: the client waits retryWait
+
+	master := openStore(t, t.TempDir(), store.RoleAsyncMaster)
+	defer master.Shutdown()
+	m := NewMaster(master, testCfg())
+	require.NoError(t, m.Start(addr))
+	defer m.Close()
+	sl.SetMasterAddr(addr)
+	require.Eventually(t, func() bool { return m.Transferring("127.0.0.1") }, retryWait/2, 5*time.Millisecond)
 }
