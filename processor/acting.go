@@ -35,14 +35,18 @@ type actingState struct {
 	runCtx  context.Context    // the broker's services' context, set by Start
 	stop    context.CancelFunc // non-nil while the special services run
 	done    *sync.WaitGroup    // the running services' goroutines
-	// isolated: a master in pre-online neither registers nor heartbeats
-	// (preonline.go).
+	// isolated: a broker in pre-online neither registers nor heartbeats, and
+	// leaves the group's lowest id to pre-online (preonline.go).
 	isolated atomic.Bool
 	// initMaxOffset is the commitlog's end when the broker started (Java's
 	// brokerInitMaxOffset), which EXCHANGE_BROKER_HA_INFO reports.
 	initMaxOffset atomic.Int64
 	// escapePick spreads escaped messages over the queues a route offers.
 	escapePick atomic.Uint64
+	// transfer is the HA service pre-online waits on (SetHATransfer); nil:
+	// no wait. haWait bounds one wait (0: haHandshakeTimeout).
+	transfer atomic.Pointer[HATransfer]
+	haWait   atomic.Int64 // ns
 }
 
 // actingEnabled reports enableSlaveActingMaster outside controller mode
@@ -168,7 +172,7 @@ func (b *Broker) syncBrokerMemberGroup(ctx context.Context) {
 // notice waits (wait).
 func (b *Broker) updateMinBroker(minID int64, minAddr, offlineAddr, masterHA string, wait bool) {
 	cfg := b.conf()
-	if !b.actingEnabled() || cfg.BrokerID == codec.MasterID {
+	if !b.actingEnabled() || cfg.BrokerID == codec.MasterID || b.acting.isolated.Load() {
 		return
 	}
 	a := &b.acting

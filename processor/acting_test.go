@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,6 +31,11 @@ type actingNS struct {
 	peerBodies map[int32]string
 	peerExt    map[string]string
 	peerDown   bool
+	// pullCode and pullBody answer PULL_MESSAGE (the escape bridge's read).
+	pullCode int32
+	pullBody []byte
+	// haExt answers EXCHANGE_BROKER_HA_INFO from the master (not s:10911).
+	haExt map[string]string
 }
 
 func (n *actingNS) setMembers(m map[int64]string) {
@@ -80,6 +86,16 @@ func (n *actingNS) InvokeSync(ctx context.Context, addr string, req *codec.Remot
 		return resp, nil
 	}
 	switch req.Code {
+	case codec.ReqExchangeBrokerHaInfo:
+		n.mu.Lock()
+		for k, v := range n.haExt {
+			resp.Ext.Set(k, v)
+		}
+		n.mu.Unlock()
+	case codec.ReqPullMessage:
+		n.mu.Lock()
+		resp.Code, resp.Body = n.pullCode, n.pullBody
+		n.mu.Unlock()
 	case codec.ReqRegisterBroker:
 		if m := members[0]; m != "" {
 			resp.Ext.Set("masterAddr", m) // what a name server tells a slave
@@ -108,6 +124,13 @@ func (n *actingNS) InvokeSync(ctx context.Context, addr string, req *codec.Remot
 // the broker's role.
 func actingBroker(t *testing.T, id int64, ns *actingNS, mod func(*BrokerConfig), put func(st *store.DefaultStore)) *Broker {
 	t.Helper()
+	return actingBrokerPre(t, id, ns, mod, put, nil)
+}
+
+// actingBrokerPre is actingBroker with pre run on the broker before Start.
+func actingBrokerPre(t *testing.T, id int64, ns *actingNS, mod func(*BrokerConfig), put func(st *store.DefaultStore),
+	pre func(*Broker)) *Broker {
+	t.Helper()
 	cfg := testConfig(t)
 	cfg.NamesrvAddr = "ns:9876"
 	cfg.BrokerID = id
@@ -134,6 +157,9 @@ func actingBroker(t *testing.T, id int64, ns *actingNS, mod func(*BrokerConfig),
 	b, err := NewBroker(cfg, st, quietLog())
 	require.NoError(t, err)
 	b.SetNameServerInvoker(ns)
+	if pre != nil {
+		pre(b)
+	}
 	require.NoError(t, b.Start(context.Background()))
 	t.Cleanup(func() {
 		require.NoError(t, b.Shutdown())
@@ -482,4 +508,242 @@ func TestActingExchangeBrokerHaInfo(t *testing.T) {
 	require.Equal(t, m.haServerAddr(), ext(t, resp, "masterHaAddress"))
 	require.Equal(t, "127.0.0.1:10911", ext(t, resp, "masterAddress"))
 	require.Equal(t, "0", ext(t, resp, "masterFlushOffset"), "an empty store's end at start")
+}
+
+// parkedRevive is a POP checkpoint record the master parked in the timer
+// before it went away, due in about a second.
+func parkedRevive(t *testing.T, st *store.DefaultStore) {
+	at := time.Now().Add(1200 * time.Millisecond).UnixMilli()
+	self := netip.MustParseAddrPort("127.0.0.1:10911") // the broker's store host: popRevive trusts it
+	m := &codec.Message{Topic: "rmq_sys_REVIVE_LOG_DefaultCluster", QueueID: 0, BornTimestamp: time.Now().UnixMilli(),
+		BornHost: self, StoreHost: self, Body: []byte(`{"bm":0,"c":"G","n":1,"pt":1,"q":0,"so":0,"t":"T"}`),
+		Properties: codec.SetProperty("TAGS\x01ck\x02UNIQ_KEY\x01R1\x02", codec.PropTimerDeliverMs, fmt.Sprint(at))}
+	require.True(t, delivery.ParkTimer(m, nil, 3*24*3600*1000))
+	require.Equal(t, store.PutOK, st.PutMessage(context.Background(), m).Status)
+}
+
+// A revive record the acting slave's timer delivers cannot go to another
+// group (its revive topic is broker-only, compat.IsBrokerOnlyTopic) nor into
+// the slave's store: it stays pending in the wheel, so the timer progress the
+// returning master adopts (pre-online) does not pass it and the master
+// delivers it. Dropped, the master would skip it with the slave's progress and
+// the checkpoint's messages would never be revived.
+func TestActingSlaveKeepsReviveRecordsPending(t *testing.T) {
+	ns := &actingNS{t: t, members: map[int64]string{1: "127.0.0.1:10911"}}
+	b := actingBroker(t, 1, ns, func(c *BrokerConfig) { c.EnableRemoteEscape = true }, func(st *store.DefaultStore) {
+		parkedRevive(t, st)
+		parkedTimer(t, st)
+	})
+	require.Eventually(t, func() bool { return len(ns.requests(codec.ReqSendMessage)) >= 1 }, 10*time.Second,
+		50*time.Millisecond, "the timer message behind the revive record escapes")
+	for _, s := range ns.requests(codec.ReqSendMessage) {
+		topic, _ := s.Ext.Get("topic")
+		require.Equal(t, "ActTm", topic)
+	}
+	require.Never(t, func() bool { s, _ := b.timer.ProgressNow(); return s.QueueOffset > 0 }, 1500*time.Millisecond,
+		50*time.Millisecond, "the revive record (queue offset 0) is not delivered")
+	s, ok := b.timer.ProgressNow()
+	require.True(t, ok)
+	require.Less(t, s.DeliveredBeforeMs, time.Now().UnixMilli()-100, "nor claimed delivered by time")
+}
+
+// The escape bridge's read of another group's message
+// (EscapeBridge.getMessageFromRemote): a PULL of one message from offset with
+// the inner consumer group, to the master the route names for that group;
+// Java's needRetry for a failure to ask, none for an answer without it.
+func TestEscapeGetMessageFromRemote(t *testing.T) {
+	ns := &actingNS{t: t, members: map[int64]string{0: "127.0.0.1:10911"}}
+	b := actingBroker(t, 0, ns, nil, nil)
+	m := &codec.Message{Topic: "T", QueueID: 2, Body: []byte("theirs"), BornHost: actingHost, StoreHost: actingHost,
+		BornTimestamp: time.Now().UnixMilli(), Properties: "UNIQ_KEY\x01U\x02"}
+	rec := make([]byte, codec.RecordSize(m))
+	require.Equal(t, len(rec), codec.EncodeRecord(rec, m))
+	ns.mu.Lock()
+	ns.pullCode, ns.pullBody = codec.RespSuccess, append(rec, rec...) // a master may answer more than asked
+	ns.mu.Unlock()
+	got, retry := b.getMessageFromRemote(context.Background(), "broker-b", "T", 2, 7)
+	require.False(t, retry)
+	require.Equal(t, rec, got)
+	pulls := ns.requests(codec.ReqPullMessage)
+	require.Len(t, pulls, 1)
+	p := pulls[0]
+	require.Equal(t, "b:10911", p.Remark, "the group's master in the route")
+	for k, v := range map[string]string{"consumerGroup": "InnerConsumerGroup_broker-a_0", "topic": "T", "queueId": "2",
+		"queueOffset": "7", "maxMsgNums": "1", "sysFlag": "4", "commitOffset": "0", "suspendTimeoutMillis": "0",
+		"subscription": "*", "expressionType": "TAG", "maxMsgBytes": "2147483647", "bname": "broker-b"} {
+		require.Equal(t, v, ext(t, p, k), k)
+	}
+
+	ns.mu.Lock()
+	ns.pullCode, ns.pullBody = codec.RespPullOffsetMoved, nil
+	ns.mu.Unlock()
+	got, retry = b.getMessageFromRemote(context.Background(), "broker-b", "T", 2, 7)
+	require.Nil(t, got)
+	require.False(t, retry, "answered: not there")
+
+	ns.mu.Lock()
+	ns.pullCode = codec.RespNoPermission
+	ns.mu.Unlock()
+	_, retry = b.getMessageFromRemote(context.Background(), "broker-b", "T", 2, 7)
+	require.True(t, retry, "refused: asked again later")
+	_, retry = b.getMessageFromRemote(context.Background(), "broker-x", "T", 2, 7)
+	require.True(t, retry, "no such group in the route")
+}
+
+// fakeTransfer is the HA service's Transferring: ok once set; asked lists
+// the hosts asked about.
+type fakeTransfer struct {
+	ok    atomic.Bool
+	mu    sync.Mutex
+	asked []string
+}
+
+func (f *fakeTransfer) Transferring(host string) bool {
+	f.mu.Lock()
+	f.asked = append(f.asked, host)
+	f.mu.Unlock()
+	return f.ok.Load()
+}
+
+// Pre-online waits, after telling a slave the master's HA address, until the
+// slave's HA connection transfers (BrokerPreOnlineService's
+// waitForHaHandshakeComplete) before its reverse sync; a wait that runs out
+// fails the round, tried again a second later; the master stays isolated
+// meanwhile.
+func TestActingMasterPreOnlineWaitsForHA(t *testing.T) {
+	ns := &actingNS{t: t, members: map[int64]string{1: "s:10911"},
+		peerBodies: map[int32]string{
+			codec.ReqGetAllConsumerOffset: `{"offsetTable":{"T@G":{0:9}}}`,
+			codec.ReqGetAllDelayOffset:    `{"offsetTable":{}}`,
+			codec.ReqExchangeBrokerHaInfo: "",
+		}}
+	ha := &fakeTransfer{}
+	m := actingBrokerPre(t, 0, ns, func(c *BrokerConfig) { c.TotalReplicas = 2 }, nil, func(b *Broker) {
+		b.acting.haWait.Store(int64(300 * time.Millisecond))
+		b.SetHATransfer(ha)
+	})
+
+	require.Eventually(t, func() bool { return len(ns.requests(codec.ReqExchangeBrokerHaInfo)) >= 2 }, 5*time.Second,
+		20*time.Millisecond, "rounds fail on the wait and are tried again")
+	require.False(t, m.isSpecialServiceRunning(), "isolated")
+	require.Empty(t, ns.requests(codec.ReqGetAllConsumerOffset), "no reverse sync before the HA connection")
+	require.Empty(t, ns.requests(codec.ReqRegisterBroker))
+	ha.mu.Lock()
+	require.Contains(t, ha.asked, "s:10911")
+	ha.mu.Unlock()
+
+	ha.ok.Store(true)
+	require.Eventually(t, m.isSpecialServiceRunning, 5*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return len(ns.requests(codec.ReqRegisterBroker)) > 0 }, 5*time.Second,
+		20*time.Millisecond)
+	require.EqualValues(t, 9, m.offsets.Query("G", "T", 0))
+}
+
+// A slave of a group with totalReplicas above 1 starts isolated
+// (BrokerPreOnlineService.prepareForSlaveOnline): with its master alive it
+// asks the master's HA address (EXCHANGE_BROKER_HA_INFO), gives it to its HA
+// client and registers only once that client transfers; with the master gone
+// it starts at once, acting if its id is the lowest.
+func TestActingSlavePreOnlineWaitsForHA(t *testing.T) {
+	ns := &actingNS{t: t, members: map[int64]string{0: "m:10911", 1: "127.0.0.1:10911"},
+		haExt: map[string]string{"masterHaAddress": "m:10912", "masterAddress": "m:10911", "masterFlushOffset": "0"}}
+	ha := &fakeTransfer{}
+	var mu sync.Mutex
+	var haAddrs []string
+	s := actingBrokerPre(t, 1, ns, func(c *BrokerConfig) { c.TotalReplicas = 2 }, nil, func(b *Broker) {
+		b.acting.haWait.Store(int64(300 * time.Millisecond))
+		b.SetHATransfer(ha)
+		b.OnMasterHAAddr(func(a string) { mu.Lock(); haAddrs = append(haAddrs, a); mu.Unlock() })
+	})
+	require.Eventually(t, func() bool { return len(ns.requests(codec.ReqExchangeBrokerHaInfo)) >= 2 }, 5*time.Second,
+		20*time.Millisecond, "rounds fail on the wait and are tried again")
+	for _, r := range ns.requests(codec.ReqExchangeBrokerHaInfo) {
+		require.Equal(t, "m:10911", r.Remark, "asked of the master")
+		_, set := r.Ext.Get("masterHaAddress")
+		require.False(t, set, "a question, not the master's notice")
+	}
+	require.Empty(t, ns.requests(codec.ReqRegisterBroker), "isolated")
+	require.Empty(t, ns.requests(codec.ReqQueryDataVersion))
+	require.Equal(t, "m:10911", s.MasterAddr())
+	mu.Lock()
+	require.Contains(t, haAddrs, "m:10912", "the HA client follows the master's address")
+	mu.Unlock()
+
+	ha.ok.Store(true)
+	require.Eventually(t, func() bool { return len(ns.requests(codec.ReqRegisterBroker)) > 0 }, 5*time.Second,
+		20*time.Millisecond)
+	require.False(t, s.isSpecialServiceRunning(), "its master is alive")
+	require.EqualValues(t, 0, s.minBrokerIDInGroup())
+
+	// The master gone: the slave starts at once, as the prime slave.
+	ns2 := &actingNS{t: t, members: map[int64]string{1: "127.0.0.1:10911", 2: "c:10911"}}
+	s2 := actingBrokerPre(t, 1, ns2, func(c *BrokerConfig) { c.TotalReplicas = 2 }, nil,
+		func(b *Broker) { b.SetHATransfer(&fakeTransfer{}) })
+	require.Eventually(t, s2.isSpecialServiceRunning, 5*time.Second, 20*time.Millisecond)
+	require.Empty(t, ns2.requests(codec.ReqExchangeBrokerHaInfo))
+	require.Eventually(t, func() bool { return len(ns2.requests(codec.ReqRegisterBroker)) > 0 }, 5*time.Second,
+		20*time.Millisecond)
+}
+
+// POP revive on the prime slave (PopReviveService with
+// isSpecialServiceRunning): a checkpoint its master wrote before it went
+// away is read from the slave's copy of the revive queue, its message from
+// the slave's own copy of the commitlog (the checkpoint names this group),
+// and the revived message escapes to the retry topic on another group's
+// master; the revive progress moves past it.
+func TestActingPrimeSlaveRevivesThroughTheEscapeBridge(t *testing.T) {
+	ns := &actingNS{t: t, members: map[int64]string{1: "127.0.0.1:10911"}}
+	past := time.Now().UnixMilli() - 60_000
+	rt := "rmq_sys_REVIVE_LOG_DefaultCluster"
+	b := actingBrokerPre(t, 1, ns, func(c *BrokerConfig) { c.EnableRemoteEscape = true }, func(st *store.DefaultStore) {
+		m := &codec.Message{Topic: "PopT", QueueID: 0, BornTimestamp: time.Now().UnixMilli(), BornHost: actingHost,
+			StoreHost: actingHost, Body: []byte("popped"), Properties: "UNIQ_KEY\x01P1\x02"}
+		require.Equal(t, store.PutOK, st.PutMessage(context.Background(), m).Status)
+		ck := fmt.Sprintf(`{"bm":0,"bn":"broker-a","c":"PopG","d":[0],"it":1000,"n":1,"pt":%d,"q":0,"so":0,"t":"PopT"}`, past)
+		r := &codec.Message{Topic: rt, QueueID: 0, BornTimestamp: time.Now().UnixMilli(), BornHost: actingHost,
+			StoreHost: actingHost, Body: []byte(ck),
+			Properties: codec.SetProperty("TAGS\x01ck\x02UNIQ_KEY\x01C1\x02", codec.PropTimerDeliverMs, fmt.Sprint(past))}
+		require.Equal(t, store.PutOK, st.PutMessage(context.Background(), r).Status)
+	}, func(b *Broker) { b.topics.Update(NewTopicConfig("PopT")) })
+	require.Eventually(t, b.isSpecialServiceRunning, 5*time.Second, 20*time.Millisecond)
+	var sent *codec.RemotingCommand
+	require.Eventually(t, func() bool {
+		for _, s := range ns.requests(codec.ReqSendMessage) {
+			if topic, _ := s.Ext.Get("topic"); topic == "%RETRY%PopG_PopT" {
+				sent = s
+				return true
+			}
+		}
+		return false
+	}, 15*time.Second, 50*time.Millisecond, "the revived message escapes")
+	require.Equal(t, "b:10911", sent.Remark)
+	require.Equal(t, "popped", string(sent.Body))
+	require.Equal(t, "1", ext(t, sent, "reconsumeTimes"))
+	require.Eventually(t, func() bool { return b.offsets.Query("CID_RMQ_SYS_REVIVE_GROUP", rt, 0) == 0 }, 5*time.Second,
+		20*time.Millisecond, "the revive progress passes the checkpoint")
+	require.Empty(t, ns.requests(codec.ReqPullMessage), "read locally: the checkpoint names this group")
+}
+
+// An acting slave does not copy its master's tables (a returning master's
+// EXCHANGE_BROKER_HA_INFO wakes the copy): its delay and consumer offsets are
+// the newer ones, which the master takes back in pre-online. Copied first,
+// they went back and the master delivered a delayed message again
+// (integration TestActingMasterDelayedMessage, once pre-online waited for the
+// HA connection).
+func TestActingSlaveDoesNotCopyFromItsMasterWhileActing(t *testing.T) {
+	ns := &actingNS{t: t, members: map[int64]string{1: "127.0.0.1:10911"}}
+	s := actingBroker(t, 1, ns, nil, nil)
+	require.Eventually(t, s.isSpecialServiceRunning, 5*time.Second, 20*time.Millisecond)
+	req := codec.NewRequest(codec.ReqExchangeBrokerHaInfo)
+	req.Ext.Set("masterHaAddress", "m:10912")
+	req.Ext.Set("masterAddress", "m:10911")
+	resp, err := s.handleExchangeBrokerHaInfo(context.Background(), newTestConn(1), req)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code)
+	require.Never(t, func() bool { return len(ns.requests(codec.ReqGetAllDelayOffset)) > 0 }, 1500*time.Millisecond,
+		50*time.Millisecond, "no copy while acting")
+
+	ns.setMembers(map[int64]string{0: "m:10911", 1: "127.0.0.1:10911"})
+	require.Eventually(t, func() bool { return len(ns.requests(codec.ReqGetAllDelayOffset)) > 0 }, 5*time.Second,
+		20*time.Millisecond, "the master back in the group: the slave copies from it again")
 }

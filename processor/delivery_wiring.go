@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"rmqd/codec"
@@ -47,6 +48,13 @@ func (b *Broker) newDelivery(cfg BrokerConfig) error {
 	b.timer.SetHolds(func() (bool, bool) {
 		c := b.conf()
 		return c.TimerStopEnqueue, c.TimerStopDequeue
+	})
+	// A slave's wheel runs only while it acts for its master: the revive
+	// records due then can go neither to its store nor to another group
+	// (their topic is broker-only there), so they wait for the master, whose
+	// pre-online adopts this progress.
+	b.timer.SetKept(func(topic string) bool {
+		return b.conf().IsSlave() && strings.HasPrefix(topic, compat.SysTopicRevivePrefix)
 	})
 	b.trans = delivery.NewTransactions(h, delivery.Asker{
 		Ask:         b.askTransactionState,

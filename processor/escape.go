@@ -59,10 +59,10 @@ func (b *Broker) escapePut(ctx context.Context, msg *codec.Message) store.PutRes
 // message of a parked one, parked again by the remote (a timer roll keeps its
 // deliver time), a half message as a new prepared one (Java's
 // buildTransactionalMessageFromHalfMessage), a due message without the
-// properties that would park it again. False for a POP revive record: the
-// revive topic is per cluster and a remote master would revive its own
-// messages at those offsets; the master of this group delivers it again when
-// it is back (its timer starts from its own progress).
+// properties that would park it again. False for a POP revive record: an
+// rmqd master takes no send to its revive topic (compat.IsBrokerOnlyTopic).
+// Those the timer delivers do not come here: it keeps them pending for the
+// group's master (Timer.SetKept); a client's ack or checkpoint is lost.
 func (b *Broker) escapedForm(msg *codec.Message) (*codec.Message, bool) {
 	out := *msg
 	e := codec.EditProperties(msg.Properties)

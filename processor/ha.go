@@ -111,6 +111,13 @@ func (b *Broker) slaveSyncLoop(ctx context.Context) {
 		if !b.conf().IsSlave() {
 			continue // controller mode made it master meanwhile
 		}
+		if b.isSpecialServiceRunning() {
+			// Acting for its master: its offsets are the newer ones, which the
+			// returning master takes back in pre-online. Copying the master's
+			// first (its EXCHANGE_BROKER_HA_INFO wakes this loop) put them back,
+			// and the master delivered again what this broker had delivered.
+			continue
+		}
 		addr := b.MasterAddr()
 		if addr == "" || addr == b.conf().BrokerAddr() {
 			continue

@@ -81,6 +81,12 @@ func (h popHost) GetMessage(group, topic string, queueID int32, offset int64, ma
 	return h.b.store.GetMessage(group, topic, queueID, offset, maxNums, 0, f) // the store's transfer limits alone, as Java's pop
 }
 
+// GetRemoteMessage reads a message of another group from its master (the
+// escape bridge's read).
+func (h popHost) GetRemoteMessage(ctx context.Context, brokerName, topic string, q int32, off int64) ([]byte, bool) {
+	return h.b.getMessageFromRemote(ctx, brokerName, topic, q, off)
+}
+
 func (h popHost) MaxOffset(topic string, q int32) int64 { return h.b.store.MaxOffsetInQueue(topic, q) }
 func (h popHost) MinOffset(topic string, q int32) int64 { return h.b.store.MinOffsetInQueue(topic, q) }
 func (h popHost) QueryOffset(group, topic string, q int32) int64 {

@@ -2,39 +2,95 @@ package processor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"rmqd/codec"
 	"rmqd/processor/delivery"
 )
 
-// Pre-online (Java's BrokerPreOnlineService, the master's part): a master of
-// an acting-master group (totalReplicas above 1, skipPreOnline false) that
-// starts while its slaves may have acted for it stays isolated (it neither
-// registers nor heartbeats nor runs the master-only services) until it has
-// taken back from each alive slave what moved there: consumer offsets (the
-// services' progress among them), delay offsets and the timer's progress.
-// Then it starts them and registers; the slaves, seeing it in the group,
-// stop theirs. Without this the master would deliver again what the slave
-// delivered, and its older offsets would overwrite the slave's.
+// Pre-online (Java's BrokerPreOnlineService): a broker of an acting-master
+// group (totalReplicas above 1, skipPreOnline false) starts isolated: it
+// neither registers nor heartbeats nor runs the master-only services.
+//
+// A master that starts while its slaves may have acted for it takes back
+// from each alive slave what moved there: consumer offsets (the services'
+// progress among them), delay offsets and the timer's progress, once the
+// slave's HA connection transfers. Then it starts them and registers; the
+// slaves, seeing it in the group, stop theirs. Without this the master would
+// deliver again what the slave delivered, and its older offsets would
+// overwrite the slave's.
+//
+// A slave whose master is alive asks it for its HA address and waits until
+// its HA client transfers from it, then registers; with the master gone it
+// starts at once (as the prime slave if its id is the lowest).
 
 // preOnlineRetry is how long a failed round waits (Java: 1 s).
 const preOnlineRetry = time.Second
 
-// needsPreOnline reports a master that starts isolated.
+// haHandshakeTimeout bounds a wait for an HA connection to transfer
+// (HAConnectionStateNotificationService's CONNECTION_ESTABLISH_TIMEOUT); a
+// wait that runs out fails the round, which is tried again.
+const haHandshakeTimeout = 10 * time.Second
+
+// HATransfer is the classic HA service as pre-online waits on it (store/ha's
+// Master and Slave): Transferring reports, on a master, a connection of the
+// slave at host (host or host:port) past its first offset report; on a
+// slave, its connection to its master (host unused).
+type HATransfer interface {
+	Transferring(host string) bool
+}
+
+// SetHATransfer lends pre-online the HA service (cmd wires store/ha's);
+// without one it waits for no HA connection. Set before Start.
+func (b *Broker) SetHATransfer(h HATransfer) { b.acting.transfer.Store(&h) }
+
+// waitHATransfer is waitForHaHandshakeComplete: until the HA connection
+// with the broker at addr transfers, at most haHandshakeTimeout.
+func (b *Broker) waitHATransfer(ctx context.Context, addr string) error {
+	p := b.acting.transfer.Load()
+	if p == nil {
+		return nil
+	}
+	wait := time.Duration(b.acting.haWait.Load())
+	if wait <= 0 {
+		wait = haHandshakeTimeout
+	}
+	deadline := time.Now().Add(wait)
+	for !(*p).Transferring(addr) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no HA connection with %s in the transfer state after %s", addr, wait)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// needsPreOnline reports a broker that starts isolated.
 func (b *Broker) needsPreOnline() bool {
 	cfg := b.conf()
-	return cfg.BrokerID == codec.MasterID && !cfg.SkipPreOnline && cfg.TotalReplicas > 1
+	return !cfg.SkipPreOnline && cfg.TotalReplicas > 1
 }
 
 // preOnlineLoop tries until a round succeeds or ctx ends.
 func (b *Broker) preOnlineLoop(ctx context.Context) {
 	for {
-		err := b.preOnline(ctx)
+		var err error
+		if b.conf().BrokerID == codec.MasterID {
+			if err = b.preOnline(ctx); err == nil {
+				b.startService(ctx, codec.MasterID, b.conf().BrokerAddr())
+			}
+		} else {
+			err = b.slavePreOnline(ctx)
+		}
 		if err == nil {
-			b.startService(ctx)
 			return
 		}
 		b.log.Warn("pre-online: will try again", "err", err)
@@ -46,17 +102,96 @@ func (b *Broker) preOnlineLoop(ctx context.Context) {
 	}
 }
 
-// startService is BrokerController.startService for a master: the services,
-// then the registration.
-func (b *Broker) startService(ctx context.Context) {
-	b.log.Info("pre-online: done, serving")
-	b.changeSpecialServiceStatus(true)
+// startService is BrokerController.startService: the group's lowest id, the
+// services if it is this broker's, then the registration.
+func (b *Broker) startService(ctx context.Context, minID int64, minAddr string) {
+	b.log.Info("pre-online: done, serving", "minBrokerId", minID, "minBrokerAddr", minAddr)
+	b.acting.mu.Lock()
+	b.acting.minID, b.acting.minAddr = minID, minAddr
+	b.changeSpecialLocked(b.conf().BrokerID == minID)
+	b.acting.mu.Unlock()
 	b.acting.isolated.Store(false)
 	_ = b.RegisterAll(ctx) // logged per name server (regState)
 }
 
-// preOnline is prepareForMasterOnline without the HA handshake wait: the
-// alive members of the group, lowest id first, each asked for its tables.
+// slavePreOnline is prepareForBrokerOnline on a slave: with the master
+// alive, prepareForSlaveOnline; else start at once with the lowest alive id
+// (this broker counted: Java leaves it out, and a slave that is the lowest
+// would start passive until the next group sync).
+func (b *Broker) slavePreOnline(ctx context.Context) error {
+	members, err := b.brokerMemberGroup(ctx)
+	if err != nil {
+		return err
+	}
+	cfg := b.conf()
+	minID, minAddr := cfg.BrokerID, cfg.BrokerAddr()
+	for id, addr := range members {
+		if addr != "" && id < minID {
+			minID, minAddr = id, addr
+		}
+	}
+	if minID != codec.MasterID {
+		b.startService(ctx, minID, minAddr)
+		return nil
+	}
+	ha, master, err := b.retrieveBrokerHaInfo(ctx, minAddr)
+	switch {
+	case errors.Is(err, errNotSupported):
+		b.log.Warn("pre-online: the master does not give its HA address, serving", "master", minAddr)
+		b.startService(ctx, minID, minAddr)
+		return nil
+	case err != nil:
+		return err
+	case ha == "":
+		// Java: "fetch master ha address return null, start service directly".
+		b.startService(ctx, minID, minAddr)
+		return nil
+	}
+	if master == "" {
+		master = minAddr
+	}
+	master = strings.Clone(master)
+	b.masters.master.Store(&master)
+	select { // the metadata copy starts at once, as with a registration naming it
+	case b.masters.learned <- struct{}{}:
+	default:
+	}
+	ha = strings.Clone(ha)
+	b.masters.ha.Store(&ha)
+	if f := b.masters.onHA.Load(); f != nil {
+		(*f)(ha)
+	}
+	if err := b.waitHATransfer(ctx, ha); err != nil {
+		return err
+	}
+	b.startService(ctx, minID, minAddr)
+	return nil
+}
+
+// retrieveBrokerHaInfo is EXCHANGE_BROKER_HA_INFO without addresses: the
+// master at addr answers its HA and remoting addresses.
+func (b *Broker) retrieveBrokerHaInfo(ctx context.Context, addr string) (ha, master string, err error) {
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	resp, err := b.ns.InvokeSync(cctx, addr, codec.NewRequest(codec.ReqExchangeBrokerHaInfo))
+	if err != nil {
+		return "", "", fmt.Errorf("HA info from %s: %w", addr, err)
+	}
+	switch resp.Code {
+	case codec.RespSuccess:
+	case codec.RespRequestCodeNotSupported:
+		return "", "", fmt.Errorf("HA info from %s: %w", addr, errNotSupported)
+	default:
+		return "", "", fmt.Errorf("HA info from %s: code %d %s", addr, resp.Code, resp.Remark)
+	}
+	ha, _ = resp.Ext.Get("masterHaAddress")
+	master, _ = resp.Ext.Get("masterAddress")
+	return ha, master, nil
+}
+
+// preOnline is prepareForMasterOnline: the alive members of the group,
+// lowest id first, each told the master's HA address, waited for until its
+// HA connection transfers, then asked for its tables.
 func (b *Broker) preOnline(ctx context.Context) error {
 	members, err := b.brokerMemberGroup(ctx)
 	if err != nil {
@@ -75,7 +210,11 @@ func (b *Broker) preOnline(ctx context.Context) error {
 		// older broker that does not know the code must not keep the
 		// master offline, so it is only logged.
 		if err := b.sendBrokerHaInfo(ctx, members[id]); err != nil {
+			// Nor waited for: such a slave learns the master's HA address only
+			// from the registration this wait would hold back.
 			b.log.Warn("pre-online: HA info not taken", "err", err)
+		} else if err := b.waitHATransfer(ctx, members[id]); err != nil {
+			return fmt.Errorf("broker %d: %w", id, err)
 		}
 		if err := b.syncMetadataReverse(ctx, members[id]); err != nil {
 			return fmt.Errorf("reverse sync from broker %d: %w", id, err)

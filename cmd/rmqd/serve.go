@@ -389,9 +389,11 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 			b.OnMasterHAAddr(haSlave.SetMasterAddr)
 		}
 		b.SetHAStatus(func() ([]byte, error) { return codec.MarshalBody(haSlave.RuntimeInfo()) })
+		b.SetHATransfer(haSlave)
 	} else {
 		haMaster = ha.NewMaster(st, haCfg)
 		b.SetHAStatus(func() ([]byte, error) { return codec.MarshalBody(haMaster.RuntimeInfo(scfg.HaMaxGapNotInSync)) })
+		b.SetHATransfer(haMaster)
 	}
 	exp, metricsAddr, err := metricsSetup(bcfg, b, st, logger)
 	if err != nil {

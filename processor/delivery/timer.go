@@ -225,6 +225,10 @@ type Timer struct {
 	// holds reports timerStopEnqueue and timerStopDequeue, read at every
 	// step so an update applies at once (SetHolds).
 	holds func() (stopEnqueue, stopDequeue bool)
+	// kept reports a real topic whose due records stay pending without
+	// holding the wheel (SetKept); deferred is the step's scratch for them.
+	kept     func(topic string) bool
+	deferred []timerEntry
 	// slotLen mirrors each slot's length (set under mu) for SlotCount, which
 	// a send calls without waiting for a step that holds mu while it delivers.
 	// It is made on the first flow-control check (timerCongestNumEachSlot
@@ -242,6 +246,18 @@ type Timer struct {
 // from dequeueing, due slots wait and are delivered when it is cleared. Set
 // before Run.
 func (t *Timer) SetHolds(f func() (stopEnqueue, stopDequeue bool)) { t.holds = f }
+
+// SetKept names the real topics whose due records this broker cannot put
+// now but must not drop either (an acting slave's POP revive records): they
+// stay in the wheel, undelivered, moved to each new cursor slot (so the
+// progress never claims them) while the other records are delivered. Set
+// before Run.
+func (t *Timer) SetKept(f func(topic string) bool) { t.kept = f }
+
+// isKept reports an entry SetKept's function keeps pending.
+func (t *Timer) isKept(e timerEntry) bool {
+	return t.kept != nil && e.topic != noTopic && int(e.topic) <= len(t.topics) && t.kept(t.topics[e.topic-1].name)
+}
 
 // maxRollWindowSlots is the longest roll window the wheel holds: its size
 // less TimerMessageStore's TIMER_BLANK_SLOTS (60), so a rolled record's slot
@@ -475,10 +491,15 @@ func (t *Timer) StepAt(ctx context.Context, now int64) {
 		slot := t.wheel[i]
 		kept := 0
 		failed := false
+		deferred := t.deferred[:0]
 		for k, e := range slot {
 			if e.at/t.prec > t.cursor { // cannot happen within 3 days; keep it
 				slot[kept] = e
 				kept++
+				continue
+			}
+			if !failed && t.isKept(e) {
+				deferred = append(deferred, e)
 				continue
 			}
 			if failed || !t.deliver(ctx, e, now) {
@@ -504,12 +525,35 @@ func (t *Timer) StepAt(ctx context.Context, now int64) {
 			t.wheel[i] = slot[:0]
 		}
 		if failed {
+			t.requeue(i, deferred, false)
+			t.deferred = deferred[:0]
 			break
 		}
 		t.cursor++
 		t.lowAtCursor = math.MaxInt64
+		t.requeue(t.cursor%timerSlots, deferred, true)
+		clear(deferred)
+		t.deferred = deferred[:0]
 	}
 	h.Offsets.Commit(TimerSysGroup, TopicTimer, 0, t.done.base)
+}
+
+// requeue appends the kept-pending entries to slot i; overdue says they now
+// sit in the cursor's slot past their time, which bounds the progress
+// (lowAtCursor) as an overdue add does.
+func (t *Timer) requeue(i int64, es []timerEntry, overdue bool) {
+	if len(es) == 0 {
+		return
+	}
+	for _, e := range es {
+		if overdue {
+			t.lowAtCursor = min(t.lowAtCursor, e.at/t.prec)
+		}
+		t.wheel[i] = append(t.wheel[i], e)
+	}
+	if lens := t.slotLen.Load(); lens != nil {
+		(*lens)[i].Store(int32(len(t.wheel[i])))
+	}
 }
 
 // doneSet tracks which queue offsets in [base, limit) are delivered, one bit

@@ -76,6 +76,11 @@ type Host interface {
 	// timer wheel first, as Java's store hook does.
 	PutMessage(ctx context.Context, msg *codec.Message) store.PutResult
 	GetMessage(group, topic string, queueID int32, offset int64, maxNums int32, filter store.MessageFilter) *store.GetResult
+	// GetRemoteMessage is EscapeBridge.getMessageFromRemote: the record at
+	// offset of a queue of another broker group (brokerName), pulled from its
+	// master; nil with retry when it could not be asked (try again later),
+	// nil without when the master has no such message.
+	GetRemoteMessage(ctx context.Context, brokerName, topic string, queueID int32, offset int64) (rec []byte, retry bool)
 	MaxOffset(topic string, queueID int32) int64
 	MinOffset(topic string, queueID int32) int64
 	QueryOffset(group, topic string, queueID int32) int64

@@ -43,6 +43,29 @@ type testHost struct {
 	// (a SYNC_MASTER without its slave); ckPuts counts checkpoint puts.
 	retryStatus atomic.Int32
 	ckPuts      atomic.Int32
+	// refuse makes every put fail (an acting slave without a place for it).
+	refuse atomic.Bool
+	// remote holds other groups' records by "broker/topic/queue/offset"
+	// (GetRemoteMessage, under mu); remoteDown makes asking fail; remoteAsks
+	// lists what was asked.
+	remote     map[string][]byte
+	remoteDown bool
+	remoteAsks []string
+}
+
+func remoteKey(broker, topic string, q int32, off int64) string {
+	return fmt.Sprintf("%s/%s/%d/%d", broker, topic, q, off)
+}
+
+func (h *testHost) GetRemoteMessage(ctx context.Context, broker, topic string, q int32, off int64) ([]byte, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	k := remoteKey(broker, topic, q, off)
+	h.remoteAsks = append(h.remoteAsks, k)
+	if h.remoteDown {
+		return nil, true
+	}
+	return h.remote[k], false
 }
 
 func newTestHost(t *testing.T) *testHost { return newTestHostTB(t) }
@@ -84,6 +107,9 @@ func (h *testHost) ConfigDir() string { return h.confDir }
 func (h *testHost) PutMessage(ctx context.Context, msg *codec.Message) store.PutResult {
 	if tags, _ := codec.PropertyValue(msg.Properties, codec.PropTags); tags == ckTag {
 		h.ckPuts.Add(1)
+	}
+	if h.refuse.Load() {
+		return store.PutResult{Status: store.PutServiceNotAvailable}
 	}
 	if st := store.PutStatus(h.retryStatus.Load()); st != store.PutOK && strings.HasPrefix(msg.Topic, retryGroupPrefix) {
 		res := h.st.PutMessage(ctx, msg)

@@ -242,7 +242,15 @@ func (r *reviver) reviveOne(ctx context.Context, ck *CheckPoint) (done bool) {
 // ctx ends (demoted: the store refuses puts; or shutting down) it stops and
 // reports false, without such checkpoints: ck stays unrevived and the next
 // master's revive reads it again (what was put is put again: at least once).
+// It stops the same way when that checkpoint cannot be written either (an
+// acting slave, whose store takes no put): Java loses the message there.
+//
+// The messages are read as EscapeBridge.getMessageAsync reads them: from this
+// broker's store when ck names its group (or none: checkpoints of old
+// versions), else pulled from the master of the group it names (a checkpoint
+// another group's acting slave escaped to this one's revive topic).
 func (r *reviver) revive(ctx context.Context, ck *CheckPoint) bool {
+	local := ck.BrokerName == "" || ck.BrokerName == r.s.h.Conf().BrokerName
 	for j := 0; j < int(ck.Num); j++ {
 		if ck.BitMap&(1<<j) != 0 {
 			continue
@@ -251,22 +259,29 @@ func (r *reviver) revive(ctx context.Context, ck *CheckPoint) bool {
 			return false
 		}
 		off := ck.ackOffsetByIndex(j)
-		res := r.s.h.GetMessage(reviveGroup, ck.Topic, ck.QueueID, off, 1, nil)
 		ok := false
-		if res != nil {
-			if len(res.Records) == 0 {
-				// Gone (trimmed) or never there: nothing to revive (Java: needRetry false).
+		if local {
+			res := r.s.h.GetMessage(reviveGroup, ck.Topic, ck.QueueID, off, 1, nil)
+			if res != nil {
+				if len(res.Records) == 0 {
+					// Gone (trimmed) or never there: nothing to revive (Java: needRetry false).
+					res.Release()
+					continue
+				}
+				ok = r.reviveRetry(ck, res.Records[0])
 				res.Release()
-				continue
 			}
-			ok = r.reviveRetry(ck, res.Records[0])
-			res.Release()
+		} else {
+			rec, retry := r.s.h.GetRemoteMessage(ctx, ck.BrokerName, ck.Topic, ck.QueueID, off)
+			if rec == nil && !retry {
+				continue // the master has no such message (Java: needRetry false)
+			}
+			ok = rec != nil && r.reviveRetry(ck, rec)
 		}
 		if !ok {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || !r.rePut(ck, off) {
 				return false
 			}
-			r.rePut(ck, off)
 		}
 	}
 	return true
@@ -328,12 +343,13 @@ func (r *reviver) reviveRetry(ck *CheckPoint, rec []byte) bool {
 }
 
 // rePut writes a one-message checkpoint for a message whose revive failed
-// (PopReviveService.rePutCK), further invisible each time.
-func (r *reviver) rePut(old *CheckPoint, off int64) {
+// (PopReviveService.rePutCK), further invisible each time; false when it
+// could not be written.
+func (r *reviver) rePut(old *CheckPoint, off int64) bool {
 	n := old.rePutTimes()
 	if n >= len(ckRewriteIntervals) {
 		r.s.log.Warn("pop checkpoint re-put too often, dropped", "topic", old.Topic, "group", old.CID, "queue", old.QueueID, "offset", off)
-		return
+		return true
 	}
 	ck := &CheckPoint{Num: 1, PopTime: old.PopTime, InvisibleTime: old.InvisibleTime, StartOffset: off, CID: old.CID,
 		Topic: old.Topic, QueueID: old.QueueID, BrokerName: old.BrokerName, RePutTimes: strconv.Itoa(n + 1)}
@@ -341,5 +357,5 @@ func (r *reviver) rePut(old *CheckPoint, off int64) {
 	if old.ReviveTime() <= time.Now().UnixMilli() {
 		ck.InvisibleTime = old.InvisibleTime + ckRewriteIntervals[n]*1000
 	}
-	r.s.putCheckPoint(ck, r.queue)
+	return r.s.putCheckPoint(ck, r.queue)
 }

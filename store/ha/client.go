@@ -44,6 +44,15 @@ func (c *client) init(parent context.Context, log *slog.Logger) {
 // the next one goes to the new address.
 func (c *client) setAddr(addr string) {
 	if old := c.addr.Load(); old != nil && *old == addr {
+		// Told again while not connected (a returning master's
+		// EXCHANGE_BROKER_HA_INFO, whose pre-online waits for this
+		// connection): dial now rather than after the retry wait.
+		if !c.connected() {
+			select {
+			case c.addrChanged <- struct{}{}:
+			default:
+			}
+		}
 		return
 	}
 	c.addr.Store(&addr)
