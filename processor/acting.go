@@ -204,19 +204,7 @@ func (b *Broker) updateMinBroker(minID int64, minAddr, offlineAddr, masterHA str
 	if minID == codec.MasterID && minAddr != "" {
 		// onMasterOnline: copy from it at once; the HA client follows the
 		// address the notice or the next registration gives.
-		m := strings.Clone(minAddr)
-		b.masters.master.Store(&m)
-		select {
-		case b.masters.learned <- struct{}{}:
-		default:
-		}
-		if masterHA != "" {
-			ha := strings.Clone(masterHA)
-			b.masters.ha.Store(&ha)
-			if f := b.masters.onHA.Load(); f != nil {
-				(*f)(ha)
-			}
-		}
+		b.followMaster(minAddr, masterHA)
 	}
 }
 
@@ -247,19 +235,8 @@ func (b *Broker) handleExchangeBrokerHaInfo(ctx context.Context, c remoting.Conn
 		if !cfg.IsSlave() {
 			return resp, nil
 		}
-		if m, _ := req.Ext.Get("masterAddress"); m != "" {
-			m = strings.Clone(m)
-			b.masters.master.Store(&m)
-			select {
-			case b.masters.learned <- struct{}{}:
-			default:
-			}
-		}
-		ha = strings.Clone(ha)
-		b.masters.ha.Store(&ha)
-		if f := b.masters.onHA.Load(); f != nil {
-			(*f)(ha)
-		}
+		m, _ := req.Ext.Get("masterAddress")
+		b.followMaster(m, ha)
 		return resp, nil
 	}
 	if cfg.BrokerID == codec.MasterID {

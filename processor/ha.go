@@ -62,6 +62,26 @@ func (b *Broker) MasterAddr() string {
 	return ""
 }
 
+// followMaster makes addr (and ha, when given) this slave's master now: the
+// metadata copy wakes, the HA client dials ha.
+func (b *Broker) followMaster(addr, ha string) {
+	if addr != "" {
+		m := strings.Clone(addr)
+		b.masters.master.Store(&m)
+		select {
+		case b.masters.learned <- struct{}{}:
+		default:
+		}
+	}
+	if ha != "" {
+		h := strings.Clone(ha)
+		b.masters.ha.Store(&h)
+		if f := b.masters.onHA.Load(); f != nil {
+			(*f)(h)
+		}
+	}
+}
+
 // registered takes a REGISTER_BROKER answer: a slave learns its master there.
 func (b *Broker) registered(resp *codec.RemotingCommand) {
 	if !b.conf().IsSlave() || resp == nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"rmqd/codec"
@@ -150,17 +149,8 @@ func (b *Broker) slavePreOnline(ctx context.Context) error {
 	if master == "" {
 		master = minAddr
 	}
-	master = strings.Clone(master)
-	b.masters.master.Store(&master)
-	select { // the metadata copy starts at once, as with a registration naming it
-	case b.masters.learned <- struct{}{}:
-	default:
-	}
-	ha = strings.Clone(ha)
-	b.masters.ha.Store(&ha)
-	if f := b.masters.onHA.Load(); f != nil {
-		(*f)(ha)
-	}
+	// The metadata copy starts at once, as with a registration naming it.
+	b.followMaster(master, ha)
 	if err := b.waitHATransfer(ctx, ha); err != nil {
 		return err
 	}
