@@ -3,6 +3,7 @@ package processor
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 
 	"rmqd/codec"
@@ -69,10 +70,10 @@ func (b *Broker) staticLookup(req *codec.RemotingCommand, topic string, logical 
 	if d == nil || forwardedRequest(req) {
 		return nil, nil
 	}
-	if logical < 0 && pick {
-		for _, id := range codec.SortedKeys(d.HostedQueues) {
-			logical = id
-			break
+	if logical < 0 && pick && len(d.HostedQueues) > 0 {
+		logical = math.MaxInt32 // the lowest hosted logical queue
+		for id := range d.HostedQueues {
+			logical = min(logical, id)
 		}
 	}
 	items := d.HostedQueues[logical]

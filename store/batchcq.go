@@ -204,41 +204,11 @@ func (c *consumeQueue) bcqUnitAt(msgOffset int64) (bcqUnit, bool) {
 	return u, u.base <= msgOffset && msgOffset < u.end()
 }
 
-// bcqRecover finds the valid end from the third-last file, as
-// BatchConsumeQueue.recover does, then revises the message offsets.
-func (c *consumeQueue) bcqRecover() error {
-	files := c.q.snapshot()
-	if len(files) == 0 {
-		return nil
-	}
-	idx := max(0, len(files)-3)
-	process := files[idx].from
-	maxPhy := int64(-1)
-	for i := idx; i < len(files); i++ {
-		f := files[i]
-		if !f.hold() {
-			return fmt.Errorf("batch consume queue %s/%d: cannot map %s", c.topic, c.qid, f.name())
-		}
-		pos := int64(0)
-		for ; pos+bcqUnitSize <= int64(f.size); pos += bcqUnitSize {
-			u := readBatchUnit(f.data[pos:])
-			if !u.valid() {
-				break
-			}
-			maxPhy = u.phy + int64(u.size)
-		}
-		f.release()
-		process = f.from + pos
-		if pos+bcqUnitSize <= int64(f.size) {
-			break
-		}
-	}
-	if err := c.q.truncateDirty(process); err != nil {
-		return err
-	}
-	c.maxPhysicOffset.Store(maxPhy)
-	c.bcqRevise()
-	return nil
+// batchUnitEnd is where a batch unit's record ends, and whether the unit is
+// valid (recover).
+func batchUnitEnd(b []byte) (int64, bool) {
+	u := readBatchUnit(b)
+	return u.phy + int64(u.size), u.valid()
 }
 
 // bcqRevise sets the min and max message offsets from the first unit of the

@@ -104,11 +104,14 @@ func (c *consumeQueue) minOffset() int64 {
 	return c.minLogicOffset.Load() / cqUnitSize
 }
 
-// recover finds the valid end: units with offset >= 0 and size > 0, scanning from
-// the third-last file (ConsumeQueue.recover).
+// recover finds the valid end, scanning from the third-last file
+// (ConsumeQueue.recover, BatchConsumeQueue.recover): a simple unit is valid
+// with offset >= 0 and size > 0, a batch unit as bcqUnit.valid says; a batch
+// queue then revises its message offsets.
 func (c *consumeQueue) recover() error {
+	unitSize, unitEnd := int64(cqUnitSize), simpleUnitEnd
 	if c.batch {
-		return c.bcqRecover()
+		unitSize, unitEnd = bcqUnitSize, batchUnitEnd
 	}
 	files := c.q.snapshot()
 	if len(files) == 0 {
@@ -123,18 +126,18 @@ func (c *consumeQueue) recover() error {
 			return fmt.Errorf("consume queue %s/%d: cannot map %s", c.topic, c.qid, f.name())
 		}
 		pos := int64(0)
-		for ; pos+cqUnitSize <= int64(f.size); pos += cqUnitSize {
-			phy, size, _ := readUnit(f.data[pos:])
-			if phy < 0 || size <= 0 {
+		for ; pos+unitSize <= int64(f.size); pos += unitSize {
+			end, valid := unitEnd(f.data[pos:])
+			if !valid {
 				break
 			}
-			if size != math.MaxInt32 {
-				maxPhy = phy + int64(size)
+			if end >= 0 {
+				maxPhy = end
 			}
 		}
 		f.release()
 		process = f.from + pos
-		if pos+cqUnitSize <= int64(f.size) {
+		if pos+unitSize <= int64(f.size) {
 			break
 		}
 	}
@@ -142,7 +145,23 @@ func (c *consumeQueue) recover() error {
 		return err
 	}
 	c.maxPhysicOffset.Store(maxPhy)
+	if c.batch {
+		c.bcqRevise()
+	}
 	return nil
+}
+
+// simpleUnitEnd is where a simple unit's record ends (-1 for a unit of size
+// MaxInt32, which names no record end), and whether the unit is valid.
+func simpleUnitEnd(b []byte) (int64, bool) {
+	phy, size, _ := readUnit(b)
+	if phy < 0 || size <= 0 {
+		return 0, false
+	}
+	if size == math.MaxInt32 {
+		return -1, true
+	}
+	return phy + int64(size), true
 }
 
 // truncateAbove drops units that point at or past phyOffset (the commitlog was
