@@ -447,18 +447,9 @@ func (b *Broker) runMasterServicesTracked(ctx context.Context, done *sync.WaitGr
 }
 
 // everyTick calls f every d until ctx ends: the loop of the broker's
-// periodic services.
+// periodic services (periodic with a fixed period).
 func everyTick(ctx context.Context, d time.Duration, f func(context.Context)) {
-	t := time.NewTicker(d)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			f(ctx)
-		}
-	}
+	periodic(ctx, d, func() time.Duration { return d }, f)
 }
 
 func (b *Broker) goLoop(f func()) {
