@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"sort"
 	"strconv"
 
 	"rmqd/codec"
@@ -133,6 +134,10 @@ func (c *consumeQueue) putBatch(u bcqUnit) error {
 	f.firstCreate = false
 	w := f.wrote.Load()
 	putBatchUnit(f.data[w:], u)
+	if w == 0 {
+		first := u // its own variable: taking u's address would move every unit to the heap
+		f.bcqFirst.Store(&first)
+	}
 	f.wrote.Store(w + bcqUnitSize)
 	c.maxPhysicOffset.Store(u.phy + int64(u.size))
 	c.bMax.Store(u.end())
@@ -145,52 +150,118 @@ func (c *consumeQueue) putBatch(u bcqUnit) error {
 // unitIn reads unit i of a held file.
 func unitIn(f *mappedFile, i int64) bcqUnit { return readBatchUnit(f.data[i*bcqUnitSize:]) }
 
+// firstUnit is f's first unit, read once and cached (mappedFile.bcqFirst);
+// false when f has none or cannot be mapped. The writer stores the unit it
+// puts at position 0 before it moves wrote past it, so a cached unit is the
+// file's while wrote covers it (a file cut to nothing and written again gets
+// the new one).
+func firstUnit(f *mappedFile) (bcqUnit, bool) {
+	if f.wrote.Load() < bcqUnitSize {
+		return bcqUnit{}, false
+	}
+	if u := f.bcqFirst.Load(); u != nil {
+		return *u, true
+	}
+	if !f.hold() {
+		return bcqUnit{}, false
+	}
+	u := unitIn(f, 0)
+	f.release()
+	f.bcqFirst.CompareAndSwap(nil, &u)
+	return u, true
+}
+
+// bcqFileAt is the index in files of the last file whose first unit is at or
+// below key by the given order (-1 when none is), by a binary search over the
+// files' cached first units: a lookup maps only the file it lands in, not
+// every file after it. Files without units (only a new last one has none)
+// sort after every key.
+func bcqFileAt(files []*mappedFile, after func(first bcqUnit) bool) int {
+	return sort.Search(len(files), func(i int) bool {
+		u, ok := firstUnit(files[i])
+		if !ok {
+			// Empty, or destroyed by retention (always the first files): either
+			// way its units are not the ones looked for.
+			return files[i].wrote.Load() < bcqUnitSize
+		}
+		return after(u)
+	}) - 1
+}
+
 // bcqFind returns the held file and byte position of the unit covering
 // msgOffset (the last unit whose base is at or below it), or of the next unit
-// when msgOffset falls in a gap; nil when no unit is at or past it.
+// when msgOffset falls in a gap or below the first unit; nil when no unit is
+// at or past it.
 func (c *consumeQueue) bcqFind(msgOffset int64) (*mappedFile, int64) {
-	files := c.q.snapshot()
-	for i := len(files) - 1; i >= 0; i-- {
+	files := c.q.view()
+	i := bcqFileAt(files, func(u bcqUnit) bool { return u.base > msgOffset })
+	if i >= 0 && files[i].hold() {
 		f := files[i]
 		n := f.wrote.Load() / bcqUnitSize
-		if n == 0 || !f.hold() {
-			continue
-		}
-		if unitIn(f, 0).base > msgOffset {
-			f.release()
-			continue
-		}
-		lo, hi := int64(0), n-1
-		for lo < hi {
-			mid := (lo + hi + 1) / 2
-			if unitIn(f, mid).base <= msgOffset {
-				lo = mid
-			} else {
-				hi = mid - 1
-			}
-		}
-		if unitIn(f, lo).end() > msgOffset {
+		lo := searchUnits(f, n, func(u bcqUnit) bool { return u.base > msgOffset }) - 1
+		if lo >= 0 && unitIn(f, lo).end() > msgOffset {
 			return f, lo * bcqUnitSize
 		}
 		if lo+1 < n {
 			return f, (lo + 1) * bcqUnitSize
 		}
 		f.release()
-		if i+1 < len(files) && files[i+1].hold() {
-			if files[i+1].wrote.Load() >= bcqUnitSize {
-				return files[i+1], 0
-			}
-			files[i+1].release()
-		}
-		return nil, 0
 	}
-	// Below the first unit: the first one there is.
-	for _, f := range files {
+	// The first unit of the next file that has one.
+	for _, f := range files[i+1:] {
 		if f.wrote.Load() >= bcqUnitSize && f.hold() {
 			return f, 0
 		}
 	}
 	return nil, 0
+}
+
+// searchUnits is the index of the first of the n units of held file f for
+// which after holds (n when none does); after must be false then true along
+// the file.
+func searchUnits(f *mappedFile, n int64, after func(u bcqUnit) bool) int64 {
+	lo, hi := int64(0), n
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if after(unitIn(f, mid)) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+// bcqOffsetByTime is the base of the first unit stored at or after timestamp
+// whose record the commitlog still holds (phy at or above minPhy), the max
+// offset when there is none: OffsetInQueueByTime read from the units' own
+// store times, a binary search over files and then within one, as Java's
+// BatchConsumeQueue does with its time cache.
+func (c *consumeQueue) bcqOffsetByTime(timestamp, minPhy int64) int64 {
+	atOrAfter := func(u bcqUnit) bool { return u.phy >= minPhy && u.storeTime >= timestamp }
+	files := c.q.view()
+	// The answer is in the last file starting before the time, or is the
+	// first unit of the file after it.
+	i := bcqFileAt(files, atOrAfter)
+	if i >= 0 && files[i].hold() {
+		f := files[i]
+		n := f.wrote.Load() / bcqUnitSize
+		k := searchUnits(f, n, atOrAfter)
+		var base int64
+		if k < n {
+			base = unitIn(f, k).base
+		}
+		f.release()
+		if k < n {
+			return base
+		}
+	}
+	for _, f := range files[i+1:] {
+		if u, ok := firstUnit(f); ok {
+			return u.base
+		}
+	}
+	return c.maxOffset()
 }
 
 // bcqUnitAt is the unit covering msgOffset.
@@ -242,6 +313,11 @@ func (c *consumeQueue) bcqTruncateAbove(phyOffset int64) error {
 	for i := len(files) - 1; i >= 0; i-- {
 		f := files[i]
 		n := f.wrote.Load() / bcqUnitSize
+		if n == 0 {
+			// A file made ahead of its first unit: it goes with the cut.
+			end = f.from
+			continue
+		}
 		if !f.hold() {
 			return fmt.Errorf("batch consume queue %s/%d: cannot map %s", c.topic, c.qid, f.name())
 		}

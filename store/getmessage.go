@@ -259,8 +259,11 @@ func (s *DefaultStore) OffsetInQueueByTime(topic string, queueID int32, timestam
 	if cq == nil {
 		return 0
 	}
-	lo, hi := cq.minOffset(), cq.maxOffset()
 	minPhy := s.MinPhyOffset()
+	if cq.batch {
+		return cq.bcqOffsetByTime(timestamp, minPhy)
+	}
+	lo, hi := cq.minOffset(), cq.maxOffset()
 	for lo < hi {
 		mid := lo + (hi-lo)/2
 		phy, size, _, ok := cq.unitAt(mid)

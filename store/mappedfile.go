@@ -41,6 +41,9 @@ type mappedFile struct {
 	destroyed atomic.Bool
 	// firstCreate marks a consume-queue file created empty as the queue's first file.
 	firstCreate bool
+	// bcqFirst caches a batch consume-queue file's first unit (batchcq.go), so
+	// a lookup searches the files without mapping each one; nil until known.
+	bcqFirst atomic.Pointer[bcqUnit]
 
 	// lazy is set for a file mapped on demand (a consume queue's, lazymap.go):
 	// data is nil while unmapped and changes only under mapMu.

@@ -102,6 +102,15 @@ func (q *mappedFileQueue) snapshot() []*mappedFile {
 	return append([]*mappedFile(nil), q.files...)
 }
 
+// view is the file list as it is now, without the copy snapshot makes: the
+// list is never changed in place (appends go past its length, removals and
+// truncation build a new one), so a view stays as it was. Read-only.
+func (q *mappedFileQueue) view() []*mappedFile {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	return q.files
+}
+
 func (q *mappedFileQueue) first() *mappedFile {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
