@@ -22,6 +22,8 @@ type popClient struct {
 	c     *testConn
 	group string
 	topic string
+	// lastBody is the body of the last POP's answer.
+	lastBody []byte
 }
 
 // popMsg is one popped message with its receipt handle.
@@ -62,6 +64,7 @@ func (p *popClient) pop(max int, invisible int64, order bool) ([]popMsg, *pop.Po
 	}
 	resp := p.call(req)
 	hdr, _ := resp.CustomHeader.(*pop.PopResponseHeader)
+	p.lastBody = resp.Body
 	if resp.Code != codec.RespSuccess {
 		return nil, hdr
 	}

@@ -104,7 +104,7 @@ func (h popHost) HasReset(group, topic string, q int32) bool {
 
 func (h popHost) Topic(topic string) (pop.Topic, bool) {
 	tc, ok := h.b.topics.Select(topic)
-	return pop.Topic{ReadQueueNums: tc.ReadQueueNums, Perm: tc.Perm}, ok
+	return pop.Topic{ReadQueueNums: tc.ReadQueueNums, Perm: tc.Perm, Batch: isBatchCQ(tc)}, ok
 }
 
 func (h popHost) Group(group string) (pop.Group, bool) {

@@ -267,6 +267,9 @@ func (s *Service) ackOrderly(c remoting.Conn, topic, group string, queueID int32
 	if next != -1 {
 		s.inflight.done(topic, group, queueID, popTime, 1)
 	}
+	if next > -1 {
+		next = s.pastBatch(topic, queueID, next)
+	}
 	switch {
 	case next > -1:
 		if !s.h.HasReset(group, topic, queueID) {
@@ -357,4 +360,25 @@ func (s *Service) changeInvisibleOrderly(h *changeHeader, ei ExtraInfo, hdr *Cha
 	next := time.Now().UnixMilli() + h.invisibleTime
 	s.order.UpdateNextVisibleTime(h.topic, h.group, h.queueID, h.offset, ei.PopTime, next)
 	hdr.InvisibleTime, hdr.PopTime, hdr.ReviveQid = next-ei.PopTime, ei.PopTime, ei.ReviveQid
+}
+
+// pastBatch moves an orderly POP's next offset that falls inside a BatchCQ
+// unit to the unit's end. The order info keeps the offsets of the units it
+// handed out, and once all are acked answers the last one plus one (Java's
+// OrderInfo.getNextOffset): inside that unit when it holds an inner batch, so
+// the next POP, which reads the whole unit covering its offset, would hand
+// the acked batch out again, for ever (Java does).
+func (s *Service) pastBatch(topic string, queueID int32, next int64) int64 {
+	if tc, ok := s.h.Topic(topic); !ok || !tc.Batch {
+		return next
+	}
+	res := s.h.GetMessage(reviveGroup, topic, queueID, next, 1, nil)
+	if res == nil {
+		return next
+	}
+	defer res.Release()
+	if len(res.Records) > 0 && recordQueueOffset(res.Records[0]) < next && res.NextBeginOffset > next {
+		return res.NextBeginOffset
+	}
+	return next
 }

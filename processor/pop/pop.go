@@ -59,6 +59,9 @@ type Config struct {
 type Topic struct {
 	ReadQueueNums int32
 	Perm          int32
+	// Batch marks a queue.type=BatchCQ topic, whose units cover several
+	// queue offsets (an inner batch).
+	Batch bool
 }
 
 // Group is what POP needs of a subscription group.

@@ -341,7 +341,7 @@ func (s *Service) popFromQueue(st *popState, topic string, isRetry bool, queueID
 				ck.addDiff(int32(o - off))
 			}
 			if !s.putCheckPoint(ck, st.reviveQid) {
-				st.restNum += int64(len(offs))
+				st.restNum += int64(len(offs) + res.InnerMessages) // messages, as Java's getMessageCount
 				return
 			}
 			// Java commits once the checkpoint is stored (PopBufferMergeService.scanCommitOffset).

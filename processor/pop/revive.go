@@ -317,6 +317,16 @@ func (r *reviver) reviveRetry(ck *CheckPoint, rec []byte) bool {
 		props = codec.SetProperty(props, propFirstPopTime, strconv.FormatInt(ck.PopTime, 10))
 	}
 	flag := m.SysFlag &^ (sysFlagBornV6 | sysFlagStoreV6)
+	if flag&codec.SysFlagInnerBatch != 0 {
+		// An inner batch of a BatchCQ topic goes to the (simple) retry topic
+		// as one plain message with the same body, as the POP first handed it
+		// out; NEED_UNWRAP stays to tell the body is a batch. Java puts it
+		// as it is and its store refuses an inner batch outside a BatchCQ
+		// topic: the checkpoint is put back until it is dropped, and the
+		// batch never comes again.
+		flag &^= codec.SysFlagInnerBatch
+		props = codec.DeleteProperty(codec.DeleteProperty(props, codec.PropInnerNum), codec.PropInnerBase)
+	}
 	if cfg.StoreHost.Addr().Is6() {
 		flag |= sysFlagBornV6 | sysFlagStoreV6
 	}
