@@ -321,9 +321,7 @@ func (c *consumeQueue) bcqTruncateAbove(phyOffset int64) error {
 		if !f.hold() {
 			return fmt.Errorf("batch consume queue %s/%d: cannot map %s", c.topic, c.qid, f.name())
 		}
-		k := int64(0)
-		for ; k < n && unitIn(f, k).phy < phyOffset; k++ {
-		}
+		k := searchUnits(f, n, func(u bcqUnit) bool { return u.phy >= phyOffset })
 		f.release()
 		if k == n {
 			break // every unit of this file is below the cut
@@ -359,12 +357,8 @@ func (c *consumeQueue) bcqCorrectMinOffset(minPhy int64) {
 	}
 	defer f.release()
 	n := f.wrote.Load() / bcqUnitSize
-	for k := int64(0); k < n; k++ {
-		u := unitIn(f, k)
-		if u.phy >= minPhy {
-			break
-		}
-		c.bMin.Store(u.end())
+	if k := searchUnits(f, n, func(u bcqUnit) bool { return u.phy >= minPhy }); k > 0 {
+		c.bMin.Store(unitIn(f, k-1).end())
 	}
 }
 

@@ -174,4 +174,25 @@ func TestBatchCQLookupEmptyAndTruncated(t *testing.T) {
 	require.NotNil(t, f)
 	require.Equal(t, int64(20), readBatchUnit(f.data[pos:]).base, "in the gap: the first unit of the file written again")
 	f.release()
+
+	// A cut inside a file keeps the units below it.
+	require.NoError(t, b.cq.bcqTruncateAbove(b.units[6].phy))
+	b.units = b.units[:6]
+	require.Equal(t, b.units[5].end(), b.cq.maxOffset())
+	b.check(t)
+}
+
+// TestBatchCQCorrectMinOffset: the min offset moves past the first file's
+// units whose records the commitlog no longer holds, and no further.
+func TestBatchCQCorrectMinOffset(t *testing.T) {
+	b := newBCQSynthetic(t)
+	for i := range 4 {
+		b.put(t, int64(i*3), 3, int64(100+i))
+	}
+	for k, u := range b.units {
+		b.cq.bcqCorrectMinOffset(u.phy)
+		require.Equal(t, u.base, b.cq.minOffset(), "first unit kept: %d", k)
+		b.cq.bcqCorrectMinOffset(u.phy + 1)
+		require.Equal(t, u.end(), b.cq.minOffset(), "unit %d gone", k)
+	}
 }
