@@ -96,13 +96,18 @@ func TestPopBatchCQ(t *testing.T) {
 	require.Equal(t, "0 0 3,5,6,10", info, "one offset per unit")
 	require.EqualValues(t, 12, r.b.offsets.Query("PopBG", "PopB", 0))
 
-	p.ack(first[0])                    // batch 0
-	p.batchAck(second[1], second[3])   // s5 and batch 10
+	p.ack(first[0])                  // batch 0
+	p.batchAck(second[1], second[3]) // s5 and batch 10
+	// Batch 6, not the checkpoint's first offset: a checkpoint the change
+	// writes in the same millisecond as the POP's for the same first offset
+	// has the same revive key and replaces it (in Java too).
 	p.changeInvisible(second[2], 4000) // batch 6: back in 4 s
-	popped := time.Now()               // batch 3 is left unacked: back in 2 s
+	// Batch 3 is left unacked: back in 2 s.
 	retry := "%RETRY%PopBG_PopB"
 	got := map[string]int{}
-	for time.Since(popped) < 9*time.Second {
+	// Until both came back, then a little longer: neither comes twice.
+	var both time.Time
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && (both.IsZero() || time.Since(both) < 1500*time.Millisecond); {
 		ms, recs, _ := p.popRecords(32, 60_000)
 		for i, m := range ms {
 			require.Equal(t, "1", m.retry, "only retries are left")
@@ -114,6 +119,9 @@ func TestPopBatchCQ(t *testing.T) {
 			require.NotContains(t, props, codec.PropInnerBase)
 			got[fmt.Sprint(innerBodies(t, m.body))]++
 			p.ack(m)
+		}
+		if len(got) == 2 && both.IsZero() {
+			both = time.Now()
 		}
 		if len(ms) == 0 {
 			time.Sleep(100 * time.Millisecond)
