@@ -13,7 +13,7 @@ import (
 
 // updateTopicAttrs sends UPDATE_AND_CREATE_TOPIC for topic with attrs as the
 // attributes header ("" leaves it out).
-func updateTopicAttrs(t *testing.T, b *testBroker, topic, attrs string) *codec.RemotingCommand {
+func updateTopicAttrs(t testing.TB, b *testBroker, topic, attrs string) *codec.RemotingCommand {
 	t.Helper()
 	req := codec.NewRequest(codec.ReqUpdateAndCreateTopic)
 	for _, kv := range [][2]string{{"topic", topic}, {"readQueueNums", "4"}, {"writeQueueNums", "4"}, {"perm", "6"}} {

@@ -405,7 +405,7 @@ func (s *DefaultStore) getBatchMessages(r *GetResult, cq *consumeQueue, offset i
 	maxPhy, hot := s.MaxPhyOffset(), s.HotCommitLogBytes()
 	cold := s.coldWindow(maxPhy)
 	r.Status = GetNoMatchedMessage
-	r.Records = r.recSlots[:0]
+	r.makeRoom(maxMsgNums, len(units)/bcqUnitSize) // a unit is one record
 	r.files = r.fileSlots[:0]
 	next := offset
 	count := 0

@@ -81,13 +81,7 @@ func (s *DefaultStore) getMessageCQ(topic string, queueID int32, offset int64, m
 	maxPhy, hot := s.MaxPhyOffset(), s.HotCommitLogBytes()
 	cold := s.coldWindow(maxPhy) // below -1 when off: one compare per record
 	r.Status = GetNoMatchedMessage
-	// A caught-up long poll reads one or two messages: room for what the
-	// queue holds past offset, not for the 32 asked (768 bytes per pull).
-	if n := max(min(int(maxMsgNums), 64, len(units)/cqUnitSize), 1); n <= len(r.recSlots) {
-		r.Records = r.recSlots[:0]
-	} else {
-		r.Records = make([][]byte, 0, n)
-	}
+	r.makeRoom(maxMsgNums, len(units)/cqUnitSize)
 	r.files = r.fileSlots[:0]
 	nextPhyFileStart := int64(math.MinInt64)
 	var cur *mappedFile // commitlog file held for the records taken from it
@@ -389,4 +383,15 @@ func hasKey(m *codec.Message, key string) bool {
 		}
 	}
 	return false
+}
+
+// makeRoom sizes Records once for a read of at most maxMsgNums records from
+// the units the queue holds past the offset: a caught-up long poll reads one
+// or two, so it gets room for those, not for the 32 asked (768 bytes a pull).
+func (r *GetResult) makeRoom(maxMsgNums int32, units int) {
+	if n := max(min(int(maxMsgNums), 64, units), 1); n <= len(r.recSlots) {
+		r.Records = r.recSlots[:0]
+	} else {
+		r.Records = make([][]byte, 0, n)
+	}
 }
