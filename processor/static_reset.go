@@ -17,9 +17,9 @@ import (
 // time lies, and the older items' resets wait for pulls that never come.
 // rmqd resets each logical queue where it is led, by the logical search over
 // its items (staticSearch, as SEARCH_OFFSET_BY_TIMESTAMP): the target is
-// committed in the item holding it, the group's offsets in later items held
-// here are forgotten (the query reads the latest item first), and the next
-// pull of the logical queue answers PULL_OFFSET_MOVED with it.
+// committed in the item holding it, the group's offsets in later items are
+// cleared (the query reads the latest item first), and the next pull of the
+// logical queue answers PULL_OFFSET_MOVED with it.
 
 // staticResetOffset resets the logical queues of static topic d led here:
 // queueID (logical) alone when not negative, at offset when that is not -1,
@@ -122,8 +122,24 @@ func (b *Broker) assignStaticReset(ctx context.Context, s *staticCtx, group stri
 		}
 	}
 	for j := i + 1; j < len(s.items); j++ {
-		if later := &s.items[j]; s.local(later) && !(later.Bname == it.Bname && later.QueueID == it.QueueID) {
+		later := &s.items[j]
+		switch {
+		case later.Bname == it.Bname && later.QueueID == it.QueueID: // the same physical queue again
+		case s.local(later):
 			b.offsets.Forget(group, topic, later.QueueID)
+		default:
+			// No request deletes one queue's offset: -1 reads as none there
+			// (QUERY_NOT_FOUND to the double read), on a Java broker too.
+			fwd := forwardQueueRequest(codec.ReqUpdateConsumerOffset, topic, later.QueueID, later.Bname,
+				"consumerGroup", group, "commitOffset", "-1")
+			resp, err := b.forwardStatic(ctx, topic, later.Bname, fwd)
+			if err == nil && resp.Code != codec.RespSuccess {
+				err = fmt.Errorf("code %d: %s", resp.Code, resp.Remark)
+			}
+			if err != nil {
+				b.log.Warn("static topic reset: clear a later item's offset", "topic", topic, "group", group,
+					"queue", s.logical, "broker", later.Bname, "err", err)
+			}
 		}
 	}
 	b.offsets.AssignLogicalReset(group, topic, s.logical, target)

@@ -165,3 +165,45 @@ func TestStaticTopicResetPhysical(t *testing.T) {
 	require.Equal(t, "3", ext(t, resp, "nextBeginOffset"))
 	require.Equal(t, "0", ext(t, resp, "offsetDelta"))
 }
+
+// A queue moved twice (broker-a, broker-c, then broker-b): a reset into
+// broker-a's item clears the group's offset in broker-c's middle item too,
+// so the query reads the target back once the pull has taken the reset.
+func TestStaticTopicResetClearsMiddleItem(t *testing.T) {
+	ctx := context.Background()
+	mk := func(name string) func(*BrokerConfig) {
+		return func(c *BrokerConfig) { c.BrokerName = name; c.NamesrvAddr = "ns:9876" }
+	}
+	a, b, cb := newTestBroker(t, mk("broker-a")), newTestBroker(t, mk("broker-b")), newTestBroker(t, mk("broker-c"))
+	r := &staticRouter{t: t, brokers: map[string]*testBroker{"a:10911": a, "b:10911": b, "c:10911": cb}, calls: map[int32]int{}}
+	conn := newTestConn(41104)
+	items := item(0, 0, "broker-a", 0) + "," + item(1, 0, "broker-c", 10) + "," + item(2, 0, "broker-b", 20)
+	for _, br := range []*testBroker{a, b, cb} {
+		br.SetNameServerInvoker(r)
+		resp, _ := br.handleUpdateAndCreateStaticTopic(ctx, conn, staticTopicReq("ChainT", 1,
+			fmt.Sprintf(`{"bname":%q,"epoch":3,"hostedQueues":{0:[%s]},"topic":"ChainT","totalQueues":1}`, br.conf().BrokerName, items)))
+		require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+		resp, _ = br.handleUpdateAndCreateSubscriptionGroup(ctx, conn, groupReq("CG"))
+		require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	}
+	cb.offsets.Commit("CG", "ChainT", 0, 0) // the consumer passed through broker-c's item
+	b.offsets.Commit("CG", "ChainT", 0, 0)  // and is at broker-b's start
+	query := func() *codec.RemotingCommand {
+		resp, err := b.handleQueryConsumerOffset(ctx, conn, queryOffsetReq("CG", "ChainT", "0"))
+		require.NoError(t, err)
+		return resp
+	}
+	require.Equal(t, "20", ext(t, query(), "offset"))
+
+	resp, _ := b.handleInvokeBrokerToResetOffset(ctx, conn, staticResetReq("ChainT", "CG", 0, "queueId", "0", "offset", "0"))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.EqualValues(t, 0, a.offsets.Query("CG", "ChainT", 0))
+	require.EqualValues(t, -1, cb.offsets.Query("CG", "ChainT", 0), "cleared on broker-c")
+	require.EqualValues(t, -1, b.offsets.Query("CG", "ChainT", 0), "forgotten here")
+	pc := newTestConn(41105)
+	resp, err := b.handlePullMessage(ctx, pc, pullReq("CG", "ChainT", 0, 20, codec.PullFlagSubscription, 0))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespPullOffsetMoved, resp.Code, resp.Remark)
+	require.Equal(t, "0", ext(t, resp, "nextBeginOffset"))
+	require.Equal(t, "0", ext(t, query(), "offset"), "broker-a's, past the cleared ones")
+}
