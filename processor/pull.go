@@ -109,7 +109,7 @@ func (b *Broker) handlePullMessage(ctx context.Context, c remoting.Conn, req *co
 		return reply.response(refused.code, refused.remark), nil
 	}
 	if s != nil {
-		if resp := b.staticResetPull(s, &h, reply); resp != nil {
+		if resp := b.staticResetPull(s.items, s.logical, &h, reply); resp != nil {
 			return resp, nil
 		}
 		var fwd *codec.RemotingCommand
@@ -168,6 +168,12 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 		}
 	}
 
+	if p := reply.static; p != nil && !allowSuspend {
+		// A held pull re-run: a reset assigned while it was held.
+		if resp := b.staticResetPull(p.items, p.logical, h, reply); resp != nil {
+			return resp, nil
+		}
+	}
 	// A pending reset is taken whatever the setting, as Java's
 	// queryThenEraseResetOffset does, but acted on only while server-side
 	// reset is on: one recorded before the switch is dropped, not replayed.

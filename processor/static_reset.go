@@ -146,11 +146,13 @@ func (b *Broker) assignStaticReset(ctx context.Context, s *staticCtx, group stri
 	return nil
 }
 
-// staticResetPull answers a pull of a remapped logical queue with its
-// pending reset, if any (nil otherwise): PULL_OFFSET_MOVED to the logical
-// offset, with offsetDelta of the item holding it, as every static pull
-// answer carries one.
-func (b *Broker) staticResetPull(s *staticCtx, h *codec.PullMessageRequestHeader, reply pullReply) *codec.RemotingCommand {
+// staticResetPull answers a pull of remapped logical queue logical (items)
+// with its pending reset, if any (nil otherwise): PULL_OFFSET_MOVED to the
+// logical offset, with offsetDelta of the item holding it, as every static
+// pull answer carries one. It runs before the pull is turned to an item (one
+// on another broker is forwarded) and again when a held pull is re-run.
+func (b *Broker) staticResetPull(items []codec.LogicQueueMappingItem, logical int32, h *codec.PullMessageRequestHeader, reply pullReply) *codec.RemotingCommand {
+	s := &staticCtx{logical: logical, items: items} // no d: nothing here asks which broker is local
 	if s.physical() {
 		return nil // its reset is a physical one, taken by pull
 	}

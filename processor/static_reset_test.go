@@ -129,6 +129,20 @@ func TestStaticTopicResetAcrossItems(t *testing.T) {
 	require.EqualValues(t, codec.RespSystemError, resp.Code)
 	require.Equal(t, "Target offset 99 not in consume queue range [0-13]", resp.Remark)
 
+	// A pull held at the queue's end when a reset comes is answered with it
+	// once woken (a held pull is re-run past the logical queue's lookup).
+	require.Equal(t, "2", ext(t, pull(13), "nextBeginOffset"), "the pending reset taken")
+	hc := newTestConn(41106)
+	held, err := b.handlePullMessage(ctx, hc, pullReq("SG", "ResetT", 0, 13, codec.PullFlagSubscription|codec.PullFlagSuspend, 20000))
+	require.NoError(t, err)
+	require.Nil(t, held, "held at the end of broker-b's item")
+	ok(b.handleInvokeBrokerToResetOffset(ctx, c, staticResetReq("ResetT", "SG", 0)))
+	ok(b.handleSendMessage(ctx, c, sendReq("ResetT", 0, []byte("b3"), "")))
+	held = waitResponse(t, hc, 1)
+	require.EqualValues(t, codec.RespPullOffsetMoved, held.Code, held.Remark)
+	require.Equal(t, "0", ext(t, held, "nextBeginOffset"))
+	require.Equal(t, "0", ext(t, held, "offsetDelta"))
+
 	// broker-a leads nothing: an empty table, so mqadmin's round of every
 	// broker in the route succeeds; a queue it does not lead is refused.
 	resp = ok(a.handleInvokeBrokerToResetOffset(ctx, c, staticResetReq("ResetT", "SG", 0)))
