@@ -251,3 +251,19 @@ func DecodeTopicQueueMappingDetail(b []byte) (*TopicQueueMappingDetail, error) {
 	}
 	return d, nil
 }
+
+// DecodeTopicConfigMappingDetail reads the mappingDetail of a GET_TOPIC_CONFIG
+// answer (Java's TopicConfigAndQueueMapping, asked with lo=true): nil when
+// the topic is not static there.
+func DecodeTopicConfigMappingDetail(b []byte) (*TopicQueueMappingDetail, error) {
+	var j struct {
+		MappingDetail jsoniter.RawMessage `json:"mappingDetail"`
+	}
+	if err := UnmarshalBody(b, &j); err != nil {
+		return nil, fmt.Errorf("TopicConfigAndQueueMapping: %w", err)
+	}
+	if len(j.MappingDetail) == 0 || string(j.MappingDetail) == "null" {
+		return nil, nil
+	}
+	return DecodeTopicQueueMappingDetail(j.MappingDetail)
+}

@@ -196,3 +196,53 @@ func FuzzDecodeTopicQueueMappingDetail(f *testing.F) {
 		}
 	})
 }
+
+// A static topic's route carries each broker's mapping, read and written
+// back as the name server writes it.
+func TestTopicRouteDataMappingByBroker(t *testing.T) {
+	in := `{"brokerDatas":[],"filterServerTable":{},"queueDatas":[],"topicQueueMappingByBroker":{` +
+		`"broker-a":{"bname":"broker-a","currIdMap":{"0":0,"2":1},"dirty":false,"epoch":5,"scope":"__global__","topic":"T","totalQueues":3},` +
+		`"broker-b":{"bname":"broker-b","currIdMap":{"1":0},"dirty":false,"epoch":6,"scope":"__global__","topic":"T","totalQueues":3}}}`
+	r, err := DecodeTopicRouteData([]byte(in))
+	require.NoError(t, err)
+	require.Len(t, r.TopicQueueMappingByBroker, 2)
+	require.Equal(t, map[int32]int32{1: 0}, r.TopicQueueMappingByBroker["broker-b"].CurrIDMap)
+	require.EqualValues(t, 6, r.TopicQueueMappingByBroker["broker-b"].Epoch)
+	require.Equal(t, in, string(r.AppendJSON(nil)))
+
+	plain, err := DecodeTopicRouteData([]byte(`{"brokerDatas":[],"queueDatas":[]}`))
+	require.NoError(t, err)
+	require.Nil(t, plain.TopicQueueMappingByBroker)
+	require.NotContains(t, string(plain.AppendJSON(nil)), "topicQueueMappingByBroker")
+}
+
+// GET_TOPIC_CONFIG's TopicConfigAndQueueMapping: the mapping when the topic
+// is static there (bare keys, as fastjson writes it), else nil.
+func TestDecodeTopicConfigMappingDetail(t *testing.T) {
+	d, err := DecodeTopicConfigMappingDetail([]byte(`{"topicName":"T","readQueueNums":1,"mappingDetail":{"bname":"b","epoch":3,"hostedQueues":{0:[{"bname":"a","queueId":0,"logicOffset":0},{"bname":"b","queueId":0,"logicOffset":10}]},"topic":"T","totalQueues":1}}`))
+	require.NoError(t, err)
+	require.Equal(t, "b", d.Bname)
+	require.EqualValues(t, 3, d.Epoch)
+	require.Len(t, d.HostedQueues[0], 2)
+	for _, none := range []string{`{"topicName":"T"}`, `{"topicName":"T","mappingDetail":null}`} {
+		d, err = DecodeTopicConfigMappingDetail([]byte(none))
+		require.NoError(t, err)
+		require.Nil(t, d, none)
+	}
+	_, err = DecodeTopicConfigMappingDetail([]byte(`{"mappingDetail":{"hostedQueues":{"x":[]}}}`))
+	require.Error(t, err)
+}
+
+// FuzzDecodeTopicConfigMappingDetail: no GET_TOPIC_CONFIG answer another
+// broker sends panics the decoder the mapping clean reads it with.
+func FuzzDecodeTopicConfigMappingDetail(f *testing.F) {
+	f.Add([]byte(`{"topicName":"T","mappingDetail":{"bname":"b","epoch":3,"hostedQueues":{0:[{"bname":"a","queueId":0}]},"topic":"T","totalQueues":1}}`))
+	f.Add([]byte(`{"topicName":"T","mappingDetail":null}`))
+	f.Add([]byte(`{"mappingDetail":7}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := DecodeTopicConfigMappingDetail(b)
+		if err == nil && d != nil {
+			_ = d.AppendJSON(nil)
+		}
+	})
+}

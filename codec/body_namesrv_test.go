@@ -301,6 +301,7 @@ func FuzzDecodeNamesrvBodies(f *testing.F) {
 	f.Add([]byte(`{"topicList":["a"],"brokerAddr":"x"}`))
 	f.Add([]byte(`{"dataVersion":{"counter":1,"timestamp":2},"topicConfigTable":{"t":{"topicName":"t","readQueueNums":1}}}`))
 	f.Add([]byte(`t 4 4 6 0`))
+	f.Add([]byte(`{"brokerDatas":[],"queueDatas":[],"topicQueueMappingByBroker":{"b":{"bname":"b","currIdMap":{"0":1},"epoch":2,"scope":"__global__","topic":"T","totalQueues":2},"c":null}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _ = DecodeTopicRouteData(b)
 		_, _ = DecodeClusterInfo(b)

@@ -91,6 +91,9 @@ type TopicRouteData struct {
 	QueueDatas        []QueueData
 	BrokerDatas       []*BrokerData
 	FilterServerTable map[string][]string // broker addr → filter servers; {} when empty
+	// TopicQueueMappingByBroker is a static topic's mapping of each broker
+	// (5.x), written only when set.
+	TopicQueueMappingByBroker map[string]*TopicQueueMappingInfo
 }
 
 // AppendJSON appends the route as the Java name server writes it for clients
@@ -126,7 +129,19 @@ func (r *TopicRouteData) AppendJSON(dst []byte) []byte {
 		}
 		dst = r.QueueDatas[i].AppendJSON(dst)
 	}
-	return append(dst, "]}"...)
+	dst = append(dst, ']')
+	if len(r.TopicQueueMappingByBroker) > 0 {
+		dst = append(dst, `,"topicQueueMappingByBroker":{`...)
+		for i, name := range SortedKeys(r.TopicQueueMappingByBroker) {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = AppendJSONKey(dst, name)
+			dst = r.TopicQueueMappingByBroker[name].AppendJSON(dst)
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, '}')
 }
 
 // DecodeTopicRouteData parses route data in either fastjson form (bare or quoted
@@ -141,14 +156,21 @@ func DecodeTopicRouteData(b []byte) (*TopicRouteData, error) {
 			Perm           int32  `json:"perm"`
 			TopicSysFlag   int32  `json:"topicSysFlag"`
 		} `json:"queueDatas"`
-		BrokerDatas       []*brokerDataJSON   `json:"brokerDatas"`
-		FilterServerTable map[string][]string `json:"filterServerTable"`
+		BrokerDatas       []*brokerDataJSON                 `json:"brokerDatas"`
+		FilterServerTable map[string][]string               `json:"filterServerTable"`
+		MappingByBroker   map[string]*TopicQueueMappingInfo `json:"topicQueueMappingByBroker"`
 	}
 	if err := decodeBodyJSON(b, &j, "TopicRouteData"); err != nil {
 		return nil, err
 	}
+	for name, info := range j.MappingByBroker {
+		if info == nil {
+			delete(j.MappingByBroker, name)
+		}
+	}
 	r := &TopicRouteData{OrderTopicConf: j.OrderTopicConf, FilterServerTable: j.FilterServerTable,
-		QueueDatas: make([]QueueData, 0, len(j.QueueDatas)), BrokerDatas: make([]*BrokerData, 0, len(j.BrokerDatas))}
+		TopicQueueMappingByBroker: j.MappingByBroker,
+		QueueDatas:                make([]QueueData, 0, len(j.QueueDatas)), BrokerDatas: make([]*BrokerData, 0, len(j.BrokerDatas))}
 	for _, q := range j.QueueDatas {
 		r.QueueDatas = append(r.QueueDatas, QueueData(q))
 	}

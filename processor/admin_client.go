@@ -45,6 +45,9 @@ func (b *Broker) handleInvokeBrokerToResetOffset(ctx context.Context, c remoting
 	if _, ok := b.groups.Get(group); !ok {
 		return codec.NewResponse(req, codec.RespSubscriptionGroupNotExist, "Group "+group+" does not exist"), nil
 	}
+	if d := b.mappings.Get(topic); d != nil {
+		return b.staticResetOffset(ctx, req, d, group, ts, queueID, offset), nil
+	}
 	search := func(q int32) int64 {
 		if ts < 0 {
 			return b.store.MaxOffsetInQueue(topic, q)

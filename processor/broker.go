@@ -442,7 +442,10 @@ func (b *Broker) runMasterServicesTracked(ctx context.Context, done *sync.WaitGr
 	}
 	loop(func() { b.pop.RunRevive(ctx) })
 	loop(func() {
-		everyTick(ctx, staticCleanInterval, func(ctx context.Context) { b.cleanStaticItems(ctx, time.Now()) })
+		everyTick(ctx, staticCleanInterval, func(ctx context.Context) {
+			b.cleanStaticItems(ctx, time.Now())
+			b.cleanStaticOldGens(ctx, time.Now())
+		})
 	})
 }
 

@@ -109,6 +109,9 @@ func (b *Broker) handlePullMessage(ctx context.Context, c remoting.Conn, req *co
 		return reply.response(refused.code, refused.remark), nil
 	}
 	if s != nil {
+		if resp := b.staticResetPull(s.items, s.logical, &h, reply); resp != nil {
+			return resp, nil
+		}
 		var fwd *codec.RemotingCommand
 		if reply.static, fwd = b.staticPullRequest(ctx, s, &h, reply); reply.static == nil {
 			return fwd, nil
@@ -165,14 +168,28 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 		}
 	}
 
+	if p := reply.static; p != nil && !allowSuspend {
+		// A held pull re-run: a reset assigned while it was held.
+		if resp := b.staticResetPull(p.items, p.logical, h, reply); resp != nil {
+			return resp, nil
+		}
+	}
 	// A pending reset is taken whatever the setting, as Java's
 	// queryThenEraseResetOffset does, but acted on only while server-side
 	// reset is on: one recorded before the switch is dropped, not replayed.
 	if off, ok := b.offsets.TakeReset(h.ConsumerGroup, h.Topic, h.QueueID); ok && b.conf().UseServerSideResetOffset {
-		return reply.withHeader(codec.RespPullOffsetMoved, store.GetOffsetReset.String(), codec.PullMessageResponseHeader{
-			SuggestWhichBrokerID: b.suggestBrokerID(h.ConsumerGroup, &store.GetResult{}),
-			NextBeginOffset:      off,
-			MinOffset:            b.store.MinOffsetInQueue(h.Topic, h.QueueID), MaxOffset: b.store.MaxOffsetInQueue(h.Topic, h.QueueID)}), nil
+		hdr := codec.PullMessageResponseHeader{SuggestWhichBrokerID: b.suggestBrokerID(h.ConsumerGroup, &store.GetResult{}),
+			NextBeginOffset: off,
+			MinOffset:       b.store.MinOffsetInQueue(h.Topic, h.QueueID), MaxOffset: b.store.MaxOffsetInQueue(h.Topic, h.QueueID)}
+		if p := reply.static; p != nil {
+			// A static queue's offsets are answered logical, as Java's
+			// handler rewrites every static pull answer.
+			it := &p.items[p.cur]
+			hdr.NextBeginOffset = it.StaticOffsetStrictly(off)
+			hdr.MinOffset, hdr.MaxOffset = it.StaticOffsetStrictly(hdr.MinOffset), it.StaticOffsetStrictly(hdr.MaxOffset)
+			hdr.OffsetDelta, hdr.HasOffsetDelta = it.OffsetDelta(), true
+		}
+		return reply.withHeader(codec.RespPullOffsetMoved, store.GetOffsetReset.String(), hdr), nil
 	}
 	// The store's transfer limits bound the pull; maxMsgBytes, when the
 	// client sends it, bounds it further (Java's broker ignores it).

@@ -12,8 +12,9 @@ import (
 // the queue's items and the one read. It rides in pullReply, so a held or
 // dispatch-waiting pull is rewritten when it is finally answered.
 type staticPull struct {
-	items []codec.LogicQueueMappingItem // the stored mapping's: read only
-	cur   int
+	items   []codec.LogicQueueMappingItem // the stored mapping's: read only
+	cur     int
+	logical int32
 }
 
 // staticPullRequest turns a pull of a logical queue into one of the item
@@ -26,7 +27,7 @@ func (b *Broker) staticPullRequest(ctx context.Context, s *staticCtx, h *codec.P
 		return nil, reply.response(codec.RespSystemError, errNoDecidedItem.Error())
 	}
 	it := &s.items[i]
-	p := &staticPull{items: s.items, cur: i}
+	p := &staticPull{items: s.items, cur: i, logical: s.logical}
 	// The consumer's commit (a logical offset) is taken when it falls in the
 	// item read here, as a physical offset of its queue. Java stores it as
 	// sent under the physical queue, a wrong offset past the first item.

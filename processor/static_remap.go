@@ -66,31 +66,47 @@ func offsetAnswer(req *codec.RemotingCommand, key string, v int64) *codec.Remoti
 // id on that item's broker, another queue while the leader's logic offset is
 // undecided; rmqd reads that item's own queue.
 func (b *Broker) staticMaxOffset(ctx context.Context, req *codec.RemotingCommand, s *staticCtx, _ *codec.QueueRequestHeader) *codec.RemotingCommand {
+	off, err := b.staticMax(ctx, s)
+	if err != nil {
+		return staticFailed(req, err)
+	}
+	return offsetAnswer(req, "offset", off)
+}
+
+func (b *Broker) staticMax(ctx context.Context, s *staticCtx) (int64, error) {
 	i := codec.FindMappingItem(s.items, math.MaxInt64, true)
 	if i < 0 {
-		return staticFailed(req, errNoDecidedItem)
+		return 0, errNoDecidedItem
 	}
 	it := &s.items[i]
 	phys, err := b.itemMax(ctx, s, it)
 	if err != nil {
-		return staticFailed(req, err)
+		return 0, err
 	}
-	return offsetAnswer(req, "offset", it.StaticOffsetStrictly(phys))
+	return it.StaticOffsetStrictly(phys), nil
 }
 
 // staticMinOffset is GET_MIN_OFFSET of a remapped queue: the start of the
 // earliest item (Java's handleGetMinOffsetForStaticTopic).
 func (b *Broker) staticMinOffset(ctx context.Context, req *codec.RemotingCommand, s *staticCtx, _ *codec.QueueRequestHeader) *codec.RemotingCommand {
+	off, err := b.staticMin(ctx, s)
+	if err != nil {
+		return staticFailed(req, err)
+	}
+	return offsetAnswer(req, "offset", off)
+}
+
+func (b *Broker) staticMin(ctx context.Context, s *staticCtx) (int64, error) {
 	i := codec.FindMappingItem(s.items, 0, true)
 	if i < 0 {
-		return staticFailed(req, errNoDecidedItem)
+		return 0, errNoDecidedItem
 	}
 	it := &s.items[i]
 	phys, err := b.itemMin(ctx, s, it)
 	if err != nil {
-		return staticFailed(req, err)
+		return 0, err
 	}
-	return offsetAnswer(req, "offset", it.StaticOffsetLoosely(phys))
+	return it.StaticOffsetLoosely(phys), nil
 }
 
 // staticEarliestMsgStoretime is GET_EARLIEST_MSG_STORETIME of a remapped
@@ -116,12 +132,21 @@ func (b *Broker) staticEarliestMsgStoretime(ctx context.Context, req *codec.Remo
 // the last answer that is not past its item's end, so a time inside an old
 // item was answered with the leader's offset 0 (its physical, not logical).
 func (b *Broker) staticSearchOffset(ctx context.Context, req *codec.RemotingCommand, s *staticCtx, h *codec.SearchOffsetRequestHeader) *codec.RemotingCommand {
-	upper := strings.EqualFold(h.BoundaryType, "upper")
-	ts := h.Timestamp
+	off, err := b.staticSearch(ctx, s, h.Timestamp, h.BoundaryType)
+	if err != nil {
+		return staticFailed(req, err)
+	}
+	return offsetAnswer(req, "offset", off)
+}
+
+// staticSearch is staticSearchOffset's logical offset; boundary is the
+// request's boundaryType ("" is LOWER).
+func (b *Broker) staticSearch(ctx context.Context, s *staticCtx, ts int64, boundary string) (int64, error) {
+	upper := strings.EqualFold(boundary, "upper")
 	search := func(it *codec.LogicQueueMappingItem) (int64, error) {
 		kv := []string{"timestamp", strconv.FormatInt(ts, 10)}
-		if h.BoundaryType != "" {
-			kv = append(kv, "boundaryType", h.BoundaryType)
+		if boundary != "" {
+			kv = append(kv, "boundaryType", boundary)
 		}
 		return b.itemOffset(ctx, s, it, codec.ReqSearchOffsetByTimestamp, "offset",
 			func(q int32) int64 { return b.searchOffset(s.d.Topic, q, ts, upper) }, kv...)
@@ -133,7 +158,7 @@ func (b *Broker) staticSearchOffset(ctx context.Context, req *codec.RemotingComm
 		}
 	}
 	if len(decided) == 0 {
-		return staticFailed(req, errNoDecidedItem)
+		return 0, errNoDecidedItem
 	}
 	if !upper {
 		var last int64
@@ -141,50 +166,50 @@ func (b *Broker) staticSearchOffset(ctx context.Context, req *codec.RemotingComm
 			it := &s.items[i]
 			r, err := search(it)
 			if err != nil {
-				return staticFailed(req, err)
+				return 0, err
 			}
 			end, err := b.itemMax(ctx, s, it)
 			if err != nil {
-				return staticFailed(req, err)
+				return 0, err
 			}
 			if it.EndDecided() {
 				end = min(end, it.EndOffset)
 			}
 			if r >= 0 && r < end {
-				return offsetAnswer(req, "offset", it.StaticOffsetStrictly(r))
+				return it.StaticOffsetStrictly(r), nil
 			}
 			last = it.StaticOffsetStrictly(end)
 		}
-		return offsetAnswer(req, "offset", last)
+		return last, nil
 	}
 	var first int64
 	for k := len(decided) - 1; k >= 0; k-- {
 		it := &s.items[decided[k]]
 		r, err := search(it)
 		if err != nil {
-			return staticFailed(req, err)
+			return 0, err
 		}
 		lo, err := b.itemMin(ctx, s, it)
 		if err != nil {
-			return staticFailed(req, err)
+			return 0, err
 		}
 		lo = max(lo, it.StartOffset)
 		first = it.StaticOffsetStrictly(lo)
 		if r > lo {
-			return offsetAnswer(req, "offset", it.StaticOffsetStrictly(r))
+			return it.StaticOffsetStrictly(r), nil
 		}
 		if r == lo {
 			// The item's first message, or nothing at or before ts in it.
 			t, err := b.itemEarliest(ctx, s, it)
 			if err != nil {
-				return staticFailed(req, err)
+				return 0, err
 			}
 			if t >= 0 && t <= ts {
-				return offsetAnswer(req, "offset", first)
+				return first, nil
 			}
 		}
 	}
-	return offsetAnswer(req, "offset", first)
+	return first, nil
 }
 
 // staticQueryConsumerOffset is QUERY_CONSUMER_OFFSET of a remapped queue:
@@ -192,6 +217,9 @@ func (b *Broker) staticSearchOffset(ctx context.Context, req *codec.RemotingComm
 // offset kept under its item's physical queue; the first found is answered
 // logical. Items with an undecided logic offset are skipped (Java adds -1).
 func (b *Broker) staticQueryConsumerOffset(ctx context.Context, req *codec.RemotingCommand, s *staticCtx, h *codec.QueryConsumerOffsetRequestHeader) *codec.RemotingCommand {
+	if off, ok := b.offsets.LogicalReset(h.ConsumerGroup, h.Topic, s.logical); ok && b.conf().UseServerSideResetOffset {
+		return offsetAnswer(req, "offset", off) // a pending reset is read as the offset, as Java's queryOffset
+	}
 	for i := len(s.items) - 1; i >= 0; i-- {
 		it := &s.items[i]
 		if it.LogicOffset < 0 {
@@ -226,6 +254,10 @@ func (b *Broker) staticQueryConsumerOffset(ctx context.Context, req *codec.Remot
 // its physical queue. One held here rewrites h and answers nil (the caller
 // commits); another is forwarded and its answer returned.
 func (b *Broker) staticUpdateConsumerOffset(ctx context.Context, req *codec.RemotingCommand, s *staticCtx, h *codec.UpdateConsumerOffsetRequestHeader) *codec.RemotingCommand {
+	if _, ok := b.offsets.LogicalReset(h.ConsumerGroup, h.Topic, s.logical); ok && b.conf().UseServerSideResetOffset {
+		// A pending admin reset wins over what the client still believes.
+		return codec.NewResponse(req, codec.RespSuccess, "")
+	}
 	i := codec.FindMappingItem(s.items, h.CommitOffset, true)
 	if i < 0 {
 		return staticFailed(req, errNoDecidedItem)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -40,8 +41,18 @@ func (r *staticRouter) InvokeSync(ctx context.Context, addr string, req *codec.R
 			i++
 			body += fmt.Sprintf(`{"brokerAddrs":{0:%q},"brokerName":%q,"cluster":"DefaultCluster"}`, a, b.conf().BrokerName)
 		}
+		// With each broker's registered mapping of the topic, as a 5.x name server answers.
+		topic, _ := req.Ext.Get("topic")
+		byBroker := map[string]*codec.TopicQueueMappingInfo{}
+		for _, b := range r.brokers {
+			if d := b.mappings.Get(topic); d != nil {
+				byBroker[d.Bname] = d.MappingInfo()
+			}
+		}
+		route := &codec.TopicRouteData{TopicQueueMappingByBroker: byBroker}
+		mappings := strings.TrimPrefix(string(route.AppendJSON(nil)), `{"brokerDatas":[],"filterServerTable":{},"queueDatas":[]`)
 		resp := codec.NewResponse(req, codec.RespSuccess, "")
-		resp.Body = []byte(body + `],"queueDatas":[]}`)
+		resp.Body = []byte(body + `],"queueDatas":[]` + mappings)
 		return resp, nil
 	}
 	p := r.brokers[addr]

@@ -326,3 +326,36 @@ func (m *TopicQueueMappingManager) Encode() []byte {
 	}
 	return append(dst, "}\n}"...)
 }
+
+// DropQueues removes logical queues from the mapping seen, as Java's
+// TopicQueueMappingCleanService removes queues another broker now leads (no
+// update checks: the epoch stays). Nothing changes when the stored mapping
+// is no longer seen (an update came in between); it reports how many went.
+func (m *TopicQueueMappingManager) DropQueues(seen *codec.TopicQueueMappingDetail, ids []int32) int {
+	m.mu.Lock()
+	if (*m.table.Load())[seen.Topic] != seen {
+		m.mu.Unlock()
+		return 0
+	}
+	d := seen.Clone()
+	n := 0
+	for _, id := range ids {
+		if _, ok := d.HostedQueues[id]; ok {
+			delete(d.HostedQueues, id)
+			n++
+		}
+	}
+	if n == 0 {
+		m.mu.Unlock()
+		return 0
+	}
+	next := maps.Clone(*m.table.Load())
+	next[d.Topic] = d
+	m.table.Store(&next)
+	m.version.Next()
+	m.mu.Unlock()
+	if err := m.Persist(); err != nil {
+		m.log.Error("persist topicQueueMapping.json", "err", err)
+	}
+	return n
+}

@@ -28,6 +28,10 @@ type ConsumerOffsetManager struct {
 	// reset holds offsets an admin reset assigned and the next pull of that
 	// queue must hand to the consumer (server-side reset, 5.x default).
 	reset map[topicGroup]map[int32]int64
+	// logicalReset is reset for static topics' remapped logical queues:
+	// logical id → logical offset, taken by the next pull of that logical
+	// queue (offsets_static.go). Memory only, as reset.
+	logicalReset map[topicGroup]map[int32]int64
 	// pullMu guards pulled: each queue's next offset after the group's last
 	// pull (Java's pullOffsetTable), memory only. A pull of a queue seen
 	// before stores into its atomic under the read lock, allocating nothing.
@@ -64,7 +68,8 @@ func (m *ConsumerOffsetManager) isLMQGroup(group string) bool { return m.lmq && 
 func NewConsumerOffsetManager(configDir string, log *slog.Logger) *ConsumerOffsetManager {
 	return &ConsumerOffsetManager{log: log, path: filepath.Join(configDir, "consumerOffset.json"),
 		table: map[topicGroup]map[int32]int64{}, reset: map[topicGroup]map[int32]int64{},
-		pulled: map[topicGroup]map[int32]*atomic.Int64{}}
+		logicalReset: map[topicGroup]map[int32]int64{},
+		pulled:       map[topicGroup]map[int32]*atomic.Int64{}}
 }
 
 // CommitPull records where the group's pull of the queue left it
@@ -434,7 +439,7 @@ func (m *ConsumerOffsetManager) DeleteGroup(group string) {
 func (m *ConsumerOffsetManager) deleteWhere(match func(topicGroup) bool) {
 	m.file.Mark()
 	m.mu.Lock()
-	for _, t := range []map[topicGroup]map[int32]int64{m.table, m.reset} {
+	for _, t := range []map[topicGroup]map[int32]int64{m.table, m.reset, m.logicalReset} {
 		for k := range t {
 			if match(k) {
 				delete(t, k)
