@@ -64,15 +64,15 @@ func CopyLiveKey(key string, dst, src *Config) bool {
 	return ok
 }
 
-// ApplyLive puts c's live settings in force; c's other settings are ignored.
-// Readers see the old snapshot or the new one whole. The cleaner is retimed
+// ApplyLive puts c's settings of keys in force; keys that are not live are
+// ignored. Readers see the old snapshot or the new one whole. The cleaner is retimed
 // to a changed cleanResourceInterval and the disk-full state re-judged
 // against changed ratios at once; the flushers take new intervals at their
 // next round.
-func (s *DefaultStore) ApplyLive(c *Config) {
+func (s *DefaultStore) ApplyLive(c *Config, keys ...string) {
 	next := *s.live.Load()
-	for _, cp := range liveKeys {
-		cp(&next, c)
+	for _, k := range keys {
+		CopyLiveKey(k, &next, c)
 	}
 	s.live.Store(&next)
 	signal(s.cleanRetime)

@@ -47,7 +47,7 @@ func TestApplyLiveIgnoresCapturedKeys(t *testing.T) {
 	c.FileReservedTime = 5
 	c.MaxMessageSize = 1024
 	c.FlushDiskType = SyncFlush
-	s.ApplyLive(&c)
+	s.ApplyLive(&c, "fileReservedTime", "maxMessageSize", "flushDiskType")
 	require.Equal(t, 5, s.live.Load().FileReservedTime)
 	require.Equal(t, s.cfg.MaxMessageSize, s.live.Load().MaxMessageSize)
 	require.Equal(t, AsyncFlush, s.live.Load().FlushDiskType)
@@ -94,11 +94,11 @@ func TestApplyLiveRetention(t *testing.T) {
 	c := s.cfg
 	c.FileReservedTime = 1
 	c.DeleteWhen = strconv.Itoa((time.Now().Hour() + 12) % 24)
-	s.ApplyLive(&c)
+	s.ApplyLive(&c, "fileReservedTime", "deleteWhen")
 	require.Zero(t, s.cleanOnce(context.Background(), false), "not the hour to delete")
 
 	c.DeleteWhen = s.cfg.DeleteWhen
-	s.ApplyLive(&c)
+	s.ApplyLive(&c, "deleteWhen")
 	require.Positive(t, s.cleanOnce(context.Background(), false))
 	require.Positive(t, s.MinPhyOffset())
 	require.Positive(t, s.MinOffsetInQueue("Aged", 0))
@@ -114,7 +114,7 @@ func TestApplyLiveRetimesTheCleaner(t *testing.T) {
 	require.Zero(t, s.MinPhyOffset())
 	c := s.cfg
 	c.CleanResourceInterval = 20
-	s.ApplyLive(&c)
+	s.ApplyLive(&c, "cleanResourceInterval")
 	require.Eventually(t, func() bool { return s.MinPhyOffset() > 0 }, 30*time.Second, 10*time.Millisecond,
 		"no clean pass after cleanResourceInterval went from an hour to 20 ms")
 }
@@ -133,10 +133,10 @@ func TestApplyLiveDiskWarningLevel(t *testing.T) {
 
 	c := s.cfg
 	c.DiskSpaceWarningLevelRatio = 40
-	s.ApplyLive(&c)
+	s.ApplyLive(&c, "diskSpaceWarningLevelRatio")
 	require.Equal(t, PutServiceNotAvailable, s.PutMessage(context.Background(), newMsg("W", 0, "b", nil)).Status)
 	c.DiskSpaceWarningLevelRatio = 90
-	s.ApplyLive(&c)
+	s.ApplyLive(&c, "diskSpaceWarningLevelRatio")
 	require.Equal(t, PutOK, s.PutMessage(context.Background(), newMsg("W", 0, "c", nil)).Status)
 }
 
@@ -157,7 +157,7 @@ func TestApplyLiveTransferLimits(t *testing.T) {
 	c := s.cfg
 	c.MaxTransferCountOnMessageInMemory = 3
 	c.MaxTransferCountOnMessageInDisk = 3
-	s.ApplyLive(&c)
+	s.ApplyLive(&c, "maxTransferCountOnMessageInMemory", "maxTransferCountOnMessageInDisk")
 	require.Equal(t, 3, get())
 }
 

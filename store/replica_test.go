@@ -154,13 +154,13 @@ func TestSyncMasterWaitsForSlaveAck(t *testing.T) {
 	// Too far behind (haMaxGapNotInSync): SLAVE_NOT_AVAILABLE.
 	c := s.cfg
 	c.HaMaxGapNotInSync = 10
-	s.ApplyLive(&c)
+	s.ApplyLive(&c, "haMaxGapNotInSync")
 	put(nil)
 	require.Equal(t, PutSlaveNotAvailable, (<-got).Status)
 
 	// The blocking put waits the same way.
 	c.HaMaxGapNotInSync = 1 << 30
-	s.ApplyLive(&c)
+	s.ApplyLive(&c, "haMaxGapNotInSync")
 	s.SlaveAcked(s.MaxPhyOffset())
 	before := s.MaxPhyOffset()
 	done := make(chan PutStatus, 1)
