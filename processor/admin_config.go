@@ -58,6 +58,9 @@ var liveConfigKeys = map[string]func(dst, src *BrokerConfig){
 	// END_TRANSACTION the timeout at each request.
 	"transactionTimeOut":  func(d, s *BrokerConfig) { d.TransactionTimeOut = s.TransactionTimeOut },
 	"transactionCheckMax": func(d, s *BrokerConfig) { d.TransactionCheckMax = s.TransactionCheckMax },
+	"transactionCheckInterval": func(d, s *BrokerConfig) {
+		d.TransactionCheckInterval = s.TransactionCheckInterval
+	},
 	// Read at each pull, recall, assignment query or timer send, as Java reads them.
 	"slaveReadEnable":                   func(d, s *BrokerConfig) { d.SlaveReadEnable = s.SlaveReadEnable },
 	"recallMessageEnable":               func(d, s *BrokerConfig) { d.RecallMessageEnable = s.RecallMessageEnable },

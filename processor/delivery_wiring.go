@@ -66,9 +66,9 @@ func (b *Broker) newDelivery(cfg BrokerConfig) error {
 	if cfg.TransactionCheckInterval > 0 {
 		b.trans.Interval = compat.Millis(int64(cfg.TransactionCheckInterval))
 	}
-	// Read at each round (updateBrokerConfig changes them live). As Java's
-	// needSkip: a fileReservedTime of 0 hours discards every half message not
-	// born ahead.
+	// Read at each round, as the interval is (transCheckInterval), so
+	// updateBrokerConfig changes them live. As Java's needSkip: a
+	// fileReservedTime of 0 hours discards every half message not born ahead.
 	defTimeout, defMax := b.trans.Timeout, b.trans.CheckMax
 	b.trans.Limits = func() (time.Duration, int, time.Duration) {
 		c := b.conf()
@@ -82,6 +82,15 @@ func (b *Broker) newDelivery(cfg BrokerConfig) error {
 		return timeout, checkMax, time.Duration(c.Store.FileReservedTime) * time.Hour
 	}
 	return nil
+}
+
+// transCheckInterval is transactionCheckInterval in force (the checker's
+// default when unset).
+func (b *Broker) transCheckInterval() time.Duration {
+	if ms := b.conf().TransactionCheckInterval; ms > 0 {
+		return compat.Millis(ms)
+	}
+	return b.trans.Interval
 }
 
 // stamp readies a message the broker puts itself: its store host and the

@@ -70,6 +70,8 @@ func CopyLiveKey(key string, dst, src *Config) bool {
 // against changed ratios at once; the flushers take new intervals at their
 // next round.
 func (s *DefaultStore) ApplyLive(c *Config, keys ...string) {
+	s.liveMu.Lock()
+	defer s.liveMu.Unlock()
 	next := *s.live.Load()
 	for _, k := range keys {
 		CopyLiveKey(k, &next, c)

@@ -23,6 +23,7 @@ type DefaultStore struct {
 	// takes (liveKeys) are read from live instead.
 	cfg         Config
 	live        atomic.Pointer[Config]
+	liveMu      sync.Mutex    // one ApplyLive at a time
 	cleanRetime chan struct{} // ApplyLive: the cleaner's interval may have changed
 	log         *slog.Logger
 	delayLevels []int64
