@@ -65,10 +65,10 @@ func CopyLiveKey(key string, dst, src *Config) bool {
 }
 
 // ApplyLive puts c's settings of keys in force; keys that are not live are
-// ignored. Readers see the old snapshot or the new one whole. The cleaner is retimed
-// to a changed cleanResourceInterval and the disk-full state re-judged
-// against changed ratios at once; the flushers take new intervals at their
-// next round.
+// ignored. Readers see the old snapshot or the new one whole. The cleaner
+// retimes its wait to the cleanResourceInterval in force and the disk-full
+// state is judged again against the ratios in force, both at once; the
+// flushers take new settings at their next round.
 func (s *DefaultStore) ApplyLive(c *Config, keys ...string) {
 	s.liveMu.Lock()
 	defer s.liveMu.Unlock()

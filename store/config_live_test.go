@@ -201,3 +201,37 @@ func TestFlushPeriodicallyReadsSettingsEachRound(t *testing.T) {
 	thorough.Store(0)
 	waitSeen(0)
 }
+
+// Updates race with puts, reads, flushes and cleaning without tearing a
+// reader's settings (run with -race).
+func TestApplyLiveWhileBusy(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.CleanResourceInterval = 10
+	s := openStore(t, cfg)
+	t.Cleanup(func() { require.NoError(t, s.Shutdown()) })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c := s.cfg
+		for i := 0; ctx.Err() == nil; i++ {
+			c.MaxTransferCountOnMessageInMemory = 1 + i%32
+			c.FlushIntervalCommitLog = 1 + i%20
+			c.CleanResourceInterval = 10 + i%50
+			c.DeleteWhen = strconv.Itoa(i % 24)
+			s.ApplyLive(&c, "maxTransferCountOnMessageInMemory", "flushIntervalCommitLog", "cleanResourceInterval", "deleteWhen")
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	for i := range 200 {
+		require.Equal(t, PutOK, s.PutMessage(context.Background(), newMsg("Busy", 0, "x", nil)).Status)
+		if i%20 == 0 {
+			r := s.GetMessage("g", "Busy", 0, 0, 32, 1<<20, nil)
+			require.LessOrEqual(t, len(r.Records), 32)
+			r.Release()
+		}
+	}
+	cancel()
+	<-done
+}
