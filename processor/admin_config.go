@@ -11,21 +11,23 @@ import (
 	"strings"
 
 	"rmqd/compat"
+	"rmqd/store"
 )
 
-// liveConfigKeys are the settings UPDATE_BROKER_CONFIG changes in the running
-// broker at once, as Java's Configuration.update does for every field read at
-// each use. Each is a word-sized field (bool, int32, int64) of BrokerConfig that
-// the broker reads per request or per register round, so a reader sees the old or
-// the new value, never a torn one (the Go memory model guarantees that for
-// word-sized locations; Java's BrokerConfig fields are plain, not volatile,
-// either). Strings are never swapped under running readers.
+// liveConfigKeys are the broker's settings UPDATE_BROKER_CONFIG changes in the
+// running broker at once, as Java's Configuration.update does for every field
+// read at each use: the broker reads them from its configuration snapshot
+// (b.conf()) per request, round or period, and the update swaps in a new
+// snapshot. The store's live settings (store.IsLiveKey: retention, flushing,
+// put waits, transfer limits) go the same way into the snapshot and, through
+// syncStoreLive, into the store's own.
 //
-// Every other key (brokerName, listenPort, flushDiskType and the rest of the
-// store's settings, registerNameServerPeriod, flushConsumerOffsetInterval,
+// Every other key (brokerName, listenPort, flushDiskType, mappedFileSize*,
+// messageIndexEnable, registerNameServerPeriod, flushConsumerOffsetInterval,
 // timerWheelEnable, maxMessageSize, ...) is captured when the broker or store
-// starts; it is shown by GET_BROKER_CONFIG and persisted at once, and takes
-// effect at the next start.
+// starts, as Java captures it when it builds the service that uses it; it is
+// shown by GET_BROKER_CONFIG and persisted at once, and takes effect at the
+// next start.
 var liveConfigKeys = map[string]func(dst, src *BrokerConfig){
 	"autoCreateTopicEnable":          func(d, s *BrokerConfig) { d.AutoCreateTopicEnable = s.AutoCreateTopicEnable },
 	"autoCreateSubscriptionGroup":    func(d, s *BrokerConfig) { d.AutoCreateSubscriptionGroup = s.AutoCreateSubscriptionGroup },
@@ -52,6 +54,21 @@ var liveConfigKeys = map[string]func(dst, src *BrokerConfig){
 	"consumerFallbehindThreshold": func(d, s *BrokerConfig) { d.ConsumerFallbehindThreshold = s.ConsumerFallbehindThreshold },
 	"useServerSideResetOffset":    func(d, s *BrokerConfig) { d.UseServerSideResetOffset = s.UseServerSideResetOffset },
 	"storeReplyMessageEnable":     func(d, s *BrokerConfig) { d.StoreReplyMessageEnable = s.StoreReplyMessageEnable },
+	// The transaction checker reads these at each round (delivery_wiring.go),
+	// END_TRANSACTION the timeout at each request.
+	"transactionTimeOut":  func(d, s *BrokerConfig) { d.TransactionTimeOut = s.TransactionTimeOut },
+	"transactionCheckMax": func(d, s *BrokerConfig) { d.TransactionCheckMax = s.TransactionCheckMax },
+	"transactionCheckInterval": func(d, s *BrokerConfig) {
+		d.TransactionCheckInterval = s.TransactionCheckInterval
+	},
+	// Read at each pull, recall, assignment query or timer send, as Java reads them.
+	"slaveReadEnable":                   func(d, s *BrokerConfig) { d.SlaveReadEnable = s.SlaveReadEnable },
+	"recallMessageEnable":               func(d, s *BrokerConfig) { d.RecallMessageEnable = s.RecallMessageEnable },
+	"allowRecallWhenBrokerNotWriteable": func(d, s *BrokerConfig) { d.AllowRecallWhenBrokerNotWriteable = s.AllowRecallWhenBrokerNotWriteable },
+	"defaultMessageRequestMode":         func(d, s *BrokerConfig) { d.DefaultMessageRequestMode = s.DefaultMessageRequestMode },
+	"defaultPopShareQueueNum":           func(d, s *BrokerConfig) { d.DefaultPopShareQueueNum = s.DefaultPopShareQueueNum },
+	"serverLoadBalancerEnable":          func(d, s *BrokerConfig) { d.ServerLoadBalancerEnable = s.ServerLoadBalancerEnable },
+	"timerMaxDelaySec":                  func(d, s *BrokerConfig) { d.TimerMaxDelaySec = s.TimerMaxDelaySec },
 	// POP reads these per request (pop.Config).
 	"enablePopMessageThreshold":   func(d, s *BrokerConfig) { d.Pop.EnablePopMessageThreshold = s.Pop.EnablePopMessageThreshold },
 	"popInflightMessageThreshold": func(d, s *BrokerConfig) { d.Pop.PopInflightMessageThreshold = s.Pop.PopInflightMessageThreshold },
@@ -186,10 +203,14 @@ func (b *Broker) updateConfig(props map[string]string) (applied []string, permCh
 		b.admin.overrides = map[string]string{}
 	}
 	next := *b.conf()
+	var storeKeys []string
 	for k, v := range upd {
 		if apply, ok := liveConfigKeys[k]; ok {
 			apply(&next, &probe)
 			delete(b.admin.overrides, k)
+		} else if store.CopyLiveKey(k, &next.Store, &probe.Store) {
+			delete(b.admin.overrides, k)
+			storeKeys = append(storeKeys, k)
 		} else {
 			b.admin.overrides[k] = v
 		}
@@ -199,6 +220,7 @@ func (b *Broker) updateConfig(props map[string]string) (applied []string, permCh
 	}
 	b.cfg.Store(&next)
 	b.syncColdCheck()
+	b.syncStoreLive(storeKeys)
 	applied = slices.Sorted(maps.Keys(upd))
 	if path := b.conf().BrokerConfigPath; path != "" {
 		if err := mergePropertiesFile(path, upd); err != nil {
@@ -206,6 +228,20 @@ func (b *Broker) updateConfig(props map[string]string) (applied []string, permCh
 		}
 	}
 	return applied, permChanged, nil
+}
+
+// liveStore is a store that takes the live store settings while it runs
+// (*store.DefaultStore).
+type liveStore interface {
+	ApplyLive(c *store.Config, keys ...string)
+}
+
+// syncStoreLive hands the store the settings of keys in force; only those:
+// the store may have been opened with settings the broker's view lacks.
+func (b *Broker) syncStoreLive(keys []string) {
+	if ls, ok := b.store.(liveStore); ok && len(keys) > 0 {
+		ls.ApplyLive(&b.conf().Store, keys...)
+	}
 }
 
 // brokerPropertiesLocked is brokerProperties with admin.cfgMu held.

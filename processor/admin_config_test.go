@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"rmqd/codec"
 	"rmqd/compat"
+	"rmqd/store"
 )
 
 func updateConfigReq(body string) *codec.RemotingCommand {
@@ -241,4 +243,78 @@ func TestUpdateBrokerConfigBlackList(t *testing.T) {
 	// namesrvAddr stays an admin setting, as in Java.
 	resp, _ = b.handleUpdateBrokerConfig(ctx, c, updateConfigReq("namesrvAddr=127.0.0.1:9876\n"))
 	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+}
+
+// Store settings Java's store reads at each use change the running store: a
+// lowered fileReservedTime removes the aged commitlog files at the cleaner's
+// next pass, a lowered transfer count bounds the next pull, without a restart.
+func TestUpdateBrokerConfigLiveStoreKeys(t *testing.T) {
+	h := time.Now().Hour()
+	b := newTestBrokerWith(t, nil, func(c *store.Config) {
+		c.MappedFileSizeCommitLog = 8192
+		c.CleanResourceInterval = 20
+		c.DeleteCommitLogFilesInterval = 0
+		c.DeleteConsumeQueueFilesInterval = 0
+		c.DeleteWhen = strconv.Itoa(h) + ";" + strconv.Itoa((h+1)%24)
+	}, nil)
+	ctx := context.Background()
+	c := newTestConn(5)
+	body := make([]byte, 1000)
+	for range 30 {
+		resp, _ := b.handleSendMessage(ctx, c, sendReq("Aged", 0, body, ""))
+		require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	}
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("Aged", 0) == 30 }, 5*time.Second, time.Millisecond)
+	dir := filepath.Join(b.conf().Store.StorePathRootDir, "commitlog")
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Greater(t, len(ents), 2)
+	old := time.Now().Add(-2 * time.Hour)
+	for _, e := range ents {
+		require.NoError(t, os.Chtimes(filepath.Join(dir, e.Name()), old, old))
+	}
+	require.Zero(t, b.st.MinPhyOffset(), "fileReservedTime 72 keeps two-hour-old files")
+
+	get := func() int {
+		r := b.st.GetMessage("g", "Aged", 0, b.st.MinOffsetInQueue("Aged", 0), 32, 1<<20, nil)
+		defer r.Release()
+		return len(r.Records)
+	}
+	require.Greater(t, get(), 3)
+
+	resp, _ := b.handleUpdateBrokerConfig(ctx, c, updateConfigReq(
+		"fileReservedTime=1\nmaxTransferCountOnMessageInMemory=3\nmaxTransferCountOnMessageInDisk=3\nflushIntervalCommitLog=100\n"))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Eventually(t, func() bool { return b.st.MinPhyOffset() > 0 }, 30*time.Second, 10*time.Millisecond,
+		"aged files not removed after fileReservedTime went to 1")
+	require.Equal(t, 3, get())
+
+	// Shown as in force, not as pending overrides; the transaction checker
+	// discards half messages older than the new retention.
+	require.Equal(t, 1, b.conf().Store.FileReservedTime)
+	b.admin.cfgMu.Lock()
+	require.Empty(t, b.admin.overrides)
+	b.admin.cfgMu.Unlock()
+	_, _, reserved := b.trans.Limits()
+	require.Equal(t, time.Hour, reserved)
+	resp, _ = b.handleUpdateBrokerConfig(ctx, c, updateConfigReq("transactionCheckMax=3\ntransactionTimeOut=1000\n"))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	timeout, checkMax, _ := b.trans.Limits()
+	require.Equal(t, time.Second, timeout)
+	require.Equal(t, 3, checkMax)
+	resp, _ = b.handleUpdateBrokerConfig(ctx, c, updateConfigReq("transactionCheckInterval=2000\n"))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Equal(t, 2*time.Second, b.transCheckInterval())
+	resp, _ = b.handleBrokerConfig(ctx, c, codec.NewRequest(codec.ReqGetBrokerConfig))
+	require.Contains(t, string(resp.Body), "fileReservedTime=1\n")
+	require.Contains(t, string(resp.Body), "flushIntervalCommitLog=100\n")
+
+	// A key the store captures at start is only recorded.
+	was := b.conf().Store.MappedFileSizeCommitLog
+	resp, _ = b.handleUpdateBrokerConfig(ctx, c, updateConfigReq("mappedFileSizeCommitLog=4096\n"))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Equal(t, was, b.conf().Store.MappedFileSizeCommitLog)
+	b.admin.cfgMu.Lock()
+	require.Equal(t, map[string]string{"mappedFileSizeCommitLog": "4096"}, b.admin.overrides)
+	b.admin.cfgMu.Unlock()
 }

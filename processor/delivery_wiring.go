@@ -66,15 +66,31 @@ func (b *Broker) newDelivery(cfg BrokerConfig) error {
 	if cfg.TransactionCheckInterval > 0 {
 		b.trans.Interval = compat.Millis(int64(cfg.TransactionCheckInterval))
 	}
-	if cfg.TransactionTimeOut > 0 {
-		b.trans.Timeout = compat.Millis(int64(cfg.TransactionTimeOut))
+	// Read at each round, as the interval is (transCheckInterval), so
+	// updateBrokerConfig changes them live. As Java's needSkip: a
+	// fileReservedTime of 0 hours discards every half message not born ahead.
+	defTimeout, defMax := b.trans.Timeout, b.trans.CheckMax
+	b.trans.Limits = func() (time.Duration, int, time.Duration) {
+		c := b.conf()
+		timeout, checkMax := defTimeout, defMax
+		if c.TransactionTimeOut > 0 {
+			timeout = compat.Millis(c.TransactionTimeOut)
+		}
+		if c.TransactionCheckMax > 0 {
+			checkMax = int(c.TransactionCheckMax)
+		}
+		return timeout, checkMax, time.Duration(c.Store.FileReservedTime) * time.Hour
 	}
-	if cfg.TransactionCheckMax > 0 {
-		b.trans.CheckMax = int(cfg.TransactionCheckMax)
-	}
-	// As Java's needSkip: 0 hours discards every half message not born ahead.
-	b.trans.Reserved = time.Duration(cfg.Store.FileReservedTime) * time.Hour
 	return nil
+}
+
+// transCheckInterval is transactionCheckInterval in force (the checker's
+// default when unset).
+func (b *Broker) transCheckInterval() time.Duration {
+	if ms := b.conf().TransactionCheckInterval; ms > 0 {
+		return compat.Millis(ms)
+	}
+	return b.trans.Interval
 }
 
 // stamp readies a message the broker puts itself: its store host and the

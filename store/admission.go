@@ -54,7 +54,7 @@ func (s *DefaultStore) DiskUsage() DiskUsage {
 		return *u
 	}
 	return DiskUsage{CommitLogPath: s.cfg.commitLogDir(), CommitLog: -1, ConsumeQueue: -1, Index: -1,
-		WarningRatio: s.cfg.warningRatio()}
+		WarningRatio: s.live.Load().warningRatio()}
 }
 
 // checkDisk measures the store's disks and sets or clears the disk-full state
@@ -66,7 +66,7 @@ func (s *DefaultStore) checkDisk() DiskUsage {
 		CommitLog:     s.statRatio(s.cfg.commitLogDir()),
 		ConsumeQueue:  s.statRatio(existingDir(filepath.Join(root, "consumequeue"), root)),
 		Index:         s.statRatio(existingDir(filepath.Join(root, "index"), root)),
-		WarningRatio:  s.cfg.warningRatio(),
+		WarningRatio:  s.live.Load().warningRatio(),
 	}
 	u.Full = u.CommitLog > u.WarningRatio || u.ConsumeQueue > u.WarningRatio
 	s.disk.Store(&u)
@@ -99,7 +99,7 @@ func existingDir(dir, fallback string) string {
 // DiskUsage looks afresh while it sleeps.
 func (s *DefaultStore) runDiskCheck(ctx context.Context) {
 	var seen int64 = -1
-	tickUntilIdle(ctx, diskCheckEvery, s.diskNap, s.diskWake, func() {
+	tickUntilIdle(ctx, every(diskCheckEvery), s.diskNap, s.diskWake, func() {
 		seen = s.commitLog.q.maxOffset()
 		s.checkDisk()
 	}, func() bool {
@@ -142,7 +142,7 @@ func (s *DefaultStore) IsOSPageCacheBusy() bool {
 		return false
 	}
 	d := time.Now().UnixMilli() - begin
-	return d > s.cfg.OsPageCacheBusyTimeOutMills && d < 10000000
+	return d > s.live.Load().OsPageCacheBusyTimeOutMills && d < 10000000
 }
 
 // DispatchBehindBytes is dispatchBehindBytes as GET_BROKER_RUNTIME_INFO and

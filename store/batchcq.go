@@ -401,7 +401,7 @@ func (s *DefaultStore) getBatchMessages(r *GetResult, cq *consumeQueue, offset i
 	if maxMsgNums <= 0 {
 		maxMsgNums = 1
 	}
-	maxFilter := max(s.cfg.MaxFilterMessageSize, int(maxMsgNums)*bcqUnitSize)
+	maxFilter := max(s.live.Load().MaxFilterMessageSize, int(maxMsgNums)*bcqUnitSize)
 	maxPhy, hot := s.MaxPhyOffset(), s.HotCommitLogBytes()
 	cold := s.coldWindow(maxPhy)
 	r.Status = GetNoMatchedMessage

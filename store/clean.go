@@ -9,25 +9,34 @@ import (
 	"rmqd/compat"
 )
 
-// runClean is CleanCommitLogService plus CleanConsumeQueueService.
+// runClean is CleanCommitLogService plus CleanConsumeQueueService: a pass
+// every cleanResourceInterval, the first after a minute at most. The interval
+// is read each round, and ApplyLive retimes the wait in progress, so a changed
+// one takes effect at once without waking the cleaner more often.
 func (s *DefaultStore) runClean(ctx context.Context) {
-	interval := compat.Millis(int64(max(s.cfg.CleanResourceInterval, 10)))
-	first := time.NewTimer(min(time.Minute, interval))
-	defer first.Stop()
-	select {
-	case <-ctx.Done():
-		return
-	case <-first.C:
+	start := time.Now()
+	var last time.Time // the last pass's start; zero before the first
+	due := func() time.Time {
+		if last.IsZero() {
+			return start.Add(min(time.Minute, s.live.Load().cleanInterval()))
+		}
+		return last.Add(s.live.Load().cleanInterval())
 	}
-	t := time.NewTicker(interval)
+	t := time.NewTimer(time.Until(due()))
 	defer t.Stop()
 	for {
-		s.cleanOnce(ctx, false)
 		select {
 		case <-ctx.Done():
 			return
+		case <-s.cleanRetime:
+			t.Reset(time.Until(due()))
+			continue
 		case <-t.C:
 		}
+		last = time.Now()
+		s.cleanOnce(ctx, false)
+		// At a fixed rate, as Java's schedule: a pass that overran is followed at once.
+		t.Reset(time.Until(due()))
 	}
 }
 
@@ -61,19 +70,20 @@ func (s *DefaultStore) cleanOnce(ctx context.Context, manual bool) int {
 	// too. Above the warning level puts are refused, so it cleans at once
 	// whatever the forcibly ratio is set to.
 	u := s.checkDisk()
+	c := s.live.Load()
 	ratio := max(u.CommitLog, u.ConsumeQueue)
-	maxRatio := float64(min(max(s.cfg.DiskMaxUsedSpaceRatio, 10), 95)) / 100
-	immediately := ratio > s.cfg.forciblyRatio() || ratio > u.WarningRatio
+	maxRatio := float64(min(max(c.DiskMaxUsedSpaceRatio, 10), 95)) / 100
+	immediately := ratio > c.forciblyRatio() || ratio > u.WarningRatio
 	spaceFull := immediately || ratio > maxRatio
 	deleted := 0
 	manualPass := s.manualDeletes.Load() > 0
-	if manual || manualPass || spaceFull || isTimeToDelete(s.cfg.DeleteWhen, time.Now()) {
+	if manual || manualPass || spaceFull || isTimeToDelete(c.DeleteWhen, time.Now()) {
 		if manualPass {
 			s.manualDeletes.Add(-1)
 		}
-		reserved := time.Duration(s.cfg.FileReservedTime) * time.Hour
-		deleted = s.commitLog.q.deleteExpiredByTime(reserved, immediately && s.cfg.CleanFileForciblyEnable, 10,
-			compat.Millis(int64(s.cfg.DeleteCommitLogFilesInterval)),
+		reserved := time.Duration(c.FileReservedTime) * time.Hour
+		deleted = s.commitLog.q.deleteExpiredByTime(reserved, immediately && c.CleanFileForciblyEnable, 10,
+			compat.Millis(int64(c.DeleteCommitLogFilesInterval)),
 			// Unlike Java, never delete what the consume queues have not seen yet:
 			// that would leave holes in them.
 			s.reputFrom.Load())
@@ -98,8 +108,8 @@ func (s *DefaultStore) cleanQueues(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		if cq.deleteExpired(minPhy) > 0 && s.cfg.DeleteConsumeQueueFilesInterval > 0 {
-			time.Sleep(compat.Millis(int64(s.cfg.DeleteConsumeQueueFilesInterval)))
+		if pause := s.live.Load().DeleteConsumeQueueFilesInterval; cq.deleteExpired(minPhy) > 0 && pause > 0 {
+			time.Sleep(compat.Millis(int64(pause)))
 		}
 		cq.correctMinOffset(minPhy)
 	}

@@ -14,14 +14,19 @@ import (
 // shape of Java's FlushRealTimeService and FlushConsumeQueueService. Unlike
 // Java's, it sleeps once pending reports nothing left to flush, until n is
 // kicked by new work; the first flush after a sleep longer than thorough is a
-// full one, as Java's would be.
-func flushPeriodically(ctx context.Context, intervalMs, thoroughMs int64, leastPages int, n *napper,
+// full one, as Java's would be. The three settings are read each round
+// (params), as Java's loops read them, so updateBrokerConfig changes them at
+// the next one.
+func flushPeriodically(ctx context.Context, params func() (intervalMs, thoroughMs int64, leastPages int), n *napper,
 	flush func(least int), pending func() bool) {
-	thorough := compat.Millis(int64(thoroughMs))
 	last := time.Now()
-	tickUntilIdle(ctx, compat.Millis(int64(max(intervalMs, 1))), n, nil, func() {
-		least := leastPages
-		if time.Since(last) >= thorough {
+	period := func() time.Duration {
+		interval, _, _ := params()
+		return compat.Millis(max(interval, 1))
+	}
+	tickUntilIdle(ctx, period, n, nil, func() {
+		_, thorough, least := params()
+		if time.Since(last) >= compat.Millis(thorough) {
 			least = 0
 			last = time.Now()
 		}
@@ -33,9 +38,10 @@ func flushPeriodically(ctx context.Context, intervalMs, thoroughMs int64, leastP
 // enough pages are dirty, and everything at least every thorough interval. It
 // sleeps while everything appended is on disk; appends kick it (appendedReplica).
 func (s *DefaultStore) runFlushCommitLog(ctx context.Context) {
-	flushPeriodically(ctx, int64(s.cfg.FlushIntervalCommitLog), int64(s.cfg.FlushCommitLogThoroughInterval),
-		s.cfg.FlushCommitLogLeastPages, s.clFlushNap, func(least int) { _ = s.flushCommitLog(least) },
-		s.commitLogDirty)
+	flushPeriodically(ctx, func() (int64, int64, int) {
+		c := s.live.Load()
+		return int64(c.FlushIntervalCommitLog), int64(c.FlushCommitLogThoroughInterval), c.FlushCommitLogLeastPages
+	}, s.clFlushNap, func(least int) { _ = s.flushCommitLog(least) }, s.commitLogDirty)
 }
 
 // commitLogDirty: appended bytes are not all on disk yet.
@@ -64,8 +70,10 @@ func (s *DefaultStore) flushCommitLog(leastPages int) error {
 // It sleeps once a full flush covered everything dispatched and the checkpoint
 // is synced; a dispatch or a checkpoint change kicks it (cqWork).
 func (s *DefaultStore) runFlushConsumeQueue(ctx context.Context) {
-	flushPeriodically(ctx, int64(s.cfg.FlushIntervalConsumeQueue), int64(s.cfg.FlushConsumeQueueThoroughInterval),
-		s.cfg.FlushConsumeQueueLeastPages, s.cqFlushNap, s.flushConsumeQueues, s.consumeQueuesDirty)
+	flushPeriodically(ctx, func() (int64, int64, int) {
+		c := s.live.Load()
+		return int64(c.FlushIntervalConsumeQueue), int64(c.FlushConsumeQueueThoroughInterval), c.FlushConsumeQueueLeastPages
+	}, s.cqFlushNap, s.flushConsumeQueues, s.consumeQueuesDirty)
 }
 
 // consumeQueuesDirty: something was dispatched (or cut) since the last full

@@ -77,7 +77,7 @@ func (s *DefaultStore) getMessageCQ(topic string, queueID int32, offset int64, m
 	if maxMsgNums <= 0 {
 		maxMsgNums = 1
 	}
-	maxFilter := max(s.cfg.MaxFilterMessageSize, int(maxMsgNums)*cqUnitSize)
+	maxFilter := max(s.live.Load().MaxFilterMessageSize, int(maxMsgNums)*cqUnitSize)
 	maxPhy, hot := s.MaxPhyOffset(), s.HotCommitLogBytes()
 	cold := s.coldWindow(maxPhy) // below -1 when off: one compare per record
 	r.Status = GetNoMatchedMessage
@@ -158,9 +158,10 @@ func (s *DefaultStore) batchFull(count, total, size int, maxMsgNums, maxTotalByt
 	if count >= int(maxMsgNums) || maxTotalBytes > 0 && total+size > int(maxTotalBytes) {
 		return true
 	}
-	maxBytes, maxCount := s.cfg.MaxTransferBytesOnMessageInMemory, s.cfg.MaxTransferCountOnMessageInMemory
+	c := s.live.Load()
+	maxBytes, maxCount := c.MaxTransferBytesOnMessageInMemory, c.MaxTransferCountOnMessageInMemory
 	if !inMem {
-		maxBytes, maxCount = s.cfg.MaxTransferBytesOnMessageInDisk, s.cfg.MaxTransferCountOnMessageInDisk
+		maxBytes, maxCount = c.MaxTransferBytesOnMessageInDisk, c.MaxTransferCountOnMessageInDisk
 	}
 	return maxBytes > 0 && total+size > maxBytes || maxCount > 0 && count >= maxCount
 }
@@ -185,7 +186,7 @@ func touchPages(rec []byte) byte {
 // to what its own, possibly lagging or emptied, queue holds; the broker then
 // sends the consumer to its master (PULL_RETRY_IMMEDIATELY).
 func (s *DefaultStore) correctOffset(asked, corrected int64) int64 {
-	if s.Role() == RoleSlave && !s.cfg.OffsetCheckInSlave {
+	if s.Role() == RoleSlave && !s.live.Load().OffsetCheckInSlave {
 		return asked
 	}
 	return corrected
@@ -339,8 +340,8 @@ func (s *DefaultStore) LookMessageByOffset(commitLogOffset int64) (*codec.Messag
 // may be a 4 MiB message.
 func (s *DefaultStore) QueryMessage(topic, key string, maxNum int32, maxBytes int, begin, end int64) (body []byte, count int, lastUpdateTimestamp, lastUpdatePhyOffset int64) {
 	n := int(maxNum)
-	if n <= 0 || n > s.cfg.MaxMsgsNumBatch {
-		n = s.cfg.MaxMsgsNumBatch
+	if batch := s.live.Load().MaxMsgsNumBatch; n <= 0 || n > batch {
+		n = batch
 	}
 	offs, lastTs, lastPhy := s.index.query(topic, key, n, begin, end)
 	if len(offs) == 0 {

@@ -35,6 +35,9 @@ func (n *napper) kick() {
 	}
 }
 
+// every is a fixed tickUntilIdle period.
+func every(d time.Duration) func() time.Duration { return func() time.Duration { return d } }
+
 // signal leaves one wake-up in a channel of capacity 1 without blocking; a
 // wake-up already pending covers this one.
 func signal(ch chan<- struct{}) {
@@ -49,9 +52,10 @@ func signal(ch chan<- struct{}) {
 // the safety net). After a kick the next call comes one period later, as a
 // ticker's would, so a burst of appends is served in the same rhythm as
 // before. other, when not nil, is an extra wake-up that calls f at once
-// (a failed append's disk check).
-func tickUntilIdle(ctx context.Context, period time.Duration, n *napper, other <-chan struct{}, f func(), pending func() bool) {
-	t := time.NewTimer(period)
+// (a failed append's disk check). period is asked before each wait, so a
+// changed setting takes effect at the next round.
+func tickUntilIdle(ctx context.Context, period func() time.Duration, n *napper, other <-chan struct{}, f func(), pending func() bool) {
+	t := time.NewTimer(period())
 	defer t.Stop()
 	for {
 		select {
@@ -62,13 +66,13 @@ func tickUntilIdle(ctx context.Context, period time.Duration, n *napper, other <
 		}
 		f()
 		if pending() {
-			t.Reset(period)
+			t.Reset(period())
 			continue
 		}
 		n.idle.Store(true)
 		if pending() {
 			n.idle.Store(false)
-			t.Reset(period)
+			t.Reset(period())
 			continue
 		}
 		t.Reset(idleSafetyNet)
@@ -77,7 +81,7 @@ func tickUntilIdle(ctx context.Context, period time.Duration, n *napper, other <
 			n.idle.Store(false)
 			return
 		case <-n.wake:
-			t.Reset(period)
+			t.Reset(period())
 		case <-t.C:
 			t.Reset(0)
 		case <-other:

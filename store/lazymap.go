@@ -259,7 +259,7 @@ func (r *lazyMaps) trimLocked(files []*mappedFile) int {
 // mapping kicks it (add, which also moves its stopped clock on).
 func (s *DefaultStore) runUnmapIdle(ctx context.Context) {
 	r := s.lazy
-	tickUntilIdle(ctx, lazySweepEvery, r.nap, r.wake, func() { r.sweep() },
+	tickUntilIdle(ctx, every(lazySweepEvery), r.nap, r.wake, func() { r.sweep() },
 		func() bool { return r.count.Load() > 0 })
 }
 

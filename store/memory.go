@@ -22,7 +22,7 @@ var physicalMemory = sync.OnceValue(func() int64 {
 // physical memory (DefaultMessageStore.estimateInMemByCommitOffset). With the
 // memory unknown everything counts as in memory.
 func (s *DefaultStore) HotCommitLogBytes() int64 {
-	return memoryShare(int64(s.cfg.AccessMessageInMemoryMaxRatio))
+	return memoryShare(int64(s.live.Load().AccessMessageInMemoryMaxRatio))
 }
 
 // memoryShare is percent of physical memory in bytes; with the memory unknown,

@@ -290,7 +290,7 @@ func (s *DefaultStore) SlaveAckedOffset() int64 { return s.replicas.acked.Load()
 // haMaxGapNotInSync behind end.
 func (s *DefaultStore) slaveOK(end int64) bool {
 	r := &s.replicas
-	return r.slaves.Load() > 0 && end-r.acked.Load() < s.cfg.HaMaxGapNotInSync
+	return r.slaves.Load() > 0 && end-r.acked.Load() < s.live.Load().HaMaxGapNotInSync
 }
 
 // autoInSyncAlone is Java's calcNeedAckNums for a master with no slave in
@@ -298,7 +298,7 @@ func (s *DefaultStore) slaveOK(end int64) bool {
 // sync (the master alone), but never below minInSyncReplicas; one ack is the
 // master's own write, so the put is answered at once.
 func (s *DefaultStore) autoInSyncAlone() bool {
-	return s.cfg.EnableAutoInSyncReplicas && s.cfg.MinInSyncReplicas <= 1
+	return s.live.Load().EnableAutoInSyncReplicas && s.cfg.MinInSyncReplicas <= 1
 }
 
 // waitReplicaAsync answers done with PutOK once a slave acknowledged next,

@@ -152,12 +152,15 @@ func TestSyncMasterWaitsForSlaveAck(t *testing.T) {
 	s.replicas.mu.Unlock()
 
 	// Too far behind (haMaxGapNotInSync): SLAVE_NOT_AVAILABLE.
-	s.cfg.HaMaxGapNotInSync = 10
+	c := s.cfg
+	c.HaMaxGapNotInSync = 10
+	s.ApplyLive(&c, "haMaxGapNotInSync")
 	put(nil)
 	require.Equal(t, PutSlaveNotAvailable, (<-got).Status)
 
 	// The blocking put waits the same way.
-	s.cfg.HaMaxGapNotInSync = 1 << 30
+	c.HaMaxGapNotInSync = 1 << 30
+	s.ApplyLive(&c, "haMaxGapNotInSync")
 	s.SlaveAcked(s.MaxPhyOffset())
 	before := s.MaxPhyOffset()
 	done := make(chan PutStatus, 1)

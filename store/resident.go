@@ -39,7 +39,7 @@ func (s *DefaultStore) PullResident(topic string, queueID int32, offset int64, n
 		return true
 	}
 	defer cqFile.release()
-	if m := int32(s.cfg.MaxTransferCountOnMessageInMemory); m > 0 && n > m {
+	if m := int32(s.live.Load().MaxTransferCountOnMessageInMemory); m > 0 && n > m {
 		n = m
 	}
 	units = units[:min(len(units)/cqUnitSize, max(int(n), 1))*cqUnitSize]

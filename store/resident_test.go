@@ -22,6 +22,8 @@ func TestResidentAsksTheKernel(t *testing.T) {
 
 func TestPullResident(t *testing.T) {
 	s := openStore(t, testConfig(t.TempDir()))
+	// Shut down before the directory goes: the flushers may still be writing.
+	t.Cleanup(func() { require.NoError(t, s.Shutdown()) })
 	putN(t, s, "P", 2, 200)
 	waitDispatched(t, s, "P", 1, 100)
 	require.True(t, s.PullResident("P", 0, 0, 32), "just written: in the page cache")

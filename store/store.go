@@ -19,7 +19,12 @@ import (
 
 // DefaultStore is the byte-compatible message store (DefaultMessageStore).
 type DefaultStore struct {
+	// cfg is the configuration Open was given; the settings a running store
+	// takes (liveKeys) are read from live instead.
 	cfg         Config
+	live        atomic.Pointer[Config]
+	liveMu      sync.Mutex    // one ApplyLive at a time
+	cleanRetime chan struct{} // ApplyLive: the cleaner's interval may have changed
 	log         *slog.Logger
 	delayLevels []int64
 
@@ -114,12 +119,14 @@ func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
 		reputNap:    newNapper(),
 		keeperNap:   newNapper(),
 		diskWake:    make(chan struct{}, 1),
+		cleanRetime: make(chan struct{}, 1),
 		clFlushNap:  newNapper(),
 		cqFlushNap:  newNapper(),
 		diskNap:     newNapper(),
 		lazy:        newLazyMaps(int64(cfg.MappedConsumeQueueFilesMax)),
 		statRatio:   diskRatio,
 	}
+	s.live.Store(&cfg)
 	s.role.Store(&cfg.BrokerRole)
 	if cfg.BatchTopics != nil {
 		s.SetBatchTopics(cfg.BatchTopics)
@@ -514,7 +521,7 @@ func (s *DefaultStore) PutMessages(ctx context.Context, tmpl *codec.Message, bat
 func (s *DefaultStore) afterPut(ctx context.Context, end int64, props string) PutStatus {
 	st := s.afterPutFlush(ctx, end, props)
 	if s.needsReplica(props) {
-		if rs := s.waitReplica(ctx, end, s.cfg.slaveTimeout()); rs != PutOK {
+		if rs := s.waitReplica(ctx, end, s.live.Load().slaveTimeout()); rs != PutOK {
 			st = rs
 		}
 	}
@@ -536,7 +543,7 @@ func (s *DefaultStore) afterPutFlush(ctx context.Context, end int64, props strin
 		}
 		return PutOK
 	}
-	return s.group.wait(ctx, end, s.cfg.syncFlushTimeout())
+	return s.group.wait(ctx, end, s.live.Load().syncFlushTimeout())
 }
 
 // FlushedPhyOffset is how far the commitlog is known to be on disk.
@@ -594,7 +601,7 @@ func (s *DefaultStore) afterPutAsync(ctx context.Context, res PutResult, props s
 	// Flush first, then the slave: the slave's ack usually comes after the
 	// master's own flush anyway, and one chain keeps done exactly-once.
 	s.afterFlushAsync(ctx, res, props, func(res PutResult) {
-		s.waitReplicaAsync(end, s.cfg.slaveTimeout(), func(st PutStatus) {
+		s.waitReplicaAsync(end, s.live.Load().slaveTimeout(), func(st PutStatus) {
 			if st != PutOK {
 				res.Status = st
 			}
@@ -614,7 +621,7 @@ func (s *DefaultStore) afterFlushAsync(ctx context.Context, res PutResult, props
 		done(res)
 		return
 	}
-	s.group.waitAsync(res.WroteOffset+int64(res.WroteBytes), s.cfg.syncFlushTimeout(),
+	s.group.waitAsync(res.WroteOffset+int64(res.WroteBytes), s.live.Load().syncFlushTimeout(),
 		func(st PutStatus) {
 			res.Status = st
 			done(res)

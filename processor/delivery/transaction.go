@@ -49,7 +49,19 @@ type Transactions struct {
 	// Reserved is the store's fileReservedTime: a half message born longer
 	// ago is discarded unasked (needSkip), its commitlog file due for removal.
 	Reserved time.Duration
-	doneCap  int
+	// Limits, when set, gives Timeout, CheckMax and Reserved afresh at each
+	// round instead (Java's checker reads them per round, so updateBrokerConfig
+	// changes them at the next one).
+	Limits  func() (timeout time.Duration, checkMax int, reserved time.Duration)
+	doneCap int
+}
+
+// limits is the round's Timeout, CheckMax and Reserved.
+func (t *Transactions) limits() (time.Duration, int, time.Duration) {
+	if t.Limits != nil {
+		return t.Limits()
+	}
+	return t.Timeout, t.CheckMax, t.Reserved
 }
 
 // lateSet is a bounded FIFO set of half offsets.
@@ -167,6 +179,7 @@ func (t *Transactions) Check(ctx context.Context) {
 	if h.Store.MaxOffsetInQueue(TopicTransHalf, 0) <= 0 {
 		return
 	}
+	timeout, checkMax, reserved := t.limits()
 	halfOff := max(h.Offsets.Query(TransSysGroup, TopicTransHalf, 0), 0)
 	t.readOps(halfOff)
 	now := time.Now()
@@ -218,7 +231,7 @@ func (t *Transactions) Check(ctx context.Context) {
 		}
 		times, _ := strconv.Atoi(func() string { v, _ := codec.PropertyValue(half.Properties, codec.PropTranCheckTimes); return v }())
 		age := now.Sub(time.UnixMilli(half.BornTimestamp))
-		if times >= t.CheckMax || age > t.Reserved {
+		if times >= checkMax || age > reserved {
 			if !t.discard(ctx, half) {
 				break // keep it: the next round tries the move again
 			}
@@ -226,7 +239,7 @@ func (t *Transactions) Check(ctx context.Context) {
 			continue
 		}
 		if v, ok := codec.PropertyValue(half.Properties, codec.PropCheckImmunity); ok {
-			immunity := t.Timeout // getImmunityTime: unparsable or -1
+			immunity := timeout // getImmunityTime: unparsable or -1
 			if s, err := strconv.ParseInt(v, 10, 64); err == nil && s != -1 {
 				lim := int64(math.MaxInt64 / time.Second)
 				immunity = time.Duration(max(min(s, lim), -lim)) * time.Second
@@ -238,7 +251,7 @@ func (t *Transactions) Check(ctx context.Context) {
 				halfOff++
 				continue
 			}
-		} else if age >= 0 && age <= t.Timeout {
+		} else if age >= 0 && age <= timeout {
 			break // the newest ones: check them next round
 		}
 		// Born in the future or due: ask, once every op written so far is read.
