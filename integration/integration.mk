@@ -9,6 +9,7 @@
 #   make integration-test IT_RUN='TestMatrix/apache/java5-push-clustering'
 #   make integration-proxy                      every gRPC-client scenario through rocketmq-proxy, POP store swap
 #   make integration-controller                 5.x controller mode: failover of a group of three (TestControllerFailover)
+#   make integration-ha-control                 the HA tests' Java->Java control pairs (make test leaves them out)
 
 # Keep the including Makefile's default goal: save it here, restore it at the end (an empty value lets the
 # next target defined after the include, e.g. `all`, become the default as if this file were not there).
@@ -21,7 +22,7 @@ RMQD_TARGET ?= all
 IT_RUN      ?= .
 IT_TIMEOUT  ?= 40m
 
-.PHONY: integration-deps integration-clients integration-test integration-proxy integration-controller
+.PHONY: integration-deps integration-clients integration-test integration-proxy integration-controller integration-ha-control
 
 # Clients in other languages (docs/compatibility.md), installed under integration/.clients (git-ignored):
 # rocketmq-client-cpp as PyPI's rocketmq 0.4.4 (a manylinux x86-64 wheel bundling librocketmq.so) in a
@@ -85,5 +86,9 @@ integration-proxy: integration-deps integration-clients
 # A 3-node Apache controller, a name server and three brokers per target: several minutes (JVMs).
 integration-controller: integration-deps
 	RMQD_TARGET=$(RMQD_TARGET) RMQD_CONTROLLER=1 $(GO) test -count=1 -timeout 30m -v -run 'TestControllerFailover' ./integration/
+
+# The HA tests with Apache master and slave as well: checks that what they expect is what Java does.
+integration-ha-control: integration-deps
+	RMQD_TARGET=all RMQD_HA_CONTROL=1 $(GO) test -count=1 -timeout 30m -v -run 'TestHA' ./integration/
 
 .DEFAULT_GOAL := $(_it_default_goal)
