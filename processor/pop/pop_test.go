@@ -750,3 +750,48 @@ func TestAckToAnUnknownReviveQueueWritesNothing(t *testing.T) {
 	require.Equal(t, codec.RespSuccess, resp.Code)
 	require.Eventually(t, func() bool { return h.MaxOffset(reviveTopic("C"), 1) == 1 }, 5*time.Second, time.Millisecond)
 }
+
+// A CHANGE_INVISIBLE_TIME on a POP's first message in the POP's millisecond
+// writes a checkpoint whose merge key is the POP's own. Both are revived:
+// the POP's for its other messages (its first acked by the change), the
+// change's for the first, unless the client acked the new handle. Java's
+// reviver keeps one checkpoint per key and lost the POP's other messages.
+func TestReviveKeepsCheckpointsOfOneKey(t *testing.T) {
+	for _, ackNew := range []bool{false, true} {
+		t.Run(fmt.Sprint("ackNew=", ackNew), func(t *testing.T) {
+			h := newTestHost(t)
+			h.topics["T"] = Topic{ReadQueueNums: 1, Perm: 6}
+			s := New(h, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			for i := range 3 {
+				h.send(t, "T", 0, fmt.Sprint("m", i), "a")
+			}
+			past := time.Now().UnixMilli() - 60_000
+			pop := &CheckPoint{Num: 3, PopTime: past, InvisibleTime: 1000, CID: "G", Topic: "T", BrokerName: "broker-a"}
+			for i := range 3 {
+				pop.addDiff(int32(i))
+			}
+			changed := &CheckPoint{Num: 1, PopTime: past, InvisibleTime: 2000, CID: "G", Topic: "T", BrokerName: "broker-a"}
+			changed.addDiff(0)
+			require.Equal(t, pop.mergeKey(), changed.mergeKey())
+			require.True(t, s.putCheckPoint(pop, 0))
+			require.True(t, s.putCheckPoint(changed, 0))
+			// The change acks the POP's handle; the client may then ack the new one.
+			ack := func(inv int64) {
+				require.True(t, s.putAck(&AckMsg{AckOffset: 0, ConsumerGroup: "G", Topic: "T", PopTime: past, BrokerName: "broker-a"},
+					0, past+inv, false))
+			}
+			ack(1000)
+			want, records := int64(3), int64(3)
+			if ackNew {
+				ack(2000)
+				want, records = 2, 4
+			}
+			require.Eventually(t, func() bool { return h.MaxOffset(reviveTopic("C"), 0) == records }, 5*time.Second, time.Millisecond)
+			newReviver(s, 0).round(context.Background())
+			retry := retryTopic("T", "G", false)
+			require.Eventually(t, func() bool { return h.MaxOffset(retry, 0) == want }, 5*time.Second, time.Millisecond)
+			time.Sleep(100 * time.Millisecond)
+			require.Equal(t, want, h.MaxOffset(retry, 0), "each unacked message revived once")
+		})
+	}
+}

@@ -93,7 +93,12 @@ func (r *reviver) round(ctx context.Context) {
 	horizon := r.s.h.ReviveHorizon()
 	old := r.s.h.QueryOffset(reviveGroup, r.topic, r.queue)
 	off := old + 1
-	cks := map[string]*CheckPoint{}
+	// Checkpoints under one merge key, in the order read: a
+	// CHANGE_INVISIBLE_TIME on a POP's first message in the POP's own
+	// millisecond writes a checkpoint with the key of the POP's (Java's map
+	// keeps the later one and loses the rest of the POP's messages).
+	cks := map[string][]*CheckPoint{}
+	nCks := 0
 	var endTime int64
 	reads := 0
 	atTail := false
@@ -143,7 +148,9 @@ func (r *reviver) round(ctx context.Context) {
 					continue
 				}
 				ck.ReviveOffset = qoff
-				cks[ck.mergeKey()] = ck
+				k := ck.mergeKey()
+				cks[k] = append(cks[k], ck)
+				nCks++
 				r.s.counts.reviveGet.add(countKey{group: ck.CID, topic: ck.Topic, queue: r.queue, kind: kindCK})
 			case ackTag, batchAckTag:
 				ack := &AckMsg{}
@@ -151,18 +158,18 @@ func (r *reviver) round(ctx context.Context) {
 					continue
 				}
 				r.s.counts.reviveGet.add(countKey{group: ack.ConsumerGroup, topic: ack.Topic, queue: r.queue, kind: kindACK})
-				ck := cks[ack.mergeKey(defaultBroker)]
-				if ck == nil {
+				list := cks[ack.mergeKey(defaultBroker)]
+				if list == nil {
 					continue // Java drops an ack without its checkpoint (enableSkipLongAwaitingAck=false)
 				}
 				offs := ack.AckOffsetList
 				if tags == ackTag {
 					offs = []int64{ack.AckOffset}
 				}
+				deliver, _ := codec.PropertyValue(m.Properties, codec.PropTimerDeliverMs)
+				due, _ := strconv.ParseInt(deliver, 10, 64)
 				for _, o := range offs {
-					if i := ck.indexOfAck(o); i >= 0 && i < 32 {
-						ck.BitMap |= 1 << i
-					}
+					markAcked(list, o, due)
 				}
 			}
 			if v, ok := codec.PropertyValue(m.Properties, codec.PropTimerDeliverMs); ok {
@@ -174,7 +181,7 @@ func (r *reviver) round(ctx context.Context) {
 		off += int64(len(res.Records))
 		res.Release()
 	}
-	if atTail && len(cks) > 0 {
+	if atTail && nCks > 0 {
 		// Nothing more to read: the acks of checkpoints due before the timer's
 		// horizon have all come out (Java moves endTime to now after 3 s idle
 		// while its timer is not behind).
@@ -184,9 +191,9 @@ func (r *reviver) round(ctx context.Context) {
 	// restart the timer delivers what fell due while down in the order it was
 	// written. Only the horizon does.
 	endTime = min(endTime, horizon)
-	list := make([]*CheckPoint, 0, len(cks))
-	for _, ck := range cks {
-		list = append(list, ck)
+	list := make([]*CheckPoint, 0, nCks)
+	for _, l := range cks {
+		list = append(list, l...)
 	}
 	slices.SortFunc(list, func(a, b *CheckPoint) int { return compareInt64(a.ReviveOffset, b.ReviveOffset) })
 	if len(list) > 0 {
@@ -212,6 +219,30 @@ func (r *reviver) round(ctx context.Context) {
 	newOff = max(newOff, leading)
 	if newOff > old {
 		r.s.h.CommitOffset(reviveGroup, r.topic, r.queue, newOff)
+	}
+}
+
+// markAcked sets o's bit in the checkpoint the ack was for: an ack is due
+// when its handle's checkpoint is (popTime + invisibleTime, as Java writes
+// it), so the first of the key's checkpoints due then that holds o unacked,
+// else the first that holds it unacked.
+func markAcked(cks []*CheckPoint, o, due int64) {
+	pick := -1
+	for j, ck := range cks {
+		i := ck.indexOfAck(o)
+		if i < 0 || i >= 32 || ck.BitMap&(1<<i) != 0 {
+			continue
+		}
+		if ck.ReviveTime() == due {
+			pick = j
+			break
+		}
+		if pick < 0 {
+			pick = j
+		}
+	}
+	if pick >= 0 {
+		cks[pick].BitMap |= 1 << cks[pick].indexOfAck(o)
 	}
 }
 
