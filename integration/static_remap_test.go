@@ -21,29 +21,10 @@ func TestStaticTopicRemapped(t *testing.T) {
 	if !containsKind(targetsFromEnv(t), harness.KindRmqd) {
 		t.Skip("rmqd only (RMQD_TARGET=rmqd)")
 	}
-	ns := harness.StartNamesrv(t, harness.KindRmqd, harness.Options{})
-	a := harness.StartBroker(t, harness.KindRmqd, ns.Addr, harness.Options{BrokerName: "broker-a"})
-	b := harness.StartBroker(t, harness.KindRmqd, ns.Addr, harness.Options{BrokerName: "broker-b"})
 	const topic = "IT_static_remap"
-	out := harness.Mqadmin(t, a, "updateStaticTopic", "-t", topic, "-c", a.ClusterName, "-qn", "2")
-	if !strings.Contains(out, "The new mapping data is written to file") {
-		t.Fatalf("updateStaticTopic: %s", out)
-	}
-	produce := func(n int, prefix string) []harness.Msg {
-		p := harness.RunJava(t, a, "5", "produce", "--topic", topic, "--mode", "sync", "--count", strconv.Itoa(n),
-			"--size", "100", "--body-prefix", prefix, "--keys", prefix)
-		if len(p.Sent) != n {
-			t.Fatalf("produced %d of %d: %v", len(p.Sent), n, p.Errors)
-		}
-		onlyOK(t, p.Sent)
-		return p.Sent
-	}
+	_, b, produce, remap := staticTopicTwoGroups(t, topic)
 	sent := produce(10, "before")
-
-	out = harness.Mqadmin(t, a, "remappingStaticTopic", "-t", topic, "-b", "broker-b")
-	if !strings.Contains(out, "The old mapping data is written to file") || strings.Contains(out, "Exception") {
-		t.Fatalf("remappingStaticTopic: %s", out)
-	}
+	remap()
 	// broker-b now leads both logical queues; the one moved starts at logical offset 10000 (blockSeqSize).
 	r := newRawClient(t, b)
 	resp := r.invoke(codec.ReqGetTopicConfig, map[string]string{"topic": topic, "lo": "true"}, nil, 10*time.Second)
@@ -76,4 +57,34 @@ func TestStaticTopicRemapped(t *testing.T) {
 		received[i].BrokerName = byID[received[i].MsgID].BrokerName
 	}
 	expectDelivered(t, sent, received, nil)
+}
+
+// staticTopicTwoGroups starts a name server and two rmqd broker groups, broker-a and broker-b, and makes topic
+// a static topic of two logical queues on broker-a (`mqadmin updateStaticTopic`). produce sends n messages
+// through a Java 5.3.3 producer; remap moves the topic to broker-b (`mqadmin remappingStaticTopic`).
+func staticTopicTwoGroups(t *testing.T, topic string) (a, b *harness.Target, produce func(n int, prefix string) []harness.Msg, remap func()) {
+	t.Helper()
+	ns := harness.StartNamesrv(t, harness.KindRmqd, harness.Options{})
+	a = harness.StartBroker(t, harness.KindRmqd, ns.Addr, harness.Options{BrokerName: "broker-a"})
+	b = harness.StartBroker(t, harness.KindRmqd, ns.Addr, harness.Options{BrokerName: "broker-b"})
+	out := harness.Mqadmin(t, a, "updateStaticTopic", "-t", topic, "-c", a.ClusterName, "-qn", "2")
+	if !strings.Contains(out, "The new mapping data is written to file") {
+		t.Fatalf("updateStaticTopic: %s", out)
+	}
+	produce = func(n int, prefix string) []harness.Msg {
+		p := harness.RunJava(t, a, "5", "produce", "--topic", topic, "--mode", "sync", "--count", strconv.Itoa(n),
+			"--size", "100", "--body-prefix", prefix, "--keys", prefix)
+		if len(p.Sent) != n {
+			t.Fatalf("produced %d of %d: %v", len(p.Sent), n, p.Errors)
+		}
+		onlyOK(t, p.Sent)
+		return p.Sent
+	}
+	remap = func() {
+		out := harness.Mqadmin(t, a, "remappingStaticTopic", "-t", topic, "-b", "broker-b")
+		if !strings.Contains(out, "The old mapping data is written to file") || strings.Contains(out, "Exception") {
+			t.Fatalf("remappingStaticTopic: %s", out)
+		}
+	}
+	return a, b, produce, remap
 }

@@ -22,29 +22,11 @@ func TestStaticTopicRemappedReset(t *testing.T) {
 	if !containsKind(targetsFromEnv(t), harness.KindRmqd) {
 		t.Skip("rmqd only (RMQD_TARGET=rmqd)")
 	}
-	ns := harness.StartNamesrv(t, harness.KindRmqd, harness.Options{})
-	a := harness.StartBroker(t, harness.KindRmqd, ns.Addr, harness.Options{BrokerName: "broker-a"})
-	b := harness.StartBroker(t, harness.KindRmqd, ns.Addr, harness.Options{BrokerName: "broker-b"})
 	const topic = "IT_static_reset"
-	out := harness.Mqadmin(t, a, "updateStaticTopic", "-t", topic, "-c", a.ClusterName, "-qn", "2")
-	if !strings.Contains(out, "The new mapping data is written to file") {
-		t.Fatalf("updateStaticTopic: %s", out)
-	}
-	produce := func(n int, prefix string) []harness.Msg {
-		p := harness.RunJava(t, a, "5", "produce", "--topic", topic, "--mode", "sync", "--count", strconv.Itoa(n),
-			"--size", "100", "--body-prefix", prefix, "--keys", prefix)
-		if len(p.Sent) != n {
-			t.Fatalf("produced %d of %d: %v", len(p.Sent), n, p.Errors)
-		}
-		onlyOK(t, p.Sent)
-		return p.Sent
-	}
+	a, b, produce, remap := staticTopicTwoGroups(t, topic)
 	start := time.Now().Add(-time.Second).UnixMilli()
 	sent := produce(10, "before")
-	out = harness.Mqadmin(t, a, "remappingStaticTopic", "-t", topic, "-b", "broker-b")
-	if !strings.Contains(out, "The old mapping data is written to file") || strings.Contains(out, "Exception") {
-		t.Fatalf("remappingStaticTopic: %s", out)
-	}
+	remap()
 	sent = append(sent, produce(10, "after")...)
 
 	group := uniq("IT_static_reset_cg")
@@ -64,7 +46,7 @@ func TestStaticTopicRemappedReset(t *testing.T) {
 	expectDelivered(t, sent, consume(), nil)
 
 	// Offline consumer: each leader keeps the reset for the group's next pull and query.
-	out = harness.Mqadmin(t, a, "resetOffsetByTime", "-g", group, "-t", topic, "-s", fmt.Sprint(start))
+	out := harness.Mqadmin(t, a, "resetOffsetByTime", "-g", group, "-t", topic, "-s", fmt.Sprint(start))
 	if !strings.Contains(out, "start reset consumer offset by specified") || strings.Contains(out, "Exception") {
 		t.Fatalf("resetOffsetByTime: %s", out)
 	}

@@ -119,14 +119,7 @@ func (m *ConsumerOffsetManager) AssignReset(group, topic string, queueID int32, 
 	}
 	m.Commit(group, topic, queueID, offset)
 	k := topicGroup{strings.Clone(topic), strings.Clone(group)}
-	m.mu.Lock()
-	q, ok := m.reset[k]
-	if !ok {
-		q = map[int32]int64{}
-		m.reset[k] = q
-	}
-	q[queueID] = offset
-	m.mu.Unlock()
+	m.putPending(m.reset, k, queueID, offset)
 	// The last pull no longer says what is in flight: Java keeps it, and an
 	// offline group reset back shows all it had pulled as in flight.
 	m.pullMu.Lock()
@@ -147,8 +140,26 @@ func (m *ConsumerOffsetManager) HasReset(group, topic string, queueID int32) boo
 
 // TakeReset returns and clears a pending reset of the queue.
 func (m *ConsumerOffsetManager) TakeReset(group, topic string, queueID int32) (int64, bool) {
+	return m.takePending(m.reset, group, topic, queueID)
+}
+
+// putPending records a pending reset in table (reset or logicalReset).
+func (m *ConsumerOffsetManager) putPending(table map[topicGroup]map[int32]int64, k topicGroup, id int32, offset int64) {
+	m.mu.Lock()
+	q, ok := table[k]
+	if !ok {
+		q = map[int32]int64{}
+		table[k] = q
+	}
+	q[id] = offset
+	m.mu.Unlock()
+}
+
+// takePending returns and clears a pending reset in table; a pull finds the
+// table empty under the read lock, as it nearly always is.
+func (m *ConsumerOffsetManager) takePending(table map[topicGroup]map[int32]int64, group, topic string, id int32) (int64, bool) {
 	m.mu.RLock()
-	empty := len(m.reset) == 0
+	empty := len(table) == 0
 	m.mu.RUnlock()
 	if empty {
 		return 0, false
@@ -156,15 +167,12 @@ func (m *ConsumerOffsetManager) TakeReset(group, topic string, queueID int32) (i
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := topicGroup{topic, group}
-	q, ok := m.reset[k]
-	if !ok {
-		return 0, false
-	}
-	off, ok := q[queueID]
+	q := table[k]
+	off, ok := q[id]
 	if ok {
-		delete(q, queueID)
+		delete(q, id)
 		if len(q) == 0 {
-			delete(m.reset, k)
+			delete(table, k)
 		}
 	}
 	return off, ok

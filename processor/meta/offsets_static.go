@@ -12,15 +12,7 @@ func (m *ConsumerOffsetManager) AssignLogicalReset(group, topic string, logicalI
 	if offset < 0 || logicalID < 0 {
 		return
 	}
-	k := topicGroup{strings.Clone(topic), strings.Clone(group)}
-	m.mu.Lock()
-	q, ok := m.logicalReset[k]
-	if !ok {
-		q = map[int32]int64{}
-		m.logicalReset[k] = q
-	}
-	q[logicalID] = offset
-	m.mu.Unlock()
+	m.putPending(m.logicalReset, topicGroup{strings.Clone(topic), strings.Clone(group)}, logicalID, offset)
 }
 
 // LogicalReset returns a pending reset of logical queue logicalID.
@@ -34,24 +26,7 @@ func (m *ConsumerOffsetManager) LogicalReset(group, topic string, logicalID int3
 // TakeLogicalReset returns and clears a pending reset of logical queue
 // logicalID.
 func (m *ConsumerOffsetManager) TakeLogicalReset(group, topic string, logicalID int32) (int64, bool) {
-	m.mu.RLock()
-	empty := len(m.logicalReset) == 0
-	m.mu.RUnlock()
-	if empty {
-		return 0, false
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	k := topicGroup{topic, group}
-	q := m.logicalReset[k]
-	off, ok := q[logicalID]
-	if ok {
-		delete(q, logicalID)
-		if len(q) == 0 {
-			delete(m.logicalReset, k)
-		}
-	}
-	return off, ok
+	return m.takePending(m.logicalReset, group, topic, logicalID)
 }
 
 // Forget drops the group's committed offset of one queue, its last pull and
