@@ -773,3 +773,26 @@ func TestActingSlaveDoesNotCopyFromItsMasterWhileActing(t *testing.T) {
 	require.Eventually(t, func() bool { return len(ns.requests(codec.ReqGetAllDelayOffset)) > 0 }, 5*time.Second,
 		20*time.Millisecond, "the master back in the group: the slave copies from it again")
 }
+
+// EXCHANGE_BROKER_HA_INFO (906) refused by a slave fails the master's
+// pre-online round, as in Java (the round is tried again); a slave that does
+// not know the code is only logged and not waited for, so an older broker
+// does not keep the master offline.
+func TestActingMasterPreOnlineExchangeRefused(t *testing.T) {
+	bodies := map[int32]string{codec.ReqGetAllConsumerOffset: `{"offsetTable":{}}`,
+		codec.ReqGetAllDelayOffset: `{"offsetTable":{}}`, codec.ReqExchangeBrokerHaInfo: ""}
+	ns := &actingNS{t: t, members: map[int64]string{1: "s:10911"}, peerBodies: bodies,
+		peerCodes: map[int32]int32{codec.ReqExchangeBrokerHaInfo: codec.RespSystemError}}
+	m := actingBroker(t, 0, ns, func(c *BrokerConfig) { c.TotalReplicas = 2 }, nil)
+	require.Eventually(t, func() bool { return len(ns.requests(codec.ReqExchangeBrokerHaInfo)) >= 2 }, 5*time.Second,
+		20*time.Millisecond, "the round fails and is tried again")
+	require.False(t, m.isSpecialServiceRunning())
+	require.Empty(t, ns.requests(codec.ReqGetAllConsumerOffset))
+	require.Empty(t, ns.requests(codec.ReqRegisterBroker))
+
+	ns.mu.Lock()
+	ns.peerCodes[codec.ReqExchangeBrokerHaInfo] = codec.RespRequestCodeNotSupported
+	ns.mu.Unlock()
+	require.Eventually(t, m.isSpecialServiceRunning, 5*time.Second, 20*time.Millisecond)
+	require.NotEmpty(t, ns.requests(codec.ReqGetAllConsumerOffset), "the reverse sync all the same")
+}
