@@ -27,7 +27,7 @@ func (b *Broker) acceptBrokerRevive(c remoting.Conn, req *codec.RemotingCommand,
 	}
 	if b.acl != nil || b.auth != nil {
 		if !b.innerSigned(req) {
-			b.log.Warn("revive topic send refused: not signed by the inner credentials", "remote", c.RemoteAddr())
+			b.log.Debug("revive topic send refused: not signed by the inner credentials", "remote", c.RemoteAddr())
 			return false
 		}
 	} else if !cfg.EnableSlaveActingMaster {
@@ -35,7 +35,7 @@ func (b *Broker) acceptBrokerRevive(c remoting.Conn, req *codec.RemotingCommand,
 	}
 	tag, _ := codec.PropertyValue(h.Properties, codec.PropTags)
 	if !pop.ValidReviveRecord(tag, req.Body) {
-		b.log.Warn("revive topic send refused: not a POP checkpoint or ack", "remote", c.RemoteAddr(), "tag", tag)
+		b.log.Debug("revive topic send refused: not a POP checkpoint or ack", "remote", c.RemoteAddr(), "tag", tag)
 		return false
 	}
 	return true

@@ -62,7 +62,8 @@ type sendAnswer struct {
 }
 
 // sendInline picks the sends that run on the network event loop: those to a
-// topic that exists and is not a retry topic. They wait for nothing but the
+// topic that exists and is neither a retry topic nor a revive topic (whose
+// sends acceptBrokerRevive decodes and verifies). They wait for nothing but the
 // commitlog lock (a SYNC_FLUSH send is answered later, from the group commit), so
 // they skip the hand-off to a worker and the wake-up of the loop for the answer.
 // The rest go to the send workers: auto-creating a topic registers it with the
@@ -78,7 +79,8 @@ func (b *Broker) sendInline(req *codec.RemotingCommand) bool {
 		return false
 	}
 	topic, ok := codec.SendTopic(req.Code, req.Ext)
-	return ok && !strings.HasPrefix(topic, RetryGroupTopicPrefix) && b.topics.Exists(topic) && !b.lockHeldLong()
+	return ok && !strings.HasPrefix(topic, RetryGroupTopicPrefix) && !isReviveTopic(topic) && b.topics.Exists(topic) &&
+		!b.lockHeldLong()
 }
 
 // finishSendResponse trims a failed send's header to what Java sends.
