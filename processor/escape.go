@@ -22,7 +22,9 @@ import (
 // slave, whose store takes no put, it is sent with enableRemoteEscape to a
 // master of the message's topic in another group (putMessageToRemoteBroker);
 // without it the put fails as the slave's store refuses it, and the service
-// tries again later.
+// tries again later. POP checkpoints and acks go the same way to another
+// group's revive topic (putMessageToSpecificQueue), which takes them from
+// brokers only (revive_accept.go).
 
 // escapeSendTimeout is EscapeBridge's SEND_TIMEOUT.
 const escapeSendTimeout = 3 * time.Second
