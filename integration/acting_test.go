@@ -1,6 +1,9 @@
 package integration
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,4 +77,74 @@ func TestActingMasterDelayedMessage(t *testing.T) {
 	if n := br.maxOffset(topic, 0); n != 1 {
 		t.Fatalf("broker-b holds %d messages, want 1", n)
 	}
+}
+
+// TestActingMasterPopEscape is POP through a slave acting master, two groups (broker-a: master and slave;
+// broker-b: master), all with enableSlaveActingMaster and enableRemoteEscape. broker-a's master is killed;
+// through its slave a raw client pops m0..m3, acks m0, batch-acks m1, makes m2 visible again in a second
+// (CHANGE_INVISIBLE_TIME) and leaves m3. The slave writes these checkpoints and acks as Java's EscapeBridge
+// does (putMessageToSpecificQueue): to broker-b's revive topic, on one queue. broker-b revives m2 and m3
+// into its retry topic (reading them from broker-a's group), each once, where a POP of broker-b gets them;
+// the acked m0 and m1 are not revived. rmqd only: it is the broker side under test.
+func TestActingMasterPopEscape(t *testing.T) {
+	if !containsKind(targetsFromEnv(t), harness.KindRmqd) {
+		t.Skip("rmqd only")
+	}
+	const topic, group = "IT_acting_popx", "IT_acting_popx_g"
+	const invisible = 8 * time.Second
+	reviveTopic := "rmq_sys_REVIVE_LOG_DefaultCluster"
+	conf := func(role, id string) map[string]string {
+		c := haConf(role, id)
+		c["enableSlaveActingMaster"] = "true"
+		c["enableRemoteEscape"] = "true"
+		return c
+	}
+	master := harness.Start(t, harness.KindRmqd, harness.Options{Split: true, BrokerConf: conf("ASYNC_MASTER", "0"),
+		NamesrvConf: map[string]string{"supportActingMaster": "true"}})
+	other := harness.StartBroker(t, harness.KindRmqd, master.NamesrvAddr,
+		harness.Options{BrokerName: "broker-b", BrokerConf: conf("ASYNC_MASTER", "0")})
+	mr, br := newRawClient(t, master), newRawClient(t, other)
+	mr.createTopic(topic, 1)
+	br.createTopic(topic, 1)
+	for i := range 4 {
+		mr.sendPop(topic, 0, fmt.Sprintf("m%d", i))
+	}
+	waitMaxOffset(t, mr, topic, 0, 4)
+	slave := harness.StartBroker(t, harness.KindRmqd, master.NamesrvAddr, harness.Options{BrokerConf: conf("SLAVE", "1")})
+	sr := newRawClient(t, slave)
+	waitSlaveTopic(t, sr, topic)
+	waitSameCommitLog(t, master, slave)
+	master.KillBroker(t)
+
+	// The slave pops once it acts for its master and knows broker-b's revive queues (group sync, 1 s).
+	popped := sr.popUntil(topic, group, 4, invisible, 30*time.Second)
+	due := time.Now().Add(invisible)
+	slices.SortFunc(popped, func(a, b poppedMsg) int { return strings.Compare(a.body, b.body) })
+	requireBodies(t, "popped from the slave", popped, "m0,m1,m2,m3")
+	ackAll(t, sr, topic, group, pick(popped, "m0"))
+	batchAck(t, sr, topic, group, pick(popped, "m1"))
+	changeInvisible(t, sr, topic, group, pick(popped, "m2"))
+	if n := queueTotal(sr, reviveTopic, 8); n != 0 {
+		t.Fatalf("the slave holds %d revive records, want 0 (they go to broker-b)", n)
+	}
+
+	got := collectActingRevived(t, br, topic, group, 2, due)
+	slices.SortFunc(got, func(a, b poppedMsg) int { return strings.Compare(a.body, b.body) })
+	requireBodies(t, "revived by broker-b", got, "m2,m3")
+	requireRetries(t, "revived", got, topic, 1)
+	if n := queueTotal(br, reviveTopic, 8); n == 0 {
+		t.Fatalf("broker-b's revive topic is empty")
+	}
+	ackAll(t, br, topic, group, got...)
+}
+
+// collectActingRevived pops until want messages came back, then until a few seconds after due (every
+// checkpoint's revive time), so an acked message revived would be seen too.
+func collectActingRevived(t *testing.T, r *rawClient, topic, group string, want int, due time.Time) []poppedMsg {
+	t.Helper()
+	got := r.popUntil(topic, group, want, time.Minute, 40*time.Second)
+	for end := due.Add(5 * time.Second); time.Now().Before(end); {
+		got = append(got, r.popUntil(topic, group, 1, time.Minute, time.Until(end))...)
+	}
+	return got
 }

@@ -43,6 +43,9 @@ type actingState struct {
 	initMaxOffset atomic.Int64
 	// escapePick spreads escaped messages over the queues a route offers.
 	escapePick atomic.Uint64
+	// reviveRemote: the revive topic's route has a master of another group
+	// to take this acting slave's POP records (refreshReviveRemote).
+	reviveRemote atomic.Bool
 	// transfer is the HA service pre-online waits on (SetHATransfer); nil:
 	// no wait. haWait bounds one wait (0: haHandshakeTimeout).
 	transfer atomic.Pointer[HATransfer]
@@ -163,6 +166,27 @@ func (b *Broker) syncBrokerMemberGroup(ctx context.Context) {
 		}
 	}
 	b.updateMinBroker(minID, addrs[minID], "", "", false)
+	b.refreshReviveRemote(ctx)
+}
+
+// refreshReviveRemote learns, while this slave acts for its master with
+// enableRemoteEscape, whether another group's master can take its POP
+// records (escape.go); the timer keeps the revive records it cannot send
+// pending for the master (delivery_wiring.go) without asking the name
+// servers at each one.
+func (b *Broker) refreshReviveRemote(ctx context.Context) {
+	cfg := b.conf()
+	if !cfg.IsSlave() || !cfg.EnableRemoteEscape || !b.isSpecialServiceRunning() {
+		b.acting.reviveRemote.Store(false)
+		return
+	}
+	route, err := b.topicRoute(ctx, compat.SysTopicRevivePrefix+cfg.BrokerClusterName)
+	if err != nil {
+		b.log.Debug("acting: revive topic route", "err", err)
+		b.acting.reviveRemote.Store(false)
+		return
+	}
+	b.acting.reviveRemote.Store(len(b.remoteTargets(route)) > 0)
 }
 
 // updateMinBroker is BrokerController.updateMinBroker: a slave whose group's
@@ -256,7 +280,11 @@ func (b *Broker) sendBrokerHaInfo(ctx context.Context, addr string) error {
 	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	resp, err := b.ns.InvokeSync(cctx, addr, req)
-	if err == nil && resp.Code != codec.RespSuccess {
+	switch {
+	case err != nil:
+	case resp.Code == codec.RespRequestCodeNotSupported:
+		err = errNotSupported
+	case resp.Code != codec.RespSuccess:
 		err = fmt.Errorf("code %d %s", resp.Code, resp.Remark)
 	}
 	if err != nil {

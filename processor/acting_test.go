@@ -36,6 +36,10 @@ type actingNS struct {
 	pullBody []byte
 	// haExt answers EXCHANGE_BROKER_HA_INFO from the master (not s:10911).
 	haExt map[string]string
+	// reviveSolo routes the revive topic to broker-a only (no other
+	// group); peerCodes are the slave's (s:10911) answer codes by request code.
+	reviveSolo bool
+	peerCodes  map[int32]int32
 }
 
 func (n *actingNS) setMembers(m map[int64]string) {
@@ -70,11 +74,16 @@ func (n *actingNS) InvokeSync(ctx context.Context, addr string, req *codec.Remot
 	members := n.members
 	peerBody, isPeerCode := n.peerBodies[req.Code]
 	peerDown := n.peerDown
+	solo := n.reviveSolo
+	code, coded := n.peerCodes[req.Code]
 	n.mu.Unlock()
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	if addr == "s:10911" {
 		if peerDown {
 			return nil, errors.New("connection refused")
+		}
+		if coded {
+			return codec.NewResponse(req, code, "as told"), nil
 		}
 		require.True(n.t, isPeerCode || req.Code == codec.ReqGetTimerCheckPoint, "code %d to the slave", req.Code)
 		resp.Body = []byte(peerBody)
@@ -113,6 +122,9 @@ func (n *actingNS) InvokeSync(ctx context.Context, addr string, req *codec.Remot
 				{Cluster: "DefaultCluster", BrokerName: "broker-a", BrokerAddrs: map[int64]string{0: "self:10911"}},
 				{Cluster: "DefaultCluster", BrokerName: "broker-b", BrokerAddrs: map[int64]string{0: "b:10911"}}},
 			FilterServerTable: map[string][]string{}}
+		if solo && isReviveTopic(topic) {
+			route.QueueDatas, route.BrokerDatas = route.QueueDatas[:1], route.BrokerDatas[:1]
+		}
 		require.NotEmpty(n.t, topic)
 		resp.Body = route.AppendJSON(nil)
 	}
@@ -378,10 +390,19 @@ func TestEscapedForm(t *testing.T) {
 		_, has := codec.PropertyValue(out.Properties, p)
 		require.False(t, has, p)
 	}
+	// A POP checkpoint or ack parked by this broker: parked by the remote.
 	revive := &codec.Message{Topic: delivery.TopicTimer, Properties: "REAL_TOPIC\x01rmq_sys_REVIVE_LOG_DefaultCluster\x02" +
-		"REAL_QID\x010\x02TIMER_OUT_MS\x011\x02"}
-	_, ok = b.escapedForm(revive)
-	require.False(t, ok, "revive records stay with the group")
+		"REAL_QID\x010\x02TIMER_OUT_MS\x011\x02TAGS\x01ck\x02"}
+	out, ok = b.escapedForm(revive)
+	require.True(t, ok)
+	require.Equal(t, "rmq_sys_REVIVE_LOG_DefaultCluster", out.Topic)
+	require.Equal(t, "TAGS\x01ck\x02TIMER_DELIVER_MS\x011\x02", out.Properties)
+	// One the timer delivers, due: stored as the remote's timer would.
+	dueRevive := &codec.Message{Topic: "rmq_sys_REVIVE_LOG_DefaultCluster", Properties: "TAGS\x01ack\x02TIMER_DELIVER_MS\x015\x02" +
+		"TIMER_OUT_MS\x015\x02"}
+	out, ok = b.escapedForm(dueRevive)
+	require.True(t, ok)
+	require.Equal(t, dueRevive.Properties, out.Properties)
 	due := &codec.Message{Topic: "T", Properties: "DELAY\x013\x02TIMER_DELIVER_MS\x015\x02KEYS\x01k\x02"}
 	out, ok = b.escapedForm(due)
 	require.True(t, ok)
@@ -513,8 +534,13 @@ func TestActingExchangeBrokerHaInfo(t *testing.T) {
 // parkedRevive is a POP checkpoint record the master parked in the timer
 // before it went away, due in about a second.
 func parkedRevive(t *testing.T, st *store.DefaultStore) {
+	parkedReviveAt(t, st, netip.MustParseAddrPort("127.0.0.1:10911")) // the broker's store host: popRevive trusts it
+}
+
+// parkedReviveAt is parkedRevive written by the broker at host (a slave's
+// master: born where stored).
+func parkedReviveAt(t *testing.T, st *store.DefaultStore, self netip.AddrPort) {
 	at := time.Now().Add(1200 * time.Millisecond).UnixMilli()
-	self := netip.MustParseAddrPort("127.0.0.1:10911") // the broker's store host: popRevive trusts it
 	m := &codec.Message{Topic: "rmq_sys_REVIVE_LOG_DefaultCluster", QueueID: 0, BornTimestamp: time.Now().UnixMilli(),
 		BornHost: self, StoreHost: self, Body: []byte(`{"bm":0,"c":"G","n":1,"pt":1,"q":0,"so":0,"t":"T"}`),
 		Properties: codec.SetProperty("TAGS\x01ck\x02UNIQ_KEY\x01R1\x02", codec.PropTimerDeliverMs, fmt.Sprint(at))}
@@ -522,14 +548,14 @@ func parkedRevive(t *testing.T, st *store.DefaultStore) {
 	require.Equal(t, store.PutOK, st.PutMessage(context.Background(), m).Status)
 }
 
-// A revive record the acting slave's timer delivers cannot go to another
-// group (its revive topic is broker-only, compat.IsBrokerOnlyTopic) nor into
-// the slave's store: it stays pending in the wheel, so the timer progress the
-// returning master adopts (pre-online) does not pass it and the master
-// delivers it. Dropped, the master would skip it with the slave's progress and
-// the checkpoint's messages would never be revived.
+// A revive record the acting slave's timer delivers, with no other group's
+// master to send it to (Java would drop it), cannot go into the slave's
+// store: it stays pending in the wheel, so the timer progress the returning
+// master adopts (pre-online) does not pass it and the master delivers it.
+// Dropped, the master would skip it with the slave's progress and the
+// checkpoint's messages would never be revived.
 func TestActingSlaveKeepsReviveRecordsPending(t *testing.T) {
-	ns := &actingNS{t: t, members: map[int64]string{1: "127.0.0.1:10911"}}
+	ns := &actingNS{t: t, members: map[int64]string{1: "127.0.0.1:10911"}, reviveSolo: true}
 	b := actingBroker(t, 1, ns, func(c *BrokerConfig) { c.EnableRemoteEscape = true }, func(st *store.DefaultStore) {
 		parkedRevive(t, st)
 		parkedTimer(t, st)
@@ -746,4 +772,27 @@ func TestActingSlaveDoesNotCopyFromItsMasterWhileActing(t *testing.T) {
 	ns.setMembers(map[int64]string{0: "m:10911", 1: "127.0.0.1:10911"})
 	require.Eventually(t, func() bool { return len(ns.requests(codec.ReqGetAllDelayOffset)) > 0 }, 5*time.Second,
 		20*time.Millisecond, "the master back in the group: the slave copies from it again")
+}
+
+// EXCHANGE_BROKER_HA_INFO (906) refused by a slave fails the master's
+// pre-online round, as in Java (the round is tried again); a slave that does
+// not know the code is only logged and not waited for, so an older broker
+// does not keep the master offline.
+func TestActingMasterPreOnlineExchangeRefused(t *testing.T) {
+	bodies := map[int32]string{codec.ReqGetAllConsumerOffset: `{"offsetTable":{}}`,
+		codec.ReqGetAllDelayOffset: `{"offsetTable":{}}`, codec.ReqExchangeBrokerHaInfo: ""}
+	ns := &actingNS{t: t, members: map[int64]string{1: "s:10911"}, peerBodies: bodies,
+		peerCodes: map[int32]int32{codec.ReqExchangeBrokerHaInfo: codec.RespSystemError}}
+	m := actingBroker(t, 0, ns, func(c *BrokerConfig) { c.TotalReplicas = 2 }, nil)
+	require.Eventually(t, func() bool { return len(ns.requests(codec.ReqExchangeBrokerHaInfo)) >= 2 }, 5*time.Second,
+		20*time.Millisecond, "the round fails and is tried again")
+	require.False(t, m.isSpecialServiceRunning())
+	require.Empty(t, ns.requests(codec.ReqGetAllConsumerOffset))
+	require.Empty(t, ns.requests(codec.ReqRegisterBroker))
+
+	ns.mu.Lock()
+	ns.peerCodes[codec.ReqExchangeBrokerHaInfo] = codec.RespRequestCodeNotSupported
+	ns.mu.Unlock()
+	require.Eventually(t, m.isSpecialServiceRunning, 5*time.Second, 20*time.Millisecond)
+	require.NotEmpty(t, ns.requests(codec.ReqGetAllConsumerOffset), "the reverse sync all the same")
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"rmqd/codec"
@@ -50,11 +49,11 @@ func (b *Broker) newDelivery(cfg BrokerConfig) error {
 		return c.TimerStopEnqueue, c.TimerStopDequeue
 	})
 	// A slave's wheel runs only while it acts for its master: the revive
-	// records due then can go neither to its store nor to another group
-	// (their topic is broker-only there), so they wait for the master, whose
-	// pre-online adopts this progress.
+	// records due then cannot go into its store. With enableRemoteEscape
+	// they go to another group's master (escape.go); with none to take them
+	// they wait for the master, whose pre-online adopts this progress.
 	b.timer.SetKept(func(topic string) bool {
-		return b.conf().IsSlave() && strings.HasPrefix(topic, compat.SysTopicRevivePrefix)
+		return b.conf().IsSlave() && isReviveTopic(topic) && !b.acting.reviveRemote.Load()
 	})
 	b.trans = delivery.NewTransactions(h, delivery.Asker{
 		Ask:         b.askTransactionState,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,7 +22,9 @@ import (
 // slave, whose store takes no put, it is sent with enableRemoteEscape to a
 // master of the message's topic in another group (putMessageToRemoteBroker);
 // without it the put fails as the slave's store refuses it, and the service
-// tries again later.
+// tries again later. POP checkpoints and acks go the same way to another
+// group's revive topic (putMessageToSpecificQueue), which takes them from
+// brokers only (revive_accept.go).
 
 // escapeSendTimeout is EscapeBridge's SEND_TIMEOUT.
 const escapeSendTimeout = 3 * time.Second
@@ -48,7 +51,13 @@ func (b *Broker) escapePut(ctx context.Context, msg *codec.Message) store.PutRes
 	if !ok {
 		return store.PutResult{Status: store.PutMessageIllegal}
 	}
-	if err := b.putToRemoteBroker(ctx, out); err != nil {
+	pick := b.pickRoundRobin
+	if isReviveTopic(out.Topic) {
+		// POP checkpoints and acks (putMessageToSpecificQueue): all of this
+		// broker's go to one queue, where a checkpoint meets its acks.
+		pick = b.pickSpecificQueue(out.Topic)
+	}
+	if err := b.putToRemoteBroker(ctx, out, pick); err != nil {
 		b.log.Warn("escape: put to a remote master failed", "topic", out.Topic, "err", err)
 		return store.PutResult{Status: store.PutServiceNotAvailable}
 	}
@@ -59,10 +68,9 @@ func (b *Broker) escapePut(ctx context.Context, msg *codec.Message) store.PutRes
 // message of a parked one, parked again by the remote (a timer roll keeps its
 // deliver time), a half message as a new prepared one (Java's
 // buildTransactionalMessageFromHalfMessage), a due message without the
-// properties that would park it again. False for a POP revive record: an
-// rmqd master takes no send to its revive topic (compat.IsBrokerOnlyTopic).
-// Those the timer delivers do not come here: it keeps them pending for the
-// group's master (Timer.SetKept); a client's ack or checkpoint is lost.
+// properties that would park it again. A POP revive record the timer
+// delivers keeps them (TIMER_OUT_MS says it is due: the remote stores it as
+// its own timer would), as the remote's reviver reads its deliver time.
 func (b *Broker) escapedForm(msg *codec.Message) (*codec.Message, bool) {
 	out := *msg
 	e := codec.EditProperties(msg.Properties)
@@ -94,14 +102,13 @@ func (b *Broker) escapedForm(msg *codec.Message) (*codec.Message, bool) {
 		e.Set(codec.PropTranMsg, "true")
 		out.SysFlag = out.SysFlag&^sysFlagTransactionMask | sysFlagTransPrepared
 	default:
+		if isReviveTopic(msg.Topic) {
+			return &out, true
+		}
 		e.Delete(codec.PropDelay)
 		e.Delete(codec.PropTimerDeliverMs)
 		e.Delete(codec.PropTimerDelaySec)
 		e.Delete(codec.PropTimerDelayMs)
-	}
-	if strings.HasPrefix(out.Topic, compat.SysTopicRevivePrefix) {
-		b.log.Info("escape: POP revive record left to the group's master", "topic", out.Topic)
-		return nil, false
 	}
 	out.Properties = e.String()
 	return &out, true
@@ -113,10 +120,59 @@ func parseQueueID(e *codec.PropertiesEditor) (int32, error) {
 	return int32(q), err
 }
 
+func isReviveTopic(topic string) bool { return strings.HasPrefix(topic, compat.SysTopicRevivePrefix) }
+
+// escapeTarget is a writable queue of a master of another group.
+type escapeTarget struct {
+	addr, name string
+	queue      int32
+}
+
+// remoteTargets are the writable queues of route on masters of groups other
+// than this broker's (never its own group's master, gone or not), in the
+// order of Java's TopicPublishInfo: groups by name, queues by id.
+func (b *Broker) remoteTargets(route *codec.TopicRouteData) []escapeTarget {
+	self := b.conf().BrokerName
+	masters := map[string]string{}
+	for _, bd := range route.BrokerDatas {
+		if a := bd.BrokerAddrs[codec.MasterID]; a != "" {
+			masters[bd.BrokerName] = a
+		}
+	}
+	qds := slices.Clone(route.QueueDatas)
+	slices.SortStableFunc(qds, func(x, y codec.QueueData) int { return strings.Compare(x.BrokerName, y.BrokerName) })
+	var targets []escapeTarget
+	for _, qd := range qds {
+		addr := masters[qd.BrokerName]
+		if qd.BrokerName == self || addr == "" || qd.Perm&PermWrite == 0 {
+			continue
+		}
+		for q := range min(compat.ClampQueueNums(qd.WriteQueueNums), 1024) {
+			targets = append(targets, escapeTarget{addr, qd.BrokerName, q})
+		}
+	}
+	return targets
+}
+
+// pickRoundRobin is selectOneMessageQueue(this broker's name) over targets.
+func (b *Broker) pickRoundRobin(targets []escapeTarget) escapeTarget {
+	return targets[b.acting.escapePick.Add(1)%uint64(len(targets))]
+}
+
+// pickSpecificQueue is asyncRemotePutMessageToSpecificQueue's pick: the
+// queue at floorMod(hash(topic + storeHost)) (storeHost as Java's
+// InetSocketAddress prints it), the same for every record of this broker.
+func (b *Broker) pickSpecificQueue(topic string) func([]escapeTarget) escapeTarget {
+	return func(targets []escapeTarget) escapeTarget {
+		h := int64(compat.JavaStringHash(topic + "/" + b.storeHost.String()))
+		n := int64(len(targets))
+		return targets[((h%n)+n)%n]
+	}
+}
+
 // putToRemoteBroker sends msg to a writable queue of its topic on a master of
-// another group, picked from the name servers' route as
-// selectOneMessageQueue(this broker's name) picks.
-func (b *Broker) putToRemoteBroker(ctx context.Context, msg *codec.Message) error {
+// another group, picked from the name servers' route by pick.
+func (b *Broker) putToRemoteBroker(ctx context.Context, msg *codec.Message, pick func([]escapeTarget) escapeTarget) error {
 	cfg := b.conf()
 	if b.ns == nil || len(cfg.nameServers()) == 0 {
 		return errors.New("no name server")
@@ -125,30 +181,11 @@ func (b *Broker) putToRemoteBroker(ctx context.Context, msg *codec.Message) erro
 	if err != nil {
 		return err
 	}
-	masters := map[string]string{}
-	for _, bd := range route.BrokerDatas {
-		if a := bd.BrokerAddrs[codec.MasterID]; a != "" {
-			masters[bd.BrokerName] = a
-		}
-	}
-	type target struct {
-		addr, name string
-		queue      int32
-	}
-	var targets []target
-	for _, qd := range route.QueueDatas {
-		addr := masters[qd.BrokerName]
-		if qd.BrokerName == cfg.BrokerName || addr == "" || qd.Perm&PermWrite == 0 {
-			continue
-		}
-		for q := range min(compat.ClampQueueNums(qd.WriteQueueNums), 1024) {
-			targets = append(targets, target{addr, qd.BrokerName, q})
-		}
-	}
+	targets := b.remoteTargets(route)
 	if len(targets) == 0 {
 		return fmt.Errorf("no writable queue of %s on a master of another group", msg.Topic)
 	}
-	t := targets[b.acting.escapePick.Add(1)%uint64(len(targets))]
+	t := pick(targets)
 	group, _ := codec.PropertyValue(msg.Properties, codec.PropProducerGroup)
 	if group == "" {
 		group = fmt.Sprintf("InnerProducerGroup_%s_%d", cfg.BrokerName, cfg.BrokerID)

@@ -175,9 +175,13 @@ func (b *Broker) popArriving(topic string, queueID int32, tagsCode int64, props 
 
 // popRevive reports a timer message the broker itself wrote to its revive
 // topic (POP checkpoints and acks): born at the broker's own address, which
-// no client connection can have.
+// no client connection can have; on a slave, also one its master wrote (born
+// where it was stored, m.StoreHost), which an acting slave's timer delivers.
+// A record another broker sent takes this broker's host when accepted
+// (revive_accept.go).
 func (b *Broker) popRevive(m *codec.Message) bool {
 	c := b.conf()
-	return m.Topic == compat.SysTopicRevivePrefix+c.BrokerClusterName && m.BornHost == b.storeHost &&
+	own := m.BornHost == b.storeHost || c.IsSlave() && m.BornHost.IsValid() && m.BornHost == m.StoreHost
+	return m.Topic == compat.SysTopicRevivePrefix+c.BrokerClusterName && own &&
 		m.QueueID >= 0 && m.QueueID < c.ReviveQueueNum
 }

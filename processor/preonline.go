@@ -196,15 +196,20 @@ func (b *Broker) preOnline(ctx context.Context) error {
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		// Java's master fails the round when a slave refuses this; an
-		// older broker that does not know the code must not keep the
-		// master offline, so it is only logged.
-		if err := b.sendBrokerHaInfo(ctx, members[id]); err != nil {
-			// Nor waited for: such a slave learns the master's HA address only
-			// from the registration this wait would hold back.
-			b.log.Warn("pre-online: HA info not taken", "err", err)
-		} else if err := b.waitHATransfer(ctx, members[id]); err != nil {
+		// As Java, a slave that fails or refuses this fails the round (tried
+		// again; a slave gone leaves the member group). One that does not
+		// know the code (an older broker) must not keep the master offline
+		// for good: it is only logged, and not waited for, as it learns the
+		// master's HA address only from the registration the wait holds back.
+		switch err := b.sendBrokerHaInfo(ctx, members[id]); {
+		case errors.Is(err, errNotSupported):
+			b.log.Warn("pre-online: HA info not taken, the slave is not waited for", "broker", id, "err", err)
+		case err != nil:
 			return fmt.Errorf("broker %d: %w", id, err)
+		default:
+			if err := b.waitHATransfer(ctx, members[id]); err != nil {
+				return fmt.Errorf("broker %d: %w", id, err)
+			}
 		}
 		if err := b.syncMetadataReverse(ctx, members[id]); err != nil {
 			return fmt.Errorf("reverse sync from broker %d: %w", id, err)

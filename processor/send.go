@@ -62,7 +62,8 @@ type sendAnswer struct {
 }
 
 // sendInline picks the sends that run on the network event loop: those to a
-// topic that exists and is not a retry topic. They wait for nothing but the
+// topic that exists and is neither a retry topic nor a revive topic (whose
+// sends acceptBrokerRevive decodes and verifies). They wait for nothing but the
 // commitlog lock (a SYNC_FLUSH send is answered later, from the group commit), so
 // they skip the hand-off to a worker and the wake-up of the loop for the answer.
 // The rest go to the send workers: auto-creating a topic registers it with the
@@ -78,7 +79,8 @@ func (b *Broker) sendInline(req *codec.RemotingCommand) bool {
 		return false
 	}
 	topic, ok := codec.SendTopic(req.Code, req.Ext)
-	return ok && !strings.HasPrefix(topic, RetryGroupTopicPrefix) && b.topics.Exists(topic) && !b.lockHeldLong()
+	return ok && !strings.HasPrefix(topic, RetryGroupTopicPrefix) && !isReviveTopic(topic) && b.topics.Exists(topic) &&
+		!b.lockHeldLong()
 }
 
 // finishSendResponse trims a failed send's header to what Java sends.
@@ -113,7 +115,8 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 		h.QueueID, a.logical = a.leader.QueueID, s.logical
 	}
 	batch := req.Code == codec.ReqSendBatchMessage
-	tc, ok := b.sendCheck(c, &h, resp)
+	fromBroker := isReviveTopic(h.Topic) && b.acceptBrokerRevive(c, req, &h)
+	tc, ok := b.sendCheck(c, &h, resp, fromBroker)
 	if !ok {
 		return resp
 	}
@@ -152,6 +155,11 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 	}
 	if tc.TopicFilterType == "MULTI_TAG" {
 		msg.SysFlag |= sysFlagMultiTags
+	}
+	if fromBroker {
+		// Vetted as this broker's own record: its timer and reviver trust
+		// revive records born here (popRevive), and so do its slaves.
+		msg.BornHost = b.storeHost
 	}
 	msg.SysFlag = hostFlags(msg.SysFlag, msg.BornHost, msg.StoreHost)
 
@@ -329,8 +337,9 @@ func (b *Broker) putDeferred(c remoting.Conn, reqCode int32, a *sendAnswer, msg 
 }
 
 // sendCheck is AbstractSendMessageProcessor.msgCheck: permission, topic name,
-// auto-creation and queue id range.
-func (b *Broker) sendCheck(c remoting.Conn, h *codec.SendMessageRequestHeader, resp *codec.RemotingCommand) (TopicConfig, bool) {
+// auto-creation and queue id range. fromBroker lets a broker-only revive
+// topic through (acceptBrokerRevive vetted the send).
+func (b *Broker) sendCheck(c remoting.Conn, h *codec.SendMessageRequestHeader, resp *codec.RemotingCommand, fromBroker bool) (TopicConfig, bool) {
 	if !permWritable(b.conf().BrokerPermission) && b.topics.IsOrderTopic(h.Topic) {
 		setCode(resp, codec.RespNoPermission, "the broker["+b.conf().BrokerIP1+"] sending message is forbidden")
 		return TopicConfig{}, false
@@ -339,7 +348,7 @@ func (b *Broker) sendCheck(c remoting.Conn, h *codec.SendMessageRequestHeader, r
 		setCode(resp, codec.RespInvalidParameter, remark)
 		return TopicConfig{}, false
 	}
-	if brokerOnlyTopic(h.Topic) {
+	if brokerOnlyTopic(h.Topic) && !fromBroker {
 		setCode(resp, codec.RespNoPermission, "Sending message to topic["+h.Topic+"] is forbidden.")
 		return TopicConfig{}, false
 	}

@@ -646,6 +646,9 @@ func (t *Timer) deliver(ctx context.Context, e timerEntry, now int64) bool {
 	ed.SetInt(PropTimerEnqueueMs, t.parked.StoreTimestamp)
 	ed.SetInt(PropTimerDequeueMs, time.Now().UnixMilli())
 	real.Properties = ed.String()
+	// The revive check sees where the parked record was stored (a slave's
+	// copy: its master); putBack stamps this broker's host again.
+	real.StoreHost = t.parked.StoreHost
 	if remark, ok := h.Target(real.Topic, real.QueueID); !ok && !t.revive(real) {
 		h.Log.Warn("timer: message for a topic it may not go to dropped", "offset", e.clOffset,
 			"topic", real.Topic, "queue", real.QueueID, "remark", remark)

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"rmqd/codec"
 )
 
 // FuzzBatchAckBody: any BATCH_ACK_MESSAGE body decodes or fails cleanly, a
@@ -105,4 +107,27 @@ func TestBatchAckBodyBoundsTheRequest(t *testing.T) {
 	require.NoError(t, err, "two halves are one whole")
 	_, err = DecodeBatchAckBody([]byte(`{"acks":[` + entry(full) + `,` + entry(half) + `]}`))
 	require.ErrorContains(t, err, "acks more than 65536 offsets")
+}
+
+// FuzzValidReviveRecord: any tag and body a broker sends to the revive topic
+// is judged without failing, and a record judged valid decodes as its tag says.
+func FuzzValidReviveRecord(f *testing.F) {
+	f.Add("ck", []byte(`{"bm":0,"bn":"b","c":"G","d":[0],"it":50,"n":1,"pt":100,"q":1,"so":7,"t":"T"}`))
+	f.Fuzz(func(t *testing.T, tag string, b []byte) {
+		if !ValidReviveRecord(tag, b) {
+			return
+		}
+		switch tag {
+		case ckTag:
+			var ck CheckPoint
+			require.NoError(t, codec.UnmarshalBody(b, &ck))
+			require.True(t, ck.valid())
+		case ackTag, batchAckTag:
+			var a AckMsg
+			require.NoError(t, codec.UnmarshalBody(b, &a))
+			require.NotEmpty(t, a.Topic)
+		default:
+			t.Fatalf("tag %q judged valid", tag)
+		}
+	})
 }

@@ -261,3 +261,22 @@ func realTopic(topic, group, retry string) (string, error) {
 	}
 	return "", fmt.Errorf("getRetry fail, format is wrong: %q", retry)
 }
+
+// ValidReviveRecord reports a revive topic record another broker may send
+// (an acting slave's, EscapeBridge.putMessageToSpecificQueue): a checkpoint
+// the reviver would revive, or an ack or batch ack naming a group's message.
+func ValidReviveRecord(tag string, body []byte) bool {
+	switch tag {
+	case ckTag:
+		var ck CheckPoint
+		return codec.UnmarshalBody(body, &ck) == nil && ck.valid()
+	case ackTag, batchAckTag:
+		var a AckMsg
+		if codec.UnmarshalBody(body, &a) != nil || a.Topic == "" || a.ConsumerGroup == "" {
+			return false
+		}
+		// A batch ack lists the offsets it acks (Java writes none empty).
+		return tag == ackTag || len(a.AckOffsetList) > 0
+	}
+	return false
+}
