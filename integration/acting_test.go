@@ -2,6 +2,7 @@ package integration
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -21,17 +22,8 @@ func TestActingMasterDelayedMessage(t *testing.T) {
 		t.Skip("rmqd only")
 	}
 	const topic = "IT_acting_delay"
-	conf := func(role, id string) map[string]string {
-		c := haConf(role, id)
-		c["enableSlaveActingMaster"] = "true"
-		c["enableRemoteEscape"] = "true"
-		c["totalReplicas"] = "2" // the pair: a returning master goes through pre-online
-		return c
-	}
-	master := harness.Start(t, harness.KindRmqd, harness.Options{Split: true, BrokerConf: conf("ASYNC_MASTER", "0"),
-		NamesrvConf: map[string]string{"supportActingMaster": "true"}})
-	other := harness.StartBroker(t, harness.KindRmqd, master.NamesrvAddr,
-		harness.Options{BrokerName: "broker-b", BrokerConf: conf("ASYNC_MASTER", "0")})
+	conf := actingConf(map[string]string{"totalReplicas": "2"}) // the pair: a returning master goes through pre-online
+	master, other := startActingGroups(t, conf)
 	mr, br := newRawClient(t, master), newRawClient(t, other)
 	mr.createTopic(topic, 4)
 	br.createTopic(topic, 1)
@@ -93,16 +85,8 @@ func TestActingMasterPopEscape(t *testing.T) {
 	const topic, group = "IT_acting_popx", "IT_acting_popx_g"
 	const invisible = 8 * time.Second
 	reviveTopic := "rmq_sys_REVIVE_LOG_DefaultCluster"
-	conf := func(role, id string) map[string]string {
-		c := haConf(role, id)
-		c["enableSlaveActingMaster"] = "true"
-		c["enableRemoteEscape"] = "true"
-		return c
-	}
-	master := harness.Start(t, harness.KindRmqd, harness.Options{Split: true, BrokerConf: conf("ASYNC_MASTER", "0"),
-		NamesrvConf: map[string]string{"supportActingMaster": "true"}})
-	other := harness.StartBroker(t, harness.KindRmqd, master.NamesrvAddr,
-		harness.Options{BrokerName: "broker-b", BrokerConf: conf("ASYNC_MASTER", "0")})
+	conf := actingConf(nil)
+	master, other := startActingGroups(t, conf)
 	mr, br := newRawClient(t, master), newRawClient(t, other)
 	mr.createTopic(topic, 1)
 	br.createTopic(topic, 1)
@@ -147,4 +131,26 @@ func collectActingRevived(t *testing.T, r *rawClient, topic, group string, want 
 		got = append(got, r.popUntil(topic, group, 1, time.Minute, time.Until(end))...)
 	}
 	return got
+}
+
+// actingConf is haConf with slave acting master and remote escape on, and extra on top.
+func actingConf(extra map[string]string) func(role, id string) map[string]string {
+	return func(role, id string) map[string]string {
+		c := haConf(role, id)
+		c["enableSlaveActingMaster"] = "true"
+		c["enableRemoteEscape"] = "true"
+		maps.Copy(c, extra)
+		return c
+	}
+}
+
+// startActingGroups starts a name server supporting acting masters with broker-a's master (split from it)
+// and broker-b's master; the caller starts broker-a's slave when its test needs it.
+func startActingGroups(t *testing.T, conf func(role, id string) map[string]string) (master, other *harness.Target) {
+	t.Helper()
+	master = harness.Start(t, harness.KindRmqd, harness.Options{Split: true, BrokerConf: conf("ASYNC_MASTER", "0"),
+		NamesrvConf: map[string]string{"supportActingMaster": "true"}})
+	other = harness.StartBroker(t, harness.KindRmqd, master.NamesrvAddr,
+		harness.Options{BrokerName: "broker-b", BrokerConf: conf("ASYNC_MASTER", "0")})
+	return master, other
 }
