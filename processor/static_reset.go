@@ -110,16 +110,7 @@ func (b *Broker) assignStaticReset(ctx context.Context, s *staticCtx, group stri
 	} else {
 		// Only a consumer restarting before its next pull reads this commit:
 		// the pull below moves a running one, so a refusal is logged, not fatal.
-		fwd := forwardQueueRequest(codec.ReqUpdateConsumerOffset, topic, it.QueueID, it.Bname,
-			"consumerGroup", group, "commitOffset", strconv.FormatInt(phys, 10))
-		resp, err := b.forwardStatic(ctx, topic, it.Bname, fwd)
-		if err == nil && resp.Code != codec.RespSuccess {
-			err = fmt.Errorf("code %d: %s", resp.Code, resp.Remark)
-		}
-		if err != nil {
-			b.log.Warn("static topic reset: commit on the item's broker", "topic", topic, "group", group,
-				"queue", s.logical, "broker", it.Bname, "err", err)
-		}
+		b.commitOnItemBroker(ctx, s, it, group, phys, "static topic reset: commit on the item's broker")
 	}
 	for j := i + 1; j < len(s.items); j++ {
 		later := &s.items[j]
@@ -130,20 +121,27 @@ func (b *Broker) assignStaticReset(ctx context.Context, s *staticCtx, group stri
 		default:
 			// No request deletes one queue's offset: -1 reads as none there
 			// (QUERY_NOT_FOUND to the double read), on a Java broker too.
-			fwd := forwardQueueRequest(codec.ReqUpdateConsumerOffset, topic, later.QueueID, later.Bname,
-				"consumerGroup", group, "commitOffset", "-1")
-			resp, err := b.forwardStatic(ctx, topic, later.Bname, fwd)
-			if err == nil && resp.Code != codec.RespSuccess {
-				err = fmt.Errorf("code %d: %s", resp.Code, resp.Remark)
-			}
-			if err != nil {
-				b.log.Warn("static topic reset: clear a later item's offset", "topic", topic, "group", group,
-					"queue", s.logical, "broker", later.Bname, "err", err)
-			}
+			b.commitOnItemBroker(ctx, s, later, group, -1, "static topic reset: clear a later item's offset")
 		}
 	}
 	b.offsets.AssignLogicalReset(group, topic, s.logical, target)
 	return nil
+}
+
+// commitOnItemBroker commits the group's offset of item it's physical queue on
+// the item's broker (UPDATE_CONSUMER_OFFSET, forwarded); a failure is logged
+// as what.
+func (b *Broker) commitOnItemBroker(ctx context.Context, s *staticCtx, it *codec.LogicQueueMappingItem, group string, offset int64, what string) {
+	topic := s.d.Topic
+	fwd := forwardQueueRequest(codec.ReqUpdateConsumerOffset, topic, it.QueueID, it.Bname,
+		"consumerGroup", group, "commitOffset", strconv.FormatInt(offset, 10))
+	resp, err := b.forwardStatic(ctx, topic, it.Bname, fwd)
+	if err == nil && resp.Code != codec.RespSuccess {
+		err = fmt.Errorf("code %d: %s", resp.Code, resp.Remark)
+	}
+	if err != nil {
+		b.log.Warn(what, "topic", topic, "group", group, "queue", s.logical, "broker", it.Bname, "err", err)
+	}
 }
 
 // staticResetPull answers a pull of remapped logical queue logical (items)
