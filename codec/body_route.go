@@ -131,15 +131,8 @@ func (r *TopicRouteData) AppendJSON(dst []byte) []byte {
 	}
 	dst = append(dst, ']')
 	if len(r.TopicQueueMappingByBroker) > 0 {
-		dst = append(dst, `,"topicQueueMappingByBroker":{`...)
-		for i, name := range SortedKeys(r.TopicQueueMappingByBroker) {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = AppendJSONKey(dst, name)
-			dst = r.TopicQueueMappingByBroker[name].AppendJSON(dst)
-		}
-		dst = append(dst, '}')
+		dst = append(dst, `,"topicQueueMappingByBroker":`...)
+		dst = appendMappingInfoMap(dst, r.TopicQueueMappingByBroker)
 	}
 	return append(dst, '}')
 }
