@@ -2,7 +2,6 @@ package processor
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -135,11 +134,8 @@ func (b *Broker) remoteMapping(ctx context.Context, topic, broker string) (*code
 	req.Ext.Set("lo", "true")
 	req.Ext.Set("bname", broker)
 	resp, err := b.forwardStatic(ctx, topic, broker, req)
-	if err != nil {
+	if err := remoteRefusal(resp, err); err != nil {
 		return nil, err
-	}
-	if resp.Code != codec.RespSuccess {
-		return nil, fmt.Errorf("remote answered code %d: %s", resp.Code, resp.Remark)
 	}
 	return codec.DecodeTopicConfigMappingDetail(resp.Body)
 }

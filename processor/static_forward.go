@@ -130,11 +130,28 @@ func forwardQueueRequest(code int32, topic string, queueID int32, bname string, 
 	return req
 }
 
+// remoteRefusal is err, or an error for a forwarded request's answer other
+// than SUCCESS.
+func remoteRefusal(resp *codec.RemotingCommand, err error) error {
+	if err == nil && resp.Code != codec.RespSuccess {
+		err = fmt.Errorf("remote answered code %d: %s", resp.Code, resp.Remark)
+	}
+	return err
+}
+
+// forwardCommit sends the group's commit of physical offset phys of item it's
+// queue to the item's broker (UPDATE_CONSUMER_OFFSET).
+func (b *Broker) forwardCommit(ctx context.Context, topic string, it *codec.LogicQueueMappingItem, group string, phys int64) (*codec.RemotingCommand, error) {
+	fwd := forwardQueueRequest(codec.ReqUpdateConsumerOffset, topic, it.QueueID, it.Bname,
+		"consumerGroup", group, "commitOffset", strconv.FormatInt(phys, 10))
+	return b.forwardStatic(ctx, topic, it.Bname, fwd)
+}
+
 // forwardedOffset is the "offset" (or key) of a forwarded request's SUCCESS
 // answer.
 func forwardedOffset(resp *codec.RemotingCommand, key string) (int64, error) {
-	if resp.Code != codec.RespSuccess {
-		return 0, fmt.Errorf("remote answered code %d: %s", resp.Code, resp.Remark)
+	if err := remoteRefusal(resp, nil); err != nil {
+		return 0, err
 	}
 	v, ok := resp.Ext.Get(key)
 	if !ok {

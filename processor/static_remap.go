@@ -268,9 +268,7 @@ func (b *Broker) staticUpdateConsumerOffset(ctx context.Context, req *codec.Remo
 		h.QueueID, h.CommitOffset = it.QueueID, phys
 		return nil
 	}
-	fwd := forwardQueueRequest(codec.ReqUpdateConsumerOffset, h.Topic, it.QueueID, it.Bname,
-		"consumerGroup", h.ConsumerGroup, "commitOffset", strconv.FormatInt(phys, 10))
-	resp, err := b.forwardStatic(ctx, h.Topic, it.Bname, fwd)
+	resp, err := b.forwardCommit(ctx, h.Topic, it, h.ConsumerGroup, phys)
 	if err != nil {
 		return staticFailed(req, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"rmqd/codec"
 	"rmqd/store"
@@ -132,15 +131,8 @@ func (b *Broker) assignStaticReset(ctx context.Context, s *staticCtx, group stri
 // the item's broker (UPDATE_CONSUMER_OFFSET, forwarded); a failure is logged
 // as what.
 func (b *Broker) commitOnItemBroker(ctx context.Context, s *staticCtx, it *codec.LogicQueueMappingItem, group string, offset int64, what string) {
-	topic := s.d.Topic
-	fwd := forwardQueueRequest(codec.ReqUpdateConsumerOffset, topic, it.QueueID, it.Bname,
-		"consumerGroup", group, "commitOffset", strconv.FormatInt(offset, 10))
-	resp, err := b.forwardStatic(ctx, topic, it.Bname, fwd)
-	if err == nil && resp.Code != codec.RespSuccess {
-		err = fmt.Errorf("code %d: %s", resp.Code, resp.Remark)
-	}
-	if err != nil {
-		b.log.Warn(what, "topic", topic, "group", group, "queue", s.logical, "broker", it.Bname, "err", err)
+	if err := remoteRefusal(b.forwardCommit(ctx, s.d.Topic, it, group, offset)); err != nil {
+		b.log.Warn(what, "topic", s.d.Topic, "group", group, "queue", s.logical, "broker", it.Bname, "err", err)
 	}
 }
 

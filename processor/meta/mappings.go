@@ -97,17 +97,14 @@ func (m *TopicQueueMappingManager) Update(d *codec.TopicQueueMappingDetail, forc
 	}
 	next := maps.Clone(*m.table.Load())
 	next[d.Topic] = d
-	m.table.Store(&next)
-	m.version.Next()
+	m.install(next)
 	m.mu.Unlock()
 	m.log.Info("static topic mapping updated", "topic", d.Topic, "epoch", d.Epoch, "totalQueues", d.TotalQueues,
 		"hostedQueues", len(d.HostedQueues), "force", force)
 	// The mapping is in force whatever the write does, as in Java (whose
 	// ConfigManager.persist logs a failure): refusing now would leave the
 	// table and the answer disagreeing.
-	if err := m.Persist(); err != nil {
-		m.log.Error("persist topicQueueMapping.json", "err", err)
-	}
+	m.persistLogged()
 	return nil
 }
 
@@ -194,6 +191,20 @@ func checkItemOffsets(items []codec.LogicQueueMappingItem) error {
 	return nil
 }
 
+// install puts next in force as a new data version; m.mu held.
+func (m *TopicQueueMappingManager) install(next map[string]*codec.TopicQueueMappingDetail) {
+	m.table.Store(&next)
+	m.version.Next()
+}
+
+// persistLogged writes the file; a failure is logged, the tables staying in
+// force (Java's ConfigManager.persist logs it).
+func (m *TopicQueueMappingManager) persistLogged() {
+	if err := m.Persist(); err != nil {
+		m.log.Error("persist topicQueueMapping.json", "err", err)
+	}
+}
+
 // Delete drops the topic's mapping (DELETE_TOPIC_IN_BROKER); it reports
 // whether there was one.
 func (m *TopicQueueMappingManager) Delete(topic string) bool {
@@ -204,12 +215,9 @@ func (m *TopicQueueMappingManager) Delete(topic string) bool {
 	}
 	next := maps.Clone(*m.table.Load())
 	delete(next, topic)
-	m.table.Store(&next)
-	m.version.Next()
+	m.install(next)
 	m.mu.Unlock()
-	if err := m.Persist(); err != nil {
-		m.log.Error("persist topicQueueMapping.json", "err", err)
-	}
+	m.persistLogged()
 	return true
 }
 
@@ -351,11 +359,8 @@ func (m *TopicQueueMappingManager) DropQueues(seen *codec.TopicQueueMappingDetai
 	}
 	next := maps.Clone(*m.table.Load())
 	next[d.Topic] = d
-	m.table.Store(&next)
-	m.version.Next()
+	m.install(next)
 	m.mu.Unlock()
-	if err := m.Persist(); err != nil {
-		m.log.Error("persist topicQueueMapping.json", "err", err)
-	}
+	m.persistLogged()
 	return n
 }
