@@ -438,7 +438,7 @@ func (b *Broker) runMasterServicesTracked(ctx context.Context, done *sync.WaitGr
 	loop(func() { b.schedule.Run(ctx) })
 	// The wait after each round is read afresh, as Java's checker does, so
 	// updateBrokerConfig -k transactionCheckInterval applies from the next one.
-	loop(func() { periodic(ctx, b.trans.Interval, b.transCheckInterval, b.trans.Check) })
+	loop(func() { periodic(ctx, b.transCheckInterval(), b.transCheckInterval, b.trans.Check) })
 	if b.conf().TimerWheelEnable {
 		loop(func() { b.timer.Run(ctx) })
 	}

@@ -62,9 +62,6 @@ func (b *Broker) newDelivery(cfg BrokerConfig) error {
 		OffsetMsgID: func(off int64) string { return compat.OffsetMsgID(b.storeHost, off) },
 		Escape:      b.escapeHalf,
 	})
-	if cfg.TransactionCheckInterval > 0 {
-		b.trans.Interval = compat.Millis(int64(cfg.TransactionCheckInterval))
-	}
 	// Read at each round, as the interval is (transCheckInterval), so
 	// updateBrokerConfig changes them live. As Java's needSkip: a
 	// fileReservedTime of 0 hours discards every half message not born ahead.
@@ -84,7 +81,7 @@ func (b *Broker) newDelivery(cfg BrokerConfig) error {
 }
 
 // transCheckInterval is transactionCheckInterval in force (the checker's
-// default when unset).
+// default, Transactions.Interval, when unset): read before each wait.
 func (b *Broker) transCheckInterval() time.Duration {
 	if ms := b.conf().TransactionCheckInterval; ms > 0 {
 		return compat.Millis(ms)
