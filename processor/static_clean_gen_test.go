@@ -18,14 +18,8 @@ import (
 // broker-b, which knows broker-c leads, and broker-c keep theirs.
 func TestStaticTopicCleanOldGenerations(t *testing.T) {
 	ctx := context.Background()
-	mk := func(name string) func(*BrokerConfig) {
-		return func(c *BrokerConfig) { c.BrokerName = name; c.NamesrvAddr = "ns:9876"; c.Store.DeleteWhen = "04" }
-	}
-	a, b, c := newTestBroker(t, mk("broker-a")), newTestBroker(t, mk("broker-b")), newTestBroker(t, mk("broker-c"))
-	r := &staticRouter{t: t, brokers: map[string]*testBroker{"a:10911": a, "b:10911": b, "c:10911": c}, calls: map[int32]int{}}
-	for _, br := range []*testBroker{a, b, c} {
-		br.SetNameServerInvoker(r)
-	}
+	brs, r := staticBrokers(t, "04", "broker-a", "broker-b", "broker-c")
+	a, b, c := brs[0], brs[1], brs[2]
 	conn := newTestConn(41201)
 	update := func(br *testBroker, epoch int, hosted string) {
 		t.Helper()

@@ -93,13 +93,8 @@ func (r *staticRouter) forwarded(code int32) int {
 // offset logical.
 func TestStaticTopicRemappedAcrossBrokers(t *testing.T) {
 	ctx := context.Background()
-	mk := func(name string) func(*BrokerConfig) {
-		return func(c *BrokerConfig) { c.BrokerName = name; c.NamesrvAddr = "ns:9876" }
-	}
-	a, b := newTestBroker(t, mk("broker-a")), newTestBroker(t, mk("broker-b"))
-	r := &staticRouter{t: t, brokers: map[string]*testBroker{"a:10911": a, "b:10911": b}, calls: map[int32]int{}}
-	a.SetNameServerInvoker(r)
-	b.SetNameServerInvoker(r)
+	brs, r := staticBrokers(t, "", "broker-a", "broker-b")
+	a, b := brs[0], brs[1]
 	c := newTestConn(41001)
 	mapping := func(bname string, epoch int, items string) *codec.RemotingCommand {
 		return staticTopicReq("MoveT", 1, fmt.Sprintf(`{"bname":%q,"epoch":%d,"hostedQueues":{0:[%s]},"scope":"__global__","topic":"MoveT","totalQueues":1}`,
@@ -349,13 +344,8 @@ func TestStaticForwardTimeout(t *testing.T) {
 // stays, as does everything at another hour or on a broker that leads nothing.
 func TestStaticTopicCleanExpiredItems(t *testing.T) {
 	ctx := context.Background()
-	mk := func(name string) func(*BrokerConfig) {
-		return func(c *BrokerConfig) { c.BrokerName = name; c.NamesrvAddr = "ns:9876"; c.Store.DeleteWhen = "04;16" }
-	}
-	a, b := newTestBroker(t, mk("broker-a")), newTestBroker(t, mk("broker-b"))
-	r := &staticRouter{t: t, brokers: map[string]*testBroker{"a:10911": a, "b:10911": b}, calls: map[int32]int{}}
-	a.SetNameServerInvoker(r)
-	b.SetNameServerInvoker(r)
+	brs, r := staticBrokers(t, "04;16", "broker-a", "broker-b")
+	a, b := brs[0], brs[1]
 	c := newTestConn(41004)
 	// Logical 0 moved from broker-a's empty queue 0, logical 1 from its queue 1 with a message.
 	hosted := fmt.Sprintf(`0:[%s,%s],1:[%s,%s]`, item(0, 0, "broker-a", 0), item(1, 0, "broker-b", 10),
@@ -391,4 +381,26 @@ func TestStaticTopicCleanExpiredItems(t *testing.T) {
 	resp, _ = b.handleGetMinOffset(ctx, c, q)
 	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
 	require.Equal(t, before, r.forwarded(codec.ReqGetMinOffset))
+}
+
+// staticBrokers makes a test broker per name (broker-x answers at x:10911),
+// each reaching the others through one staticRouter as its name server and
+// broker client; deleteWhen, when set, is their store's deleteWhen.
+func staticBrokers(t *testing.T, deleteWhen string, names ...string) ([]*testBroker, *staticRouter) {
+	t.Helper()
+	r := &staticRouter{t: t, brokers: map[string]*testBroker{}, calls: map[int32]int{}}
+	brs := make([]*testBroker, len(names))
+	for i, name := range names {
+		brs[i] = newTestBroker(t, func(c *BrokerConfig) {
+			c.BrokerName, c.NamesrvAddr = name, "ns:9876"
+			if deleteWhen != "" {
+				c.Store.DeleteWhen = deleteWhen
+			}
+		})
+		r.brokers[strings.TrimPrefix(name, "broker-")+":10911"] = brs[i]
+	}
+	for _, b := range brs {
+		b.SetNameServerInvoker(r)
+	}
+	return brs, r
 }

@@ -30,13 +30,8 @@ func staticResetReq(topic, group string, ts int64, kv ...string) *codec.Remoting
 // nothing, resets nothing.
 func TestStaticTopicResetAcrossItems(t *testing.T) {
 	ctx := context.Background()
-	mk := func(name string) func(*BrokerConfig) {
-		return func(c *BrokerConfig) { c.BrokerName = name; c.NamesrvAddr = "ns:9876" }
-	}
-	a, b := newTestBroker(t, mk("broker-a")), newTestBroker(t, mk("broker-b"))
-	r := &staticRouter{t: t, brokers: map[string]*testBroker{"a:10911": a, "b:10911": b}, calls: map[int32]int{}}
-	a.SetNameServerInvoker(r)
-	b.SetNameServerInvoker(r)
+	brs, _ := staticBrokers(t, "", "broker-a", "broker-b")
+	a, b := brs[0], brs[1]
 	c := newTestConn(41101)
 	ok := func(resp *codec.RemotingCommand, err error) *codec.RemotingCommand {
 		t.Helper()
@@ -185,15 +180,11 @@ func TestStaticTopicResetPhysical(t *testing.T) {
 // so the query reads the target back once the pull has taken the reset.
 func TestStaticTopicResetClearsMiddleItem(t *testing.T) {
 	ctx := context.Background()
-	mk := func(name string) func(*BrokerConfig) {
-		return func(c *BrokerConfig) { c.BrokerName = name; c.NamesrvAddr = "ns:9876" }
-	}
-	a, b, cb := newTestBroker(t, mk("broker-a")), newTestBroker(t, mk("broker-b")), newTestBroker(t, mk("broker-c"))
-	r := &staticRouter{t: t, brokers: map[string]*testBroker{"a:10911": a, "b:10911": b, "c:10911": cb}, calls: map[int32]int{}}
+	brs, _ := staticBrokers(t, "", "broker-a", "broker-b", "broker-c")
+	a, b, cb := brs[0], brs[1], brs[2]
 	conn := newTestConn(41104)
 	items := item(0, 0, "broker-a", 0) + "," + item(1, 0, "broker-c", 10) + "," + item(2, 0, "broker-b", 20)
 	for _, br := range []*testBroker{a, b, cb} {
-		br.SetNameServerInvoker(r)
 		resp, _ := br.handleUpdateAndCreateStaticTopic(ctx, conn, staticTopicReq("ChainT", 1,
 			fmt.Sprintf(`{"bname":%q,"epoch":3,"hostedQueues":{0:[%s]},"topic":"ChainT","totalQueues":1}`, br.conf().BrokerName, items)))
 		require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
