@@ -141,8 +141,8 @@ func TestPopBatchCQ(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 150*time.Second)
 			defer cancel()
 			src := filepath.Join(harness.RepoRoot(t), "integration", "testdata", "PopBatchCQ5.java")
-			cmd := exec.CommandContext(ctx, "java", "-Duser.home="+t.TempDir(), "-cp", filepath.Join(harness.LibDir(t, "client5"), "*"),
-				src, tg.NamesrvAddr, tg.BrokerAddr, tg.BrokerName, topic, uniq("IT_pop_bcq_g"), kind)
+			cmd := exec.CommandContext(ctx, "java", append(javaHome(t), "-cp", filepath.Join(harness.LibDir(t, "client5"), "*"),
+				src, tg.NamesrvAddr, tg.BrokerAddr, tg.BrokerName, topic, uniq("IT_pop_bcq_g"), kind)...)
 			out, err := cmd.CombinedOutput()
 			var lines []string
 			for _, l := range strings.Split(string(out), "\n") {

@@ -27,6 +27,16 @@ func uniq(prefix string) string {
 	return fmt.Sprintf("%s_%d_%d", prefix, time.Now().UnixNano()%1e9, brokerSeq.Add(1))
 }
 
+// javaHome is the system properties of a JVM a test starts itself: its home and temp files in a
+// folder of the test's own (harness.JVMHome).
+func javaHome(t *testing.T) []string {
+	args, err := harness.JVMHome(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return args
+}
+
 // goProducer wraps a started Go producer; the test's cleanup shuts it down.
 type goProducer struct {
 	tb harness.TB

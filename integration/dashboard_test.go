@@ -105,12 +105,16 @@ func dashboard(t *testing.T, kind, jar string) {
 
 	port := harness.FreePort(t)
 	home := filepath.Join(harness.LogDir(t), "dashboard-home")
-	p := harness.StartTool(t, "dashboard", "java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx512m",
-		"-Duser.home="+home, "-jar", jar,
+	homeArgs, err := harness.JVMHome(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := harness.StartTool(t, "dashboard", append(append([]string{"java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx512m"},
+		homeArgs...), "-jar", jar,
 		"--server.address=127.0.0.1", "--server.port="+strconv.Itoa(port),
 		"--rocketmq.config.namesrvAddrs[0]="+target.NamesrvAddr,
 		"--rocketmq.config.dataPath="+filepath.Join(home, "data"),
-		"--rocketmq.config.loginRequired=false")
+		"--rocketmq.config.loginRequired=false")...)
 	base := "http://" + harness.Addr(port)
 	if !waitHTTP(p, base+"/cluster/list.query", 300*time.Second) {
 		t.Fatalf("dashboard did not serve %s; see %s\n%s", base, p.LogPath, harness.Tail(p.LogPath, 40))

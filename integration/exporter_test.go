@@ -113,11 +113,15 @@ func startExporter(t *testing.T, target *harness.Target, jar string) (*harness.P
 	for attempt := 1; ; attempt++ {
 		port, grpcPort := harness.FreePort(t), harness.FreePort(t)
 		home := filepath.Join(harness.LogDir(t), fmt.Sprintf("exporter-home-%d", attempt))
-		args := []string{"java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m", "-Duser.home=" + home,
+		homeArgs, err := harness.JVMHome(home)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := append(append([]string{"java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m"}, homeArgs...),
 			"-jar", jar,
-			"--rocketmq.config.namesrvAddr=" + target.NamesrvAddr,
-			"--server.address=127.0.0.1", "--server.port=" + strconv.Itoa(port),
-			"--grpc.server.port=" + strconv.Itoa(grpcPort)}
+			"--rocketmq.config.namesrvAddr="+target.NamesrvAddr,
+			"--server.address=127.0.0.1", "--server.port="+strconv.Itoa(port),
+			"--grpc.server.port="+strconv.Itoa(grpcPort))
 		for _, task := range []string{"collectTopicOffset", "collectProducer", "collectConsumerOffset",
 			"collectBrokerStatsTopic", "collectBrokerStats", "collectBrokerRuntimeStats"} {
 			args = append(args, "--task."+task+".cron="+every)

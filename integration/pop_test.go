@@ -379,8 +379,8 @@ func runPopJava5(t *testing.T, tg *harness.Target) {
 	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
 	defer cancel()
 	src := filepath.Join(harness.RepoRoot(t), "integration", "testdata", "PopClient5.java")
-	cmd := exec.CommandContext(ctx, "java", "-Duser.home="+t.TempDir(), "-cp", filepath.Join(harness.LibDir(t, "client5"), "*"),
-		src, tg.NamesrvAddr, tg.BrokerAddr, tg.BrokerName, "IT_pop_j5", "IT_pop_j5_g")
+	cmd := exec.CommandContext(ctx, "java", append(javaHome(t), "-cp", filepath.Join(harness.LibDir(t, "client5"), "*"),
+		src, tg.NamesrvAddr, tg.BrokerAddr, tg.BrokerName, "IT_pop_j5", "IT_pop_j5_g")...)
 	out, err := cmd.CombinedOutput()
 	var lines []string
 	for _, l := range strings.Split(string(out), "\n") {

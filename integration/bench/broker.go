@@ -227,7 +227,8 @@ func startBrokerSpec(ctx context.Context, e *env, kind, flush string, spec broke
 		b.procs, b.brokerProc = []*proc{p}, p
 	case "apache":
 		home := filepath.Join(b.logDir, "home")
-		if err := os.MkdirAll(home, 0o755); err != nil {
+		homeArgs, err := harness.JVMHome(home)
+		if err != nil {
 			return nil, err
 		}
 		nsConf := filepath.Join(b.logDir, "namesrv.conf")
@@ -240,7 +241,7 @@ func startBrokerSpec(ctx context.Context, e *env, kind, flush string, spec broke
 		}
 		cp := filepath.Join(e.apacheLib, "*")
 		envv := []string{"ROCKETMQ_HOME=" + home}
-		common := []string{"-Duser.home=" + home, "-Drocketmq.home.dir=" + home, "-Drmqd.it.bindAddress=127.0.0.1", "-cp", cp}
+		common := append(homeArgs, "-Drmqd.it.bindAddress=127.0.0.1", "-cp", cp)
 		start = time.Now()
 		ns, err := startProc("apache namesrv", filepath.Join(b.logDir, "namesrv.log"), b.logDir, envv,
 			append(append(append([]string{"java"}, apacheNamesrvJVM...), common...), "org.apache.rocketmq.namesrv.NamesrvStartup", "-c", nsConf)...)
@@ -305,11 +306,12 @@ func (b *broker) startSlave(e *env, master map[string]string) error {
 		p, err = startProc("rmqd slave", filepath.Join(dir, "rmqd.log"), dir, nil, e.rmqdBin, "broker", "-c", cf, "-n", b.namesrv)
 	default:
 		home := filepath.Join(dir, "home")
-		if err := os.MkdirAll(home, 0o755); err != nil {
-			return err
+		homeArgs, herr := harness.JVMHome(home)
+		if herr != nil {
+			return herr
 		}
 		cp := filepath.Join(e.apacheLib, "*")
-		common := []string{"-Duser.home=" + home, "-Drocketmq.home.dir=" + home, "-Drmqd.it.bindAddress=127.0.0.1", "-cp", cp}
+		common := append(homeArgs, "-Drmqd.it.bindAddress=127.0.0.1", "-cp", cp)
 		p, err = startProc("apache slave", filepath.Join(dir, "broker.log"), dir, []string{"ROCKETMQ_HOME=" + home},
 			append(append(append([]string{"java"}, apacheBrokerJVM...), common...), "org.apache.rocketmq.broker.BrokerStartup", "-c", cf)...)
 	}

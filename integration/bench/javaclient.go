@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"rmqd/integration/harness"
 	"rmqd/integration/loadgen/lg"
 )
 
@@ -54,13 +55,18 @@ func (r *runner) javaProducer(ctx context.Context, threads, size int, quantity i
 		return
 	}
 	home := filepath.Join(r.b.logDir, "java-client")
-	_ = os.MkdirAll(home, 0o755)
+	homeArgs, err := harness.JVMHome(home)
+	if err != nil {
+		r.fail("%s java producer: %v", r.res.Kind, err)
+		return
+	}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "java", "-Xms256m", "-Xmx256m", "-XX:+UseG1GC", "-Duser.home="+home,
+	argv := append(append([]string{"-Xms256m", "-Xmx256m", "-XX:+UseG1GC"}, homeArgs...),
 		"-Drocketmq.client.logRoot="+home, "-Djava.net.preferIPv4Stack=true", "-cp", filepath.Join(lib, "*"),
 		"org.apache.rocketmq.example.benchmark.Producer", "-n", r.b.namesrv, "-t", topic, "-w", strconv.Itoa(threads),
 		"-s", strconv.Itoa(size), "-q", strconv.FormatInt(quantity, 10), "-ri", "1000")
+	cmd := exec.CommandContext(ctx, "java", argv...)
 	cmd.Dir = home
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }

@@ -47,11 +47,15 @@ func startJava(tb harness.TB, tg *harness.Target, topic string, every time.Durat
 		tb.Fatalf("chaos: %v", err)
 	}
 	// Source-file mode (JEP 330): compiled in memory at start, so the shared Maven build stays untouched.
-	cmd := exec.Command("java", "-Xms64m", "-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-		"-Djava.net.preferIPv4Stack=true", "-Duser.home="+dir, "-Drocketmq.home.dir="+dir,
-		"-Drocketmq.client.logRoot="+filepath.Join(dir, "logs"),
+	homeArgs, err := harness.JVMHome(dir)
+	if err != nil {
+		tb.Fatalf("chaos: %v", err)
+	}
+	argv := append(append([]string{"-Xms64m", "-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+		"-Djava.net.preferIPv4Stack=true"}, homeArgs...), "-Drocketmq.client.logRoot="+filepath.Join(dir, "logs"),
 		"-cp", filepath.Join(harness.LibDir(tb, "client5"), "*"), src,
 		tg.NamesrvAddr, topic, strconv.Itoa(javaKey), strconv.FormatInt(every.Milliseconds(), 10))
+	cmd := exec.Command("java", argv...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "ROCKETMQ_HOME="+dir)
 	cmd.Stderr = logf

@@ -31,11 +31,11 @@ func StartApache(tb TB, opts Options) *Target {
 	home := filepath.Join(t.LogDir, "home")
 	cp := filepath.Join(LibDir(tb, "apache"), "*")
 	env := []string{"ROCKETMQ_HOME=" + home}
-	jvm := append(append([]string{"java"}, jvmServerOpts...), "-Duser.home="+home, "-Drocketmq.home.dir="+home,
-		"-Drmqd.it.bindAddress=127.0.0.1", "-cp", cp)
-	if err := mkdirs(home); err != nil {
-		tb.Fatalf("harness: %v", err)
+	homeArgs, err := JVMHome(home)
+	if err != nil {
+		tb.Fatalf("%v", err)
 	}
+	jvm := append(append(append([]string{"java"}, jvmServerOpts...), homeArgs...), "-Drmqd.it.bindAddress=127.0.0.1", "-cp", cp)
 
 	nsConf := writeConf(tb, filepath.Join(t.LogDir, "namesrv.conf"), t.namesrvConf(opts))
 	ns := startProc(tb, "apache namesrv", filepath.Join(t.LogDir, "namesrv.log"), t.LogDir, env,

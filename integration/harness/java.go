@@ -202,7 +202,8 @@ func runJVM(tb TB, name, classpath string, timeout time.Duration, mainAndArgs []
 	tb.Helper()
 	dir := LogDir(tb)
 	home := filepath.Join(dir, "java-home")
-	if err := mkdirs(home); err != nil {
+	homeArgs, err := JVMHome(home)
+	if err != nil {
 		tb.Fatalf("%v", err)
 	}
 	logPath := filepath.Join(dir, name+".log")
@@ -217,8 +218,7 @@ func runJVM(tb TB, name, classpath string, timeout time.Duration, mainAndArgs []
 	for i < len(mainAndArgs) && strings.HasPrefix(mainAndArgs[i], "-D") {
 		i++
 	}
-	argv := append(append(append(cloneArgs(jvmClientOpts), "-Duser.home="+home, "-Drocketmq.home.dir="+home),
-		mainAndArgs[:i]...), "-cp", classpath)
+	argv := append(append(append(cloneArgs(jvmClientOpts), homeArgs...), mainAndArgs[:i]...), "-cp", classpath)
 	argv = append(argv, mainAndArgs[i:]...)
 	fmt.Fprintf(f, "# %s: java %s\n", time.Now().Format(time.RFC3339Nano), strings.Join(argv, " "))
 

@@ -178,10 +178,11 @@ func (t *Target) Via(addr string) *Target {
 func apacheJVM(tb TB, dir string) ([]string, []string) {
 	tb.Helper()
 	home := filepath.Join(dir, "home")
-	if err := mkdirs(home); err != nil {
-		tb.Fatalf("harness: %v", err)
+	homeArgs, err := JVMHome(home)
+	if err != nil {
+		tb.Fatalf("%v", err)
 	}
-	jvm := append(append([]string{"java"}, jvmServerOpts...), "-Duser.home="+home, "-Drocketmq.home.dir="+home,
+	jvm := append(append(append([]string{"java"}, jvmServerOpts...), homeArgs...),
 		"-Drmqd.it.bindAddress=127.0.0.1", "-cp", filepath.Join(LibDir(tb, "apache"), "*"))
 	return jvm, []string{"ROCKETMQ_HOME=" + home}
 }

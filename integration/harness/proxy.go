@@ -74,7 +74,11 @@ func StartProxy(tb TB, tg *Target, extra ProxyConfig) *Proxy {
 	}
 	// Registered before the process: cleanups run last-in first-out, so this runs after it stopped.
 	tb.Cleanup(func() { p.checkPortsReleased(tb) })
-	jvm := append(append([]string{"java"}, jvmServerOpts...), "-Duser.home="+home, "-Drocketmq.home.dir="+home,
+	homeArgs, err := JVMHome(home)
+	if err != nil {
+		tb.Fatalf("%v", err)
+	}
+	jvm := append(append(append([]string{"java"}, jvmServerOpts...), homeArgs...),
 		"-cp", filepath.Join(LibDir(tb, "proxy"), "*"), "org.apache.rocketmq.proxy.ProxyStartup", "-pc", conf)
 	p.Proc = startProc(tb, "proxy", filepath.Join(p.LogDir, "proxy.log"), p.LogDir, []string{"ROCKETMQ_HOME=" + home}, jvm...)
 	// Nothing of the proxy's graceful stop (30 s for gRPC) is under test.

@@ -125,3 +125,14 @@ func mkdirs(dirs ...string) error {
 	}
 	return nil
 }
+
+// JVMHome is the system properties that keep a JVM's files under home: user.home, rocketmq.home.dir
+// and java.io.tmpdir. Without the last, every TLS start (Netty's self-signed certificate) and every
+// mqadmin static-topic command (its .before/.after mapping backups) leaves files in the machine's /tmp.
+func JVMHome(home string) ([]string, error) {
+	tmp := filepath.Join(home, "tmp")
+	if err := mkdirs(tmp); err != nil {
+		return nil, err
+	}
+	return []string{"-Duser.home=" + home, "-Drocketmq.home.dir=" + home, "-Djava.io.tmpdir=" + tmp}, nil
+}
