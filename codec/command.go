@@ -3,6 +3,8 @@
 // headers, and the commitlog message record with its properties string.
 package codec
 
+import "fmt"
+
 // SerializeType is the top byte of the header-length word of a frame.
 type SerializeType byte
 
@@ -144,6 +146,26 @@ func NewResponse(req *RemotingCommand, code int32, remark string) *RemotingComma
 func MakeResponse(req *RemotingCommand, code int32, remark string) RemotingCommand {
 	return RemotingCommand{Code: code, Language: LangJava, Version: BrokerVersion, Opaque: req.Opaque,
 		Flag: FlagResponse, Remark: remark, HasRemark: remark != "", SerializeType: req.SerializeType}
+}
+
+// MakeCustomHeaderToNet moves CustomHeader's fields into Ext, ahead of Ext's own, as Java's
+// makeCustomHeaderToNet does before its RPC hooks read extFields: a request's signature must cover
+// them. The header is encoded in the command's serialize type and read back, so every field reads as
+// the receiver will read it. Not for hot paths: it allocates.
+func (c *RemotingCommand) MakeCustomHeaderToNet() error {
+	if c.CustomHeader == nil {
+		return nil
+	}
+	body := c.Body
+	c.Body = nil
+	frame := c.Encode(nil)
+	c.Body = body
+	var back RemotingCommand // its strings alias frame (and its scratch): both stay with them
+	if err := DecodeCommand(frame[4:], &back); err != nil {
+		return fmt.Errorf("codec: custom header of request %d: %w", c.Code, err)
+	}
+	c.Ext, c.CustomHeader = back.Ext, nil
+	return nil
 }
 
 // IsResponse reports whether the response flag is set.

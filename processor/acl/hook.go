@@ -272,8 +272,11 @@ func AcksInGroup(code int32) bool {
 
 // SignRequest signs req as AclClientRPCHook does: AccessKey added, then
 // Signature over the other fields and the body. The broker's own requests
-// sign this way under ACL 2.0 (innerClientAuthenticationCredentials).
+// sign this way under ACL 2.0 (innerClientAuthenticationCredentials). A typed
+// CustomHeader is moved into Ext first, or the signature would leave its
+// fields out and the receiver, which reads them as ext fields, refuse it.
 func SignRequest(req *codec.RemotingCommand, accessKey, secretKey string) {
+	_ = req.MakeCustomHeaderToNet() // our own typed headers always read back
 	req.Ext.Del(jacl.FieldSignature)
 	req.Ext.Set(jacl.FieldAccessKey, accessKey)
 	req.Ext.Set(jacl.FieldSignature, jacl.Signature(secretKey, (*extFields)(&req.Ext), req.Body))
