@@ -348,6 +348,28 @@ func createTopicExt(topic string) map[string]string {
 		"perm": "6", "topicFilterType": "SINGLE_TAG", "topicSysFlag": "0", "order": "false"}
 }
 
+// signRequest signs req as AclClientRPCHook does (AccessKey, then an HMAC-SHA1 of the header values in key
+// order and the body); a nil cred leaves it unsigned.
+func signRequest(req *codec.RemotingCommand, cred *primitive.Credentials) {
+	if cred == nil {
+		return
+	}
+	req.Ext.Set("AccessKey", cred.AccessKey)
+	keys := make([]string, 0, len(req.Ext))
+	vals := map[string]string{}
+	for _, f := range req.Ext {
+		keys = append(keys, f.Key)
+		vals[f.Key] = f.Value
+	}
+	slices.Sort(keys)
+	mac := hmac.New(sha1.New, []byte(cred.SecretKey))
+	for _, k := range keys {
+		mac.Write([]byte(vals[k]))
+	}
+	mac.Write(req.Body)
+	req.Ext.Set("Signature", base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+}
+
 // aclConn is one TCP connection from a chosen loopback source address, speaking frames directly (the
 // remoting client cannot pick its source address).
 type aclConn struct {
@@ -372,22 +394,7 @@ func (a *aclConn) call(code int32, cred *primitive.Credentials, ext map[string]s
 	a.tb.Helper()
 	req := rawRequest(code, ext)
 	req.Body = body
-	if cred != nil {
-		req.Ext.Set("AccessKey", cred.AccessKey)
-		keys := make([]string, 0, len(req.Ext))
-		vals := map[string]string{}
-		for _, f := range req.Ext {
-			keys = append(keys, f.Key)
-			vals[f.Key] = f.Value
-		}
-		slices.Sort(keys)
-		mac := hmac.New(sha1.New, []byte(cred.SecretKey))
-		for _, k := range keys {
-			mac.Write([]byte(vals[k]))
-		}
-		mac.Write(body)
-		req.Ext.Set("Signature", base64.StdEncoding.EncodeToString(mac.Sum(nil)))
-	}
+	signRequest(req, cred)
 	a.opaque++
 	req.Opaque = a.opaque
 	_ = a.c.SetDeadline(time.Now().Add(15 * time.Second))

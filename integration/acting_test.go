@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/rocketmq-client-go/v2/primitive"
+
 	"rmqd/codec"
 	"rmqd/integration/harness"
 )
@@ -77,17 +79,29 @@ func TestActingMasterDelayedMessage(t *testing.T) {
 // (CHANGE_INVISIBLE_TIME) and leaves m3. The slave writes these checkpoints and acks as Java's EscapeBridge
 // does (putMessageToSpecificQueue): to broker-b's revive topic, on one queue. broker-b revives m2 and m3
 // into its retry topic (reading them from broker-a's group), each once, where a POP of broker-b gets them;
-// the acked m0 and m1 are not revived. rmqd only: it is the broker side under test.
+// the acked m0 and m1 are not revived. rmqd only: it is the broker side under test. With ACL 2.0 on every
+// broker (acl2), broker-b takes the revive records only because the slave signs them with its
+// innerClientAuthenticationCredentials, and the clients sign as the super user.
 func TestActingMasterPopEscape(t *testing.T) {
 	if !containsKind(targetsFromEnv(t), harness.KindRmqd) {
 		t.Skip("rmqd only")
 	}
+	t.Run("plain", func(t *testing.T) { runActingPopEscape(t, nil, nil) })
+	t.Run("acl2", func(t *testing.T) { runActingPopEscape(t, authBrokerConf(), &authSuper) })
+}
+
+func runActingPopEscape(t *testing.T, extra map[string]string, cred *primitive.Credentials) {
 	const topic, group = "IT_acting_popx", "IT_acting_popx_g"
 	const invisible = 8 * time.Second
 	reviveTopic := "rmq_sys_REVIVE_LOG_DefaultCluster"
-	conf := actingConf(nil)
+	conf := actingConf(extra)
 	master, other := startActingGroups(t, conf)
-	mr, br := newRawClient(t, master), newRawClient(t, other)
+	client := func(tg *harness.Target) *rawClient {
+		r := newRawClient(t, tg)
+		r.cred = cred
+		return r
+	}
+	mr, br := client(master), client(other)
 	mr.createTopic(topic, 1)
 	br.createTopic(topic, 1)
 	for i := range 4 {
@@ -95,7 +109,7 @@ func TestActingMasterPopEscape(t *testing.T) {
 	}
 	waitMaxOffset(t, mr, topic, 0, 4)
 	slave := harness.StartBroker(t, harness.KindRmqd, master.NamesrvAddr, harness.Options{BrokerConf: conf("SLAVE", "1")})
-	sr := newRawClient(t, slave)
+	sr := client(slave)
 	waitSlaveTopic(t, sr, topic)
 	waitSameCommitLog(t, master, slave)
 	master.KillBroker(t)

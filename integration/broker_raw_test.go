@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/apache/rocketmq-client-go/v2/primitive"
+
 	"rmqd/codec"
 	"rmqd/integration/harness"
 	"rmqd/remoting"
@@ -19,10 +21,11 @@ import (
 // rawClient is a remoting.Client pointed at one target's broker: the protocol without any official client
 // logic (no retries, no client-side checks, no polling loop of its own).
 type rawClient struct {
-	tb  harness.TB
-	c   *remoting.Client
-	tg  *harness.Target
-	now func() time.Time
+	tb   harness.TB
+	c    *remoting.Client
+	tg   *harness.Target
+	now  func() time.Time
+	cred *primitive.Credentials // signs every request when set (signRequest)
 }
 
 func newRawClient(tb harness.TB, tg *harness.Target) *rawClient {
@@ -49,6 +52,7 @@ func (r *rawClient) invoke(code int32, ext map[string]string, body []byte, timeo
 	r.tb.Helper()
 	req := rawRequest(code, ext)
 	req.Body = body
+	signRequest(req, r.cred)
 	ctx, cancel := context.WithTimeout(r.tb.Context(), timeout)
 	defer cancel()
 	resp, err := r.c.InvokeSync(ctx, r.tg.BrokerAddr, req)
