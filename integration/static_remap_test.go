@@ -1,10 +1,13 @@
 package integration
 
 import (
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apache/rocketmq-client-go/v2/primitive"
 
 	"rmqd/codec"
 	"rmqd/integration/harness"
@@ -14,6 +17,8 @@ import (
 // remappingStaticTopic` (which reads the old leader's max offsets and writes the new mappings in three
 // steps) and checks that a Java 5.3.3 push consumer of a new group gets every message, those sent before the
 // move (read by the new leader from the old one, forwarded) and after it (from logical offset 10000 on).
+// With ACL 2.0 on both groups (acl2) the clients and mqadmin sign as the super user, and the forwards
+// between the brokers sign with their innerClientAuthenticationCredentials.
 //
 //	RMQD_TARGET=rmqd go test -count=1 -run TestStaticTopicRemapped ./integration/
 func TestStaticTopicRemapped(t *testing.T) {
@@ -21,12 +26,18 @@ func TestStaticTopicRemapped(t *testing.T) {
 	if !containsKind(targetsFromEnv(t), harness.KindRmqd) {
 		t.Skip("rmqd only (RMQD_TARGET=rmqd)")
 	}
+	t.Run("plain", func(t *testing.T) { runStaticRemapped(t, nil) })
+	t.Run("acl2", func(t *testing.T) { runStaticRemapped(t, &authSuper) })
+}
+
+func runStaticRemapped(t *testing.T, cred *primitive.Credentials) {
 	const topic = "IT_static_remap"
-	_, b, produce, remap := staticTopicTwoGroups(t, topic)
+	_, b, produce, remap := staticTopicTwoGroups(t, topic, cred)
 	sent := produce(10, "before")
 	remap()
 	// broker-b now leads both logical queues; the one moved starts at logical offset 10000 (blockSeqSize).
 	r := newRawClient(t, b)
+	r.cred = cred
 	resp := r.invoke(codec.ReqGetTopicConfig, map[string]string{"topic": topic, "lo": "true"}, nil, 10*time.Second)
 	if resp.Code != codec.RespSuccess || !strings.Contains(string(resp.Body), `"logicOffset":10000`) {
 		t.Fatalf("GET_TOPIC_CONFIG %s on broker-b: code %d %s body %s", topic, resp.Code, resp.Remark, resp.Body)
@@ -43,8 +54,8 @@ func TestStaticTopicRemapped(t *testing.T) {
 	}
 	sent = append(sent, after...)
 
-	c := harness.RunJava(t, b, "5", "consume", "--topic", topic, "--group", uniq("IT_static_remap_cg"),
-		"--count", strconv.Itoa(len(sent)), "--timeout", "90000")
+	c := harness.RunJava(t, b, "5", "consume", append(javaCred(cred), "--topic", topic, "--group", uniq("IT_static_remap_cg"),
+		"--count", strconv.Itoa(len(sent)), "--timeout", "90000")...)
 	byID := map[string]harness.Msg{}
 	for _, s := range sent {
 		byID[s.MsgID] = s
@@ -61,19 +72,26 @@ func TestStaticTopicRemapped(t *testing.T) {
 
 // staticTopicTwoGroups starts a name server and two rmqd broker groups, broker-a and broker-b, and makes topic
 // a static topic of two logical queues on broker-a (`mqadmin updateStaticTopic`). produce sends n messages
-// through a Java 5.3.3 producer; remap moves the topic to broker-b (`mqadmin remappingStaticTopic`).
-func staticTopicTwoGroups(t *testing.T, topic string) (a, b *harness.Target, produce func(n int, prefix string) []harness.Msg, remap func()) {
+// through a Java 5.3.3 producer; remap moves the topic to broker-b (`mqadmin remappingStaticTopic`). With
+// cred, both groups run ACL 2.0 (authBrokerConf) and mqadmin and the producer sign with cred.
+func staticTopicTwoGroups(t *testing.T, topic string, cred *primitive.Credentials) (a, b *harness.Target,
+	produce func(n int, prefix string) []harness.Msg, remap func()) {
 	t.Helper()
+	var conf map[string]string
+	if cred != nil {
+		conf = authBrokerConf()
+		harness.WriteMqadmin4Home(t, filepath.Join(harness.LogDir(t), "java-home"), cred.AccessKey, cred.SecretKey)
+	}
 	ns := harness.StartNamesrv(t, harness.KindRmqd, harness.Options{})
-	a = harness.StartBroker(t, harness.KindRmqd, ns.Addr, harness.Options{BrokerName: "broker-a"})
-	b = harness.StartBroker(t, harness.KindRmqd, ns.Addr, harness.Options{BrokerName: "broker-b"})
+	a = harness.StartBroker(t, harness.KindRmqd, ns.Addr, harness.Options{BrokerName: "broker-a", BrokerConf: conf})
+	b = harness.StartBroker(t, harness.KindRmqd, ns.Addr, harness.Options{BrokerName: "broker-b", BrokerConf: conf})
 	out := harness.Mqadmin(t, a, "updateStaticTopic", "-t", topic, "-c", a.ClusterName, "-qn", "2")
 	if !strings.Contains(out, "The new mapping data is written to file") {
 		t.Fatalf("updateStaticTopic: %s", out)
 	}
 	produce = func(n int, prefix string) []harness.Msg {
-		p := harness.RunJava(t, a, "5", "produce", "--topic", topic, "--mode", "sync", "--count", strconv.Itoa(n),
-			"--size", "100", "--body-prefix", prefix, "--keys", prefix)
+		p := harness.RunJava(t, a, "5", "produce", append(javaCred(cred), "--topic", topic, "--mode", "sync", "--count", strconv.Itoa(n),
+			"--size", "100", "--body-prefix", prefix, "--keys", prefix)...)
 		if len(p.Sent) != n {
 			t.Fatalf("produced %d of %d: %v", len(p.Sent), n, p.Errors)
 		}
@@ -87,4 +105,12 @@ func staticTopicTwoGroups(t *testing.T, topic string) (a, b *harness.Target, pro
 		}
 	}
 	return a, b, produce, remap
+}
+
+// javaCred is the runner's flags that make a Java client sign with cred (none for nil).
+func javaCred(cred *primitive.Credentials) []string {
+	if cred == nil {
+		return nil
+	}
+	return []string{"--ak", cred.AccessKey, "--sk", cred.SecretKey}
 }

@@ -23,7 +23,7 @@ func TestStaticTopicRemappedReset(t *testing.T) {
 		t.Skip("rmqd only (RMQD_TARGET=rmqd)")
 	}
 	const topic = "IT_static_reset"
-	a, b, produce, remap := staticTopicTwoGroups(t, topic)
+	a, b, produce, remap := staticTopicTwoGroups(t, topic, nil)
 	start := time.Now().Add(-time.Second).UnixMilli()
 	sent := produce(10, "before")
 	remap()
