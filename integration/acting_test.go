@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"context"
+	"crypto/tls"
 	"fmt"
 	"maps"
 	"slices"
@@ -81,13 +83,27 @@ func TestActingMasterDelayedMessage(t *testing.T) {
 // into its retry topic (reading them from broker-a's group), each once, where a POP of broker-b gets them;
 // the acked m0 and m1 are not revived. rmqd only: it is the broker side under test. With ACL 2.0 on every
 // broker (acl2), broker-b takes the revive records only because the slave signs them with its
-// innerClientAuthenticationCredentials, and the clients sign as the super user.
+// innerClientAuthenticationCredentials, and the clients sign as the super user. With every broker in
+// tls.server.mode=enforcing and tls.enable (tls), the slave's copies from its master and its records to
+// broker-b go over TLS, as plain peers are refused.
 func TestActingMasterPopEscape(t *testing.T) {
 	if !containsKind(targetsFromEnv(t), harness.KindRmqd) {
 		t.Skip("rmqd only")
 	}
-	t.Run("plain", func(t *testing.T) { runActingPopEscape(t, nil, nil) })
-	t.Run("acl2", func(t *testing.T) { runActingPopEscape(t, authBrokerConf(), &authSuper) })
+	// In parallel: each run mostly waits for invisible times and revive rounds.
+	for name, v := range map[string]struct {
+		conf map[string]string
+		cred *primitive.Credentials
+	}{
+		"plain": {},
+		"acl2":  {authBrokerConf(), &authSuper},
+		"tls":   {map[string]string{"tls.server.mode": "enforcing", "tls.enable": "true"}, nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			runActingPopEscape(t, v.conf, v.cred)
+		})
+	}
 }
 
 func runActingPopEscape(t *testing.T, extra map[string]string, cred *primitive.Credentials) {
@@ -96,12 +112,25 @@ func runActingPopEscape(t *testing.T, extra map[string]string, cred *primitive.C
 	reviveTopic := "rmq_sys_REVIVE_LOG_DefaultCluster"
 	conf := actingConf(extra)
 	master, other := startActingGroups(t, conf)
+	var tc *tls.Config
+	if extra["tls.enable"] == "true" {
+		tc = &tls.Config{InsecureSkipVerify: true} // tls.test.mode.enable: the brokers' certificates are self-signed
+	}
 	client := func(tg *harness.Target) *rawClient {
-		r := newRawClient(t, tg)
+		r := newRawClientTLS(t, tg, tc)
 		r.cred = cred
 		return r
 	}
 	mr, br := client(master), client(other)
+	if tc != nil {
+		// enforcing: a plain peer is refused, so whatever reaches broker-b below came over TLS
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		_, err := newRawClient(t, other).c.InvokeSync(ctx, other.BrokerAddr, codec.NewRequest(codec.ReqGetBrokerRuntimeInfo))
+		cancel()
+		if err == nil {
+			t.Fatal("broker-b answered a plain request in tls.server.mode=enforcing")
+		}
+	}
 	mr.createTopic(topic, 1)
 	br.createTopic(topic, 1)
 	for i := range 4 {

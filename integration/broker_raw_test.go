@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
@@ -29,7 +30,12 @@ type rawClient struct {
 }
 
 func newRawClient(tb harness.TB, tg *harness.Target) *rawClient {
-	c := remoting.NewClient(remoting.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	return newRawClientTLS(tb, tg, nil)
+}
+
+// newRawClientTLS is newRawClient over TLS when tc is set (for a broker in tls.server.mode=enforcing).
+func newRawClientTLS(tb harness.TB, tg *harness.Target, tc *tls.Config) *rawClient {
+	c := remoting.NewClient(remoting.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), TLS: tc})
 	tb.Cleanup(func() { _ = c.Close() })
 	return &rawClient{tb: tb, c: c, tg: tg, now: time.Now}
 }
