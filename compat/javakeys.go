@@ -205,14 +205,16 @@ func buildJavaKeys() map[string]JavaKey {
 		"controllerDLegerGroup", "controllerDLegerPeers", "controllerDLegerSelfId",
 		"dLegerGroup", "dLegerPeers", "dLegerSelfId", "enableBatchPush",
 		"fetchNamesrvAddrInterval", "logicalDiskSpaceCleanForciblyThreshold", "preferredLeaderId",
-		"replicasPerDiskPartition", "storePathDLedgerCommitLog", "updateNameServerAddrPeriod")
+		"replicasPerDiskPartition", "storePathDLedgerCommitLog")
 	group(KeyNoEffect, whyInternal,
 		"channelNotActiveInterval", "consumerOffsetUpdateVersionStep",
 		"delayOffsetUpdateVersionStep", "disappearTimeAfterStart", "enableShutdownGracefully",
 		"enableSingleTopicRegister", "enableSplitMetadata", "forceRegister",
 		"isScanAvailableNameSrv", "loadBalancePollNameServerInterval", "realTimeNotifyConsumerChange",
 		"shutdownWaitTimeSeconds", "splitMetadataSize",
-		"startAcceptSendRequestTimeStamp")
+		"startAcceptSendRequestTimeStamp",
+		// Java's poll of namesrvAddr; rmqd takes an update of it at once.
+		"updateNameServerAddrPeriod")
 	group(KeyNoEffect, whyServices,
 		"appendAckAsync", "appendCkAsync", "enableNotifyAfterPopOrderLockRelease", "enableNotifyBeforePopCalculateLag",
 		"enablePopBatchAck", "enablePopBufferMerge", "enableScheduleAsyncDeliver", "enableSkipLongAwaitingAck",

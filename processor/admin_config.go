@@ -112,6 +112,9 @@ var liveConfigKeys = map[string]func(dst, src *BrokerConfig){
 	"brokerNotActiveTimeoutMillis": func(d, s *BrokerConfig) { d.BrokerNotActiveTimeoutMillis = s.BrokerNotActiveTimeoutMillis },
 	"sendHeartbeatTimeoutMillis":   func(d, s *BrokerConfig) { d.SendHeartbeatTimeoutMillis = s.SendHeartbeatTimeoutMillis },
 	"compatibleWithOldNameSrv":     func(d, s *BrokerConfig) { d.CompatibleWithOldNameSrv = s.CompatibleWithOldNameSrv },
+	// Every request to the name servers reads the list in force; the
+	// registration loop registers with a new one at once (nameServersMoved).
+	"namesrvAddr": func(d, s *BrokerConfig) { d.NamesrvAddr = s.NamesrvAddr },
 }
 
 // errConfigBlackList: an update names a black-listed key; the answer is
@@ -199,6 +202,11 @@ func (b *Broker) updateConfig(props map[string]string) (applied []string, permCh
 	if err := probe.CheckStart(); err != nil {
 		return nil, false, err
 	}
+	if _, ok := upd["namesrvAddr"]; ok {
+		if err := b.checkNamesrvMove(&probe); err != nil {
+			return nil, false, err
+		}
+	}
 	if b.admin.overrides == nil {
 		b.admin.overrides = map[string]string{}
 	}
@@ -218,7 +226,11 @@ func (b *Broker) updateConfig(props map[string]string) (applied []string, permCh
 			permChanged = true
 		}
 	}
+	moved := next.NamesrvAddr != b.conf().NamesrvAddr
 	b.cfg.Store(&next)
+	if moved {
+		b.nameServersMoved()
+	}
 	b.syncColdCheck()
 	b.syncStoreLive(storeKeys)
 	applied = slices.Sorted(maps.Keys(upd))

@@ -240,9 +240,11 @@ func TestUpdateBrokerConfigBlackList(t *testing.T) {
 	require.Equal(t, "Can not update config in black list.", resp.Remark)
 	require.True(t, b2.conf().TraceOn)
 
-	// namesrvAddr stays an admin setting, as in Java.
+	// namesrvAddr stays an admin setting, as in Java (this broker started
+	// without name servers, so it is refused for that, not black-listed).
 	resp, _ = b.handleUpdateBrokerConfig(ctx, c, updateConfigReq("namesrvAddr=127.0.0.1:9876\n"))
-	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.EqualValues(t, codec.RespSystemError, resp.Code, resp.Remark)
+	require.Contains(t, resp.Remark, "started without name servers")
 }
 
 // Store settings Java's store reads at each use change the running store: a
@@ -316,5 +318,24 @@ func TestUpdateBrokerConfigLiveStoreKeys(t *testing.T) {
 	require.Equal(t, was, b.conf().Store.MappedFileSizeCommitLog)
 	b.admin.cfgMu.Lock()
 	require.Equal(t, map[string]string{"mappedFileSizeCommitLog": "4096"}, b.admin.overrides)
+	b.admin.cfgMu.Unlock()
+}
+
+// The classic HA keys reach the store's live snapshot, which store/ha reads
+// at each frame (cmd/rmqd wires ha.Config.Live to it): applied, not pending.
+func TestUpdateBrokerConfigLiveHAKeys(t *testing.T) {
+	b := newTestBroker(t, nil)
+	resp, _ := b.handleUpdateBrokerConfig(context.Background(), newTestConn(5), updateConfigReq(
+		"haSendHeartbeatInterval=1000\nhaHousekeepingInterval=9000\nhaTransferBatchSize=65536\n"+
+			"haFlowControlEnable=true\nmaxHaTransferByteInSecond=4096\n"))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	live := b.st.LiveConfig()
+	require.Equal(t, 1000, live.HaSendHeartbeatInterval)
+	require.Equal(t, 9000, live.HaHousekeepingInterval)
+	require.Equal(t, 65536, live.HaTransferBatchSize)
+	require.True(t, live.HaFlowControlEnable)
+	require.EqualValues(t, 4096, live.MaxHaTransferByteInSecond)
+	b.admin.cfgMu.Lock()
+	require.Empty(t, b.admin.overrides)
 	b.admin.cfgMu.Unlock()
 }

@@ -67,6 +67,8 @@ type Broker struct {
 	nsClose       func() error
 	regState      registrationState
 	topicsChanged chan struct{}
+	// nsMoved wakes the registration loop after a namesrvAddr update.
+	nsMoved chan struct{}
 	// queuesMu orders the preparation of a new topic's consume queues (run off
 	// the send path) against the deletion of a topic's queues: a preparation
 	// that comes after the delete would bring empty queues back.
@@ -112,7 +114,7 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 	// back compares equal (popRevive) with a link-local brokerIP1 too.
 	storeHost = netip.AddrPortFrom(storeHost.Addr().Unmap().WithZone(""), storeHost.Port())
 	b := &Broker{store: st, log: logger.With("component", "broker"), storeHost: storeHost,
-		startTime: time.Now(), topicsChanged: make(chan struct{}, 1), slaveSyncTick: 3 * time.Second}
+		startTime: time.Now(), topicsChanged: make(chan struct{}, 1), nsMoved: make(chan struct{}, 1), slaveSyncTick: 3 * time.Second}
 	b.masters.learned = make(chan struct{}, 1)
 	b.sendMsgs.New = func() any { return new(codec.Message) }
 	b.cfg.Store(&cfg)

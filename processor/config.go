@@ -371,6 +371,9 @@ func (c *BrokerConfig) CheckStart() error {
 		// 5.3 has no ACL 1.0 and would silently ignore aclEnable.
 		return errors.New("aclEnable (ACL 1.0) and authenticationEnabled/authorizationEnabled (ACL 2.0) are exclusive")
 	}
+	if err := checkNamesrvAddr(c.NamesrvAddr); err != nil {
+		return err
+	}
 	if c.Controller.EnableControllerMode && len(c.Controller.addrs()) == 0 {
 		return errors.New("controller mode: controllerAddr is empty")
 	}

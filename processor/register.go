@@ -357,6 +357,17 @@ func (b *Broker) registerLoop(ctx context.Context) {
 			// changes never holds back the whole-table registration.
 			_ = b.registerChanged(ctx)
 			continue
+		case <-b.nsMoved:
+			// A namesrvAddr update: the new list gets the whole table now, and
+			// the period starts again from here.
+			b.regState.forget(b.conf().nameServers())
+			waited = 0
+			if !t.Stop() {
+				select {
+				case <-t.C:
+				default:
+				}
+			}
 		case <-t.C:
 		}
 		// Failures are logged per name server when its state changes
@@ -438,6 +449,18 @@ func (r *registrationState) good(addr string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.ok[addr]
+}
+
+// forget drops the state of name servers not in keep (left by a
+// namesrvAddr update), so the map stays as small as the list.
+func (r *registrationState) forget(keep []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for addr := range r.ok {
+		if !slices.Contains(keep, addr) {
+			delete(r.ok, addr)
+		}
+	}
 }
 
 func (r *registrationState) note(log *slog.Logger, addr string, err error) {

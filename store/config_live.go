@@ -49,6 +49,15 @@ var liveKeys = map[string]func(d, s *Config){
 	"offsetCheckInSlave":                func(d, s *Config) { d.OffsetCheckInSlave = s.OffsetCheckInSlave },
 	"maxMsgsNumBatch":                   func(d, s *Config) { d.MaxMsgsNumBatch = s.MaxMsgsNumBatch },
 	"defaultQueryMaxNum":                func(d, s *Config) { d.DefaultQueryMaxNum = s.DefaultQueryMaxNum },
+
+	// Classic and controller-mode replication (store/ha reads them through
+	// LiveConfig at each frame, report and heartbeat, as Java's HA connections,
+	// clients and FlowMonitor read MessageStoreConfig).
+	"haSendHeartbeatInterval":   func(d, s *Config) { d.HaSendHeartbeatInterval = s.HaSendHeartbeatInterval },
+	"haHousekeepingInterval":    func(d, s *Config) { d.HaHousekeepingInterval = s.HaHousekeepingInterval },
+	"haTransferBatchSize":       func(d, s *Config) { d.HaTransferBatchSize = s.HaTransferBatchSize },
+	"haFlowControlEnable":       func(d, s *Config) { d.HaFlowControlEnable = s.HaFlowControlEnable },
+	"maxHaTransferByteInSecond": func(d, s *Config) { d.MaxHaTransferByteInSecond = s.MaxHaTransferByteInSecond },
 }
 
 // IsLiveKey reports whether a running store takes key at once (ApplyLive).
@@ -82,6 +91,10 @@ func (s *DefaultStore) ApplyLive(c *Config, keys ...string) {
 		s.checkDisk()
 	}
 }
+
+// LiveConfig is the snapshot of the settings in force (the live keys' readers
+// see it change with ApplyLive); never modify what it returns.
+func (s *DefaultStore) LiveConfig() *Config { return s.live.Load() }
 
 // cleanInterval is cleanResourceInterval in force, at least 10 ms.
 func (c *Config) cleanInterval() time.Duration {

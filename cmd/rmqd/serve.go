@@ -348,16 +348,13 @@ func newBroker(props map[string]string, bind string, logger *slog.Logger, printO
 	srv := remoting.NewServer(rcfg)
 	b.Register(srv)
 	haCfg := ha.Config{
-		HeartbeatInterval:    compat.Millis(int64(scfg.HaSendHeartbeatInterval)),
-		HousekeepingInterval: compat.Millis(int64(scfg.HaHousekeepingInterval)),
-		TransferBatchSize:    scfg.HaTransferBatchSize,
-		SyncFrameInterval:    time.Duration(scfg.HaSyncFrameIntervalMicros) * time.Microsecond,
-		AsyncFrameInterval:   time.Duration(scfg.HaAsyncFrameIntervalMicros) * time.Microsecond,
-		SyncAckHold:          time.Duration(scfg.HaSyncAckHoldMicros) * time.Microsecond,
-		Logger:               logger,
-	}
-	if scfg.HaFlowControlEnable {
-		haCfg.MaxTransferBytesPerSecond = scfg.MaxHaTransferByteInSecond
+		SyncFrameInterval:  time.Duration(scfg.HaSyncFrameIntervalMicros) * time.Microsecond,
+		AsyncFrameInterval: time.Duration(scfg.HaAsyncFrameIntervalMicros) * time.Microsecond,
+		SyncAckHold:        time.Duration(scfg.HaSyncAckHoldMicros) * time.Microsecond,
+		// The heartbeat, housekeeping, batch and flow-control settings come
+		// from the store's live snapshot, so updateBrokerConfig moves them.
+		Live:   func() ha.Tunables { return ha.StoreTunables(st.LiveConfig()) },
+		Logger: logger,
 	}
 	var haMaster *ha.Master
 	var haSlave *ha.Slave

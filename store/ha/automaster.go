@@ -52,7 +52,7 @@ func (a *AutoSwitch) accept() {
 			continue
 		}
 		c := &autoConn{a: a, nc: nc, wake: make(chan struct{}, 1), handshake: make(chan struct{}, 1),
-			first: make(chan struct{}), done: make(chan struct{}), flow: newFlow(a.cfg.MaxTransferBytesPerSecond, time.Now())}
+			first: make(chan struct{}), done: make(chan struct{}), flow: newFlow(a.cfg.flowLimit, time.Now())}
 		c.slaveID.Store(-1)
 		c.ack.Store(-1)
 		c.next.Store(-1)
@@ -118,9 +118,10 @@ func (c *autoConn) readLoop() {
 		// The handshake comes within FirstFrameTimeout; after it the slave
 		// may take the housekeeping interval (it truncates its log before
 		// its first report).
-		wait := c.a.cfg.HousekeepingInterval
+		tun := c.a.cfg.tun()
+		wait := tun.HousekeepingInterval
 		if !c.handshook.Load() {
-			wait = c.a.cfg.FirstFrameTimeout
+			wait = c.a.cfg.firstFrameTimeout(tun)
 		}
 		_ = c.nc.SetReadDeadline(time.Now().Add(wait))
 		if _, err := io.ReadFull(r, b[:4]); err != nil {
@@ -217,18 +218,25 @@ func (c *autoConn) writeLoop() {
 		}
 	}
 	c.next.Store(next)
-	frame := make([]byte, masterTransferSize+cfg.TransferBatchSize)
+	tun := cfg.tun()
+	var frame []byte
 	lastWrite := time.Time{}
-	idle := time.NewTimer(cfg.HeartbeatInterval)
+	idle := time.NewTimer(tun.HeartbeatInterval)
 	defer idle.Stop()
 	lastWarn := time.Time{}
 	lastConfirm := int64(-1)
 	var writeDeadline time.Time
+	warn := func(limit int64) {
+		a.log.Warn("HA flow control: the slave's bytes for this second are sent", "remote", c.nc.RemoteAddr(),
+			"maxHaTransferByteInSecond", limit)
+	}
 	for {
-		room, ok := c.flow.waitRoom(cfg.TransferBatchSize, c.done, &lastWarn, func() {
-			a.log.Warn("HA flow control: the slave's bytes for this second are sent", "remote", c.nc.RemoteAddr(),
-				"maxHaTransferByteInSecond", cfg.MaxTransferBytesPerSecond)
-		})
+		// Read at each frame, as Java's connection reads MessageStoreConfig.
+		tun = cfg.tun()
+		if len(frame) < masterTransferSize+tun.TransferBatchSize {
+			frame = make([]byte, masterTransferSize+tun.TransferBatchSize) // at start, and when the batch grows
+		}
+		room, ok := c.flow.waitRoom(tun.TransferBatchSize, c.done, &lastWarn, warn)
 		if !ok {
 			return
 		}
@@ -255,7 +263,7 @@ func (c *autoConn) writeLoop() {
 		confirm := st.ConfirmOffset()
 		// A moved confirm offset goes out at once, not at the next heartbeat
 		// as in Java, so the slave's consumers see confirmed messages sooner.
-		if n > 0 || confirm != lastConfirm || time.Since(lastWrite) >= cfg.HeartbeatInterval {
+		if n > 0 || confirm != lastConfirm || time.Since(lastWrite) >= tun.HeartbeatInterval {
 			PutTransferHeader(frame, TransferHeader{BodySize: int32(n), Offset: next, Epoch: entry.Epoch,
 				EpochStartOffset: entry.StartOffset, ConfirmOffset: confirm})
 			lastConfirm = confirm
@@ -273,7 +281,8 @@ func (c *autoConn) writeLoop() {
 				continue
 			}
 		}
-		if !idleWait(idle, cfg.HeartbeatInterval-time.Since(lastWrite), c.done, c.wake) {
+		// At most liveRecheck: a shortened heartbeat applies within it.
+		if !idleWait(idle, min(tun.HeartbeatInterval-time.Since(lastWrite), liveRecheck), c.done, c.wake) {
 			return
 		}
 	}

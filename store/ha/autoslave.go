@@ -23,7 +23,7 @@ type autoClient struct {
 }
 
 func newAutoClient(a *AutoSwitch, brokerID int64) *autoClient {
-	c := &autoClient{a: a, brokerID: brokerID, flow: newFlow(0, time.Now()), cleanEnd: -1}
+	c := &autoClient{a: a, brokerID: brokerID, flow: newFlow(nil, time.Now()), cleanEnd: -1}
 	c.init(a.ctx, a.log)
 	return c
 }
@@ -84,7 +84,7 @@ func (c *autoClient) session(addr string) error {
 		return fmt.Errorf("send handshake: %w", err)
 	}
 	r := bufio.NewReaderSize(nc, 64<<10)
-	_ = nc.SetReadDeadline(time.Now().Add(cfg.HousekeepingInterval))
+	_ = nc.SetReadDeadline(time.Now().Add(cfg.tun().HousekeepingInterval))
 	hdr := make([]byte, masterTransferSize)
 	if _, err := io.ReadFull(r, hdr[:masterHandshakeSize]); err != nil {
 		return fmt.Errorf("read handshake: %w", err)
@@ -109,17 +109,14 @@ func (c *autoClient) session(addr string) error {
 		return err
 	}
 	c.a.log.Info("slave handshake done", "master", addr, "from", from, "masterEnd", mh.MaxOffset)
-	sess.beat(cfg.HeartbeatInterval, func() error { return report(max(reported.Load(), st.MaxPhyOffset())) })
+	sess.beat(func() time.Duration { return cfg.tun().HeartbeatInterval }, func() error { return report(max(reported.Load(), st.MaxPhyOffset())) })
 
 	// TRANSFER
 	received := int32(-1)
 	var data []byte
 	var readDeadline time.Time
 	for {
-		if now := time.Now(); now.After(readDeadline.Add(-cfg.HousekeepingInterval + time.Second)) {
-			readDeadline = now.Add(cfg.HousekeepingInterval)
-			_ = nc.SetReadDeadline(readDeadline)
-		}
+		refreshReadDeadline(nc, &readDeadline, cfg.tun().HousekeepingInterval)
 		if _, err := io.ReadFull(r, hdr); err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {

@@ -166,7 +166,7 @@ func (c *client) dial(addr string) (*session, error) {
 }
 
 // beat reports every interval until close (the slave's heartbeat).
-func (s *session) beat(interval time.Duration, report func() error) {
+func (s *session) beat(interval func() time.Duration, report func() error) {
 	s.stopBeat = beat(s.nc, interval, report)
 }
 
@@ -185,14 +185,17 @@ func (s *session) close() {
 }
 
 // beat reports every interval (the slave's heartbeat) until stop; a failed
-// report closes nc so the session's reader ends too.
-func beat(nc net.Conn, interval time.Duration, report func() error) (stop func()) {
+// report closes nc so the session's reader ends too. The interval is read at
+// least every liveRecheck, as Java's client reads haSendHeartbeatInterval at
+// each look, so a change applies within it.
+func beat(nc net.Conn, interval func() time.Duration, report func() error) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(interval)
+		last := time.Now()
+		t := time.NewTimer(min(interval(), liveRecheck))
 		defer t.Stop()
 		for {
 			select {
@@ -200,6 +203,13 @@ func beat(nc net.Conn, interval time.Duration, report func() error) (stop func()
 				return
 			case <-t.C:
 			}
+			iv := interval()
+			if wait := iv - time.Since(last); wait > 0 {
+				t.Reset(min(wait, liveRecheck))
+				continue
+			}
+			last = time.Now()
+			t.Reset(min(iv, liveRecheck))
 			if report() != nil {
 				_ = nc.Close()
 				return
@@ -209,6 +219,16 @@ func beat(nc net.Conn, interval time.Duration, report func() error) (stop func()
 	return func() {
 		close(done)
 		wg.Wait()
+	}
+}
+
+// refreshReadDeadline keeps a reader's deadline hk ahead (haHousekeepingInterval,
+// read at each frame): moved once a second, not per frame (each set updates a
+// runtime timer), and at once when hk shrank below what is left.
+func refreshReadDeadline(nc net.Conn, deadline *time.Time, hk time.Duration) {
+	if now := time.Now(); now.After(deadline.Add(-hk+time.Second)) || deadline.Sub(now) > hk {
+		*deadline = now.Add(hk)
+		_ = nc.SetReadDeadline(*deadline)
 	}
 }
 

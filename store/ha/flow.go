@@ -8,15 +8,16 @@ import (
 // flow is Java's FlowMonitor for one slave connection: the bytes sent in the current one-second window and
 // in the last whole one (haStatus's transferredByteInSecond), and, with a limit (haFlowControlEnable), how
 // many more the window may take. Java's master sends a frame of what is left, even an empty one, and spins;
-// this one waits for the next window instead.
+// this one waits for the next window instead. The limit is read at each look, as Java's FlowMonitor reads
+// MessageStoreConfig, so a change applies to the running connection.
 type flow struct {
-	limit       int64        // maxHaTransferByteInSecond; 0: no limit
+	limit       func() int64 // maxHaTransferByteInSecond in force, 0: no limit; nil: none ever
 	windowStart atomic.Int64 // unix ns
 	inWindow    atomic.Int64
 	lastSecond  atomic.Int64
 }
 
-func newFlow(limit int64, now time.Time) *flow {
+func newFlow(limit func() int64, now time.Time) *flow {
 	f := &flow{limit: limit}
 	f.windowStart.Store(now.UnixNano())
 	return f
@@ -40,10 +41,14 @@ func (f *flow) roll(now time.Time) {
 func (f *flow) room(now time.Time, max int) (int, time.Time) {
 	f.roll(now)
 	end := time.Unix(0, f.windowStart.Load()+int64(time.Second))
-	if f.limit <= 0 {
+	limit := int64(0)
+	if f.limit != nil {
+		limit = f.limit()
+	}
+	if limit <= 0 {
 		return max, end
 	}
-	left := f.limit - f.inWindow.Load()
+	left := limit - f.inWindow.Load()
 	if left <= 0 {
 		return 0, end
 	}
@@ -61,16 +66,16 @@ func (f *flow) perSecond(now time.Time) int64 {
 }
 
 // waitRoom is room for a writer: it waits out a spent window (warning at most
-// once a second through warn) and returns the bytes the next frame may carry,
-// or false once done is closed.
-func (f *flow) waitRoom(max int, done <-chan struct{}, lastWarn *time.Time, warn func()) (int, bool) {
+// once a second through warn, with the limit in force) and returns the bytes
+// the next frame may carry, or false once done is closed.
+func (f *flow) waitRoom(max int, done <-chan struct{}, lastWarn *time.Time, warn func(limit int64)) (int, bool) {
 	for {
 		room, windowEnd := f.room(time.Now(), max)
 		if room > 0 {
 			return room, true
 		}
 		if time.Since(*lastWarn) >= time.Second {
-			warn()
+			warn(f.limit())
 			*lastWarn = time.Now()
 		}
 		wait := time.NewTimer(time.Until(windowEnd))

@@ -13,7 +13,7 @@ import (
 // what haStatus reports.
 func TestFlowWindows(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	f := newFlow(10_000, t0)
+	f := newFlow(func() int64 { return 10_000 }, t0)
 	n, end := f.room(t0, 4096)
 	require.Equal(t, 4096, n)
 	require.Equal(t, t0.Add(time.Second), end)
@@ -29,7 +29,7 @@ func TestFlowWindows(t *testing.T) {
 	require.EqualValues(t, 10_000, f.perSecond(t0.Add(time.Second)))
 	require.Zero(t, f.perSecond(t0.Add(3*time.Second)), "an idle connection reports 0")
 
-	free := newFlow(0, t0)
+	free := newFlow(nil, t0)
 	f.sent(1 << 30)
 	n, _ = free.room(t0, 4096)
 	require.Equal(t, 4096, n, "no limit")

@@ -34,6 +34,9 @@ package ha
 import (
 	"log/slog"
 	"time"
+
+	"rmqd/compat"
+	"rmqd/store"
 )
 
 const (
@@ -48,6 +51,10 @@ const (
 	dialTimeout = 3 * time.Second
 	// writeTimeout bounds one frame write to a peer that stopped reading.
 	writeTimeout = 10 * time.Second
+	// liveRecheck is the longest an idle writer or a heartbeat sleeps before
+	// it reads the Tunables again (Java's HA loops wake each second), so a
+	// shorter heartbeat applies within it.
+	liveRecheck = time.Second
 )
 
 // Store is what replication needs of the message store (*store.DefaultStore).
@@ -105,20 +112,73 @@ type Config struct {
 	// handshake, or a classic report, which may also wait for the slave's
 	// next heartbeat (HeartbeatInterval more). Java waits HousekeepingInterval.
 	FirstFrameTimeout time.Duration
-	Logger            *slog.Logger
+	// Live, when set, gives the four settings above Java reads from
+	// MessageStoreConfig at each use (Tunables); they are read through it per
+	// frame, report and heartbeat, so an updateBrokerConfig applies to running
+	// connections. Nil: the fields above, fixed.
+	Live   func() Tunables
+	Logger *slog.Logger
 }
 
+// Tunables are the HA settings a running master or slave takes at once:
+// haSendHeartbeatInterval, haHousekeepingInterval, haTransferBatchSize and,
+// with haFlowControlEnable, maxHaTransferByteInSecond (0: no cap).
+type Tunables struct {
+	HeartbeatInterval         time.Duration
+	HousekeepingInterval      time.Duration
+	TransferBatchSize         int
+	MaxTransferBytesPerSecond int64
+}
+
+// StoreTunables are the Tunables of a store configuration (its live snapshot).
+func StoreTunables(c *store.Config) Tunables {
+	t := Tunables{
+		HeartbeatInterval:    compat.Millis(int64(c.HaSendHeartbeatInterval)),
+		HousekeepingInterval: compat.Millis(int64(c.HaHousekeepingInterval)),
+		TransferBatchSize:    c.HaTransferBatchSize,
+	}
+	if c.HaFlowControlEnable {
+		t.MaxTransferBytesPerSecond = c.MaxHaTransferByteInSecond
+	}
+	return t
+}
+
+// fill puts the defaults in for unset settings and bounds the batch by what a
+// slave takes in one frame.
+func (t *Tunables) fill() {
+	if t.HeartbeatInterval <= 0 {
+		t.HeartbeatInterval = 5 * time.Second
+	}
+	if t.HousekeepingInterval <= 0 {
+		t.HousekeepingInterval = 20 * time.Second
+	}
+	if t.TransferBatchSize <= 0 {
+		t.TransferBatchSize = 32 * 1024
+	}
+	t.TransferBatchSize = min(t.TransferBatchSize, maxFrameBody)
+	t.MaxTransferBytesPerSecond = max(t.MaxTransferBytesPerSecond, 0)
+}
+
+// tun is the Tunables in force.
+func (c *Config) tun() Tunables {
+	t := Tunables{HeartbeatInterval: c.HeartbeatInterval, HousekeepingInterval: c.HousekeepingInterval,
+		TransferBatchSize: c.TransferBatchSize, MaxTransferBytesPerSecond: c.MaxTransferBytesPerSecond}
+	if c.Live != nil {
+		t = c.Live()
+	}
+	t.fill()
+	return t
+}
+
+// firstFrameTimeout is FirstFrameTimeout, at most the housekeeping interval in force.
+func (c *Config) firstFrameTimeout(t Tunables) time.Duration {
+	return min(c.FirstFrameTimeout, t.HousekeepingInterval)
+}
+
+// flowLimit is the flow-control cap in force, for a connection's flow.
+func (c *Config) flowLimit() int64 { return c.tun().MaxTransferBytesPerSecond }
+
 func (c *Config) fill() {
-	if c.HeartbeatInterval <= 0 {
-		c.HeartbeatInterval = 5 * time.Second
-	}
-	if c.HousekeepingInterval <= 0 {
-		c.HousekeepingInterval = 20 * time.Second
-	}
-	if c.TransferBatchSize <= 0 {
-		c.TransferBatchSize = 32 * 1024
-	}
-	c.TransferBatchSize = min(c.TransferBatchSize, maxFrameBody)
 	if c.MaxConnections <= 0 {
 		c.MaxConnections = DefaultMaxConnections
 	}
@@ -128,7 +188,6 @@ func (c *Config) fill() {
 	if c.FirstFrameTimeout <= 0 {
 		c.FirstFrameTimeout = DefaultFirstFrameTimeout
 	}
-	c.FirstFrameTimeout = min(c.FirstFrameTimeout, c.HousekeepingInterval)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}

@@ -115,7 +115,7 @@ func (m *Master) accept() {
 		}
 		c := &masterConn{m: m, nc: nc, wake: make(chan struct{}, 1), first: make(chan struct{}), done: make(chan struct{}),
 			acked: make(chan struct{}, 1),
-			flow:  newFlow(m.cfg.MaxTransferBytesPerSecond, time.Now())}
+			flow:  newFlow(m.cfg.flowLimit, time.Now())}
 		c.ack.Store(-1)
 		c.next.Store(-1)
 		m.mu.Lock()
@@ -181,21 +181,21 @@ func (c *masterConn) readLoop() {
 	defer c.close()
 	var b [reportSize]byte
 	firstSeen := false
-	hk := c.m.cfg.HousekeepingInterval
 	var deadline time.Time
 	for {
+		tun := c.m.cfg.tun()
+		hk := tun.HousekeepingInterval
 		// A slave reports at least every heartbeat; silence for the
-		// housekeeping interval means it is gone. Refreshed once a second,
-		// not per report: each set updates a runtime timer.
+		// housekeeping interval (read at each report, as Java does) means it
+		// is gone.
 		if !firstSeen {
 			// The first report comes within FirstFrameTimeout after the
 			// slave's next heartbeat (a Java slave that wrote within the
 			// heartbeat interval reports at its next one; rmqd at once).
-			first := min(c.m.cfg.FirstFrameTimeout+c.m.cfg.HeartbeatInterval, hk)
+			first := min(c.m.cfg.firstFrameTimeout(tun)+tun.HeartbeatInterval, hk)
 			_ = c.nc.SetReadDeadline(time.Now().Add(first))
-		} else if now := time.Now(); now.After(deadline.Add(-hk + time.Second)) {
-			deadline = now.Add(hk)
-			_ = c.nc.SetReadDeadline(deadline)
+		} else {
+			refreshReadDeadline(c.nc, &deadline, hk)
 		}
 		if _, err := io.ReadFull(c.nc, b[:]); err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
@@ -256,20 +256,28 @@ func (c *masterConn) writeLoop() {
 		next = max - max%int64(st.CommitLogFileSize())
 	}
 	c.next.Store(next)
-	buf := make([]byte, headerSize+cfg.TransferBatchSize)
+	tun := cfg.tun()
+	var buf []byte
 	lastWrite := time.Now()
 	var lastData, writeDeadline time.Time
-	idle := time.NewTimer(cfg.HeartbeatInterval)
+	idle := time.NewTimer(tun.HeartbeatInterval)
 	defer idle.Stop()
 	pace := time.NewTimer(time.Hour)
 	pace.Stop()
 	defer pace.Stop()
 	lastWarn := time.Time{}
+	warn := func(limit int64) {
+		c.m.log.Warn("HA flow control: the slave's bytes for this second are sent", "remote", c.nc.RemoteAddr(),
+			"maxHaTransferByteInSecond", limit)
+	}
 	for {
-		room, ok := c.flow.waitRoom(cfg.TransferBatchSize, c.done, &lastWarn, func() {
-			c.m.log.Warn("HA flow control: the slave's bytes for this second are sent", "remote", c.nc.RemoteAddr(),
-				"maxHaTransferByteInSecond", cfg.MaxTransferBytesPerSecond)
-		})
+		// Read at each frame, as Java's connection reads MessageStoreConfig:
+		// an updateBrokerConfig applies to this slave from its next frame.
+		tun = cfg.tun()
+		if len(buf) < headerSize+tun.TransferBatchSize {
+			buf = make([]byte, headerSize+tun.TransferBatchSize) // at start, and when the batch grows
+		}
+		room, ok := c.flow.waitRoom(tun.TransferBatchSize, c.done, &lastWarn, warn)
 		if !ok {
 			return
 		}
@@ -291,7 +299,7 @@ func (c *masterConn) writeLoop() {
 			c.m.log.Error("read commitlog for slave", "remote", c.nc.RemoteAddr(), "offset", next, "err", err)
 			return
 		}
-		if n > 0 || time.Since(lastWrite) >= cfg.HeartbeatInterval {
+		if n > 0 || time.Since(lastWrite) >= tun.HeartbeatInterval {
 			binary.BigEndian.PutUint64(buf[0:], uint64(next))
 			binary.BigEndian.PutUint32(buf[8:], uint32(n))
 			// Published before the write: the slave may ack these bytes before
@@ -307,7 +315,8 @@ func (c *masterConn) writeLoop() {
 				continue
 			}
 		}
-		if !idleWait(idle, cfg.HeartbeatInterval-time.Since(lastWrite), c.done, c.wake) {
+		// At most liveRecheck: a shortened heartbeat applies within it.
+		if !idleWait(idle, min(tun.HeartbeatInterval-time.Since(lastWrite), liveRecheck), c.done, c.wake) {
 			return
 		}
 	}

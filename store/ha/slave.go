@@ -46,6 +46,9 @@ func (s *Slave) Close() error {
 	return nil
 }
 
+// heartbeat is the report interval in force.
+func (s *Slave) heartbeat() time.Duration { return s.cfg.tun().HeartbeatInterval }
+
 // Connected reports whether a master connection is up.
 func (s *Slave) Connected() bool { return s.connected() }
 
@@ -86,7 +89,7 @@ func (s *Slave) session(addr string) error {
 		return err
 	}
 	s.log.Info("connected to master", "master", addr, "offset", s.st.MaxPhyOffset())
-	sess.beat(s.cfg.HeartbeatInterval, func() error { return report(s.st.MaxPhyOffset()) })
+	sess.beat(s.heartbeat, func() error { return report(s.st.MaxPhyOffset()) })
 
 	var hdr [headerSize]byte
 	var body []byte // only when the store cannot take a frame in place
@@ -97,10 +100,7 @@ func (s *Slave) session(addr string) error {
 	r := bufio.NewReaderSize(nc, 64<<10)
 	var readDeadline time.Time
 	for {
-		if now := time.Now(); now.After(readDeadline.Add(-s.cfg.HousekeepingInterval + time.Second)) {
-			readDeadline = now.Add(s.cfg.HousekeepingInterval)
-			_ = nc.SetReadDeadline(readDeadline)
-		}
+		refreshReadDeadline(nc, &readDeadline, s.cfg.tun().HousekeepingInterval)
 		if _, err := io.ReadFull(r, hdr[:]); err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
