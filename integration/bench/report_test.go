@@ -1,9 +1,10 @@
 package main
 
 import (
-	"rmqd/integration/loadgen/lg"
 	"strings"
 	"testing"
+
+	"rmqd/integration/loadgen/lg"
 )
 
 func TestRowMet(t *testing.T) {
