@@ -21,12 +21,13 @@ type PathRun struct {
 	Batch    int            `json:"batch,omitempty"`
 	InFlight int            `json:"inFlight"`
 	Send     lg.SendResult  `json:"send"`
-	Stored   int64          `json:"stored"`                    // in the target topic once complete
-	CPUUs    float64        `json:"cpuUsPerMsg"`               // first send → target topic complete
-	DoneMs   float64        `json:"completeAfterLastAckMs"`    // last acknowledgement → target topic complete
-	Lag      *lg.Summary    `json:"lag,omitempty"`             // timer, delay: due time → stored in the topic
-	Read     *lg.PullResult `json:"read,omitempty"`            // bcq: catch-up read of what was stored
-	ReadCPU  float64        `json:"readCpuUsPerMsg,omitempty"` // bcq: broker CPU per message read
+	Stored   int64          `json:"stored"`                      // in the target topic once complete
+	CPUUs    float64        `json:"cpuUsPerMsg"`                 // first send → target topic complete
+	DoneMs   float64        `json:"completeAfterLastAckMs"`      // last acknowledgement → target topic complete
+	Lag      *lg.Summary    `json:"lag,omitempty"`               // timer, delay: due time → stored in the topic
+	Read     *lg.PullResult `json:"read,omitempty"`              // bcq: catch-up read of what was stored
+	ReadCPU  float64        `json:"readCpuUsPerMsg,omitempty"`   // bcq: broker CPU per message read
+	ClientUs float64        `json:"clientCpuUsPerMsg,omitempty"` // load generator (this process), same window as CPUUs
 	Load     string         `json:"loadavg"`
 }
 
@@ -91,11 +92,14 @@ func (r *runner) pathRun(ctx context.Context, path string, cfg lg.SendConfig) {
 	run := PathRun{Path: path, Rate: cfg.Rate, Batch: cfg.Batch, InFlight: cfg.InFlight}
 	pid := r.b.brokerProc.pid()
 	cpu0, _ := cpuMicros(pid)
+	self0 := selfCPUMicros()
 	ps, err := r.pathSend(ctx, path, path, cfg)
 	cpu1, _ := cpuMicros(pid)
+	self1 := selfCPUMicros()
 	run.Send, run.DoneMs, run.Load = ps.res, ps.doneMs, loadAvg()
 	if run.Send.Sent > 0 {
 		run.CPUUs = float64(cpu1-cpu0) / float64(run.Send.Sent)
+		run.ClientUs = float64(self1-self0) / float64(run.Send.Sent)
 	}
 	if err != nil {
 		r.res.Paths = append(r.res.Paths, run)
@@ -136,7 +140,7 @@ func (r *runner) pathRun(ctx context.Context, path string, cfg lg.SendConfig) {
 		read = fmt.Sprintf("%.0f msg/s, %.2f µs/msg", run.Read.MsgPerS, run.ReadCPU)
 	}
 	r.e.log.Info("path", "broker", r.res.Kind, "path", path, "sent", run.Send.Sent, "msg/s", int(run.Send.MsgPerS),
-		"send", run.Send.Lat.String(), "cpuUs/msg", fmt.Sprintf("%.1f", run.CPUUs), "completeAfterMs", int(run.DoneMs),
+		"send", run.Send.Lat.String(), "cpuUs/msg", fmt.Sprintf("%.1f", run.CPUUs), "clientUs/msg", fmt.Sprintf("%.1f", run.ClientUs), "completeAfterMs", int(run.DoneMs),
 		"lag", lag, "read", read, "load", run.Load)
 }
 
