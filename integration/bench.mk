@@ -2,7 +2,7 @@
 # same load generators; figures, ratios and a chart go to docs/benchmarks.md. Included by the top-level
 # Makefile (after integration/integration.mk); run from the repository root. See docs/benchmarks.md.
 #
-#   make bench                      quick run (~15 min on 2 cores with the capability and POP rows, bounded at 25)
+#   make bench                      quick run (~17 min on 2 cores with the capability, POP and path rows, bounded at 25)
 #   make bench BENCH_FULL=1         full matrix: longer runs, 1,000,000-message catch-up (bounded at 70 min)
 #   make bench BENCH_ARGS='-brokers rmqd -micro=false -n 50000'    any flag of integration/bench
 

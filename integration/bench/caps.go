@@ -198,5 +198,5 @@ func (r *runner) pop(ctx context.Context, route lg.Route, topic string, n int64,
 	return p
 }
 
-// capsRow says whether -caps-rows names row (tls, signed, repl).
+// capsRow says whether -caps-rows names row (tls, signed, repl, timer, txn, bcq).
 func (e *env) capsRow(row string) bool { return slices.Contains(strings.Split(e.capsRows, ","), row) }

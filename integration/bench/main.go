@@ -36,7 +36,7 @@ type env struct {
 	pop        bool // POP receive+ack rows among the capability runs
 	caps       bool // capability runs: TLS, signed (ACL 2.0), SYNC/ASYNC_MASTER with a slave
 	capsOnly   bool
-	capsRows   string            // which capability rows run: tls,signed,repl (-caps-rows)
+	capsRows   string            // which capability rows run: tls,signed,repl,timer,txn,bcq (-caps-rows)
 	rmqdConf   map[string]string // extra broker.conf keys for rmqd (-rmqd-conf)
 	dur        time.Duration
 	warm       time.Duration
@@ -109,6 +109,7 @@ type BrokerResult struct {
 	SyncMaster         []SendRun   `json:"syncMaster,omitempty"`  // 1 KiB sends to a SYNC_MASTER with a slave
 	AsyncMaster        []SendRun   `json:"asyncMaster,omitempty"` // same, ASYNC_MASTER
 	Pop                []PopRun    `json:"pop,omitempty"`         // POP receive + ack (caps.go)
+	Paths              []PathRun   `json:"paths,omitempty"`       // timer, delay level, transactions, BatchCQ (paths.go)
 	SyncStartToFirstMs float64     `json:"syncStartToFirstSendMs"`
 	Errors             []string    `json:"errors,omitempty"`
 }
@@ -154,7 +155,7 @@ func main() {
 	flag.BoolVar(&e.syncOnly, "sync-only", false, "only the SYNC_FLUSH runs (a quick look at the flush path; use with -md '')")
 	flag.BoolVar(&e.caps, "caps", true, "capability runs: TLS, POP receive+ack, signed sends (ACL 2.0), SYNC_MASTER and ASYNC_MASTER with a slave")
 	flag.BoolVar(&e.capsOnly, "caps-only", false, "only the capability runs (use with -md '' for a quick look)")
-	flag.StringVar(&e.capsRows, "caps-rows", "tls,signed,repl", "which capability rows run (a subset for a quick look at one)")
+	flag.StringVar(&e.capsRows, "caps-rows", "tls,signed,repl,timer,txn,bcq", "which capability rows run with -caps-only (a subset for a quick look at one): tls, signed, repl, timer (TIMER_DELAY_MS and DELAY level), txn, bcq (BatchCQ); without -caps-only the quick run drops the paths not named (timer, txn, bcq: about 2 min on 2 cores) and the full run has them all")
 	floorOnly := flag.Bool("floor-only", false, "only measure the machine's wake-up floor at the end-to-end rates and print it")
 	echoAddr := flag.String("echo-server", "", "run only the bare echo server of the wake-up floor on this address (floor.go)")
 	flag.Parse()
@@ -176,7 +177,7 @@ func main() {
 	// handful of 10 ms clock ticks.
 	e.dur, e.warm, e.consumeN, e.cpuRate, e.javaN = 4*time.Second, 1*time.Second, 300_000, 3000, 50_000
 	e.warmN = 60_000
-	// The quick run with the capability and POP rows takes about 15 min on 2 cores.
+	// The quick run with the capability, POP and path rows takes about 17 min on 2 cores.
 	const quickTotal = 22 * time.Minute
 	if total == 0 {
 		total = quickTotal
@@ -449,6 +450,7 @@ func runBroker(ctx context.Context, e *env, kind string) *BrokerResult {
 		if e.capsRow("repl") {
 			r.replicationRuns(ctx)
 		}
+		r.pathRuns(ctx)
 		return res
 	}
 	e.log.Info("starting", "broker", kind, "flush", "ASYNC_FLUSH", "load", loadAvg())
@@ -519,6 +521,7 @@ func runBroker(ctx context.Context, e *env, kind string) *BrokerResult {
 	if e.caps {
 		r.signedRuns(ctx)
 		r.replicationRuns(ctx)
+		r.pathRuns(ctx)
 	}
 	return out
 }

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"rmqd/integration/loadgen/lg"
 )
 
 const (
@@ -257,7 +259,82 @@ func rows(res *Results, e *env) []row {
 		add(label+" broker CPU per message, the run", "µs", ap.RunCPUUs, rp.RunCPUUs, ap.Load, rp.Load, "", true)
 		add(label+" broker CPU per message, run + revive after", "µs", ap.CPUUs, rp.CPUUs, ap.Load, rp.Load, "<= 0.5x", true)
 	}
+	out = append(out, pathRows(a, r)...)
 	return out
+}
+
+// pathRows are the timer, delay-level, transaction and BatchCQ rows (paths.go): broker CPU per message
+// counted until the target topic is complete, no worse than 0.5x Apache's (issue 22).
+func pathRows(a, r *BrokerResult) []row {
+	var out []row
+	add := func(name, unit string, av, rv float64, la, lr, target string, lower bool) {
+		out = append(out, row{name, unit, av, rv, la, lr, target, lower})
+	}
+	for _, p := range []struct{ path, label string }{
+		{"timer", "timer (TIMER_DELAY_MS 1–2 s) 1 KiB @%.0f/s"},
+		{"delay", "delay level 1 (1 s) 1 KiB @%.0f/s"},
+		{"txn", "transaction (half message + oneway commit) 1 KiB @%.0f/s"},
+		{"bcq", "BatchCQ send %d × 1 KiB batches ×%d"},
+	} {
+		ap, rp := findPath(a.Paths, p.path), findPath(r.Paths, p.path)
+		if ap.Path == "" && rp.Path == "" {
+			continue
+		}
+		ref := ap
+		if ref.Path == "" {
+			ref = rp
+		}
+		la, lr := ap.Load, rp.Load
+		switch p.path {
+		case "timer", "delay":
+			label := fmt.Sprintf(p.label, ref.Rate)
+			add(label+" broker CPU per message, send + delivery", "µs", ap.CPUUs, rp.CPUUs, la, lr, "<= 0.5x", true)
+			add(label+" delivery lag (due → stored in the topic) p50", "ms", lagAt(ap, 50), lagAt(rp, 50), la, lr, "", true)
+			add(label+" delivery lag p99", "ms", lagAt(ap, 99), lagAt(rp, 99), la, lr, "", true)
+			add(label+" send p99", "ms", ap.Send.Lat.P99Us/1e3, rp.Send.Lat.P99Us/1e3, la, lr, "", true)
+		case "txn":
+			label := fmt.Sprintf(p.label, ref.Rate)
+			add(label+" broker CPU per message, send + commit", "µs", ap.CPUUs, rp.CPUUs, la, lr, "<= 0.5x", true)
+			add(label+" half message send p99", "ms", ap.Send.Lat.P99Us/1e3, rp.Send.Lat.P99Us/1e3, la, lr, "", true)
+			add(label+": all committed visible after the last send", "ms", ap.DoneMs, rp.DoneMs, la, lr, "", true)
+		case "bcq":
+			label := fmt.Sprintf(p.label, ref.Batch, ref.InFlight)
+			add(label+" throughput", "msg/s", ap.Send.MsgPerS, rp.Send.MsgPerS, la, lr, "", false)
+			add(label+" broker CPU per message (saturation)", "µs", ap.CPUUs, rp.CPUUs, la, lr, "<= 0.5x", true)
+			add(label+" batch p99", "ms", ap.Send.Lat.P99Us/1e3, rp.Send.Lat.P99Us/1e3, la, lr, "", true)
+			ra, rr := readOr(ap), readOr(rp)
+			add("BatchCQ catch-up read of what was stored throughput", "msg/s", ra.MsgPerS, rr.MsgPerS, la, lr, "", false)
+			add("BatchCQ catch-up read broker CPU per message", "µs", ap.ReadCPU, rp.ReadCPU, la, lr, "<= 0.5x", true)
+		}
+	}
+	return out
+}
+
+// findPath is the run of path, or an empty one.
+func findPath(runs []PathRun, path string) *PathRun {
+	for i := range runs {
+		if runs[i].Path == path {
+			return &runs[i]
+		}
+	}
+	return &PathRun{}
+}
+
+func lagAt(p *PathRun, q int) float64 {
+	if p.Lag == nil {
+		return 0
+	}
+	if q == 50 {
+		return p.Lag.P50Us / 1e3
+	}
+	return p.Lag.P99Us / 1e3
+}
+
+func readOr(p *PathRun) *lg.PullResult {
+	if p.Read != nil {
+		return p.Read
+	}
+	return &lg.PullResult{}
 }
 
 // findPop is the POP run of the ack kind, or an empty one.

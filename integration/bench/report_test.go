@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"rmqd/integration/loadgen/lg"
 )
 
 func TestRowMet(t *testing.T) {
@@ -55,5 +57,29 @@ func TestMedianE2E(t *testing.T) {
 	note := e2eRunsNote(&Results{Brokers: []*BrokerResult{{Kind: "rmqd", E2E: runs}}}, &env{e2eRates: []float64{2000, 10000}})
 	if want := "rmqd end-to-end broker CPU per message, every run in order (µs; the table shows medians): @2000/s 62.5, 60.0, 60.8."; !strings.Contains(note, want) {
 		t.Fatalf("note %q lacks %q", note, want)
+	}
+}
+
+func TestPathRows(t *testing.T) {
+	lag := func(p50, p99 float64) *lg.Summary { return &lg.Summary{P50Us: p50, P99Us: p99} }
+	a := &BrokerResult{Kind: "apache", Paths: []PathRun{{Path: "timer", Rate: 2000, CPUUs: 500, Lag: lag(600e3, 1100e3)},
+		{Path: "bcq", Batch: 16, InFlight: 16, CPUUs: 10, ReadCPU: 2, Read: &lg.PullResult{MsgPerS: 1e5}}}}
+	r := &BrokerResult{Kind: "rmqd", Paths: []PathRun{{Path: "timer", Rate: 2000, CPUUs: 60, Lag: lag(500e3, 1000e3)},
+		{Path: "bcq", Batch: 16, InFlight: 16, CPUUs: 6, ReadCPU: 0.5, Read: &lg.PullResult{MsgPerS: 3e5}}}}
+	got := map[string]row{}
+	for _, x := range pathRows(a, r) {
+		got[x.name] = x
+	}
+	if x := got["timer (TIMER_DELAY_MS 1–2 s) 1 KiB @2000/s broker CPU per message, send + delivery"]; x.met() != "yes" {
+		t.Errorf("timer CPU row %+v: met %q", x, x.met())
+	}
+	if x := got["BatchCQ send 16 × 1 KiB batches ×16 broker CPU per message (saturation)"]; x.met() != "**no**" {
+		t.Errorf("bcq CPU row %+v: met %q, want no (0.6x)", x, x.met())
+	}
+	if x := got["timer (TIMER_DELAY_MS 1–2 s) 1 KiB @2000/s delivery lag p99"]; x.a != 1100 || x.r != 1000 {
+		t.Errorf("lag row %+v", x)
+	}
+	if _, ok := got["transaction (half message + oneway commit) 1 KiB @2000/s broker CPU per message, send + commit"]; ok {
+		t.Errorf("a row for a path neither broker ran")
 	}
 }

@@ -31,6 +31,11 @@ func dialOpts(ctx context.Context, addr string, opts []Option) (*Conn, error) {
 // CreateTopic creates (or updates) topic on the broker with queues read and write queues, like
 // `mqadmin updateTopic -r queues -w queues`.
 func CreateTopic(ctx context.Context, brokerAddr, topic string, queues int, opts ...Option) error {
+	return CreateTopicAttrs(ctx, brokerAddr, topic, queues, "", opts...)
+}
+
+// CreateTopicAttrs is CreateTopic with topic attributes as mqadmin's -a takes them ("+queue.type=BatchCQ").
+func CreateTopicAttrs(ctx context.Context, brokerAddr, topic string, queues int, attributes string, opts ...Option) error {
 	c, err := dialOpts(ctx, brokerAddr, opts)
 	if err != nil {
 		return err
@@ -41,6 +46,9 @@ func CreateTopic(ctx context.Context, brokerAddr, topic string, queues int, opts
 	for _, kv := range [][2]string{{"topic", topic}, {"defaultTopic", "TBW102"}, {"readQueueNums", q},
 		{"writeQueueNums", q}, {"perm", "6"}, {"topicFilterType", "SINGLE_TAG"}, {"topicSysFlag", "0"}, {"order", "false"}} {
 		req.Ext.Set(kv[0], kv[1])
+	}
+	if attributes != "" {
+		req.Ext.Set("attributes", attributes)
 	}
 	code, remark, _, _, err := c.Request(req, ctlTimeout)
 	if err != nil {

@@ -153,6 +153,24 @@ func (c *Conn) Do(frame []byte, opaque int32, call *Call, timeout time.Duration)
 	return <-call.done
 }
 
+// Oneway writes frame (a request with the oneway flag) and returns: no response comes back.
+func (c *Conn) Oneway(frame []byte) error {
+	c.mu.Lock()
+	err := c.err
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	c.wmu.Lock()
+	_, err = c.nc.Write(frame)
+	c.wmu.Unlock()
+	if err != nil {
+		c.fail(fmt.Errorf("lg: write: %w", err))
+		return err
+	}
+	return nil
+}
+
 // Request encodes req (setting its opaque) and runs Do with a fresh slot; convenient for control requests.
 func (c *Conn) Request(req *codec.RemotingCommand, timeout time.Duration) (code int32, remark string, ext map[string]string, body []byte, err error) {
 	req.Opaque = c.NextOpaque()

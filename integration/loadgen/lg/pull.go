@@ -23,8 +23,14 @@ type PullConfig struct {
 	LongPoll bool          // suspend at the end of a queue (FLAG_SUSPEND) like a push consumer
 	Timeout  time.Duration // whole run
 	Latency  bool          // end-to-end latency from the send time in the first 8 body bytes
-	Full     bool
-	Binary   bool
+	// StoreLatency (with Latency) measures to the record's store timestamp instead of the receive time:
+	// how late a message sent for later delivery (its due time in the body) reached its topic.
+	StoreLatency bool
+	// CountOffsets counts messages by how far each pull moved the queue offset: a BatchCQ record holds a
+	// whole batch, and its queue gives every message of it an offset.
+	CountOffsets bool
+	Full         bool
+	Binary       bool
 }
 
 // PullResult is what a consumer run measured.
@@ -145,7 +151,11 @@ func pullQueue(ctx context.Context, conn *Conn, cfg *PullConfig, q int, h *Hist,
 					return
 				}
 				if len(msg.Body) >= 8 {
-					h.Record(time.Duration(now - int64(binary.BigEndian.Uint64(msg.Body))))
+					at := now
+					if cfg.StoreLatency {
+						at = msg.StoreTimestamp * int64(time.Millisecond)
+					}
+					h.Record(time.Duration(at - int64(binary.BigEndian.Uint64(msg.Body))))
 				}
 			}
 			got++
@@ -171,6 +181,9 @@ func pullQueue(ctx context.Context, conn *Conn, cfg *PullConfig, q int, h *Hist,
 		case codec.RespSuccess:
 			if perr != nil {
 				return fmt.Errorf("pull %s/%d@%d: body: %w", cfg.Topic, q, hdr.QueueOffset, perr)
+			}
+			if cfg.CountOffsets && nextOK {
+				got = next - hdr.QueueOffset
 			}
 			consumed.Add(got)
 			bytes.Add(nbytes)

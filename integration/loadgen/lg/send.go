@@ -7,10 +7,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"rmqd/codec"
 )
@@ -32,6 +34,19 @@ type SendConfig struct {
 	Full     bool          // include every histogram bucket in the result
 	TLS      *tls.Config   // connect to the broker over TLS when set
 	Sign     *Credentials  // sign every send as AclClientRPCHook does (ACL 1.0 / 2.0) when set
+
+	// Delivery later (timer wheel or delay level): the first 8 body bytes then carry the due time (send time
+	// + delay), so a reader's latency from the body is the delivery lag.
+	TimerDelay  time.Duration // > 0: TIMER_DELAY_MS, as Message.setDelayTimeMs (5.x timer wheel)
+	TimerSpread time.Duration // the delays spread over [TimerDelay, TimerDelay+TimerSpread) in 1 ms steps
+	DelayLevel  int           // > 0: DELAY level, as Message.setDelayTimeLevel (level 1: 1 s by default)
+	// Txn sends half messages (TRAN_MSG, PGROUP, the prepared sysflag) and commits each with a oneway
+	// END_TRANSACTION on the same connection once it is acknowledged, as TransactionMQProducer does.
+	Txn bool
+	// Batch > 1 sends SEND_BATCH_MESSAGE requests of Batch messages of Size bytes each, with a UNIQ_KEY on
+	// the batch and on every message as the Java producer's MessageBatch has (a BatchCQ topic stores such a
+	// batch as one inner-batch record). Count and Rate are then in requests; the result counts messages.
+	Batch int
 }
 
 // SendResult is what a run measured. Sent counts every SEND_OK, warm-up included; Rate and Lat cover the
@@ -148,6 +163,7 @@ func (s *sender) lane(ctx context.Context, id int, h *Hist) {
 	for i := range body {
 		body[i] = 'a' + byte(i%26)
 	}
+	perReq := int64(max(cfg.Batch, 1))
 	// UNIQ_KEY like the Java client's: 32 hex digits, fixed per lane prefix and a counter.
 	var keyRaw [16]byte
 	binary.BigEndian.PutUint64(keyRaw[:8], rand.Uint64())
@@ -156,6 +172,14 @@ func (s *sender) lane(ctx context.Context, id int, h *Hist) {
 	hdr.ProducerGroup, hdr.Topic, hdr.DefaultTopic, hdr.DefaultTopicQueueNums = cfg.Group, cfg.Topic, "TBW102", 4
 	hdr.BrokerName = cfg.Route.BrokerName
 	req := codec.NewRequest(codec.ReqSendMessageV2)
+	if cfg.Batch > 1 {
+		// Java brokers go by the header's batch flag, not the request code: without it a batch is stored
+		// as one message whose body is the batch.
+		req.Code, hdr.Batch = codec.ReqSendBatchMessage, true
+	}
+	if cfg.Txn {
+		hdr.SysFlag = sysFlagTranPrepared
+	}
 	req.CustomHeader = (*codec.SendMessageRequestHeaderV2)(&hdr)
 	req.Body = body
 	if cfg.Binary {
@@ -163,19 +187,36 @@ func (s *sender) lane(ctx context.Context, id int, h *Hist) {
 	}
 	var code int32
 	var remark string
+	var end txnEnd // Txn: the commit of the message just acknowledged
 	call := NewCall(func(cmd *codec.RemotingCommand) {
 		code = cmd.Code
 		if code != codec.RespSuccess {
 			remark = strings.Clone(cmd.Remark) // cmd aliases the reader's buffer
+			return
+		}
+		if cfg.Txn {
+			end.fromResponse(cmd)
 		}
 	})
-	var frame, signed []byte
+	var txnReq *codec.RemotingCommand
+	if cfg.Txn {
+		end.hdr = codec.EndTransactionRequestHeader{ProducerGroup: cfg.Group, CommitOrRollback: tranCommitType}
+		end.topic, end.brokerName = cfg.Topic, cfg.Route.BrokerName
+		txnReq = codec.NewRequest(codec.ReqEndTransaction)
+		txnReq.Flag |= codec.FlagOneway
+		txnReq.CustomHeader = &end
+		txnReq.SerializeType = req.SerializeType
+	}
+	var frame, signed, props, batchBody, txnFrame []byte
 	var tmp codec.RemotingCommand // the signed form's fields (Sign)
 	var seq uint32
 	period := time.Duration(0)
 	if cfg.Rate > 0 {
 		period = time.Duration(float64(time.Second) / cfg.Rate)
 	}
+	spreadMs := cfg.TimerSpread.Milliseconds()
+	var num [20]byte
+	var inner [64]byte
 	for n := 0; ; n++ {
 		if ctx.Err() != nil {
 			return
@@ -199,8 +240,6 @@ func (s *sender) lane(ctx context.Context, id int, h *Hist) {
 		} else if time.Now().After(s.stopAt) {
 			return
 		}
-		seq++
-		binary.BigEndian.PutUint32(keyRaw[12:], seq)
 		q := int((t + int64(id)) % int64(cfg.Route.Queues))
 		hdr.QueueID = int32(q)
 		now := time.Now()
@@ -213,8 +252,48 @@ func (s *sender) lane(ctx context.Context, id int, h *Hist) {
 			due = now
 		}
 		hdr.BornTimestamp = now.UnixMilli()
-		binary.BigEndian.PutUint64(body, uint64(now.UnixNano()))
-		hdr.Properties = "UNIQ_KEY\x01" + hex.EncodeToString(keyRaw[:]) + "\x02WAIT\x01true\x02"
+		stamp := now
+		props = props[:0]
+		switch {
+		case cfg.TimerDelay > 0:
+			d := cfg.TimerDelay
+			if spreadMs > 0 {
+				d += time.Duration(t%spreadMs) * time.Millisecond
+			}
+			stamp = now.Add(d)
+			props = appendProp(props, codec.PropTimerDelayMs, strconv.AppendInt(num[:0], d.Milliseconds(), 10))
+		case cfg.DelayLevel > 0:
+			stamp = now.Add(delayLevelDuration(cfg.DelayLevel))
+			props = appendProp(props, codec.PropDelay, strconv.AppendInt(num[:0], int64(cfg.DelayLevel), 10))
+		}
+		binary.BigEndian.PutUint64(body, uint64(stamp.UnixNano()))
+		if cfg.Txn {
+			props = appendProp(props, codec.PropTranMsg, trueBytes)
+			props = append(append(append(props, codec.PropProducerGroup...), 1), cfg.Group...)
+			props = append(props, 2)
+		}
+		if cfg.Batch > 1 {
+			// The messages of a batch, each with its own key; the batch's key follows.
+			batchBody = batchBody[:0]
+			for range cfg.Batch {
+				seq++
+				binary.BigEndian.PutUint32(keyRaw[12:], seq)
+				p := appendProp(inner[:0], codec.PropWait, trueBytes)
+				p = appendKey(p, &keyRaw)
+				batchBody = codec.AppendBatchEntry(batchBody, 0, body, unsafe.String(unsafe.SliceData(p), len(p)))
+			}
+			req.Body = batchBody
+		}
+		seq++
+		binary.BigEndian.PutUint32(keyRaw[12:], seq)
+		props = appendKey(props, &keyRaw)
+		props = appendProp(props, codec.PropWait, trueBytes)
+		if cfg.Txn {
+			hex.Encode(end.msgID[:], keyRaw[:])
+			upperHex(end.msgID[:])
+		}
+		// The header's string lives until Encode copies it into the frame.
+		hdr.Properties = unsafe.String(unsafe.SliceData(props), len(props))
 		req.Opaque = conn.NextOpaque()
 		frame = req.Encode(frame[:0])
 		out := frame
@@ -244,11 +323,135 @@ func (s *sender) lane(ctx context.Context, id int, h *Hist) {
 			s.recordErr(fmt.Sprintf("code %d: %s", code, remark))
 			continue
 		}
-		s.sent.Add(1)
-		s.perQueue[q].Add(1)
+		if cfg.Txn {
+			if err := end.err; err != nil {
+				s.recordErr(err.Error())
+				continue
+			}
+			txnReq.Opaque = conn.NextOpaque()
+			txnFrame = txnReq.Encode(txnFrame[:0])
+			if cfg.Sign != nil {
+				var err error
+				if signed, err = cfg.Sign.signFrame(signed, txnFrame, &tmp); err != nil {
+					s.recordErr(err.Error())
+					return
+				}
+				txnFrame = append(txnFrame[:0], signed...)
+			}
+			if err := conn.Oneway(txnFrame); err != nil {
+				s.recordErr(err.Error())
+				return
+			}
+		}
+		s.sent.Add(perReq)
+		s.perQueue[q].Add(perReq)
 		if !due.Before(s.measureAt) {
-			s.measured.Add(1)
+			s.measured.Add(perReq)
 			h.Record(done.Sub(due))
 		}
 	}
+}
+
+// Transaction flags (MessageSysFlag): the prepared type a half message is sent with, the commit type of
+// its END_TRANSACTION.
+const (
+	sysFlagTranPrepared = 0x1 << 2
+	tranCommitType      = 0x2 << 2
+)
+
+var trueBytes = []byte("true")
+
+// appendProp appends name 0x01 value 0x02 (the properties string layout).
+func appendProp(dst []byte, name string, value []byte) []byte {
+	dst = append(dst, name...)
+	dst = append(dst, 1)
+	dst = append(dst, value...)
+	return append(dst, 2)
+}
+
+// appendKey appends UNIQ_KEY with raw as 32 upper-case hex digits, as MessageClientIDSetter writes them.
+func appendKey(dst []byte, raw *[16]byte) []byte {
+	dst = append(dst, codec.PropUniqKey...)
+	dst = append(dst, 1)
+	n := len(dst)
+	dst = append(dst, make([]byte, 32)...)
+	hex.Encode(dst[n:], raw[:])
+	upperHex(dst[n:])
+	return append(dst, 2)
+}
+
+func upperHex(b []byte) {
+	for i, c := range b {
+		if c >= 'a' && c <= 'f' {
+			b[i] = c - 'a' + 'A'
+		}
+	}
+}
+
+// delayLevelDuration is a DELAY level's wait under the default messageDelayLevel
+// (1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h).
+func delayLevelDuration(level int) time.Duration {
+	levels := [...]time.Duration{time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute,
+		2 * time.Minute, 3 * time.Minute, 4 * time.Minute, 5 * time.Minute, 6 * time.Minute, 7 * time.Minute,
+		8 * time.Minute, 9 * time.Minute, 10 * time.Minute, 20 * time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour}
+	return levels[min(max(level, 1), len(levels))-1]
+}
+
+// txnEnd is the END_TRANSACTION header of one half message, filled from its send response as
+// DefaultMQProducerImpl.endTransaction does: the commitlog offset from the offset message id, the queue
+// offset as tranStateTableOffset, the UNIQ_KEY (the response's transactionId when it has one).
+type txnEnd struct {
+	hdr        codec.EndTransactionRequestHeader
+	topic      string
+	brokerName string
+	msgID      [32]byte // the half message's UNIQ_KEY (SendResult.getMsgId)
+	txnID      []byte
+	err        error
+}
+
+// fromResponse reads a SEND_OK answer (in the reader goroutine; cmd aliases its buffer).
+func (e *txnEnd) fromResponse(cmd *codec.RemotingCommand) {
+	e.err = nil
+	id, _ := cmd.Ext.Get("msgId")
+	off, err := commitLogOffsetOf(id)
+	if err != nil {
+		e.err = err
+		return
+	}
+	qo, ok, err := cmd.Ext.GetInt64("queueOffset")
+	if !ok || err != nil {
+		e.err = fmt.Errorf("lg: send response without queueOffset (%v)", err)
+		return
+	}
+	e.hdr.CommitLogOffset, e.hdr.TranStateTableOffset = off, qo
+	tid, _ := cmd.Ext.Get("transactionId")
+	e.txnID = append(e.txnID[:0], tid...)
+}
+
+// commitLogOffsetOf reads the commitlog offset out of an offset message id: hex of the store host (IPv4
+// 4+4 bytes or IPv6 16+4) then the 8-byte offset (MessageDecoder.decodeMessageId).
+func commitLogOffsetOf(id string) (int64, error) {
+	if len(id) != 32 && len(id) != 56 {
+		return 0, fmt.Errorf("lg: offset message id %q: want 32 or 56 hex digits", id)
+	}
+	var raw [8]byte
+	if _, err := hex.Decode(raw[:], []byte(id[len(id)-16:])); err != nil {
+		return 0, fmt.Errorf("lg: offset message id %q: %w", id, err)
+	}
+	return int64(binary.BigEndian.Uint64(raw[:])), nil
+}
+
+// WriteExt writes EndTransactionRequestHeader's fields (with topic and brokerName, which 5.x sets).
+func (e *txnEnd) WriteExt(w *codec.ExtWriter) {
+	w.String("topic", e.topic)
+	w.String("producerGroup", e.hdr.ProducerGroup)
+	w.Int64("tranStateTableOffset", e.hdr.TranStateTableOffset)
+	w.Int64("commitLogOffset", e.hdr.CommitLogOffset)
+	w.Int32("commitOrRollback", e.hdr.CommitOrRollback)
+	w.Bool("fromTransactionCheck", false)
+	w.String("msgId", unsafe.String(&e.msgID[0], len(e.msgID)))
+	if len(e.txnID) > 0 {
+		w.String("transactionId", unsafe.String(unsafe.SliceData(e.txnID), len(e.txnID)))
+	}
+	w.String("brokerName", e.brokerName)
 }
