@@ -307,6 +307,37 @@ func TestSendBatch(t *testing.T) {
 	}
 }
 
+// TestSendBatchByHeaderFlag: the header's batch flag makes a batch, as in Java's SendMessageProcessor, not
+// the request code: a SEND_MESSAGE with batch=true stores its three entries, a SEND_BATCH_MESSAGE without
+// it one message whose body is the encoded batch.
+func TestSendBatchByHeaderFlag(t *testing.T) {
+	b := newTestBroker(t, nil)
+	ctx := context.Background()
+	var body []byte
+	for i := range 3 {
+		body = codec.AppendBatchEntry(body, 0, []byte(fmt.Sprintf("m%d", i)), "")
+	}
+	v1 := sendReq("FlagT", 0, body, "")
+	v1.Ext.Set("batch", "true")
+	resp, err := b.handleSendMessage(ctx, newTestConn(2), v1)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("FlagT", 0) == 3 }, 5*time.Second, 5*time.Millisecond)
+
+	v2 := batchSendReq("FlagT", 1, 0, 3, "")
+	v2.Ext.Set("m", "false")
+	resp, err = b.handleSendMessage(ctx, newTestConn(3), v2)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue("FlagT", 1) == 1 }, 5*time.Second, 5*time.Millisecond)
+	c := newTestConn(4)
+	_, err = b.handlePullMessage(ctx, c, pullReq("G", "FlagT", 1, 0, codec.PullFlagSubscription, 0))
+	require.NoError(t, err)
+	msgs := decodeBody(t, waitResponse(t, c, 1).Body)
+	require.Len(t, msgs, 1)
+	require.Equal(t, v2.Body, msgs[0].Body)
+}
+
 func TestPullLongPolling(t *testing.T) {
 	b := newTestBroker(t, nil)
 	c := newTestConn(3)

@@ -22,7 +22,7 @@ import (
 // them.
 func (b *Broker) acceptBrokerRevive(c remoting.Conn, req *codec.RemotingCommand, h *codec.SendMessageRequestHeader) bool {
 	cfg := b.conf()
-	if req.Code == codec.ReqSendBatchMessage || h.Topic != compat.SysTopicRevivePrefix+cfg.BrokerClusterName {
+	if req.Code == codec.ReqSendBatchMessage || h.Batch || h.Topic != compat.SysTopicRevivePrefix+cfg.BrokerClusterName {
 		return false
 	}
 	if b.acl != nil || b.auth != nil {

@@ -114,7 +114,10 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 		a.leader = *s.leader()
 		h.QueueID, a.logical = a.leader.QueueID, s.logical
 	}
-	batch := req.Code == codec.ReqSendBatchMessage
+	// The header's batch flag decides, as in Java's SendMessageProcessor
+	// (requestHeader.isBatch()), not the request code: a SEND_BATCH_MESSAGE
+	// without it is one message, a SEND_MESSAGE with it a batch.
+	batch := h.Batch
 	fromBroker := isReviveTopic(h.Topic) && b.acceptBrokerRevive(c, req, &h)
 	tc, ok := b.sendCheck(c, &h, resp, fromBroker)
 	if !ok {
