@@ -1,0 +1,147 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/rocketmq-client-go/v2/primitive"
+
+	"rmqd/codec"
+	"rmqd/integration/harness"
+)
+
+// securedVariants are the security set-ups the inter-broker tests run under: ACL 2.0 on every broker, the
+// clients signing as the super user and the brokers with innerClientAuthenticationCredentials (acl2); every
+// broker and the name server in tls.server.mode=enforcing, the brokers' own requests on tls.enable (tls).
+var securedVariants = map[string]struct {
+	broker, namesrv map[string]string
+	cred            *primitive.Credentials
+}{
+	"acl2": {broker: authBrokerConf(), cred: &authSuper},
+	"tls": {broker: map[string]string{"tls.server.mode": "enforcing", "tls.enable": "true"},
+		namesrv: map[string]string{"tls.server.mode": "enforcing"}},
+}
+
+// TestSecuredMasterSlave is a classic master and slave (broker-a) under each of securedVariants: the
+// brokers register with the name server (over TLS in tls), the slave copies the master's topics,
+// subscription groups, consumer offsets and delay offsets (SlaveSynchronize's requests, signed in acl2), and
+// with lockInStrictMode a client's LOCK_BATCH_MQ on the master is granted only because the slave also locked
+// the queue for it (the master's GET_BROKER_MEMBER_GROUP to the name server, then LOCK_BATCH_MQ to the
+// slave). rmqd only: it is the broker side under test.
+func TestSecuredMasterSlave(t *testing.T) {
+	if !containsKind(targetsFromEnv(t), harness.KindRmqd) {
+		t.Skip("rmqd only")
+	}
+	for name, v := range securedVariants {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			runSecuredMasterSlave(t, v.broker, v.namesrv, v.cred)
+		})
+	}
+}
+
+func runSecuredMasterSlave(t *testing.T, brokerExtra, nsExtra map[string]string, cred *primitive.Credentials) {
+	const topic, group = "IT_sec_ms", "IT_sec_ms_g"
+	conf := func(role, id string) map[string]string {
+		c := haConf(role, id)
+		c["lockInStrictMode"], c["totalReplicas"] = "true", "2"
+		maps.Copy(c, brokerExtra)
+		return c
+	}
+	master := harness.Start(t, harness.KindRmqd, harness.Options{Split: true, BrokerConf: conf("ASYNC_MASTER", "0"),
+		NamesrvConf: nsExtra})
+	var tc *tls.Config
+	if brokerExtra["tls.enable"] == "true" {
+		tc = &tls.Config{InsecureSkipVerify: true} // tls.test.mode.enable: self-signed certificates
+		requirePlainRefused(t, master.NamesrvAddr)
+		requirePlainRefused(t, master.BrokerAddr)
+	}
+	client := func(tg *harness.Target) *rawClient {
+		r := newRawClientTLS(t, tg, tc)
+		r.cred = cred
+		return r
+	}
+	mr := client(master)
+	mr.createTopic(topic, 2)
+	for i := range 3 {
+		if resp := mr.invoke(codec.ReqSendMessage, sendHeader(topic, 0, ""), []byte{byte('a' + i)}, 10*time.Second); resp.Code != codec.RespSuccess {
+			t.Fatalf("send: code %d %q", resp.Code, resp.Remark)
+		}
+	}
+	// Level 1 (1 s): the master's schedule service delivers it and moves its delay offset.
+	if resp := mr.invoke(codec.ReqSendMessage, sendHeader(topic, 1, "DELAY\x011\x02"), []byte("d"), 10*time.Second); resp.Code != codec.RespSuccess {
+		t.Fatalf("send delayed: code %d %q", resp.Code, resp.Remark)
+	}
+	if resp := mr.invoke(codec.ReqUpdateAndCreateSubscriptiongroup, nil, []byte(`{"groupName":"`+group+`","consumeEnable":true}`),
+		10*time.Second); resp.Code != codec.RespSuccess {
+		t.Fatalf("create subscription group: code %d %q", resp.Code, resp.Remark)
+	}
+	if resp := mr.invoke(codec.ReqUpdateConsumerOffset, map[string]string{"consumerGroup": group, "topic": topic,
+		"queueId": "0", "commitOffset": "2"}, nil, 10*time.Second); resp.Code != codec.RespSuccess {
+		t.Fatalf("commit offset: code %d %q", resp.Code, resp.Remark)
+	}
+	waitMaxOffset(t, mr, topic, 1, 1)
+	masterDelay := waitBody(t, "the master's delay offsets", func() []byte { return mr.invoke(codec.ReqGetAllDelayOffset, nil, nil, 10*time.Second).Body },
+		func(b []byte) bool { return bytes.Contains(b, []byte(`1:1`)) })
+
+	slave := harness.StartBroker(t, harness.KindRmqd, master.NamesrvAddr, harness.Options{BrokerConf: conf("SLAVE", "1")})
+	sr := client(slave)
+	waitSlaveTopic(t, sr, topic)
+	waitBody(t, "the slave's subscription groups", func() []byte {
+		return sr.invoke(codec.ReqGetAllSubscriptiongroupConfig, nil, nil, 10*time.Second).Body
+	}, func(b []byte) bool { return bytes.Contains(b, []byte(`"`+group+`"`)) })
+	waitBody(t, "the slave's delay offsets", func() []byte { return sr.invoke(codec.ReqGetAllDelayOffset, nil, nil, 10*time.Second).Body },
+		func(b []byte) bool { return bytes.Equal(b, masterDelay) })
+	if n := sr.committedOffset(group, topic, 0); n != 2 {
+		t.Fatalf("the slave's offset of %s on queue 0: %d, want 2", group, n)
+	}
+
+	// Strict lock: granted by the master only with the slave's grant (quorum 2 of totalReplicas 2).
+	lock := []byte(`{"consumerGroup":"` + group + `","clientId":"IT_sec_ms_client","onlyThisBroker":false,` +
+		`"mqSet":[{"topic":"` + topic + `","brokerName":"broker-a","queueId":0}]}`)
+	waitBody(t, "a strict LOCK_BATCH_MQ on the master", func() []byte {
+		resp := mr.invoke(codec.ReqLockBatchMq, nil, lock, 10*time.Second)
+		if resp.Code != codec.RespSuccess {
+			t.Fatalf("LOCK_BATCH_MQ: code %d %q", resp.Code, resp.Remark)
+		}
+		return resp.Body
+	}, func(b []byte) bool { return bytes.Contains(b, []byte(`"queueId":0`)) })
+	lock = bytes.Replace(lock, []byte(`"onlyThisBroker":false`), []byte(`"onlyThisBroker":true`), 1)
+	if resp := sr.invoke(codec.ReqLockBatchMq, nil, bytes.Replace(lock, []byte("IT_sec_ms_client"), []byte("other"), 1),
+		10*time.Second); resp.Code != codec.RespSuccess || bytes.Contains(resp.Body, []byte(`"queueId":0`)) {
+		t.Fatalf("the slave granted another client the queue the master locked through it: code %d %q %s",
+			resp.Code, resp.Remark, resp.Body)
+	}
+}
+
+// requirePlainRefused fails the test when the server at addr answers a plain request (it should be in
+// tls.server.mode=enforcing).
+func requirePlainRefused(t *testing.T, addr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	req := codec.NewRequest(codec.ReqGetRouteinfoByTopic)
+	req.Ext.Set("topic", "TBW102")
+	if _, err := newRawClient(t, &harness.Target{}).c.InvokeSync(ctx, addr, req); err == nil {
+		t.Fatalf("%s answered a plain request in tls.server.mode=enforcing", addr)
+	}
+}
+
+// waitBody polls get until ok accepts its answer (30 s at most) and returns that answer.
+func waitBody(t *testing.T, what string, get func() []byte, ok func([]byte) bool) []byte {
+	t.Helper()
+	var b []byte
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(300 * time.Millisecond) {
+		if b = get(); ok(b) {
+			return b
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: never as wanted; last %s", what, strings.TrimSpace(string(b)))
+		}
+	}
+}
