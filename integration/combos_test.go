@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/tls"
 	"maps"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +29,8 @@ var securedVariants = map[string]struct {
 		namesrv: map[string]string{"tls.server.mode": "enforcing"}},
 }
 
-// TestSecuredMasterSlave is a classic master and slave (broker-a) under each of securedVariants: the
+// TestSecuredMasterSlave is a classic master and slave (broker-a) under each of securedVariants and ACL 1.0
+// (acl1: aclV1BrokerConf, the clients signing as its admin): the
 // brokers register with the name server (over TLS in tls), the slave copies the master's topics,
 // subscription groups, consumer offsets and delay offsets (SlaveSynchronize's requests, signed in acl2), and
 // with lockInStrictMode a client's LOCK_BATCH_MQ on the master is granted only because the slave also locked
@@ -37,12 +40,27 @@ func TestSecuredMasterSlave(t *testing.T) {
 	if !containsKind(targetsFromEnv(t), harness.KindRmqd) {
 		t.Skip("rmqd only")
 	}
-	for name, v := range securedVariants {
+	variants := maps.Clone(securedVariants)
+	v := variants["acl2"]
+	v.broker, v.cred = aclV1BrokerConf(t), &aclAdmin
+	variants["acl1"] = v
+	for name, v := range variants {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			runSecuredMasterSlave(t, v.broker, v.namesrv, v.cred)
 		})
 	}
+}
+
+// aclV1BrokerConf is ACL 1.0 (aclEnable, TestACL's plain_acl.yml) with the brokers' own requests signed as
+// its admin account, as a 5.x broker's BrokerOuterAPI signs with innerClientAuthenticationCredentials.
+func aclV1BrokerConf(t *testing.T) map[string]string {
+	conf := filepath.Join(t.TempDir(), "plain_acl.yml")
+	if err := os.WriteFile(conf, []byte(aclYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return map[string]string{"aclEnable": "true", "aclPlainFile": conf,
+		"innerClientAuthenticationCredentials": `{"accessKey":"` + aclAdmin.AccessKey + `","secretKey":"` + aclAdmin.SecretKey + `"}`}
 }
 
 func runSecuredMasterSlave(t *testing.T, brokerExtra, nsExtra map[string]string, cred *primitive.Credentials) {
