@@ -163,3 +163,65 @@ func waitBody(t *testing.T, what string, get func() []byte, ok func([]byte) bool
 		}
 	}
 }
+
+// TestControllerACL2 is controller mode with ACL 2.0 on the brokers: a one-node Apache 5.3.3 controller (which
+// authenticates nothing: the brokers' signed requests must still be taken), an rmqd name server and a group
+// of two rmqd brokers with authBrokerConf. The controller elects a master that takes a signed send; its
+// slave copies the topic (signed metadata sync); the master SIGKILLed, the slave is elected and takes a
+// signed send. Long (a JVM): it runs with RMQD_CONTROLLER=1 (make integration-controller).
+func TestControllerACL2(t *testing.T) {
+	if os.Getenv("RMQD_CONTROLLER") != "1" {
+		t.Skip("controller mode runs with RMQD_CONTROLLER=1 (make integration-controller)")
+	}
+	if !containsKind(targetsFromEnv(t), harness.KindRmqd) {
+		t.Skip("rmqd only")
+	}
+	const brokerName, topic = "broker-ctl-acl", "IT_ctl_acl"
+	opts := harness.Options{StartTimeout: 180 * time.Second}
+	ctrl := harness.StartController(t, 1, opts)
+	ns := harness.StartNamesrv(t, harness.KindRmqd, opts)
+	conf := authBrokerConf()
+	conf["flushDiskType"], conf["allAckInSyncStateSet"] = "ASYNC_FLUSH", "true"
+	bopts := harness.Options{BrokerName: brokerName, StartTimeout: 180 * time.Second, BrokerConf: conf}
+	brokers := map[string]*harness.GroupBroker{}
+	var addrs []string
+	for range 2 {
+		g := harness.StartGroupBroker(t, harness.KindRmqd, ns.Addr, ctrl, bopts)
+		brokers[g.BrokerAddr] = g
+		addrs = append(addrs, g.BrokerAddr)
+	}
+	client := func(addr string) *rawClient {
+		r := newRawClient(t, brokers[addr].Target)
+		r.cred = &authSuper
+		return r
+	}
+	send := func(addr, what string) {
+		t.Helper()
+		r := client(addr)
+		for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			resp := r.invoke(codec.ReqSendMessage, sendHeader(topic, 0, ""), []byte(what), 10*time.Second)
+			if resp.Code == codec.RespSuccess {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: send to %s: code %d %q", what, addr, resp.Code, resp.Remark)
+			}
+		}
+	}
+	master, took := harness.WaitGroupMaster(t, ns.Addr, brokerName, addrs, "", 180*time.Second)
+	t.Logf("master %s elected after %v", master, took)
+	client(master).createTopic(topic, 1)
+	send(master, "before")
+	slave := addrs[0]
+	if slave == master {
+		slave = addrs[1]
+	}
+	waitSlaveTopic(t, client(slave), topic)
+	brokers[master].Kill(t)
+	next, took := harness.WaitGroupMaster(t, ns.Addr, brokerName, addrs, master, 120*time.Second)
+	t.Logf("slave %s elected %v after the kill", next, took)
+	send(next, "after")
+	if n := client(next).maxOffset(topic, 0); n != 2 {
+		t.Fatalf("the new master holds %d messages, want 2", n)
+	}
+}
