@@ -22,7 +22,7 @@ import (
 // message to broker-b's master (the escape bridge), where a consumer reads it. The master then comes back
 // and does not deliver it again (pre-online). rmqd only: it is the broker side under test.
 //
-// Under each of securedVariants as well (in parallel: the runs mostly wait for the delay): the slave's
+// Under each of moreSecuredVariants as well (in parallel: the runs mostly wait for the delay): the slave's
 // escape to broker-b, and the returning master's pre-online requests to the slave, are signed (acl2) or go
 // over TLS to brokers and a name server that refuse plain peers (tls).
 func TestActingMasterDelayedMessage(t *testing.T) {
@@ -33,7 +33,7 @@ func TestActingMasterDelayedMessage(t *testing.T) {
 		t.Parallel()
 		runActingDelayed(t, nil, nil, nil)
 	})
-	for name, v := range securedVariants {
+	for name, v := range moreSecuredVariants(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			runActingDelayed(t, v.broker, v.namesrv, v.cred)
@@ -111,35 +111,33 @@ func runActingDelayed(t *testing.T, brokerExtra, nsExtra map[string]string, cred
 // into its retry topic (reading them from broker-a's group), each once, where a POP of broker-b gets them;
 // the acked m0 and m1 are not revived. rmqd only: it is the broker side under test. With ACL 2.0 on every
 // broker (acl2), broker-b takes the revive records only because the slave signs them with its
-// innerClientAuthenticationCredentials, and the clients sign as the super user. With every broker in
-// tls.server.mode=enforcing and tls.enable (tls), the slave's copies from its master and its records to
-// broker-b go over TLS, as plain peers are refused.
+// innerClientAuthenticationCredentials, and the clients sign as the super user. With every broker and the
+// name server in tls.server.mode=enforcing and the brokers on tls.enable (tls), the slave's copies from its
+// master and its records to broker-b go over TLS, as plain peers are refused. RMQD_SECURITY_COMBOS=1 adds
+// ACL 1.0 (acl1, moreSecuredVariants).
 func TestActingMasterPopEscape(t *testing.T) {
 	if !containsKind(targetsFromEnv(t), harness.KindRmqd) {
 		t.Skip("rmqd only")
 	}
 	// In parallel: each run mostly waits for invisible times and revive rounds.
-	for name, v := range map[string]struct {
-		conf map[string]string
-		cred *primitive.Credentials
-	}{
-		"plain": {},
-		"acl2":  {authBrokerConf(), &authSuper},
-		"tls":   {map[string]string{"tls.server.mode": "enforcing", "tls.enable": "true"}, nil},
-	} {
+	t.Run("plain", func(t *testing.T) {
+		t.Parallel()
+		runActingPopEscape(t, nil, nil, nil)
+	})
+	for name, v := range moreSecuredVariants(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			runActingPopEscape(t, v.conf, v.cred)
+			runActingPopEscape(t, v.broker, v.namesrv, v.cred)
 		})
 	}
 }
 
-func runActingPopEscape(t *testing.T, extra map[string]string, cred *primitive.Credentials) {
+func runActingPopEscape(t *testing.T, extra, nsExtra map[string]string, cred *primitive.Credentials) {
 	const topic, group = "IT_acting_popx", "IT_acting_popx_g"
 	const invisible = 8 * time.Second
 	reviveTopic := "rmq_sys_REVIVE_LOG_DefaultCluster"
 	conf := actingConf(extra)
-	master, other := startActingGroups(t, conf)
+	master, other := startActingGroupsNS(t, conf, nsExtra)
 	var tc *tls.Config
 	if extra["tls.enable"] == "true" {
 		tc = &tls.Config{InsecureSkipVerify: true} // tls.test.mode.enable: the brokers' certificates are self-signed

@@ -20,13 +20,15 @@ import (
 // securedVariants are the security set-ups the inter-broker tests run under: ACL 2.0 on every broker, the
 // clients signing as the super user and the brokers with innerClientAuthenticationCredentials (acl2); every
 // broker and the name server in tls.server.mode=enforcing, the brokers' own requests on tls.enable (tls).
-var securedVariants = map[string]struct {
-	broker, namesrv map[string]string
-	cred            *primitive.Credentials
-}{
+var securedVariants = map[string]securedVariant{
 	"acl2": {broker: authBrokerConf(), cred: &authSuper},
 	"tls": {broker: map[string]string{"tls.server.mode": "enforcing", "tls.enable": "true"},
 		namesrv: map[string]string{"tls.server.mode": "enforcing"}},
+}
+
+type securedVariant struct {
+	broker, namesrv map[string]string
+	cred            *primitive.Credentials
 }
 
 // TestSecuredMasterSlave is a classic master and slave (broker-a) under each of securedVariants and ACL 1.0
@@ -40,16 +42,28 @@ func TestSecuredMasterSlave(t *testing.T) {
 	if !containsKind(targetsFromEnv(t), harness.KindRmqd) {
 		t.Skip("rmqd only")
 	}
-	variants := maps.Clone(securedVariants)
-	v := variants["acl2"]
-	v.broker, v.cred = aclV1BrokerConf(t), &aclAdmin
-	variants["acl1"] = v
-	for name, v := range variants {
+	for name, v := range withACL1(t, securedVariants) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			runSecuredMasterSlave(t, v.broker, v.namesrv, v.cred)
 		})
 	}
+}
+
+// withACL1 is variants plus acl1: ACL 1.0 (aclV1BrokerConf), the clients signing as its admin account.
+func withACL1(t *testing.T, variants map[string]securedVariant) map[string]securedVariant {
+	out := maps.Clone(variants)
+	out["acl1"] = securedVariant{broker: aclV1BrokerConf(t), cred: &aclAdmin}
+	return out
+}
+
+// moreSecuredVariants is securedVariants, plus acl1 (withACL1) with RMQD_SECURITY_COMBOS=1: the long
+// acting-master tests leave ACL 1.0 out of make test's run (TestSecuredMasterSlave/acl1 covers the signing).
+func moreSecuredVariants(t *testing.T) map[string]securedVariant {
+	if os.Getenv("RMQD_SECURITY_COMBOS") == "1" {
+		return withACL1(t, securedVariants)
+	}
+	return securedVariants
 }
 
 // aclV1BrokerConf is ACL 1.0 (aclEnable, TestACL's plain_acl.yml) with the brokers' own requests signed as
