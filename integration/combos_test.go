@@ -27,8 +27,9 @@ var securedVariants = map[string]securedVariant{
 }
 
 type securedVariant struct {
-	broker, namesrv map[string]string
-	cred            *primitive.Credentials
+	broker, namesrv       map[string]string
+	cred                  *primitive.Credentials
+	clientCert, clientKey string // the test's clients present this certificate when set
 }
 
 // TestSecuredMasterSlave is a classic master and slave (broker-a) under each of securedVariants and ACL 1.0
@@ -42,10 +43,21 @@ func TestSecuredMasterSlave(t *testing.T) {
 	if !containsKind(targetsFromEnv(t), harness.KindRmqd) {
 		t.Skip("rmqd only")
 	}
-	for name, v := range withACL1(t, securedVariants) {
+	variants := withACL1(t, securedVariants)
+	// mtls: certificates of a CA, verified both ways, the servers' naming a host and no IP address as
+	// deployments often do: Java's clients check the chain only, not the name (Netty's default).
+	pki := newITPKIFor(t, "broker.rmqd.test", nil)
+	server := map[string]string{"tls.server.mode": "enforcing", "tls.test.mode.enable": "false",
+		"tls.server.certPath": pki.serverCert, "tls.server.keyPath": pki.serverKey}
+	broker := maps.Clone(server)
+	maps.Copy(broker, map[string]string{"tls.server.trustCertPath": pki.ca, "tls.server.authClient": "true",
+		"tls.server.need.client.auth": "require", "tls.enable": "true", "tls.client.certPath": pki.clientCert,
+		"tls.client.keyPath": pki.clientKey, "tls.client.authServer": "true", "tls.client.trustCertPath": pki.ca})
+	variants["mtls"] = securedVariant{broker: broker, namesrv: server, clientCert: pki.clientCert, clientKey: pki.clientKey}
+	for name, v := range variants {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			runSecuredMasterSlave(t, v.broker, v.namesrv, v.cred)
+			runSecuredMasterSlave(t, v)
 		})
 	}
 }
@@ -77,8 +89,9 @@ func aclV1BrokerConf(t *testing.T) map[string]string {
 		"innerClientAuthenticationCredentials": `{"accessKey":"` + aclAdmin.AccessKey + `","secretKey":"` + aclAdmin.SecretKey + `"}`}
 }
 
-func runSecuredMasterSlave(t *testing.T, brokerExtra, nsExtra map[string]string, cred *primitive.Credentials) {
+func runSecuredMasterSlave(t *testing.T, v securedVariant) {
 	const topic, group = "IT_sec_ms", "IT_sec_ms_g"
+	brokerExtra, nsExtra, cred := v.broker, v.namesrv, v.cred
 	conf := func(role, id string) map[string]string {
 		c := haConf(role, id)
 		c["lockInStrictMode"], c["totalReplicas"] = "true", "2"
@@ -90,6 +103,13 @@ func runSecuredMasterSlave(t *testing.T, brokerExtra, nsExtra map[string]string,
 	var tc *tls.Config
 	if brokerExtra["tls.enable"] == "true" {
 		tc = &tls.Config{InsecureSkipVerify: true} // tls.test.mode.enable: self-signed certificates
+		if v.clientCert != "" {
+			cert, err := tls.LoadX509KeyPair(v.clientCert, v.clientKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.Certificates = []tls.Certificate{cert}
+		}
 		requirePlainRefused(t, master.NamesrvAddr)
 		requirePlainRefused(t, master.BrokerAddr)
 	}
