@@ -213,14 +213,8 @@ func actingConf(extra map[string]string) func(role, id string) map[string]string
 	}
 }
 
-// startActingGroups starts a name server supporting acting masters with broker-a's master (split from it)
-// and broker-b's master; the caller starts broker-a's slave when its test needs it.
-func startActingGroups(t *testing.T, conf func(role, id string) map[string]string) (master, other *harness.Target) {
-	t.Helper()
-	return startActingGroupsNS(t, conf, nil)
-}
-
-// startActingGroupsNS is startActingGroups with nsExtra in the name server's conf.
+// startActingGroupsNS starts a name server supporting acting masters (nsExtra in its conf) with broker-a's
+// master (split from it) and broker-b's master; the caller starts broker-a's slave when its test needs it.
 func startActingGroupsNS(t *testing.T, conf func(role, id string) map[string]string, nsExtra map[string]string) (master, other *harness.Target) {
 	t.Helper()
 	nsConf := map[string]string{"supportActingMaster": "true"}
