@@ -259,3 +259,57 @@ func TestControllerACL2(t *testing.T) {
 		t.Fatalf("the new master holds %d messages, want 2", n)
 	}
 }
+
+// TestSecuredSlaveOfJava is an rmqd slave of a Java 5.3.3 master, both with ACL 2.0 (authBrokerConf): the
+// master takes the slave's signed metadata sync requests (GET_ALL_TOPIC_CONFIG, GET_ALL_CONSUMER_OFFSET,
+// GET_ALL_SUBSCRIPTIONGROUP_CONFIG...), so its topic, subscription group and consumer offset reach the
+// slave. Java's verification of rmqd's signatures is the question. A Java broker's start takes up to a
+// minute on a busy machine: it runs with RMQD_SECURITY_COMBOS=1.
+func TestSecuredSlaveOfJava(t *testing.T) {
+	if os.Getenv("RMQD_SECURITY_COMBOS") != "1" {
+		t.Skip("runs with RMQD_SECURITY_COMBOS=1")
+	}
+	kinds := targetsFromEnv(t)
+	if !containsKind(kinds, harness.KindApache) || !containsKind(kinds, harness.KindRmqd) {
+		t.Skip("needs both targets (RMQD_TARGET=all)")
+	}
+	harness.RequireJars(t, "apache")
+	const topic, group = "IT_sec_java_ms", "IT_sec_java_ms_g"
+	conf := func(role, id string) map[string]string {
+		c := haConf(role, id)
+		maps.Copy(c, authBrokerConf())
+		return c
+	}
+	master := harness.Start(t, harness.KindApache, harness.Options{BrokerConf: conf("ASYNC_MASTER", "0")})
+	mr := newRawClient(t, master)
+	mr.cred = &authSuper
+	mr.createTopic(topic, 1)
+	if resp := mr.invoke(codec.ReqUpdateAndCreateSubscriptiongroup, nil, []byte(`{"groupName":"`+group+`","consumeEnable":true}`),
+		10*time.Second); resp.Code != codec.RespSuccess {
+		t.Fatalf("create subscription group: code %d %q", resp.Code, resp.Remark)
+	}
+	for i := range 3 {
+		if resp := mr.invoke(codec.ReqSendMessage, sendHeader(topic, 0, ""), []byte{byte('a' + i)}, 10*time.Second); resp.Code != codec.RespSuccess {
+			t.Fatalf("send: code %d %q", resp.Code, resp.Remark)
+		}
+	}
+	if resp := mr.invoke(codec.ReqUpdateConsumerOffset, map[string]string{"consumerGroup": group, "topic": topic,
+		"queueId": "0", "commitOffset": "2"}, nil, 10*time.Second); resp.Code != codec.RespSuccess {
+		t.Fatalf("commit offset: code %d %q", resp.Code, resp.Remark)
+	}
+	slave := harness.StartBroker(t, harness.KindRmqd, master.NamesrvAddr, harness.Options{BrokerConf: conf("SLAVE", "1")})
+	sr := newRawClient(t, slave)
+	sr.cred = &authSuper
+	waitSlaveTopic(t, sr, topic)
+	waitBody(t, "the slave's subscription groups", func() []byte {
+		return sr.invoke(codec.ReqGetAllSubscriptiongroupConfig, nil, nil, 10*time.Second).Body
+	}, func(b []byte) bool { return bytes.Contains(b, []byte(`"`+group+`"`)) })
+	for deadline := time.Now().Add(30 * time.Second); sr.committedOffset(group, topic, 0) != 2; time.Sleep(300 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the slave's offset of %s on queue 0: %d, want 2", group, sr.committedOffset(group, topic, 0))
+		}
+	}
+	if log, err := os.ReadFile(filepath.Join(slave.LogDir, "broker.log")); err == nil && bytes.Contains(log, []byte("slave sync")) {
+		t.Fatalf("the slave logged a failed sync:\n%s", harness.Tail(filepath.Join(slave.LogDir, "broker.log"), 20))
+	}
+}
