@@ -21,18 +21,46 @@ import (
 // before it is due; the slave, now the group's lowest id, runs the schedule service and sends the due
 // message to broker-b's master (the escape bridge), where a consumer reads it. The master then comes back
 // and does not deliver it again (pre-online). rmqd only: it is the broker side under test.
+//
+// Under each of moreSecuredVariants as well (in parallel: the runs mostly wait for the delay): the slave's
+// escape to broker-b, and the returning master's pre-online requests to the slave, are signed (acl2) or go
+// over TLS to brokers and a name server that refuse plain peers (tls).
 func TestActingMasterDelayedMessage(t *testing.T) {
 	if !containsKind(targetsFromEnv(t), harness.KindRmqd) {
 		t.Skip("rmqd only")
 	}
+	t.Run("plain", func(t *testing.T) {
+		t.Parallel()
+		runActingDelayed(t, nil, nil, nil)
+	})
+	for name, v := range moreSecuredVariants(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			runActingDelayed(t, v.broker, v.namesrv, v.cred)
+		})
+	}
+}
+
+func runActingDelayed(t *testing.T, brokerExtra, nsExtra map[string]string, cred *primitive.Credentials) {
 	const topic = "IT_acting_delay"
-	conf := actingConf(map[string]string{"totalReplicas": "2"}) // the pair: a returning master goes through pre-online
-	master, other := startActingGroups(t, conf)
-	mr, br := newRawClient(t, master), newRawClient(t, other)
+	extra := map[string]string{"totalReplicas": "2"} // the pair: a returning master goes through pre-online
+	maps.Copy(extra, brokerExtra)
+	conf := actingConf(extra)
+	master, other := startActingGroupsNS(t, conf, nsExtra)
+	var tc *tls.Config
+	if brokerExtra["tls.enable"] == "true" {
+		tc = &tls.Config{InsecureSkipVerify: true} // tls.test.mode.enable: self-signed certificates
+	}
+	client := func(tg *harness.Target) *rawClient {
+		r := newRawClientTLS(t, tg, tc)
+		r.cred = cred
+		return r
+	}
+	mr, br := client(master), client(other)
 	mr.createTopic(topic, 4)
 	br.createTopic(topic, 1)
 	slave := harness.StartBroker(t, harness.KindRmqd, master.NamesrvAddr, harness.Options{BrokerConf: conf("SLAVE", "1")})
-	sr := newRawClient(t, slave)
+	sr := client(slave)
 	waitSlaveTopic(t, sr, topic)
 
 	// Level 4 is 30 s: time enough to see it replicated and to kill the master before it is due.
@@ -67,7 +95,7 @@ func TestActingMasterDelayedMessage(t *testing.T) {
 	// offsets first, so its schedule service does not deliver the message again.
 	master.RestartBroker(t)
 	time.Sleep(5 * time.Second)
-	if n := queueTotal(newRawClient(t, master), topic, 4); n != 0 {
+	if n := queueTotal(client(master), topic, 4); n != 0 {
 		t.Fatalf("the returning master delivered the delayed message again: %d in %s", n, topic)
 	}
 	if n := br.maxOffset(topic, 0); n != 1 {
@@ -83,35 +111,33 @@ func TestActingMasterDelayedMessage(t *testing.T) {
 // into its retry topic (reading them from broker-a's group), each once, where a POP of broker-b gets them;
 // the acked m0 and m1 are not revived. rmqd only: it is the broker side under test. With ACL 2.0 on every
 // broker (acl2), broker-b takes the revive records only because the slave signs them with its
-// innerClientAuthenticationCredentials, and the clients sign as the super user. With every broker in
-// tls.server.mode=enforcing and tls.enable (tls), the slave's copies from its master and its records to
-// broker-b go over TLS, as plain peers are refused.
+// innerClientAuthenticationCredentials, and the clients sign as the super user. With every broker and the
+// name server in tls.server.mode=enforcing and the brokers on tls.enable (tls), the slave's copies from its
+// master and its records to broker-b go over TLS, as plain peers are refused. RMQD_SECURITY_COMBOS=1 adds
+// ACL 1.0 (acl1, moreSecuredVariants).
 func TestActingMasterPopEscape(t *testing.T) {
 	if !containsKind(targetsFromEnv(t), harness.KindRmqd) {
 		t.Skip("rmqd only")
 	}
 	// In parallel: each run mostly waits for invisible times and revive rounds.
-	for name, v := range map[string]struct {
-		conf map[string]string
-		cred *primitive.Credentials
-	}{
-		"plain": {},
-		"acl2":  {authBrokerConf(), &authSuper},
-		"tls":   {map[string]string{"tls.server.mode": "enforcing", "tls.enable": "true"}, nil},
-	} {
+	t.Run("plain", func(t *testing.T) {
+		t.Parallel()
+		runActingPopEscape(t, nil, nil, nil)
+	})
+	for name, v := range moreSecuredVariants(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			runActingPopEscape(t, v.conf, v.cred)
+			runActingPopEscape(t, v.broker, v.namesrv, v.cred)
 		})
 	}
 }
 
-func runActingPopEscape(t *testing.T, extra map[string]string, cred *primitive.Credentials) {
+func runActingPopEscape(t *testing.T, extra, nsExtra map[string]string, cred *primitive.Credentials) {
 	const topic, group = "IT_acting_popx", "IT_acting_popx_g"
 	const invisible = 8 * time.Second
 	reviveTopic := "rmq_sys_REVIVE_LOG_DefaultCluster"
 	conf := actingConf(extra)
-	master, other := startActingGroups(t, conf)
+	master, other := startActingGroupsNS(t, conf, nsExtra)
 	var tc *tls.Config
 	if extra["tls.enable"] == "true" {
 		tc = &tls.Config{InsecureSkipVerify: true} // tls.test.mode.enable: the brokers' certificates are self-signed
@@ -187,12 +213,14 @@ func actingConf(extra map[string]string) func(role, id string) map[string]string
 	}
 }
 
-// startActingGroups starts a name server supporting acting masters with broker-a's master (split from it)
-// and broker-b's master; the caller starts broker-a's slave when its test needs it.
-func startActingGroups(t *testing.T, conf func(role, id string) map[string]string) (master, other *harness.Target) {
+// startActingGroupsNS starts a name server supporting acting masters (nsExtra in its conf) with broker-a's
+// master (split from it) and broker-b's master; the caller starts broker-a's slave when its test needs it.
+func startActingGroupsNS(t *testing.T, conf func(role, id string) map[string]string, nsExtra map[string]string) (master, other *harness.Target) {
 	t.Helper()
+	nsConf := map[string]string{"supportActingMaster": "true"}
+	maps.Copy(nsConf, nsExtra)
 	master = harness.Start(t, harness.KindRmqd, harness.Options{Split: true, BrokerConf: conf("ASYNC_MASTER", "0"),
-		NamesrvConf: map[string]string{"supportActingMaster": "true"}})
+		NamesrvConf: nsConf})
 	other = harness.StartBroker(t, harness.KindRmqd, master.NamesrvAddr,
 		harness.Options{BrokerName: "broker-b", BrokerConf: conf("ASYNC_MASTER", "0")})
 	return master, other

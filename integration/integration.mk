@@ -85,7 +85,7 @@ integration-proxy: integration-deps integration-clients
 
 # A 3-node Apache controller, a name server and three brokers per target: several minutes (JVMs).
 integration-controller: integration-deps
-	RMQD_TARGET=$(RMQD_TARGET) RMQD_CONTROLLER=1 $(GO) test -count=1 -timeout 30m -v -run 'TestControllerFailover' ./integration/
+	RMQD_TARGET=$(RMQD_TARGET) RMQD_CONTROLLER=1 $(GO) test -count=1 -timeout 30m -v -run 'TestControllerFailover|TestControllerACL2' ./integration/
 
 # The HA tests with Apache master and slave as well: checks that what they expect is what Java does.
 integration-ha-control: integration-deps

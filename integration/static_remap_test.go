@@ -32,7 +32,7 @@ func TestStaticTopicRemapped(t *testing.T) {
 
 func runStaticRemapped(t *testing.T, cred *primitive.Credentials) {
 	const topic = "IT_static_remap"
-	_, b, produce, remap := staticTopicTwoGroups(t, topic, cred)
+	_, b, produce, remap := staticTopicTwoGroups(t, topic, cred, false)
 	sent := produce(10, "before")
 	remap()
 	// broker-b now leads both logical queues; the one moved starts at logical offset 10000 (blockSeqSize).
@@ -73,24 +73,30 @@ func runStaticRemapped(t *testing.T, cred *primitive.Credentials) {
 // staticTopicTwoGroups starts a name server and two rmqd broker groups, broker-a and broker-b, and makes topic
 // a static topic of two logical queues on broker-a (`mqadmin updateStaticTopic`). produce sends n messages
 // through a Java 5.3.3 producer; remap moves the topic to broker-b (`mqadmin remappingStaticTopic`). With
-// cred, both groups run ACL 2.0 (authBrokerConf) and mqadmin and the producer sign with cred.
-func staticTopicTwoGroups(t *testing.T, topic string, cred *primitive.Credentials) (a, b *harness.Target,
+// cred, both groups run ACL 2.0 (authBrokerConf) and mqadmin and the producer sign with cred. With tlsOn,
+// the name server and both groups run tls.server.mode=enforcing, the brokers' own requests (forwards
+// between them) on tls.enable, and mqadmin and the producer with -Dtls.enable=true (javaFlags).
+func staticTopicTwoGroups(t *testing.T, topic string, cred *primitive.Credentials, tlsOn bool) (a, b *harness.Target,
 	produce func(n int, prefix string) []harness.Msg, remap func()) {
 	t.Helper()
-	var conf map[string]string
+	conf, nsConf := map[string]string{}, map[string]string{}
 	if cred != nil {
 		conf = authBrokerConf()
 		harness.WriteMqadmin4Home(t, filepath.Join(harness.LogDir(t), "java-home"), cred.AccessKey, cred.SecretKey)
 	}
-	ns := harness.StartNamesrv(t, harness.KindRmqd, harness.Options{})
+	if tlsOn {
+		conf["tls.server.mode"], conf["tls.enable"], nsConf["tls.server.mode"] = "enforcing", "true", "enforcing"
+	}
+	jf := javaFlags(nil, tlsOn) // mqadmin signs with the tools.yml of its home
+	ns := harness.StartNamesrv(t, harness.KindRmqd, harness.Options{NamesrvConf: nsConf})
 	a = harness.StartBroker(t, harness.KindRmqd, ns.Addr, harness.Options{BrokerName: "broker-a", BrokerConf: conf})
 	b = harness.StartBroker(t, harness.KindRmqd, ns.Addr, harness.Options{BrokerName: "broker-b", BrokerConf: conf})
-	out := harness.Mqadmin(t, a, "updateStaticTopic", "-t", topic, "-c", a.ClusterName, "-qn", "2")
+	out := harness.Mqadmin(t, a, append([]string{"updateStaticTopic", "-t", topic, "-c", a.ClusterName, "-qn", "2"}, jf...)...)
 	if !strings.Contains(out, "The new mapping data is written to file") {
 		t.Fatalf("updateStaticTopic: %s", out)
 	}
 	produce = func(n int, prefix string) []harness.Msg {
-		p := harness.RunJava(t, a, "5", "produce", append(javaCred(cred), "--topic", topic, "--mode", "sync", "--count", strconv.Itoa(n),
+		p := harness.RunJava(t, a, "5", "produce", append(javaFlags(cred, tlsOn), "--topic", topic, "--mode", "sync", "--count", strconv.Itoa(n),
 			"--size", "100", "--body-prefix", prefix, "--keys", prefix)...)
 		if len(p.Sent) != n {
 			t.Fatalf("produced %d of %d: %v", len(p.Sent), n, p.Errors)
@@ -99,7 +105,7 @@ func staticTopicTwoGroups(t *testing.T, topic string, cred *primitive.Credential
 		return p.Sent
 	}
 	remap = func() {
-		out := harness.Mqadmin(t, a, "remappingStaticTopic", "-t", topic, "-b", "broker-b")
+		out := harness.Mqadmin(t, a, append([]string{"remappingStaticTopic", "-t", topic, "-b", "broker-b"}, jf...)...)
 		if !strings.Contains(out, "The old mapping data is written to file") || strings.Contains(out, "Exception") {
 			t.Fatalf("remappingStaticTopic: %s", out)
 		}
@@ -113,4 +119,14 @@ func javaCred(cred *primitive.Credentials) []string {
 		return nil
 	}
 	return []string{"--ak", cred.AccessKey, "--sk", cred.SecretKey}
+}
+
+// javaFlags is javaCred plus -Dtls.enable=true when tlsOn: a Java client or mqadmin for a name server and
+// brokers in tls.server.mode=enforcing.
+func javaFlags(cred *primitive.Credentials, tlsOn bool) []string {
+	f := javaCred(cred)
+	if tlsOn {
+		f = append(f, "-Dtls.enable=true")
+	}
+	return f
 }

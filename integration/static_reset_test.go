@@ -16,14 +16,23 @@ import (
 // so a Java 5.3.3 push consumer of the group, which had consumed everything, gets every message again, those
 // held by the old broker included. The broker that leads nothing answers an empty table.
 //
+// With the name server and both groups in tls.server.mode=enforcing (tls), the reads of the old broker's item
+// and the offsets committed on it go over TLS between the brokers, and mqadmin and the clients use TLS.
+//
 //	RMQD_TARGET=rmqd go test -count=1 -run TestStaticTopicRemappedReset ./integration/
 func TestStaticTopicRemappedReset(t *testing.T) {
 	harness.RequireJars(t, "mqadmin", "client5")
 	if !containsKind(targetsFromEnv(t), harness.KindRmqd) {
 		t.Skip("rmqd only (RMQD_TARGET=rmqd)")
 	}
+	t.Run("plain", func(t *testing.T) { runStaticRemappedReset(t, false) })
+	t.Run("tls", func(t *testing.T) { runStaticRemappedReset(t, true) })
+}
+
+func runStaticRemappedReset(t *testing.T, tlsOn bool) {
 	const topic = "IT_static_reset"
-	a, b, produce, remap := staticTopicTwoGroups(t, topic, nil)
+	jf := javaFlags(nil, tlsOn)
+	a, b, produce, remap := staticTopicTwoGroups(t, topic, nil, tlsOn)
 	start := time.Now().Add(-time.Second).UnixMilli()
 	sent := produce(10, "before")
 	remap()
@@ -31,8 +40,8 @@ func TestStaticTopicRemappedReset(t *testing.T) {
 
 	group := uniq("IT_static_reset_cg")
 	consume := func() []harness.Msg {
-		c := harness.RunJava(t, b, "5", "consume", "--topic", topic, "--group", group,
-			"--count", strconv.Itoa(len(sent)), "--timeout", "120000")
+		c := harness.RunJava(t, b, "5", "consume", append(jf, "--topic", topic, "--group", group,
+			"--count", strconv.Itoa(len(sent)), "--timeout", "120000")...)
 		received := c.Received
 		byID := map[string]harness.Msg{}
 		for _, s := range sent {
@@ -46,7 +55,7 @@ func TestStaticTopicRemappedReset(t *testing.T) {
 	expectDelivered(t, sent, consume(), nil)
 
 	// Offline consumer: each leader keeps the reset for the group's next pull and query.
-	out := harness.Mqadmin(t, a, "resetOffsetByTime", "-g", group, "-t", topic, "-s", fmt.Sprint(start))
+	out := harness.Mqadmin(t, a, append([]string{"resetOffsetByTime", "-g", group, "-t", topic, "-s", fmt.Sprint(start)}, jf...)...)
 	if !strings.Contains(out, "start reset consumer offset by specified") || strings.Contains(out, "Exception") {
 		t.Fatalf("resetOffsetByTime: %s", out)
 	}
@@ -67,7 +76,7 @@ func TestStaticTopicRemappedReset(t *testing.T) {
 	// consumerProgress reads every broker's physical offsets (GET_CONSUME_STATS) and shows them per logical
 	// queue; mqadmin 5.3.3 converts the broker offset to a logical one but not the consumer offset (the moved
 	// queue shows 5 for 10005), against a Java broker too.
-	out = harness.Mqadmin(t, a, "consumerProgress", "-g", group)
+	out = harness.Mqadmin(t, a, append([]string{"consumerProgress", "-g", group}, jf...)...)
 	if strings.Contains(out, "Exception") || !strings.Contains(out, "__syslo__global__") {
 		t.Fatalf("consumerProgress: %s", out)
 	}

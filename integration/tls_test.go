@@ -29,6 +29,12 @@ type itPKI struct {
 
 func newITPKI(t *testing.T) itPKI {
 	t.Helper()
+	return newITPKIFor(t, "127.0.0.1", []net.IP{net.IPv4(127, 0, 0, 1)})
+}
+
+// newITPKIFor is newITPKI with the server certificate's common name and IP addresses given.
+func newITPKIFor(t *testing.T, serverCN string, serverIPs []net.IP) itPKI {
+	t.Helper()
 	dir := t.TempDir()
 	serial := int64(1)
 	write := func(name string, tmpl, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*x509.Certificate, *ecdsa.PrivateKey, string, string) {
@@ -62,8 +68,8 @@ func newITPKI(t *testing.T) itPKI {
 	ca, caKey, caPath, _ := write("ca", &x509.Certificate{Subject: pkix.Name{CommonName: "it CA"}, IsCA: true,
 		BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}, nil, nil)
 	p := itPKI{ca: caPath}
-	_, _, p.serverCert, p.serverKey = write("server", &x509.Certificate{Subject: pkix.Name{CommonName: "127.0.0.1"},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
+	_, _, p.serverCert, p.serverKey = write("server", &x509.Certificate{Subject: pkix.Name{CommonName: serverCN},
+		IPAddresses: serverIPs, KeyUsage: x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}, ca, caKey)
 	_, _, p.clientCert, p.clientKey = write("client", &x509.Certificate{Subject: pkix.Name{CommonName: "client"},
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}, ca, caKey)

@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"errors"
 	"fmt"
 	"math/big"
 	"os"
@@ -95,15 +96,21 @@ func (s TLSSettings) ClientConfig() (*tls.Config, error) {
 	if !s.ClientEnable {
 		return nil, nil
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	if s.TestMode || !s.ClientAuthServer {
-		cfg.InsecureSkipVerify = true
-	} else if s.ClientTrustCertPath != "" {
-		pool, err := loadCertPool(s.ClientTrustCertPath)
-		if err != nil {
-			return nil, err
+	// Go's name check is off in every case: Java's client (Netty 4.1's
+	// newHandler without a peer host) checks the server's chain only, and
+	// brokers dial each other and the name servers by IP address, which
+	// certificates naming a host do not list.
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: true}
+	if !s.TestMode && s.ClientAuthServer {
+		var roots *x509.CertPool // nil: the system's
+		if s.ClientTrustCertPath != "" {
+			pool, err := loadCertPool(s.ClientTrustCertPath)
+			if err != nil {
+				return nil, err
+			}
+			roots = pool
 		}
-		cfg.RootCAs = pool
+		cfg.VerifyConnection = func(cs tls.ConnectionState) error { return verifyServerChain(cs.PeerCertificates, roots) }
 	}
 	if !s.TestMode && s.ClientCertPath != "" {
 		cert, err := loadKeyPair(s.ClientCertPath, s.ClientKeyPath, s.ClientKeyPassword)
@@ -113,6 +120,22 @@ func (s TLSSettings) ClientConfig() (*tls.Config, error) {
 		cfg.Certificates = []tls.Certificate{cert}
 	}
 	return cfg, nil
+}
+
+// verifyServerChain checks that the server's certificate chains to roots
+// and may serve TLS, without matching its names against the address dialed.
+func verifyServerChain(certs []*x509.Certificate, roots *x509.CertPool) error {
+	if len(certs) == 0 {
+		return errors.New("remoting: TLS server sent no certificate")
+	}
+	inter := x509.NewCertPool()
+	for _, c := range certs[1:] {
+		inter.AddCert(c)
+	}
+	if _, err := certs[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter}); err != nil {
+		return fmt.Errorf("remoting: TLS server certificate: %w", err)
+	}
+	return nil
 }
 
 func loadKeyPair(certPath, keyPath, password string) (tls.Certificate, error) {

@@ -158,7 +158,7 @@ func TryJava(tb TB, target *Target, client, scenario string, args ...string) (*J
 
 // Mqadmin runs mqadmin 5.3.3 (MQAdminStartup, through rmqd.it.mqadmin.Admin which halts the JVM once the
 // command returned instead of idling in Netty's graceful shutdown) with args against target (-n added unless given) and returns
-// its stdout. The test fails if it exits non-zero or reports a failed sub command (mqadmin prints the
+// its stdout. Args "-Dkey=value" are JVM system properties (-Dtls.enable=true). The test fails if it exits non-zero or reports a failed sub command (mqadmin prints the
 // exception and still exits 0).
 func Mqadmin(tb TB, target *Target, args ...string) string {
 	tb.Helper()
@@ -173,7 +173,17 @@ func Mqadmin(tb TB, target *Target, args ...string) string {
 func TryMqadmin(tb TB, target *Target, args ...string) (string, error) {
 	tb.Helper()
 	RequireJars(tb, "mqadmin")
-	argv := append([]string{"rmqd.it.mqadmin.Admin"}, args...)
+	// "-Dkey=value" args are JVM system properties (tls.enable, ...), as for RunJava.
+	var argv, flags []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "-D") {
+			argv = append(argv, a)
+		} else {
+			flags = append(flags, a)
+		}
+	}
+	args = flags
+	argv = append(append(argv, "rmqd.it.mqadmin.Admin"), args...)
 	if target != nil && !hasFlag(args, "-n") {
 		argv = append(argv, "-n", target.NamesrvAddr)
 	}

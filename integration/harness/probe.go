@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -34,13 +35,32 @@ func probeRequest(ctx context.Context, addr string, code int, ext map[string]str
 	return probeRequestBody(ctx, addr, code, ext, nil)
 }
 
-// probeRequestBody is probeRequest with a request body.
+// probeRequestBody is probeRequest with a request body. A server in tls.server.mode=enforcing drops the
+// plain request: it is sent again over TLS (any certificate: the servers under test are self-signed).
 func probeRequestBody(ctx context.Context, addr string, code int, ext map[string]string, body []byte) (probeHeader, []byte, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return probeHeader{}, nil, fmt.Errorf("dial %s: %w", addr, err)
 	}
+	resp, rb, err := probeOn(ctx, conn, addr, code, ext, body)
+	if err == nil || ctx.Err() != nil {
+		return resp, rb, err
+	}
+	hctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	tc, terr := (&tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true}}).DialContext(hctx, "tcp", addr)
+	if terr != nil {
+		return probeHeader{}, nil, err // the plain attempt's error says more
+	}
+	if resp, rb, terr = probeOn(ctx, tc, addr, code, ext, body); terr != nil {
+		return probeHeader{}, nil, err
+	}
+	return resp, rb, nil
+}
+
+// probeOn sends the request on conn and reads the answer; it closes conn.
+func probeOn(ctx context.Context, conn net.Conn, addr string, code int, ext map[string]string, body []byte) (probeHeader, []byte, error) {
 	defer conn.Close()
 	deadline := time.Now().Add(3 * time.Second)
 	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {

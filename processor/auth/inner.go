@@ -25,6 +25,24 @@ func (s signingInvoker) InvokeSync(ctx context.Context, addr string, req *codec.
 	return s.inner.InvokeSync(ctx, addr, req)
 }
 
+// onewayInvoker is an Invoker that can also send without waiting (heartbeats).
+type onewayInvoker interface {
+	InvokeOneway(ctx context.Context, addr string, req *codec.RemotingCommand) error
+}
+
+// signingOneway is signingInvoker over a client that sends oneway too: the
+// broker's heartbeats to name servers and controllers stay oneway, as Java's
+// are, instead of each waiting for an answer once credentials are set.
+type signingOneway struct {
+	signingInvoker
+	ow onewayInvoker
+}
+
+func (s signingOneway) InvokeOneway(ctx context.Context, addr string, req *codec.RemotingCommand) error {
+	acl.SignRequest(req, s.ak, s.sk)
+	return s.ow.InvokeOneway(ctx, addr, req)
+}
+
 // SignInner wraps inv so that its requests sign with
 // innerClientAuthenticationCredentials; inv is returned as is when they are
 // unset.
@@ -44,7 +62,11 @@ func SignInnerWith(credentials string, inv Invoker) (Invoker, error) {
 	if sk == "" {
 		return nil, fmt.Errorf("auth: innerClientAuthenticationCredentials: secretKey is empty")
 	}
-	return signingInvoker{inner: inv, ak: ak, sk: sk}, nil
+	si := signingInvoker{inner: inv, ak: ak, sk: sk}
+	if ow, ok := inv.(onewayInvoker); ok {
+		return signingOneway{signingInvoker: si, ow: ow}, nil
+	}
+	return si, nil
 }
 
 // Java's default provider classes: the only ones rmqd implements (the

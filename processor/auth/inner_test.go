@@ -53,3 +53,42 @@ func TestInnerSignsTypedHeaders(t *testing.T) {
 		t.Fatalf("ext topic %q", topic)
 	}
 }
+
+// onewayWire is wireInvoker that also sends oneway, as *remoting.Client does.
+type onewayWire struct {
+	wireInvoker
+	got *codec.RemotingCommand
+}
+
+func (w *onewayWire) InvokeOneway(ctx context.Context, addr string, req *codec.RemotingCommand) error {
+	resp, err := w.InvokeSync(ctx, addr, req)
+	w.got = resp
+	return err
+}
+
+// TestInnerSignsOneway: over a client that sends oneway, the signed invoker does too (heartbeats), and
+// signs those requests; over one that does not, it offers no oneway send.
+func TestInnerSignsOneway(t *testing.T) {
+	m := newTestManager(t, t.TempDir(), nil)
+	const cred = `{"accessKey":"rocketmq","secretKey":"12345678"}`
+	w := &onewayWire{wireInvoker: wireInvoker{t: t, m: m}}
+	inv, err := SignInnerWith(cred, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ow, ok := inv.(onewayInvoker)
+	if !ok {
+		t.Fatal("the signed invoker dropped the client's oneway send")
+	}
+	req := codec.NewRequest(codec.ReqBrokerHeartbeat)
+	req.Ext.Set("clusterName", "c")
+	if err := ow.InvokeOneway(context.Background(), "peer", req); err != nil || w.got == nil || w.got.Code != codec.RespSuccess {
+		t.Fatalf("signed oneway request: err %v resp %+v", err, w.got)
+	}
+	if inv, err = SignInnerWith(cred, wireInvoker{t: t, m: m}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := inv.(onewayInvoker); ok {
+		t.Fatal("a oneway send offered over a client without one")
+	}
+}
