@@ -75,8 +75,12 @@ integration-clients:
 	fi
 
 # -count=1: results depend on the servers and jars, which go test's cache does not see.
+# The slowest tests are listed after the run (harness: integration/.logs/durations.txt), pass or fail.
 integration-test: integration-deps integration-clients
-	RMQD_TARGET=$(RMQD_TARGET) $(GO) test -count=1 -timeout $(IT_TIMEOUT) -run '$(IT_RUN)' ./integration/...
+	@rm -f integration/.logs/durations.txt
+	RMQD_TARGET=$(RMQD_TARGET) $(GO) test -count=1 -timeout $(IT_TIMEOUT) -run '$(IT_RUN)' ./integration/...; \
+		rc=$$?; echo "slowest integration tests (s, from their first harness use):"; \
+		sort -rn integration/.logs/durations.txt 2>/dev/null | head -25; exit $$rc
 
 # The 5.x gRPC clients through rocketmq-proxy 5.3.3, every scenario (make test runs TestProxy's short ones),
 # and the POP store handed between rmqd and Apache (TestPopStoreSwap).

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 )
 
 // DepsCommand is what a developer runs to get the Java side; tests that need it skip naming it.
@@ -90,6 +91,11 @@ func LogDir(tb TB) string {
 		logDirsSeen[top] = true
 		_ = os.RemoveAll(filepath.Join(base, top))
 	}
+	if !logDirsTimed[name] {
+		logDirsTimed[name] = true
+		start := time.Now()
+		tb.Cleanup(func() { recordDuration(base, tb.Name(), time.Since(start)) })
+	}
 	logDirsMu.Unlock()
 	dir := filepath.Join(base, filepath.FromSlash(name))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -99,6 +105,19 @@ func LogDir(tb TB) string {
 }
 
 var (
-	logDirsMu   sync.Mutex
-	logDirsSeen = map[string]bool{}
+	logDirsMu    sync.Mutex
+	logDirsSeen  = map[string]bool{}
+	logDirsTimed = map[string]bool{}
 )
+
+// recordDuration appends how long a test (or subtest) ran from its first harness use to
+// integration/.logs/durations.txt, so that the slowest ones can be listed after a run
+// (make integration-test prints them: the 40-minute bound of make test is spent there).
+func recordDuration(base, name string, d time.Duration) {
+	f, err := os.OpenFile(filepath.Join(base, "durations.txt"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%7.1f %s\n", d.Seconds(), name)
+}
