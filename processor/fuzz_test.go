@@ -82,7 +82,14 @@ func FuzzHandlers(f *testing.F) {
 	// climbs up to three levels out of it lands where fsEscapes looks.
 	top := f.TempDir()
 	root := filepath.Join(top, "a", "b", "store")
-	b := newTestBroker(f, func(c *BrokerConfig) { c.Store.StorePathRootDir = root })
+	// ACL 2.0 on, so that its admin codes reach past "not enabled" (the
+	// handlers are called without the RPC hooks, which would refuse them).
+	b := newTestBroker(f, func(c *BrokerConfig) {
+		c.Store.StorePathRootDir = root
+		c.AuthenticationEnabled, c.AuthorizationEnabled = true, true
+		c.InitAuthenticationUser = `{"username":"su","password":"supw"}`
+	})
+	fx := makeFuzzFixture(f, b)
 	var keep []string // what the store holds before any request; none of it may go
 	entries, err := os.ReadDir(root)
 	if err != nil {
@@ -97,6 +104,22 @@ func FuzzHandlers(f *testing.F) {
 		codes = append(codes, c)
 	}
 	sort.Slice(codes, func(i, j int) bool { return codes[i] < codes[j] })
+	if len(codes) > 256 {
+		f.Fatalf("%d codes: which (a uint8) reaches only 256", len(codes))
+	}
+	index := make(map[int32]uint8, len(codes))
+	for i, c := range codes {
+		index[c] = uint8(i)
+	}
+	for _, s := range handlerSeeds(fx) {
+		i, ok := index[s.code]
+		if !ok {
+			f.Fatalf("seed for code %d, which the broker does not serve", s.code)
+		}
+		// Signed as the super user (the handlers' own checks of topics a
+		// request names by offset would refuse an anonymous caller).
+		f.Add(i, s.ext+"\nAccessKey=su", []byte(s.body))
+	}
 	// Seeds: every attack name in every name field of every code, header and body.
 	for i := range codes {
 		for _, bad := range []string{"../x", "../../victim.txt", "../checkpoint", "/tmp/x", "x/../../y", "x/../../../grp_escape", "x\x00y"} {
