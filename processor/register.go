@@ -478,3 +478,19 @@ func (r *registrationState) note(log *slog.Logger, addr string, err error) {
 		log.Warn("registration with name server failed; retrying every period", "namesrv", addr, "err", err)
 	}
 }
+
+// registerCreated registers a topic the send path just created before the send
+// is answered, as Java's createTopicInSendMessageMethod does (its
+// registerIncrementBrokerData waits for every name server): a producer that
+// got SEND_OK, or a consumer it tells, finds the route at once. A send to a new
+// topic runs on a worker (sendInline), so the wait, bounded by
+// registerBrokerTimeoutMills, holds no event loop; on a loop the register
+// loop's signal (topicChanged) is all.
+func (b *Broker) registerCreated(ctx context.Context) {
+	if remoting.OnLoop(ctx) {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, compat.Millis(b.conf().RegisterBrokerTimeoutMills))
+	defer cancel()
+	_ = b.registerChanged(rctx) // failures are logged per name server (regState)
+}

@@ -1,9 +1,11 @@
 package processor
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -64,4 +66,47 @@ func TestRegisterBrokerBody(t *testing.T) {
 	last := inv.reqs[len(inv.reqs)-2:]
 	require.Equal(t, codec.ReqUnregisterBroker, last[0].Code)
 	require.Equal(t, codec.ReqUnregisterBroker, last[1].Code)
+}
+
+// TestSendCreatedTopicRegisteredBeforeAnswer: a send that creates its topic
+// answers only after the name servers have it, as Java's
+// createTopicInSendMessageMethod registers before the send goes on: a Go
+// consumer started right after its producer's first SEND_OK found no route
+// (TestBroker/rmqd/go-broadcast-filters, once under load).
+func TestSendCreatedTopicRegisteredBeforeAnswer(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.NamesrvAddr = "127.0.0.1:1"
+	cfg.RegisterNameServerPeriod = 60000 // nothing registers again by itself during the test
+	tb := newTestBroker(t, nil)          // for its store
+	b, err := NewBroker(cfg, tb.st, quietLog())
+	require.NoError(t, err)
+	inv := &captureInvoker{}
+	b.SetNameServerInvoker(slowInvoker{inv, 200 * time.Millisecond})
+	require.NoError(t, b.Start(context.Background()))
+	t.Cleanup(func() { _ = b.Shutdown() })
+	registered := func(topic string) bool {
+		inv.mu.Lock()
+		defer inv.mu.Unlock()
+		for _, r := range inv.reqs {
+			if r.Code == codec.ReqRegisterBroker && bytes.Contains(r.Body, []byte(`"`+topic+`"`)) {
+				return true
+			}
+		}
+		return false
+	}
+	resp, err := b.handleSendMessage(context.Background(), newTestConn(2), sendReq("CreatedBySend", 0, []byte("x"), ""))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.True(t, registered("CreatedBySend"), "answered before the name servers had the topic")
+}
+
+// slowInvoker is a name server that takes d to take a registration in.
+type slowInvoker struct {
+	*captureInvoker
+	d time.Duration
+}
+
+func (s slowInvoker) InvokeSync(ctx context.Context, addr string, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	time.Sleep(s.d)
+	return s.captureInvoker.InvokeSync(ctx, addr, req)
 }

@@ -24,7 +24,7 @@ func (b *Broker) handleSendReplyMessage(ctx context.Context, c remoting.Conn, re
 	if err := h.DecodeSend(req.Code, req.Ext); err != nil {
 		return b.sendFailure(resp, hdr, codec.RespSystemError, err.Error()), nil
 	}
-	tc, ok := b.sendCheck(c, &h, resp, false)
+	tc, ok := b.sendCheck(ctx, c, &h, resp, false)
 	if !ok {
 		return b.sendFailure(resp, hdr, resp.Code, resp.Remark), nil
 	}

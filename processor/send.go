@@ -119,7 +119,7 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 	// without it is one message, a SEND_MESSAGE with it a batch.
 	batch := h.Batch
 	fromBroker := isReviveTopic(h.Topic) && b.acceptBrokerRevive(c, req, &h)
-	tc, ok := b.sendCheck(c, &h, resp, fromBroker)
+	tc, ok := b.sendCheck(ctx, c, &h, resp, fromBroker)
 	if !ok {
 		return resp
 	}
@@ -342,7 +342,7 @@ func (b *Broker) putDeferred(c remoting.Conn, reqCode int32, a *sendAnswer, msg 
 // sendCheck is AbstractSendMessageProcessor.msgCheck: permission, topic name,
 // auto-creation and queue id range. fromBroker lets a broker-only revive
 // topic through (acceptBrokerRevive vetted the send).
-func (b *Broker) sendCheck(c remoting.Conn, h *codec.SendMessageRequestHeader, resp *codec.RemotingCommand, fromBroker bool) (TopicConfig, bool) {
+func (b *Broker) sendCheck(ctx context.Context, c remoting.Conn, h *codec.SendMessageRequestHeader, resp *codec.RemotingCommand, fromBroker bool) (TopicConfig, bool) {
 	if !permWritable(b.conf().BrokerPermission) && b.topics.IsOrderTopic(h.Topic) {
 		setCode(resp, codec.RespNoPermission, "the broker["+b.conf().BrokerIP1+"] sending message is forbidden")
 		return TopicConfig{}, false
@@ -374,6 +374,7 @@ func (b *Broker) sendCheck(c remoting.Conn, h *codec.SendMessageRequestHeader, r
 			setCode(resp, codec.RespTopicNotExist, "topic["+h.Topic+"] not exist, apply first please!")
 			return TopicConfig{}, false
 		}
+		b.registerCreated(ctx)
 	}
 	if h.QueueID >= max(tc.WriteQueueNums, tc.ReadQueueNums) {
 		setCode(resp, codec.RespInvalidParameter, fmt.Sprintf("request queueId[%d] is illegal, %+v Producer: %s",
