@@ -101,18 +101,25 @@ func TestLiveTransferBatchSize(t *testing.T) {
 	require.Greater(t, readUntil(t, nc, st.MaxPhyOffset()), 4096, "the message in one frame after the update")
 }
 
-// haSendHeartbeatInterval on the master: an idle connection gets empty frames
-// at the new interval without a reconnect.
-func TestLiveMasterHeartbeat(t *testing.T) {
+// idleLiveMaster is a master whose heartbeat and housekeeping intervals are an
+// hour, read live from st, with a fake slave it has seen.
+func idleLiveMaster(t *testing.T) (*store.DefaultStore, net.Conn) {
 	st := openStore(t, t.TempDir(), store.RoleAsyncMaster)
-	defer st.Shutdown()
+	t.Cleanup(func() { _ = st.Shutdown() })
 	m := NewMaster(st, liveCfg(t, st, func(c *store.Config) {
 		c.HaSendHeartbeatInterval, c.HaHousekeepingInterval = 3600_000, 3600_000
 	}))
 	require.NoError(t, m.Start("127.0.0.1:0"))
-	defer m.Close()
+	t.Cleanup(func() { _ = m.Close() })
 	nc := fakeSlave(t, m)
 	waitSlaveSeen(t, m)
+	return st, nc
+}
+
+// haSendHeartbeatInterval on the master: an idle connection gets empty frames
+// at the new interval without a reconnect.
+func TestLiveMasterHeartbeat(t *testing.T) {
+	st, nc := idleLiveMaster(t)
 
 	applyLive(st, "haSendHeartbeatInterval", func(c *store.Config) { c.HaSendHeartbeatInterval = 50 })
 	for range 3 { // with an hour's interval, readFrame's deadline would fail this
@@ -124,15 +131,7 @@ func TestLiveMasterHeartbeat(t *testing.T) {
 // haHousekeepingInterval on the master: a silent slave is dropped after the
 // new interval.
 func TestLiveMasterHousekeeping(t *testing.T) {
-	st := openStore(t, t.TempDir(), store.RoleAsyncMaster)
-	defer st.Shutdown()
-	m := NewMaster(st, liveCfg(t, st, func(c *store.Config) {
-		c.HaSendHeartbeatInterval, c.HaHousekeepingInterval = 3600_000, 3600_000
-	}))
-	require.NoError(t, m.Start("127.0.0.1:0"))
-	defer m.Close()
-	nc := fakeSlave(t, m)
-	waitSlaveSeen(t, m)
+	st, nc := idleLiveMaster(t)
 	applyLive(st, "haHousekeepingInterval", func(c *store.Config) { c.HaHousekeepingInterval = 1000 })
 	var rep [reportSize]byte
 	_, err := nc.Write(rep[:]) // one more report: the master reads the new interval, then hears nothing

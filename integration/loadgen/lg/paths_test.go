@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"rmqd/codec"
+	"rmqd/compat"
 )
 
 func TestCommitLogOffsetOf(t *testing.T) {
@@ -15,11 +16,11 @@ func TestCommitLogOffsetOf(t *testing.T) {
 	binary.BigEndian.PutUint32(raw[4:8], 10911)
 	binary.BigEndian.PutUint64(raw[8:], 0x1234_5678_9abc)
 	id := strings.ToUpper(hex.EncodeToString(raw[:]))
-	if off, err := commitLogOffsetOf(id); err != nil || off != 0x1234_5678_9abc {
+	if _, off, err := compat.DecodeOffsetMsgID(id); err != nil || off != 0x1234_5678_9abc {
 		t.Fatalf("offset of %s = %#x, %v", id, off, err)
 	}
 	for _, bad := range []string{"", "00", strings.Repeat("Z", 32)} {
-		if _, err := commitLogOffsetOf(bad); err == nil {
+		if _, _, err := compat.DecodeOffsetMsgID(bad); err == nil {
 			t.Errorf("offset of %q: no error", bad)
 		}
 	}

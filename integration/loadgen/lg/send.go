@@ -15,6 +15,8 @@ import (
 	"unsafe"
 
 	"rmqd/codec"
+	"rmqd/compat"
+	"rmqd/processor/delivery"
 )
 
 // SendConfig is one producer run: SEND_MESSAGE_V2 with the V2 header, as the Java client sends it.
@@ -68,6 +70,7 @@ type SendResult struct {
 
 type sender struct {
 	cfg       SendConfig
+	levelWait time.Duration // cfg.DelayLevel's wait under the default messageDelayLevel
 	conns     []*Conn
 	perQueue  []atomic.Int64
 	sent      atomic.Int64
@@ -106,7 +109,15 @@ func Send(ctx context.Context, cfg SendConfig) (SendResult, error) {
 	if cfg.Route.Queues <= 0 {
 		return SendResult{}, fmt.Errorf("lg: send: route has no queues")
 	}
-	s := &sender{cfg: cfg, perQueue: make([]atomic.Int64, cfg.Route.Queues)}
+	var levelWait time.Duration
+	if cfg.DelayLevel > 0 {
+		levels, err := delivery.ParseDelayLevels(delivery.DefaultMessageDelayLevel)
+		if err != nil {
+			return SendResult{}, err
+		}
+		levelWait = levels[min(cfg.DelayLevel, len(levels))-1]
+	}
+	s := &sender{cfg: cfg, levelWait: levelWait, perQueue: make([]atomic.Int64, cfg.Route.Queues)}
 	for range cfg.Conns {
 		c, err := DialTLS(ctx, cfg.Route.BrokerAddr, cfg.TLS)
 		if err != nil {
@@ -263,7 +274,7 @@ func (s *sender) lane(ctx context.Context, id int, h *Hist) {
 			stamp = now.Add(d)
 			props = appendProp(props, codec.PropTimerDelayMs, strconv.AppendInt(num[:0], d.Milliseconds(), 10))
 		case cfg.DelayLevel > 0:
-			stamp = now.Add(delayLevelDuration(cfg.DelayLevel))
+			stamp = now.Add(s.levelWait)
 			props = appendProp(props, codec.PropDelay, strconv.AppendInt(num[:0], int64(cfg.DelayLevel), 10))
 		}
 		binary.BigEndian.PutUint64(body, uint64(stamp.UnixNano()))
@@ -388,15 +399,6 @@ func upperHex(b []byte) {
 	}
 }
 
-// delayLevelDuration is a DELAY level's wait under the default messageDelayLevel
-// (1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h).
-func delayLevelDuration(level int) time.Duration {
-	levels := [...]time.Duration{time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute,
-		2 * time.Minute, 3 * time.Minute, 4 * time.Minute, 5 * time.Minute, 6 * time.Minute, 7 * time.Minute,
-		8 * time.Minute, 9 * time.Minute, 10 * time.Minute, 20 * time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour}
-	return levels[min(max(level, 1), len(levels))-1]
-}
-
 // txnEnd is the END_TRANSACTION header of one half message, filled from its send response as
 // DefaultMQProducerImpl.endTransaction does: the commitlog offset from the offset message id, the queue
 // offset as tranStateTableOffset, the UNIQ_KEY (the response's transactionId when it has one).
@@ -413,7 +415,7 @@ type txnEnd struct {
 func (e *txnEnd) fromResponse(cmd *codec.RemotingCommand) {
 	e.err = nil
 	id, _ := cmd.Ext.Get("msgId")
-	off, err := commitLogOffsetOf(id)
+	_, off, err := compat.DecodeOffsetMsgID(id)
 	if err != nil {
 		e.err = err
 		return
@@ -426,19 +428,6 @@ func (e *txnEnd) fromResponse(cmd *codec.RemotingCommand) {
 	e.hdr.CommitLogOffset, e.hdr.TranStateTableOffset = off, qo
 	tid, _ := cmd.Ext.Get("transactionId")
 	e.txnID = append(e.txnID[:0], tid...)
-}
-
-// commitLogOffsetOf reads the commitlog offset out of an offset message id: hex of the store host (IPv4
-// 4+4 bytes or IPv6 16+4) then the 8-byte offset (MessageDecoder.decodeMessageId).
-func commitLogOffsetOf(id string) (int64, error) {
-	if len(id) != 32 && len(id) != 56 {
-		return 0, fmt.Errorf("lg: offset message id %q: want 32 or 56 hex digits", id)
-	}
-	var raw [8]byte
-	if _, err := hex.Decode(raw[:], []byte(id[len(id)-16:])); err != nil {
-		return 0, fmt.Errorf("lg: offset message id %q: %w", id, err)
-	}
-	return int64(binary.BigEndian.Uint64(raw[:])), nil
 }
 
 // WriteExt writes EndTransactionRequestHeader's fields (with topic and brokerName, which 5.x sets).
