@@ -37,10 +37,11 @@ var importRules = []importRule{
 	{prefix: "rmqd/processor/delivery", allowed: []string{"self", "rmqd/codec", "rmqd/compat", "rmqd/store", "rmqd/processor/meta"}, noNet: true},
 	{prefix: "rmqd/namesrv", allowed: []string{"self", "rmqd/codec", "rmqd/compat", "rmqd/remoting"}},
 	{prefix: "rmqd/cmd", allowed: []string{"rmqd/"}},
-	// Black-box tests drive the binary and the wire; the load generator speaks the wire itself.
-	{prefix: "rmqd/integration", allowed: []string{"rmqd/integration", "rmqd/codec"}},
+	// Black-box tests drive the binary and the wire; the load generator speaks the wire itself,
+	// reading Java-world formats (message ids, delay levels) as a client does, never broker internals.
+	{prefix: "rmqd/integration", allowed: []string{"rmqd/integration", "rmqd/codec", "rmqd/compat"}},
 	// The chaos driver checks each stopped broker's files with the store's offline checker, as `rmqd check` does.
-	{prefix: "rmqd/integration/chaos", allowed: []string{"rmqd/integration", "rmqd/codec", "rmqd/store"}},
+	{prefix: "rmqd/integration/chaos", allowed: []string{"rmqd/integration", "rmqd/codec", "rmqd/compat", "rmqd/store"}},
 }
 
 func ruleFor(pkg string) *importRule {

@@ -13,7 +13,7 @@ import (
 )
 
 // DefaultMessageDelayLevel is MessageStoreConfig.messageDelayLevel.
-const DefaultMessageDelayLevel = delivery.DefaultMessageDelayLevel
+const DefaultMessageDelayLevel = compat.DefaultMessageDelayLevel
 
 // Delivery services' system groups and the op tag of a settled half message.
 const (
@@ -25,7 +25,7 @@ const (
 // newDelivery makes the schedule, timer and transaction services over the
 // broker's store and offsets, with the broker's send checks.
 func (b *Broker) newDelivery(cfg BrokerConfig) error {
-	levels, err := delivery.ParseDelayLevels(cfg.Store.MessageDelayLevel)
+	levels, err := compat.ParseDelayLevels(cfg.Store.MessageDelayLevel)
 	if err != nil {
 		return fmt.Errorf("messageDelayLevel: %w", err)
 	}

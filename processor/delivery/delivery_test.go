@@ -2,20 +2,9 @@ package delivery
 
 import (
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
-
-func TestParseDelayLevels(t *testing.T) {
-	l, err := ParseDelayLevels(DefaultMessageDelayLevel)
-	require.NoError(t, err)
-	require.Len(t, l, 18)
-	require.Equal(t, time.Second, l[0])
-	require.Equal(t, 2*time.Hour, l[17])
-	_, err = ParseDelayLevels("1x")
-	require.Error(t, err)
-}
 
 func TestDoneSetCommitPoint(t *testing.T) {
 	var d doneSet

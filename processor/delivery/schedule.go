@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -15,30 +14,6 @@ import (
 	"rmqd/processor/meta"
 	"rmqd/store"
 )
-
-// DefaultMessageDelayLevel is MessageStoreConfig.messageDelayLevel.
-const DefaultMessageDelayLevel = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
-
-// ParseDelayLevels reads "1s 5s 1m 2h 1d" (ScheduleMessageService.parseDelayLevel).
-func ParseDelayLevels(s string) ([]time.Duration, error) {
-	units := map[byte]time.Duration{'s': time.Second, 'm': time.Minute, 'h': time.Hour, 'd': 24 * time.Hour}
-	var out []time.Duration
-	for _, f := range strings.Fields(s) {
-		u, ok := units[f[len(f)-1]]
-		if !ok {
-			return nil, fmt.Errorf("delay level %q: unknown unit", f)
-		}
-		n, err := strconv.ParseInt(f[:len(f)-1], 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("delay level %q: %w", f, err)
-		}
-		out = append(out, time.Duration(n)*u)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no delay levels in %q", s)
-	}
-	return out, nil
-}
 
 // DelayLevel reads the DELAY property (0 when absent, malformed or below 0):
 // a message asks for a delay when it is above 0 (getDelayTimeLevel() > 0).

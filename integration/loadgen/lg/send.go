@@ -16,7 +16,6 @@ import (
 
 	"rmqd/codec"
 	"rmqd/compat"
-	"rmqd/processor/delivery"
 )
 
 // SendConfig is one producer run: SEND_MESSAGE_V2 with the V2 header, as the Java client sends it.
@@ -111,7 +110,7 @@ func Send(ctx context.Context, cfg SendConfig) (SendResult, error) {
 	}
 	var levelWait time.Duration
 	if cfg.DelayLevel > 0 {
-		levels, err := delivery.ParseDelayLevels(delivery.DefaultMessageDelayLevel)
+		levels, err := compat.ParseDelayLevels(compat.DefaultMessageDelayLevel)
 		if err != nil {
 			return SendResult{}, err
 		}
