@@ -82,6 +82,16 @@ func waitSlaveTopic(t *testing.T, sr *rawClient, topic string) {
 	}
 }
 
+// giveSlaveTopic creates topic on the slave itself, as a Java slave allows (UPDATE_AND_CREATE_TOPIC has no
+// role check), for tests whose subject is not the slave's topic copy (TestHAReplication's): a Java slave
+// copies its master's topics first a minute after its start, a minute each such test would wait.
+func giveSlaveTopic(t *testing.T, slave *harness.Target, topic string, queues int) {
+	t.Helper()
+	sr := newRawClient(t, slave)
+	sr.createTopic(topic, queues)
+	waitSlaveTopic(t, sr, topic)
+}
+
 // queueTotal sums GET_MAX_OFFSET over queues.
 func queueTotal(r *rawClient, topic string, queues int) int64 {
 	var n int64
@@ -208,7 +218,7 @@ func haSyncMasterKill(t *testing.T, masterKind, slaveKind string) {
 	newRawClient(t, master).createTopic(topic, queues)
 	slave := harness.StartBroker(t, slaveKind, master.NamesrvAddr, harness.Options{BrokerConf: haConf("SLAVE", "1")})
 	// Consumers can read the slave only once it knows the topic.
-	waitSlaveTopic(t, newRawClient(t, slave), topic)
+	giveSlaveTopic(t, slave, topic, queues)
 
 	ledger := startAckLedger(t, master.NamesrvAddr, "IT_ha_sync_pg", topic, "ha-sync", 512)
 	// Wait until the master acknowledged a good part of the load, then crash it and wipe its store.
@@ -253,7 +263,9 @@ func haConsumerFailover(t *testing.T, masterKind, slaveKind string) {
 	harness.CreateGroup(t, master, group, false, 16)
 	slave := harness.StartBroker(t, slaveKind, master.NamesrvAddr, harness.Options{BrokerConf: haConf("SLAVE", "1")})
 	sr := newRawClient(t, slave)
-	waitSlaveTopic(t, sr, topic)
+	giveSlaveTopic(t, slave, topic, queues)
+	// The slave takes the consumer's commits while the master is down only for a group it holds.
+	harness.CreateGroup(t, slave, group, false, 16)
 	onlyOK(t, harness.RunGoProduce(t, master, harness.GoProduce{Topic: topic, Count: n1, BodyPrefix: "fo-1"}))
 	waitSameCommitLog(t, master, slave)
 
@@ -263,10 +275,14 @@ func haConsumerFailover(t *testing.T, masterKind, slaveKind string) {
 		err error
 	}
 	done := make(chan result, 1)
+	// The consumer lingers until its periodic commit (every 5 s) reached the restarted master, which it
+	// finds at its next route poll (every 1 s here, 30 s by default); the test ends the linger once it
+	// sees the master hold the group's offsets.
+	lingered := filepath.Join(t.TempDir(), "master-holds-offsets")
 	go func() {
-		// Lingers so that, once the master is back in its route, its periodic commit reaches the master.
 		r, err := harness.TryJava(t, master, "5", "consume", "--topic", topic, "--group", group,
-			"--count", fmt.Sprint(n1+n2), "--timeout", "240000", "--linger", "40000", "--deadline", "300000")
+			"--count", fmt.Sprint(n1+n2), "--timeout", "240000", "--poll-namesrv", "1000",
+			"--linger", "60000", "--linger-until", lingered, "--deadline", "300000")
 		done <- result{r, err}
 	}()
 	// The consumer reads what the master took before it died from the slave.
@@ -287,6 +303,22 @@ func haConsumerFailover(t *testing.T, masterKind, slaveKind string) {
 
 	master.RestartBroker(t)
 	onlyOK(t, harness.RunGoProduce(t, master, harness.GoProduce{Topic: topic, Count: n2, BodyPrefix: "fo-2"}))
+	mr := newRawClient(t, master)
+	holds := func() bool {
+		for q := range queues {
+			if mr.committedOffset(group, topic, q) != mr.maxOffset(topic, q) {
+				return false
+			}
+		}
+		return true
+	}
+	deadline = time.Now().Add(90 * time.Second)
+	for !holds() && time.Now().Before(deadline) {
+		time.Sleep(500 * time.Millisecond)
+	}
+	if err := os.WriteFile(lingered, nil, 0o644); err != nil {
+		t.Fatalf("end the consumer's linger: %v", err)
+	}
 	res := <-done
 	if res.err != nil {
 		t.Fatalf("java consumer: %v", res.err)
@@ -294,7 +326,6 @@ func haConsumerFailover(t *testing.T, masterKind, slaveKind string) {
 	if !res.r.OK || res.r.Distinct < n1+n2 {
 		t.Fatalf("java consumer: ok=%v distinct %d of %d: %s", res.r.OK, res.r.Distinct, n1+n2, res.r.Error)
 	}
-	mr := newRawClient(t, master)
 	for q := range queues {
 		if c, m := mr.committedOffset(group, topic, q), mr.maxOffset(topic, q); c != m {
 			t.Fatalf("queue %d: the master holds offset %d for the group, its queue ends at %d", q, c, m)

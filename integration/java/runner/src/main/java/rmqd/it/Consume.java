@@ -1,5 +1,8 @@
 package rmqd.it;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -23,6 +26,8 @@ import org.apache.rocketmq.common.message.MessageExt;
  * Flags: --namesrv, --topic, [--group], [--mode push|litepull], [--model clustering|broadcasting], [--orderly],
  * [--filter tag|sql], [--expr *], [--count 1], [--timeout 30000], [--from first|last],
  * [--linger 0 (ms to keep listening after --count, to catch duplicates or extra messages)],
+ * [--linger-until path (push: the linger ends early once this file exists, created by the test when it saw
+ * what it lingered for)], [--poll-namesrv 30000 (setPollNameServerInterval: how soon a route change is seen)],
  * [--reconsume 0 (push concurrently: answer RECONSUME_LATER to the first N deliveries of each message, so the
  * client sends it back (CONSUMER_SEND_MSG_BACK) and it returns through %RETRY%group)],
  * [--retry-delay-level 1 (delay level of those send-backs; 1 = 1 s instead of the broker's 10 s)]
@@ -55,6 +60,8 @@ final class Consume implements Scenario {
         long timeout = f.longValue("timeout", 30000);
         boolean fromLast = f.choice("from", "first", "first", "last").equals("last");
         long linger = f.longValue("linger", 0);
+        String lingerUntil = f.str("linger-until", "");
+        long pollNamesrv = f.longValue("poll-namesrv", 30000);
         reconsume = f.integer("reconsume", 0);
         int retryDelayLevel = f.integer("retry-delay-level", 1);
         int maxReconsume = f.integer("max-reconsume", -1);
@@ -78,6 +85,7 @@ final class Consume implements Scenario {
             DefaultMQPushConsumer c = hook == null ? new DefaultMQPushConsumer(group) : new DefaultMQPushConsumer(null, group, hook);
             c.setNamesrvAddr(namesrv);
             c.setInstanceName(instance);
+            c.setPollNameServerInterval((int) pollNamesrv);
             Compat.setMessageModel(c, broadcasting ? "BROADCASTING" : "CLUSTERING");
             c.setConsumeFromWhere(from);
             if (serverRebalance) {
@@ -106,8 +114,10 @@ final class Consume implements Scenario {
             c.start();
             try {
                 reached = enough.await(timeout, TimeUnit.MILLISECONDS);
-                if (linger > 0) {
-                    Thread.sleep(linger);
+                long lingerEnd = System.currentTimeMillis() + linger;
+                Path until = lingerUntil.isEmpty() ? null : Paths.get(lingerUntil);
+                while (System.currentTimeMillis() < lingerEnd && (until == null || !Files.exists(until))) {
+                    Thread.sleep(Math.max(1, Math.min(200, lingerEnd - System.currentTimeMillis())));
                 }
             } finally {
                 c.shutdown();
@@ -116,6 +126,7 @@ final class Consume implements Scenario {
             DefaultLitePullConsumer c = hook == null ? new DefaultLitePullConsumer(group) : new DefaultLitePullConsumer(group, hook);
             c.setNamesrvAddr(namesrv);
             c.setInstanceName(instance);
+            c.setPollNameServerInterval((int) pollNamesrv);
             Compat.setMessageModel(c, broadcasting ? "BROADCASTING" : "CLUSTERING");
             c.setConsumeFromWhere(from);
             c.setAutoCommit(true);
