@@ -282,7 +282,7 @@ func haConsumerFailover(t *testing.T, masterKind, slaveKind string) {
 	go func() {
 		r, err := harness.TryJava(t, master, "5", "consume", "--topic", topic, "--group", group,
 			"--count", fmt.Sprint(n1+n2), "--timeout", "240000", "--poll-namesrv", "1000",
-			"--linger", "60000", "--linger-until", lingered, "--deadline", "300000")
+			"--linger", "60000", "--until", lingered, "--deadline", "300000")
 		done <- result{r, err}
 	}()
 	// The consumer reads what the master took before it died from the slave.

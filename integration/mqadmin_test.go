@@ -119,20 +119,24 @@ func (s *adminSession) run() {
 	// A Java push consumer of its own group: consumerStatus needs a client that answers
 	// GET_CONSUMER_RUNNING_INFO (the Go client v2.1.2 fails to encode its running info: NaN).
 	javaDone := make(chan struct{})
+	// It waits for messages that never come until the session ends (the stop file) or its timeout; one
+	// that dies early (a start-up request timing out on a starved CPU) gets one more try.
+	stop := filepath.Join(harness.LogDir(tb), "mqadmin-session-done")
 	go func() {
 		defer close(javaDone)
-		// It waits for messages that never come until its timeout; one that dies early (a start-up
-		// request timing out on a starved CPU) gets one more try.
 		for try := 0; try < 2; try++ {
 			t0 := time.Now()
 			_, _ = harness.TryJava(tb, tg, "5", "consume", "--topic", mqaTopic, "--group", mqaJavaGroup,
-				"--count", "1000", "--timeout", "100000", "--deadline", "110000")
-			if time.Since(t0) > 30*time.Second {
+				"--count", "1000", "--timeout", "100000", "--until", stop, "--deadline", "110000")
+			if _, err := os.Stat(stop); err == nil || time.Since(t0) > 30*time.Second {
 				return
 			}
 		}
 	}()
 	defer func() {
+		if err := os.WriteFile(stop, nil, 0o644); err != nil {
+			tb.Errorf("stop the java consumer: %v", err)
+		}
 		select {
 		case <-javaDone:
 		case <-time.After(150 * time.Second):

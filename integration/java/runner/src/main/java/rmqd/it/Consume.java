@@ -26,8 +26,11 @@ import org.apache.rocketmq.common.message.MessageExt;
  * Flags: --namesrv, --topic, [--group], [--mode push|litepull], [--model clustering|broadcasting], [--orderly],
  * [--filter tag|sql], [--expr *], [--count 1], [--timeout 30000], [--from first|last],
  * [--linger 0 (ms to keep listening after --count, to catch duplicates or extra messages)],
- * [--linger-until path (push: the linger ends early once this file exists, created by the test when it saw
- * what it lingered for)], [--poll-namesrv 30000 (setPollNameServerInterval: how soon a route change is seen)],
+ * [--until path (push: the wait for --count and the linger end once this file exists, created by the test
+ * when it saw what it waited for; short of --count that is a failure like the timeout)],
+ * [--until-each 0 (push: the linger ends once each of --count messages was delivered this many times, as a
+ * reset of the group's offsets brings them again)],
+ * [--poll-namesrv 30000 (setPollNameServerInterval: how soon a route change is seen)],
  * [--reconsume 0 (push concurrently: answer RECONSUME_LATER to the first N deliveries of each message, so the
  * client sends it back (CONSUMER_SEND_MSG_BACK) and it returns through %RETRY%group)],
  * [--retry-delay-level 1 (delay level of those send-backs; 1 = 1 s instead of the broker's 10 s)]
@@ -60,7 +63,8 @@ final class Consume implements Scenario {
         long timeout = f.longValue("timeout", 30000);
         boolean fromLast = f.choice("from", "first", "first", "last").equals("last");
         long linger = f.longValue("linger", 0);
-        String lingerUntil = f.str("linger-until", "");
+        String untilFile = f.str("until", "");
+        int untilEach = f.integer("until-each", 0);
         long pollNamesrv = f.longValue("poll-namesrv", 30000);
         reconsume = f.integer("reconsume", 0);
         int retryDelayLevel = f.integer("retry-delay-level", 1);
@@ -113,10 +117,15 @@ final class Consume implements Scenario {
             }
             c.start();
             try {
-                reached = enough.await(timeout, TimeUnit.MILLISECONDS);
+                Path until = untilFile.isEmpty() ? null : Paths.get(untilFile);
+                long deadline = System.currentTimeMillis() + timeout;
+                reached = false;
+                while (!reached && System.currentTimeMillis() < deadline && (until == null || !Files.exists(until))) {
+                    reached = enough.await(Math.max(1, Math.min(200, deadline - System.currentTimeMillis())), TimeUnit.MILLISECONDS);
+                }
                 long lingerEnd = System.currentTimeMillis() + linger;
-                Path until = lingerUntil.isEmpty() ? null : Paths.get(lingerUntil);
-                while (System.currentTimeMillis() < lingerEnd && (until == null || !Files.exists(until))) {
+                while (System.currentTimeMillis() < lingerEnd && (until == null || !Files.exists(until))
+                    && (untilEach <= 0 || !eachDelivered(untilEach))) {
                     Thread.sleep(Math.max(1, Math.min(200, lingerEnd - System.currentTimeMillis())));
                 }
             } finally {
@@ -155,7 +164,15 @@ final class Consume implements Scenario {
         }
         out.put("timedOut", !reached);
         if (!reached) {
-            throw new ScenarioFailure("timed out after " + timeout + " ms with " + distinct.size() + " of " + want + " messages");
+            String why = !untilFile.isEmpty() && Files.exists(Paths.get(untilFile)) ? "stopped by " + untilFile : "timed out after " + timeout + " ms";
+            throw new ScenarioFailure(why + " with " + distinct.size() + " of " + want + " messages");
+        }
+    }
+
+    /** Whether --count distinct messages arrived and each of them at least times times. */
+    private boolean eachDelivered(int times) {
+        synchronized (lock) {
+            return attempts.size() >= want && attempts.values().stream().allMatch(n -> n >= times);
         }
     }
 
