@@ -174,6 +174,8 @@ func (t *Target) waitReady(tb TB, timeout time.Duration) {
 	defer cancel()
 	start := time.Now()
 	stage, last := "name server port", ""
+	var routeSince time.Time
+	poked := false
 	for {
 		for _, p := range t.Procs {
 			if exited, err := p.Exited(); exited {
@@ -189,7 +191,7 @@ func (t *Target) waitReady(tb TB, timeout time.Duration) {
 			}
 		case "broker port":
 			if portOpen(ctx, t.BrokerAddr) {
-				stage = "TBW102 route"
+				stage, routeSince = "TBW102 route", time.Now()
 				continue
 			}
 		case "TBW102 route":
@@ -203,6 +205,10 @@ func (t *Target) waitReady(tb TB, timeout time.Duration) {
 				last = err.Error()
 			} else {
 				last = why
+			}
+			if t.Kind == KindApache && !poked && time.Since(routeSince) > time.Second {
+				poked = true
+				t.pokeRegistration(ctx)
 			}
 		}
 		select {
@@ -227,4 +233,29 @@ func (t *Target) checkPortsReleased(tb TB) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
+}
+
+// pokeRegistration makes an Apache broker register with its name servers now. Its registration at start
+// goes only to the name servers its client's scan (on another thread) has connected by then, and when the
+// scan lost that race the first registration came 10 s later: half of the starts of a run. Java registers
+// everything again when brokerPermission is updated (AdminBrokerProcessor.updateBrokerConfig), so the
+// broker is sent its own value back. Java also rewrites its broker.conf then, with the same values.
+// Best effort: a broker that refuses (ACL) registers on its own schedule.
+func (t *Target) pokeRegistration(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	resp, body, err := probeRequestBody(ctx, t.BrokerAddr, 26, nil, nil) // GET_BROKER_CONFIG
+	if err != nil || resp.Code != 0 {
+		return
+	}
+	perm := ""
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "brokerPermission="); ok {
+			perm = v
+		}
+	}
+	if perm == "" {
+		return
+	}
+	_, _, _ = probeRequestBody(ctx, t.BrokerAddr, 25, nil, []byte("brokerPermission="+perm+"\n")) // UPDATE_BROKER_CONFIG
 }
