@@ -228,7 +228,16 @@ func runJVM(tb TB, name, classpath string, timeout time.Duration, mainAndArgs []
 	for i < len(mainAndArgs) && strings.HasPrefix(mainAndArgs[i], "-D") {
 		i++
 	}
-	argv := append(append(append(cloneArgs(jvmClientOpts), homeArgs...), mainAndArgs[:i]...), "-cp", classpath)
+	// The runner's scenarios load different classes: an archive each; mqadmin's commands share one.
+	app := ""
+	if i < len(mainAndArgs) {
+		app = mainAndArgs[i]
+		if app == "rmqd.it.Main" && i+1 < len(mainAndArgs) {
+			app += "-" + mainAndArgs[i+1]
+		}
+	}
+	cds, cdsDone := cdsArgs(classpath, app)
+	argv := append(append(append(append(cloneArgs(jvmClientOpts), cds...), homeArgs...), mainAndArgs[:i]...), "-cp", classpath)
 	argv = append(argv, mainAndArgs[i:]...)
 	fmt.Fprintf(f, "# %s: java %s\n", time.Now().Format(time.RFC3339Nano), strings.Join(argv, " "))
 
@@ -249,6 +258,7 @@ func runJVM(tb TB, name, classpath string, timeout time.Duration, mainAndArgs []
 	if cmd.Process != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // stragglers of the group, if any
 	}
+	cdsDone(err == nil)
 	if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		err = fmt.Errorf("killed after %v: %w", timeout, ctx.Err())
 	}
