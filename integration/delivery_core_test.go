@@ -1,9 +1,12 @@
 package integration
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"rmqd/codec"
 	"rmqd/integration/harness"
 )
 
@@ -85,9 +88,37 @@ func deliveryRetryDLQ(t *testing.T, tg *harness.Target) {
 	const topic, group = "IT_dlq", "IT_dlq_cg"
 	sent := harness.RunGoProduce(t, tg, harness.GoProduce{Topic: topic, Count: 1, KeyPrefix: "k-dlq", Props: map[string]string{"color": "red"}})
 	onlyOK(t, sent)
-	// Never succeeds (--reconsume 99): it runs out its --timeout, by which time the message is in the DLQ.
-	res, rerr := harness.TryJava(t, tg, "5", "consume", "--topic", topic, "--group", group,
-		"--reconsume", "99", "--max-reconsume", "2", "--retry-delay-level", "1", "--count", "1", "--timeout", "25000")
+	// Never succeeds (--reconsume 99): it runs until the message is in the DLQ (the stop file) or out of its
+	// --timeout. The retries come through %RETRY%group, whose route it polls every 0.3 s (java5-sendback-retry says why).
+	stop := filepath.Join(t.TempDir(), "in-dlq")
+	type result struct {
+		res *harness.JavaResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := harness.TryJava(t, tg, "5", "consume", "--topic", topic, "--group", group,
+			"--reconsume", "99", "--max-reconsume", "2", "--retry-delay-level", "1", "--count", "1", "--timeout", "25000",
+			"--poll-namesrv", "300", "--until", stop)
+		done <- result{res, err}
+	}()
+	r := newRawClient(t, tg)
+	var out result
+	for waiting := true; waiting; {
+		select {
+		case out = <-done:
+			waiting = false
+		case <-time.After(500 * time.Millisecond):
+			resp := r.invoke(codec.ReqGetMaxOffset, map[string]string{"topic": "%DLQ%" + group, "queueId": "0"}, nil, 5*time.Second)
+			if v, _ := resp.Ext.Get("offset"); resp.Code == codec.RespSuccess && v != "0" {
+				if err := os.WriteFile(stop, nil, 0o644); err != nil {
+					t.Fatalf("stop the consumer: %v", err)
+				}
+				out, waiting = <-done, false
+			}
+		}
+	}
+	res, rerr := out.res, out.err
 	if res == nil {
 		t.Fatalf("java consumer: %v", rerr)
 	}
