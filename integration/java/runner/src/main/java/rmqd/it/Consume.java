@@ -119,10 +119,10 @@ final class Consume implements Scenario {
             try {
                 Path until = untilFile.isEmpty() ? null : Paths.get(untilFile);
                 long deadline = System.currentTimeMillis() + timeout;
-                reached = false;
-                while (!reached && System.currentTimeMillis() < deadline && (until == null || !Files.exists(until))) {
-                    reached = enough.await(Math.max(1, Math.min(200, deadline - System.currentTimeMillis())), TimeUnit.MILLISECONDS);
+                while (enough.getCount() > 0 && System.currentTimeMillis() < deadline && (until == null || !Files.exists(until))) {
+                    enough.await(Math.max(1, Math.min(200, deadline - System.currentTimeMillis())), TimeUnit.MILLISECONDS);
                 }
+                reached = enough.getCount() == 0;
                 long lingerEnd = System.currentTimeMillis() + linger;
                 while (System.currentTimeMillis() < lingerEnd && (until == null || !Files.exists(until))
                     && (untilEach <= 0 || !eachDelivered(untilEach))) {
