@@ -91,19 +91,11 @@ func deliveryRetryDLQ(t *testing.T, tg *harness.Target) {
 	// Never succeeds (--reconsume 99): it runs until the message is in the DLQ (the stop file) or out of its
 	// --timeout. The retries come through %RETRY%group, whose route it polls every 0.3 s (java5-sendback-retry says why).
 	stop := filepath.Join(t.TempDir(), "in-dlq")
-	type result struct {
-		res *harness.JavaResult
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		res, err := harness.TryJava(t, tg, "5", "consume", "--topic", topic, "--group", group,
-			"--reconsume", "99", "--max-reconsume", "2", "--retry-delay-level", "1", "--count", "1", "--timeout", "25000",
-			"--poll-namesrv", "300", "--until", stop)
-		done <- result{res, err}
-	}()
+	done := goJava(t, tg, "5", "consume", "--topic", topic, "--group", group,
+		"--reconsume", "99", "--max-reconsume", "2", "--retry-delay-level", "1", "--count", "1", "--timeout", "25000",
+		"--poll-namesrv", "300", "--until", stop)
 	r := newRawClient(t, tg)
-	var out result
+	var out javaOutcome
 	for waiting := true; waiting; {
 		select {
 		case out = <-done:

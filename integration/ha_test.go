@@ -270,21 +270,13 @@ func haConsumerFailover(t *testing.T, masterKind, slaveKind string) {
 	waitSameCommitLog(t, master, slave)
 
 	master.KillBroker(t)
-	type result struct {
-		r   *harness.JavaResult
-		err error
-	}
-	done := make(chan result, 1)
 	// The consumer lingers until its periodic commit (every 5 s) reached the restarted master, which it
 	// finds at its next route poll (every 1 s here, 30 s by default); the test ends the linger once it
 	// sees the master hold the group's offsets.
 	lingered := filepath.Join(t.TempDir(), "master-holds-offsets")
-	go func() {
-		r, err := harness.TryJava(t, master, "5", "consume", "--topic", topic, "--group", group,
-			"--count", fmt.Sprint(n1+n2), "--timeout", "240000", "--poll-namesrv", "1000",
-			"--linger", "60000", "--until", lingered, "--deadline", "300000")
-		done <- result{r, err}
-	}()
+	done := goJava(t, master, "5", "consume", "--topic", topic, "--group", group,
+		"--count", fmt.Sprint(n1+n2), "--timeout", "240000", "--poll-namesrv", "1000",
+		"--linger", "60000", "--until", lingered, "--deadline", "300000")
 	// The consumer reads what the master took before it died from the slave.
 	deadline := time.Now().Add(90 * time.Second)
 	for {
@@ -323,8 +315,8 @@ func haConsumerFailover(t *testing.T, masterKind, slaveKind string) {
 	if res.err != nil {
 		t.Fatalf("java consumer: %v", res.err)
 	}
-	if !res.r.OK || res.r.Distinct < n1+n2 {
-		t.Fatalf("java consumer: ok=%v distinct %d of %d: %s", res.r.OK, res.r.Distinct, n1+n2, res.r.Error)
+	if !res.res.OK || res.res.Distinct < n1+n2 {
+		t.Fatalf("java consumer: ok=%v distinct %d of %d: %s", res.res.OK, res.res.Distinct, n1+n2, res.res.Error)
 	}
 	for q := range queues {
 		if c, m := mr.committedOffset(group, topic, q), mr.maxOffset(topic, q); c != m {

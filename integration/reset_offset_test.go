@@ -63,23 +63,11 @@ func runResetOffsetJava4(t *testing.T, tg *harness.Target) {
 	// message again (--until-each 2), or long enough for it to: 10 s of client-side pause plus up to 20 s to
 	// the next rebalance, plus up to 15 s of a held pull for the server-side way. The client rebalances
 	// every 2 s here instead of 20: when it does is the client's business, not the broker's answer's.
-	type result struct {
-		res *harness.JavaResult
-		err error
-	}
-	results := map[string]chan result{}
-	var running sync.WaitGroup
-	t.Cleanup(running.Wait) // before the target stops, also when the test fails early
+	results := map[string]<-chan javaOutcome{}
 	for mode, g := range groups {
-		ch := make(chan result, 1)
-		results[mode] = ch
-		running.Add(1)
-		go func() {
-			defer running.Done()
-			r, err := harness.TryJava(t, tg, "4", "consume", "-Drocketmq.client.rebalance.waitInterval=2000", "--topic", topic, "--group", g, "--from", "first",
-				"--count", fmt.Sprint(msgs), "--timeout", "30000", "--linger", "75000", "--until-each", "2", "--deadline", "112000")
-			ch <- result{r, err}
-		}()
+		results[mode] = goJava(t, tg, "4", "consume", "-Drocketmq.client.rebalance.waitInterval=2000", "--topic", topic,
+			"--group", g, "--from", "first", "--count", fmt.Sprint(msgs), "--timeout", "30000", "--linger", "75000",
+			"--until-each", "2", "--deadline", "112000")
 	}
 
 	diff0 := regexp.MustCompile(`Diff Total:\s*0\b`)
@@ -103,7 +91,7 @@ func runResetOffsetJava4(t *testing.T, tg *harness.Target) {
 	}
 
 	for _, mode := range []string{"true", "false"} {
-		var r result
+		var r javaOutcome
 		select {
 		case r = <-results[mode]:
 		case <-time.After(harness.JavaTimeout + 10*time.Second):

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -22,12 +21,6 @@ import (
 // runner's result line or an mqadmin output that is compared, and silence the archive's: writing one warns
 // of every class it leaves out, names like MissingOptionException that mqadmin4's output check refuses.
 var cdsLogArgs = []string{"-Xlog:disable", "-Xlog:all=warning:stderr", "-Xlog:cds*=off:stderr"}
-
-// cdsState remembers archives whose creation failed in this process, so each kind is tried once.
-var cdsState struct {
-	mu     sync.Mutex
-	failed map[string]bool
-}
 
 // cdsArgs returns the JVM flags for classpath (a "<dir>/*" folder of jars) and main, and a function to call
 // once the JVM exited: it keeps a newly written archive when the JVM succeeded. Without a usable archive
@@ -47,10 +40,7 @@ func cdsArgs(classpath, main string) (args []string, done func(ok bool)) {
 	if _, err := os.Stat(archive); err == nil {
 		return append(args, "-XX:SharedArchiveFile="+archive), done
 	}
-	cdsState.mu.Lock()
-	failed := cdsState.failed[archive]
-	cdsState.mu.Unlock()
-	if failed || os.MkdirAll(dir, 0o755) != nil {
+	if os.MkdirAll(dir, 0o755) != nil {
 		return args, done
 	}
 	// One writer across processes: the lock file, unless a killed run left it long ago.
@@ -66,16 +56,11 @@ func cdsArgs(classpath, main string) (args []string, done func(ok bool)) {
 	tmp := fmt.Sprintf("%s.%d.tmp", archive, os.Getpid())
 	return append(args, "-XX:ArchiveClassesAtExit="+tmp), func(ok bool) {
 		defer os.Remove(lock)
+		// A JVM that failed leaves the archive to the next of its kind.
 		if fi, err := os.Stat(tmp); ok && err == nil && fi.Size() > 0 && os.Rename(tmp, archive) == nil {
 			return
 		}
 		_ = os.Remove(tmp)
-		cdsState.mu.Lock()
-		if cdsState.failed == nil {
-			cdsState.failed = map[string]bool{}
-		}
-		cdsState.failed[archive] = true
-		cdsState.mu.Unlock()
 	}
 }
 

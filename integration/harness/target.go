@@ -1,13 +1,14 @@
 package harness
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"time"
+
+	"rmqd/compat"
 )
 
 // Kinds of target.
@@ -147,19 +148,10 @@ func (t *Target) namesrvConf(opts Options) map[string]string {
 	return c
 }
 
-// writeConf writes a Java properties file (keys sorted; values here never need escaping beyond '\').
+// writeConf writes kv as a Java properties file, keys sorted (compat.FormatProperties: what rmqd and Java read back).
 func writeConf(tb TB, path string, kv map[string]string) string {
 	tb.Helper()
-	keys := make([]string, 0, len(kv))
-	for k := range kv {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		fmt.Fprintf(&b, "%s=%s\n", k, strings.ReplaceAll(kv[k], `\`, `\\`))
-	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+	if err := os.WriteFile(path, compat.FormatProperties(kv), 0o644); err != nil {
 		tb.Fatalf("harness: write %s: %v", path, err)
 	}
 	return path
@@ -248,14 +240,10 @@ func (t *Target) pokeRegistration(ctx context.Context) {
 	if err != nil || resp.Code != 0 {
 		return
 	}
-	perm := ""
-	for _, line := range strings.Split(string(body), "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "brokerPermission="); ok {
-			perm = v
-		}
-	}
-	if perm == "" {
+	props, err := compat.ParseProperties(bytes.NewReader(body))
+	perm, ok := props["brokerPermission"]
+	if err != nil || !ok {
 		return
 	}
-	_, _, _ = probeRequestBody(ctx, t.BrokerAddr, 25, nil, []byte("brokerPermission="+perm+"\n")) // UPDATE_BROKER_CONFIG
+	_, _, _ = probeRequestBody(ctx, t.BrokerAddr, 25, nil, compat.FormatProperties(map[string]string{"brokerPermission": perm})) // UPDATE_BROKER_CONFIG
 }

@@ -119,13 +119,12 @@ final class Consume implements Scenario {
             try {
                 Path until = untilFile.isEmpty() ? null : Paths.get(untilFile);
                 long deadline = System.currentTimeMillis() + timeout;
-                while (enough.getCount() > 0 && System.currentTimeMillis() < deadline && (until == null || !Files.exists(until))) {
+                while (enough.getCount() > 0 && System.currentTimeMillis() < deadline && !stopAsked(until)) {
                     enough.await(Math.max(1, Math.min(200, deadline - System.currentTimeMillis())), TimeUnit.MILLISECONDS);
                 }
                 reached = enough.getCount() == 0;
                 long lingerEnd = System.currentTimeMillis() + linger;
-                while (System.currentTimeMillis() < lingerEnd && (until == null || !Files.exists(until))
-                    && (untilEach <= 0 || !eachDelivered(untilEach))) {
+                while (System.currentTimeMillis() < lingerEnd && !stopAsked(until) && (untilEach <= 0 || !eachDelivered(untilEach))) {
                     Thread.sleep(Math.max(1, Math.min(200, lingerEnd - System.currentTimeMillis())));
                 }
             } finally {
@@ -164,9 +163,14 @@ final class Consume implements Scenario {
         }
         out.put("timedOut", !reached);
         if (!reached) {
-            String why = !untilFile.isEmpty() && Files.exists(Paths.get(untilFile)) ? "stopped by " + untilFile : "timed out after " + timeout + " ms";
+            String why = !untilFile.isEmpty() && stopAsked(Paths.get(untilFile)) ? "stopped by " + untilFile : "timed out after " + timeout + " ms";
             throw new ScenarioFailure(why + " with " + distinct.size() + " of " + want + " messages");
         }
+    }
+
+    /** Whether the test created the --until file. */
+    private static boolean stopAsked(Path until) {
+        return until != null && Files.exists(until);
     }
 
     /** Whether --count distinct messages arrived and each of them at least times times. */
