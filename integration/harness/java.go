@@ -193,6 +193,7 @@ func TryMqadmin(tb TB, target *Target, args ...string) (string, error) {
 	}
 	name := fmt.Sprintf("mqadmin-%02d-%s", javaSeq.Add(1), sub)
 	stdout, logPath, err := runJVM(tb, name, filepath.Join(LibDir(tb, "mqadmin"), "*"), JavaTimeout, argv)
+	removeBodyFiles(stdout)
 	if err != nil {
 		return string(stdout), fmt.Errorf("mqadmin %s: %w; stderr %s:\n%s", strings.Join(args, " "), err, logPath, Tail(logPath, 20))
 	}
@@ -204,6 +205,19 @@ func TryMqadmin(tb TB, target *Target, args ...string) (string, error) {
 		}
 	}
 	return string(stdout), nil
+}
+
+// removeBodyFiles deletes the files mqadmin's queryMsgById and queryMsgByUniqueKey wrote each message's
+// body to (the "Message Body Path:" they print; /tmp/rocketmq/msgbodys, a path fixed in the tool), so that
+// test runs leave nothing behind them.
+func removeBodyFiles(stdout []byte) {
+	for _, line := range strings.Split(string(stdout), "\n") {
+		if _, path, ok := strings.Cut(line, "Message Body Path:"); ok {
+			if path = strings.TrimSpace(path); strings.HasPrefix(path, "/tmp/rocketmq/msgbodys/") {
+				_ = os.Remove(path)
+			}
+		}
+	}
 }
 
 // runJVM runs java with the client options, mainAndArgs after -cp, stdout captured and stderr in a log

@@ -25,6 +25,7 @@ func TryMqadmin4(tb TB, target *Target, home string, args ...string) (string, er
 	}
 	name := fmt.Sprintf("mqadmin4-%02d-%s", javaSeq.Add(1), sub)
 	stdout, logPath, err := runJVM(tb, name, filepath.Join(LibDir(tb, "mqadmin4"), "*"), JavaTimeout, argv)
+	removeBodyFiles(stdout)
 	if err != nil {
 		return string(stdout), fmt.Errorf("mqadmin4 %s: %w; stderr %s:\n%s", strings.Join(args, " "), err, logPath, Tail(logPath, 20))
 	}
