@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -31,13 +33,14 @@ var javaCases = []scenario{
 			var wg sync.WaitGroup
 			res := make([]*harness.JavaResult, 2)
 			errs := make([]error, 2)
+			stop := filepath.Join(tb.TempDir(), "committed")
 			for i, client := range []string{"4", "5"} {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					// --count 0: listen for --linger ms, then report everything.
+					// --count 0: listen until the stop file (or --linger ms), then report everything.
 					res[i], errs[i] = harness.TryJava(tb, tg, client, "consume", "--topic", topic, "--group", group,
-						"--mode", "litepull", "--count", "0", "--linger", "25000")
+						"--mode", "litepull", "--count", "0", "--linger", "40000", "--until", stop)
 				}()
 			}
 			r.waitConsumers(group, 2, 60*time.Second)
@@ -45,6 +48,21 @@ var javaCases = []scenario{
 			sent := newGoProducer(tb, tg).send("sync", msgSpec{topic: topic, prefix: "jshare", size: 100, tags: []string{"S"},
 				keyPrefix: "k", props: goProps}, 30)
 			onlyOK(tb, sent)
+			// Lite pull commits what it polled (auto-commit and the offset store's persist, 5 s each): once the
+			// group's offsets add up to every message, both consumers stop. A message for both would come from a
+			// queue both held at once, around a rebalance: no one joins after the sends.
+			for deadline := time.Now().Add(40 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+				var n int64
+				for q := range 4 {
+					n += max(r.committedOffset(group, topic, q), 0)
+				}
+				if n >= int64(len(sent)) {
+					break
+				}
+			}
+			if err := os.WriteFile(stop, nil, 0o644); err != nil {
+				tb.Fatalf("stop the java consumers: %v", err)
+			}
 			wg.Wait()
 			for i := range res {
 				if errs[i] != nil || !res[i].OK {

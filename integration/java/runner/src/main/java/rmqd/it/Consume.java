@@ -26,7 +26,7 @@ import org.apache.rocketmq.common.message.MessageExt;
  * Flags: --namesrv, --topic, [--group], [--mode push|litepull], [--model clustering|broadcasting], [--orderly],
  * [--filter tag|sql], [--expr *], [--count 1], [--timeout 30000], [--from first|last],
  * [--linger 0 (ms to keep listening after --count, to catch duplicates or extra messages)],
- * [--until path (push: the wait for --count and the linger end once this file exists, created by the test
+ * [--until path (the wait for --count and the linger end once this file exists, created by the test
  * when it saw what it waited for; short of --count that is a failure like the timeout)],
  * [--until-each 0 (push: the linger ends once each of --count messages was delivered this many times, as a
  * reset of the group's offsets brings them again)],
@@ -141,13 +141,14 @@ final class Consume implements Scenario {
             c.subscribe(topic, selector);
             c.start();
             try {
+                Path until = untilFile.isEmpty() ? null : Paths.get(untilFile);
                 long deadline = System.currentTimeMillis() + timeout;
-                while (enough.getCount() > 0 && System.currentTimeMillis() < deadline) {
+                while (enough.getCount() > 0 && System.currentTimeMillis() < deadline && !stopAsked(until)) {
                     record(c.poll(Math.max(1, Math.min(1000, deadline - System.currentTimeMillis()))));
                 }
                 reached = enough.getCount() == 0;
                 long lingerEnd = System.currentTimeMillis() + linger;
-                while (System.currentTimeMillis() < lingerEnd) {
+                while (System.currentTimeMillis() < lingerEnd && !stopAsked(until)) {
                     record(c.poll(Math.max(1, Math.min(500, lingerEnd - System.currentTimeMillis()))));
                 }
                 c.commitSync();
