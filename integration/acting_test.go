@@ -1,16 +1,12 @@
 package integration
 
 import (
-	"context"
-	"crypto/tls"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/apache/rocketmq-client-go/v2/primitive"
 
 	"rmqd/codec"
 	"rmqd/integration/harness"
@@ -31,29 +27,26 @@ func TestActingMasterDelayedMessage(t *testing.T) {
 	}
 	t.Run("plain", func(t *testing.T) {
 		t.Parallel()
-		runActingDelayed(t, nil, nil, nil)
+		runActingDelayed(t, securedVariant{})
 	})
 	for name, v := range moreSecuredVariants(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			runActingDelayed(t, v.broker, v.namesrv, v.cred)
+			runActingDelayed(t, v)
 		})
 	}
 }
 
-func runActingDelayed(t *testing.T, brokerExtra, nsExtra map[string]string, cred *primitive.Credentials) {
+func runActingDelayed(t *testing.T, v securedVariant) {
 	const topic = "IT_acting_delay"
 	extra := map[string]string{"totalReplicas": "2"} // the pair: a returning master goes through pre-online
-	maps.Copy(extra, brokerExtra)
+	maps.Copy(extra, v.broker)
 	conf := actingConf(extra)
-	master, other := startActingGroupsNS(t, conf, nsExtra)
-	var tc *tls.Config
-	if brokerExtra["tls.enable"] == "true" {
-		tc = &tls.Config{InsecureSkipVerify: true} // tls.test.mode.enable: self-signed certificates
-	}
+	master, other := startActingGroupsNS(t, conf, v.namesrv)
+	tc := v.clientTLS(t)
 	client := func(tg *harness.Target) *rawClient {
 		r := newRawClientTLS(t, tg, tc)
-		r.cred = cred
+		r.cred = v.cred
 		return r
 	}
 	mr, br := client(master), client(other)
@@ -114,7 +107,7 @@ func runActingDelayed(t *testing.T, brokerExtra, nsExtra map[string]string, cred
 // innerClientAuthenticationCredentials, and the clients sign as the super user. With every broker and the
 // name server in tls.server.mode=enforcing and the brokers on tls.enable (tls), the slave's copies from its
 // master and its records to broker-b go over TLS, as plain peers are refused. RMQD_SECURITY_COMBOS=1 adds
-// ACL 1.0 (acl1, moreSecuredVariants).
+// ACL 1.0 (acl1) and mutual TLS (mtls): moreSecuredVariants.
 func TestActingMasterPopEscape(t *testing.T) {
 	if !containsKind(targetsFromEnv(t), harness.KindRmqd) {
 		t.Skip("rmqd only")
@@ -122,40 +115,32 @@ func TestActingMasterPopEscape(t *testing.T) {
 	// In parallel: each run mostly waits for invisible times and revive rounds.
 	t.Run("plain", func(t *testing.T) {
 		t.Parallel()
-		runActingPopEscape(t, nil, nil, nil)
+		runActingPopEscape(t, securedVariant{})
 	})
 	for name, v := range moreSecuredVariants(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			runActingPopEscape(t, v.broker, v.namesrv, v.cred)
+			runActingPopEscape(t, v)
 		})
 	}
 }
 
-func runActingPopEscape(t *testing.T, extra, nsExtra map[string]string, cred *primitive.Credentials) {
+func runActingPopEscape(t *testing.T, v securedVariant) {
 	const topic, group = "IT_acting_popx", "IT_acting_popx_g"
 	const invisible = 8 * time.Second
 	reviveTopic := "rmq_sys_REVIVE_LOG_DefaultCluster"
-	conf := actingConf(extra)
-	master, other := startActingGroupsNS(t, conf, nsExtra)
-	var tc *tls.Config
-	if extra["tls.enable"] == "true" {
-		tc = &tls.Config{InsecureSkipVerify: true} // tls.test.mode.enable: the brokers' certificates are self-signed
-	}
+	conf := actingConf(v.broker)
+	master, other := startActingGroupsNS(t, conf, v.namesrv)
+	tc := v.clientTLS(t)
 	client := func(tg *harness.Target) *rawClient {
 		r := newRawClientTLS(t, tg, tc)
-		r.cred = cred
+		r.cred = v.cred
 		return r
 	}
 	mr, br := client(master), client(other)
 	if tc != nil {
 		// enforcing: a plain peer is refused, so whatever reaches broker-b below came over TLS
-		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-		_, err := newRawClient(t, other).c.InvokeSync(ctx, other.BrokerAddr, codec.NewRequest(codec.ReqGetBrokerRuntimeInfo))
-		cancel()
-		if err == nil {
-			t.Fatal("broker-b answered a plain request in tls.server.mode=enforcing")
-		}
+		requirePlainRefused(t, other.BrokerAddr)
 	}
 	mr.createTopic(topic, 1)
 	br.createTopic(topic, 1)

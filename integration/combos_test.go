@@ -32,8 +32,7 @@ type securedVariant struct {
 	clientCert, clientKey string // the test's clients present this certificate when set
 }
 
-// TestSecuredMasterSlave is a classic master and slave (broker-a) under each of securedVariants and ACL 1.0
-// (acl1: aclV1BrokerConf, the clients signing as its admin): the
+// TestSecuredMasterSlave is a classic master and slave (broker-a) under each of allSecuredVariants: the
 // brokers register with the name server (over TLS in tls), the slave copies the master's topics,
 // subscription groups, consumer offsets and delay offsets (SlaveSynchronize's requests, signed in acl2), and
 // with lockInStrictMode a client's LOCK_BATCH_MQ on the master is granted only because the slave also locked
@@ -43,18 +42,7 @@ func TestSecuredMasterSlave(t *testing.T) {
 	if !containsKind(targetsFromEnv(t), harness.KindRmqd) {
 		t.Skip("rmqd only")
 	}
-	variants := withACL1(t, securedVariants)
-	// mtls: certificates of a CA, verified both ways, the servers' naming a host and no IP address as
-	// deployments often do: Java's clients check the chain only, not the name (Netty's default).
-	pki := newITPKIFor(t, "broker.rmqd.test", nil)
-	server := map[string]string{"tls.server.mode": "enforcing", "tls.test.mode.enable": "false",
-		"tls.server.certPath": pki.serverCert, "tls.server.keyPath": pki.serverKey}
-	broker := maps.Clone(server)
-	maps.Copy(broker, map[string]string{"tls.server.trustCertPath": pki.ca, "tls.server.authClient": "true",
-		"tls.server.need.client.auth": "require", "tls.enable": "true", "tls.client.certPath": pki.clientCert,
-		"tls.client.keyPath": pki.clientKey, "tls.client.authServer": "true", "tls.client.trustCertPath": pki.ca})
-	variants["mtls"] = securedVariant{broker: broker, namesrv: server, clientCert: pki.clientCert, clientKey: pki.clientKey}
-	for name, v := range variants {
+	for name, v := range allSecuredVariants(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			runSecuredMasterSlave(t, v)
@@ -62,18 +50,75 @@ func TestSecuredMasterSlave(t *testing.T) {
 	}
 }
 
-// withACL1 is variants plus acl1: ACL 1.0 (aclV1BrokerConf), the clients signing as its admin account.
-func withACL1(t *testing.T, variants map[string]securedVariant) map[string]securedVariant {
-	out := maps.Clone(variants)
-	out["acl1"] = securedVariant{broker: aclV1BrokerConf(t), cred: &aclAdmin}
-	return out
+// mtlsVariant is certificates of a CA, verified both ways, the servers' naming a host and no IP address as
+// deployments often do: Java's clients check the chain only, not the name (Netty's default). The name
+// server asks no client certificate; the brokers require one, and present theirs on their own requests.
+func mtlsVariant(t *testing.T) securedVariant {
+	pki := newITPKIFor(t, "broker.rmqd.test", nil)
+	server := map[string]string{"tls.server.mode": "enforcing", "tls.test.mode.enable": "false",
+		"tls.server.certPath": pki.serverCert, "tls.server.keyPath": pki.serverKey}
+	broker := maps.Clone(server)
+	maps.Copy(broker, map[string]string{"tls.server.trustCertPath": pki.ca, "tls.server.authClient": "true",
+		"tls.server.need.client.auth": "require", "tls.enable": "true", "tls.client.certPath": pki.clientCert,
+		"tls.client.keyPath": pki.clientKey, "tls.client.authServer": "true", "tls.client.trustCertPath": pki.ca})
+	return securedVariant{broker: broker, namesrv: server, clientCert: pki.clientCert, clientKey: pki.clientKey}
 }
 
-// moreSecuredVariants is securedVariants, plus acl1 (withACL1) with RMQD_SECURITY_COMBOS=1: the long
-// acting-master tests leave ACL 1.0 out of make test's run (TestSecuredMasterSlave/acl1 covers the signing).
+// allSecuredVariants is securedVariants plus acl1 (acl1Variant) and mtls (mtlsVariant).
+func allSecuredVariants(t *testing.T) map[string]securedVariant {
+	variants := maps.Clone(securedVariants)
+	variants["acl1"], variants["mtls"] = acl1Variant(t), mtlsVariant(t)
+	return variants
+}
+
+// tlsOn says whether v's brokers take TLS only (tls.enable is set where tls.server.mode is enforcing).
+func (v securedVariant) tlsOn() bool { return v.broker["tls.enable"] == "true" }
+
+// javaFlags is the runner's flags for a Java client under v: its credentials and javaTLSFlags.
+func (v securedVariant) javaFlags() []string { return append(javaCred(v.cred), v.javaTLSFlags()...) }
+
+// javaTLSFlags is the JVM properties of a Java client or mqadmin under v: none without TLS, else
+// tls.enable, and v's client certificate when it has one (out of Java's test mode, which presents none;
+// the server's certificate is still not checked, tls.client.authServer=false).
+func (v securedVariant) javaTLSFlags() []string {
+	if !v.tlsOn() {
+		return nil
+	}
+	f := []string{"-Dtls.enable=true"}
+	if v.clientCert != "" {
+		f = append(f, "-Dtls.test.mode.enable=false", "-Dtls.client.certPath="+v.clientCert, "-Dtls.client.keyPath="+v.clientKey)
+	}
+	return f
+}
+
+// clientTLS is the TLS set-up of the test's own clients under v: nil when the brokers take plain requests,
+// else any server certificate (tls.test.mode.enable: self-signed) and v's client certificate when it has one.
+func (v securedVariant) clientTLS(t *testing.T) *tls.Config {
+	if !v.tlsOn() {
+		return nil
+	}
+	tc := &tls.Config{InsecureSkipVerify: true}
+	if v.clientCert != "" {
+		cert, err := tls.LoadX509KeyPair(v.clientCert, v.clientKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	return tc
+}
+
+// acl1Variant is ACL 1.0 (aclV1BrokerConf), the clients signing as its admin account.
+func acl1Variant(t *testing.T) securedVariant {
+	return securedVariant{broker: aclV1BrokerConf(t), cred: &aclAdmin}
+}
+
+// moreSecuredVariants is securedVariants, or allSecuredVariants with RMQD_SECURITY_COMBOS=1: the long
+// acting-master tests leave ACL 1.0 and mutual TLS out of make test's run (TestSecuredMasterSlave covers
+// the signing and the certificates).
 func moreSecuredVariants(t *testing.T) map[string]securedVariant {
 	if os.Getenv("RMQD_SECURITY_COMBOS") == "1" {
-		return withACL1(t, securedVariants)
+		return allSecuredVariants(t)
 	}
 	return securedVariants
 }
@@ -100,16 +145,8 @@ func runSecuredMasterSlave(t *testing.T, v securedVariant) {
 	}
 	master := harness.Start(t, harness.KindRmqd, harness.Options{Split: true, BrokerConf: conf("ASYNC_MASTER", "0"),
 		NamesrvConf: nsExtra})
-	var tc *tls.Config
-	if brokerExtra["tls.enable"] == "true" {
-		tc = &tls.Config{InsecureSkipVerify: true} // tls.test.mode.enable: self-signed certificates
-		if v.clientCert != "" {
-			cert, err := tls.LoadX509KeyPair(v.clientCert, v.clientKey)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tc.Certificates = []tls.Certificate{cert}
-		}
+	tc := v.clientTLS(t)
+	if tc != nil {
 		requirePlainRefused(t, master.NamesrvAddr)
 		requirePlainRefused(t, master.BrokerAddr)
 	}
@@ -198,23 +235,46 @@ func waitBody(t *testing.T, what string, get func() []byte, ok func([]byte) bool
 	}
 }
 
-// TestControllerACL2 is controller mode with ACL 2.0 on the brokers: a one-node Apache 5.3.3 controller (which
-// authenticates nothing: the brokers' signed requests must still be taken), an rmqd name server and a group
-// of two rmqd brokers with authBrokerConf. The controller elects a master that takes a signed send; its
-// slave copies the topic (signed metadata sync); the master SIGKILLed, the slave is elected and takes a
-// signed send. Long (a JVM): it runs with RMQD_CONTROLLER=1 (make integration-controller).
-func TestControllerACL2(t *testing.T) {
+// TestControllerSecured is controller mode under each of allSecuredVariants: a one-node Apache 5.3.3
+// controller, an rmqd name server and a group of two rmqd brokers. The controller elects a master that
+// takes a send; its slave copies the topic (metadata sync); the master SIGKILLed, the slave is elected and
+// takes a send. Under ACL (acl1, acl2) the controller authenticates nothing, but the brokers' signed
+// requests must still be taken, and the peers take only signed ones. Under TLS (tls, mtls) the controller
+// runs Java's tls.server.mode=enforcing: the brokers' heartbeats, elections and sync-state reports reach it
+// over TLS, and its own role notices to the brokers go over TLS too (with a client certificate the brokers
+// require, in mtls, whose broker clients also verify the controller's chain). Long (a JVM per variant): it
+// runs with RMQD_CONTROLLER=1 (make integration-controller).
+func TestControllerSecured(t *testing.T) {
 	if os.Getenv("RMQD_CONTROLLER") != "1" {
 		t.Skip("controller mode runs with RMQD_CONTROLLER=1 (make integration-controller)")
 	}
 	if !containsKind(targetsFromEnv(t), harness.KindRmqd) {
 		t.Skip("rmqd only")
 	}
-	const brokerName, topic = "broker-ctl-acl", "IT_ctl_acl"
-	opts := harness.Options{StartTimeout: 180 * time.Second}
-	ctrl := harness.StartController(t, 1, opts)
-	ns := harness.StartNamesrv(t, harness.KindRmqd, opts)
-	conf := authBrokerConf()
+	for name, v := range allSecuredVariants(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			runControllerSecured(t, v)
+		})
+	}
+}
+
+func runControllerSecured(t *testing.T, v securedVariant) {
+	const brokerName, topic = "broker-ctl-sec", "IT_ctl_sec"
+	// The controller serves as a name server does (v.namesrv) and calls the brokers as they call each other
+	// (tls.enable, tls.client.*): Java reads both from system properties.
+	var jvm []string
+	for k, val := range v.namesrv {
+		jvm = append(jvm, "-D"+k+"="+val)
+	}
+	for k, val := range v.broker {
+		if k == "tls.enable" || strings.HasPrefix(k, "tls.client.") {
+			jvm = append(jvm, "-D"+k+"="+val)
+		}
+	}
+	ctrl := harness.StartController(t, 1, harness.Options{StartTimeout: 180 * time.Second, JVMArgs: jvm})
+	ns := harness.StartNamesrv(t, harness.KindRmqd, harness.Options{StartTimeout: 180 * time.Second, NamesrvConf: v.namesrv})
+	conf := maps.Clone(v.broker)
 	conf["flushDiskType"], conf["allAckInSyncStateSet"] = "ASYNC_FLUSH", "true"
 	bopts := harness.Options{BrokerName: brokerName, StartTimeout: 180 * time.Second, BrokerConf: conf}
 	brokers := map[string]*harness.GroupBroker{}
@@ -224,9 +284,14 @@ func TestControllerACL2(t *testing.T) {
 		brokers[g.BrokerAddr] = g
 		addrs = append(addrs, g.BrokerAddr)
 	}
+	tc := v.clientTLS(t)
+	if tc != nil {
+		requirePlainRefused(t, ctrl.Nodes[0].Addr)
+		requirePlainRefused(t, addrs[0])
+	}
 	client := func(addr string) *rawClient {
-		r := newRawClient(t, brokers[addr].Target)
-		r.cred = &authSuper
+		r := newRawClientTLS(t, brokers[addr].Target, tc)
+		r.cred = v.cred
 		return r
 	}
 	send := func(addr, what string) {

@@ -8,9 +8,9 @@
 #   make integration-test RMQD_TARGET=apache    one target (apache | rmqd | all)
 #   make integration-test IT_RUN='TestMatrix/apache/java5-push-clustering'
 #   make integration-proxy                      every gRPC-client scenario through rocketmq-proxy, POP store swap
-#   make integration-controller                 5.x controller mode: failover of a group of three (TestControllerFailover)
+#   make integration-controller                 5.x controller mode: failover of a group of three, and under ACL/TLS
 #   make integration-ha-control                 the HA tests' Java->Java control pairs (make test leaves them out)
-#   make integration-security-combos            the inter-broker tests under ACL 1.0 as well (make test: plain, acl2, tls)
+#   make integration-security-combos            the inter-broker tests under ACL 1.0 and mTLS too (make test: plain, acl2, tls)
 
 # Keep the including Makefile's default goal: save it here, restore it at the end (an empty value lets the
 # next target defined after the include, e.g. `all`, become the default as if this file were not there).
@@ -90,13 +90,14 @@ integration-proxy: integration-deps integration-clients
 
 # A 3-node Apache controller, a name server and three brokers per target: several minutes (JVMs).
 integration-controller: integration-deps
-	RMQD_TARGET=$(RMQD_TARGET) RMQD_CONTROLLER=1 $(GO) test -count=1 -timeout 30m -v -run 'TestControllerFailover|TestControllerACL2' ./integration/
+	RMQD_TARGET=$(RMQD_TARGET) RMQD_CONTROLLER=1 $(GO) test -count=1 -timeout 30m -v -run 'TestControllerFailover|TestControllerSecured' ./integration/
 
-# The inter-broker tests under every security set-up: make test's plain, acl2 and tls, plus ACL 1.0 on the
-# acting-master tests and an rmqd slave signing to a Java master (TestSecuredSlaveOfJava). Some 5 minutes.
+# The inter-broker tests under every security set-up: make test's plain, acl2 and tls, plus ACL 1.0 and mutual
+# TLS on the acting-master tests, ACL 1.0 and mutual TLS on a remapped static topic's forwards, and an rmqd
+# slave signing to a Java master (TestSecuredSlaveOfJava). Some 8 minutes.
 integration-security-combos: integration-deps
 	RMQD_TARGET=$(RMQD_TARGET) RMQD_SECURITY_COMBOS=1 $(GO) test -count=1 -timeout 30m -v \
-		-run 'TestActingMaster|TestSecuredMasterSlave|TestSecuredSlaveOfJava' ./integration/
+		-run 'TestActingMaster|TestSecuredMasterSlave|TestSecuredSlaveOfJava|TestStaticTopicRemapped' ./integration/
 
 # The HA tests with Apache master and slave as well: checks that what they expect is what Java does.
 integration-ha-control: integration-deps

@@ -34,8 +34,8 @@ func BenchmarkNamesrvRouteInfo(b *testing.B) {
 	}{
 		{"rmqd", harness.StartNamesrv(b, harness.KindRmqd, harness.Options{})},
 		{"apache", harness.StartNamesrv(b, harness.KindApache, harness.Options{})},
-		{"apache-c2", harness.StartNamesrvJVM(b, harness.KindApache, harness.Options{},
-			[]string{"-XX:TieredStopAtLevel=4", "-Xms1g", "-Xmx1g"})},
+		{"apache-c2", harness.StartNamesrv(b, harness.KindApache, harness.Options{
+			JVMArgs: []string{"-XX:TieredStopAtLevel=4", "-Xms1g", "-Xmx1g"}})},
 	}
 	names := make([]string, topics)
 	for i := range names {

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -26,18 +27,21 @@ func TestStaticTopicRemapped(t *testing.T) {
 	if !containsKind(targetsFromEnv(t), harness.KindRmqd) {
 		t.Skip("rmqd only (RMQD_TARGET=rmqd)")
 	}
-	t.Run("plain", func(t *testing.T) { runStaticRemapped(t, nil) })
-	t.Run("acl2", func(t *testing.T) { runStaticRemapped(t, &authSuper) })
+	t.Run("plain", func(t *testing.T) { runStaticRemapped(t, securedVariant{}) })
+	t.Run("acl2", func(t *testing.T) { runStaticRemapped(t, securedVariants["acl2"]) })
+	if os.Getenv("RMQD_SECURITY_COMBOS") == "1" {
+		t.Run("acl1", func(t *testing.T) { runStaticRemapped(t, acl1Variant(t)) })
+	}
 }
 
-func runStaticRemapped(t *testing.T, cred *primitive.Credentials) {
+func runStaticRemapped(t *testing.T, v securedVariant) {
 	const topic = "IT_static_remap"
-	_, b, produce, remap := staticTopicTwoGroups(t, topic, cred, false)
+	_, b, produce, remap := staticTopicTwoGroups(t, topic, v)
 	sent := produce(10, "before")
 	remap()
 	// broker-b now leads both logical queues; the one moved starts at logical offset 10000 (blockSeqSize).
 	r := newRawClient(t, b)
-	r.cred = cred
+	r.cred = v.cred
 	resp := r.invoke(codec.ReqGetTopicConfig, map[string]string{"topic": topic, "lo": "true"}, nil, 10*time.Second)
 	if resp.Code != codec.RespSuccess || !strings.Contains(string(resp.Body), `"logicOffset":10000`) {
 		t.Fatalf("GET_TOPIC_CONFIG %s on broker-b: code %d %s body %s", topic, resp.Code, resp.Remark, resp.Body)
@@ -54,7 +58,7 @@ func runStaticRemapped(t *testing.T, cred *primitive.Credentials) {
 	}
 	sent = append(sent, after...)
 
-	c := harness.RunJava(t, b, "5", "consume", append(javaCred(cred), "--topic", topic, "--group", uniq("IT_static_remap_cg"),
+	c := harness.RunJava(t, b, "5", "consume", append(v.javaFlags(), "--topic", topic, "--group", uniq("IT_static_remap_cg"),
 		"--count", strconv.Itoa(len(sent)), "--timeout", "90000")...)
 	byID := map[string]harness.Msg{}
 	for _, s := range sent {
@@ -72,31 +76,26 @@ func runStaticRemapped(t *testing.T, cred *primitive.Credentials) {
 
 // staticTopicTwoGroups starts a name server and two rmqd broker groups, broker-a and broker-b, and makes topic
 // a static topic of two logical queues on broker-a (`mqadmin updateStaticTopic`). produce sends n messages
-// through a Java 5.3.3 producer; remap moves the topic to broker-b (`mqadmin remappingStaticTopic`). With
-// cred, both groups run ACL 2.0 (authBrokerConf) and mqadmin and the producer sign with cred. With tlsOn,
-// the name server and both groups run tls.server.mode=enforcing, the brokers' own requests (forwards
-// between them) on tls.enable, and mqadmin and the producer with -Dtls.enable=true (javaFlags).
-func staticTopicTwoGroups(t *testing.T, topic string, cred *primitive.Credentials, tlsOn bool) (a, b *harness.Target,
+// through a Java 5.3.3 producer; remap moves the topic to broker-b (`mqadmin remappingStaticTopic`). The
+// name server and both groups run under v (securedVariants: ACL with the brokers' forwards to each other
+// signed, or tls.server.mode=enforcing with the forwards on tls.enable), mqadmin and the producer signing
+// with v.cred and on TLS under TLS (v.javaFlags).
+func staticTopicTwoGroups(t *testing.T, topic string, v securedVariant) (a, b *harness.Target,
 	produce func(n int, prefix string) []harness.Msg, remap func()) {
 	t.Helper()
-	conf, nsConf := map[string]string{}, map[string]string{}
-	if cred != nil {
-		conf = authBrokerConf()
-		harness.WriteMqadmin4Home(t, filepath.Join(harness.LogDir(t), "java-home"), cred.AccessKey, cred.SecretKey)
+	if v.cred != nil {
+		harness.WriteMqadmin4Home(t, filepath.Join(harness.LogDir(t), "java-home"), v.cred.AccessKey, v.cred.SecretKey)
 	}
-	if tlsOn {
-		conf["tls.server.mode"], conf["tls.enable"], nsConf["tls.server.mode"] = "enforcing", "true", "enforcing"
-	}
-	jf := javaFlags(nil, tlsOn) // mqadmin signs with the tools.yml of its home
-	ns := harness.StartNamesrv(t, harness.KindRmqd, harness.Options{NamesrvConf: nsConf})
-	a = harness.StartBroker(t, harness.KindRmqd, ns.Addr, harness.Options{BrokerName: "broker-a", BrokerConf: conf})
-	b = harness.StartBroker(t, harness.KindRmqd, ns.Addr, harness.Options{BrokerName: "broker-b", BrokerConf: conf})
+	jf := v.javaTLSFlags() // mqadmin signs with the tools.yml of its home
+	ns := harness.StartNamesrv(t, harness.KindRmqd, harness.Options{NamesrvConf: v.namesrv})
+	a = harness.StartBroker(t, harness.KindRmqd, ns.Addr, harness.Options{BrokerName: "broker-a", BrokerConf: v.broker})
+	b = harness.StartBroker(t, harness.KindRmqd, ns.Addr, harness.Options{BrokerName: "broker-b", BrokerConf: v.broker})
 	out := harness.Mqadmin(t, a, append([]string{"updateStaticTopic", "-t", topic, "-c", a.ClusterName, "-qn", "2"}, jf...)...)
 	if !strings.Contains(out, "The new mapping data is written to file") {
 		t.Fatalf("updateStaticTopic: %s", out)
 	}
 	produce = func(n int, prefix string) []harness.Msg {
-		p := harness.RunJava(t, a, "5", "produce", append(javaFlags(cred, tlsOn), "--topic", topic, "--mode", "sync", "--count", strconv.Itoa(n),
+		p := harness.RunJava(t, a, "5", "produce", append(v.javaFlags(), "--topic", topic, "--mode", "sync", "--count", strconv.Itoa(n),
 			"--size", "100", "--body-prefix", prefix, "--keys", prefix)...)
 		if len(p.Sent) != n {
 			t.Fatalf("produced %d of %d: %v", len(p.Sent), n, p.Errors)
@@ -119,14 +118,4 @@ func javaCred(cred *primitive.Credentials) []string {
 		return nil
 	}
 	return []string{"--ak", cred.AccessKey, "--sk", cred.SecretKey}
-}
-
-// javaFlags is javaCred plus -Dtls.enable=true when tlsOn: a Java client or mqadmin for a name server and
-// brokers in tls.server.mode=enforcing.
-func javaFlags(cred *primitive.Credentials, tlsOn bool) []string {
-	f := javaCred(cred)
-	if tlsOn {
-		f = append(f, "-Dtls.enable=true")
-	}
-	return f
 }

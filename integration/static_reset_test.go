@@ -2,6 +2,7 @@ package integration
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,7 +18,8 @@ import (
 // held by the old broker included. The broker that leads nothing answers an empty table.
 //
 // With the name server and both groups in tls.server.mode=enforcing (tls), the reads of the old broker's item
-// and the offsets committed on it go over TLS between the brokers, and mqadmin and the clients use TLS.
+// and the offsets committed on it go over TLS between the brokers, and mqadmin and the clients use TLS. With
+// RMQD_SECURITY_COMBOS=1, the same with certificates of a CA verified both ways between the brokers (mtls).
 //
 //	RMQD_TARGET=rmqd go test -count=1 -run TestStaticTopicRemappedReset ./integration/
 func TestStaticTopicRemappedReset(t *testing.T) {
@@ -25,14 +27,17 @@ func TestStaticTopicRemappedReset(t *testing.T) {
 	if !containsKind(targetsFromEnv(t), harness.KindRmqd) {
 		t.Skip("rmqd only (RMQD_TARGET=rmqd)")
 	}
-	t.Run("plain", func(t *testing.T) { runStaticRemappedReset(t, false) })
-	t.Run("tls", func(t *testing.T) { runStaticRemappedReset(t, true) })
+	t.Run("plain", func(t *testing.T) { runStaticRemappedReset(t, securedVariant{}) })
+	t.Run("tls", func(t *testing.T) { runStaticRemappedReset(t, securedVariants["tls"]) })
+	if os.Getenv("RMQD_SECURITY_COMBOS") == "1" {
+		t.Run("mtls", func(t *testing.T) { runStaticRemappedReset(t, mtlsVariant(t)) })
+	}
 }
 
-func runStaticRemappedReset(t *testing.T, tlsOn bool) {
+func runStaticRemappedReset(t *testing.T, v securedVariant) {
 	const topic = "IT_static_reset"
-	jf := javaFlags(nil, tlsOn)
-	a, b, produce, remap := staticTopicTwoGroups(t, topic, nil, tlsOn)
+	jf := v.javaFlags()
+	a, b, produce, remap := staticTopicTwoGroups(t, topic, v)
 	start := time.Now().Add(-time.Second).UnixMilli()
 	sent := produce(10, "before")
 	remap()

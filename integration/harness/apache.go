@@ -28,14 +28,7 @@ func StartApache(tb TB, opts Options) *Target {
 	RequireJars(tb, "apache")
 	opts.defaults()
 	t := newTarget(tb, KindApache, opts)
-	home := filepath.Join(t.LogDir, "home")
-	cp := filepath.Join(LibDir(tb, "apache"), "*")
-	env := []string{"ROCKETMQ_HOME=" + home}
-	homeArgs, err := JVMHome(home)
-	if err != nil {
-		tb.Fatalf("%v", err)
-	}
-	jvm := append(append(append([]string{"java"}, jvmServerOpts...), homeArgs...), "-Drmqd.it.bindAddress=127.0.0.1", "-cp", cp)
+	jvm, env := apacheJVM(tb, t.LogDir, opts.JVMArgs)
 
 	nsConf := writeConf(tb, filepath.Join(t.LogDir, "namesrv.conf"), t.namesrvConf(opts))
 	ns := startProc(tb, "apache namesrv", filepath.Join(t.LogDir, "namesrv.log"), t.LogDir, env,

@@ -30,7 +30,8 @@ type ControllerNode struct {
 
 // Controller is a running controller group.
 type Controller struct {
-	Nodes []*ControllerNode
+	Nodes   []*ControllerNode
+	jvmArgs []string // Options.JVMArgs, for restarts too
 }
 
 // Addr is the controllerAddr brokers are given: every node, ';'-separated.
@@ -48,7 +49,7 @@ func StartController(tb TB, n int, opts Options) *Controller {
 	tb.Helper()
 	RequireJars(tb, "apache")
 	opts.defaults()
-	c := &Controller{}
+	c := &Controller{jvmArgs: opts.JVMArgs}
 	var peers []string
 	for i := 0; i < n; i++ {
 		base := FreePortBlock(tb, 2)
@@ -84,7 +85,7 @@ func StartController(tb TB, n int, opts Options) *Controller {
 
 func (c *Controller) startNode(tb TB, node *ControllerNode) {
 	tb.Helper()
-	jvm, env := apacheJVM(tb, node.LogDir)
+	jvm, env := apacheJVM(tb, node.LogDir, c.jvmArgs)
 	node.Proc = startProc(tb, "apache controller "+node.ID, filepath.Join(node.LogDir, "controller.log"), node.LogDir, env,
 		append(jvm, "org.apache.rocketmq.controller.ControllerStartup", "-c",
 			filepath.Join(node.LogDir, "controller.conf"))...)
@@ -171,6 +172,7 @@ func (c *Controller) RestartNode(tb TB, i int) {
 type GroupBroker struct {
 	*Target
 	confPath string
+	jvmArgs  []string // Options.JVMArgs (Apache), for restarts too
 }
 
 // StartGroupBroker starts a broker of the given kind in controller mode (enableControllerMode=true,
@@ -203,7 +205,7 @@ func StartGroupBroker(tb TB, kind, namesrvAddr string, ctrl *Controller, opts Op
 	if err := mkdirs(t.StoreDir); err != nil {
 		tb.Fatalf("harness: %v", err)
 	}
-	g := &GroupBroker{Target: t, confPath: writeConf(tb, filepath.Join(t.LogDir, "broker.conf"), bc)}
+	g := &GroupBroker{Target: t, confPath: writeConf(tb, filepath.Join(t.LogDir, "broker.conf"), bc), jvmArgs: opts.JVMArgs}
 	g.start(tb)
 	g.waitPort(tb, opts.StartTimeout)
 	return g
@@ -216,7 +218,7 @@ func (g *GroupBroker) start(tb TB) {
 	switch g.Kind {
 	case KindApache:
 		RequireJars(tb, "apache")
-		jvm, env := apacheJVM(tb, g.LogDir)
+		jvm, env := apacheJVM(tb, g.LogDir, g.jvmArgs)
 		p = startProc(tb, "apache broker", logPath, g.LogDir, env,
 			append(jvm, "org.apache.rocketmq.broker.BrokerStartup", "-c", g.confPath)...)
 		p.TermGrace = 2 * time.Second

@@ -22,17 +22,10 @@ type Namesrv struct {
 
 // StartNamesrv starts a name server of the given kind (KindApache: NamesrvStartup from the Maven jars;
 // KindRmqd: `rmqd namesrv -c namesrv.conf`) on a free loopback port and waits, within opts.StartTimeout,
-// until it answers a GET_ROUTEINFO_BY_TOPIC. Only opts.NamesrvConf and opts.StartTimeout are used.
-// Logs go to <LogDir(tb)>/<kind>-namesrv[-n]/. The process is stopped by tb.Cleanup.
+// until it answers a GET_ROUTEINFO_BY_TOPIC. Only opts.NamesrvConf, opts.JVMArgs (so
+// "-XX:TieredStopAtLevel=4" overrides the harness's C1-only set-up for benchmarks) and opts.StartTimeout
+// are used. Logs go to <LogDir(tb)>/<kind>-namesrv[-n]/. The process is stopped by tb.Cleanup.
 func StartNamesrv(tb TB, kind string, opts Options) *Namesrv {
-	tb.Helper()
-	return StartNamesrvJVM(tb, kind, opts, nil)
-}
-
-// StartNamesrvJVM is StartNamesrv with extra JVM options for the Apache name server, placed after the
-// harness's (so "-XX:TieredStopAtLevel=4" or "-Xmx1g" override its small C1-only set-up, e.g. for
-// benchmarks). Ignored for rmqd.
-func StartNamesrvJVM(tb TB, kind string, opts Options, jvmArgs []string) *Namesrv {
 	tb.Helper()
 	opts.defaults()
 	port := FreePort(tb)
@@ -47,12 +40,7 @@ func StartNamesrvJVM(tb TB, kind string, opts Options, jvmArgs []string) *Namesr
 	switch kind {
 	case KindApache:
 		RequireJars(tb, "apache")
-		jvm, env := apacheJVM(tb, ns.LogDir)
-		if len(jvmArgs) > 0 {
-			// Before -cp <dir>: the last two elements of jvm.
-			cp := jvm[len(jvm)-2:]
-			jvm = append(append(append([]string{}, jvm[:len(jvm)-2]...), jvmArgs...), cp...)
-		}
+		jvm, env := apacheJVM(tb, ns.LogDir, opts.JVMArgs)
 		p := startProc(tb, "apache namesrv", logPath, ns.LogDir, env,
 			append(jvm, "org.apache.rocketmq.namesrv.NamesrvStartup", "-c", confPath)...)
 		p.TermGrace = 2 * time.Second
@@ -140,7 +128,7 @@ func StartBroker(tb TB, kind, namesrvAddr string, opts Options) *Target {
 	switch kind {
 	case KindApache:
 		RequireJars(tb, "apache")
-		jvm, env := apacheJVM(tb, t.LogDir)
+		jvm, env := apacheJVM(tb, t.LogDir, opts.JVMArgs)
 		p := startProc(tb, "apache broker", logPath, t.LogDir, env,
 			append(jvm, "org.apache.rocketmq.broker.BrokerStartup", "-c", confPath)...)
 		p.TermGrace = 2 * time.Second
@@ -173,9 +161,10 @@ func (t *Target) Via(addr string) *Target {
 	return &c
 }
 
-// apacheJVM is the java command line (up to -cp) and environment the Apache servers run with; user.home and
-// ROCKETMQ_HOME are <dir>/home so their own logs land there.
-func apacheJVM(tb TB, dir string) ([]string, []string) {
+// apacheJVM is the java command line (up to the main class) and environment the Apache servers run with;
+// user.home and ROCKETMQ_HOME are <dir>/home so their own logs land there. extra (Options.JVMArgs) follow the
+// harness's options, so that a later -X or -XX setting wins.
+func apacheJVM(tb TB, dir string, extra []string) ([]string, []string) {
 	tb.Helper()
 	home := filepath.Join(dir, "home")
 	homeArgs, err := JVMHome(home)
@@ -183,7 +172,8 @@ func apacheJVM(tb TB, dir string) ([]string, []string) {
 		tb.Fatalf("%v", err)
 	}
 	jvm := append(append(append([]string{"java"}, jvmServerOpts...), homeArgs...),
-		"-Drmqd.it.bindAddress=127.0.0.1", "-cp", filepath.Join(LibDir(tb, "apache"), "*"))
+		"-Drmqd.it.bindAddress=127.0.0.1")
+	jvm = append(append(jvm, extra...), "-cp", filepath.Join(LibDir(tb, "apache"), "*"))
 	return jvm, []string{"ROCKETMQ_HOME=" + home}
 }
 

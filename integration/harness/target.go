@@ -48,6 +48,10 @@ type Options struct {
 	BrokerConf   map[string]string // extra or overriding broker.conf keys (Java names)
 	NamesrvConf  map[string]string // extra or overriding namesrv.conf keys
 	StartTimeout time.Duration     // default 120s: both processes up and the broker's route served
+	// JVMArgs are extra JVM options for the Apache processes started with these options (name server,
+	// broker, controller), after the harness's own: "-Dtls.server.mode=enforcing" (Java reads TLS from
+	// system properties), "-Xmx1g". Ignored for rmqd.
+	JVMArgs []string
 	// Split runs rmqd as two processes (`rmqd namesrv` and `rmqd broker`) instead of the standalone default.
 	// Apache always runs as two processes.
 	Split bool
