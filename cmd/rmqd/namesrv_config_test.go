@@ -37,3 +37,15 @@ func TestBrokerNetKeys(t *testing.T) {
 		"serverSelectorThreads": "2", "serverChannelMaxIdleTimeSeconds": "120", "bindAddress": "0.0.0.0",
 		"useTLS": "true"}, got)
 }
+
+// A standalone name server keeps what it writes under the store: the KV table
+// and the file UPDATE_NAMESRV_CONFIG persists into (Java's default is
+// user.home/namesrv, outside any store).
+func TestStandaloneNamesrvFilesInStore(t *testing.T) {
+	dir := t.TempDir()
+	props := map[string]string{"listenPort": "0", keyNamesrvListenPort: "0", "storePathRootDir": dir}
+	_, shown, err := newNamesrv(props, options{mode: "standalone"}, "127.0.0.1", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(dir, "namesrv", "namesrv.properties"), shown["configStorePath"])
+	require.Equal(t, filepath.Join(dir, "namesrv", "kvConfig.json"), shown["kvConfigPath"])
+}

@@ -223,8 +223,14 @@ func newNamesrv(props map[string]string, opts options, bind string, logger *slog
 		if p, ok := props[keyNamesrvListenPort]; ok {
 			nsProps["listenPort"] = p
 		}
+		// What the embedded name server writes lives in the store too, not in
+		// Java's user.home/namesrv: the KV table, and UPDATE_NAMESRV_CONFIG's
+		// file (not the shared -c file, which it would rewrite with its keys only).
 		if _, ok := props["kvConfigPath"]; !ok {
 			nsProps["kvConfigPath"] = filepath.Join(props["storePathRootDir"], "namesrv", "kvConfig.json")
+		}
+		if _, ok := props["configStorePath"]; !ok {
+			nsProps["configStorePath"] = filepath.Join(props["storePathRootDir"], "namesrv", "namesrv.properties")
 		}
 	}
 	if _, err := cfg.ApplyProperties(nsProps); err != nil {
