@@ -224,3 +224,9 @@ type GetConsumerStatusRequestHeader struct {
 	Group      string `ext:"group,required"`
 	ClientAddr string `ext:"clientAddr"`
 }
+
+// ResetMasterFlushOffsetRequestHeader is RESET_MASTER_FLUSH_OFFSET's header
+// (ResetMasterFlushOffsetHeader; @CFNotNull).
+type ResetMasterFlushOffsetRequestHeader struct {
+	MasterFlushOffset int64 `ext:"masterFlushOffset,required"`
+}

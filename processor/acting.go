@@ -271,6 +271,31 @@ func (b *Broker) handleExchangeBrokerHaInfo(ctx context.Context, c remoting.Conn
 	return resp, nil
 }
 
+// masterFlushStore keeps a slave's masterFlushedOffset (*store.DefaultStore,
+// in its checkpoint).
+type masterFlushStore interface {
+	SetMasterFlushedOffset(offset int64)
+}
+
+// handleResetMasterFlushOffset is RESET_MASTER_FLUSH_OFFSET (908, mqadmin
+// resetMasterFlushOffset): a slave keeps the offset in its checkpoint, where a
+// Java broker reads it at start; a master ignores it. Either answers SUCCESS,
+// as Java does. rmqd's own pre-online does not use the value.
+func (b *Broker) handleResetMasterFlushOffset(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	if b.conf().BrokerID == codec.MasterID {
+		return codec.NewResponse(req, codec.RespSuccess, ""), nil
+	}
+	var h codec.ResetMasterFlushOffsetRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
+	}
+	if ms, ok := b.store.(masterFlushStore); ok {
+		ms.SetMasterFlushedOffset(h.MasterFlushOffset)
+		b.log.Info("master flush offset reset", "offset", h.MasterFlushOffset, "by", c.RemoteAddr())
+	}
+	return codec.NewResponse(req, codec.RespSuccess, ""), nil
+}
+
 // sendBrokerHaInfo is the master's EXCHANGE_BROKER_HA_INFO to a slave.
 func (b *Broker) sendBrokerHaInfo(ctx context.Context, addr string) error {
 	req := codec.NewRequest(codec.ReqExchangeBrokerHaInfo)

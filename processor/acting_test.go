@@ -531,6 +531,30 @@ func TestActingExchangeBrokerHaInfo(t *testing.T) {
 	require.Equal(t, "0", ext(t, resp, "masterFlushOffset"), "an empty store's end at start")
 }
 
+// RESET_MASTER_FLUSH_OFFSET (908): a slave keeps the offset in its store's
+// checkpoint, a master takes the request and keeps nothing; both SUCCESS, and a
+// slave asked without the @CFNotNull field answers SYSTEM_ERROR, as Java's
+// header decode fails.
+func TestResetMasterFlushOffset(t *testing.T) {
+	ns := &actingNS{t: t, members: map[int64]string{0: "m:10911", 1: "127.0.0.1:10911"}}
+	s := actingBroker(t, 1, ns, func(c *BrokerConfig) { c.SyncBrokerMemberGroupPeriod = 3600_000 }, nil)
+	req := codec.NewRequest(codec.ReqResetMasterFlushOffset)
+	req.Ext.SetInt64("masterFlushOffset", 4096)
+	resp, err := s.handleResetMasterFlushOffset(context.Background(), newTestConn(1), req)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code)
+	require.EqualValues(t, 4096, s.store.(*store.DefaultStore).MasterFlushedOffset())
+	resp, err = s.handleResetMasterFlushOffset(context.Background(), newTestConn(1), codec.NewRequest(codec.ReqResetMasterFlushOffset))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSystemError, resp.Code)
+
+	m := actingBroker(t, 0, &actingNS{t: t, members: map[int64]string{0: "127.0.0.1:10911"}}, nil, nil)
+	resp, err = m.handleResetMasterFlushOffset(context.Background(), newTestConn(1), req)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code)
+	require.Zero(t, m.store.(*store.DefaultStore).MasterFlushedOffset())
+}
+
 // parkedRevive is a POP checkpoint record the master parked in the timer
 // before it went away, due in about a second.
 func parkedRevive(t *testing.T, st *store.DefaultStore) {

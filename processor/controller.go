@@ -180,6 +180,7 @@ func (b *Broker) controllerHandlers() map[int32]remoting.Processor {
 		codec.ReqGetBrokerEpochCache:     remoting.ProcessorFunc(b.handleGetBrokerEpochCache),
 		codec.ReqNotifyMinBrokerIdChange: remoting.ProcessorFunc(b.handleNotifyMinBrokerIDChange),
 		codec.ReqExchangeBrokerHaInfo:    remoting.ProcessorFunc(b.handleExchangeBrokerHaInfo),
+		codec.ReqResetMasterFlushOffset:  remoting.ProcessorFunc(b.handleResetMasterFlushOffset),
 	}
 }
 

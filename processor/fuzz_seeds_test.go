@@ -213,6 +213,8 @@ func handlerSeeds(fx fuzzFixture) []handlerSeed {
 		{codec.ReqUpdateAndCreateStaticTopic, "topic=FST\nreadQueueNums=1\nwriteQueueNums=1\nperm=6\ntopicFilterType=SINGLE_TAG\ntopicSysFlag=0\norder=false\nforce=false", staticMapping},
 		{codec.ReqNotifyMinBrokerIdChange, "minBrokerId=1\nbrokerName=broker-a\nminBrokerAddr=127.0.0.1:10921\nofflineBrokerAddr=127.0.0.1:10911\nhaBrokerAddr=127.0.0.1:10912", ""},
 		{codec.ReqExchangeBrokerHaInfo, "masterHaAddress=127.0.0.1:10912\nmasterFlushOffset=0\nmasterAddress=127.0.0.1:10911", ""},
+		{codec.ReqResetMasterFlushOffset, "masterFlushOffset=1024", ""},
+		{codec.ReqPopRollback, "", ""},
 		{codec.ReqGetBrokerHaStatus, "", ""},
 		{codec.ReqGetBrokerEpochCache, "", ""},
 		{codec.ReqNotifyBrokerRoleChanged, "masterAddress=127.0.0.1:10911\nmasterEpoch=1\nsyncStateSetEpoch=1\nmasterBrokerId=0", `{"syncStateSet":[0]}`},

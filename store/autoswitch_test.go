@@ -162,6 +162,24 @@ func TestConfirmOffsetKeptInCheckpoint(t *testing.T) {
 	require.Equal(t, offs[4], s.ConfirmOffset())
 }
 
+// RESET_MASTER_FLUSH_OFFSET's value lands in Java's masterFlushedOffset slot
+// (bytes 24-31) and is read back at the next start; the other fields' flush
+// leaves it alone.
+func TestMasterFlushedOffsetKeptInCheckpoint(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	s := openStore(t, cfg)
+	s.SetMasterFlushedOffset(123456789)
+	putOffsets(t, s, "M", 1, 0, 3)
+	require.NoError(t, s.Shutdown())
+	b, err := os.ReadFile(filepath.Join(cfg.StorePathRootDir, "checkpoint"))
+	require.NoError(t, err)
+	require.Equal(t, uint64(123456789), binary.BigEndian.Uint64(b[24:]), "Java's masterFlushedOffset slot")
+
+	s = openStore(t, cfg)
+	defer s.Shutdown()
+	require.EqualValues(t, 123456789, s.MasterFlushedOffset())
+}
+
 // readUnCommitted dispatches past the confirm offset, as Java's
 // getReputEndOffset; the confirm offset itself (what HA reports) and the
 // dispatch lag counted from it do not move.

@@ -19,9 +19,12 @@ type checkpoint struct {
 	physicMsgTimestamp atomic.Int64
 	logicsMsgTimestamp atomic.Int64
 	indexMsgTimestamp  atomic.Int64
-	// confirmPhyOffset is 5.x's controller-mode confirm offset (bytes 32-39);
-	// bytes 24-31 (masterFlushedOffset) are left as they are.
+	// confirmPhyOffset is 5.x's controller-mode confirm offset (bytes 32-39).
 	confirmPhyOffset atomic.Int64
+	// masterFlushedOffset (bytes 24-31) is what RESET_MASTER_FLUSH_OFFSET
+	// sets on a slave. rmqd reads nothing from it; a Java broker taking the
+	// store over would.
+	masterFlushedOffset atomic.Int64
 	// synced are the times last made durable (under mu): an idle broker's
 	// flush every second then costs no msync.
 	mu            sync.Mutex
@@ -52,6 +55,7 @@ func openCheckpoint(path string) (*checkpoint, error) {
 	c.logicsMsgTimestamp.Store(int64(be.Uint64(mf.data[8:])))
 	c.indexMsgTimestamp.Store(int64(be.Uint64(mf.data[16:])))
 	c.confirmPhyOffset.Store(int64(be.Uint64(mf.data[32:])))
+	c.masterFlushedOffset.Store(int64(be.Uint64(mf.data[24:])))
 	return c, nil
 }
 
@@ -76,6 +80,7 @@ func (c *checkpoint) flush() error {
 	be.PutUint64(c.mf.data[0:], uint64(now[0]))
 	be.PutUint64(c.mf.data[8:], uint64(now[1]))
 	be.PutUint64(c.mf.data[16:], uint64(now[2]))
+	be.PutUint64(c.mf.data[24:], uint64(c.masterFlushedOffset.Load()))
 	be.PutUint64(c.mf.data[32:], uint64(confirm))
 	if err := unix.Msync(c.mf.data[:checkpointSize], unix.MS_SYNC); err != nil {
 		c.dirty = true
@@ -83,6 +88,14 @@ func (c *checkpoint) flush() error {
 	}
 	c.synced, c.syncedConfirm, c.dirty = now, confirm, false
 	return nil
+}
+
+// setMasterFlushedOffset records v for the next flush.
+func (c *checkpoint) setMasterFlushedOffset(v int64) {
+	c.masterFlushedOffset.Store(v)
+	c.mu.Lock()
+	c.dirty = true
+	c.mu.Unlock()
 }
 
 // minTimestamp is StoreCheckpoint.getMinTimestamp: the older of the two, less 3 s.

@@ -390,3 +390,16 @@ func (s *DefaultStore) RecoverTopicQueueTable() {
 	defer s.dispatchMu.Unlock()
 	s.rebuildOffsets()
 }
+
+// SetMasterFlushedOffset keeps a slave's masterFlushedOffset in the checkpoint
+// (bytes 24-31, written at its next flush), as RESET_MASTER_FLUSH_OFFSET asks.
+// Nothing in rmqd reads it back; the checkpoint stays what a Java broker
+// would find there.
+func (s *DefaultStore) SetMasterFlushedOffset(offset int64) {
+	s.checkpoint.setMasterFlushedOffset(offset)
+}
+
+// MasterFlushedOffset is the checkpoint's masterFlushedOffset.
+func (s *DefaultStore) MasterFlushedOffset() int64 {
+	return s.checkpoint.masterFlushedOffset.Load()
+}

@@ -165,7 +165,16 @@ func (s *Service) Handlers() map[int32]remoting.Processor {
 		codec.ReqNotification:               f(s.handleNotification),
 		codec.ReqPollingInfo:                f(s.handlePollingInfo),
 		codec.ReqPeekMessage:                f(s.handlePeek),
+		codec.ReqPopRollback:                f(s.handlePopRollback),
 	}
+}
+
+// handlePopRollback is POP_ROLLBACK (mqadmin exportPopRecord): Java moves its
+// POP records from the RocksDB store (popConsumerKVServiceEnable) back to the
+// file store's checkpoints and acks. rmqd keeps them there always, so there is
+// nothing to move: SUCCESS, as Java answers with its KV store off.
+func (s *Service) handlePopRollback(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }
 
 // Start runs long polling and the order info flush until Stop. Revive runs
