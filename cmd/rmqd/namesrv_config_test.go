@@ -4,6 +4,8 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -35,7 +37,7 @@ func TestBrokerNetKeys(t *testing.T) {
 	got := brokerNetKeys(lim, "0.0.0.0", st)
 	require.Equal(t, map[string]string{"writeBufferHighWaterMark": "65536", "writeBufferLowWaterMark": "32768",
 		"serverSelectorThreads": "2", "serverChannelMaxIdleTimeSeconds": "120", "bindAddress": "0.0.0.0",
-		"useTLS": "true"}, got)
+		"useTLS": "true", "clientCallbackExecutorThreads": strconv.Itoa(runtime.NumCPU())}, got)
 }
 
 // A standalone name server keeps what it writes under the store: the KV table

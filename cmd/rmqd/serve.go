@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"time"
@@ -549,6 +550,9 @@ func brokerNetKeys(lim map[string]string, bind string, st remoting.TLSSettings) 
 	out := javaNetKeys(lim)
 	out["bindAddress"] = bind
 	out["useTLS"] = strconv.FormatBool(st.ClientEnable)
+	// NettyClientConfig's default, the machine's CPU count: mqadmin's exportMetrics
+	// reports it as the broker's cpuNum.
+	out["clientCallbackExecutorThreads"] = strconv.Itoa(runtime.NumCPU())
 	return out
 }
 
