@@ -202,8 +202,45 @@ func runAuth2(t *testing.T, kind string) {
 		}
 	})
 
+	authAdminCommands(t, tg)
+
 	// deleteAcl / deleteUser through mqadmin, then the user is gone for the broker too.
 	harness.Mqadmin(t, tg, "deleteUser", "-b", b, "-u", authAlice.AccessKey)
 	want("deleted user", c.call(codec.ReqAuthGetAcl, &authSuper, map[string]string{"subject": "User:" + authAlice.AccessKey}, nil),
 		codec.RespNoPermission, "The subject is not exist.")
+}
+
+// authAdminCommands runs mqadmin 5.3.3's user and ACL commands runAuth2 does not need for its clients:
+// getUser, updateUser, updateAcl, listAcl, deleteAcl, copyUser and copyAcl (onto the same broker: one
+// group here), each checked for what it prints and for its effect.
+func authAdminCommands(t *testing.T, tg *harness.Target) {
+	b := tg.BrokerAddr
+	must := func(out string, wants ...string) {
+		t.Helper()
+		for _, w := range wants {
+			if !strings.Contains(out, w) {
+				t.Fatalf("mqadmin output lacks %q:\n%s", w, out)
+			}
+		}
+	}
+	const carol = "itCarol01"
+	must(harness.Mqadmin(t, tg, "createUser", "-b", b, "-u", carol, "-p", "carolSecret"), "success")
+	must(harness.Mqadmin(t, tg, "updateUser", "-b", b, "-u", carol, "-s", "disable"), "update user to "+b+" success.")
+	must(harness.Mqadmin(t, tg, "getUser", "-b", b, "-u", carol), "#UserName", carol, "disable")
+	must(harness.Mqadmin(t, tg, "copyUser", "-f", b, "-t", b, "-u", carol), "copy user of "+carol+" from "+b+" to "+b+" success.")
+	must(harness.Mqadmin(t, tg, "deleteUser", "-b", b, "-u", carol), "success")
+	if out, err := harness.TryMqadmin(t, tg, "getUser", "-b", b, "-u", carol); err == nil && strings.Contains(out, carol) {
+		t.Fatalf("getUser after deleteUser still shows %s:\n%s", carol, out)
+	}
+
+	alice := "User:" + authAlice.AccessKey
+	must(harness.Mqadmin(t, tg, "updateAcl", "-b", b, "-s", alice, "-r", "Topic:IT_auth_acl", "-a", "Pub", "-d", "Allow"),
+		"update acl to "+b+" success.")
+	must(harness.Mqadmin(t, tg, "listAcl", "-b", b, "-s", alice), "#Subject", "Topic:IT_auth_acl", "Topic:IT_auth_deny")
+	must(harness.Mqadmin(t, tg, "copyAcl", "-f", b, "-t", b, "-s", alice), "copy acl of "+alice+" from "+b+" to "+b+" success.")
+	must(harness.Mqadmin(t, tg, "deleteAcl", "-b", b, "-s", alice, "-r", "Topic:IT_auth_acl"), "delete acl to "+b+" success.")
+	if out := harness.Mqadmin(t, tg, "listAcl", "-b", b, "-s", alice); strings.Contains(out, "Topic:IT_auth_acl") ||
+		!strings.Contains(out, "Topic:IT_auth_deny") {
+		t.Fatalf("listAcl after deleteAcl of Topic:IT_auth_acl:\n%s", out)
+	}
 }
