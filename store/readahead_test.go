@@ -156,46 +156,48 @@ func TestReadAheadSpareTakesModeWhenTaken(t *testing.T) {
 }
 
 // Mode changes while puts roll files and retention deletes old ones: nothing
-// madvises an unmapped range (the race detector and a SIGSEGV would tell),
-// and once the changes stop every file has the last mode set.
+// madvises an unmapped range (the race detector and a SIGSEGV would tell), no
+// held file is refused, and every file ends with the mode set last.
 func TestReadAheadConcurrentRollAndDelete(t *testing.T) {
 	skipWithoutVmFlags(t)
 	s := openStore(t, readAheadConfig(t))
 	defer s.Shutdown()
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
+	stopped := func() bool {
+		select {
+		case <-stop:
+			return true
+		default:
+			return false
+		}
+	}
+	deleted, flips := 0, 0
+	var last bool
+	var flipErr error
 	wg.Add(2)
-	go func() { // retention: all but the last file, repeatedly
+	go func() { // retention: all but the last file, as far as dispatched
 		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			s.commitLog.q.deleteExpiredByTime(0, true, 2, 0, 1<<62)
+		for !stopped() {
+			deleted += s.commitLog.q.deleteExpiredByTime(0, true, 2, 0, s.reputFrom.Load())
 			time.Sleep(time.Millisecond)
 		}
 	}()
-	flipped := make(chan struct{})
 	go func() {
 		defer wg.Done()
-		defer close(flipped)
-		for i := 0; i < 60; i++ {
-			_ = s.SetCommitLogReadAhead(i%2 == 0) // a file deleted meanwhile may be refused; never fatal
+		for !stopped() {
+			last = flips%2 == 1
+			if err := s.SetCommitLogReadAhead(last); err != nil && flipErr == nil {
+				flipErr = err
+			}
+			flips++
 		}
-		require.NoError(t, s.SetCommitLogReadAhead(false))
 	}()
-	for i := 0; ; i++ {
-		putN(t, s, "RC", 1, 20)
-		select {
-		case <-flipped:
-		default:
-			continue
-		}
-		break
-	}
+	putN(t, s, "RC", 1, 2000) // about 20 files of 16 KiB
 	close(stop)
 	wg.Wait()
-	requireReadMode(t, s, true, "after the last change (random)")
+	require.NoError(t, flipErr)
+	require.Positive(t, flips)
+	t.Logf("%d mode changes, %d files deleted, %d left", flips, deleted, len(s.commitLog.q.snapshot()))
+	requireReadMode(t, s, !last, "after the last change")
 }
