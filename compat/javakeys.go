@@ -173,7 +173,7 @@ func buildJavaKeys() map[string]JavaKey {
 		"useEpollNativeSelector")
 	group(KeyNoEffect, whyStore,
 		"commitCommitLogLeastPages", "commitCommitLogThoroughInterval", "commitIntervalCommitLog",
-		"correctLogicMinOffsetForceInterval", "correctLogicMinOffsetSleepInterval", "dataReadAheadEnable",
+		"correctLogicMinOffsetForceInterval", "correctLogicMinOffsetSleepInterval",
 		"deleteFileBatchMax", "enableAcceleratedRecovery", "enableRunningFlagsInFlush",
 		"fastFailIfNoBufferInStorePool", "flushCommitLogTimed", "flushLeastPagesWhenWarmMapedFile",
 		"putConsumeQueueDataByFileChannel", "recheckReputOffsetFromCq",

@@ -52,6 +52,7 @@ func (b *Broker) adminHandlers() map[int32]remoting.Processor {
 		codec.ReqUpdateColdDataFlowCtrConfig:     f(b.handleUpdateColdDataFlowCtrConfig),
 		codec.ReqRemoveColdDataFlowCtrConfig:     f(b.handleRemoveColdDataFlowCtrConfig),
 		codec.ReqGetColdDataFlowCtrInfo:          f(b.handleGetColdDataFlowCtrInfo),
+		codec.ReqSetCommitlogReadMode:            f(b.handleSetCommitLogReadMode),
 	}
 }
 

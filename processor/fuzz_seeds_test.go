@@ -221,6 +221,8 @@ func handlerSeeds(fx fuzzFixture) []handlerSeed {
 		{codec.ReqUpdateColdDataFlowCtrConfig, "", fuzzGroup + "=1000\n"},
 		{codec.ReqRemoveColdDataFlowCtrConfig, "", fuzzGroup},
 		{codec.ReqGetColdDataFlowCtrInfo, "", ""},
+		{codec.ReqSetCommitlogReadMode, "READ_AHEAD_MODE=1", ""},
+		{codec.ReqSetCommitlogReadMode, "READ_AHEAD_MODE=0", ""},
 		{codec.ReqAuthCreateUser, "username=fu", user},
 		{codec.ReqAuthUpdateUser, "username=fu", `{"username":"fu","password":"fpw2","userStatus":"disable"}`},
 		{codec.ReqAuthGetUser, "username=fu", ""},

@@ -161,6 +161,9 @@ type Config struct {
 	// keep everything mapped, as Java does). See residency.go.
 	PrefaultAheadBytes  int   `prop:"prefaultAheadBytes"`
 	MappedResidentBytes int64 `prop:"mappedResidentBytes"`
+	// DataReadAheadEnable off gives every commitlog file madvise(MADV_RANDOM):
+	// no kernel read-ahead around a read (Java's key, default on; readahead.go).
+	DataReadAheadEnable bool `prop:"dataReadAheadEnable"`
 	// CommitLogWriteThrough: "true" appends to the commitlog with pwrite and
 	// flushes with fdatasync, "false" stores into the mapping and msyncs,
 	// "auto" (the default) writes through under SYNC_FLUSH only. See
@@ -269,6 +272,7 @@ func DefaultConfig() Config {
 		HaMaxGapNotInSync:                 256 * 1024 * 1024,
 		PrefaultAheadBytes:                4 << 20,
 		MappedResidentBytes:               32 << 20,
+		DataReadAheadEnable:               true,
 		CommitLogWriteThrough:             "auto",
 		MappedConsumeQueueFilesMax:        16384,
 		EnableCompaction:                  true,

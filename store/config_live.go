@@ -58,6 +58,11 @@ var liveKeys = map[string]func(d, s *Config){
 	"haTransferBatchSize":       func(d, s *Config) { d.HaTransferBatchSize = s.HaTransferBatchSize },
 	"haFlowControlEnable":       func(d, s *Config) { d.HaFlowControlEnable = s.HaFlowControlEnable },
 	"maxHaTransferByteInSecond": func(d, s *Config) { d.MaxHaTransferByteInSecond = s.MaxHaTransferByteInSecond },
+
+	// The commitlog's read mode for the files taken from now on (Java's
+	// isCloseReadAhead at each new file; readahead.go). Files already mapped
+	// keep theirs: only SET_COMMITLOG_READ_MODE rescans, as in Java.
+	"dataReadAheadEnable": func(d, s *Config) { d.DataReadAheadEnable = s.DataReadAheadEnable },
 }
 
 // IsLiveKey reports whether a running store takes key at once (ApplyLive).
@@ -74,7 +79,8 @@ func CopyLiveKey(key string, dst, src *Config) bool {
 }
 
 // ApplyLive puts c's settings of keys in force; keys that are not live are
-// ignored. Readers see the old snapshot or the new one whole. The cleaner
+// ignored. Readers see the old snapshot or the new one whole. The commitlog
+// files taken from now on follow dataReadAheadEnable. The cleaner
 // retimes its wait to the cleanResourceInterval in force and the disk-full
 // state is judged again against the ratios in force, both at once; the
 // flushers take new settings at their next round.
@@ -82,10 +88,15 @@ func (s *DefaultStore) ApplyLive(c *Config, keys ...string) {
 	s.liveMu.Lock()
 	defer s.liveMu.Unlock()
 	next := *s.live.Load()
+	readMode := false
 	for _, k := range keys {
 		CopyLiveKey(k, &next, c)
+		readMode = readMode || k == "dataReadAheadEnable"
 	}
 	s.live.Store(&next)
+	if readMode {
+		_ = s.commitLog.q.setRandomRead(!next.DataReadAheadEnable, false) // no scan: no madvise to fail
+	}
 	signal(s.cleanRetime)
 	if s.started.Load() && !s.closed.Load() {
 		s.checkDisk()

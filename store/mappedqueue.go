@@ -37,6 +37,14 @@ type mappedFileQueue struct {
 	reserve bool
 	// lazy, when set, maps the files on demand (consume queues, lazymap.go).
 	lazy *lazyMaps
+
+	// randomRead gives each file MADV_RANDOM as it becomes the last one (the
+	// commitlog with dataReadAheadEnable off, readahead.go). Guarded by
+	// createMu; adviseMu serialises setRandomRead.
+	randomRead bool
+	adviseMu   sync.Mutex
+	// adviseFailed is told of a failed madvise: logged, never fatal (nil: dropped).
+	adviseFailed func(error)
 }
 
 func newMappedFileQueue(dir string, fileSize int) *mappedFileQueue {
@@ -155,6 +163,7 @@ func (q *mappedFileQueue) lastForWrite(startOffset int64) (*mappedFile, error) {
 		return nil, err
 	}
 	mf.firstCreate = last == nil
+	q.adviseTaken(mf)
 	q.mu.Lock()
 	if last == nil {
 		q.flushedWhere.Store(from)

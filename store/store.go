@@ -159,8 +159,14 @@ func Open(cfg Config, logger *slog.Logger) (*DefaultStore, error) {
 	s.commitLog = newCommitLog(cfg.commitLogDir(), &s.cfg)
 	s.commitLog.onAppend = s.appended
 	s.commitLog.onNoSpace = s.noSpace
+	s.commitLog.q.adviseFailed = func(err error) { s.log.Error("set commitlog file read mode", "err", err) }
 	if err := s.commitLog.q.load(); err != nil {
 		return nil, fmt.Errorf("load commitlog: %w", err)
+	}
+	if !cfg.DataReadAheadEnable { // CommitLog.load's scanFileAndSetReadMode(MADV_RANDOM)
+		if err := s.commitLog.q.setRandomRead(true, true); err != nil {
+			s.log.Error("set commitlog read mode", "mode", "random", "err", err)
+		}
 	}
 	if err := s.loadConsumeQueues(); err != nil {
 		return nil, err

@@ -118,6 +118,8 @@ func TestCheckerRules(t *testing.T) {
 	// The store clean-ups, admin like DELETE_EXPIRED_COMMITLOG (ACL 2.0 asks the cluster resource).
 	denied(t, az(306), "Need admin permission for request code=306, but accessKey=RocketMQ is not")
 	denied(t, az(316), "Need admin permission for request code=316, but accessKey=RocketMQ is not")
+	// The commitlog read mode: its broker.conf key needs admin through UPDATE_BROKER_CONFIG.
+	denied(t, az(2004), "Need admin permission for request code=2004, but accessKey=RocketMQ is not")
 	if err := az(310, Resource{TraceTopic, Pub}); err != nil {
 		t.Fatalf("trace topic: %v", err)
 	}

@@ -77,25 +77,27 @@ func CheckPermission(needed, owned byte) bool {
 
 // adminCodes are the request codes of Permission.ADMIN_CODE (5.x), and more:
 // Java leaves UPDATE_GLOBAL_WHITE_ADDRS_CONFIG, GET_BROKER_CLUSTER_ACL_CONFIG
-// (which shows every secret key), the *_LIST create codes and the store
-// clean-ups open to any account; rmqd asks admin for them too.
+// (which shows every secret key), the *_LIST create codes, the store
+// clean-ups and the commitlog read mode open to any account; rmqd asks admin
+// for them too.
 var adminCodes = [...]int32{
-	17,  // UPDATE_AND_CREATE_TOPIC
-	25,  // UPDATE_BROKER_CONFIG
-	215, // DELETE_TOPIC_IN_BROKER
-	200, // UPDATE_AND_CREATE_SUBSCRIPTIONGROUP
-	207, // DELETE_SUBSCRIPTIONGROUP
-	513, // UPDATE_AND_CREATE_STATIC_TOPIC
-	50,  // UPDATE_AND_CREATE_ACL_CONFIG
-	51,  // DELETE_ACL_CONFIG
-	52,  // GET_BROKER_CLUSTER_ACL_INFO
-	53,  // UPDATE_GLOBAL_WHITE_ADDRS_CONFIG (not in Java's set)
-	54,  // GET_BROKER_CLUSTER_ACL_CONFIG (not in Java's set)
-	18,  // UPDATE_AND_CREATE_TOPIC_LIST (not in Java's set)
-	225, // UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST (not in Java's set)
-	329, // DELETE_EXPIRED_COMMITLOG (not in Java's set)
-	306, // CLEAN_EXPIRED_CONSUMEQUEUE (not in Java's set)
-	316, // CLEAN_UNUSED_TOPIC (not in Java's set)
+	17,   // UPDATE_AND_CREATE_TOPIC
+	25,   // UPDATE_BROKER_CONFIG
+	215,  // DELETE_TOPIC_IN_BROKER
+	200,  // UPDATE_AND_CREATE_SUBSCRIPTIONGROUP
+	207,  // DELETE_SUBSCRIPTIONGROUP
+	513,  // UPDATE_AND_CREATE_STATIC_TOPIC
+	50,   // UPDATE_AND_CREATE_ACL_CONFIG
+	51,   // DELETE_ACL_CONFIG
+	52,   // GET_BROKER_CLUSTER_ACL_INFO
+	53,   // UPDATE_GLOBAL_WHITE_ADDRS_CONFIG (not in Java's set)
+	54,   // GET_BROKER_CLUSTER_ACL_CONFIG (not in Java's set)
+	18,   // UPDATE_AND_CREATE_TOPIC_LIST (not in Java's set)
+	225,  // UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST (not in Java's set)
+	329,  // DELETE_EXPIRED_COMMITLOG (not in Java's set)
+	306,  // CLEAN_EXPIRED_CONSUMEQUEUE (not in Java's set)
+	316,  // CLEAN_UNUSED_TOPIC (not in Java's set)
+	2004, // SET_COMMITLOG_READ_MODE (not in Java's set; UPDATE_BROKER_CONFIG of its key is)
 }
 
 // NeedAdmin reports whether code is one only an admin account may send.

@@ -139,6 +139,8 @@ func TestAdminAndDecisions(t *testing.T) {
 			"User:alice has no permission to access Cluster:DefaultCluster from 127.0.0.1, no matched policies."},
 		{"cold-data thresholds need the cluster (stricter than Java)", "alice", "alicepw", codec.ReqUpdateColdDataFlowCtrConfig, nil, codec.RespNoPermission,
 			"User:alice has no permission to access Cluster:DefaultCluster from 127.0.0.1, no matched policies."},
+		{"the commitlog read mode needs the cluster (stricter than Java)", "alice", "alicepw", codec.ReqSetCommitlogReadMode, ext("READ_AHEAD_MODE", "1"), codec.RespNoPermission,
+			"User:alice has no permission to access Cluster:DefaultCluster from 127.0.0.1, no matched policies."},
 		{"cold-data counters need the cluster (stricter than Java)", "alice", "alicepw", codec.ReqGetColdDataFlowCtrInfo, nil, codec.RespNoPermission,
 			"User:alice has no permission to access Cluster:DefaultCluster from 127.0.0.1, no matched policies."},
 		{"unannotated code passes once authenticated", "alice", "alicepw", codec.ReqGetBrokerRuntimeInfo, nil, codec.RespSuccess, ""},
@@ -148,8 +150,8 @@ func TestAdminAndDecisions(t *testing.T) {
 			t.Errorf("%s: %d %q, want %d %q", c.name, resp.Code, resp.Remark, c.want, c.remark)
 		}
 	}
-	if got := m.refusals.Len(); got != 14 {
-		t.Errorf("%d refusal lines queued, want 14", got)
+	if got := m.refusals.Len(); got != 15 {
+		t.Errorf("%d refusal lines queued, want 15", got)
 	}
 	r := <-m.refusals.Queued()
 	if r.User != "alice" || r.Addr != "127.0.0.1:40000" {

@@ -229,6 +229,7 @@ var stricter = map[int32]action{
 	codec.ReqUpdateColdDataFlowCtrConfig:          {cluster: true, actions: jauth.ActUpdate},
 	codec.ReqRemoveColdDataFlowCtrConfig:          {cluster: true, actions: jauth.ActUpdate},
 	codec.ReqGetColdDataFlowCtrInfo:               {cluster: true, actions: jauth.ActGet},
+	codec.ReqSetCommitlogReadMode:                 {cluster: true, actions: jauth.ActUpdate},
 	// A static topic is created as UPDATE_AND_CREATE_TOPIC creates one (same
 	// header, whose annotation names only that code).
 	codec.ReqUpdateAndCreateStaticTopic: {cluster: false, actions: jauth.ActCreate, fields: []field{{jauth.TypeTopic, "topic", ""}}},
