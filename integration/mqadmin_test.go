@@ -367,6 +367,7 @@ var adminNormalizers = []struct {
 	{regexp.MustCompile(`\d+\.\d+\.\d+\.\d+(:\d+)?(@[\w#.:-]+)?`), "<addr>"},
 	{regexp.MustCompile(`\b[0-9A-Fa-f]{32}\b`), "<id>"},
 	{regexp.MustCompile(`(?i)(tps:?\s*)\d+\.\d+`), "${1}<tps>"},
+	{regexp.MustCompile(`\b\d+ms\b`), "<n>ms"}, // round trips and cost times
 	{regexp.MustCompile(`\b\d{12,13}\b`), "<ms>"},
 	{regexp.MustCompile(`V\d+_\d+_\d+(_SNAPSHOT)?`), "<version>"},
 	{regexp.MustCompile(`mqa-(apache|rmqd)`), "mqa-<kind>"},
@@ -409,7 +410,20 @@ var adminCompare = map[string]func(line string) bool{
 	"brokerConsumeStats": func(l string) bool { return strings.HasPrefix(l, mqaTopic+" ") },
 	// Apache lists its own system topics (RMQ_SYS_*, rmq_sys_*, SCHEDULE_TOPIC, ...): compare ours.
 	"topicList": func(l string) bool { return strings.HasPrefix(l, "IT_") || l == "TBW102" },
+	// TestMqadminSweep's. The round-trip times are the machine's (numbers blanked in filterLines).
+	"checkMsgSendRT": func(string) bool { return true },
+	// NamesrvConfig's own keys: the Netty keys next to them are each server's (Java lists every
+	// NettyServerConfig field; rmqd those it binds, docs/compatibility.md), and so are its paths.
+	"getNamesrvConfig":      namesrvConfigKeys,
+	"getNamesrvConfigAfter": namesrvConfigKeys,
 }
+
+var namesrvConfigKeys = keyIn("orderMessageEnable", "clusterTest", "productEnvName", "scanNotActiveBrokerInterval",
+	"enableAllTopicList", "enableTopicList", "returnOrderTopicConfigToBroker", "supportActingMaster",
+	"deleteTopicWithBrokerRegistration", "notifyMinBrokerIdChanged", "waitSecondsForService", "needWaitForService",
+	"enableControllerInNamesrv", "configBlackList", "defaultThreadPoolNums", "defaultThreadPoolQueueCapacity",
+	"clientRequestThreadPoolNums", "clientRequestThreadPoolQueueCapacity", "unRegisterBrokerQueueCapacity",
+	"serverChannelMaxIdleTimeSeconds", "bindAddress")
 
 // keyIn keeps "key = value" and "key : value" lines of the given keys, with the value blanked when it is a
 // number or timing (the key's presence and type is what clients rely on).
@@ -450,6 +464,8 @@ func dropApacheBugs(step, out string) string {
 }
 
 var decimalValue = regexp.MustCompile(`\b\d+\.\d+\b`)
+
+var anyNumber = regexp.MustCompile(`\d+(\.\d+)?`)
 
 var timerReadBehind = regexp.MustCompile(` \d+-(\d+)\(`)
 
@@ -504,6 +520,9 @@ func filterLines(s string, keep func(string) bool, step string) string {
 				!strings.Contains(l, "brokerId") && !strings.Contains(l, "defaultTopicQueueNums") {
 				l = m[1] + " <n>"
 			}
+		}
+		if step == "checkMsgSendRT" {
+			l = anyNumber.ReplaceAllString(l, "<n>")
 		}
 		if step == "clusterList" {
 			l = decimalValue.ReplaceAllString(l, "<n>")
