@@ -29,7 +29,7 @@ func adminHeaders() []any {
 		&GetProducerConnectionListRequestHeader{}, &GetConsumerRunningInfoRequestHeader{},
 		&ConsumeMessageDirectlyRequestHeader{}, &QuerySubscriptionByConsumerRequestHeader{},
 		&UnregisterClientRequestHeader{}, &ViewBrokerStatsDataRequestHeader{}, &GetBrokerMemberGroupRequestHeader{},
-		&UpdateGroupForbiddenRequestHeader{}}
+		&UpdateGroupForbiddenRequestHeader{}, &ResetMasterFlushOffsetRequestHeader{}}
 }
 
 // TestAdminHeadersListsEveryTaggedStruct keeps adminHeaders complete, so the

@@ -25,16 +25,9 @@ func TestActingMasterDelayedMessage(t *testing.T) {
 	if !containsKind(targetsFromEnv(t), harness.KindRmqd) {
 		t.Skip("rmqd only")
 	}
-	t.Run("plain", func(t *testing.T) {
-		t.Parallel()
-		runActingDelayed(t, securedVariant{})
-	})
-	for name, v := range moreSecuredVariants(t) {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			runActingDelayed(t, v)
-		})
-	}
+	variants := moreSecuredVariants(t)
+	variants["plain"] = securedVariant{}
+	runVariants(t, variants, runActingDelayed)
 }
 
 func runActingDelayed(t *testing.T, v securedVariant) {
@@ -43,12 +36,7 @@ func runActingDelayed(t *testing.T, v securedVariant) {
 	maps.Copy(extra, v.broker)
 	conf := actingConf(extra)
 	master, other := startActingGroupsNS(t, conf, v.namesrv)
-	tc := v.clientTLS(t)
-	client := func(tg *harness.Target) *rawClient {
-		r := newRawClientTLS(t, tg, tc)
-		r.cred = v.cred
-		return r
-	}
+	client := v.rawClients(t)
 	mr, br := client(master), client(other)
 	mr.createTopic(topic, 4)
 	br.createTopic(topic, 1)
@@ -112,17 +100,9 @@ func TestActingMasterPopEscape(t *testing.T) {
 	if !containsKind(targetsFromEnv(t), harness.KindRmqd) {
 		t.Skip("rmqd only")
 	}
-	// In parallel: each run mostly waits for invisible times and revive rounds.
-	t.Run("plain", func(t *testing.T) {
-		t.Parallel()
-		runActingPopEscape(t, securedVariant{})
-	})
-	for name, v := range moreSecuredVariants(t) {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			runActingPopEscape(t, v)
-		})
-	}
+	variants := moreSecuredVariants(t)
+	variants["plain"] = securedVariant{}
+	runVariants(t, variants, runActingPopEscape)
 }
 
 func runActingPopEscape(t *testing.T, v securedVariant) {
@@ -131,14 +111,9 @@ func runActingPopEscape(t *testing.T, v securedVariant) {
 	reviveTopic := "rmq_sys_REVIVE_LOG_DefaultCluster"
 	conf := actingConf(v.broker)
 	master, other := startActingGroupsNS(t, conf, v.namesrv)
-	tc := v.clientTLS(t)
-	client := func(tg *harness.Target) *rawClient {
-		r := newRawClientTLS(t, tg, tc)
-		r.cred = v.cred
-		return r
-	}
+	client := v.rawClients(t)
 	mr, br := client(master), client(other)
-	if tc != nil {
+	if v.tlsOn() {
 		// enforcing: a plain peer is refused, so whatever reaches broker-b below came over TLS
 		requirePlainRefused(t, other.BrokerAddr)
 	}

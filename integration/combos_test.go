@@ -42,10 +42,15 @@ func TestSecuredMasterSlave(t *testing.T) {
 	if !containsKind(targetsFromEnv(t), harness.KindRmqd) {
 		t.Skip("rmqd only")
 	}
-	for name, v := range allSecuredVariants(t) {
+	runVariants(t, allSecuredVariants(t), runSecuredMasterSlave)
+}
+
+// runVariants runs run under each variant, in parallel subtests named after them (the runs mostly wait).
+func runVariants(t *testing.T, variants map[string]securedVariant, run func(*testing.T, securedVariant)) {
+	for name, v := range variants {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			runSecuredMasterSlave(t, v)
+			run(t, v)
 		})
 	}
 }
@@ -91,6 +96,16 @@ func (v securedVariant) javaTLSFlags() []string {
 	return f
 }
 
+// rawClients makes the test's raw clients of targets under v: signing with v.cred, over clientTLS.
+func (v securedVariant) rawClients(t *testing.T) func(tg *harness.Target) *rawClient {
+	tc := v.clientTLS(t)
+	return func(tg *harness.Target) *rawClient {
+		r := newRawClientTLS(t, tg, tc)
+		r.cred = v.cred
+		return r
+	}
+}
+
 // clientTLS is the TLS set-up of the test's own clients under v: nil when the brokers take plain requests,
 // else any server certificate (tls.test.mode.enable: self-signed) and v's client certificate when it has one.
 func (v securedVariant) clientTLS(t *testing.T) *tls.Config {
@@ -120,7 +135,7 @@ func moreSecuredVariants(t *testing.T) map[string]securedVariant {
 	if os.Getenv("RMQD_SECURITY_COMBOS") == "1" {
 		return allSecuredVariants(t)
 	}
-	return securedVariants
+	return maps.Clone(securedVariants)
 }
 
 // aclV1BrokerConf is ACL 1.0 (aclEnable, TestACL's plain_acl.yml) with the brokers' own requests signed as
@@ -136,7 +151,7 @@ func aclV1BrokerConf(t *testing.T) map[string]string {
 
 func runSecuredMasterSlave(t *testing.T, v securedVariant) {
 	const topic, group = "IT_sec_ms", "IT_sec_ms_g"
-	brokerExtra, nsExtra, cred := v.broker, v.namesrv, v.cred
+	brokerExtra, nsExtra := v.broker, v.namesrv
 	conf := func(role, id string) map[string]string {
 		c := haConf(role, id)
 		c["lockInStrictMode"], c["totalReplicas"] = "true", "2"
@@ -145,16 +160,11 @@ func runSecuredMasterSlave(t *testing.T, v securedVariant) {
 	}
 	master := harness.Start(t, harness.KindRmqd, harness.Options{Split: true, BrokerConf: conf("ASYNC_MASTER", "0"),
 		NamesrvConf: nsExtra})
-	tc := v.clientTLS(t)
-	if tc != nil {
+	if v.tlsOn() {
 		requirePlainRefused(t, master.NamesrvAddr)
 		requirePlainRefused(t, master.BrokerAddr)
 	}
-	client := func(tg *harness.Target) *rawClient {
-		r := newRawClientTLS(t, tg, tc)
-		r.cred = cred
-		return r
-	}
+	client := v.rawClients(t)
 	mr := client(master)
 	mr.createTopic(topic, 2)
 	for i := range 3 {
@@ -251,12 +261,7 @@ func TestControllerSecured(t *testing.T) {
 	if !containsKind(targetsFromEnv(t), harness.KindRmqd) {
 		t.Skip("rmqd only")
 	}
-	for name, v := range allSecuredVariants(t) {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			runControllerSecured(t, v)
-		})
-	}
+	runVariants(t, allSecuredVariants(t), runControllerSecured)
 }
 
 func runControllerSecured(t *testing.T, v securedVariant) {
@@ -284,16 +289,12 @@ func runControllerSecured(t *testing.T, v securedVariant) {
 		brokers[g.BrokerAddr] = g
 		addrs = append(addrs, g.BrokerAddr)
 	}
-	tc := v.clientTLS(t)
-	if tc != nil {
+	if v.tlsOn() {
 		requirePlainRefused(t, ctrl.Nodes[0].Addr)
 		requirePlainRefused(t, addrs[0])
 	}
-	client := func(addr string) *rawClient {
-		r := newRawClientTLS(t, brokers[addr].Target, tc)
-		r.cred = v.cred
-		return r
-	}
+	clientOf := v.rawClients(t)
+	client := func(addr string) *rawClient { return clientOf(brokers[addr].Target) }
 	send := func(addr, what string) {
 		t.Helper()
 		r := client(addr)

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,33 +19,9 @@ import (
 // controller, cold-data flow control). Each command's output, or its failure, is compared between the
 // targets as TestMqadmin's are.
 func TestMqadminSweep(t *testing.T) {
-	harness.RequireJars(t, "apache", "mqadmin")
-	kinds := targetsFromEnv(t)
-	var mu sync.Mutex
-	outputs := map[string]map[string]string{}
-	var started sync.WaitGroup
-	started.Add(len(kinds))
-	t.Run("targets", func(t *testing.T) {
-		for _, kind := range kinds {
-			t.Run(kind, func(t *testing.T) {
-				t.Parallel()
-				var once sync.Once
-				ready := func() { once.Do(started.Done) }
-				defer ready()
-				// traceTopicEnable: the traced send's records need RMQ_SYS_TRACE_TOPIC, which mqadmin may not create.
-				tg := harness.Start(t, kind, harness.Options{BrokerConf: map[string]string{"traceTopicEnable": "true"}})
-				ready()
-				started.Wait()
-				s := &adminSession{tb: t, tg: tg, out: map[string]string{}}
-				defer func() {
-					mu.Lock()
-					outputs[kind] = s.out
-					mu.Unlock()
-				}()
-				s.sweep()
-			})
-		}
-	})
+	// traceTopicEnable: the traced send's records need RMQ_SYS_TRACE_TOPIC, which mqadmin may not create.
+	outputs := runAdminSessions(t, "mqadmin-sweep", harness.Options{BrokerConf: map[string]string{"traceTopicEnable": "true"}},
+		(*adminSession).sweep)
 	if len(outputs) < 2 {
 		t.Logf("comparison skipped: only %d target(s) ran", len(outputs))
 		return

@@ -29,24 +29,34 @@ import (
 //
 // Select a target with RMQD_TARGET; the comparison runs only when both ran.
 func TestMqadmin(t *testing.T) {
+	outputs := runAdminSessions(t, "mqadmin-session", harness.Options{}, (*adminSession).run)
+	if len(outputs) < 2 {
+		t.Logf("comparison skipped: only %d target(s) ran", len(outputs))
+		return
+	}
+	compareAdminOutputs(t, outputs[harness.KindApache], outputs[harness.KindRmqd])
+}
+
+// runAdminSessions starts one target of each selected kind with opts (in parallel, under "targets/<kind>") and
+// runs session on each once all are up, a JVM broker starting next to an mqadmin JVM starving the latter on
+// 2 cores (its 3 s request timeouts fire). It returns each kind's step outputs. A session listed in
+// expectedFailures under name runs soft.
+func runAdminSessions(t *testing.T, name string, opts harness.Options, session func(*adminSession)) map[string]map[string]string {
 	harness.RequireJars(t, "apache", "mqadmin")
 	kinds := targetsFromEnv(t)
 	var mu sync.Mutex
 	outputs := map[string]map[string]string{}
-	// The sessions start together once every target is up: a JVM broker starting next to an mqadmin JVM
-	// starves the latter on 2 cores (its 3 s request timeouts fire).
 	var started sync.WaitGroup
 	started.Add(len(kinds))
 	t.Run("targets", func(t *testing.T) {
 		for _, kind := range kinds {
 			t.Run(kind, func(t *testing.T) {
 				t.Parallel()
-				var tg *harness.Target
 				var once sync.Once
 				ready := func() { once.Do(started.Done) }
 				defer ready()
 				body := func(tb harness.TB) {
-					tg = harness.Start(tb, kind, harness.Options{})
+					tg := harness.Start(tb, kind, opts)
 					ready()
 					started.Wait()
 					s := &adminSession{tb: tb, tg: tg, out: map[string]string{}}
@@ -55,21 +65,17 @@ func TestMqadmin(t *testing.T) {
 						outputs[kind] = s.out
 						mu.Unlock()
 					}()
-					s.run()
+					session(s)
 				}
-				if reason, ok := expectedFailures[caseKey{kind, "mqadmin-session"}]; ok {
-					report(t, kind, "mqadmin-session", reason, harness.Soft(t, body))
+				if reason, ok := expectedFailures[caseKey{kind, name}]; ok {
+					report(t, kind, name, reason, harness.Soft(t, body))
 					return
 				}
 				body(t)
 			})
 		}
 	})
-	if len(outputs) < 2 {
-		t.Logf("comparison skipped: only %d target(s) ran", len(outputs))
-		return
-	}
-	compareAdminOutputs(t, outputs[harness.KindApache], outputs[harness.KindRmqd])
+	return outputs
 }
 
 const (
