@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"rmqd/codec"
 	"rmqd/integration/harness"
 )
 
@@ -20,8 +21,9 @@ import (
 // targets as TestMqadmin's are.
 func TestMqadminSweep(t *testing.T) {
 	// traceTopicEnable: the traced send's records need RMQ_SYS_TRACE_TOPIC, which mqadmin may not create.
-	outputs := runAdminSessions(t, "mqadmin-sweep", harness.Options{BrokerConf: map[string]string{"traceTopicEnable": "true"}},
-		(*adminSession).sweep)
+	// registerNameServerPeriod: the order configuration reaches the broker with a registration (Java's shortest period).
+	outputs := runAdminSessions(t, "mqadmin-sweep", harness.Options{BrokerConf: map[string]string{"traceTopicEnable": "true",
+		"registerNameServerPeriod": "10000"}}, (*adminSession).sweep)
 	if len(outputs) < 2 {
 		t.Logf("comparison skipped: only %d target(s) ran", len(outputs))
 		return
@@ -115,9 +117,6 @@ func (s *adminSession) sweep() {
 
 	s.must("updateKvConfig", s.try("updateKvConfig", "updateKvConfig", "-s", "IT_NS", "-k", "k1", "-v", "v1"), "success")
 	s.must("deleteKvConfig", s.try("deleteKvConfig", "deleteKvConfig", "-s", "IT_NS", "-k", "k1"), "success")
-	s.must("updateOrderConfPut", s.try("updateOrderConfPut", "updateOrderConf", "-t", mqsTopic, "-m", "put", "-v", name+":4"), "success")
-	s.must("updateOrderConfGet", s.try("updateOrderConfGet", "updateOrderConf", "-t", mqsTopic, "-m", "get"), "orderConf=["+name+":4]")
-	s.must("updateOrderConfDelete", s.try("updateOrderConfDelete", "updateOrderConf", "-t", mqsTopic, "-m", "delete"), "success")
 	s.must("getNamesrvConfig", s.try("getNamesrvConfig", "getNamesrvConfig"), "orderMessageEnable")
 	s.must("updateNamesrvConfig", s.try("updateNamesrvConfig", "updateNamesrvConfig", "-k", "orderMessageEnable", "-v", "true"),
 		"update name server config success")
@@ -147,6 +146,17 @@ func (s *adminSession) sweep() {
 		s.must(e.step, s.try(e.step, append([]string{e.step, "-c", tg.ClusterName, "-f", filepath.Join(logs, e.dir)}, e.args...)...),
 			"export "+filepath.Join(logs, e.dir, e.file)+" success")
 	}
+	// Last, as it changes the topic for good: the name server's order configuration reaches the broker with
+	// its next registration (registerNameServerPeriod, 10 s here) and marks the topic order, which the name
+	// server's delete does not undo (TopicConfigManager.updateOrderTopicConfig only sets the flag).
+	s.must("updateOrderConfPut", s.try("updateOrderConfPut", "updateOrderConf", "-t", mqsTopic, "-m", "put", "-v", name+":4"), "success")
+	s.must("updateOrderConfGet", s.try("updateOrderConfGet", "updateOrderConf", "-t", mqsTopic, "-m", "get"), "orderConf=["+name+":4]")
+	raw := newRawClient(tb, tg)
+	waitFor(tb, 40*time.Second, "the order flag from the name server", func() bool {
+		resp := raw.invoke(codec.ReqGetTopicConfig, map[string]string{"topic": mqsTopic}, nil, 10*time.Second)
+		return resp.Code == codec.RespSuccess && strings.Contains(string(resp.Body), `"order":true`)
+	})
+	s.must("updateOrderConfDelete", s.try("updateOrderConfDelete", "updateOrderConf", "-t", mqsTopic, "-m", "delete"), "success")
 	s.must("exportPopRecord", s.try("exportPopRecord", "exportPopRecord", "-b", addr, "-d", "true"), "Export broker records")
 	s.must("resetMasterFlushOffset", s.try("resetMasterFlushOffset", "resetMasterFlushOffset", "-b", addr, "-o", "0"),
 		"reset master flush offset to 0 success")

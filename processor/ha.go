@@ -82,9 +82,14 @@ func (b *Broker) followMaster(addr, ha string) {
 	}
 }
 
-// registered takes a REGISTER_BROKER answer: a slave learns its master there.
+// registered takes a REGISTER_BROKER answer: the name server's order topics
+// (its body), and a slave learns its master there.
 func (b *Broker) registered(resp *codec.RemotingCommand) {
-	if !b.conf().IsSlave() || resp == nil {
+	if resp == nil {
+		return
+	}
+	b.markOrderTopics(resp.Body)
+	if !b.conf().IsSlave() {
 		return
 	}
 	var h codec.RegisterBrokerResponseHeader
@@ -338,4 +343,28 @@ func (b *Broker) suggestBrokerID(group string, res *store.GetResult) int64 {
 		return sgc.WhichBrokerWhenConsumeSlowly
 	}
 	return sgc.BrokerID
+}
+
+// markOrderTopics takes a REGISTER_BROKER answer's body, the name server's
+// ORDER_TOPIC_CONFIG namespace (returnOrderTopicConfigToBroker), and marks the
+// topics it names order, as BrokerController.handleRegisterBrokerResult does
+// with the KVTable it decodes. A body that does not decode is logged and
+// changes nothing.
+func (b *Broker) markOrderTopics(body []byte) {
+	if len(body) == 0 {
+		return
+	}
+	var kv kvTable
+	if err := codec.UnmarshalBody(body, &kv); err != nil {
+		b.log.Warn("register broker: order topics from the name server", "err", err)
+		return
+	}
+	if len(kv.Table) == 0 {
+		return
+	}
+	names := make([]string, 0, len(kv.Table))
+	for name := range kv.Table {
+		names = append(names, name)
+	}
+	b.topics.MarkOrderTopics(names)
 }

@@ -2,8 +2,11 @@ package processor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -295,4 +298,57 @@ func TestSplitRegistration(t *testing.T) {
 		require.True(t, ok, name)
 		require.EqualValues(t, PermRead, route.QueueDatas[0].Perm, name)
 	}
+}
+
+// TestOrderTopicsFromNameServer: the name server answers a registration with
+// its ORDER_TOPIC_CONFIG namespace (mqadmin updateOrderConf), and the broker
+// marks those of its topics order, in memory, in topics.json and in its next
+// registration, as Java's updateOrderTopicConfig; a topic it does not hold is
+// not made, and the name server's delete does not clear the flag (Java's
+// neither). A body that does not decode changes nothing.
+func TestOrderTopicsFromNameServer(t *testing.T) {
+	b, ns := newRegisteringBroker(t, nil)
+	ctx := context.Background()
+	resp, _ := b.handleUpdateAndCreateTopic(ctx, newTestConn(1), createTopicReq("OrdT", 4))
+	require.EqualValues(t, codec.RespSuccess, resp.Code)
+	require.False(t, b.topics.IsOrderTopic("OrdT"))
+	kv := func(code int32, key, value string) {
+		req := codec.NewRequest(code)
+		req.Ext.Set("namespace", "ORDER_TOPIC_CONFIG")
+		req.Ext.Set("key", key)
+		if value != "" {
+			req.Ext.Set("value", value)
+		}
+		resp, err := ns.InvokeSync(ctx, "127.0.0.1:9876", req)
+		require.NoError(t, err)
+		require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	}
+	kv(codec.ReqPutKvConfig, "OrdT", "broker-a:4")
+	kv(codec.ReqPutKvConfig, "NotHeldT", "broker-a:4")
+
+	require.NoError(t, b.RegisterAll(ctx))
+	require.True(t, b.topics.IsOrderTopic("OrdT"))
+	require.False(t, b.topics.Exists("NotHeldT"))
+	file, err := os.ReadFile(filepath.Join(b.conf().Store.StorePathRootDir, "config", "topics.json"))
+	require.NoError(t, err)
+	var onDisk struct {
+		TopicConfigTable map[string]struct{ Order bool } `json:"topicConfigTable"`
+	}
+	require.NoError(t, json.Unmarshal(file, &onDisk))
+	require.True(t, onDisk.TopicConfigTable["OrdT"].Order, "topics.json")
+	from := ns.sent()
+	require.NoError(t, b.RegisterAll(ctx))
+	regs := ns.registrations(from)
+	require.NotEmpty(t, regs)
+	require.True(t, regs[len(regs)-1].TopicConfigSerializeWrapper.TopicConfigTable["OrdT"].Order, "registered as order")
+
+	kv(codec.ReqDeleteKvConfig, "OrdT", "")
+	require.NoError(t, b.RegisterAll(ctx))
+	require.True(t, b.topics.IsOrderTopic("OrdT"), "kept after the name server's delete")
+
+	resp, _ = b.handleUpdateAndCreateTopic(ctx, newTestConn(1), createTopicReq("OrdU", 4))
+	require.EqualValues(t, codec.RespSuccess, resp.Code)
+	b.registered(&codec.RemotingCommand{Body: []byte(`{"table":`)})
+	b.registered(&codec.RemotingCommand{Body: []byte(`{"table":{"OrdU":1}}`)})
+	require.False(t, b.topics.IsOrderTopic("OrdU"))
 }

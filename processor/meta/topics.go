@@ -372,6 +372,33 @@ func (m *TopicConfigManager) Delete(topic string) bool {
 	return ok
 }
 
+// MarkOrderTopics is updateOrderTopicConfig: the topics a name server's
+// ORDER_TOPIC_CONFIG names that this broker holds become order topics. None
+// becomes unordered: Java never clears the flag from that table. The file is
+// written once; the change goes with the next registration. It returns how
+// many topics changed.
+func (m *TopicConfigManager) MarkOrderTopics(topics []string) int {
+	n := 0
+	m.mu.Lock()
+	for _, name := range topics {
+		if tc, ok := m.table[name]; ok && !tc.Order {
+			tc.Order = true
+			m.table[name] = tc
+			m.markUnsent(name)
+			n++
+		}
+	}
+	if n > 0 {
+		m.version.Next()
+	}
+	m.mu.Unlock()
+	if n > 0 {
+		m.log.Info("order topics from the name server", "topics", n)
+		m.persistLogged()
+	}
+	return n
+}
+
 // IsOrderTopic reports whether the topic is marked order.
 func (m *TopicConfigManager) IsOrderTopic(topic string) bool {
 	tc, ok := m.Select(topic)
