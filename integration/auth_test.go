@@ -215,13 +215,10 @@ func runAuth2(t *testing.T, kind string) {
 // group here), each checked for what it prints and for its effect.
 func authAdminCommands(t *testing.T, tg *harness.Target) {
 	b := tg.BrokerAddr
+	s := &adminSession{tb: t, tg: tg, out: map[string]string{}}
 	must := func(out string, wants ...string) {
 		t.Helper()
-		for _, w := range wants {
-			if !strings.Contains(out, w) {
-				t.Fatalf("mqadmin output lacks %q:\n%s", w, out)
-			}
-		}
+		s.must("mqadmin", out, wants...)
 	}
 	const carol = "itCarol01"
 	must(harness.Mqadmin(t, tg, "createUser", "-b", b, "-u", carol, "-p", "carolSecret"), "success")

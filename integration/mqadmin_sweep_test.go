@@ -47,9 +47,7 @@ func (s *adminSession) try(step string, args ...string) string {
 		first, _, _ := strings.Cut(err.Error(), "\n")
 		out = "FAILED: " + first + "\n" + out
 	}
-	s.out[step] = out
-	_ = os.WriteFile(filepath.Join(harness.LogDir(s.tb), "mqadmin-"+step+".out"), []byte(out), 0o644)
-	return out
+	return s.record(step, out)
 }
 
 func (s *adminSession) sweep() {

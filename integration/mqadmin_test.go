@@ -95,7 +95,11 @@ type adminSession struct {
 
 func (s *adminSession) admin(step string, args ...string) string {
 	s.tb.Helper()
-	out := harness.Mqadmin(s.tb, s.tg, args...)
+	return s.record(step, harness.Mqadmin(s.tb, s.tg, args...))
+}
+
+// record keeps a step's output for the comparison and in the test's log folder.
+func (s *adminSession) record(step, out string) string {
 	s.out[step] = out
 	_ = os.WriteFile(filepath.Join(harness.LogDir(s.tb), "mqadmin-"+step+".out"), []byte(out), 0o644)
 	return out

@@ -180,7 +180,6 @@ func (b *Broker) controllerHandlers() map[int32]remoting.Processor {
 		codec.ReqGetBrokerEpochCache:     remoting.ProcessorFunc(b.handleGetBrokerEpochCache),
 		codec.ReqNotifyMinBrokerIdChange: remoting.ProcessorFunc(b.handleNotifyMinBrokerIDChange),
 		codec.ReqExchangeBrokerHaInfo:    remoting.ProcessorFunc(b.handleExchangeBrokerHaInfo),
-		codec.ReqResetMasterFlushOffset:  remoting.ProcessorFunc(b.handleResetMasterFlushOffset),
 	}
 }
 

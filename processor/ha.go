@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -359,12 +360,5 @@ func (b *Broker) markOrderTopics(body []byte) {
 		b.log.Warn("register broker: order topics from the name server", "err", err)
 		return
 	}
-	if len(kv.Table) == 0 {
-		return
-	}
-	names := make([]string, 0, len(kv.Table))
-	for name := range kv.Table {
-		names = append(names, name)
-	}
-	b.topics.MarkOrderTopics(names)
+	b.topics.MarkOrderTopics(maps.Keys(kv.Table))
 }

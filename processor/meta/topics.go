@@ -2,6 +2,7 @@ package meta
 
 import (
 	"fmt"
+	"iter"
 	"log/slog"
 	"path/filepath"
 	"slices"
@@ -377,10 +378,10 @@ func (m *TopicConfigManager) Delete(topic string) bool {
 // becomes unordered: Java never clears the flag from that table. The file is
 // written once; the change goes with the next registration. It returns how
 // many topics changed.
-func (m *TopicConfigManager) MarkOrderTopics(topics []string) int {
+func (m *TopicConfigManager) MarkOrderTopics(topics iter.Seq[string]) int {
 	n := 0
 	m.mu.Lock()
-	for _, name := range topics {
+	for name := range topics {
 		if tc, ok := m.table[name]; ok && !tc.Order {
 			tc.Order = true
 			m.table[name] = tc
