@@ -230,3 +230,33 @@ type GetConsumerStatusRequestHeader struct {
 type ResetMasterFlushOffsetRequestHeader struct {
 	MasterFlushOffset int64 `ext:"masterFlushOffset,required"`
 }
+
+// QueryCorrectionOffsetRequestHeader is QUERY_CORRECTION_OFFSET's header
+// (QueryCorrectionOffsetHeader); filterGroups is comma-separated.
+type QueryCorrectionOffsetRequestHeader struct {
+	Topic        string `ext:"topic,required"`
+	CompareGroup string `ext:"compareGroup,required"`
+	FilterGroups string `ext:"filterGroups"`
+}
+
+// ResumeCheckHalfMessageRequestHeader is RESUME_CHECK_HALF_MESSAGE's header:
+// msgId is the half message's offset message id, topic the one it was viewed
+// in. Both are nullable in Java.
+type ResumeCheckHalfMessageRequestHeader struct {
+	Topic string `ext:"topic"`
+	MsgID string `ext:"msgId"`
+}
+
+// CheckRocksdbCqWriteProgressRequestHeader is CHECK_ROCKSDB_CQ_WRITE_PROGRESS's
+// header (an empty topic means every topic).
+type CheckRocksdbCqWriteProgressRequestHeader struct {
+	Topic          string `ext:"topic,required"`
+	CheckStoreTime int64  `ext:"checkStoreTime"`
+}
+
+// ExportRocksDBConfigToJSONRequestHeader is EXPORT_ROCKSDB_CONFIG_TO_JSON's
+// header: configType lists topics, subscriptionGroups and consumerOffsets,
+// each followed by ";".
+type ExportRocksDBConfigToJSONRequestHeader struct {
+	ConfigType string `ext:"configType,required"`
+}

@@ -29,7 +29,8 @@ func adminHeaders() []any {
 		&GetProducerConnectionListRequestHeader{}, &GetConsumerRunningInfoRequestHeader{},
 		&ConsumeMessageDirectlyRequestHeader{}, &QuerySubscriptionByConsumerRequestHeader{},
 		&UnregisterClientRequestHeader{}, &ViewBrokerStatsDataRequestHeader{}, &GetBrokerMemberGroupRequestHeader{},
-		&UpdateGroupForbiddenRequestHeader{}, &ResetMasterFlushOffsetRequestHeader{}}
+		&UpdateGroupForbiddenRequestHeader{}, &ResetMasterFlushOffsetRequestHeader{}, &QueryCorrectionOffsetRequestHeader{},
+		&ResumeCheckHalfMessageRequestHeader{}, &CheckRocksdbCqWriteProgressRequestHeader{}, &ExportRocksDBConfigToJSONRequestHeader{}}
 }
 
 // TestAdminHeadersListsEveryTaggedStruct keeps adminHeaders complete, so the

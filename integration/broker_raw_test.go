@@ -99,6 +99,31 @@ func (r *rawClient) maxOffset(topic string, queue int) int64 {
 	return n
 }
 
+// pullOnce is one PULL_MESSAGE (11) of queue from offset for group, every tag, not held: the records it got
+// and the next offset to pull, or ok false when the broker found none.
+func (r *rawClient) pullOnce(group, topic string, queue int, offset int64) (msgs []codec.Message, next int64, ok bool) {
+	r.tb.Helper()
+	resp := r.invoke(codec.ReqPullMessage, map[string]string{"consumerGroup": group, "topic": topic,
+		"queueId": strconv.Itoa(queue), "queueOffset": strconv.FormatInt(offset, 10), "maxMsgNums": "32",
+		"sysFlag": strconv.Itoa(pullFlagSubscription), "commitOffset": "0", "suspendTimeoutMillis": "0",
+		"subscription": "*", "subVersion": "0", "expressionType": "TAG"}, nil, 30*time.Second)
+	if resp.Code != codec.RespSuccess {
+		return nil, offset, false
+	}
+	for b := resp.Body; len(b) > 0; {
+		var m codec.Message
+		n, err := codec.DecodeRecord(b, &m)
+		if err != nil {
+			r.tb.Fatalf("pulled record after offset %d of %s/%d: %v", offset, topic, queue, err)
+		}
+		msgs = append(msgs, m)
+		b = b[n:]
+	}
+	v, _ := resp.Ext.Get("nextBeginOffset")
+	next, _ = strconv.ParseInt(v, 10, 64)
+	return msgs, next, true
+}
+
 // committedOffset is QUERY_CONSUMER_OFFSET (14) with setZeroIfNotFound=false: the offset the broker keeps
 // for group on the queue, -1 when it keeps none.
 func (r *rawClient) committedOffset(group, topic string, queue int) int64 {

@@ -79,25 +79,11 @@ func rawPullOffsets(t *testing.T, r *rawClient, topic string, offset int64) []in
 	t.Helper()
 	var offs []int64
 	for range 100 {
-		resp := r.invoke(codec.ReqPullMessage, map[string]string{"consumerGroup": "IT_compaction_raw_cg", "topic": topic,
-			"queueId": "0", "queueOffset": strconv.FormatInt(offset, 10), "maxMsgNums": "32",
-			"sysFlag": strconv.Itoa(pullFlagSubscription), "commitOffset": "0", "suspendTimeoutMillis": "0",
-			"subscription": "*", "subVersion": "0", "expressionType": "TAG"}, nil, 30*time.Second)
-		if resp.Code != codec.RespSuccess {
-			return offs
-		}
-		for b := resp.Body; len(b) > 0; {
-			var m codec.Message
-			n, err := codec.DecodeRecord(b, &m)
-			if err != nil {
-				t.Fatalf("pulled record at offset %d: %v", offset, err)
-			}
+		msgs, next, ok := r.pullOnce("IT_compaction_raw_cg", topic, 0, offset)
+		for _, m := range msgs {
 			offs = append(offs, m.QueueOffset)
-			b = b[n:]
 		}
-		v, _ := resp.Ext.Get("nextBeginOffset")
-		next, _ := strconv.ParseInt(v, 10, 64)
-		if next <= offset {
+		if !ok || next <= offset {
 			return offs
 		}
 		offset = next

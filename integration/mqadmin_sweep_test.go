@@ -17,7 +17,7 @@ import (
 // list forms of updateTopic and updateSubGroup, permissions, KV and order configuration, the name server's
 // configuration, mqadmin's own sends and reads, consume-queue and offset queries, group offsets copied and
 // skipped, send round trips, clean-ups, exports, and the commands of features a broker may not run (the
-// controller, cold-data flow control). Each command's output, or its failure, is compared between the
+// controller, cold-data flow control, RocksDB). Each command's output, or its failure, is compared between the
 // targets as TestMqadmin's are.
 func TestMqadminSweep(t *testing.T) {
 	// traceTopicEnable: the traced send's records need RMQ_SYS_TRACE_TOPIC, which mqadmin may not create.
@@ -157,6 +157,10 @@ func (s *adminSession) sweep() {
 		"reset master flush offset to 0 success")
 	s.must("getColdDataFlowCtrInfo", s.try("getColdDataFlowCtrInfo", "getColdDataFlowCtrInfo", "-b", addr), "globalColdReadThreshold")
 	s.try("setCommitLogReadAheadMode", "setCommitLogReadAheadMode", "-b", addr, "-m", "0")
+	// RocksDB's commands: neither broker keeps a RocksDB store, both answer as one without it.
+	s.must("rocksDBConfigToJson", s.try("rocksDBConfigToJson", "rocksDBConfigToJson", "-c", tg.ClusterName), "broker export done.")
+	s.must("checkRocksdbCqWriteProgress", s.try("checkRocksdbCqWriteProgress", "checkRocksdbCqWriteProgress", "-c", tg.ClusterName),
+		name+" check doing")
 	// Controller mode only: both brokers refuse it outside.
 	if out := s.try("getBrokerEpoch", "getBrokerEpoch", "-b", name); !strings.HasPrefix(out, "FAILED") {
 		tb.Fatalf("getBrokerEpoch outside controller mode: %s", out)

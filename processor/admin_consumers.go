@@ -1,14 +1,17 @@
 package processor
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
 
 	"rmqd/codec"
+	"rmqd/processor/meta"
 	"rmqd/remoting"
 )
 
@@ -343,5 +346,51 @@ func (b *Broker) handleInvokeBrokerToGetConsumerStatus(ctx context.Context, c re
 	body = append(body, `},"messageQueueTable":{}}`...)
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	resp.Body = body
+	return resp, nil
+}
+
+// handleQueryCorrectionOffset is QUERY_CORRECTION_OFFSET: per queue of topic,
+// the least offset any group has committed (not below the queue's minimum;
+// filterGroups left out), or Long.MAX_VALUE where compareGroup's offset is
+// behind it, as a QueryCorrectionOffsetBody. Java's
+// queryMinOffsetInAllGroup deletes the filtered groups' offsets as it skips
+// them, and a queue compareGroup has but no other group fails the request:
+// rmqd only skips either.
+func (b *Broker) handleQueryCorrectionOffset(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	var h codec.QueryCorrectionOffsetRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return headerError(req, err), nil
+	}
+	filtered := map[string]bool{}
+	if strings.TrimSpace(h.FilterGroups) != "" {
+		for _, g := range strings.Split(h.FilterGroups, ",") {
+			filtered[g] = true
+		}
+	}
+	least := map[int32]int64{}
+	for _, g := range b.offsets.GroupsOfTopic(h.Topic) {
+		if filtered[g] {
+			continue
+		}
+		for q, off := range b.offsets.QueryAll(g, h.Topic) {
+			if off < b.store.MinOffsetInQueue(h.Topic, q) {
+				continue
+			}
+			if cur, ok := least[q]; !ok || off < cur {
+				least[q] = off
+			}
+		}
+	}
+	for q, off := range b.offsets.QueryAll(h.CompareGroup, h.Topic) {
+		if cur, ok := least[q]; ok && cur > off {
+			least[q] = math.MaxInt64
+		}
+	}
+	var body bytes.Buffer
+	body.WriteString(`{"correctionOffsets":`)
+	meta.WriteIntKeyedMap(&body, least)
+	body.WriteByte('}')
+	resp := codec.NewResponse(req, codec.RespSuccess, "")
+	resp.Body = body.Bytes()
 	return resp, nil
 }

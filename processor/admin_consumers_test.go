@@ -275,3 +275,31 @@ func TestConsumerAdminCodesAreGated(t *testing.T) {
 		require.EqualValues(t, codec.RespSuccess, r.Code, "code %d: %s", code, r.Remark)
 	}
 }
+
+// QUERY_CORRECTION_OFFSET: per queue the least offset of the groups not
+// filtered out, Long.MAX_VALUE where compareGroup is behind it; the filtered
+// groups keep their offsets (Java's deletes them) and a queue only
+// compareGroup has is left out (Java's request fails).
+func TestQueryCorrectionOffset(t *testing.T) {
+	b := newTestBroker(t, nil)
+	ctx, c := context.Background(), newTestConn(7)
+	b.offsets.Commit("G1", "CT", 0, 5)
+	b.offsets.Commit("G1", "CT", 1, 9)
+	b.offsets.Commit("G2", "CT", 0, 3)
+	b.offsets.Commit("G2", "CT", 1, 12)
+	b.offsets.Commit("Slow", "CT", 0, 1)
+	b.offsets.Commit("Cmp", "CT", 1, 4)
+	b.offsets.Commit("Cmp", "CT", 2, 7)
+	b.offsets.Commit("G1", "Other", 0, 0)
+	r, err := b.handleQueryCorrectionOffset(ctx, c, adminReq(codec.ReqQueryCorrectionOffset,
+		"topic", "CT", "compareGroup", "Cmp", "filterGroups", "Slow,Cmp"))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
+	require.Equal(t, `{"correctionOffsets":{0:3,1:9223372036854775807}}`, string(r.Body))
+	require.EqualValues(t, 1, b.offsets.Query("Slow", "CT", 0), "a filtered group keeps its offsets")
+
+	r, _ = b.handleQueryCorrectionOffset(ctx, c, adminReq(codec.ReqQueryCorrectionOffset, "topic", "CT", "compareGroup", "None"))
+	require.Equal(t, `{"correctionOffsets":{0:1,1:4,2:7}}`, string(r.Body))
+	r, _ = b.handleQueryCorrectionOffset(ctx, c, adminReq(codec.ReqQueryCorrectionOffset, "topic", "CT"))
+	require.EqualValues(t, codec.RespSystemError, r.Code, "compareGroup is @CFNotNull")
+}

@@ -54,6 +54,10 @@ func (b *Broker) adminHandlers() map[int32]remoting.Processor {
 		codec.ReqGetColdDataFlowCtrInfo:          f(b.handleGetColdDataFlowCtrInfo),
 		codec.ReqSetCommitlogReadMode:            f(b.handleSetCommitLogReadMode),
 		codec.ReqResetMasterFlushOffset:          f(b.handleResetMasterFlushOffset),
+		codec.ReqQueryCorrectionOffset:           f(b.handleQueryCorrectionOffset),
+		codec.ReqResumeCheckHalfMessage:          f(b.handleResumeCheckHalfMessage),
+		codec.ReqCheckRocksdbCqWriteProgress:     f(b.handleCheckRocksdbCqWriteProgress),
+		codec.ReqExportRocksdbConfigToJson:       f(b.handleExportRocksDBConfigToJSON),
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"rmqd/codec"
+	"rmqd/compat"
 	"rmqd/processor/delivery"
 	"rmqd/remoting"
 	"rmqd/store"
@@ -218,4 +219,57 @@ func (b *Broker) endTransactionRefusal(st store.PutStatus) (int32, string) {
 		return codec.RespSystemError, "OS page cache busy, please try another machine"
 	}
 	return codec.RespSystemError, st.String()
+}
+
+// Remarks of RESUME_CHECK_HALF_MESSAGE's failures, Java's verbatim.
+const (
+	resumeHalfPutFailed = "Put message back to RMQ_SYS_TRANS_HALF_TOPIC failed."
+	resumeHalfNotFound  = "Exception was thrown when putting message back to RMQ_SYS_TRANS_HALF_TOPIC."
+)
+
+// handleResumeCheckHalfMessage is RESUME_CHECK_HALF_MESSAGE
+// (MQAdminExt.resumeCheckHalfMessage): the half message at the offset id is
+// put again at the end of the half queue with TRANSACTION_CHECK_TIMES 0, so
+// the checker asks its producer again, typically for one parked in
+// TRANS_CHECK_MAX_TIME_TOPIC after too many checks. Java re-puts whatever
+// record the id names into the half queue; rmqd takes only a half message (one
+// with REAL_TOPIC, stored in either topic) stored in the header's topic, the
+// one access control checked, and under access control the caller must be
+// allowed to publish to the real topic, as for END_TRANSACTION.
+func (b *Broker) handleResumeCheckHalfMessage(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	var h codec.ResumeCheckHalfMessageRequestHeader
+	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
+		return headerError(req, err), nil
+	}
+	if b.conf().IsSlave() {
+		return codec.NewResponse(req, codec.RespSystemError, resumeHalfPutFailed), nil
+	}
+	_, off, err := compat.DecodeOffsetMsgID(h.MsgID)
+	if err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, resumeHalfNotFound), nil
+	}
+	half, err := b.store.LookMessageByOffset(off)
+	if err != nil || half == nil {
+		return codec.NewResponse(req, codec.RespSystemError, resumeHalfNotFound), nil
+	}
+	real, isHalf := codec.PropertyValue(half.Properties, codec.PropRealTopic)
+	if !isHalf || (half.Topic != TopicTransHalf && half.Topic != TopicTransCheckMax) {
+		return codec.NewResponse(req, codec.RespSystemError, "message "+h.MsgID+" is not a half message"), nil
+	}
+	if h.Topic != half.Topic {
+		return codec.NewResponse(req, codec.RespSystemError, "message "+h.MsgID+" is not stored in topic "+h.Topic), nil
+	}
+	if r := b.authorizeTopic(c, req, real, accessPublish); r != nil {
+		return r, nil
+	}
+	msg := *half
+	msg.Topic, msg.QueueID = TopicTransHalf, 0
+	msg.Properties = codec.SetProperty(half.Properties, codec.PropTranCheckTimes, "0")
+	b.stamp(&msg)
+	if res := b.store.PutMessage(ctx, &msg); !res.Status.Written() {
+		b.log.Warn("transaction: resume check of half message failed", "msgId", h.MsgID, "status", res.Status.String())
+		return codec.NewResponse(req, codec.RespSystemError, resumeHalfPutFailed), nil
+	}
+	b.log.Info("transaction: half message put back to be checked", "msgId", h.MsgID, "realTopic", real, "remote", c.RemoteAddr())
+	return codec.NewResponse(req, codec.RespSuccess, ""), nil
 }

@@ -279,3 +279,61 @@ func TestEndTransactionAfterImmunityRefused(t *testing.T) {
 	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue(TopicTransOpHalf, 0) == 2 }, 5*time.Second, 10*time.Millisecond)
 	require.Equal(t, map[string]int{"checked": 1, "in-time": 1}, deliveredBodies1(t, b, "TxT", 1))
 }
+
+// RESUME_CHECK_HALF_MESSAGE puts a half message parked in
+// TRANS_CHECK_MAX_TIME_TOPIC back in the half queue with its check count at 0,
+// and the checker asks its producer again; ids of other records, of another
+// topic than the header's, or that name nothing are refused.
+func TestResumeCheckHalfMessage(t *testing.T) {
+	b := newTestBroker(t, func(c *BrokerConfig) {
+		c.TransactionTimeOut, c.TransactionCheckMax, c.TransactionCheckInterval = 1, 1, 3600000
+	})
+	ctx, c := context.Background(), newTestConn(22)
+	_, err := b.handleHeartBeat(ctx, c, heartbeatReq(t, "1.2.3.4@1", "CGX"))
+	require.NoError(t, err)
+	sendHalf(t, b, c, "TxR", "resume-me", "C0A8000100002A9F00000000000000R1")
+	time.Sleep(5 * time.Millisecond) // older than the 1 ms transaction timeout
+	b.trans.Check(ctx)               // asked once, the copy's count at 1
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue(TopicTransHalf, 0) == 2 }, 5*time.Second, 10*time.Millisecond)
+	time.Sleep(5 * time.Millisecond)
+	b.trans.Check(ctx) // past transactionCheckMax: parked
+	require.Eventually(t, func() bool { return b.st.MaxOffsetInQueue(TopicTransCheckMax, 0) == 1 }, 5*time.Second, 10*time.Millisecond)
+	parked := pullAll(t, b, TopicTransCheckMax, 0)
+	require.Len(t, parked, 1)
+	id := compat.OffsetMsgID(b.storeHost, parked[0].CommitLogOffset)
+
+	resume := func(topic, msgID string) *codec.RemotingCommand {
+		r, err := b.handleResumeCheckHalfMessage(ctx, c, adminReq(codec.ReqResumeCheckHalfMessage, "topic", topic, "msgId", msgID))
+		require.NoError(t, err)
+		return r
+	}
+	r := resume(TopicTransHalf, id)
+	require.EqualValues(t, codec.RespSystemError, r.Code, "stored in TRANS_CHECK_MAX_TIME_TOPIC, not the header's topic")
+	require.Contains(t, r.Remark, "is not stored in topic")
+	r = resume(TopicTransCheckMax, "0000")
+	require.Equal(t, "Exception was thrown when putting message back to RMQ_SYS_TRANS_HALF_TOPIC.", r.Remark)
+	r = resume(TopicTransCheckMax, compat.OffsetMsgID(b.storeHost, 1<<40))
+	require.EqualValues(t, codec.RespSystemError, r.Code, "no record there")
+	sendN(t, b, "Plain", 1, []byte("p"))
+	plain := pullAll(t, b, "Plain", 0)
+	r = resume("Plain", compat.OffsetMsgID(b.storeHost, plain[0].CommitLogOffset))
+	require.Contains(t, r.Remark, "is not a half message")
+
+	n := c.onewayCount()
+	r = resume(TopicTransCheckMax, id)
+	require.EqualValues(t, codec.RespSuccess, r.Code, r.Remark)
+	require.EqualValues(t, 3, b.st.MaxOffsetInQueue(TopicTransHalf, 0))
+	back := pullAll(t, b, TopicTransHalf, 0)[2]
+	require.Equal(t, "resume-me", string(back.Body))
+	times, _ := codec.PropertyValue(back.Properties, codec.PropTranCheckTimes)
+	require.Equal(t, "0", times)
+	real, _ := codec.PropertyValue(back.Properties, codec.PropRealTopic)
+	require.Equal(t, "TxR", real)
+	time.Sleep(5 * time.Millisecond)
+	b.trans.Check(ctx)
+	require.Equal(t, n+1, c.onewayCount(), "the producer is asked about it again")
+	c.mu.Lock()
+	chk := c.oneway[len(c.oneway)-1]
+	c.mu.Unlock()
+	require.Equal(t, "resume-me", string(decodeBody(t, chk.Body)[0].Body))
+}
