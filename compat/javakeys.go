@@ -115,7 +115,7 @@ const (
 	whyStats = "a metrics, statistics or logging switch of Java's: rmqd's counters are always kept and exported " +
 		"through Prometheus only (docs/observability.md)"
 	whyAbsent = "detail of a feature rmqd refuses or lacks (DLedger, broker container, " +
-		"name-server address server, LMQ): with the feature off it tunes nothing"
+		"LMQ): with the feature off it tunes nothing"
 	whyInternal = "an internal interval or registration detail of Java's background services: rmqd keeps its " +
 		"own schedule for the same work"
 	whyServices = "internal buffering, batching or threading of Java's POP, timer, schedule and transaction " +
@@ -204,7 +204,7 @@ func buildJavaKeys() map[string]JavaKey {
 	group(KeyNoEffect, whyAbsent,
 		"controllerDLegerGroup", "controllerDLegerPeers", "controllerDLegerSelfId",
 		"dLegerGroup", "dLegerPeers", "dLegerSelfId", "enableBatchPush",
-		"fetchNamesrvAddrInterval", "logicalDiskSpaceCleanForciblyThreshold", "preferredLeaderId",
+		"logicalDiskSpaceCleanForciblyThreshold", "preferredLeaderId",
 		"replicasPerDiskPartition", "storePathDLedgerCommitLog")
 	group(KeyNoEffect, whyInternal,
 		"channelNotActiveInterval", "consumerOffsetUpdateVersionStep",
@@ -212,9 +212,7 @@ func buildJavaKeys() map[string]JavaKey {
 		"enableSingleTopicRegister", "enableSplitMetadata", "forceRegister",
 		"isScanAvailableNameSrv", "loadBalancePollNameServerInterval", "realTimeNotifyConsumerChange",
 		"shutdownWaitTimeSeconds", "splitMetadataSize",
-		"startAcceptSendRequestTimeStamp",
-		// Java's poll of namesrvAddr; rmqd takes an update of it at once.
-		"updateNameServerAddrPeriod")
+		"startAcceptSendRequestTimeStamp")
 	group(KeyNoEffect, whyServices,
 		"appendAckAsync", "appendCkAsync", "enableNotifyAfterPopOrderLockRelease", "enableNotifyBeforePopCalculateLag",
 		"enablePopBatchAck", "enablePopBufferMerge", "enableScheduleAsyncDeliver", "enableSkipLongAwaitingAck",
@@ -259,8 +257,6 @@ func buildJavaKeys() map[string]JavaKey {
 	refuse("enableDLegerCommitLog", "true", whenTrue, "the DLedger commitlog is not supported")
 	refuse("storeType", "other than default", func(v string) bool { return v != "" && v != "default" },
 		"only the file-based consume queue (storeType=default) is supported")
-	refuse("fetchControllerAddrByDnsLookup", "true", whenTrue,
-		"controller addresses by DNS lookup are not supported: list them in controllerAddr")
 	refuse("duplicationEnable", "true", whenTrue,
 		"duplication mode (a commitlog copied from another store, offsets kept) is not supported")
 	refuse("readOnlyCommitLogStorePaths", "set", whenSet,
@@ -270,10 +266,6 @@ func buildJavaKeys() map[string]JavaKey {
 	refuse("messageStorePlugIn", "set", whenSet, "Java message store plugins cannot be loaded")
 	refuse("configManagerVersion", "other than v1", func(v string) bool { return v != "" && !strings.EqualFold(v, "v1") },
 		"metadata in RocksDB (configManagerVersion=v2) is not read: rmqd keeps topics, groups and offsets in JSON files")
-	refuse("fetchNameSrvAddrByDnsLookup", "true", whenTrue,
-		"name-server addresses by DNS lookup are not supported: list them in namesrvAddr")
-	refuse("fetchNamesrvAddrByAddressServer", "true", whenTrue,
-		"name-server addresses from an address server are not supported: list them in namesrvAddr")
 	refuse("brokerConfigPaths", "set", whenSet,
 		"the broker container (several brokers in one process) is not supported: run one rmqd per broker")
 	refuse("enableControllerInNamesrv", "true", whenTrue,

@@ -326,7 +326,7 @@ func (b *Broker) sendLiteHeartbeat(ctx context.Context) {
 		return
 	}
 	cfg := b.conf()
-	for _, addr := range cfg.nameServers() {
+	for _, addr := range b.nameServerAddrs() {
 		var req *codec.RemotingCommand
 		if cfg.CompatibleWithOldNameSrv {
 			req = codec.NewRequest(codec.ReqQueryDataVersion)

@@ -341,7 +341,7 @@ func allocateByCircle(cid string, all []assignedQueue, cids []string) []assigned
 // queues of topic on every broker, from the name servers' route, sorted as
 // Java's MessageQueue.compareTo sorts them.
 func (b *Broker) subscribeQueues(ctx context.Context, topic string) ([]assignedQueue, error) {
-	addrs := b.conf().nameServers()
+	addrs := b.nameServerAddrs()
 	if b.ns == nil || len(addrs) == 0 {
 		return nil, errors.New("no name server")
 	}

@@ -69,6 +69,9 @@ type Broker struct {
 	topicsChanged chan struct{}
 	// nsMoved wakes the registration loop after a namesrvAddr update.
 	nsMoved chan struct{}
+	// lookup holds name servers and controllers found by DNS or an address
+	// server (addr_lookup.go).
+	lookup addrLookup
 	// queuesMu orders the preparation of a new topic's consume queues (run off
 	// the send path) against the deletion of a topic's queues: a preparation
 	// that comes after the delete would bring empty queues back.
@@ -114,7 +117,8 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 	// back compares equal (popRevive) with a link-local brokerIP1 too.
 	storeHost = netip.AddrPortFrom(storeHost.Addr().Unmap().WithZone(""), storeHost.Port())
 	b := &Broker{store: st, log: logger.With("component", "broker"), storeHost: storeHost,
-		startTime: time.Now(), topicsChanged: make(chan struct{}, 1), nsMoved: make(chan struct{}, 1), slaveSyncTick: 3 * time.Second}
+		startTime: time.Now(), topicsChanged: make(chan struct{}, 1), nsMoved: make(chan struct{}, 1), slaveSyncTick: 3 * time.Second,
+		lookup: newAddrLookup()}
 	b.masters.learned = make(chan struct{}, 1)
 	b.sendMsgs.New = func() any { return new(codec.Message) }
 	b.cfg.Store(&cfg)
@@ -164,7 +168,7 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 	if _, err := auth.SignInnerWith(cfg.InnerClientAuthenticationCredentials, nil); err != nil {
 		return nil, fmt.Errorf("new broker: %w", err)
 	}
-	if len(cfg.nameServers()) > 0 {
+	if cfg.registers() {
 		c := remoting.NewClient(remoting.ClientConfig{Logger: b.log})
 		b.ns, b.nsClose = b.signInner(c), c.Close
 	}
@@ -397,11 +401,21 @@ func (b *Broker) Start(ctx context.Context) error {
 	if b.conf().IsSlave() {
 		b.goLoop(func() { b.slaveSyncLoop(runCtx) })
 	}
+	if b.conf().Controller.FetchControllerAddrByDNSLookup {
+		b.lookUpControllers(ctx)
+		b.goLoop(func() {
+			periodic(runCtx, controllerLookupPeriod, func() time.Duration { return controllerLookupPeriod }, b.lookUpControllers)
+		})
+	}
 	if b.ctl != nil {
 		b.ctl.setRunCtx(runCtx)
 		b.goLoop(func() { b.ctl.run(runCtx) })
 	}
-	if b.ns != nil && len(b.conf().nameServers()) > 0 {
+	if b.conf().lookupNameServers() {
+		b.lookUpNameServers(ctx)
+		b.goLoop(func() { b.lookupLoop(runCtx) })
+	}
+	if b.ns != nil && b.conf().registers() {
 		_ = b.RegisterAll(ctx) // logged per name server (regState)
 		regCtx, regCancel := context.WithCancel(runCtx)
 		b.regCancel = regCancel

@@ -19,22 +19,33 @@ import (
 // follow Java's BrokerConfig / NettyServerConfig / MessageStoreConfig so that
 // ApplyProperties can take a broker.conf unchanged.
 type BrokerConfig struct {
-	BrokerName                  string `prop:"brokerName"`
-	BrokerClusterName           string `prop:"brokerClusterName"`
-	BrokerID                    int64  `prop:"brokerId"`
-	BrokerIP1                   string `prop:"brokerIP1"` // the address clients dial
-	BrokerIP2                   string `prop:"brokerIP2"` // HA address
-	ListenPort                  int    `prop:"listenPort"`
-	NamesrvAddr                 string `prop:"namesrvAddr"` // ';' separated
-	AutoCreateTopicEnable       bool   `prop:"autoCreateTopicEnable"`
-	AutoCreateSubscriptionGroup bool   `prop:"autoCreateSubscriptionGroup"`
-	ClusterTopicEnable          bool   `prop:"clusterTopicEnable"`
-	BrokerTopicEnable           bool   `prop:"brokerTopicEnable"`
-	DefaultTopicQueueNums       int32  `prop:"defaultTopicQueueNums"`
-	EnablePropertyFilter        bool   `prop:"enablePropertyFilter"`
-	BrokerPermission            int32  `prop:"brokerPermission"`
-	RegisterNameServerPeriod    int64  `prop:"registerNameServerPeriod"` // ms, clamped to 10-60 s like Java
-	RegisterBrokerTimeoutMills  int64  `prop:"registerBrokerTimeoutMills"`
+	BrokerName        string `prop:"brokerName"`
+	BrokerClusterName string `prop:"brokerClusterName"`
+	BrokerID          int64  `prop:"brokerId"`
+	BrokerIP1         string `prop:"brokerIP1"` // the address clients dial
+	BrokerIP2         string `prop:"brokerIP2"` // HA address
+	ListenPort        int    `prop:"listenPort"`
+	NamesrvAddr       string `prop:"namesrvAddr"` // ';' separated
+	// Name servers looked up while running (addr_lookup.go): namesrvAddr's
+	// host names resolved to all their addresses every
+	// updateNameServerAddrPeriod, or, with no namesrvAddr, an address
+	// server's list every fetchNamesrvAddrInterval. The address server is
+	// named by JVM system properties in Java, by these keys in rmqd.
+	FetchNameSrvAddrByDNSLookup     bool   `prop:"fetchNameSrvAddrByDnsLookup"`
+	UpdateNameServerAddrPeriod      int64  `prop:"updateNameServerAddrPeriod"` // ms
+	FetchNamesrvAddrByAddressServer bool   `prop:"fetchNamesrvAddrByAddressServer"`
+	FetchNamesrvAddrInterval        int64  `prop:"fetchNamesrvAddrInterval"` // ms
+	NamesrvDomain                   string `prop:"rocketmq.namesrv.domain"`
+	NamesrvDomainSubgroup           string `prop:"rocketmq.namesrv.domain.subgroup"`
+	AutoCreateTopicEnable           bool   `prop:"autoCreateTopicEnable"`
+	AutoCreateSubscriptionGroup     bool   `prop:"autoCreateSubscriptionGroup"`
+	ClusterTopicEnable              bool   `prop:"clusterTopicEnable"`
+	BrokerTopicEnable               bool   `prop:"brokerTopicEnable"`
+	DefaultTopicQueueNums           int32  `prop:"defaultTopicQueueNums"`
+	EnablePropertyFilter            bool   `prop:"enablePropertyFilter"`
+	BrokerPermission                int32  `prop:"brokerPermission"`
+	RegisterNameServerPeriod        int64  `prop:"registerNameServerPeriod"` // ms, clamped to 10-60 s like Java
+	RegisterBrokerTimeoutMills      int64  `prop:"registerBrokerTimeoutMills"`
 	// CompressedRegister sends REGISTER_BROKER bodies zlib-compressed (Java's
 	// key, default false; 5.x name servers read them, 4.x ones do not). A
 	// table too large for a plain body is sent compressed regardless.
@@ -258,6 +269,10 @@ func DefaultBrokerConfig() BrokerConfig {
 		BrokerIP2:                   ip,
 		ListenPort:                  10911,
 		NamesrvAddr:                 os.Getenv("NAMESRV_ADDR"),
+		UpdateNameServerAddrPeriod:  120000,
+		FetchNamesrvAddrInterval:    10000,
+		NamesrvDomain:               "jmenv.tbsite.net",
+		NamesrvDomainSubgroup:       "nsaddr",
 		AutoCreateTopicEnable:       true,
 		AutoCreateSubscriptionGroup: true,
 		ClusterTopicEnable:          true,

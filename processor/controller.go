@@ -394,7 +394,7 @@ func (m *controllerMode) invoke(ctx context.Context, req *codec.RemotingCommand)
 // findLeader is updateControllerMetadata: ask each controller for the leader's address.
 func (m *controllerMode) findLeader(ctx context.Context) error {
 	var last error = errors.New("no controller address")
-	for _, a := range m.b.conf().Controller.addrs() {
+	for _, a := range m.b.controllerAddrs() {
 		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		resp, err := m.b.ns.InvokeSync(cctx, a, codec.NewRequest(codec.ReqControllerGetMetadataInfo))
 		cancel()
@@ -612,7 +612,7 @@ func (m *controllerMode) heartbeat(ctx context.Context) {
 	if rs, ok := m.b.store.(roleStore); ok {
 		maxOff = rs.MaxPhyOffset()
 	}
-	for _, a := range cfg.Controller.addrs() {
+	for _, a := range m.b.controllerAddrs() {
 		req := codec.NewRequest(codec.ReqBrokerHeartbeat)
 		req.Ext.Set("clusterName", cfg.BrokerClusterName)
 		req.Ext.Set("brokerAddr", cfg.BrokerAddr())

@@ -174,7 +174,7 @@ func (b *Broker) pickSpecificQueue(topic string) func([]escapeTarget) escapeTarg
 // another group, picked from the name servers' route by pick.
 func (b *Broker) putToRemoteBroker(ctx context.Context, msg *codec.Message, pick func([]escapeTarget) escapeTarget) error {
 	cfg := b.conf()
-	if b.ns == nil || len(cfg.nameServers()) == 0 {
+	if b.ns == nil || len(b.nameServerAddrs()) == 0 {
 		return errors.New("no name server")
 	}
 	route, err := b.topicRoute(ctx, msg.Topic)
@@ -214,7 +214,7 @@ func (b *Broker) putToRemoteBroker(ctx context.Context, msg *codec.Message, pick
 // topicRoute is GET_ROUTEINFO_BY_TOPIC from the first name server that has it.
 func (b *Broker) topicRoute(ctx context.Context, topic string) (*codec.TopicRouteData, error) {
 	var errs []error
-	for _, addr := range b.conf().nameServers() {
+	for _, addr := range b.nameServerAddrs() {
 		req := codec.NewRequest(codec.ReqGetRouteinfoByTopic)
 		req.Ext.Set("topic", topic)
 		cctx, cancel := context.WithTimeout(ctx, escapeSendTimeout)

@@ -29,7 +29,7 @@ func (b *Broker) innerConsumerGroup() string {
 // is true when the master could not be found or asked (Java's needRetry),
 // false with a nil record when it answered without the message.
 func (b *Broker) getMessageFromRemote(ctx context.Context, brokerName, topic string, queueID int32, offset int64) (rec []byte, retry bool) {
-	if b.ns == nil || len(b.conf().nameServers()) == 0 {
+	if b.ns == nil || len(b.nameServerAddrs()) == 0 {
 		return nil, true
 	}
 	route, err := b.topicRoute(ctx, topic)

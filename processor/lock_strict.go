@@ -98,7 +98,7 @@ func (b *Broker) brokerMemberGroup(ctx context.Context) (map[int64]string, error
 		return nil, errors.New("no name server client")
 	}
 	var errs []error
-	for _, addr := range cfg.nameServers() {
+	for _, addr := range b.nameServerAddrs() {
 		req := codec.NewRequest(codec.ReqGetBrokerMemberGroup)
 		req.Ext.Set("clusterName", cfg.BrokerClusterName)
 		req.Ext.Set("brokerName", cfg.BrokerName)

@@ -88,6 +88,10 @@ func validHostName(h string) bool {
 // no registration loop; Java's broker then never reads namesrvAddr again
 // either), or the new list is empty.
 func (b *Broker) checkNamesrvMove(next *BrokerConfig) error {
+	if b.conf().fromAddressServer() {
+		return errors.New("namesrvAddr: this broker takes its name servers from the address server " +
+			"(fetchNamesrvAddrByAddressServer); set namesrvAddr in its config file and restart")
+	}
 	if b.ns == nil || len(b.conf().nameServers()) == 0 {
 		return errors.New("namesrvAddr: this broker started without name servers and does not register; " +
 			"set namesrvAddr in its config file and restart")
@@ -104,6 +108,20 @@ func (b *Broker) checkNamesrvMove(next *BrokerConfig) error {
 // list within updateNameServerAddrPeriod, 2 minutes, and registers with it at
 // its next registration).
 func (b *Broker) nameServersMoved() {
+	if b.conf().lookupNameServers() {
+		// The new names are looked up first; the lookup moves the
+		// registrations when their addresses changed.
+		select {
+		case b.lookup.refresh <- struct{}{}:
+		default:
+		}
+		return
+	}
+	b.movedNow()
+}
+
+// movedNow wakes the registration loop for the name servers in force.
+func (b *Broker) movedNow() {
 	select {
 	case b.nsMoved <- struct{}{}:
 	default:

@@ -69,7 +69,7 @@ const registerBodyMax = remoting.DefaultMaxFrameLength - 64<<10
 // registerTargets is the name servers to register with now; nil when none or
 // when this broker does not register (controller mode not ready).
 func (b *Broker) registerTargets() []string {
-	addrs := b.conf().nameServers()
+	addrs := b.nameServerAddrs()
 	if len(addrs) == 0 || b.ns == nil || !b.controllerRunning() || b.acting.isolated.Load() {
 		return nil
 	}
@@ -324,7 +324,7 @@ func (b *Broker) unregisterAll(ctx context.Context) {
 	b.regState.send.Lock()
 	b.regState.leaving = true
 	b.regState.send.Unlock()
-	for _, addr := range b.conf().nameServers() {
+	for _, addr := range b.nameServerAddrs() {
 		req := codec.NewRequest(codec.ReqUnregisterBroker)
 		b.brokerIdentity(req)
 		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
@@ -360,7 +360,7 @@ func (b *Broker) registerLoop(ctx context.Context) {
 		case <-b.nsMoved:
 			// A namesrvAddr update: the new list gets the whole table now, and
 			// the period starts again from here.
-			b.regState.forget(b.conf().nameServers())
+			b.regState.forget(b.nameServerAddrs())
 			waited = 0
 			if !t.Stop() {
 				select {

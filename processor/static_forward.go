@@ -70,7 +70,7 @@ func (b *Broker) staticBrokerAddr(ctx context.Context, topic, bname string) (str
 	if addr, ok := b.remotes.get(bname); ok {
 		return addr, nil
 	}
-	if len(b.conf().nameServers()) == 0 {
+	if len(b.nameServerAddrs()) == 0 {
 		return "", errors.New("no name server to find it")
 	}
 	route, err := b.topicRoute(ctx, topic)

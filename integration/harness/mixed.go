@@ -123,6 +123,12 @@ func StartBroker(tb TB, kind, namesrvAddr string, opts Options) *Target {
 	if _, set := opts.BrokerConf["namesrvAddr"]; !set {
 		bc["namesrvAddr"] = strings.Join(addrs, ";")
 	}
+	var nsFlag []string
+	if opts.NoNamesrvAddr {
+		delete(bc, "namesrvAddr")
+	} else {
+		nsFlag = []string{"-n", bc["namesrvAddr"]}
+	}
 	confPath := writeConf(tb, filepath.Join(t.LogDir, "broker.conf"), bc)
 	logPath := filepath.Join(t.LogDir, "broker.log")
 	switch kind {
@@ -139,7 +145,7 @@ func StartBroker(tb TB, kind, namesrvAddr string, opts Options) *Target {
 			tb.Fatalf("harness: %v", err)
 		}
 		t.Procs = append(t.Procs, startProc(tb, "rmqd broker", logPath, t.LogDir, nil,
-			bin, "broker", "-c", confPath, "-n", bc["namesrvAddr"]))
+			append([]string{bin, "broker", "-c", confPath}, nsFlag...)...))
 	default:
 		tb.Fatalf("harness: unknown broker kind %q", kind)
 	}

@@ -55,6 +55,10 @@ type Options struct {
 	// Split runs rmqd as two processes (`rmqd namesrv` and `rmqd broker`) instead of the standalone default.
 	// Apache always runs as two processes.
 	Split bool
+	// NoNamesrvAddr leaves namesrvAddr out of a StartBroker broker's configuration (and rmqd's -n): the
+	// broker finds its name servers otherwise (fetchNamesrvAddrByAddressServer). StartBroker's name server
+	// address is still where the harness waits for the broker's route.
+	NoNamesrvAddr bool
 	// Failpoints runs rmqd built with -tags failpoint, reading its failpoints from Target.FailpointsFile
 	// (rmqd only; see store/failpoint.go and Target.SetFailpoint).
 	Failpoints bool
