@@ -92,6 +92,12 @@ func (b *Broker) startActing(runCtx context.Context) {
 
 // periodic calls f after first, then every period() until ctx ends.
 func periodic(ctx context.Context, first time.Duration, period func() time.Duration, f func(context.Context)) {
+	periodicOrWoken(ctx, first, period, nil, f)
+}
+
+// periodicOrWoken is periodic that also calls f, and starts the period again,
+// whenever wake fires.
+func periodicOrWoken(ctx context.Context, first time.Duration, period func() time.Duration, wake <-chan struct{}, f func(context.Context)) {
 	t := time.NewTimer(first)
 	defer t.Stop()
 	for {
@@ -99,9 +105,10 @@ func periodic(ctx context.Context, first time.Duration, period func() time.Durat
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-wake:
 		}
 		f(ctx)
-		t.Reset(period())
+		t.Reset(period()) // Go 1.23 timers: nothing stale is left to drain
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"rmqd/codec"
+	"rmqd/compat"
 )
 
 // Name server and controller addresses found while the broker runs, as Java's
@@ -273,28 +274,13 @@ func (b *Broker) lookupLoop(ctx context.Context) {
 	period := func() time.Duration {
 		c := b.conf()
 		if c.fromAddressServer() {
-			return time.Duration(max(c.FetchNamesrvAddrInterval, 1000)) * time.Millisecond
+			return compat.Millis(max(c.FetchNamesrvAddrInterval, 1000))
 		}
-		return time.Duration(max(c.UpdateNameServerAddrPeriod, 1000)) * time.Millisecond
+		return compat.Millis(max(c.UpdateNameServerAddrPeriod, 1000))
 	}
-	t := time.NewTimer(period())
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-b.lookup.refresh:
-			if !t.Stop() {
-				select {
-				case <-t.C:
-				default:
-				}
-			}
-		}
+	periodicOrWoken(ctx, period(), period, b.lookup.refresh, func(ctx context.Context) {
 		if b.lookUpNameServers(ctx) {
 			b.movedNow()
 		}
-		t.Reset(period())
-	}
+	})
 }
