@@ -82,6 +82,9 @@ var jvmClientOpts = []string{
 	"-Djava.net.preferIPv4Stack=true",
 }
 
+// isJVMOpt reports a runner argument that is a JVM option: a system property or an -X setting.
+func isJVMOpt(a string) bool { return strings.HasPrefix(a, "-D") || strings.HasPrefix(a, "-X") }
+
 // JavaTimeout bounds one runner or mqadmin invocation unless its args say otherwise (--deadline).
 const JavaTimeout = 120 * time.Second
 
@@ -90,7 +93,7 @@ var javaSeq atomic.Int64
 // RunJava runs the scenario runner built against rocketmq-client 5.3.3 (client "5") or 4.9.7 ("4") against
 // target (--namesrv is added unless given) and returns its result. The test fails unless the runner printed
 // a result with ok=true. Args are runner flags: "--topic", "T", "--count", "10", ..., and JVM system
-// properties "-Dtls.enable=true" (passed to the JVM, wherever they stand).
+// properties "-Dtls.enable=true" and JVM options "-Xmx768m" (passed to the JVM, wherever they stand).
 // The JVM's stderr goes to <LogDir>/java<client>-<n>-<scenario>.log, its own log files under
 // <LogDir>/java-home/logs/rocketmqlogs/.
 func RunJava(tb TB, target *Target, client, scenario string, args ...string) *JavaResult {
@@ -114,11 +117,12 @@ func TryJava(tb TB, target *Target, client, scenario string, args ...string) (*J
 		tb.Fatalf("harness: client %q: want \"5\" or \"4\"", client)
 	}
 	RequireJars(tb, lib)
-	// "-Dkey=value" args are JVM system properties (tls.enable, ...), the rest runner flags.
+	// "-Dkey=value" args are JVM system properties (tls.enable, ...) and "-X..." ones JVM options (-Xmx768m
+	// for a consumer reporting tens of thousands of messages), the rest runner flags.
 	var sysProps []string
 	var flags []string
 	for _, a := range args {
-		if strings.HasPrefix(a, "-D") {
+		if isJVMOpt(a) {
 			sysProps = append(sysProps, a)
 		} else {
 			flags = append(flags, a)
@@ -236,10 +240,10 @@ func runJVM(tb TB, name, classpath string, timeout time.Duration, mainAndArgs []
 		tb.Fatalf("harness: %v", err)
 	}
 	defer f.Close()
-	// Leading "-D" entries of mainAndArgs are system properties: they go before -cp, after the harness's own
-	// so that a caller's -Drocketmq.home.dir wins (the JVM takes the last of a repeated property).
+	// Leading "-D" and "-X" entries of mainAndArgs are JVM options: they go before -cp, after the harness's
+	// own so that a caller's -Drocketmq.home.dir or -Xmx wins (the JVM takes the last of a repeated one).
 	i := 0
-	for i < len(mainAndArgs) && strings.HasPrefix(mainAndArgs[i], "-D") {
+	for i < len(mainAndArgs) && isJVMOpt(mainAndArgs[i]) {
 		i++
 	}
 	// The runner's scenarios load different classes: an archive each; mqadmin's commands share one.
