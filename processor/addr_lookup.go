@@ -54,11 +54,14 @@ type addrLookup struct {
 }
 
 func newAddrLookup() addrLookup {
+	// No proxy from the environment (Java's HTTP client takes none from it) and
+	// no connection kept between fetches seconds apart.
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	return addrLookup{refresh: make(chan struct{}, 1), nsByEntry: map[string][]string{}, ctlByEntry: map[string][]string{},
 		resolve: func(ctx context.Context, host string) ([]netip.Addr, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		},
-		fetch: httpGetFirstLine,
+		fetch: func(ctx context.Context, url string) (string, error) { return httpGetFirstLine(ctx, hc, url) },
 	}
 }
 
@@ -243,12 +246,12 @@ func (b *Broker) fetchNameServers(ctx context.Context, url string) ([]string, er
 
 // httpGetFirstLine is an HTTP GET of url answering 200: its body's first line,
 // trimmed, read up to maxAddrServerReply bytes.
-func httpGetFirstLine(ctx context.Context, url string) (string, error) {
+func httpGetFirstLine(ctx context.Context, hc *http.Client, url string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return "", err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return "", err
 	}
