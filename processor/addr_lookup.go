@@ -67,8 +67,14 @@ func newAddrLookup() addrLookup {
 
 // lookupNameServers reports whether the name servers come from a lookup, not
 // from namesrvAddr as written.
-func (c *BrokerConfig) lookupNameServers() bool {
-	return c.FetchNameSrvAddrByDNSLookup && len(c.nameServers()) > 0 || c.fromAddressServer()
+func (c *BrokerConfig) lookupNameServers() bool { return c.lookedUp(c.nameServers()) }
+
+// lookedUp is lookupNameServers for namesrvAddr's entries, already split.
+func (c *BrokerConfig) lookedUp(entries []string) bool {
+	if len(entries) > 0 {
+		return c.FetchNameSrvAddrByDNSLookup
+	}
+	return c.FetchNamesrvAddrByAddressServer
 }
 
 // fromAddressServer: Java asks the address server only when no namesrvAddr is
@@ -97,8 +103,8 @@ func (c *BrokerConfig) addressServerURL() string {
 // last lookup's result.
 func (b *Broker) nameServerAddrs() []string {
 	cfg := b.conf()
-	if !cfg.lookupNameServers() {
-		return cfg.nameServers()
+	if entries := cfg.nameServers(); !cfg.lookedUp(entries) {
+		return entries
 	}
 	if p := b.lookup.ns.Load(); p != nil {
 		return *p
