@@ -210,3 +210,29 @@ func TestStandaloneSurvivesMalformedFrames(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, codec.RespRequestCodeNotSupported, readFrame(t, good).Code)
 }
+
+// Java's name server list is -n, else namesrvAddr, else the
+// rocketmq.namesrv.addr system property (a -c key here), else NAMESRV_ADDR.
+func TestNamesrvAddrPrecedence(t *testing.T) {
+	t.Setenv("NAMESRV_ADDR", "10.0.0.4:9876")
+	for _, tc := range []struct {
+		name, conf string
+		args       []string
+		want       string
+	}{
+		{"env", "", nil, "10.0.0.4:9876"},
+		{"property", "rocketmq.namesrv.addr=10.0.0.3:9876\n", nil, "10.0.0.3:9876"},
+		{"key", "rocketmq.namesrv.addr=10.0.0.3:9876\nnamesrvAddr=10.0.0.2:9876\n", nil, "10.0.0.2:9876"},
+		{"flag", "rocketmq.namesrv.addr=10.0.0.3:9876\nnamesrvAddr=10.0.0.2:9876\n", []string{"-n", "10.0.0.1:9876"}, "10.0.0.1:9876"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conf := filepath.Join(t.TempDir(), "broker.conf")
+			require.NoError(t, os.WriteFile(conf, []byte("brokerIP1=127.0.0.1\n"+tc.conf), 0o600))
+			var out, errBuf bytes.Buffer
+			args := append([]string{"broker", "-c", conf, "-p"}, tc.args...)
+			require.Equal(t, 0, run(args, &out, &errBuf), errBuf.String())
+			require.Contains(t, out.String(), "namesrvAddr="+tc.want+"\n")
+			require.NotContains(t, errBuf.String(), "does not know")
+		})
+	}
+}

@@ -27,7 +27,11 @@ import (
 // Keys of rmqd's own, beside the Java ones.
 const (
 	keyNamesrvListenPort = "namesrvListenPort" // standalone: the name server's port
-	keyBindAddress       = "bindAddress"       // NettyServerConfig.bindAddress (5.x)
+	// keyNamesrvAddrProperty is Java's JVM system property for the name
+	// servers (MixAll.NAMESRV_ADDR_PROPERTY), a -c key here as
+	// rocketmq.namesrv.domain is: below namesrvAddr, above NAMESRV_ADDR.
+	keyNamesrvAddrProperty = "rocketmq.namesrv.addr"
+	keyBindAddress         = "bindAddress" // NettyServerConfig.bindAddress (5.x)
 )
 
 // shutdownGrace bounds a graceful stop so a stuck peer cannot hold the process.
@@ -138,6 +142,9 @@ func serve(ctx context.Context, opts options, stdout io.Writer, logger *slog.Log
 		printed = append(printed, cfgProps)
 	}
 	if opts.mode != "namesrv" {
+		if props["namesrvAddr"] == "" && props[keyNamesrvAddrProperty] != "" {
+			props["namesrvAddr"] = props[keyNamesrvAddrProperty]
+		}
 		if opts.mode == "standalone" && opts.namesrv == "" && props["namesrvAddr"] == "" {
 			port := props[keyNamesrvListenPort]
 			if port == "" {
@@ -582,7 +589,7 @@ func unboundKeys(props map[string]string) map[compat.KeyClass][]string {
 // boundKeys are the keys some config struct of rmqd binds.
 func boundKeys() map[string]bool {
 	ns, b, n, tc := namesrv.DefaultConfig(), processor.DefaultBrokerConfig(), defaultNetConfig(), defaultTLSConfig()
-	known := map[string]bool{keyNamesrvListenPort: true}
+	known := map[string]bool{keyNamesrvListenPort: true, keyNamesrvAddrProperty: true}
 	for _, cfg := range []any{&ns, &b, &n, &tc} {
 		keys, _ := compat.ConfigKeys(cfg)
 		for _, k := range keys {
