@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
@@ -215,6 +216,39 @@ var rawCases = []scenario{
 			}
 			if n := r.maxOffset(topic, 0); n != 1 {
 				tb.Fatalf("queue 0 max offset %d after one good and one refused send, want 1", n)
+			}
+		},
+	},
+	{
+		// What the broker stores of a producer's properties string: Java's SendMessageProcessor decodes it
+		// into a HashMap (a pair without a value or separator dropped, a repeated name's last value kept),
+		// sets CLUSTER, MSG_REGION and TRACE_ON and encodes the map again. The set of pairs must be the same on both brokers; the
+		// order is not (Java's is the HashMap's, rmqd keeps the producer's: docs/compatibility.md).
+		Name: "raw-stored-properties",
+		Run: func(tb harness.TB, tg *harness.Target) {
+			const topic = "IT_b_raw_props"
+			r := newRawClient(tb, tg)
+			r.createTopic(topic, 1)
+			props := "KEYS\x01k1 k2\x02TAGS\x01tg\x02WAIT\x01true\x02UNIQ_KEY\x017F0000011234\x02alpha\x01a\x02" +
+				"dup\x01first\x02junk\x02CLUSTER\x01other\x02dup\x01second\x02\x01nameless\x02DELAY\x01\x02nu\x01n\x02psi\x01v\x02"
+			if resp := r.invoke(codec.ReqSendMessage, sendHeader(topic, 0, props), []byte("p"), 30*time.Second); resp.Code != codec.RespSuccess {
+				tb.Fatalf("send: code %d %q", resp.Code, resp.Remark)
+			}
+			msgs, _, ok := r.pullOnce("IT_b_raw_props_cg", topic, 0, 0)
+			if !ok || len(msgs) != 1 {
+				tb.Fatalf("pull: ok=%v, %d messages, want 1", ok, len(msgs))
+			}
+			// Split raw, not through the decoder: a dropped pair must not be stored either.
+			got := strings.Split(strings.TrimSuffix(msgs[0].Properties, "\x02"), "\x02")
+			for i, p := range got {
+				got[i] = strings.Replace(p, "\x01", "=", 1)
+			}
+			tb.Logf("%s stored %q", tg.Kind, got)
+			slices.Sort(got)
+			want := []string{"CLUSTER=" + tg.ClusterName, "KEYS=k1 k2", "MSG_REGION=DefaultRegion", "TAGS=tg", "TRACE_ON=true",
+				"UNIQ_KEY=7F0000011234", "WAIT=true", "alpha=a", "dup=second", "nu=n", "psi=v"}
+			if !slices.Equal(got, want) {
+				tb.Fatalf("stored properties %q, want %q", got, want)
 			}
 		},
 	},
