@@ -282,16 +282,18 @@ func (b *Broker) handleGetAllDelayOffset(ctx context.Context, c remoting.Conn, r
 	return resp, nil
 }
 
-// handleGetSubscriptionGroupConfig is GET_SUBSCRIPTIONGROUP_CONFIG.
+// handleGetSubscriptionGroupConfig is GET_SUBSCRIPTIONGROUP_CONFIG. As Java's
+// findSubscriptionGroupConfig it creates an unknown group when auto-creation
+// is on: Apache's 5.5 proxy asks for a gRPC consumer's group before the
+// consumer's first heartbeat and refuses the consumer when there is none.
 func (b *Broker) handleGetSubscriptionGroupConfig(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	var h codec.GetSubscriptionGroupConfigRequestHeader
 	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
 		return headerError(req, err), nil
 	}
-	g := h.Group
-	sgc, ok := b.groups.Get(g)
+	sgc, ok := b.groups.Find(h.Group)
 	if !ok {
-		return codec.NewResponse(req, codec.RespSubscriptionGroupNotExist, "The subscription group "+g+" not exist"), nil
+		return codec.NewResponse(req, codec.RespSubscriptionGroupNotExist, "No group in this broker"), nil
 	}
 	body, err := codec.MarshalBody(sgc)
 	if err != nil {

@@ -86,3 +86,31 @@ func TestGroupAttributesRefused(t *testing.T) {
 	resp = updateGroupBody(t, b, `{"groupName":"AttrG","attributes":{}}`)
 	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
 }
+
+// GET_SUBSCRIPTIONGROUP_CONFIG creates an unknown group when auto-creation is
+// on, as Java's findSubscriptionGroupConfig does (Apache's 5.5 proxy refuses a
+// gRPC consumer whose group it cannot read), and answers Java's remark when off
+// or for a name no group may have.
+func TestGetSubscriptionGroupConfigCreates(t *testing.T) {
+	b := newTestBroker(t, nil)
+	m := getGroupBody(t, b, "NewG")
+	require.Equal(t, "NewG", m["groupName"])
+	_, ok := b.groups.Get("NewG")
+	require.True(t, ok, "created and kept")
+
+	get := func(group string) *codec.RemotingCommand {
+		req := codec.NewRequest(codec.ReqGetSubscriptiongroupConfig)
+		req.Ext.Set("group", group)
+		resp, err := b.handleGetSubscriptionGroupConfig(context.Background(), newTestConn(5), req)
+		require.NoError(t, err)
+		return resp
+	}
+	resp := get("bad/name")
+	require.EqualValues(t, codec.RespSubscriptionGroupNotExist, resp.Code)
+	require.Equal(t, "No group in this broker", resp.Remark)
+
+	b = newTestBroker(t, func(c *BrokerConfig) { c.AutoCreateSubscriptionGroup = false })
+	require.EqualValues(t, codec.RespSubscriptionGroupNotExist, get("OtherG").Code)
+	_, ok = b.groups.Get("OtherG")
+	require.False(t, ok)
+}
