@@ -105,7 +105,11 @@ const (
 	SysTopicSelfTest      = "SELF_TEST_TOPIC"
 	SysTopicOffsetMoved   = "OFFSET_MOVED_EVENT"
 	SysTopicRocksDBOffset = "CHECKPOINT_TOPIC"
-	SystemTopicPrefix     = "rmq_sys_"
+	// Java 5.5's half and op topics of transactions kept in RocksDB: rmqd
+	// keeps none there, but a producer may no more write them than in Java.
+	SysTopicRocksDBTransHalf   = "RMQ_SYS_ROCKSDB_TRANS_HALF_TOPIC"
+	SysTopicRocksDBTransOpHalf = "RMQ_SYS_ROCKSDB_TRANS_OP_HALF_TOPIC"
+	SystemTopicPrefix          = "rmq_sys_"
 	// SysTopicRevivePrefix + cluster is PopAckConstants' revive topic: POP
 	// checkpoints and acks.
 	SysTopicRevivePrefix = "rmq_sys_REVIVE_LOG_"
@@ -117,7 +121,8 @@ const (
 func IsSystemTopic(topic string) bool {
 	switch topic {
 	case SysTopicAutoCreate, SysTopicSchedule, SysTopicBenchmark, SysTopicTransHalf, SysTopicTrace,
-		SysTopicTransOpHalf, SysTopicTransCheckMax, SysTopicSelfTest, SysTopicOffsetMoved, SysTopicRocksDBOffset:
+		SysTopicTransOpHalf, SysTopicTransCheckMax, SysTopicSelfTest, SysTopicOffsetMoved, SysTopicRocksDBOffset,
+		SysTopicRocksDBTransHalf, SysTopicRocksDBTransOpHalf:
 		return true
 	}
 	return len(topic) >= len(SystemTopicPrefix) && topic[:len(SystemTopicPrefix)] == SystemTopicPrefix
@@ -128,7 +133,7 @@ func IsSystemTopic(topic string) bool {
 func IsNotAllowedSendTopic(topic string) bool {
 	switch topic {
 	case SysTopicSchedule, SysTopicTransHalf, SysTopicTransOpHalf, SysTopicTransCheckMax, SysTopicSelfTest,
-		SysTopicOffsetMoved:
+		SysTopicOffsetMoved, SysTopicRocksDBTransHalf, SysTopicRocksDBTransOpHalf:
 		return true
 	}
 	return false

@@ -88,7 +88,8 @@ func TestSystemTopics(t *testing.T) {
 		t.Error("ordinary topic taken for a system topic")
 	}
 	for _, s := range []string{"SCHEDULE_TOPIC_XXXX", "RMQ_SYS_TRANS_HALF_TOPIC", "RMQ_SYS_TRANS_OP_HALF_TOPIC",
-		"TRANS_CHECK_MAX_TIME_TOPIC", "SELF_TEST_TOPIC", "OFFSET_MOVED_EVENT"} {
+		"TRANS_CHECK_MAX_TIME_TOPIC", "SELF_TEST_TOPIC", "OFFSET_MOVED_EVENT", "RMQ_SYS_ROCKSDB_TRANS_HALF_TOPIC",
+		"RMQ_SYS_ROCKSDB_TRANS_OP_HALF_TOPIC"} {
 		if !IsNotAllowedSendTopic(s) {
 			t.Errorf("IsNotAllowedSendTopic(%q) = false", s)
 		}
