@@ -31,6 +31,10 @@ const (
 	PropTimerOutMs        = "TIMER_OUT_MS"
 	PropTimerDelayMs      = "TIMER_DELAY_MS"
 	PropPopCK             = "POP_CK"
+	// PropPriority is a message's priority (Java 5.5, Message.setPriority);
+	// PropShardingKey marks a FIFO message of the 5.x gRPC clients.
+	PropPriority    = "_SYS_MSG_PRIORITY_"
+	PropShardingKey = "__SHARDINGKEY"
 	// PropInnerMultiDispatch lists the light message queues a message is also
 	// dispatched to; PropInnerMultiQueueOffset is the broker's answer, each
 	// queue's offset, both joined by LMQDispatchSeparator.

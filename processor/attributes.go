@@ -16,12 +16,14 @@ type attrSpec struct {
 	min, max   int64    // the long's range
 }
 
-// topicAttrs is TopicAttributes.ALL (5.3.3).
+// topicAttrs is TopicAttributes.ALL (5.5.0, but for its LITE message type and
+// liteExpiration: rmqd has no lite topics). Enum values are listed as Java's
+// HashSet prints them in the refusal.
 var topicAttrs = map[string]attrSpec{
 	"queue.type":     {values: []string{"BatchCQ", "SimpleCQ"}},
 	"cleanup.policy": {values: []string{"DELETE", "COMPACTION"}},
 	"message.type": {changeable: true,
-		values: []string{"UNSPECIFIED", "NORMAL", "FIFO", "DELAY", "TRANSACTION", "MIXED"}},
+		values: []string{"UNSPECIFIED", "MIXED", "TRANSACTION", "PRIORITY", "FIFO", "DELAY", "NORMAL"}},
 	// Only tiered storage reads it; Java's default store keeps it and ignores it,
 	// as rmqd does.
 	"reserve.time": {changeable: true, min: -1, max: math.MaxInt64},
@@ -74,9 +76,35 @@ func attrModsOf(m map[string]string) []attrMod {
 	return mods
 }
 
-// groupAttrs is SubscriptionGroupAttributes.ALL (5.3.3): empty, so any
-// attribute in a group update is refused.
-var groupAttrs = map[string]attrSpec{}
+// groupAttrs is SubscriptionGroupAttributes.ALL (5.5.0) but for its lite.*
+// ones: priority.factor, the percentage of a group's POPs of a priority topic
+// read in priority order (default 100).
+var groupAttrs = map[string]attrSpec{
+	attrPriorityFactor: {changeable: true, min: 0, max: 100},
+}
+
+const (
+	attrPriorityFactor    = "priority.factor"
+	defaultPriorityFactor = 100
+	messageTypePriority   = "PRIORITY"
+	attrMessageType       = "message.type"
+)
+
+// isPriorityTopic reports a message.type=PRIORITY topic (Java 5.5).
+func isPriorityTopic(tc TopicConfig) bool {
+	return len(tc.Attributes) != 0 && tc.Attributes[attrMessageType] == messageTypePriority
+}
+
+// priorityFactor is SubscriptionGroupConfig.getPriorityFactor: the attribute,
+// or its default when absent or not a number.
+func priorityFactor(g SubscriptionGroupConfig) int {
+	if v, ok := g.Attributes[attrPriorityFactor]; ok {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			return int(max(0, min(n, 100)))
+		}
+	}
+	return defaultPriorityFactor
+}
 
 // alterTopicAttrs is alterAttrs for a topic, after AdminBrokerProcessor's
 // MIXED check.

@@ -23,12 +23,17 @@ type PopConfig struct {
 	EnablePopMessageThreshold          bool  `prop:"enablePopMessageThreshold"`
 	PopInflightMessageThreshold        int64 `prop:"popInflightMessageThreshold"`
 	PopResponseReturnActualRetryTopic  bool  `prop:"popResponseReturnActualRetryTopic"`
+	// Java 5.5's priority topics (message.type=PRIORITY): the retry topic's
+	// share of a priority POP, and whether queue 0 is the lowest priority
+	// (read last) or the highest.
+	PopFromRetryProbabilityForPriority int32 `prop:"popFromRetryProbabilityForPriority"`
+	PriorityOrderAsc                   bool  `prop:"priorityOrderAsc"`
 }
 
 // defaultPopConfig has Java's defaults.
 func defaultPopConfig() PopConfig {
 	return PopConfig{RetrieveMessageFromPopRetryTopicV1: true, PopFromRetryProbability: 20, ReviveInterval: 1000,
-		MaxPopPollingSize: 100000, PopPollingSize: 1024, PopInflightMessageThreshold: 10000}
+		MaxPopPollingSize: 100000, PopPollingSize: 1024, PopInflightMessageThreshold: 10000, PriorityOrderAsc: true}
 }
 
 // errPropertyFilterOff refuses SQL92 POP filters while enablePropertyFilter is off.
@@ -45,9 +50,11 @@ func (h popHost) Conf() pop.Config {
 		StoreHost: h.b.storeHost, Readable: permReadable(c.BrokerPermission),
 		TimerWheelEnable: c.TimerWheelEnable, ReviveQueueNum: c.ReviveQueueNum,
 		EnableRetryTopicV2: c.Pop.EnableRetryTopicV2, RetrieveFromRetryV1: c.Pop.RetrieveMessageFromPopRetryTopicV1,
-		PopFromRetryProbability: int(c.Pop.PopFromRetryProbability),
-		ReviveInterval:          compat.Millis(int64(c.Pop.ReviveInterval)),
-		MaxPopPollingSize:       int(c.Pop.MaxPopPollingSize), PopPollingSize: int(c.Pop.PopPollingSize),
+		PopFromRetryProbability:            int(c.Pop.PopFromRetryProbability),
+		PopFromRetryProbabilityForPriority: int(c.Pop.PopFromRetryProbabilityForPriority),
+		PriorityOrderAsc:                   c.Pop.PriorityOrderAsc,
+		ReviveInterval:                     compat.Millis(int64(c.Pop.ReviveInterval)),
+		MaxPopPollingSize:                  int(c.Pop.MaxPopPollingSize), PopPollingSize: int(c.Pop.PopPollingSize),
 		EnablePopMessageThreshold:         c.Pop.EnablePopMessageThreshold,
 		PopInflightMessageThreshold:       c.Pop.PopInflightMessageThreshold,
 		PopResponseReturnActualRetryTopic: c.Pop.PopResponseReturnActualRetryTopic}
@@ -104,12 +111,12 @@ func (h popHost) HasReset(group, topic string, q int32) bool {
 
 func (h popHost) Topic(topic string) (pop.Topic, bool) {
 	tc, ok := h.b.topics.Select(topic)
-	return pop.Topic{ReadQueueNums: tc.ReadQueueNums, Perm: tc.Perm, Batch: isBatchCQ(tc)}, ok
+	return pop.Topic{ReadQueueNums: tc.ReadQueueNums, Perm: tc.Perm, Batch: isBatchCQ(tc), Priority: isPriorityTopic(tc)}, ok
 }
 
 func (h popHost) Group(group string) (pop.Group, bool) {
 	g, ok := h.b.groups.Find(group)
-	return pop.Group{ConsumeEnable: g.ConsumeEnable, RetryMaxTimes: g.RetryMaxTimes}, ok
+	return pop.Group{ConsumeEnable: g.ConsumeEnable, RetryMaxTimes: g.RetryMaxTimes, PriorityFactor: priorityFactor(g)}, ok
 }
 
 func (h popHost) CreateTopic(topic string, queueNums, perm int32) {

@@ -22,9 +22,12 @@ import (
 // name the wrong pop (Java's clearReservedProperties). The
 // result names each property once, as Java's re-encoding does. pv indexes the
 // properties and is left indexing the result, so a send walks them once.
-func fixStoredProps(pv *codec.PropView, cfg *BrokerConfig, ids *uniqIDGen) string {
+func fixStoredProps(pv *codec.PropView, cfg *BrokerConfig, ids *uniqIDGen, dropPriority bool) string {
 	e := codec.EditProperties(pv.Props())
 	e.Delete(codec.PropPopCK)
+	if dropPriority {
+		e.Delete(codec.PropPriority)
+	}
 	e.Set(codec.PropMsgRegion, cfg.RegionID)
 	e.Set(codec.PropTraceSwitch, strconv.FormatBool(cfg.TraceOn))
 	if !pv.Has(codec.PropUniqKey) {
@@ -90,4 +93,31 @@ func (g *uniqIDGen) next() string {
 		out[20+2*i], out[21+2*i] = hx[b>>4], hx[b&0xF]
 	}
 	return string(out[:])
+}
+
+// messagePriority is what Java 5.5's SendMessageProcessor does with a
+// message's priority: a message of no other type (TopicMessageType.
+// parseFromMessageProperty: not a transaction, delay or FIFO message) goes to
+// the queue numbered by its priority, else the priority is dropped. prio is
+// -1 when the message names none, or none Integer.parseInt reads (Java then
+// leaves the property as it is).
+func messagePriority(pv *codec.PropView) (prio int32, drop bool) {
+	v, ok := pv.Get(codec.PropPriority)
+	if !ok {
+		return -1, false
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || n < 0 {
+		return -1, false
+	}
+	if tran, _ := pv.Get(codec.PropTranMsg); parseJavaBool(tran) {
+		return -1, true
+	}
+	for _, name := range [...]string{codec.PropDelay, codec.PropTimerDeliverMs, codec.PropTimerDelaySec,
+		codec.PropTimerDelayMs, codec.PropShardingKey} {
+		if pv.Has(name) {
+			return -1, true
+		}
+	}
+	return int32(n), false
 }

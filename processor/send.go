@@ -225,7 +225,15 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 		// Java broker reading this store number a batch queue wrongly.
 		return b.sendDone(a, msg, queueID, store.PutResult{Status: store.PutMessageIllegal})
 	}
-	props = fixStoredProps(&pv, b.conf(), b.ids)
+	prio, dropPrio := messagePriority(&pv)
+	// Java clamps to the send topic's queues, and would do so for a message
+	// moved to the DLQ too, whose one queue that number may not name, and on
+	// a static topic, whose logical queue the answer names: rmqd does neither.
+	if prio >= 0 && msg.Topic == tc.TopicName && tc.WriteQueueNums > 0 && !a.static {
+		queueID = min(prio, tc.WriteQueueNums-1)
+		msg.QueueID = queueID
+	}
+	props = fixStoredProps(&pv, b.conf(), b.ids, dropPrio)
 	if tran, _ := pv.Get(codec.PropTranMsg); parseJavaBool(tran) &&
 		!(msg.ReconsumeTimes > 0 && hasDelay(&pv)) {
 		if b.conf().RejectTransactionMessage {

@@ -40,9 +40,14 @@ type Config struct {
 	EnableRetryTopicV2 bool
 	// RetrieveFromRetryV1 also reads the v1 retry topic while v2 is on.
 	RetrieveFromRetryV1 bool
-	// PopFromRetryProbability is the percentage of POPs that read the retry topic first.
-	PopFromRetryProbability int
-	ReviveInterval          time.Duration
+	// PopFromRetryProbability is the percentage of POPs that read the retry topic first;
+	// PopFromRetryProbabilityForPriority that of the POPs run in priority order.
+	PopFromRetryProbability            int
+	PopFromRetryProbabilityForPriority int
+	// PriorityOrderAsc: queue 0 holds the lowest priority, so a priority POP
+	// reads the queues from the last down (else from queue 0 up).
+	PriorityOrderAsc bool
+	ReviveInterval   time.Duration
 	// MaxPopPollingSize bounds the held POPs of the broker, PopPollingSize those of one key.
 	MaxPopPollingSize int
 	PopPollingSize    int
@@ -62,12 +67,18 @@ type Topic struct {
 	// Batch marks a queue.type=BatchCQ topic, whose units cover several
 	// queue offsets (an inner batch).
 	Batch bool
+	// Priority marks a message.type=PRIORITY topic (Java 5.5): a message's
+	// priority is its queue number.
+	Priority bool
 }
 
 // Group is what POP needs of a subscription group.
 type Group struct {
 	ConsumeEnable bool
 	RetryMaxTimes int32
+	// PriorityFactor is the percentage (0-100) of the group's POPs of a
+	// priority topic read in priority order (attribute priority.factor).
+	PriorityFactor int
 }
 
 // Host is what POP needs of the broker.

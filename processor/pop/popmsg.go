@@ -106,6 +106,7 @@ type popState struct {
 	inflightCap int64 // popInflightMessageThreshold
 	filter      store.MessageFilter
 	reviveQid   int32
+	descending  bool // priorityOrderAsc: topics are read from their last queue down
 	popTime     int64
 	body        []byte
 	count       int32
@@ -172,8 +173,19 @@ func (s *Service) pop(c remoting.Conn, h *popHeader, r reply) *codec.RemotingCom
 		s.ckNum++
 		s.ckMu.Unlock()
 	}
-	needRetry := randomQ < cfg.PopFromRetryProbability
+	// Java 5.5: a priority topic's POP reads its queues from the highest
+	// priority down, unrotated, for priority.factor percent of the group's POPs.
+	priority := tc.Priority && !h.order && randomQ < g.PriorityFactor
+	retryShare := cfg.PopFromRetryProbability
+	if priority {
+		retryShare = cfg.PopFromRetryProbabilityForPriority
+	}
+	needRetry := randomQ < retryShare
 	needRetryV1 := cfg.EnableRetryTopicV2 && cfg.RetrieveFromRetryV1 && randomQ%2 == 0
+	if priority {
+		randomQ = 0
+	}
+	st.descending = cfg.PriorityOrderAsc
 	retry := retryTopic(h.topic, h.group, cfg.EnableRetryTopicV2)
 	if needRetryV1 {
 		retry = retryTopicV1(h.topic, h.group)
@@ -231,8 +243,15 @@ func (s *Service) popFromTopic(st *popState, topic string, isRetry bool, randomQ
 	if !ok || tc.ReadQueueNums <= 0 {
 		return
 	}
-	for i := int32(0); i < tc.ReadQueueNums; i++ {
-		s.popFromQueue(st, topic, isRetry, (int32(randomQ)+i)%tc.ReadQueueNums)
+	n := tc.ReadQueueNums
+	for i := int32(0); i < n; i++ {
+		// Java's order for every topic; unrotated (randomQ 0) it is a
+		// priority topic's, from the highest priority.
+		idx := i
+		if st.descending {
+			idx = n - 1 - i
+		}
+		s.popFromQueue(st, topic, isRetry, (idx+int32(randomQ))%n)
 	}
 }
 

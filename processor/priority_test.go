@@ -1,0 +1,117 @@
+package processor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"rmqd/codec"
+	"rmqd/compat"
+	"rmqd/remoting"
+)
+
+// Java 5.5's priority messages (SendMessageProcessor): a message naming a
+// priority and no other type goes to the queue of that number, the send
+// topic's last at most, whatever the topic's type; a transaction, delay or
+// FIFO message loses the property; one Integer.parseInt cannot read keeps it
+// and the header's queue.
+func TestPrioritySend(t *testing.T) {
+	b := newTestBroker(t, nil)
+	ctx := context.Background()
+	req := createTopicReq("PrioT", 4)
+	req.Ext.Set("attributes", "+message.type=PRIORITY")
+	resp, err := b.handleUpdateAndCreateTopic(ctx, newTestConn(2), req)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+
+	for _, tc := range []struct {
+		topic, props string
+		wantQ        string
+		kept         bool
+	}{
+		{"PrioT", "_SYS_MSG_PRIORITY_\x012\x02", "2", true},
+		{"PrioT", "_SYS_MSG_PRIORITY_\x019\x02", "3", true},
+		{"PrioT", "_SYS_MSG_PRIORITY_\x010\x02", "0", true},
+		{"PlainT", "_SYS_MSG_PRIORITY_\x013\x02", "3", true},
+		{"PrioT", "_SYS_MSG_PRIORITY_\x012\x02__SHARDINGKEY\x01k\x02", "1", false},
+		{"PrioT", "_SYS_MSG_PRIORITY_\x012\x02TIMER_DELAY_SEC\x011\x02", "1", false},
+		{"PrioT", "_SYS_MSG_PRIORITY_\x01x\x02", "1", true},
+		{"PrioT", "_SYS_MSG_PRIORITY_\x01-1\x02", "1", true},
+	} {
+		resp := sendOK(t, b, sendReq(tc.topic, 1, []byte("p"), tc.props))
+		_, clOff, err := compat.DecodeOffsetMsgID(ext(t, resp, "msgId"))
+		require.NoError(t, err)
+		if strings.Contains(tc.props, "TIMER") {
+			continue // parked in the timer's topic
+		}
+		stored, err := b.st.LookMessageByOffset(clOff)
+		require.NoError(t, err)
+		require.Equal(t, tc.wantQ, fmt.Sprint(stored.QueueID), "%q", tc.props)
+		_, has := codec.PropertyValue(stored.Properties, codec.PropPriority)
+		require.Equal(t, tc.kept, has, "%q stored %q", tc.props, stored.Properties)
+	}
+}
+
+// message.type=PRIORITY and the group attribute priority.factor are taken
+// (Java 5.5's TopicAttributes and SubscriptionGroupAttributes), the factor
+// within 0-100.
+func TestPriorityAttributes(t *testing.T) {
+	_, remark := alterTopicAttrs(true, nil, []attrMod{{"+message.type", "PRIORITY"}}, false)
+	require.Empty(t, remark)
+	_, remark = alterTopicAttrs(true, nil, []attrMod{{"+message.type", "LITE"}}, false)
+	require.Equal(t, "value is not in set: [UNSPECIFIED, MIXED, TRANSACTION, PRIORITY, FIFO, DELAY, NORMAL]", remark)
+	attrs, remark := alterAttrs(groupAttrs, true, nil, []attrMod{{"+priority.factor", "30"}})
+	require.Empty(t, remark)
+	require.Equal(t, 30, priorityFactor(SubscriptionGroupConfig{Attributes: attrs}))
+	_, remark = alterAttrs(groupAttrs, false, attrs, []attrMod{{"+priority.factor", "101"}})
+	require.Equal(t, "value is not in range(0, 100)", remark)
+	require.Equal(t, 100, priorityFactor(SubscriptionGroupConfig{}))
+}
+
+// A POP of a priority topic reads the highest queue first (priorityOrderAsc,
+// the default) when the group's factor is 100; with factor 0 every queue is
+// read from a random one.
+func TestPriorityPop(t *testing.T) {
+	b := newTestBroker(t, nil)
+	ctx := context.Background()
+	req := createTopicReq("PrioP", 4)
+	req.Ext.Set("attributes", "+message.type=PRIORITY")
+	resp, err := b.handleUpdateAndCreateTopic(ctx, newTestConn(2), req)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	for p := range 4 {
+		for range 3 {
+			sendOK(t, b, sendReq("PrioP", -1, []byte(fmt.Sprint(p)), fmt.Sprintf("_SYS_MSG_PRIORITY_\x01%d\x02", p)))
+		}
+	}
+	c := newTestConn(5)
+	popOne := func(group string) string {
+		t.Helper()
+		req := codec.NewRequest(codec.ReqPopMessage)
+		for _, kv := range [][2]string{{"consumerGroup", group}, {"topic", "PrioP"}, {"queueId", "-1"},
+			{"maxMsgNums", "1"}, {"invisibleTime", "60000"}, {"pollTime", "0"}, {"bornTime", fmt.Sprint(time.Now().UnixMilli())},
+			{"initMode", "0"}, {"expType", "TAG"}, {"exp", "*"}, {"order", "false"}} {
+			req.Ext.Set(kv[0], kv[1])
+		}
+		resp, err := b.Handlers()[req.Code].ProcessRequest(ctx, c, req)
+		if err != nil && !errors.Is(err, remoting.ErrAnsweredLater) {
+			t.Fatal(err)
+		}
+		require.NotNil(t, resp)
+		require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+		var m codec.Message
+		_, err = codec.DecodeRecord(resp.Body, &m)
+		require.NoError(t, err)
+		return string(m.Body)
+	}
+	var got []string
+	for range 12 {
+		got = append(got, popOne("PrioG"))
+	}
+	require.Equal(t, strings.Split("3 3 3 2 2 2 1 1 1 0 0 0", " "), got)
+}
