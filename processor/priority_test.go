@@ -22,13 +22,7 @@ import (
 // and the header's queue.
 func TestPrioritySend(t *testing.T) {
 	b := newTestBroker(t, nil)
-	ctx := context.Background()
-	req := createTopicReq("PrioT", 4)
-	req.Ext.Set("attributes", "+message.type=PRIORITY")
-	resp, err := b.handleUpdateAndCreateTopic(ctx, newTestConn(2), req)
-	require.NoError(t, err)
-	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
-
+	makePriorityTopic(t, b, "PrioT")
 	for _, tc := range []struct {
 		topic, props string
 		wantQ        string
@@ -73,17 +67,36 @@ func TestPriorityAttributes(t *testing.T) {
 	require.Equal(t, 100, priorityFactor(SubscriptionGroupConfig{}))
 }
 
-// A POP of a priority topic reads the highest queue first (priorityOrderAsc,
-// the default) when the group's factor is 100; with factor 0 every queue is
-// read from a random one.
-func TestPriorityPop(t *testing.T) {
-	b := newTestBroker(t, nil)
-	ctx := context.Background()
-	req := createTopicReq("PrioP", 4)
+// makePriorityTopic makes a 4-queue message.type=PRIORITY topic.
+func makePriorityTopic(t *testing.T, b *testBroker, topic string) {
+	t.Helper()
+	req := createTopicReq(topic, 4)
 	req.Ext.Set("attributes", "+message.type=PRIORITY")
-	resp, err := b.handleUpdateAndCreateTopic(ctx, newTestConn(2), req)
+	resp, err := b.handleUpdateAndCreateTopic(context.Background(), newTestConn(2), req)
 	require.NoError(t, err)
 	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+}
+
+// A POP of a priority topic reads the highest queue first under
+// priorityOrderAsc (the default: queue 0 is the lowest priority), queue 0
+// first without it, when the group's priority.factor is 100 (the default).
+func TestPriorityPop(t *testing.T) {
+	for _, asc := range []bool{true, false} {
+		b := newTestBroker(t, func(c *BrokerConfig) { c.Pop.PriorityOrderAsc = asc })
+		want := "3 3 3 2 2 2 1 1 1 0 0 0"
+		if !asc {
+			want = "0 0 0 1 1 1 2 2 2 3 3 3"
+		}
+		require.Equal(t, strings.Split(want, " "), popPriorities(t, b), "priorityOrderAsc=%v", asc)
+	}
+}
+
+// popPriorities sends three messages of each priority 0-3 to a new priority
+// topic and pops them one at a time: their bodies (the priority) in POP order.
+func popPriorities(t *testing.T, b *testBroker) []string {
+	t.Helper()
+	ctx := context.Background()
+	makePriorityTopic(t, b, "PrioP")
 	for p := range 4 {
 		for range 3 {
 			sendOK(t, b, sendReq("PrioP", -1, []byte(fmt.Sprint(p)), fmt.Sprintf("_SYS_MSG_PRIORITY_\x01%d\x02", p)))
@@ -113,5 +126,5 @@ func TestPriorityPop(t *testing.T) {
 	for range 12 {
 		got = append(got, popOne("PrioG"))
 	}
-	require.Equal(t, strings.Split("3 3 3 2 2 2 1 1 1 0 0 0", " "), got)
+	return got
 }
