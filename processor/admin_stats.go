@@ -18,6 +18,9 @@ import (
 // itself answers any size, from its mapped files).
 const queryBodyMax = remoting.DefaultMaxFrameLength - 64<<10
 
+// indexTypeTag is MessageConst.INDEX_TAG_TYPE (5.5).
+const indexTypeTag = "T"
+
 // handleQueryMessage is QUERY_MESSAGE: records found through the index by key
 // (or by UNIQ_KEY when _UNIQUE_KEY_QUERY=true).
 func (b *Broker) handleQueryMessage(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
@@ -30,6 +33,11 @@ func (b *Broker) handleQueryMessage(ctx context.Context, c remoting.Conn, req *c
 	// maxNum is replaced.
 	if v, _ := req.Ext.Get("_UNIQUE_KEY_QUERY"); v == "true" {
 		maxNum = b.conf().Store.DefaultQueryMaxNum
+	} else if t, _ := req.Ext.Get("indexType"); t == indexTypeTag {
+		// 5.5 indexes tags too (its header's indexType); rmqd's index is
+		// 5.3's, and a key search for the tag would answer that key's messages.
+		return codec.NewResponse(req, codec.RespQueryNotFound,
+			"can not find message: this broker keeps no tag index (indexType T)"), nil
 	}
 	body, count, lastTs, lastPhy := b.store.QueryMessage(topic, key, maxNum, queryBodyMax, begin, end)
 	resp := codec.NewResponse(req, codec.RespSuccess, "")

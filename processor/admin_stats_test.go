@@ -44,6 +44,13 @@ func TestQueryViewAndStats(t *testing.T) {
 	}, 5*time.Second, 20*time.Millisecond)
 	require.Equal(t, "find-me", string(decodeBody(t, r.Body)[0].Body))
 	ext(t, r, "indexLastUpdateTimestamp")
+	// 5.5's tag index: rmqd keeps none, and must not answer the key's messages.
+	q.Ext.Set("indexType", "T")
+	r, _ = b.handleQueryMessage(ctx, c, q)
+	require.EqualValues(t, codec.RespQueryNotFound, r.Code)
+	q.Ext.Set("indexType", "K")
+	r, _ = b.handleQueryMessage(ctx, c, q)
+	require.EqualValues(t, codec.RespSuccess, r.Code)
 	q.Ext.Set("key", "nope")
 	r, _ = b.handleQueryMessage(ctx, c, q)
 	require.EqualValues(t, codec.RespQueryNotFound, r.Code)
