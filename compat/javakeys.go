@@ -246,9 +246,46 @@ func buildJavaKeys() map[string]JavaKey {
 	group(KeyNoEffect, whyProxy,
 		"broadcastOffsetExpireMaxSecond", "broadcastOffsetExpireSecond", "enableBroadcastOffsetStore")
 
-	// Behaviours rmqd could give but does not yet: Java's default applies.
-	// None at present (enableCompaction was the last).
-	for k, why := range map[string]string{} {
+	// Keys Java 5.5.0 added (docs/compatibility.md, "Apache RocketMQ 5.5").
+	group(KeyNoEffect, whyRocks,
+		"combineCQUseRocksdbForLmq", "iteratorWhenUseRocksdbConsumeQueue", "maxRocksDBIndexQueryDays",
+		"persistConsumerOffsetIncrementally", "timerRocksDBPrecisionMs", "timerRocksDBRollIntervalHours",
+		"timerRocksDBRollMaxTps", "timerRocksDBRollRangeHours", "timerRocksDBStopScan",
+		"timerRocksDBTimeExpiredMaxTps", "transWriteOriginTransHalfEnable", "transactionCheckRocksdbCoreThreads",
+		"transactionCheckRocksdbMaxThreads", "transactionCheckRocksdbQueueCapacity",
+		"useSeparateStorePathForRocksdbCQ", "useSingleRocksDBForAllConfigs")
+	group(KeyNoEffect, "detail of Java 5.5's lite topics, which rmqd lacks (message.type=LITE is refused)",
+		"enableLiteEventMode", "enableLitePopLog", "liteEventCheckInterval", "liteEventFullDispatchDelayTime",
+		"liteEventFullDispatchDelayTimeForWildcardGroup", "liteLagCountMetricsEnable", "liteLagLatencyCollectEnable",
+		"liteLagLatencyMetricsEnable", "liteLagLatencyTopK", "liteSubscriptionCheckInterval",
+		"liteSubscriptionCheckTimeoutMills", "liteTtlCheckInterval", "maxClientEventCount",
+		"maxLiteSubscriptionCount", "minLiteTTl")
+	group(KeyNoEffect, whyServices,
+		"popReviveConcurrency", "timerRecallToTimeWheelEnable", "timerRecallToTimelineEnable",
+		"timerReputServiceCorePoolSize", "timerReputServiceMaxPoolSize", "timerReputServiceQueueCapacity",
+		"timerWheelSnapshotFlush", "timerWheelSnapshotIntervalMs")
+	group(KeyNoEffect, whyStore, "checkCommitLogOffsetOnRecover", "commitLogRecoverMaxNum", "sharedByteBufferNum")
+	group(KeyNoEffect, whyStats, "metricsExportBatchMaxDataPoints")
+	refuse("timerRocksDBEnable", "true", whenTrue, "the RocksDB timer (Java 5.5) is not supported: rmqd's timer is the wheel")
+	refuse("transRocksDBEnable", "true", whenTrue,
+		"transactions kept in RocksDB (Java 5.5) are not supported: rmqd keeps half messages in the commitlog")
+	refuse("indexRocksDBEnable", "true", whenTrue,
+		"the RocksDB message index (Java 5.5) is not supported: rmqd keeps the index files")
+	refuse("useSeparateRetryQueue", "true", whenTrue,
+		"a retry queue per message queue (Java 5.5) is not supported: retries go to the group's retry topic")
+
+	// Behaviours rmqd does not give: Java's default applies.
+	for k, why := range map[string]string{
+		"indexFileWriteEnable": "the index files are always written (Java 5.5 can leave them to its RocksDB index)",
+		"indexFileReadEnable":  "the index files are always read (Java 5.5 can leave them to its RocksDB index)",
+		"useMessageFilterForNotification": "NOTIFICATION reports any new message, not only those matching the " +
+			"subscription Java 5.5 sends with it",
+		"maxMessageFilterNumForNotification": "NOTIFICATION reports any new message, not only those matching the " +
+			"subscription Java 5.5 sends with it",
+		"popReviveSkipIfGroupAbsent":   "the reviver skips the checkpoints of a group that does not exist (and is not auto-created), as Java by default",
+		"appendTopicForTimerDeleteKey": "a timer delete key is Java's default one, without the topic",
+		"enableLmqQuota":               "light message queues are bounded by maxLmqConsumeQueueNum alone",
+	} {
 		group(KeyNotHonoured, why, k)
 	}
 
