@@ -22,7 +22,7 @@ const queryBodyMax = remoting.DefaultMaxFrameLength - 64<<10
 const indexTypeTag = "T"
 
 // handleQueryMessage is QUERY_MESSAGE: records found through the index by key
-// (or by UNIQ_KEY when _UNIQUE_KEY_QUERY=true).
+// (or by UNIQ_KEY when _UNIQUE_KEY_QUERY=true, by TAGS when indexType=T).
 func (b *Broker) handleQueryMessage(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	var h codec.QueryMessageRequestHeader
 	if err := codec.DecodeHeader(req.Ext, &h); err != nil {
@@ -31,15 +31,13 @@ func (b *Broker) handleQueryMessage(ctx context.Context, c remoting.Conn, req *c
 	topic, key, maxNum, begin, end := h.Topic, h.Key, h.MaxNum, h.BeginTimestamp, h.EndTimestamp
 	// Java compares the flag with equals("true"), not as a boolean; the asked
 	// maxNum is replaced.
+	query := b.store.QueryMessage
 	if v, _ := req.Ext.Get("_UNIQUE_KEY_QUERY"); v == "true" {
 		maxNum = b.conf().Store.DefaultQueryMaxNum
 	} else if t, _ := req.Ext.Get("indexType"); t == indexTypeTag {
-		// 5.5 indexes tags too (its header's indexType); rmqd's index is
-		// 5.3's, and a key search for the tag would answer that key's messages.
-		return codec.NewResponse(req, codec.RespQueryNotFound,
-			"can not find message: this broker keeps no tag index (indexType T)"), nil
+		query = b.store.QueryMessageByTag // 5.5's mqadmin queryMsgByKey -p T
 	}
-	body, count, lastTs, lastPhy := b.store.QueryMessage(topic, key, maxNum, queryBodyMax, begin, end)
+	body, count, lastTs, lastPhy := query(topic, key, maxNum, queryBodyMax, begin, end)
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	resp.Ext.Set("indexLastUpdateTimestamp", i64s(lastTs))
 	resp.Ext.Set("indexLastUpdatePhyoffset", i64s(lastPhy))

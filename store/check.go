@@ -526,10 +526,13 @@ func (c *checker) indexes() {
 	}
 }
 
-// indexedBy reports whether one of the record's keys (UNIQ_KEY, KEYS) has
-// the entry's hash.
+// indexedBy reports whether one of the record's keys (UNIQ_KEY, KEYS, and
+// TAGS as Java 5.5 indexes it) has the entry's hash.
 func indexedBy(m *codec.Message, hash int32) bool {
 	if v, ok := codec.PropertyValue(m.Properties, "UNIQ_KEY"); ok && keyHash(m.Topic, v) == hash {
+		return true
+	}
+	if v, ok := codec.PropertyValue(m.Properties, "TAGS"); ok && tagHash(m.Topic, v) == hash {
 		return true
 	}
 	keys, _ := codec.PropertyValue(m.Properties, "KEYS")

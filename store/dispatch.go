@@ -191,7 +191,7 @@ func (s *DefaultStore) dispatch(m *codec.Message, size int) error {
 		}
 	}
 	if s.cfg.MessageIndexEnable {
-		s.index.build(m, p.uniq, p.keys)
+		s.index.build(m, p.uniq, p.keys, p.tags)
 	}
 	if s.IsSlave() {
 		// A slave appends raw bytes without decoding them; the flush
@@ -208,7 +208,7 @@ func (s *DefaultStore) dispatchBatchIndexed(cq *consumeQueue, m *codec.Message, 
 		return err
 	}
 	if s.cfg.MessageIndexEnable {
-		s.index.build(m, p.uniq, p.keys)
+		s.index.build(m, p.uniq, p.keys, p.tags)
 	}
 	if s.IsSlave() {
 		s.commitLog.lastStoreTs.Store(m.StoreTimestamp)

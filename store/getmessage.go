@@ -339,11 +339,25 @@ func (s *DefaultStore) LookMessageByOffset(commitLogOffset int64) (*codec.Messag
 // takes the first one): clients refuse a larger frame, and each found record
 // may be a 4 MiB message.
 func (s *DefaultStore) QueryMessage(topic, key string, maxNum int32, maxBytes int, begin, end int64) (body []byte, count int, lastUpdateTimestamp, lastUpdatePhyOffset int64) {
+	return s.queryMessage(topic, key, false, maxNum, maxBytes, begin, end)
+}
+
+// QueryMessageByTag is QueryMessage for the records whose TAGS equals tag,
+// through Java 5.5's tag entries (indexType T).
+func (s *DefaultStore) QueryMessageByTag(topic, tag string, maxNum int32, maxBytes int, begin, end int64) (body []byte, count int, lastUpdateTimestamp, lastUpdatePhyOffset int64) {
+	return s.queryMessage(topic, tag, true, maxNum, maxBytes, begin, end)
+}
+
+func (s *DefaultStore) queryMessage(topic, key string, byTag bool, maxNum int32, maxBytes int, begin, end int64) (body []byte, count int, lastUpdateTimestamp, lastUpdatePhyOffset int64) {
 	n := int(maxNum)
 	if batch := s.live.Load().MaxMsgsNumBatch; n <= 0 || n > batch {
 		n = batch
 	}
-	offs, lastTs, lastPhy := s.index.query(topic, key, n, begin, end)
+	h := keyHash(topic, key)
+	if byTag {
+		h = tagHash(topic, key)
+	}
+	offs, lastTs, lastPhy := s.index.query(h, n, begin, end)
 	if len(offs) == 0 {
 		// Java tells the index's last update only with what it found.
 		return nil, 0, 0, 0
@@ -363,13 +377,19 @@ func (s *DefaultStore) QueryMessage(topic, key string, maxNum int32, maxBytes in
 			f.release()
 			break
 		}
-		if _, err := codec.DecodeRecord(b, &m); err == nil && m.Topic == topic && hasKey(&m, key) {
+		if _, err := codec.DecodeRecord(b, &m); err == nil && m.Topic == topic && (byTag && hasTag(&m, key) || !byTag && hasKey(&m, key)) {
 			body = append(body, b...)
 			count++
 		}
 		f.release()
 	}
 	return body, count, lastTs, lastPhy
+}
+
+// hasTag compares the real tags: index hashes collide.
+func hasTag(m *codec.Message, tag string) bool {
+	t, ok := codec.PropertyValue(m.Properties, codec.PropTags)
+	return ok && t == tag
 }
 
 // hasKey compares the real keys: index hashes collide.

@@ -46,7 +46,15 @@ func (x *indexFile) isFull() bool { return int(x.indexCount()) >= x.indexNum }
 
 // keyHash is abs(String.hashCode()) of "topic#key", with MIN_VALUE mapped to 0.
 func keyHash(topic, key string) int32 {
-	h := javaHashConcat(javaHashConcat(compat.JavaStringHash(topic), "#"), key)
+	return absHash(javaHashConcat(javaHashConcat(compat.JavaStringHash(topic), "#"), key))
+}
+
+// tagHash is keyHash of Java 5.5's tag entry, "topic#T#tags".
+func tagHash(topic, tags string) int32 {
+	return absHash(javaHashConcat(javaHashConcat(compat.JavaStringHash(topic), "#T#"), tags))
+}
+
+func absHash(h int32) int32 {
 	if h < 0 {
 		h = -h
 	}
@@ -416,8 +424,9 @@ func syncDir(dir string) {
 	_ = unix.Close(fd)
 }
 
-// build indexes UNIQ_KEY and each KEYS token of a dispatched record.
-func (ix *indexService) build(m *codec.Message, uniq, keys string) {
+// build indexes UNIQ_KEY, each KEYS token and, as Java 5.5 does, TAGS of a
+// dispatched record.
+func (ix *indexService) build(m *codec.Message, uniq, keys, tags string) {
 	if tranType(m.SysFlag) == codec.SysFlagTransRollback {
 		return
 	}
@@ -438,7 +447,7 @@ func (ix *indexService) build(m *codec.Message, uniq, keys string) {
 			return
 		}
 	}
-	if uniq != "" && !ix.put(x, m, uniq) {
+	if uniq != "" && !ix.put(x, m, keyHash(m.Topic, uniq)) {
 		return
 	}
 	for keys != "" {
@@ -448,9 +457,12 @@ func (ix *indexService) build(m *codec.Message, uniq, keys string) {
 		} else {
 			keys = ""
 		}
-		if k != "" && !ix.put(x, m, k) {
+		if k != "" && !ix.put(x, m, keyHash(m.Topic, k)) {
 			return
 		}
+	}
+	if tags != "" {
+		ix.put(x, m, tagHash(m.Topic, tags))
 	}
 }
 
@@ -464,8 +476,7 @@ func (ix *indexService) missed(m *codec.Message, err error) {
 	ix.s.log.Error("no index file: records from this offset are indexed once one can be made", "offset", m.CommitLogOffset, "err", err)
 }
 
-func (ix *indexService) put(x *indexFile, m *codec.Message, key string) bool {
-	h := keyHash(m.Topic, key)
+func (ix *indexService) put(x *indexFile, m *codec.Message, h int32) bool {
 	for i := 0; i < 3; i++ {
 		if x.putKey(h, m.CommitLogOffset, m.StoreTimestamp) {
 			return true
@@ -479,8 +490,8 @@ func (ix *indexService) put(x *indexFile, m *codec.Message, key string) bool {
 	return false
 }
 
-// query returns commitlog offsets whose key hash matches, newest files first.
-func (ix *indexService) query(topic, key string, maxNum int, begin, end int64) (offs []int64, lastTs, lastPhy int64) {
+// query returns commitlog offsets whose entry hash is h, newest files first.
+func (ix *indexService) query(h int32, maxNum int, begin, end int64) (offs []int64, lastTs, lastPhy int64) {
 	ix.mu.RLock()
 	files := make([]*indexFile, 0, len(ix.files))
 	for _, f := range ix.files {
@@ -494,7 +505,6 @@ func (ix *indexService) query(topic, key string, maxNum int, begin, end int64) (
 			f.mf.release()
 		}
 	}()
-	h := keyHash(topic, key)
 	for i := len(files) - 1; i >= 0; i-- {
 		f := files[i]
 		if i == len(files)-1 {

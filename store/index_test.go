@@ -163,3 +163,65 @@ func TestQueryMessageOrderAndHeaders(t *testing.T) {
 	require.Zero(t, lastTs)
 	require.Zero(t, lastPhy)
 }
+
+// Java 5.5 also indexes each tagged record under "topic#T#tags"
+// (IndexService.buildIndex); QueryMessageByTag finds records by those
+// entries, a key query does not, and the checker takes them for the
+// record's own (a store Java 5.5 wrote must not read as damaged).
+func TestTagIndex(t *testing.T) {
+	for _, c := range []struct{ topic, tags string }{{"TopicTest", "TagA"}, {"T", "ключ"}, {"%RETRY%g", "a||b"}} {
+		want := compat.JavaStringHash(c.topic + "#T#" + c.tags)
+		if want < 0 {
+			want = -want
+		}
+		require.Equal(t, max(want, 0), tagHash(c.topic, c.tags), "%q", c)
+	}
+	dir := t.TempDir()
+	cfg := testConfig(dir)
+	s := openStore(t, cfg)
+	for i := 0; i < 6; i++ {
+		m := newMsg("TagIdx", 0, fmt.Sprint(i), map[string]string{"TAGS": fmt.Sprintf("tag%d", i%2), "KEYS": "k"})
+		require.Equal(t, PutOK, s.PutMessage(context.Background(), m).Status)
+	}
+	waitDispatched(t, s, "TagIdx", 0, 6)
+	s.doReput()
+	end := time.Now().UnixMilli() + 1000
+	body, n, _, _ := s.QueryMessageByTag("TagIdx", "tag1", 32, math.MaxInt, 0, end)
+	require.Equal(t, 3, n)
+	var got []string
+	for len(body) > 0 {
+		var m codec.Message
+		size, err := codec.DecodeRecord(body, &m)
+		require.NoError(t, err)
+		got, body = append(got, string(m.Body)), body[size:]
+	}
+	require.Equal(t, []string{"1", "3", "5"}, got)
+	_, n, _, _ = s.QueryMessage("TagIdx", "tag1", 32, math.MaxInt, 0, end)
+	require.Zero(t, n, "a tag is no key")
+	_, n, _, _ = s.QueryMessageByTag("TagIdx", "k", 32, math.MaxInt, 0, end)
+	require.Zero(t, n, "a key is no tag")
+	require.NoError(t, s.Shutdown())
+	require.Empty(t, Check(dir))
+}
+
+// BenchmarkIndexBuild is the dispatcher's index work for one record with a
+// UNIQ_KEY and a key, without and with the tag entry Java 5.5 adds.
+func BenchmarkIndexBuild(b *testing.B) {
+	for _, tags := range []string{"", "TagA"} {
+		b.Run("tags="+tags, func(b *testing.B) {
+			cfg := testConfig(b.TempDir())
+			cfg.MaxHashSlotNum = 500000
+			cfg.MaxIndexNum = 2000000
+			s := openStore(b, cfg)
+			defer s.Shutdown()
+			m := newMsg("Bench", 0, "x", nil)
+			m.StoreTimestamp = time.Now().UnixMilli()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				m.CommitLogOffset = int64(i) * 100
+				s.index.build(m, "0A0B0C0D0E0F0001", "key", tags)
+			}
+		})
+	}
+}

@@ -211,7 +211,7 @@ func (s *DefaultStore) rebuildIndex(from, to int64) {
 				break // recovery validated [from, to): only a bad start gets here
 			}
 			p := scanProps(m.Properties)
-			s.index.build(&m, p.uniq, p.keys)
+			s.index.build(&m, p.uniq, p.keys, p.tags)
 			pos += int64(size)
 			n++
 		}
