@@ -22,7 +22,7 @@ type attrSpec struct {
 var topicAttrs = map[string]attrSpec{
 	"queue.type":     {values: []string{"BatchCQ", "SimpleCQ"}},
 	"cleanup.policy": {values: []string{"DELETE", "COMPACTION"}},
-	"message.type": {changeable: true,
+	attrMessageType: {changeable: true,
 		values: []string{"UNSPECIFIED", "MIXED", "TRANSACTION", "PRIORITY", "FIFO", "DELAY", "NORMAL"}},
 	// Only tiered storage reads it; Java's default store keeps it and ignores it,
 	// as rmqd does.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"rmqd/codec"
+	"rmqd/processor/delivery"
 )
 
 // fixStoredProps is what the broker does to a sent message's properties
@@ -110,14 +111,9 @@ func messagePriority(pv *codec.PropView) (prio int32, drop bool) {
 	if err != nil || n < 0 {
 		return -1, false
 	}
-	if tran, _ := pv.Get(codec.PropTranMsg); parseJavaBool(tran) {
+	tran, _ := pv.Get(codec.PropTranMsg)
+	if parseJavaBool(tran) || pv.Has(codec.PropDelay) || delivery.HasTimerProps(pv) || pv.Has(codec.PropShardingKey) {
 		return -1, true
-	}
-	for _, name := range [...]string{codec.PropDelay, codec.PropTimerDeliverMs, codec.PropTimerDelaySec,
-		codec.PropTimerDelayMs, codec.PropShardingKey} {
-		if pv.Has(name) {
-			return -1, true
-		}
 	}
 	return int32(n), false
 }

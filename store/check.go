@@ -532,7 +532,7 @@ func indexedBy(m *codec.Message, hash int32) bool {
 	if v, ok := codec.PropertyValue(m.Properties, "UNIQ_KEY"); ok && keyHash(m.Topic, v) == hash {
 		return true
 	}
-	if v, ok := codec.PropertyValue(m.Properties, "TAGS"); ok && tagHash(m.Topic, v) == hash {
+	if v, ok := codec.PropertyValue(m.Properties, codec.PropTags); ok && tagHash(m.Topic, v) == hash {
 		return true
 	}
 	keys, _ := codec.PropertyValue(m.Properties, "KEYS")

@@ -353,9 +353,9 @@ func (s *DefaultStore) queryMessage(topic, key string, byTag bool, maxNum int32,
 	if batch := s.live.Load().MaxMsgsNumBatch; n <= 0 || n > batch {
 		n = batch
 	}
-	h := keyHash(topic, key)
+	h, matches := keyHash(topic, key), hasKey
 	if byTag {
-		h = tagHash(topic, key)
+		h, matches = tagHash(topic, key), hasTag
 	}
 	offs, lastTs, lastPhy := s.index.query(h, n, begin, end)
 	if len(offs) == 0 {
@@ -377,7 +377,7 @@ func (s *DefaultStore) queryMessage(topic, key string, byTag bool, maxNum int32,
 			f.release()
 			break
 		}
-		if _, err := codec.DecodeRecord(b, &m); err == nil && m.Topic == topic && (byTag && hasTag(&m, key) || !byTag && hasKey(&m, key)) {
+		if _, err := codec.DecodeRecord(b, &m); err == nil && m.Topic == topic && matches(&m, key) {
 			body = append(body, b...)
 			count++
 		}

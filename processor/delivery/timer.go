@@ -75,7 +75,7 @@ func ParkTimerGated(msg *codec.Message, pv *codec.PropView, maxDelayMs, precisio
 	var own codec.PropView
 	pv = viewOf(msg, pv, &own)
 	props := msg.Properties
-	if !hasTimerProps(pv) {
+	if !HasTimerProps(pv) {
 		return true, false
 	}
 	if DelayLevel(pv) > 0 {
@@ -156,10 +156,12 @@ func CheckTimer(pv *codec.PropView, maxDelayMs int64) bool {
 // timer properties, no delay level (which wins over them) and no TIMER_OUT_MS
 // (a rolled copy's, stored as it is).
 func WantsTimer(pv *codec.PropView) bool {
-	return hasTimerProps(pv) && DelayLevel(pv) <= 0 && !pv.Has(codec.PropTimerOutMs)
+	return HasTimerProps(pv) && DelayLevel(pv) <= 0 && !pv.Has(codec.PropTimerOutMs)
 }
 
-func hasTimerProps(pv *codec.PropView) bool {
+// HasTimerProps reports a message naming a timer delivery: TIMER_DELIVER_MS,
+// TIMER_DELAY_SEC or TIMER_DELAY_MS, whatever their values.
+func HasTimerProps(pv *codec.PropView) bool {
 	return pv.Has(codec.PropTimerDeliverMs) || pv.Has(codec.PropTimerDelaySec) || pv.Has(codec.PropTimerDelayMs)
 }
 

@@ -50,7 +50,7 @@ func FuzzParkTimer(f *testing.F) {
 			if msg.QueueID < 0 || msg.QueueID >= levels {
 				t.Fatalf("parked in schedule queue %d of %d", msg.QueueID, levels)
 			}
-			if hasTimerProps(&pv) {
+			if HasTimerProps(&pv) {
 				t.Fatalf("delay-parked message keeps timer properties: %q", msg.Properties)
 			}
 		}
