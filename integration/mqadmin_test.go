@@ -114,6 +114,25 @@ func (s *adminSession) must(step, out string, wants ...string) {
 	}
 }
 
+// producerConnection lists the Go producer once the broker knows it: the Go client's first heartbeat
+// leaves a second after Start, so sends and topicStatus can finish before it arrives ("the producer
+// group[...] not exist" on either broker). It asks again for up to 10 s.
+func (s *adminSession) producerConnection() string {
+	s.tb.Helper()
+	args := []string{"producerConnection", "-g", mqaProducer, "-t", mqaTopic}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out, err := harness.TryMqadmin(s.tb, s.tg, args...)
+		if err == nil {
+			return s.record("producerConnection", out)
+		}
+		if time.Now().After(deadline) || !strings.Contains(err.Error(), "not exist") {
+			s.tb.Fatalf("producerConnection: %v\n%s", err, out)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
 func (s *adminSession) run() {
 	tb, tg := s.tb, s.tg
 	addr := tg.BrokerAddr
@@ -193,7 +212,7 @@ func (s *adminSession) run() {
 	if len(rows) != 4 || total != mqaMsgs {
 		tb.Fatalf("topicStatus: want 4 queues with max offsets summing to %d, got %d rows, sum %d:\n%s", mqaMsgs, len(rows), total, out)
 	}
-	s.must("producerConnection", s.admin("producerConnection", "producerConnection", "-g", mqaProducer, "-t", mqaTopic), "GO")
+	s.must("producerConnection", s.producerConnection(), "GO")
 
 	m3 := msgs[3]
 	out = s.admin("queryMsgByKey", "queryMsgByKey", "-t", mqaTopic, "-k", m3.key, "-b", fmt.Sprint(before))
