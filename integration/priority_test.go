@@ -2,7 +2,6 @@ package integration
 
 import (
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,8 +14,8 @@ import (
 // TestPriorityMessages: Java 5.5's priority messages over the raw protocol. A topic made with
 // message.type=PRIORITY takes a send's _SYS_MSG_PRIORITY_ as its queue number (the last queue at most), a
 // FIFO message (__SHARDINGKEY) loses it, and a POP reads the highest queue first. An Apache broker older than
-// 5.5 (the integration build pins 5.3.3) must refuse the topic instead; with rocketmq5.version=5.5.0 in
-// integration/java/pom.xml the whole test runs against Apache too (docs/compatibility.md, Apache 5.5).
+// 5.5 (the integration build pins 5.3.3) must refuse the topic instead; make integration-rocketmq55 runs the
+// whole test against Apache too (docs/compatibility.md, Apache 5.5).
 func TestPriorityMessages(t *testing.T) {
 	for _, kind := range targetsFromEnv(t) {
 		t.Run(kind, func(t *testing.T) {
@@ -24,7 +23,7 @@ func TestPriorityMessages(t *testing.T) {
 			older := false
 			if kind == harness.KindApache {
 				harness.RequireJars(t, "apache")
-				older = !apacheHasPriority(t)
+				older = !libAtLeast(t, "apache", "rocketmq-broker", 5, 5)
 			}
 			tg := harness.Start(t, kind, harness.Options{})
 			r := newRawClient(t, tg)
@@ -89,17 +88,4 @@ func TestPriorityMessages(t *testing.T) {
 			}
 		})
 	}
-}
-
-// apacheHasPriority reports an Apache broker of 5.5 or newer in the integration build.
-func apacheHasPriority(tb harness.TB) bool {
-	matches, _ := filepath.Glob(filepath.Join(harness.LibDir(tb, "apache"), "rocketmq-broker-*.jar"))
-	for _, m := range matches {
-		v := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m), "rocketmq-broker-"), ".jar")
-		var major, minor int
-		if _, err := fmt.Sscanf(v, "%d.%d", &major, &minor); err == nil && (major > 5 || major == 5 && minor >= 5) {
-			return true
-		}
-	}
-	return false
 }

@@ -40,11 +40,22 @@ func RepoRoot(tb TB) string {
 	return root
 }
 
+// JavaTargetEnv names another Maven output folder than integration/java/target: make integration-rocketmq55
+// builds the Java side with other RocketMQ 5 jars into one of its own and points the tests at it.
+const JavaTargetEnv = "RMQD_JAVA_TARGET"
+
 // LibDir is integration/java/target/lib/<name>, the classpath folder Maven fills:
 // "apache" (namesrv + broker), "mqadmin", "client5", "client4".
 func LibDir(tb TB, name string) string {
 	tb.Helper()
-	return filepath.Join(RepoRoot(tb), "integration", "java", "target", "lib", name)
+	target := filepath.Join(RepoRoot(tb), "integration", "java", "target")
+	if d := os.Getenv(JavaTargetEnv); d != "" {
+		target = d
+		if !filepath.IsAbs(d) {
+			target = filepath.Join(RepoRoot(tb), d)
+		}
+	}
+	return filepath.Join(target, "lib", name)
 }
 
 // RequireJars skips the test, naming DepsCommand, unless the Java classpath folders exist.
