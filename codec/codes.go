@@ -156,6 +156,7 @@ const (
 	ReqAuthDeleteAcl                        int32 = 3008   // AUTH_DELETE_ACL
 	ReqAuthGetAcl                           int32 = 3009   // AUTH_GET_ACL
 	ReqAuthListAcl                          int32 = 3010   // AUTH_LIST_ACL
+	ReqSwitchTimerEngine                    int32 = 5001   // SWITCH_TIMER_ENGINE (Java 5.5)
 )
 
 // Response codes (RemotingSysResponseCode.java and ResponseCode.java, 5.x numbering).

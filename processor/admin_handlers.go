@@ -53,6 +53,7 @@ func (b *Broker) adminHandlers() map[int32]remoting.Processor {
 		codec.ReqRemoveColdDataFlowCtrConfig:     f(b.handleRemoveColdDataFlowCtrConfig),
 		codec.ReqGetColdDataFlowCtrInfo:          f(b.handleGetColdDataFlowCtrInfo),
 		codec.ReqSetCommitlogReadMode:            f(b.handleSetCommitLogReadMode),
+		codec.ReqSwitchTimerEngine:               f(b.handleSwitchTimerEngine),
 		codec.ReqResetMasterFlushOffset:          f(b.handleResetMasterFlushOffset),
 		codec.ReqQueryCorrectionOffset:           f(b.handleQueryCorrectionOffset),
 		codec.ReqResumeCheckHalfMessage:          f(b.handleResumeCheckHalfMessage),

@@ -227,6 +227,8 @@ func handlerSeeds(fx fuzzFixture) []handlerSeed {
 		{codec.ReqGetColdDataFlowCtrInfo, "", ""},
 		{codec.ReqSetCommitlogReadMode, "READ_AHEAD_MODE=1", ""},
 		{codec.ReqSetCommitlogReadMode, "READ_AHEAD_MODE=0", ""},
+		{codec.ReqSwitchTimerEngine, "E_T=F", ""},
+		{codec.ReqSwitchTimerEngine, "E_T=R", ""},
 		{codec.ReqAuthCreateUser, "username=fu", user},
 		{codec.ReqAuthUpdateUser, "username=fu", `{"username":"fu","password":"fpw2","userStatus":"disable"}`},
 		{codec.ReqAuthGetUser, "username=fu", ""},

@@ -98,6 +98,7 @@ var adminCodes = [...]int32{
 	306,  // CLEAN_EXPIRED_CONSUMEQUEUE (not in Java's set)
 	316,  // CLEAN_UNUSED_TOPIC (not in Java's set)
 	2004, // SET_COMMITLOG_READ_MODE (not in Java's set; UPDATE_BROKER_CONFIG of its key is)
+	5001, // SWITCH_TIMER_ENGINE (Java 5.5, not in its set; UPDATE_BROKER_CONFIG of timerStopEnqueue is)
 }
 
 // NeedAdmin reports whether code is one only an admin account may send.

@@ -141,6 +141,8 @@ func TestAdminAndDecisions(t *testing.T) {
 			"User:alice has no permission to access Cluster:DefaultCluster from 127.0.0.1, no matched policies."},
 		{"the commitlog read mode needs the cluster (stricter than Java)", "alice", "alicepw", codec.ReqSetCommitlogReadMode, ext("READ_AHEAD_MODE", "1"), codec.RespNoPermission,
 			"User:alice has no permission to access Cluster:DefaultCluster from 127.0.0.1, no matched policies."},
+		{"the timer engine switch needs the cluster (stricter than Java 5.5)", "alice", "alicepw", codec.ReqSwitchTimerEngine, ext("E_T", "F"), codec.RespNoPermission,
+			"User:alice has no permission to access Cluster:DefaultCluster from 127.0.0.1, no matched policies."},
 		{"cold-data counters need the cluster (stricter than Java)", "alice", "alicepw", codec.ReqGetColdDataFlowCtrInfo, nil, codec.RespNoPermission,
 			"User:alice has no permission to access Cluster:DefaultCluster from 127.0.0.1, no matched policies."},
 		{"unannotated code passes once authenticated", "alice", "alicepw", codec.ReqGetBrokerRuntimeInfo, nil, codec.RespSuccess, ""},
@@ -150,8 +152,8 @@ func TestAdminAndDecisions(t *testing.T) {
 			t.Errorf("%s: %d %q, want %d %q", c.name, resp.Code, resp.Remark, c.want, c.remark)
 		}
 	}
-	if got := m.refusals.Len(); got != 15 {
-		t.Errorf("%d refusal lines queued, want 15", got)
+	if got := m.refusals.Len(); got != 16 {
+		t.Errorf("%d refusal lines queued, want 16", got)
 	}
 	r := <-m.refusals.Queued()
 	if r.User != "alice" || r.Addr != "127.0.0.1:40000" {

@@ -230,6 +230,7 @@ var stricter = map[int32]action{
 	codec.ReqRemoveColdDataFlowCtrConfig:          {cluster: true, actions: jauth.ActUpdate},
 	codec.ReqGetColdDataFlowCtrInfo:               {cluster: true, actions: jauth.ActGet},
 	codec.ReqSetCommitlogReadMode:                 {cluster: true, actions: jauth.ActUpdate},
+	codec.ReqSwitchTimerEngine:                    {cluster: true, actions: jauth.ActUpdate}, // Java 5.5, no header
 	// A static topic is created as UPDATE_AND_CREATE_TOPIC creates one (same
 	// header, whose annotation names only that code).
 	codec.ReqUpdateAndCreateStaticTopic: {cluster: false, actions: jauth.ActCreate, fields: []field{{jauth.TypeTopic, "topic", ""}}},
