@@ -14,8 +14,8 @@ import (
 // TestPriorityMessages: Java 5.5's priority messages over the raw protocol. A topic made with
 // message.type=PRIORITY takes a send's _SYS_MSG_PRIORITY_ as its queue number (the last queue at most), a
 // FIFO message (__SHARDINGKEY) loses it, and a POP reads the highest queue first. An Apache broker older than
-// 5.5 (the integration build pins 5.3.3) must refuse the topic instead; make integration-rocketmq55 runs the
-// whole test against Apache too (docs/compatibility.md, Apache 5.5).
+// 5.4, where they came in (the integration build pins 5.3.3), must refuse the topic instead; make
+// integration-rocketmq55 runs the whole test against Apache too (docs/compatibility.md, Apache 5.5).
 func TestPriorityMessages(t *testing.T) {
 	for _, kind := range targetsFromEnv(t) {
 		t.Run(kind, func(t *testing.T) {
@@ -23,7 +23,7 @@ func TestPriorityMessages(t *testing.T) {
 			older := false
 			if kind == harness.KindApache {
 				harness.RequireJars(t, "apache")
-				older = !libAtLeast(t, "apache", "rocketmq-broker", 5, 5)
+				older = !libAtLeast(t, "apache", "rocketmq-broker", 5, 4)
 			}
 			tg := harness.Start(t, kind, harness.Options{})
 			r := newRawClient(t, tg)
@@ -34,9 +34,9 @@ func TestPriorityMessages(t *testing.T) {
 			resp := r.invoke(codec.ReqUpdateAndCreateTopic, ext, nil, 10*time.Second)
 			if older {
 				if resp.Code == codec.RespSuccess || !strings.Contains(resp.Remark, "value is not in set") {
-					t.Fatalf("Apache before 5.5 made a PRIORITY topic: code %d %q", resp.Code, resp.Remark)
+					t.Fatalf("Apache before 5.4 made a PRIORITY topic: code %d %q", resp.Code, resp.Remark)
 				}
-				t.Logf("Apache before 5.5 refuses the PRIORITY topic: %q", resp.Remark)
+				t.Logf("Apache before 5.4 refuses the PRIORITY topic: %q", resp.Remark)
 				return
 			}
 			if resp.Code != codec.RespSuccess {

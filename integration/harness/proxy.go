@@ -59,7 +59,8 @@ func StartProxy(tb TB, tg *Target, extra ProxyConfig) *Proxy {
 		"consumerProcessorThreadPoolNums": 8,
 		"grpcClientManagerThreadPoolNums": 4,
 		"producerProcessorThreadPoolNums": 4,
-		"metricsExporterType":             "DISABLE",
+		// metricsExporterType is left at its default, DISABLE: proxy 5.4.0's fastjson2 binds "DISABLE" to the
+		// setter taking an int and fails to start.
 	}
 	for k, v := range extra {
 		cfg[k] = v
