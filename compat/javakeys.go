@@ -246,7 +246,7 @@ func buildJavaKeys() map[string]JavaKey {
 	group(KeyNoEffect, whyProxy,
 		"broadcastOffsetExpireMaxSecond", "broadcastOffsetExpireSecond", "enableBroadcastOffsetStore")
 
-	// Keys Java 5.5.0 added (docs/compatibility.md, "Apache RocketMQ 5.5").
+	// Keys Java 5.4.0 and 5.5.0 added (docs/compatibility.md, "Apache RocketMQ 5.5").
 	group(KeyNoEffect, whyRocks,
 		"combineCQUseRocksdbForLmq", "iteratorWhenUseRocksdbConsumeQueue", "maxRocksDBIndexQueryDays",
 		"persistConsumerOffsetIncrementally", "timerRocksDBPrecisionMs", "timerRocksDBRollIntervalHours",
@@ -266,18 +266,18 @@ func buildJavaKeys() map[string]JavaKey {
 		"timerWheelSnapshotFlush", "timerWheelSnapshotIntervalMs")
 	group(KeyNoEffect, whyStore, "checkCommitLogOffsetOnRecover", "commitLogRecoverMaxNum", "sharedByteBufferNum")
 	group(KeyNoEffect, whyStats, "metricsExportBatchMaxDataPoints")
-	refuse("timerRocksDBEnable", "true", whenTrue, "the RocksDB timer (Java 5.5) is not supported: rmqd's timer is the wheel")
+	refuse("timerRocksDBEnable", "true", whenTrue, "the RocksDB timer (Java 5.4) is not supported: rmqd's timer is the wheel")
 	refuse("transRocksDBEnable", "true", whenTrue,
-		"transactions kept in RocksDB (Java 5.5) are not supported: rmqd keeps half messages in the commitlog")
+		"transactions kept in RocksDB (Java 5.4) are not supported: rmqd keeps half messages in the commitlog")
 	refuse("indexRocksDBEnable", "true", whenTrue,
-		"the RocksDB message index (Java 5.5) is not supported: rmqd keeps the index files")
+		"the RocksDB message index (Java 5.4) is not supported: rmqd keeps the index files")
 	refuse("useSeparateRetryQueue", "true", whenTrue,
-		"a retry queue per message queue (Java 5.5) is not supported: retries go to the group's retry topic")
+		"a retry queue per message queue (Java 5.4) is not supported: retries go to the group's retry topic")
 
 	// Behaviours rmqd does not give: Java's default applies.
 	for k, why := range map[string]string{
-		"indexFileWriteEnable": "the index files are always written (Java 5.5 can leave them to its RocksDB index)",
-		"indexFileReadEnable":  "the index files are always read (Java 5.5 can leave them to its RocksDB index)",
+		"indexFileWriteEnable": "the index files are always written (Java 5.4 can leave them to its RocksDB index)",
+		"indexFileReadEnable":  "the index files are always read (Java 5.4 can leave them to its RocksDB index)",
 		"useMessageFilterForNotification": "NOTIFICATION reports any new message, not only those matching the " +
 			"subscription Java 5.5 sends with it",
 		"maxMessageFilterNumForNotification": "NOTIFICATION reports any new message, not only those matching the " +

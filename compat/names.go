@@ -105,7 +105,7 @@ const (
 	SysTopicSelfTest      = "SELF_TEST_TOPIC"
 	SysTopicOffsetMoved   = "OFFSET_MOVED_EVENT"
 	SysTopicRocksDBOffset = "CHECKPOINT_TOPIC"
-	// Java 5.5's half and op topics of transactions kept in RocksDB: rmqd
+	// Java 5.4's half and op topics of transactions kept in RocksDB: rmqd
 	// keeps none there, but a producer may no more write them than in Java.
 	SysTopicRocksDBTransHalf   = "RMQ_SYS_ROCKSDB_TRANS_HALF_TOPIC"
 	SysTopicRocksDBTransOpHalf = "RMQ_SYS_ROCKSDB_TRANS_OP_HALF_TOPIC"

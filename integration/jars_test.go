@@ -9,7 +9,7 @@ import (
 )
 
 // libAtLeast reports whether the Java classpath folder lib holds artifact at version major.minor or newer:
-// make integration-rocketmq55 puts newer RocketMQ jars there, and the tests of what 5.5 added read it.
+// make integration-rocketmq55 puts newer RocketMQ jars there, and the tests of what 5.4 and 5.5 added read it.
 func libAtLeast(tb harness.TB, lib, artifact string, major, minor int) bool {
 	matches, _ := filepath.Glob(filepath.Join(harness.LibDir(tb, lib), artifact+"-*.jar"))
 	for _, m := range matches {

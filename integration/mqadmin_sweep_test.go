@@ -161,9 +161,9 @@ func (s *adminSession) sweep() {
 	s.must("rocksDBConfigToJson", s.try("rocksDBConfigToJson", "rocksDBConfigToJson", "-c", tg.ClusterName), "broker export done.")
 	s.must("checkRocksdbCqWriteProgress", s.try("checkRocksdbCqWriteProgress", "checkRocksdbCqWriteProgress", "-c", tg.ClusterName),
 		name+" check doing")
-	// Java 5.5's timer engine switch (mqadmin 5.5, make integration-rocketmq55): neither broker has the RocksDB
+	// Java 5.4's timer engine switch (mqadmin 5.4+, make integration-rocketmq55): neither broker has the RocksDB
 	// timeline, both go back to the wheel.
-	if libAtLeast(tb, "mqadmin", "rocketmq-tools", 5, 5) {
+	if libAtLeast(tb, "mqadmin", "rocketmq-tools", 5, 4) {
 		const noRocks = "timerRocksDBEnable must be configured true when broker start"
 		if _, err := harness.TryMqadmin(tb, tg, "switchTimerEngine", "-b", addr, "-e", "R"); err == nil || !strings.Contains(err.Error(), noRocks) {
 			tb.Fatalf("switchTimerEngine -e R: %v, want the refusal %q", err, noRocks)

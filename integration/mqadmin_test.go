@@ -488,7 +488,7 @@ var apacheTopicAsGroup = regexp.MustCompile(`(?s)MessageTrack \[consumerGroup=` 
 var permTopicCount = regexp.MustCompile(`(write perm of broker\[[^\]]*\] in name server\[[^\]]*\] OK, )(\d+)`)
 
 // apacheRocksDBTransTopics are the topics an Apache 5.4+ broker registers that rmqd does not create
-// (RMQ_SYS_ROCKSDB_TRANS_HALF_TOPIC and _OP_HALF_TOPIC; docs/compatibility.md, Apache RocketMQ 5.5).
+// (RMQ_SYS_ROCKSDB_TRANS_HALF_TOPIC and _OP_HALF_TOPIC; docs/compatibility.md, Apache RocketMQ 5.4 and later).
 const apacheRocksDBTransTopics = 2
 
 // dropApacheBugs removes from Apache's output of step what only its release's bugs print (see above),

@@ -11,11 +11,11 @@ import (
 	"rmqd/integration/harness"
 )
 
-// TestPriorityMessages: Java 5.5's priority messages over the raw protocol. A topic made with
+// TestPriorityMessages: Java 5.4's priority messages over the raw protocol. A topic made with
 // message.type=PRIORITY takes a send's _SYS_MSG_PRIORITY_ as its queue number (the last queue at most), a
 // FIFO message (__SHARDINGKEY) loses it, and a POP reads the highest queue first. An Apache broker older than
 // 5.4, where they came in (the integration build pins 5.3.3), must refuse the topic instead; make
-// integration-rocketmq55 runs the whole test against Apache too (docs/compatibility.md, Apache 5.5).
+// integration-rocketmq55 runs the whole test against Apache too (docs/compatibility.md, Apache 5.4 and later).
 func TestPriorityMessages(t *testing.T) {
 	for _, kind := range targetsFromEnv(t) {
 		t.Run(kind, func(t *testing.T) {

@@ -8,14 +8,14 @@ import (
 	"rmqd/remoting"
 )
 
-// The engines SWITCH_TIMER_ENGINE names in its E_T field (Java 5.5's MessageConst).
+// The engines SWITCH_TIMER_ENGINE names in its E_T field (Java 5.4's MessageConst).
 const (
 	timerEngineField     = "E_T"
 	timerEngineRocksDB   = "R" // ROCKSDB_TIMELINE
 	timerEngineFileWheel = "F" // FILE_TIME_WHEEL
 )
 
-// handleSwitchTimerEngine is SWITCH_TIMER_ENGINE (Java 5.5's mqadmin switchTimerEngine). rmqd's timer is
+// handleSwitchTimerEngine is SWITCH_TIMER_ENGINE (Java 5.4's mqadmin switchTimerEngine). rmqd's timer is
 // the file time wheel and it has no RocksDB timeline, so it answers as a Java broker started without
 // timerRocksDBEnable: R is refused, F sets the wheel taking timers again (timerStopEnqueue=false, written
 // to the config file as UPDATE_BROKER_CONFIG writes it).

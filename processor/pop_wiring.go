@@ -23,7 +23,7 @@ type PopConfig struct {
 	EnablePopMessageThreshold          bool  `prop:"enablePopMessageThreshold"`
 	PopInflightMessageThreshold        int64 `prop:"popInflightMessageThreshold"`
 	PopResponseReturnActualRetryTopic  bool  `prop:"popResponseReturnActualRetryTopic"`
-	// Java 5.5's priority topics (message.type=PRIORITY): the retry topic's
+	// Java 5.4's priority topics (message.type=PRIORITY): the retry topic's
 	// share of a priority POP, and whether queue 0 is the lowest priority
 	// (read last) or the highest.
 	PopFromRetryProbabilityForPriority int32 `prop:"popFromRetryProbabilityForPriority"`

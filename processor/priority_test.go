@@ -15,7 +15,7 @@ import (
 	"rmqd/remoting"
 )
 
-// Java 5.5's priority messages (SendMessageProcessor): a message naming a
+// Java 5.4's priority messages (SendMessageProcessor): a message naming a
 // priority and no other type goes to the queue of that number, the send
 // topic's last at most, whatever the topic's type; a transaction, delay or
 // FIFO message loses the property; one Integer.parseInt cannot read keeps it
@@ -52,7 +52,7 @@ func TestPrioritySend(t *testing.T) {
 }
 
 // message.type=PRIORITY and the group attribute priority.factor are taken
-// (Java 5.5's TopicAttributes and SubscriptionGroupAttributes), the factor
+// (Java 5.4's TopicAttributes and SubscriptionGroupAttributes), the factor
 // within 0-100.
 func TestPriorityAttributes(t *testing.T) {
 	_, remark := alterTopicAttrs(true, nil, []attrMod{{"+message.type", "PRIORITY"}}, false)

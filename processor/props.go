@@ -96,7 +96,7 @@ func (g *uniqIDGen) next() string {
 	return string(out[:])
 }
 
-// messagePriority is what Java 5.5's SendMessageProcessor does with a
+// messagePriority is what Java 5.4's SendMessageProcessor does with a
 // message's priority: a message of no other type (TopicMessageType.
 // parseFromMessageProperty: not a transaction, delay or FIFO message) goes to
 // the queue numbered by its priority, else the priority is dropped. prio is

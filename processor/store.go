@@ -44,7 +44,7 @@ type MessageStore interface {
 	AppendRecord(dst []byte, commitLogOffset int64) ([]byte, error)
 	// QueryMessage finds records by key (KEYS or UNIQ_KEY) through the index.
 	QueryMessage(topic, key string, maxNum int32, maxBytes int, begin, end int64) (body []byte, count int, lastUpdateTimestamp, lastUpdatePhyOffset int64)
-	// QueryMessageByTag is QueryMessage through Java 5.5's tag entries.
+	// QueryMessageByTag is QueryMessage through Java 5.4's tag entries.
 	QueryMessageByTag(topic, tag string, maxNum int32, maxBytes int, begin, end int64) (body []byte, count int, lastUpdateTimestamp, lastUpdatePhyOffset int64)
 
 	SetArrivingListener(l store.ArrivingListener)

@@ -343,7 +343,7 @@ func (s *DefaultStore) QueryMessage(topic, key string, maxNum int32, maxBytes in
 }
 
 // QueryMessageByTag is QueryMessage for the records whose TAGS equals tag,
-// through Java 5.5's tag entries (indexType T).
+// through Java 5.4's tag entries (indexType T).
 func (s *DefaultStore) QueryMessageByTag(topic, tag string, maxNum int32, maxBytes int, begin, end int64) (body []byte, count int, lastUpdateTimestamp, lastUpdatePhyOffset int64) {
 	return s.queryMessage(topic, tag, true, maxNum, maxBytes, begin, end)
 }

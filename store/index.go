@@ -49,7 +49,7 @@ func keyHash(topic, key string) int32 {
 	return absHash(javaHashConcat(javaHashConcat(compat.JavaStringHash(topic), "#"), key))
 }
 
-// tagHash is keyHash of Java 5.5's tag entry, "topic#T#tags".
+// tagHash is keyHash of Java 5.4's tag entry, "topic#T#tags".
 func tagHash(topic, tags string) int32 {
 	return absHash(javaHashConcat(javaHashConcat(compat.JavaStringHash(topic), "#T#"), tags))
 }

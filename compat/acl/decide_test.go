@@ -120,7 +120,7 @@ func TestCheckerRules(t *testing.T) {
 	denied(t, az(316), "Need admin permission for request code=316, but accessKey=RocketMQ is not")
 	// The commitlog read mode: its broker.conf key needs admin through UPDATE_BROKER_CONFIG.
 	denied(t, az(2004), "Need admin permission for request code=2004, but accessKey=RocketMQ is not")
-	// Java 5.5's timer engine switch, which sets timerStopEnqueue.
+	// Java 5.4's timer engine switch, which sets timerStopEnqueue.
 	denied(t, az(5001), "Need admin permission for request code=5001, but accessKey=RocketMQ is not")
 	if err := az(310, Resource{TraceTopic, Pub}); err != nil {
 		t.Fatalf("trace topic: %v", err)
