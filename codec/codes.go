@@ -225,6 +225,7 @@ const (
 	RespControllerBrokerIdInvalid            int32 = 2014  // CONTROLLER_BROKER_ID_INVALID
 	RespControllerJraftInternalError         int32 = 2015  // CONTROLLER_JRAFT_INTERNAL_ERROR
 	RespControllerBrokerLiveInfoNotExists    int32 = 2016  // CONTROLLER_BROKER_LIVE_INFO_NOT_EXISTS
+	RespLMQQuotaExceeded                     int32 = 2017  // LMQ_QUOTA_EXCEEDED (Java 5.5)
 	RespUserNotExist                         int32 = 3001  // USER_NOT_EXIST
 	RespPolicyNotExist                       int32 = 3002  // POLICY_NOT_EXIST
 )

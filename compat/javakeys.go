@@ -284,7 +284,6 @@ func buildJavaKeys() map[string]JavaKey {
 			"subscription Java 5.5 sends with it",
 		"popReviveSkipIfGroupAbsent":   "the reviver skips the checkpoints of a group that does not exist (and is not auto-created), as Java by default",
 		"appendTopicForTimerDeleteKey": "a timer delete key is Java's default one, without the topic",
-		"enableLmqQuota":               "light message queues are bounded by maxLmqConsumeQueueNum alone",
 	} {
 		group(KeyNotHonoured, why, k)
 	}

@@ -139,3 +139,29 @@ func TestLMQSendRefusals(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, codec.RespMessageIllegal, resp.Code)
 }
+
+// With Java 5.5's enableLmqQuota the same refusal is answered as 5.5 does:
+// LMQ_QUOTA_EXCEEDED (2017), which its proxy maps to LITE_TOPIC_QUOTA_EXCEEDED;
+// an existing LMQ still takes messages, and nothing of the refused put lands.
+func TestLMQQuotaAnswer(t *testing.T) {
+	b := newTestBrokerWith(t, func(c *BrokerConfig) {
+		c.Store.EnableLmq, c.Store.EnableMultiDispatch, c.Store.EnableLmqQuota = true, true, true
+		c.AutoCreateSubscriptionGroup = false
+	}, func(s *store.Config) {
+		s.EnableLmq, s.EnableMultiDispatch, s.MaxLmqConsumeQueueNum = true, true, 1
+	}, nil)
+	ctx := context.Background()
+	c := newTestConn(41004)
+	b.topics.Update(NewTopicConfig("Parent"))
+	send := func(lmq string) *codec.RemotingCommand {
+		resp, err := b.handleSendMessage(ctx, c, sendReq("Parent", 0, []byte("x"), lmqProps(lmq)))
+		require.NoError(t, err)
+		return resp
+	}
+	require.EqualValues(t, codec.RespSuccess, send("%LMQ%one").Code)
+	resp := send("%LMQ%two")
+	require.EqualValues(t, codec.RespLMQQuotaExceeded, resp.Code)
+	require.Equal(t, lmqQuotaRemark, resp.Remark)
+	require.EqualValues(t, codec.RespSuccess, send("%LMQ%one").Code)
+	require.EqualValues(t, 2, b.store.MaxOffsetInQueue("Parent", 0))
+}

@@ -477,7 +477,11 @@ func (b *Broker) sendResult(a *sendAnswer, msg *codec.Message, queueID int32, re
 	case store.PutOSPageCacheBusy:
 		setCode(resp, codec.RespSystemBusy, "[PC_SYNCHRONIZED]broker busy, start flow control for a while")
 	case store.PutLMQConsumeQueueNumExceeded:
-		setCode(resp, codec.RespSystemError, lmqExceededRemark)
+		if b.conf().Store.EnableLmqQuota {
+			setCode(resp, codec.RespLMQQuotaExceeded, lmqQuotaRemark)
+		} else {
+			setCode(resp, codec.RespSystemError, lmqExceededRemark)
+		}
 	default:
 		setCode(resp, codec.RespSystemError, "UNKNOWN_ERROR")
 	}

@@ -179,10 +179,13 @@ type Config struct {
 	// INNER_MULTI_DISPATCH names its offset at put (INNER_MULTI_QUEUE_OFFSET);
 	// EnableMultiDispatch writes the units into those queues. Both are needed
 	// for LMQ, as in Java. MaxLmqConsumeQueueNum bounds how many LMQs exist
-	// (Java 5 no longer enforces it). See docs/lmq.md.
+	// (Java 5 enforces it only with 5.5's EnableLmqQuota, which here picks
+	// the answer: 5.5's LMQ_QUOTA_EXCEEDED, else 4.9's SYSTEM_ERROR). See
+	// docs/lmq.md.
 	EnableLmq             bool `prop:"enableLmq"`
 	EnableMultiDispatch   bool `prop:"enableMultiDispatch"`
 	MaxLmqConsumeQueueNum int  `prop:"maxLmqConsumeQueueNum"`
+	EnableLmqQuota        bool `prop:"enableLmqQuota"`
 
 	// Compaction topics (cleanup.policy=COMPACTION; compaction.go,
 	// docs/compaction.md): Java's keys and defaults. The log and cq file sizes,
