@@ -72,6 +72,10 @@ var adminGoldenCases = []adminGoldenCase{
 			MasterBrokerID: 1}, true},
 }
 
+// javaNewerKeys are header fields Java added after 5.3.3, whose frames the
+// golden files hold: 5.5's lite topic of an ack or change of invisible time.
+var javaNewerKeys = map[string]bool{"liteTopic": true, "suspend": true}
+
 // TestAdminHeadersJavaGolden decodes Java's frame of every admin header, in
 // both serialize types, with DecodeCommand and DecodeHeader into the struct
 // the processor uses, and checks every field.
@@ -93,6 +97,9 @@ func TestAdminHeadersJavaGolden(t *testing.T) {
 				typ := reflect.TypeOf(dst).Elem()
 				for i := range typ.NumField() {
 					key, _, _ := strings.Cut(typ.Field(i).Tag.Get("ext"), ",")
+					if javaNewerKeys[key] {
+						continue
+					}
 					if _, ok := cmd.Ext.Get(key); !ok {
 						t.Errorf("field %s: Java's frame has no ext key %q", typ.Field(i).Name, key)
 					}

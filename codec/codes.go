@@ -46,6 +46,8 @@ const (
 	ReqNotification                         int32 = 200054 // NOTIFICATION
 	ReqPollingInfo                          int32 = 200055 // POLLING_INFO
 	ReqPopRollback                          int32 = 200056 // POP_ROLLBACK
+	ReqPopLiteMessage                       int32 = 200070 // POP_LITE_MESSAGE (Java 5.5)
+	ReqLiteSubscriptionCtl                  int32 = 200071 // LITE_SUBSCRIPTION_CTL (Java 5.5)
 	ReqPutKvConfig                          int32 = 100    // PUT_KV_CONFIG
 	ReqGetKvConfig                          int32 = 101    // GET_KV_CONFIG
 	ReqDeleteKvConfig                       int32 = 102    // DELETE_KV_CONFIG
@@ -226,6 +228,7 @@ const (
 	RespControllerJraftInternalError         int32 = 2015  // CONTROLLER_JRAFT_INTERNAL_ERROR
 	RespControllerBrokerLiveInfoNotExists    int32 = 2016  // CONTROLLER_BROKER_LIVE_INFO_NOT_EXISTS
 	RespLMQQuotaExceeded                     int32 = 2017  // LMQ_QUOTA_EXCEEDED (Java 5.5)
+	RespLiteSubscriptionQuotaExceeded        int32 = 2018  // LITE_SUBSCRIPTION_QUOTA_EXCEEDED (Java 5.5)
 	RespUserNotExist                         int32 = 3001  // USER_NOT_EXIST
 	RespPolicyNotExist                       int32 = 3002  // POLICY_NOT_EXIST
 )

@@ -49,6 +49,8 @@ type AckMessageRequestHeader struct {
 	QueueID       int32  `ext:"queueId,required"`
 	ExtraInfo     string `ext:"extraInfo,required"`
 	Offset        int64  `ext:"offset,required"`
+	// LiteTopic (Java 5.5) acks a message of a lite topic: Topic is its parent.
+	LiteTopic string `ext:"liteTopic"`
 }
 
 // ChangeInvisibleTimeRequestHeader is CHANGE_MESSAGE_INVISIBLETIME's header:
@@ -60,6 +62,23 @@ type ChangeInvisibleTimeRequestHeader struct {
 	ExtraInfo     string `ext:"extraInfo,required"`
 	Offset        int64  `ext:"offset,required"`
 	InvisibleTime int64  `ext:"invisibleTime,required"`
+	// LiteTopic and Suspend (Java 5.5): a lite topic's message; Suspend
+	// holds its whole queue back until the new time.
+	LiteTopic string `ext:"liteTopic"`
+	Suspend   bool   `ext:"suspend"`
+}
+
+// PopLiteMessageRequestHeader is POP_LITE_MESSAGE's header (Java 5.5): a POP
+// over the lite topics of Topic the client (ClientID) subscribed to.
+type PopLiteMessageRequestHeader struct {
+	ClientID      string `ext:"clientId,required"`
+	ConsumerGroup string `ext:"consumerGroup,required"`
+	Topic         string `ext:"topic,required"`
+	MaxMsgNum     int32  `ext:"maxMsgNum,required"`
+	InvisibleTime int64  `ext:"invisibleTime,required"`
+	PollTime      int64  `ext:"pollTime,required"`
+	BornTime      int64  `ext:"bornTime,required"`
+	AttemptID     string `ext:"attemptId"`
 }
 
 // PollingInfoRequestHeader is POLLING_INFO's header.

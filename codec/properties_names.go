@@ -31,10 +31,13 @@ const (
 	PropTimerOutMs        = "TIMER_OUT_MS"
 	PropTimerDelayMs      = "TIMER_DELAY_MS"
 	PropPopCK             = "POP_CK"
-	// PropPriority is a message's priority (Java 5.5, Message.setPriority);
+	// PropPriority is a message's priority (Java 5.4, Message.setPriority);
 	// PropShardingKey marks a FIFO message of the 5.x gRPC clients.
 	PropPriority    = "_SYS_MSG_PRIORITY_"
 	PropShardingKey = "__SHARDINGKEY"
+	// PropLiteTopic names the lite topic of a message sent to a LITE topic
+	// (Java 5.5): the broker dispatches it to %LMQ%$topic$lite.
+	PropLiteTopic = "__LITE_TOPIC"
 	// PropInnerMultiDispatch lists the light message queues a message is also
 	// dispatched to; PropInnerMultiQueueOffset is the broker's answer, each
 	// queue's offset, both joined by LMQDispatchSeparator.

@@ -254,12 +254,10 @@ func buildJavaKeys() map[string]JavaKey {
 		"timerRocksDBTimeExpiredMaxTps", "transWriteOriginTransHalfEnable", "transactionCheckRocksdbCoreThreads",
 		"transactionCheckRocksdbMaxThreads", "transactionCheckRocksdbQueueCapacity",
 		"useSeparateStorePathForRocksdbCQ", "useSingleRocksDBForAllConfigs")
-	group(KeyNoEffect, "detail of Java 5.5's lite topics, which rmqd lacks (message.type=LITE is refused)",
+	group(KeyNoEffect, "detail of Java 5.5's lite topics that rmqd does without: its event dispatcher, lite metrics and lite topic expiry (docs/lite.md)",
 		"enableLiteEventMode", "enableLitePopLog", "liteEventCheckInterval", "liteEventFullDispatchDelayTime",
 		"liteEventFullDispatchDelayTimeForWildcardGroup", "liteLagCountMetricsEnable", "liteLagLatencyCollectEnable",
-		"liteLagLatencyMetricsEnable", "liteLagLatencyTopK", "liteSubscriptionCheckInterval",
-		"liteSubscriptionCheckTimeoutMills", "liteTtlCheckInterval", "maxClientEventCount",
-		"maxLiteSubscriptionCount", "minLiteTTl")
+		"liteLagLatencyMetricsEnable", "liteLagLatencyTopK", "liteTtlCheckInterval", "maxClientEventCount", "minLiteTTl")
 	group(KeyNoEffect, whyServices,
 		"popReviveConcurrency", "timerRecallToTimeWheelEnable", "timerRecallToTimelineEnable",
 		"timerReputServiceCorePoolSize", "timerReputServiceMaxPoolSize", "timerReputServiceQueueCapacity",

@@ -154,3 +154,31 @@ const LMQPrefix = "%LMQ%"
 
 // IsLMQ is MixAll.isLmq.
 func IsLMQ(name string) bool { return strings.HasPrefix(name, LMQPrefix) }
+
+// LiteLMQPrefix starts the queue of a lite topic (Java 5.5's LiteUtil):
+// %LMQ%$parent$lite. '$' is in no topic name Java accepts, so a lite queue
+// cannot be taken for another LMQ.
+const LiteLMQPrefix = LMQPrefix + "$"
+
+// LiteLMQ is LiteUtil.toLmqName: the queue holding lite topic lite of parent,
+// "" when either is empty.
+func LiteLMQ(parent, lite string) string {
+	if parent == "" || lite == "" {
+		return ""
+	}
+	return LiteLMQPrefix + parent + "$" + lite
+}
+
+// SplitLiteLMQ is LiteUtil.getParentTopic and getLiteTopic: ok only for
+// %LMQ%$parent$lite with both parts non-empty and no third '$'.
+func SplitLiteLMQ(lmq string) (parent, lite string, ok bool) {
+	rest, found := strings.CutPrefix(lmq, LiteLMQPrefix)
+	if !found {
+		return "", "", false
+	}
+	parent, lite, found = strings.Cut(rest, "$")
+	if !found || parent == "" || lite == "" || strings.Contains(lite, "$") {
+		return "", "", false
+	}
+	return parent, lite, true
+}

@@ -9,21 +9,26 @@ import (
 	"strings"
 )
 
-// attrSpec is one of Java's TopicAttributes: an enum (values) or a long range.
+// attrSpec is one of Java's TopicAttributes: an enum (values), a long range,
+// a boolean or any string.
 type attrSpec struct {
 	changeable bool     // may be added, changed or removed after the topic is made
+	boolean    bool     // BooleanAttribute: true or false in any case
+	str        bool     // StringAttribute: any value
 	values     []string // the enum's universe; nil for a long
 	min, max   int64    // the long's range
 }
 
-// topicAttrs is TopicAttributes.ALL (5.5.0, but for its LITE message type and
-// liteExpiration: rmqd has no lite topics). Enum values are listed as Java's
-// HashSet prints them in the refusal.
+// topicAttrs is TopicAttributes.ALL (5.5.0). Enum values are listed as
+// Java's HashSet prints them in the refusal. lite.topic.expiration (minutes
+// an idle lite topic lives) is kept but not acted on: rmqd's LMQs expire with
+// the commitlog.
 var topicAttrs = map[string]attrSpec{
 	"queue.type":     {values: []string{"BatchCQ", "SimpleCQ"}},
 	"cleanup.policy": {values: []string{"DELETE", "COMPACTION"}},
 	attrMessageType: {changeable: true,
-		values: []string{"UNSPECIFIED", "MIXED", "TRANSACTION", "PRIORITY", "FIFO", "DELAY", "NORMAL"}},
+		values: []string{"UNSPECIFIED", "MIXED", "TRANSACTION", "PRIORITY", "FIFO", "DELAY", "LITE", "NORMAL"}},
+	"lite.topic.expiration": {changeable: true, min: -1, max: 30 * 24 * 60},
 	// Only tiered storage reads it; Java's default store keeps it and ignores it,
 	// as rmqd does.
 	"reserve.time": {changeable: true, min: -1, max: math.MaxInt64},
@@ -76,19 +81,35 @@ func attrModsOf(m map[string]string) []attrMod {
 	return mods
 }
 
-// groupAttrs is SubscriptionGroupAttributes.ALL (5.5.0) but for its lite.*
-// ones: priority.factor, the percentage of a group's POPs of a priority topic
-// read in priority order (default 100).
+// groupAttrs is SubscriptionGroupAttributes.ALL (5.5.0): priority.factor, the
+// percentage of a group's POPs of a priority topic read in priority order
+// (default 100), and the lite ones. Of those rmqd acts on lite.bind.topic (the
+// lite parent topic the group consumes); the proxy reads
+// lite.sub.client.quota; the rest are kept as given (docs/compatibility.md).
 var groupAttrs = map[string]attrSpec{
-	attrPriorityFactor: {changeable: true, min: 0, max: 100},
+	attrPriorityFactor:                  {changeable: true, min: 0, max: 100},
+	attrLiteBindTopic:                   {changeable: true, str: true},
+	"lite.sub.model":                    {changeable: true, values: []string{"Exclusive", "Shared"}},
+	"lite.sub.reset.offset.exclusive":   {changeable: true, boolean: true},
+	"lite.sub.reset.offset.unsubscribe": {changeable: true, boolean: true},
+	"lite.sub.client.quota":             {changeable: true, min: -1, max: math.MaxInt64},
+	"lite.sub.client.max.event.cnt":     {changeable: true, min: 10, max: math.MaxInt64},
+	"lite.sub.wildcard":                 {changeable: true, str: true},
 }
 
 const (
 	attrPriorityFactor    = "priority.factor"
 	defaultPriorityFactor = 100
 	messageTypePriority   = "PRIORITY"
+	messageTypeLite       = "LITE"
 	attrMessageType       = "message.type"
+	attrLiteBindTopic     = "lite.bind.topic"
 )
+
+// isLiteTopic reports a message.type=LITE topic (Java 5.5): the parent of lite topics.
+func isLiteTopic(tc TopicConfig) bool {
+	return len(tc.Attributes) != 0 && tc.Attributes[attrMessageType] == messageTypeLite
+}
 
 // isPriorityTopic reports a message.type=PRIORITY topic (Java 5.5).
 func isPriorityTopic(tc TopicConfig) bool {
@@ -171,6 +192,15 @@ func alterAttrs(all map[string]attrSpec, create bool, current map[string]string,
 // verify is EnumAttribute.verify / LongRangeAttribute.verify, plus the values
 // rmqd cannot honour.
 func (a attrSpec) verify(key, v string) string {
+	switch {
+	case a.str:
+		return ""
+	case a.boolean:
+		if !strings.EqualFold(v, "true") && !strings.EqualFold(v, "false") {
+			return "boolean attribute format is wrong."
+		}
+		return ""
+	}
 	if a.values == nil {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {

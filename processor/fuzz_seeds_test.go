@@ -247,5 +247,11 @@ func handlerSeeds(fx fuzzFixture) []handlerSeed {
 		{codec.ReqNotification, cg + "\ntopic=" + fuzzTopic + "\nqueueId=-1\npollTime=0\nbornTime=" + now + "\norder=false", ""},
 		{codec.ReqPollingInfo, cg + "\ntopic=" + fuzzTopic + "\nqueueId=-1", ""},
 		{codec.ReqBatchAckMessage, "", `{"acks":[{"b":"AQ==","c":"` + fuzzGroup + `","it":60000,"pt":` + now + `,"q":0,"r":"0","rq":0,"so":0,"t":"` + fuzzTopic + `"}],"brokerName":"broker-a"}`},
+		// Java 5.5's lite topics, as proxy 5.5 sends them.
+		{codec.ReqLiteSubscriptionCtl, "", `{"subscriptionSet":[{"action":"PARTIAL_ADD","clientId":"c1","group":"` + fuzzGroup +
+			`","liteTopicSet":["a","../b"],"offsetOption":{"type":"POLICY","value":1},"topic":"` + fuzzTopic + `","version":1}]}`},
+		{codec.ReqPopLiteMessage, "clientId=c1\n" + cg + "\ntopic=" + fuzzTopic + "\nmaxMsgNum=32\ninvisibleTime=60000\npollTime=0\nbornTime=" + now, ""},
+		{codec.ReqAckMessage, cg + "\n" + q + "\nextraInfo=0 " + now + " 60000 999 0 broker-a 0 0\noffset=0\nliteTopic=a", ""},
+		{codec.ReqChangeMessageInvisibletime, cg + "\n" + q + "\nextraInfo=0 " + now + " 60000 999 0 broker-a 0 0\noffset=0\ninvisibleTime=0\nliteTopic=a\nsuspend=true", ""},
 	}
 }

@@ -28,12 +28,19 @@ type PopConfig struct {
 	// (read last) or the highest.
 	PopFromRetryProbabilityForPriority int32 `prop:"popFromRetryProbabilityForPriority"`
 	PriorityOrderAsc                   bool  `prop:"priorityOrderAsc"`
+	// Java 5.5's lite subscriptions: how many (client, lite topic) pairs the
+	// broker holds, and after how long without a change a client's are
+	// dropped, looked for every interval (ms).
+	MaxLiteSubscriptionCount          int64 `prop:"maxLiteSubscriptionCount"`
+	LiteSubscriptionCheckTimeoutMills int64 `prop:"liteSubscriptionCheckTimeoutMills"`
+	LiteSubscriptionCheckInterval     int64 `prop:"liteSubscriptionCheckInterval"`
 }
 
 // defaultPopConfig has Java's defaults.
 func defaultPopConfig() PopConfig {
 	return PopConfig{RetrieveMessageFromPopRetryTopicV1: true, PopFromRetryProbability: 20, ReviveInterval: 1000,
-		MaxPopPollingSize: 100000, PopPollingSize: 1024, PopInflightMessageThreshold: 10000, PriorityOrderAsc: true}
+		MaxPopPollingSize: 100000, PopPollingSize: 1024, PopInflightMessageThreshold: 10000, PriorityOrderAsc: true,
+		MaxLiteSubscriptionCount: 100000, LiteSubscriptionCheckTimeoutMills: 3 * 60 * 1000, LiteSubscriptionCheckInterval: 2 * 60 * 1000}
 }
 
 // errPropertyFilterOff refuses SQL92 POP filters while enablePropertyFilter is off.
@@ -57,7 +64,10 @@ func (h popHost) Conf() pop.Config {
 		MaxPopPollingSize:                  int(c.Pop.MaxPopPollingSize), PopPollingSize: int(c.Pop.PopPollingSize),
 		EnablePopMessageThreshold:         c.Pop.EnablePopMessageThreshold,
 		PopInflightMessageThreshold:       c.Pop.PopInflightMessageThreshold,
-		PopResponseReturnActualRetryTopic: c.Pop.PopResponseReturnActualRetryTopic}
+		PopResponseReturnActualRetryTopic: c.Pop.PopResponseReturnActualRetryTopic,
+		MaxLiteSubscriptionCount:          c.Pop.MaxLiteSubscriptionCount,
+		LiteSubscriptionTimeout:           compat.Millis(c.Pop.LiteSubscriptionCheckTimeoutMills),
+		LiteSubscriptionCheck:             compat.Millis(c.Pop.LiteSubscriptionCheckInterval)}
 }
 
 func (h popHost) ConfigDir() string { return h.b.conf().ConfigDir() }
@@ -108,15 +118,27 @@ func (h popHost) TakeReset(group, topic string, q int32) (int64, bool) {
 func (h popHost) HasReset(group, topic string, q int32) bool {
 	return h.b.offsets.HasReset(group, topic, q)
 }
+func (h popHost) AssignReset(group, topic string, q int32, off int64) {
+	h.b.offsets.AssignReset(group, topic, q, off)
+}
+func (h popHost) MessageAt(off int64) *codec.Message {
+	m, err := h.b.store.LookMessageByOffset(off)
+	if err != nil {
+		return nil
+	}
+	return m
+}
 
 func (h popHost) Topic(topic string) (pop.Topic, bool) {
 	tc, ok := h.b.topics.Select(topic)
-	return pop.Topic{ReadQueueNums: tc.ReadQueueNums, Perm: tc.Perm, Batch: isBatchCQ(tc), Priority: isPriorityTopic(tc)}, ok
+	return pop.Topic{ReadQueueNums: tc.ReadQueueNums, Perm: tc.Perm, Batch: isBatchCQ(tc), Priority: isPriorityTopic(tc),
+		Lite: isLiteTopic(tc)}, ok
 }
 
 func (h popHost) Group(group string) (pop.Group, bool) {
 	g, ok := h.b.groups.Find(group)
-	return pop.Group{ConsumeEnable: g.ConsumeEnable, RetryMaxTimes: g.RetryMaxTimes, PriorityFactor: priorityFactor(g)}, ok
+	return pop.Group{ConsumeEnable: g.ConsumeEnable, RetryMaxTimes: g.RetryMaxTimes, PriorityFactor: priorityFactor(g),
+		LiteBindTopic: g.Attributes[attrLiteBindTopic]}, ok
 }
 
 func (h popHost) CreateTopic(topic string, queueNums, perm int32) {

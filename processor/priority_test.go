@@ -57,8 +57,8 @@ func TestPrioritySend(t *testing.T) {
 func TestPriorityAttributes(t *testing.T) {
 	_, remark := alterTopicAttrs(true, nil, []attrMod{{"+message.type", "PRIORITY"}}, false)
 	require.Empty(t, remark)
-	_, remark = alterTopicAttrs(true, nil, []attrMod{{"+message.type", "LITE"}}, false)
-	require.Equal(t, "value is not in set: [UNSPECIFIED, MIXED, TRANSACTION, PRIORITY, FIFO, DELAY, NORMAL]", remark)
+	_, remark = alterTopicAttrs(true, nil, []attrMod{{"+message.type", "HEAVY"}}, false)
+	require.Equal(t, "value is not in set: [UNSPECIFIED, MIXED, TRANSACTION, PRIORITY, FIFO, DELAY, LITE, NORMAL]", remark)
 	attrs, remark := alterAttrs(groupAttrs, true, nil, []attrMod{{"+priority.factor", "30"}})
 	require.Empty(t, remark)
 	require.Equal(t, 30, priorityFactor(SubscriptionGroupConfig{Attributes: attrs}))

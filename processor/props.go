@@ -23,11 +23,15 @@ import (
 // name the wrong pop (Java's clearReservedProperties). The
 // result names each property once, as Java's re-encoding does. pv indexes the
 // properties and is left indexing the result, so a send walks them once.
-func fixStoredProps(pv *codec.PropView, cfg *BrokerConfig, ids *uniqIDGen, dropPriority bool) string {
+func fixStoredProps(pv *codec.PropView, cfg *BrokerConfig, ids *uniqIDGen, dropPriority bool, liteLMQ string) string {
 	e := codec.EditProperties(pv.Props())
 	e.Delete(codec.PropPopCK)
 	if dropPriority {
 		e.Delete(codec.PropPriority)
+	}
+	if liteLMQ != "" {
+		// Java 5.5's send of a lite message: its lite topic's queue is where it is dispatched.
+		e.Set(codec.PropInnerMultiDispatch, liteLMQ)
 	}
 	e.Set(codec.PropMsgRegion, cfg.RegionID)
 	e.Set(codec.PropTraceSwitch, strconv.FormatBool(cfg.TraceOn))

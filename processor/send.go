@@ -233,7 +233,11 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 		queueID = min(prio, tc.WriteQueueNums-1)
 		msg.QueueID = queueID
 	}
-	props = fixStoredProps(&pv, b.conf(), b.ids, dropPrio)
+	liteLMQ := ""
+	if lite, _ := pv.Get(codec.PropLiteTopic); lite != "" {
+		liteLMQ = compat.LiteLMQ(h.Topic, lite)
+	}
+	props = fixStoredProps(&pv, b.conf(), b.ids, dropPrio, liteLMQ)
 	if tran, _ := pv.Get(codec.PropTranMsg); parseJavaBool(tran) &&
 		!(msg.ReconsumeTimes > 0 && hasDelay(&pv)) {
 		if b.conf().RejectTransactionMessage {

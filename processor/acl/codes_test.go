@@ -22,6 +22,10 @@ func batchAck(group, topic string) []byte {
 	return fmt.Appendf(nil, `{"acks":[{"b":"Bw==","c":%q,"it":30000,"pt":1733000000000,"q":3,"r":"0","rq":5,"so":17,"t":%q}],"brokerName":"broker-a"}`, group, topic)
 }
 
+func liteCtl(group, topic string) []byte {
+	return fmt.Appendf(nil, `{"subscriptionSet":[{"action":"PARTIAL_ADD","clientId":"c","group":%q,"liteTopicSet":["x"],"topic":%q,"version":1}]}`, group, topic)
+}
+
 // TestServedCodesAuthorized: every code that reads or writes a topic's
 // messages asks for the topic (and the group): the reply sends as a send,
 // LITE_PULL_MESSAGE as PULL_MESSAGE, and the POP codes as a pull (Java 4.9
@@ -59,6 +63,8 @@ func TestServedCodesAuthorized(t *testing.T) {
 		{"NOTIFICATION", codec.ReqNotification, req{ext: sub("g1", "mine")}, req{ext: sub("g1", "secret")}, &req{ext: sub("g2", "mine")}, ""},
 		{"POLLING_INFO", codec.ReqPollingInfo, req{ext: sub("g1", "mine")}, req{ext: sub("g1", "secret")}, &req{ext: sub("g2", "mine")}, ""},
 		{"BATCH_ACK_MESSAGE", codec.ReqBatchAckMessage, req{body: batchAck("g1", "mine")}, req{body: batchAck("g1", "secret")}, &req{body: batchAck("g2", "mine")}, ""},
+		{"POP_LITE_MESSAGE", codec.ReqPopLiteMessage, req{ext: sub("g1", "mine")}, req{ext: sub("g1", "secret")}, &req{ext: sub("g2", "mine")}, ""},
+		{"LITE_SUBSCRIPTION_CTL", codec.ReqLiteSubscriptionCtl, req{body: liteCtl("g1", "mine")}, req{body: liteCtl("g1", "secret")}, &req{body: liteCtl("g2", "mine")}, ""},
 	} {
 		if resp := h.Before(c, signed(tc.code, "aliceak", "12345678", tc.ok.ext, tc.ok.body)); resp != nil {
 			t.Errorf("%s on its own topic and group: refused: %s", tc.name, resp.Remark)

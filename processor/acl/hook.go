@@ -187,7 +187,7 @@ func resources(dst []jacl.Resource, req *codec.RemotingCommand) ([]jacl.Resource
 		topic("topic", sub)
 		group("consumerGroup")
 	case codec.ReqPopMessage, codec.ReqAckMessage, codec.ReqChangeMessageInvisibletime, codec.ReqPeekMessage,
-		codec.ReqNotification, codec.ReqPollingInfo:
+		codec.ReqNotification, codec.ReqPollingInfo, codec.ReqPopLiteMessage:
 		// Java's remoting parse maps none of the POP codes (any account
 		// may pop any topic); rmqd asks what PULL_MESSAGE asks.
 		if t, ok := req.Ext.Get("topic"); ok {
@@ -198,6 +198,16 @@ func resources(dst []jacl.Resource, req *codec.RemotingCommand) ([]jacl.Resource
 			popTopic(t, g)
 		}
 		group("consumerGroup")
+	case codec.ReqLiteSubscriptionCtl:
+		// Java 5.5 maps it to nothing; rmqd asks what a POP of each entry asks.
+		body, err := codec.DecodeLiteSubscriptionCtlBody(req.Body)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range body.SubscriptionSet {
+			add(e.Topic, jacl.Sub)
+			add(jacl.RetryTopic(e.Group), jacl.Sub)
+		}
 	case codec.ReqBatchAckMessage:
 		body, err := pop.DecodeBatchAckBody(req.Body)
 		if err != nil {

@@ -33,6 +33,10 @@ func batchAck(group, topic string) string {
 	return fmt.Sprintf(`{"acks":[{"b":"Bw==","c":%q,"it":30000,"pt":1733000000000,"q":3,"r":"0","rq":5,"so":17,"t":%q}],"brokerName":"broker-a"}`, group, topic)
 }
 
+func liteCtl(group, topic string) string {
+	return fmt.Sprintf(`{"subscriptionSet":[{"action":"PARTIAL_ADD","clientId":"c","group":%q,"liteTopicSet":["x"],"topic":%q,"version":1}]}`, group, topic)
+}
+
 // TestServedCodesAuthorized: codes served by the broker that Java 5.3 leaves
 // without a resource (or that rmqd did) ask for the topic and group they touch.
 func TestServedCodesAuthorized(t *testing.T) {
@@ -61,6 +65,10 @@ func TestServedCodesAuthorized(t *testing.T) {
 			req{body: batchAck("g1", "secret")}, req{body: batchAck("g2", "mine")}, true},
 		{"POP_MESSAGE", codec.ReqPopMessage, req{e: ext("consumerGroup", "g1", "topic", "mine")},
 			req{e: ext("consumerGroup", "g1", "topic", "secret")}, req{e: ext("consumerGroup", "g2", "topic", "mine")}, true},
+		{"POP_LITE_MESSAGE", codec.ReqPopLiteMessage, req{e: ext("clientId", "c", "consumerGroup", "g1", "topic", "mine")},
+			req{e: ext("clientId", "c", "consumerGroup", "g1", "topic", "secret")}, req{e: ext("clientId", "c", "consumerGroup", "g2", "topic", "mine")}, true},
+		{"LITE_SUBSCRIPTION_CTL", codec.ReqLiteSubscriptionCtl, req{body: liteCtl("g1", "mine")},
+			req{body: liteCtl("g1", "secret")}, req{body: liteCtl("g2", "mine")}, true},
 	} {
 		if r := m.Hook().Before(local, signed(tc.code, "alice", "alicepw", tc.ok.e, []byte(tc.ok.body))); r != nil {
 			t.Errorf("%s on its own topic: refused: %s", tc.name, r.Remark)

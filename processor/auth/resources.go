@@ -118,6 +118,17 @@ func needs(dst []need, req *codec.RemotingCommand, cluster string) ([]need, erro
 				add(jauth.Topic(a.Topic), jauth.ActSub)
 			}
 		}
+	case codec.ReqLiteSubscriptionCtl:
+		// Java 5.5's header has no annotated resource: any user may change
+		// anyone's lite subscriptions. rmqd asks Sub on each entry's group and topic.
+		body, err := codec.DecodeLiteSubscriptionCtlBody(req.Body)
+		if err != nil {
+			return dst, err
+		}
+		for _, e := range body.SubscriptionSet {
+			add(jauth.Group(e.Group), jauth.ActSub)
+			add(jauth.Topic(e.Topic), jauth.ActSub)
+		}
 	case codec.ReqGetRouteinfoByTopic:
 		if t := get("topic"); retry(t) {
 			add(jauth.Group(t), jauth.ActSub|jauth.ActGet)
@@ -211,7 +222,8 @@ func needs(dst []need, req *codec.RemotingCommand, cluster string) ([]need, erro
 // namesInBody reports the codes whose resources are named in the body, which
 // are checked even when the header has no field at all.
 func namesInBody(code int32) bool {
-	return code == codec.ReqBatchAckMessage || code == codec.ReqSetMessageRequestMode || code == codec.ReqUpdateAndCreateTopicList
+	return code == codec.ReqBatchAckMessage || code == codec.ReqSetMessageRequestMode || code == codec.ReqUpdateAndCreateTopicList ||
+		code == codec.ReqLiteSubscriptionCtl
 }
 
 // stricter covers codes whose 5.3.3 request has no annotated header, so that
@@ -230,7 +242,9 @@ var stricter = map[int32]action{
 	codec.ReqRemoveColdDataFlowCtrConfig:          {cluster: true, actions: jauth.ActUpdate},
 	codec.ReqGetColdDataFlowCtrInfo:               {cluster: true, actions: jauth.ActGet},
 	codec.ReqSetCommitlogReadMode:                 {cluster: true, actions: jauth.ActUpdate},
-	codec.ReqSwitchTimerEngine:                    {cluster: true, actions: jauth.ActUpdate}, // Java 5.5, no header
+	codec.ReqSwitchTimerEngine:                    {cluster: true, actions: jauth.ActUpdate}, // Java 5.4, no header
+	// Java 5.5's POP_LITE_MESSAGE: annotated resources but no action; rmqd asks what POP asks.
+	codec.ReqPopLiteMessage: {cluster: false, actions: jauth.ActSub, fields: []field{{jauth.TypeGroup, "consumerGroup", ""}, {jauth.TypeTopic, "topic", ""}}},
 	// A static topic is created as UPDATE_AND_CREATE_TOPIC creates one (same
 	// header, whose annotation names only that code).
 	codec.ReqUpdateAndCreateStaticTopic: {cluster: false, actions: jauth.ActCreate, fields: []field{{jauth.TypeTopic, "topic", ""}}},

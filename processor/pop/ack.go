@@ -123,12 +123,14 @@ type ackHeader struct {
 	queueID      int32
 	extraInfo    string
 	offset       int64
+	liteTopic    string
 }
 
 func parseAckHeader(req *codec.RemotingCommand) (ackHeader, error) {
 	var r codec.AckMessageRequestHeader
 	err := codec.DecodeHeader(req.Ext, &r)
-	return ackHeader{group: r.ConsumerGroup, topic: r.Topic, queueID: r.QueueID, extraInfo: r.ExtraInfo, offset: r.Offset}, err
+	return ackHeader{group: r.ConsumerGroup, topic: r.Topic, queueID: r.QueueID, extraInfo: r.ExtraInfo, offset: r.Offset,
+		liteTopic: r.LiteTopic}, err
 }
 
 func (s *Service) handleAck(_ context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
@@ -139,6 +141,9 @@ func (s *Service) handleAck(_ context.Context, c remoting.Conn, req *codec.Remot
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	if bad := s.checkAckQueue(c, req, h.topic, h.queueID); bad != nil {
 		return bad, nil
+	}
+	if r := s.ackLite(req, &h, h.liteTopic); r != nil {
+		return r, nil
 	}
 	minOff, maxOff := s.h.MinOffset(h.topic, h.queueID), s.h.MaxOffset(h.topic, h.queueID)
 	if h.offset < minOff || h.offset > maxOff {
@@ -251,18 +256,30 @@ func (s *Service) putAck(ack *AckMsg, reviveQid int32, deliverMs int64, batch bo
 	return true
 }
 
+// lockAhead locks topic@group@queue for an orderly ack or change of the
+// message at off, unless the group's offset is past it already (looked at
+// again under the lock): ok false then, and nothing is locked. old is the
+// group's offset under the lock.
+func (s *Service) lockAhead(topic, group string, queueID int32, off int64) (key string, old int64, ok bool) {
+	if off < s.h.QueryOffset(group, topic, queueID) {
+		return "", 0, false
+	}
+	key = lockKey(topic, group, queueID)
+	s.locks.lock(key)
+	if old = s.h.QueryOffset(group, topic, queueID); off < old {
+		s.locks.unlock(key)
+		return "", 0, false
+	}
+	return key, old, true
+}
+
 // ackOrderly is AckMessageProcessor.ackOrderly.
 func (s *Service) ackOrderly(c remoting.Conn, topic, group string, queueID int32, ackOffset, popTime, invisibleTime int64, resp *codec.RemotingCommand) {
-	key := lockKey(topic, group, queueID)
-	if ackOffset < s.h.QueryOffset(group, topic, queueID) {
+	key, old, ok := s.lockAhead(topic, group, queueID, ackOffset)
+	if !ok {
 		return
 	}
-	s.locks.lock(key)
 	defer s.locks.unlock(key)
-	old := s.h.QueryOffset(group, topic, queueID)
-	if ackOffset < old {
-		return
-	}
 	next := s.order.CommitAndNext(topic, group, queueID, ackOffset, popTime)
 	if next != -1 {
 		s.inflight.done(topic, group, queueID, popTime, 1)
@@ -315,6 +332,13 @@ func (s *Service) handleChangeInvisible(_ context.Context, c remoting.Conn, req 
 	if bad := s.checkAckQueue(c, req, h.topic, h.queueID); bad != nil {
 		return bad, nil
 	}
+	lite := r.LiteTopic
+	if isBlank(lite) {
+		lite = s.liteTopicOfHandle(&h.ackHeader)
+	}
+	if resp := s.changeInvisibleLite(req, &h, lite, r.Suspend); resp != nil {
+		return resp, nil
+	}
 	minOff, maxOff := s.h.MinOffset(h.topic, h.queueID), s.h.MaxOffset(h.topic, h.queueID)
 	if h.offset < minOff || h.offset >= maxOff {
 		return codec.NewResponse(req, codec.RespNoMessage, ""), nil
@@ -348,15 +372,11 @@ func (s *Service) handleChangeInvisible(_ context.Context, c remoting.Conn, req 
 
 // changeInvisibleOrderly is processChangeInvisibleTimeForOrder.
 func (s *Service) changeInvisibleOrderly(h *changeHeader, ei ExtraInfo, hdr *ChangeInvisibleResponseHeader) {
-	if h.offset < s.h.QueryOffset(h.group, h.topic, h.queueID) {
+	key, _, ok := s.lockAhead(h.topic, h.group, h.queueID, h.offset)
+	if !ok {
 		return
 	}
-	key := lockKey(h.topic, h.group, h.queueID)
-	s.locks.lock(key)
 	defer s.locks.unlock(key)
-	if h.offset < s.h.QueryOffset(h.group, h.topic, h.queueID) {
-		return
-	}
 	next := time.Now().UnixMilli() + h.invisibleTime
 	s.order.UpdateNextVisibleTime(h.topic, h.group, h.queueID, h.offset, ei.PopTime, next)
 	hdr.InvisibleTime, hdr.PopTime, hdr.ReviveQid = next-ei.PopTime, ei.PopTime, ei.ReviveQid

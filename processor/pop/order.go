@@ -223,6 +223,27 @@ func (m *OrderInfo) UpdateNextVisibleTime(topic, group string, queueID int32, of
 	m.file.Mark()
 }
 
+// Suspend holds the queue's whole batch back until next, one delivery
+// fewer counted for each message (MemoryConsumerOrderInfoManager.suspendQueue,
+// a lite topic's CHANGE_MESSAGE_INVISIBLETIME with suspend).
+func (m *OrderInfo) Suspend(topic, group string, queueID int32, popTime, next int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.entry(topic, group, queueID)
+	if e == nil || popTime != e.PopTime {
+		return
+	}
+	for k, v := range e.Consumed {
+		if v > 0 {
+			e.Consumed[k] = v - 1
+		}
+	}
+	e.NextVisible = nil
+	inv := next - e.PopTime
+	e.Invisible = &inv
+	m.file.Mark()
+}
+
 // orderCleanAfter drops queues unused for a day (CLEAN_SPAN_FROM_LAST).
 const orderCleanAfter = 24 * time.Hour
 

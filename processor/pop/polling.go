@@ -25,8 +25,18 @@ func lockKey(topic, group string, queueID int32) string {
 // ack wakes only POPs. ':' is in no topic name, so the keys cannot meet.
 const notifyKeyPrefix = "notify:"
 
+// liteKeyPrefix marks a held POP_LITE_MESSAGE's key, lite:clientId@group:
+// Java holds them in PopLiteLongPollingService, woken per client.
+const liteKeyPrefix = "lite:"
+
+func liteKey(clientID, group string) string { return liteKeyPrefix + clientID + "@" + group }
+
 // heldKey is the key a request is held under.
-func heldKey(h *popHeader, notify bool) string {
+func heldKey(hp *heldPop) string {
+	if hp.lite != nil {
+		return liteKey(hp.lite.clientID, hp.lite.group)
+	}
+	h, notify := &hp.h, hp.notify
 	k := lockKey(h.topic, h.group, h.queueID)
 	if notify {
 		return notifyKeyPrefix + k
@@ -119,8 +129,9 @@ type heldPop struct {
 	h       popHeader
 	r       reply
 	filter  store.MessageFilter
-	expired int64 // ms: bornTime + pollTime
-	notify  bool  // a NOTIFICATION, answered hasMsg instead of re-run
+	expired int64       // ms: bornTime + pollTime
+	notify  bool        // a NOTIFICATION, answered hasMsg instead of re-run
+	lite    *liteHeader // a POP_LITE_MESSAGE (h holds its group, topic and times)
 }
 
 // polling is PopLongPollingService: held requests per topic@group@queue
@@ -166,6 +177,24 @@ func (p *polling) hold(c remoting.Conn, h *popHeader, r reply) pollResult {
 	return p.park(&heldPop{conn: c, h: *h, r: r, expired: h.bornTime + h.pollTime})
 }
 
+// holdLite parks a POP_LITE_MESSAGE that found nothing. It is re-run every
+// second as an ordered POP is, for a queue whose batch became visible again.
+func (p *polling) holdLite(c remoting.Conn, h *liteHeader, r reply) pollResult {
+	return p.park(&heldPop{conn: c, r: r, expired: h.bornTime + h.pollTime, lite: h,
+		h: popHeader{group: h.group, topic: h.topic, queueID: -1, pollTime: h.pollTime, bornTime: h.bornTime, order: true}})
+}
+
+// notifyLite wakes a held POP_LITE_MESSAGE of the client.
+func (p *polling) notifyLite(clientID, group string) {
+	if !p.active.Load() {
+		return
+	}
+	p.mu.Lock()
+	hp := p.takeLocked(liteKey(clientID, group), 0, "", false)
+	p.mu.Unlock()
+	p.wake([]*heldPop{hp})
+}
+
 func (p *polling) park(hp *heldPop) pollResult {
 	if hp.h.pollTime <= 0 {
 		return pollNot
@@ -179,24 +208,16 @@ func (p *polling) park(hp *heldPop) pollResult {
 	if p.stopped {
 		return pollNot
 	}
-	gs := p.groups[hp.h.topic]
-	if gs == nil {
-		gs = map[string]int64{}
-		p.groups[hp.h.topic] = gs
+	if hp.lite == nil { // a lite POP is woken by its client's queues, not by the topic
+		p.interestLocked(hp.h.topic, hp.h.group)
 	}
-	if _, ok := gs[hp.h.group]; !ok {
-		tg := topicGroup{hp.h.topic, hp.h.group}
-		p.retry[retryTopicV1(hp.h.topic, hp.h.group)] = tg
-		p.retry[retryTopicV2(hp.h.topic, hp.h.group)] = tg
-	}
-	gs[hp.h.group] = time.Now().UnixMilli()
 	if cfg.MaxPopPollingSize > 0 && p.total >= cfg.MaxPopPollingSize {
 		return pollFull
 	}
 	if time.Now().UnixMilli() > hp.expired-pollingEarlyMs {
 		return pollTimeout
 	}
-	key := heldKey(&hp.h, hp.notify)
+	key := heldKey(hp)
 	p.sawNotify = p.sawNotify || hp.notify
 	if cfg.PopPollingSize > 0 && len(p.held[key]) > cfg.PopPollingSize {
 		return pollFull
@@ -210,6 +231,21 @@ func (p *polling) park(hp *heldPop) pollResult {
 		}
 	}
 	return pollSuspended
+}
+
+// interestLocked records that group polls topic (and its retry topics).
+func (p *polling) interestLocked(topic, group string) {
+	gs := p.groups[topic]
+	if gs == nil {
+		gs = map[string]int64{}
+		p.groups[topic] = gs
+	}
+	if _, ok := gs[group]; !ok {
+		tg := topicGroup{topic, group}
+		p.retry[retryTopicV1(topic, group)] = tg
+		p.retry[retryTopicV2(topic, group)] = tg
+	}
+	gs[group] = time.Now().UnixMilli()
 }
 
 // arriving wakes, for every group polling the topic, one POP and one
@@ -302,7 +338,9 @@ func (p *polling) execute(hp *heldPop) {
 		return
 	}
 	var resp *codec.RemotingCommand
-	if hp.notify {
+	if hp.lite != nil {
+		resp = p.s.popLite(hp.conn, hp.lite, hp.r)
+	} else if hp.notify {
 		resp = p.s.notification(hp.conn, &hp.h, hp.r)
 	} else {
 		resp = p.s.pop(hp.conn, &hp.h, hp.r)

@@ -15,6 +15,7 @@ import (
 	"context"
 	"log/slog"
 	"net/netip"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,6 +59,13 @@ type Config struct {
 	// PopResponseReturnActualRetryTopic sends popped retries as stored: under
 	// their %RETRY% topic, without a POP_CK property.
 	PopResponseReturnActualRetryTopic bool
+	// MaxLiteSubscriptionCount bounds the (client, lite topic) subscriptions
+	// the broker holds; a client's subscription is dropped when it has not
+	// changed for LiteSubscriptionTimeout (liteSubscriptionCheckTimeoutMills),
+	// looked for every LiteSubscriptionCheck.
+	MaxLiteSubscriptionCount int64
+	LiteSubscriptionTimeout  time.Duration
+	LiteSubscriptionCheck    time.Duration
 }
 
 // Topic is what POP needs of a topic config.
@@ -67,9 +75,11 @@ type Topic struct {
 	// Batch marks a queue.type=BatchCQ topic, whose units cover several
 	// queue offsets (an inner batch).
 	Batch bool
-	// Priority marks a message.type=PRIORITY topic (Java 5.5): a message's
+	// Priority marks a message.type=PRIORITY topic (Java 5.4): a message's
 	// priority is its queue number.
 	Priority bool
+	// Lite marks a message.type=LITE topic (Java 5.5), the parent of lite topics.
+	Lite bool
 }
 
 // Group is what POP needs of a subscription group.
@@ -79,6 +89,8 @@ type Group struct {
 	// PriorityFactor is the percentage (0-100) of the group's POPs of a
 	// priority topic read in priority order (attribute priority.factor).
 	PriorityFactor int
+	// LiteBindTopic is the lite parent topic the group consumes (attribute lite.bind.topic).
+	LiteBindTopic string
 }
 
 // Host is what POP needs of the broker.
@@ -102,6 +114,11 @@ type Host interface {
 	// TakeReset takes an admin offset reset waiting for the queue.
 	TakeReset(group, topic string, queueID int32) (int64, bool)
 	HasReset(group, topic string, queueID int32) bool
+	// AssignReset leaves an offset reset for the queue's next POP (a lite
+	// subscription's offset option).
+	AssignReset(group, topic string, queueID int32, offset int64)
+	// MessageAt decodes the record at a commitlog offset (nil when none).
+	MessageAt(commitLogOffset int64) *codec.Message
 	// Topic looks a topic config up; Group finds (or auto-creates, as Java) a group.
 	Topic(topic string) (Topic, bool)
 	Group(group string) (Group, bool)
@@ -128,6 +145,10 @@ type Service struct {
 	locks queueLocks
 	poll  *polling
 	order *OrderInfo
+	// lite holds the lite subscriptions, liteOrder the batches of lite
+	// topics in flight (in memory, as Java's).
+	lite      *liteSubs
+	liteOrder *OrderInfo
 	// inflight counts the popped messages not acked yet.
 	inflight *inflight
 	// counts are PopMetricsManager's counters, read by Metrics.
@@ -158,6 +179,7 @@ func New(h Host, log *slog.Logger) *Service {
 	s.locks.m = map[string]*queueLock{}
 	s.poll = newPolling(s)
 	s.order = NewOrderInfo(h.ConfigDir(), s.log)
+	s.lite, s.liteOrder = newLiteSubs(), NewOrderInfo("", s.log)
 	s.inflight = newInflight()
 	return s
 }
@@ -177,6 +199,8 @@ func (s *Service) Handlers() map[int32]remoting.Processor {
 		codec.ReqPollingInfo:                f(s.handlePollingInfo),
 		codec.ReqPeekMessage:                f(s.handlePeek),
 		codec.ReqPopRollback:                f(s.handlePopRollback),
+		codec.ReqPopLiteMessage:             f(s.handlePopLite),
+		codec.ReqLiteSubscriptionCtl:        f(s.handleLiteSubscriptionCtl),
 	}
 }
 
@@ -202,6 +226,8 @@ func (s *Service) Start() {
 	s.goLoop("pop polling", func() { s.poll.run(ctx) })
 	s.goLoop("pop order info", func() { s.order.run(ctx) })
 	s.goLoop("pop queue locks", func() { s.locks.run(ctx) })
+	s.goLoop("lite order info", func() { s.liteOrder.run(ctx) })
+	s.goLoop("lite subscriptions", func() { s.expireLite(ctx) })
 }
 
 // RunRevive runs the revive services (one per revive queue) until ctx ends
@@ -272,6 +298,24 @@ func (s *Service) Arriving(topic string, queueID int32, tagsCode int64, props st
 		(*rs)[queueID].kickIdle()
 	}
 	s.poll.arriving(topic, queueID, tagsCode, props)
+	if strings.HasPrefix(topic, compat.LiteLMQPrefix) {
+		s.liteArriving(topic)
+	}
+}
+
+// expireLite drops the lite subscriptions of clients gone quiet.
+func (s *Service) expireLite(ctx context.Context) {
+	every := s.h.Conf().LiteSubscriptionCheck
+	if every <= 0 {
+		every = 2 * time.Minute
+	}
+	everyTick(ctx, every, func() {
+		timeout := s.h.Conf().LiteSubscriptionTimeout
+		if timeout <= 0 {
+			timeout = 3 * time.Minute
+		}
+		s.lite.expire(time.Now().UnixMilli(), timeout)
+	})
 }
 
 // reviveTopic is rmq_sys_REVIVE_LOG_<cluster> (PopAckConstants.buildClusterReviveTopic).

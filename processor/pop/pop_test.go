@@ -164,6 +164,20 @@ func (h *testHost) TakeReset(g, t string, q int32) (int64, bool) {
 	delete(h.resets, offKey(g, t, q))
 	return v, ok
 }
+func (h *testHost) MessageAt(off int64) *codec.Message {
+	m, err := h.st.LookMessageByOffset(off)
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
+func (h *testHost) AssignReset(g, t string, q int32, off int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.resets[offKey(g, t, q)] = off
+}
+
 func (h *testHost) HasReset(g, t string, q int32) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -1,0 +1,303 @@
+package processor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"rmqd/codec"
+	"rmqd/compat"
+	"rmqd/remoting"
+	"rmqd/store"
+)
+
+// newLiteBroker is an LMQ broker with the lite parent topic LiteT (4
+// queues) and the group LiteG bound to it.
+func newLiteBroker(t *testing.T, mod func(*BrokerConfig)) *testBroker {
+	t.Helper()
+	b := newTestBrokerWith(t, func(c *BrokerConfig) {
+		c.Store.EnableLmq, c.Store.EnableMultiDispatch = true, true
+		c.AutoCreateSubscriptionGroup = false
+		if mod != nil {
+			mod(c)
+		}
+	}, func(s *store.Config) { s.EnableLmq, s.EnableMultiDispatch = true, true }, nil)
+	req := createTopicReq("LiteT", 4)
+	req.Ext.Set("attributes", "+message.type=LITE")
+	resp, err := b.handleUpdateAndCreateTopic(context.Background(), newTestConn(2), req)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	g := NewSubscriptionGroupConfig("LiteG")
+	g.Attributes = map[string]string{attrLiteBindTopic: "LiteT"}
+	require.NoError(t, b.groups.Update(g, NewSubscriptionGroupConfig("PlainG")))
+	return b
+}
+
+func liteProps(lite string) string { return "TAGS\x01t\x02__LITE_TOPIC\x01" + lite + "\x02" }
+
+func (b *testBroker) call(t *testing.T, c remoting.Conn, req *codec.RemotingCommand) *codec.RemotingCommand {
+	t.Helper()
+	resp, err := b.Handlers()[req.Code].ProcessRequest(context.Background(), c, req)
+	if err != nil && !errors.Is(err, remoting.ErrAnsweredLater) {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func liteCtl(action, client, group, topic string, lites []string, offsetOption string) *codec.RemotingCommand {
+	req := codec.NewRequest(codec.ReqLiteSubscriptionCtl)
+	q := make([]string, len(lites))
+	for i, l := range lites {
+		q[i] = strconv.Quote(l)
+	}
+	oo := ""
+	if offsetOption != "" {
+		oo = `,"offsetOption":` + offsetOption
+	}
+	req.Body = fmt.Appendf(nil, `{"subscriptionSet":[{"action":%q,"clientId":%q,"group":%q,"liteTopicSet":[%s]%s,"topic":%q,"version":1}]}`,
+		action, client, group, strings.Join(q, ","), oo, topic)
+	return req
+}
+
+func popLiteReq(client, group, topic string, max int, pollMs int64) *codec.RemotingCommand {
+	req := codec.NewRequest(codec.ReqPopLiteMessage)
+	for _, kv := range [][2]string{{"clientId", client}, {"consumerGroup", group}, {"topic", topic},
+		{"maxMsgNum", fmt.Sprint(max)}, {"invisibleTime", "60000"}, {"pollTime", fmt.Sprint(pollMs)},
+		{"bornTime", fmt.Sprint(time.Now().UnixMilli())}} {
+		req.Ext.Set(kv[0], kv[1])
+	}
+	return req
+}
+
+// liteMsg is what a consumer sees of a popped lite message: body, lite topic
+// and the offset in its lite topic's queue (INNER_MULTI_QUEUE_OFFSET).
+type liteMsg struct {
+	body, lite string
+	off        int64
+}
+
+func decodeLite(t *testing.T, body []byte) []liteMsg {
+	t.Helper()
+	var out []liteMsg
+	for len(body) > 0 {
+		var m codec.Message
+		n, err := codec.DecodeRecord(body, &m)
+		require.NoError(t, err)
+		lite, _ := codec.PropertyValue(m.Properties, codec.PropLiteTopic)
+		q, _ := codec.PropertyValue(m.Properties, codec.PropInnerMultiDispatch)
+		require.Equal(t, "%LMQ%$LiteT$"+lite, q)
+		off, _ := codec.PropertyValue(m.Properties, codec.PropInnerMultiQueueOffset)
+		o, err := strconv.ParseInt(off, 10, 64)
+		require.NoError(t, err)
+		require.Equal(t, "LiteT", m.Topic, "records go out under the parent topic")
+		out = append(out, liteMsg{string(m.Body), lite, o})
+		body = body[n:]
+	}
+	return out
+}
+
+func ackLiteReq(group, lite string, off, popTime int64, queueID int32) *codec.RemotingCommand {
+	req := codec.NewRequest(codec.ReqAckMessage)
+	for _, kv := range [][2]string{{"consumerGroup", group}, {"topic", "LiteT"}, {"queueId", fmt.Sprint(queueID)},
+		{"extraInfo", fmt.Sprintf("0 %d 60000 999 0 broker-a 0 %d", popTime, off)}, {"offset", fmt.Sprint(off)}, {"liteTopic", lite}} {
+		req.Ext.Set(kv[0], kv[1])
+	}
+	return req
+}
+
+// Java 5.5's lite topics end to end at the broker: a send naming a lite topic
+// lands in its queue, a subscription (from the queue's start) pops each lite
+// topic's messages in order, one batch in flight per lite topic until acked,
+// and a held POP wakes when a subscribed lite topic gets a message.
+func TestLiteTopics(t *testing.T) {
+	b := newLiteBroker(t, nil)
+	c := newTestConn(7)
+	for i, lite := range []string{"a", "a", "b"} {
+		sendOK(t, b, sendReq("LiteT", int32(i%4), []byte(fmt.Sprintf("%s%d", lite, i)), liteProps(lite)))
+	}
+	require.EqualValues(t, 2, b.st.MaxOffsetInQueue("%LMQ%$LiteT$a", 0))
+	require.EqualValues(t, 1, b.st.MaxOffsetInQueue("%LMQ%$LiteT$b", 0))
+
+	resp := b.call(t, c, liteCtl("PARTIAL_ADD", "c1", "LiteG", "LiteT", []string{"a", "b", "none"}, `{"type":"POLICY","value":1}`))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+
+	resp = b.call(t, c, popLiteReq("c1", "LiteG", "LiteT", 32, 0))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	got := decodeLite(t, resp.Body)
+	require.ElementsMatch(t, []liteMsg{{"a0", "a", 0}, {"a1", "a", 1}, {"b2", "b", 0}}, got)
+	require.Equal(t, "0;0;0", ext(t, resp, "orderCountInfo"))
+	require.Equal(t, "999", ext(t, resp, "reviveQid"))
+	popTime, err := strconv.ParseInt(ext(t, resp, "popTime"), 10, 64)
+	require.NoError(t, err)
+
+	// In flight: nothing more, and the answer still carries the header the client reads.
+	resp = b.call(t, c, popLiteReq("c1", "LiteG", "LiteT", 32, 0))
+	require.EqualValues(t, codec.RespPollingTimeout, resp.Code)
+	require.Equal(t, "999", ext(t, resp, "reviveQid"))
+
+	// A held POP waits; acking all of "a" and a new "a" message answer it with that message.
+	held := newTestConn(8)
+	require.Nil(t, b.call(t, held, popLiteReq("c1", "LiteG", "LiteT", 32, 10000)))
+	for _, off := range []int64{0, 1} {
+		resp = b.call(t, c, ackLiteReq("LiteG", "a", off, popTime, 0))
+		require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	}
+	require.EqualValues(t, 2, b.offsets.Query("LiteG", "%LMQ%$LiteT$a", 0))
+	sendOK(t, b, sendReq("LiteT", 0, []byte("a3"), liteProps("a")))
+	pr := waitResponse(t, held, 1)
+	require.EqualValues(t, codec.RespSuccess, pr.Code, pr.Remark)
+	require.Equal(t, []liteMsg{{"a3", "a", 2}}, decodeLite(t, pr.Body))
+	require.Equal(t, "0", ext(t, pr, "orderCountInfo"))
+
+	// After the invisible time (here: changed to 0 ms) "b" comes again, counted once more.
+	cr := codec.NewRequest(codec.ReqChangeMessageInvisibletime)
+	for _, kv := range [][2]string{{"consumerGroup", "LiteG"}, {"topic", "LiteT"}, {"queueId", "0"},
+		{"extraInfo", fmt.Sprintf("0 %d 60000 999 0 broker-a 0 0", popTime)}, {"offset", "0"}, {"invisibleTime", "0"},
+		{"liteTopic", "b"}} {
+		cr.Ext.Set(kv[0], kv[1])
+	}
+	resp = b.call(t, c, cr)
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	resp = b.call(t, c, popLiteReq("c1", "LiteG", "LiteT", 32, 0))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Equal(t, []liteMsg{{"b2", "b", 0}}, decodeLite(t, resp.Body))
+	// Java's per-offset form, which the 5.5 client reads as 1 (ExtraInfoUtil.parseLiteOrderCountInfo).
+	require.Equal(t, "0 qo0%0 1", ext(t, resp, "orderCountInfo"))
+
+	// Unsubscribed, the client gets nothing of "b" any more.
+	resp = b.call(t, c, liteCtl("COMPLETE_REMOVE", "c1", "LiteG", "LiteT", nil, ""))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	sendOK(t, b, sendReq("LiteT", 0, []byte("b4"), liteProps("b")))
+	resp = b.call(t, c, popLiteReq("c1", "LiteG", "LiteT", 32, 0))
+	require.EqualValues(t, codec.RespPollingTimeout, resp.Code)
+}
+
+// A new subscription starts at the lite topic's end unless its offset option
+// says otherwise (Java's ConsumeInitMode.MAX), and a COMPLETE_ADD replaces a
+// client's set.
+func TestLiteSubscriptionStart(t *testing.T) {
+	b := newLiteBroker(t, nil)
+	c := newTestConn(9)
+	for range 3 {
+		sendOK(t, b, sendReq("LiteT", 0, []byte("old"), liteProps("x")))
+	}
+	// The store's first message is still there, so MAX starts at 0 as Java's
+	// initPopOffsetByCheckMsgInMem does; a POLICY max option moves it to the end.
+	resp := b.call(t, c, liteCtl("PARTIAL_ADD", "c2", "LiteG", "LiteT", []string{"x"}, `{"type":"POLICY","value":2}`))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	resp = b.call(t, c, popLiteReq("c2", "LiteG", "LiteT", 32, 0))
+	require.EqualValues(t, codec.RespPollingTimeout, resp.Code)
+	sendOK(t, b, sendReq("LiteT", 0, []byte("new"), liteProps("x")))
+	resp = b.call(t, c, popLiteReq("c2", "LiteG", "LiteT", 32, 0))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Equal(t, []liteMsg{{"new", "x", 3}}, decodeLite(t, resp.Body))
+
+	resp = b.call(t, c, liteCtl("COMPLETE_ADD", "c2", "LiteG", "LiteT", []string{"y"}, ""))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Equal(t, []string{"%LMQ%$LiteT$y"}, b.pop.LiteQueues("c2", "LiteG", "LiteT"))
+}
+
+// What the broker refuses, in Java's codes and words.
+func TestLiteRefusals(t *testing.T) {
+	b := newLiteBroker(t, nil)
+	c := newTestConn(10)
+	plain := createTopicReq("PlainT", 4)
+	resp := b.call(t, c, popLiteReq("c", "LiteG", "NoSuchT", 1, 0))
+	require.EqualValues(t, codec.RespTopicNotExist, resp.Code)
+	require.Equal(t, "0", ext(t, resp, "popTime"))
+	r, err := b.handleUpdateAndCreateTopic(context.Background(), c, plain)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, r.Code)
+	resp = b.call(t, c, popLiteReq("c", "LiteG", "PlainT", 1, 0))
+	require.EqualValues(t, codec.RespInvalidParameter, resp.Code)
+	require.Equal(t, "the topic [PlainT] message type not match", resp.Remark)
+	resp = b.call(t, c, popLiteReq("c", "PlainG", "LiteT", 1, 0))
+	require.EqualValues(t, codec.RespInvalidParameter, resp.Code)
+	require.Equal(t, "subscription bind topic not match, PlainG", resp.Remark)
+	resp = b.call(t, c, popLiteReq("c", "LiteG", "LiteT", 33, 0))
+	require.EqualValues(t, codec.RespInvalidParameter, resp.Code)
+
+	sendOK(t, b, sendReq("LiteT", 0, []byte("m"), liteProps("q")))
+	resp = b.call(t, c, ackLiteReq("PlainG", "q", 0, 1, 0))
+	require.EqualValues(t, codec.RespInvalidParameter, resp.Code)
+	require.Equal(t, "group type or bind topic not match.", resp.Remark)
+	resp = b.call(t, c, ackLiteReq("LiteG", "q", 0, 1, 1))
+	require.EqualValues(t, codec.RespInvalidParameter, resp.Code)
+	require.Equal(t, "ack queue illegal.", resp.Remark)
+	resp = b.call(t, c, ackLiteReq("LiteG", "q", 5, 1, 0))
+	require.EqualValues(t, codec.RespNoMessage, resp.Code)
+
+	resp = b.call(t, c, codec.NewRequest(codec.ReqLiteSubscriptionCtl))
+	require.EqualValues(t, codec.RespIllegalOperation, resp.Code)
+	require.Equal(t, "Request body is null.", resp.Remark)
+	resp = b.call(t, c, liteCtl("PARTIAL_ADD", "c", "../G", "LiteT", []string{"a"}, ""))
+	require.EqualValues(t, codec.RespInvalidParameter, resp.Code)
+
+	// A lite topic that would not be one safe directory is refused at send.
+	resp, err = b.handleSendMessage(context.Background(), c, sendReq("LiteT", 0, []byte("x"), liteProps("../../etc")))
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespMessageIllegal, resp.Code)
+}
+
+// The broker holds at most maxLiteSubscriptionCount subscriptions, whatever
+// the action adding them.
+func TestLiteSubscriptionQuota(t *testing.T) {
+	b := newLiteBroker(t, func(c *BrokerConfig) { c.Pop.MaxLiteSubscriptionCount = 3 })
+	c := newTestConn(11)
+	resp := b.call(t, c, liteCtl("PARTIAL_ADD", "c1", "LiteG", "LiteT", []string{"a", "b"}, ""))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	resp = b.call(t, c, liteCtl("COMPLETE_ADD", "c2", "LiteG", "LiteT", []string{"a", "b"}, ""))
+	require.EqualValues(t, codec.RespLiteSubscriptionQuotaExceeded, resp.Code)
+	require.Equal(t, "org.apache.rocketmq.broker.lite.LiteQuotaException: lite subscription quota exceeded 3", resp.Remark)
+	resp = b.call(t, c, liteCtl("PARTIAL_ADD", "c3", "LiteG", "LiteT", []string{"z"}, ""))
+	require.EqualValues(t, codec.RespLiteSubscriptionQuotaExceeded, resp.Code)
+	resp = b.call(t, c, liteCtl("PARTIAL_REMOVE", "c1", "LiteG", "LiteT", []string{"a"}, ""))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	resp = b.call(t, c, liteCtl("PARTIAL_ADD", "c3", "LiteG", "LiteT", []string{"z"}, ""))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+}
+
+// A change of invisible time that names no lite topic, as client-java 5.2's
+// nack and the 5.5 proxy's renewal send it, still reaches the lite topic's
+// batch through the message its handle names (Java changes nothing then); a
+// handle naming another message changes nothing.
+func TestLiteChangeInvisibleWithoutLiteTopic(t *testing.T) {
+	b := newLiteBroker(t, nil)
+	c := newTestConn(12)
+	var clOffs []int64
+	for i := range 2 {
+		resp := sendOK(t, b, sendReq("LiteT", 0, []byte(fmt.Sprint("m", i)), liteProps(fmt.Sprint("k", i))))
+		_, off, err := compat.DecodeOffsetMsgID(ext(t, resp, "msgId"))
+		require.NoError(t, err)
+		clOffs = append(clOffs, off)
+	}
+	resp := b.call(t, c, liteCtl("PARTIAL_ADD", "c1", "LiteG", "LiteT", []string{"k0", "k1"}, `{"type":"POLICY","value":1}`))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	resp = b.call(t, c, popLiteReq("c1", "LiteG", "LiteT", 32, 0))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Len(t, decodeLite(t, resp.Body), 2)
+	popTime := ext(t, resp, "popTime")
+	change := func(clOff int64) {
+		t.Helper()
+		cr := codec.NewRequest(codec.ReqChangeMessageInvisibletime)
+		for _, kv := range [][2]string{{"consumerGroup", "LiteG"}, {"topic", "LiteT"}, {"queueId", "0"},
+			{"extraInfo", fmt.Sprintf("0 %s 60000 999 0 broker-a 0 0 %d", popTime, clOff)}, {"offset", "0"}, {"invisibleTime", "0"}} {
+			cr.Ext.Set(kv[0], kv[1])
+		}
+		resp := b.call(t, c, cr)
+		require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	}
+	change(clOffs[0] + 1) // no message starts there
+	resp = b.call(t, c, popLiteReq("c1", "LiteG", "LiteT", 32, 0))
+	require.EqualValues(t, codec.RespPollingTimeout, resp.Code)
+	change(clOffs[0])
+	resp = b.call(t, c, popLiteReq("c1", "LiteG", "LiteT", 32, 0))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Equal(t, []liteMsg{{"m0", "k0", 0}}, decodeLite(t, resp.Body))
+}

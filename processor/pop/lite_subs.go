@@ -1,0 +1,324 @@
+package pop
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"rmqd/codec"
+	"rmqd/compat"
+	"rmqd/remoting"
+)
+
+// liteSubs is LiteSubscriptionRegistry (Java 5.5): the lite topics (as
+// their queues, %LMQ%$parent$lite) each client of a proxy subscribed to,
+// and who subscribes to each queue, for POP_LITE_MESSAGE and for waking
+// held POPs when a lite topic gets a message. Kept in memory, as Java does:
+// proxies send the whole subscription again (COMPLETE_ADD) as they go on.
+type liteSubs struct {
+	mu      sync.Mutex
+	clients map[string]*liteClient
+	byLMQ   map[string]map[string]string // queue -> clientId -> group
+	active  int                          // (client, queue) pairs
+}
+
+type liteClient struct {
+	group, topic string
+	lmqs         map[string]struct{}
+	updated      int64 // ms of the last change; expiry counts from it
+	next         int   // where the next POP starts in the sorted queues
+}
+
+func newLiteSubs() *liteSubs {
+	return &liteSubs{clients: map[string]*liteClient{}, byLMQ: map[string]map[string]string{}}
+}
+
+// errLiteQuota is LiteQuotaException: the broker holds maxLiteSubscriptionCount pairs.
+type errLiteQuota struct{ max int64 }
+
+func (e errLiteQuota) Error() string {
+	return fmt.Sprintf("org.apache.rocketmq.broker.lite.LiteQuotaException: lite subscription quota exceeded %d", e.max)
+}
+
+func (l *liteSubs) clientLocked(clientID, group, topic string, now int64) *liteClient {
+	c := l.clients[clientID]
+	if c == nil {
+		c = &liteClient{group: group, topic: topic, lmqs: map[string]struct{}{}}
+		l.clients[clientID] = c
+	}
+	c.updated = now
+	return c
+}
+
+func (l *liteSubs) addLocked(clientID string, c *liteClient, lmq string) {
+	if _, ok := c.lmqs[lmq]; ok {
+		return
+	}
+	c.lmqs[lmq] = struct{}{}
+	subs := l.byLMQ[lmq]
+	if subs == nil {
+		subs = map[string]string{}
+		l.byLMQ[lmq] = subs
+	}
+	subs[clientID] = c.group
+	l.active++
+}
+
+func (l *liteSubs) removeLocked(clientID string, c *liteClient, lmq string) {
+	if _, ok := c.lmqs[lmq]; !ok {
+		return
+	}
+	delete(c.lmqs, lmq)
+	if subs := l.byLMQ[lmq]; subs != nil {
+		delete(subs, clientID)
+		if len(subs) == 0 {
+			delete(l.byLMQ, lmq)
+		}
+	}
+	l.active--
+}
+
+// addPartial is addPartialSubscription. Java checks the broker's quota once
+// per request; rmqd checks it per queue added, so one request cannot go past it.
+func (l *liteSubs) addPartial(clientID, group, topic string, lmqs []string, max int64) ([]string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if int64(l.active) >= max {
+		return nil, errLiteQuota{max}
+	}
+	c := l.clientLocked(clientID, group, topic, time.Now().UnixMilli())
+	var added []string
+	for _, q := range lmqs {
+		if _, ok := c.lmqs[q]; ok {
+			continue
+		}
+		if int64(l.active) >= max {
+			return added, errLiteQuota{max}
+		}
+		l.addLocked(clientID, c, q)
+		added = append(added, q)
+	}
+	return added, nil
+}
+
+// removePartial is removePartialSubscription.
+func (l *liteSubs) removePartial(clientID, group, topic string, lmqs []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.clientLocked(clientID, group, topic, time.Now().UnixMilli())
+	for _, q := range lmqs {
+		l.removeLocked(clientID, c, q)
+	}
+}
+
+// addComplete is addCompleteSubscription: the client's set becomes lmqs.
+// Java takes the whole set whatever the quota; rmqd refuses what would go
+// past it (a proxy's client is bounded by its group's lite.sub.client.quota
+// already, 2,000 by default).
+func (l *liteSubs) addComplete(clientID, group, topic string, lmqs []string, max int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.clientLocked(clientID, group, topic, time.Now().UnixMilli())
+	want := make(map[string]struct{}, len(lmqs))
+	for _, q := range lmqs {
+		want[q] = struct{}{}
+	}
+	for q := range c.lmqs {
+		if _, ok := want[q]; !ok {
+			l.removeLocked(clientID, c, q)
+		}
+	}
+	for _, q := range lmqs {
+		if _, ok := c.lmqs[q]; ok {
+			continue
+		}
+		if int64(l.active) >= max {
+			return errLiteQuota{max}
+		}
+		l.addLocked(clientID, c, q)
+	}
+	return nil
+}
+
+// removeComplete is removeCompleteSubscription: the client is gone.
+func (l *liteSubs) removeComplete(clientID string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.clients[clientID]
+	if c == nil {
+		return
+	}
+	for q := range c.lmqs {
+		l.removeLocked(clientID, c, q)
+	}
+	delete(l.clients, clientID)
+}
+
+// queuesOf lists the queues clientID subscribes to under group and topic,
+// starting a little further on each time so that no queue is always last.
+func (l *liteSubs) queuesOf(clientID, group, topic string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.clients[clientID]
+	if c == nil || c.group != group || c.topic != topic || len(c.lmqs) == 0 {
+		return nil
+	}
+	qs := make([]string, 0, len(c.lmqs))
+	for q := range c.lmqs {
+		qs = append(qs, q)
+	}
+	sort.Strings(qs)
+	c.next = (c.next + 1) % len(qs)
+	return append(qs[c.next:], qs[:c.next]...)
+}
+
+// LiteQueues lists, sorted, the lite topic queues a client subscribes to
+// under group and topic.
+func (s *Service) LiteQueues(clientID, group, topic string) []string {
+	l := s.lite
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.clients[clientID]
+	if c == nil || c.group != group || c.topic != topic {
+		return nil
+	}
+	qs := make([]string, 0, len(c.lmqs))
+	for q := range c.lmqs {
+		qs = append(qs, q)
+	}
+	sort.Strings(qs)
+	return qs
+}
+
+// subscribers lists the (client, group) pairs subscribed to a queue.
+func (l *liteSubs) subscribers(lmq string) [][2]string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	subs := l.byLMQ[lmq]
+	if len(subs) == 0 {
+		return nil
+	}
+	out := make([][2]string, 0, len(subs))
+	for c, g := range subs {
+		out = append(out, [2]string{c, g})
+	}
+	return out
+}
+
+// expire is cleanupExpiredSubscriptions: clients whose subscription did not
+// change for timeout are dropped (a proxy re-sends it every so often).
+func (l *liteSubs) expire(now int64, timeout time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for id, c := range l.clients {
+		if now-c.updated > timeout.Milliseconds() {
+			for q := range c.lmqs {
+				l.removeLocked(id, c, q)
+			}
+			delete(l.clients, id)
+		}
+	}
+}
+
+// handleLiteSubscriptionCtl is LITE_SUBSCRIPTION_CTL (Java 5.5's
+// LiteSubscriptionCtlProcessor): a proxy adds or removes lite subscriptions
+// of its clients.
+func (s *Service) handleLiteSubscriptionCtl(_ context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+	if len(req.Body) == 0 {
+		return codec.NewResponse(req, codec.RespIllegalOperation, "Request body is null."), nil
+	}
+	body, err := codec.DecodeLiteSubscriptionCtlBody(req.Body)
+	if err != nil {
+		return codec.NewResponse(req, codec.RespSystemError, err.Error()), nil
+	}
+	if len(body.SubscriptionSet) == 0 {
+		return codec.NewResponse(req, codec.RespIllegalOperation, "LiteSubscriptionCtlRequestBody is empty."), nil
+	}
+	max := s.h.Conf().MaxLiteSubscriptionCount
+	for _, e := range body.SubscriptionSet {
+		if isBlank(e.ClientID) || isBlank(e.Group) || isBlank(e.Topic) {
+			continue
+		}
+		// The header gate cannot see the body's names: they key offsets and subscriptions.
+		if remark, ok := compat.ValidateGroup(e.Group); !ok {
+			return codec.NewResponse(req, codec.RespInvalidParameter, remark), nil
+		}
+		if remark, ok := compat.ValidateTopic(e.Topic); !ok {
+			return codec.NewResponse(req, codec.RespInvalidParameter, remark), nil
+		}
+		lmqs := make([]string, 0, len(e.LiteTopicSet))
+		for _, t := range e.LiteTopicSet {
+			if q := compat.LiteLMQ(e.Topic, t); q != "" {
+				lmqs = append(lmqs, q)
+			}
+		}
+		switch e.Action {
+		case "PARTIAL_ADD", "COMPLETE_ADD":
+			if g, ok := s.h.Group(e.Group); !ok || !g.ConsumeEnable {
+				return codec.NewResponse(req, codec.RespIllegalOperation,
+					"java.lang.IllegalStateException: Consumer group is not allowed to consume."), nil
+			}
+			var err error
+			if e.Action == "PARTIAL_ADD" {
+				var added []string
+				added, err = s.lite.addPartial(e.ClientID, e.Group, e.Topic, lmqs, max)
+				for _, q := range added {
+					s.resetLiteOffset(q, e.Group, e.OffsetOption)
+				}
+			} else {
+				err = s.lite.addComplete(e.ClientID, e.Group, e.Topic, lmqs, max)
+			}
+			if err != nil {
+				return codec.NewResponse(req, codec.RespLiteSubscriptionQuotaExceeded, err.Error()), nil
+			}
+			// The queues may hold messages already: a held POP of the client looks again.
+			s.poll.notifyLite(e.ClientID, e.Group)
+		case "PARTIAL_REMOVE":
+			s.lite.removePartial(e.ClientID, e.Group, e.Topic, lmqs)
+		case "COMPLETE_REMOVE":
+			s.lite.removeComplete(e.ClientID)
+		}
+	}
+	return codec.NewResponse(req, codec.RespSuccess, ""), nil
+}
+
+func isBlank(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] > ' ' {
+			return false
+		}
+	}
+	return true
+}
+
+// resetLiteOffset is LiteSubscriptionRegistryImpl.resetOffset: a subscription
+// added with an offset option moves the group's offset in the queue
+// (applied by the next POP, as an admin reset is).
+func (s *Service) resetLiteOffset(lmq, group string, o *codec.LiteOffsetOption) {
+	if o == nil {
+		return
+	}
+	cur := s.h.QueryOffset(group, lmq, 0)
+	target := int64(-1)
+	switch o.Type {
+	case "POLICY":
+		switch o.Value {
+		case codec.LitePolicyMin:
+			target = 0
+		case codec.LitePolicyMax:
+			target = max(s.h.MaxOffset(lmq, 0), 0)
+		}
+	case "OFFSET":
+		target = o.Value
+	case "TAIL_N":
+		if cur >= 0 {
+			target = max(0, cur-o.Value)
+		}
+	}
+	if target >= 0 && target != cur {
+		s.h.AssignReset(group, lmq, 0, target)
+		s.liteOrder.ClearBlock(lmq, group, 0)
+	}
+}
