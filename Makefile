@@ -1,7 +1,7 @@
 # rmqd: the two commands a newcomer needs are `make run` and `make test`.
 GO       ?= go
 BIN      := bin/rmqd
-# make test fuzzes each target briefly over its corpus (50 targets); `make fuzz FUZZTIME=1m` digs deeper.
+# make test fuzzes each target briefly over its corpus (51 targets); `make fuzz FUZZTIME=1m` digs deeper.
 FUZZTIME ?= 3s
 STATICCHECK_VERSION := v0.8.2
 GOBIN ?= $(shell $(GO) env GOPATH)/bin
@@ -23,7 +23,7 @@ build:
 run: build
 	mkdir -p .run && cd .run && ../$(BIN)
 
-test: vet lint unit fuzz compat-java compat-ha compat-filter compat-bodies integration-test
+test: vet lint unit fuzz compat-java compat-ha compat-filter compat-bodies integration-test integration-lite
 
 vet:
 	$(GO) vet ./...

@@ -12,6 +12,7 @@
 #   make integration-ha-control                 the HA tests' Java->Java control pairs (make test leaves them out)
 #   make integration-security-combos            the inter-broker tests under ACL 1.0 and mTLS too (make test: plain, acl2, tls)
 #   make integration-rocketmq55                 every scenario with the RocketMQ 5.5.0 client, mqadmin, proxy and broker
+#   make integration-lite                       lite topics (TestLiteTopics) with the 5.5.0 proxy and client-java 5.2.0
 
 # Keep the including Makefile's default goal: save it here, restore it at the end (an empty value lets the
 # next target defined after the include, e.g. `all`, become the default as if this file were not there).
@@ -24,7 +25,7 @@ RMQD_TARGET ?= all
 IT_RUN      ?= .
 IT_TIMEOUT  ?= 40m
 
-.PHONY: integration-deps integration-clients integration-test integration-proxy integration-controller integration-ha-control integration-security-combos integration-rocketmq55
+.PHONY: integration-deps integration-clients integration-test integration-proxy integration-controller integration-ha-control integration-security-combos integration-rocketmq55 integration-deps55 integration-lite
 
 # Clients in other languages (docs/compatibility.md), installed under integration/.clients (git-ignored):
 # rocketmq-client-cpp as PyPI's rocketmq 0.4.4 (a manylinux x86-64 wheel bundling librocketmq.so) in a
@@ -109,13 +110,21 @@ integration-ha-control: integration-deps
 # pinned one is left as it is. Some 25 minutes; the tests that depend on the version read it from the jars.
 IT55_VERSION ?= 5.5.0
 IT55_TARGET  := $(CURDIR)/$(IT_JAVA)/target-$(IT55_VERSION)
-integration-rocketmq55: integration-clients
+integration-rocketmq55: integration-deps55 integration-clients
+	RMQD_TARGET=$(RMQD_TARGET) RMQD_JAVA_TARGET=$(IT55_TARGET) $(GO) test -count=1 -timeout $(IT_TIMEOUT) -run '$(IT_RUN)' ./integration/
+
+# The Java side with RocketMQ $(IT55_VERSION) in its own folder: Maven Central the first time, offline after.
+integration-deps55:
 	@if $(MVN) -q -B -o -f $(IT_JAVA)/pom.xml -Drocketmq5.version=$(IT55_VERSION) -Dit.target=$(IT55_TARGET) package >/dev/null 2>&1; then \
-		echo "integration-rocketmq55: $(IT55_TARGET)/lib up to date (offline)"; \
+		echo "integration-deps55: $(IT55_TARGET)/lib up to date (offline)"; \
 	else \
-		echo "integration-rocketmq55: fetching RocketMQ $(IT55_VERSION) from Maven Central"; \
+		echo "integration-deps55: fetching RocketMQ $(IT55_VERSION) from Maven Central"; \
 		$(MVN) -q -B -f $(IT_JAVA)/pom.xml -Drocketmq5.version=$(IT55_VERSION) -Dit.target=$(IT55_TARGET) package; \
 	fi
-	RMQD_TARGET=$(RMQD_TARGET) RMQD_JAVA_TARGET=$(IT55_TARGET) $(GO) test -count=1 -timeout $(IT_TIMEOUT) -run '$(IT_RUN)' ./integration/
+
+# Lite topics (RocketMQ 5.5) need the 5.5 proxy and client-java 5.2.0 (TestLiteTopics skips with the pinned
+# 5.3.3 build): make test runs that test with the 5.5 build, against both targets. About a minute.
+integration-lite: integration-deps55
+	RMQD_TARGET=$(RMQD_TARGET) RMQD_JAVA_TARGET=$(IT55_TARGET) $(GO) test -count=1 -timeout 10m -run 'TestLiteTopics' ./integration/
 
 .DEFAULT_GOAL := $(_it_default_goal)

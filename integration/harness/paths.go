@@ -83,6 +83,8 @@ func marker(lib string) string {
 		return "rocketmq-proxy-*.jar" // any version: the build may pin a newer one (docs/compatibility.md)
 	case "grpcclient":
 		return "rmqd-grpc-runner.jar"
+	case "grpclite":
+		return "rmqd-grpc-lite.jar"
 	}
 	return "."
 }

@@ -161,23 +161,65 @@ type GrpcResult struct {
 // (flags of GrpcRoundtrip; --endpoints is added). err only when no result line could be had.
 func TryGrpc(tb TB, p *Proxy, args ...string) (*GrpcResult, error) {
 	tb.Helper()
-	RequireJars(tb, "grpcclient")
-	argv := append([]string{"rmqd.it.GrpcMain", "roundtrip", "--endpoints", p.Endpoints,
-		"--deadline", fmt.Sprint((JavaTimeout - 10*time.Second).Milliseconds())}, args...)
+	res := &GrpcResult{}
+	var err error
+	res.LogPath, err = runGrpcProgram(tb, p, "grpcclient", append([]string{"rmqd.it.GrpcMain", "roundtrip"}, args...), res)
+	return res, err
+}
+
+// LiteResult is rmqd.it.LiteMain's result line.
+type LiteResult struct {
+	OK              bool           `json:"ok"`
+	Error           string         `json:"error"`
+	Sent            []string       `json:"sent"`
+	Received        []LiteDelivery `json:"received"`
+	SubscribedAfter []string       `json:"subscribedAfter"`
+	LogPath         string         `json:"-"`
+}
+
+// LiteDelivery is one message the lite consumer's listener was given.
+type LiteDelivery struct {
+	Lite    string `json:"lite"`
+	Body    string `json:"body"`
+	Attempt int    `json:"attempt"`
+	Result  string `json:"result"`
+}
+
+// RunGrpcLite runs rmqd.it.LiteMain (lib/grpclite: rocketmq-client-java 5.2.0's LitePushConsumer) against the
+// proxy with args (--topic, --group, --lites, --count, --fail-first), failing the test unless it reported ok.
+func RunGrpcLite(tb TB, p *Proxy, args ...string) *LiteResult {
+	tb.Helper()
+	res := &LiteResult{}
+	var err error
+	res.LogPath, err = runGrpcProgram(tb, p, "grpclite", append([]string{"rmqd.it.LiteMain"}, args...), res)
+	if err != nil {
+		tb.Fatalf("%v", err)
+	}
+	if !res.OK {
+		tb.Fatalf("grpc lite %s failed: %s (stderr %s:\n%s)", strings.Join(args, " "), res.Error, res.LogPath, Tail(res.LogPath, 15))
+	}
+	return res
+}
+
+// runGrpcProgram runs a gRPC scenario program of lib against the proxy (--endpoints and --deadline added)
+// and reads its result line into res. err only when no result line could be had.
+func runGrpcProgram(tb TB, p *Proxy, lib string, argv []string, res any) (string, error) {
+	tb.Helper()
+	RequireJars(tb, lib)
+	argv = append(argv, "--endpoints", p.Endpoints, "--deadline", fmt.Sprint((JavaTimeout - 10*time.Second).Milliseconds()))
 	name := fmt.Sprintf("grpc-%02d", javaSeq.Add(1))
-	stdout, logPath, err := runJVM(tb, name, filepath.Join(LibDir(tb, "grpcclient"), "*"), JavaTimeout, argv)
-	res := &GrpcResult{LogPath: logPath}
+	stdout, logPath, err := runJVM(tb, name, filepath.Join(LibDir(tb, lib), "*"), JavaTimeout, argv)
 	line := lastJSONLine(stdout)
 	if line == nil {
-		return res, fmt.Errorf("grpc roundtrip: no result line (run error: %v); stdout %.300q; stderr %s:\n%s",
-			err, stdout, logPath, Tail(logPath, 20))
+		return logPath, fmt.Errorf("%s: no result line (run error: %v); stdout %.300q; stderr %s:\n%s",
+			argv[0], err, stdout, logPath, Tail(logPath, 20))
 	}
 	// The whole result line beside the JVM's stderr, for reading a failure afterwards.
 	_ = os.WriteFile(strings.TrimSuffix(logPath, ".log")+".json", line, 0o644)
 	if jerr := json.Unmarshal(line, res); jerr != nil {
-		return res, fmt.Errorf("grpc roundtrip: result %.300q: %w", line, jerr)
+		return logPath, fmt.Errorf("%s: result %.300q: %w", argv[0], line, jerr)
 	}
-	return res, nil
+	return logPath, nil
 }
 
 // RunGrpc is TryGrpc failing the test unless the program reported ok.

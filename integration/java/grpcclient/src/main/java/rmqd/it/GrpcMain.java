@@ -19,22 +19,28 @@ public final class GrpcMain {
     }
 
     public static void main(String[] args) {
+        String name = args.length > 0 ? args[0] : "";
+        execute(name, args, 1, name.equals("roundtrip") ? new GrpcRoundtrip() : null);
+    }
+
+    /** Runs one scenario (null: a usage error) with the flags from args[from], under the output contract. */
+    static void execute(String scenarioName, String[] args, int from, Scenario scenario) {
         PrintStream result = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
         System.setOut(System.err);
         long start = System.currentTimeMillis();
         Map<String, Object> out = new LinkedHashMap<>();
-        out.put("scenario", args.length > 0 ? args[0] : "");
+        out.put("scenario", scenarioName);
         out.put("client", "rocketmq-client-java");
         out.put("ok", false);
         int code;
         try {
-            if (args.length == 0 || !args[0].equals("roundtrip")) {
+            if (scenario == null) {
                 throw new Flags.UsageException("usage: GrpcMain roundtrip [--flag value]...");
             }
-            Flags f = new Flags(args, 1);
+            Flags f = new Flags(args, from);
             long deadline = f.longValue("deadline", 120000);
             startWatchdog(result, out, deadline);
-            new GrpcRoundtrip().run(f, out);
+            scenario.run(f, out);
             out.put("ok", true);
             code = 0;
         } catch (Flags.UsageException e) {

@@ -1,0 +1,103 @@
+package rmqd.it;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.apache.rocketmq.client.apis.ClientConfiguration;
+import org.apache.rocketmq.client.apis.ClientServiceProvider;
+import org.apache.rocketmq.client.apis.consumer.ConsumeResult;
+import org.apache.rocketmq.client.apis.consumer.LitePushConsumer;
+import org.apache.rocketmq.client.apis.producer.Producer;
+
+/**
+ * Lite topics (RocketMQ 5.5) through rocketmq-proxy with rocketmq-client-java 5.2+: a LitePushConsumer bound to
+ * --topic subscribes to the --lites, a producer sends --count messages to each (interleaved), and every one must
+ * arrive once, in order per lite topic; the first delivery of --fail-first messages of the first lite topic is
+ * answered FAILURE (redelivered in order). Then the first lite topic is unsubscribed and one more message is sent
+ * to each: only the others' arrive. Built only into lib/grpclite (module grpclite, client-java 5.2.0), as the
+ * API does not exist in the pinned 5.0.8. Same output contract as GrpcMain.
+ *
+ *   java -cp 'target/lib/grpclite/*' rmqd.it.LiteMain --endpoints 127.0.0.1:8081 --topic T --group G --lites a,b
+ */
+public final class LiteMain {
+    private LiteMain() {
+    }
+
+    public static void main(String[] args) {
+        GrpcMain.execute("lite", args, 0, LiteMain::run);
+    }
+
+    private static void run(Flags f, Map<String, Object> out) throws Exception {
+        String endpoints = f.required("endpoints");
+        String topic = f.required("topic");
+        String group = f.required("group");
+        List<String> lites = Arrays.asList(f.required("lites").split(","));
+        int count = f.integer("count", 5);
+        int failFirst = f.integer("fail-first", 0);
+        long deadline = System.currentTimeMillis() + f.longValue("deadline", 100000) - 5000;
+        f.checkAllUsed();
+
+        ClientServiceProvider provider = ClientServiceProvider.loadService();
+        ClientConfiguration cfg = ClientConfiguration.newBuilder().setEndpoints(endpoints).enableSsl(false)
+            .setRequestTimeout(Duration.ofSeconds(10)).build();
+        List<Map<String, Object>> received = new CopyOnWriteArrayList<>();
+        Map<String, Integer> attempts = new ConcurrentHashMap<>();
+        LitePushConsumer consumer = provider.newLitePushConsumerBuilder().setClientConfiguration(cfg)
+            .setConsumerGroup(group).bindTopic(topic).setMessageListener(mv -> {
+                String body = StandardCharsets.UTF_8.decode(mv.getBody()).toString();
+                int n = attempts.merge(body, 1, Integer::sum);
+                Map<String, Object> v = new LinkedHashMap<>();
+                v.put("lite", mv.getLiteTopic().orElse(""));
+                v.put("body", body);
+                v.put("attempt", mv.getDeliveryAttempt());
+                String prefix = lites.get(0) + "-";
+                boolean fail = n == 1 && body.startsWith(prefix)
+                    && Integer.parseInt(body.substring(prefix.length())) < failFirst;
+                v.put("result", fail ? "FAILURE" : "SUCCESS");
+                received.add(v);
+                return fail ? ConsumeResult.FAILURE : ConsumeResult.SUCCESS;
+            }).build();
+        for (String l : lites) {
+            consumer.subscribeLite(l);
+        }
+        Producer producer = provider.newProducerBuilder().setClientConfiguration(cfg).setTopics(topic).build();
+        List<String> sent = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            for (String l : lites) {
+                String body = l + "-" + i;
+                producer.send(provider.newMessageBuilder().setTopic(topic).setLiteTopic(l)
+                    .setBody(body.getBytes(StandardCharsets.UTF_8)).build());
+                sent.add(body);
+            }
+        }
+        out.put("sent", sent);
+        out.put("received", received);
+        int want = count * lites.size() + Math.min(failFirst, count);
+        while (received.size() < want && System.currentTimeMillis() < deadline) {
+            Thread.sleep(100);
+        }
+        if (received.size() < want) {
+            throw new ScenarioFailure("timeout: " + received.size() + " of " + want + " deliveries");
+        }
+        // Unsubscribed from the first lite topic: its next message stays in the broker.
+        consumer.unsubscribeLite(lites.get(0));
+        out.put("subscribedAfter", new ArrayList<>(consumer.getLiteTopicSet()));
+        for (String l : lites) {
+            String body = l + "-" + count;
+            producer.send(provider.newMessageBuilder().setTopic(topic).setLiteTopic(l)
+                .setBody(body.getBytes(StandardCharsets.UTF_8)).build());
+        }
+        want += lites.size() - 1;
+        while (received.size() < want && System.currentTimeMillis() < deadline) {
+            Thread.sleep(100);
+        }
+        Thread.sleep(Math.min(3000, Math.max(0, deadline - System.currentTimeMillis())));
+        // Consumers are not closed: close() waits out the open long poll, and the JVM halts when done.
+    }
+}

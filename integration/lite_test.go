@@ -1,0 +1,73 @@
+package integration
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"rmqd/integration/harness"
+)
+
+// TestLiteTopics: RocketMQ 5.5's lite topics, end to end through rocketmq-proxy 5.5 with rocketmq-client-java
+// 5.2.0's LitePushConsumer (rmqd.it.LiteMain). A message.type=LITE topic and a FIFO group bound to it
+// (lite.bind.topic); the consumer subscribes to three lite topics, five messages go to each, and each lite
+// topic's messages arrive once each, in order, the first two of one of them failed once and redelivered before
+// the next; after unsubscribing from one lite topic its next message stays away while the others' arrive. It
+// needs the 5.5 proxy: make integration-lite (part of make test) runs it with the 5.5 build, where the pinned
+// 5.3.3 proxy skips it. Against Apache too (broker 5.5 from the same build).
+func TestLiteTopics(t *testing.T) {
+	harness.RequireJars(t, "proxy", "grpclite")
+	if !libAtLeast(t, "proxy", "rocketmq-proxy", 5, 5) {
+		t.Skip("lite topics need rocketmq-proxy 5.5: make integration-lite")
+	}
+	for _, kind := range targetsFromEnv(t) {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			if kind == harness.KindApache {
+				harness.RequireJars(t, "apache")
+			}
+			// Lite topics are light message queues: Java needs both keys, and so does rmqd.
+			tg := harness.Start(t, kind, harness.Options{BrokerConf: map[string]string{
+				"enableLmq": "true", "enableMultiDispatch": "true"}})
+			const topic, group = "IT_lite", "IT_lite_g"
+			harness.CreateTopic(t, tg, topic, 4, "+message.type=LITE")
+			harness.CreateGroupConfig(t, tg, group, map[string]any{"consumeMessageOrderly": true, "retryMaxTimes": 3,
+				"attributes": map[string]string{"+lite.bind.topic": topic}})
+			p := harness.StartProxy(t, tg, nil)
+			lites := []string{"order-1", "order-2", "order-3"}
+			const count = 5
+			r := harness.RunGrpcLite(t, p, "--topic", topic, "--group", group, "--lites", strings.Join(lites, ","),
+				"--count", fmt.Sprint(count), "--fail-first", "2")
+			if len(r.Sent) != count*len(lites) {
+				t.Fatalf("sent %d messages, want %d", len(r.Sent), count*len(lites))
+			}
+			// Per lite topic, the deliveries in the order the listener saw them.
+			got := map[string][]string{}
+			for _, d := range r.Received {
+				if !strings.HasPrefix(d.Body, d.Lite+"-") {
+					t.Fatalf("message %q delivered as lite topic %q", d.Body, d.Lite)
+				}
+				got[d.Lite] = append(got[d.Lite], d.Body+"/"+d.Result)
+			}
+			for i, l := range lites {
+				var want []string
+				for n := range count {
+					if i == 0 && n < 2 {
+						want = append(want, fmt.Sprintf("%s-%d/FAILURE", l, n))
+					}
+					want = append(want, fmt.Sprintf("%s-%d/SUCCESS", l, n))
+				}
+				if i > 0 {
+					want = append(want, fmt.Sprintf("%s-%d/SUCCESS", l, count)) // sent after the first was unsubscribed
+				}
+				if !slices.Equal(got[l], want) {
+					t.Errorf("lite topic %s delivered\n %v\nwant\n %v", l, got[l], want)
+				}
+			}
+			if slices.Contains(r.SubscribedAfter, lites[0]) {
+				t.Errorf("still subscribed to %s after unsubscribing: %v", lites[0], r.SubscribedAfter)
+			}
+		})
+	}
+}
