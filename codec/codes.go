@@ -48,6 +48,12 @@ const (
 	ReqPopRollback                          int32 = 200056 // POP_ROLLBACK
 	ReqPopLiteMessage                       int32 = 200070 // POP_LITE_MESSAGE (Java 5.5)
 	ReqLiteSubscriptionCtl                  int32 = 200071 // LITE_SUBSCRIPTION_CTL (Java 5.5)
+	ReqGetBrokerLiteInfo                    int32 = 200074 // GET_BROKER_LITE_INFO (Java 5.5)
+	ReqGetParentTopicInfo                   int32 = 200075 // GET_PARENT_TOPIC_INFO (Java 5.5)
+	ReqGetLiteTopicInfo                     int32 = 200076 // GET_LITE_TOPIC_INFO (Java 5.5)
+	ReqGetLiteClientInfo                    int32 = 200077 // GET_LITE_CLIENT_INFO (Java 5.5)
+	ReqGetLiteGroupInfo                     int32 = 200078 // GET_LITE_GROUP_INFO (Java 5.5)
+	ReqTriggerLiteDispatch                  int32 = 200079 // TRIGGER_LITE_DISPATCH (Java 5.5)
 	ReqPutKvConfig                          int32 = 100    // PUT_KV_CONFIG
 	ReqGetKvConfig                          int32 = 101    // GET_KV_CONFIG
 	ReqDeleteKvConfig                       int32 = 102    // DELETE_KV_CONFIG

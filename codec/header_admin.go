@@ -68,6 +68,22 @@ type ChangeInvisibleTimeRequestHeader struct {
 	Suspend   bool   `ext:"suspend"`
 }
 
+// LiteInfoRequestHeader holds the fields of Java 5.5's lite admin headers
+// (GetParentTopicInfo: topic; GetLiteTopicInfo: parentTopic, liteTopic;
+// GetLiteClientInfo: parentTopic, group, clientId, maxCount (1000);
+// GetLiteGroupInfo: group, liteTopic, topK; TriggerLiteDispatch: group,
+// clientId). None is required on the wire but GetLiteGroupInfo's and
+// TriggerLiteDispatch's group, which the handlers check.
+type LiteInfoRequestHeader struct {
+	Topic       string `ext:"topic"`
+	ParentTopic string `ext:"parentTopic"`
+	LiteTopic   string `ext:"liteTopic"`
+	Group       string `ext:"group"`
+	ClientID    string `ext:"clientId"`
+	MaxCount    int32  `ext:"maxCount"`
+	TopK        int32  `ext:"topK"`
+}
+
 // PopLiteMessageRequestHeader is POP_LITE_MESSAGE's header (Java 5.5): a POP
 // over the lite topics of Topic the client (ClientID) subscribed to.
 type PopLiteMessageRequestHeader struct {

@@ -16,7 +16,7 @@ import (
 
 // adminHeaders are every header DecodeHeader serves, fresh each call.
 func adminHeaders() []any {
-	return []any{&PopMessageRequestHeader{}, &PopLiteMessageRequestHeader{}, &NotificationRequestHeader{}, &PeekMessageRequestHeader{},
+	return []any{&PopMessageRequestHeader{}, &PopLiteMessageRequestHeader{}, &LiteInfoRequestHeader{MaxCount: 1000}, &NotificationRequestHeader{}, &PeekMessageRequestHeader{},
 		&AckMessageRequestHeader{}, &CreateTopicRequestHeader{}, &ConsumerSendMsgBackRequestHeader{},
 		&ResetOffsetRequestHeader{QueueID: -1, Offset: -1}, &QueryConsumeQueueRequestHeader{},
 		&QueryMessageRequestHeader{}, &EndTransactionRequestHeader{}, &UpdateConsumerOffsetRequestHeader{},

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -68,6 +69,22 @@ func TestLiteTopics(t *testing.T) {
 			if slices.Contains(r.SubscribedAfter, lites[0]) {
 				t.Errorf("still subscribed to %s after unsubscribing: %v", lites[0], r.SubscribedAfter)
 			}
+
+			// mqadmin 5.5's lite commands (LiteManagerProcessor): the first lite topic holds one message more
+			// than the group consumed, the others none; each holds count+1 messages.
+			mq := func(want string, args ...string) {
+				t.Helper()
+				out, err := harness.TryMqadmin(t, tg, args...)
+				if err != nil || strings.Contains(out, "error.") || !regexp.MustCompile(want).MatchString(out) {
+					t.Errorf("mqadmin %s: want /%s/, got %v:\n%s", strings.Join(args, " "), want, err, out)
+				}
+			}
+			mq(`Total Lag Count: 1\n`, "getLiteGroupInfo", "-p", topic, "-g", group, "-l", lites[0])
+			mq(`Total Lag Count: 0\n`, "getLiteGroupInfo", "-p", topic, "-g", group, "-l", lites[1])
+			mq(fmt.Sprintf(`(?m)^broker-a\s+0\s+%d\s`, count+1), "getLiteTopicInfo", "-p", topic, "-l", lites[1])
+			mq(`(?m)^broker-a\s+-?\d+\s+3\s+\d+\s+\[IT_lite_g\]`, "getParentTopicInfo", "-p", topic)
+			mq(`.`, "getBrokerLiteInfo", "-b", tg.BrokerAddr)
+			mq(`.`, "triggerLiteDispatch", "-p", topic, "-g", group)
 		})
 	}
 }

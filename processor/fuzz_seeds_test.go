@@ -250,6 +250,12 @@ func handlerSeeds(fx fuzzFixture) []handlerSeed {
 		// Java 5.5's lite topics, as proxy 5.5 sends them.
 		{codec.ReqLiteSubscriptionCtl, "", `{"subscriptionSet":[{"action":"PARTIAL_ADD","clientId":"c1","group":"` + fuzzGroup +
 			`","liteTopicSet":["a","../b"],"offsetOption":{"type":"POLICY","value":1},"topic":"` + fuzzTopic + `","version":1}]}`},
+		{codec.ReqGetBrokerLiteInfo, "", ""},
+		{codec.ReqGetParentTopicInfo, "topic=" + fuzzTopic, ""},
+		{codec.ReqGetLiteTopicInfo, "parentTopic=" + fuzzTopic + "\nliteTopic=a", ""},
+		{codec.ReqGetLiteClientInfo, "parentTopic=" + fuzzTopic + "\ngroup=" + fuzzGroup + "\nclientId=c1\nmaxCount=2", ""},
+		{codec.ReqGetLiteGroupInfo, "group=" + fuzzGroup + "\ntopK=3", ""},
+		{codec.ReqTriggerLiteDispatch, "group=" + fuzzGroup + "\nclientId=c1", ""},
 		{codec.ReqPopLiteMessage, "clientId=c1\n" + cg + "\ntopic=" + fuzzTopic + "\nmaxMsgNum=32\ninvisibleTime=60000\npollTime=0\nbornTime=" + now, ""},
 		{codec.ReqAckMessage, cg + "\n" + q + "\nextraInfo=0 " + now + " 60000 999 0 broker-a 0 0\noffset=0\nliteTopic=a", ""},
 		{codec.ReqChangeMessageInvisibletime, cg + "\n" + q + "\nextraInfo=0 " + now + " 60000 999 0 broker-a 0 0\noffset=0\ninvisibleTime=0\nliteTopic=a\nsuspend=true", ""},

@@ -301,3 +301,68 @@ func TestLiteChangeInvisibleWithoutLiteTopic(t *testing.T) {
 	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
 	require.Equal(t, []liteMsg{{"m0", "k0", 0}}, decodeLite(t, resp.Body))
 }
+
+// The lite admin codes (LiteManagerProcessor) in Java's body names: the
+// figures mqadmin 5.5's getBrokerLiteInfo ... getLiteGroupInfo print.
+func TestLiteAdmin(t *testing.T) {
+	b := newLiteBroker(t, nil)
+	c := newTestConn(13)
+	for i := range 3 {
+		sendOK(t, b, sendReq("LiteT", 0, []byte(fmt.Sprint("m", i)), liteProps("u1")))
+	}
+	resp := b.call(t, c, liteCtl("PARTIAL_ADD", "c1", "LiteG", "LiteT", []string{"u1", "u2"}, `{"type":"POLICY","value":1}`))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	resp = b.call(t, c, popLiteReq("c1", "LiteG", "LiteT", 1, 0))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	popTime, err := strconv.ParseInt(ext(t, resp, "popTime"), 10, 64)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, b.call(t, c, ackLiteReq("LiteG", "u1", 0, popTime, 0)).Code)
+
+	admin := func(code int32, kv ...string) map[string]any {
+		t.Helper()
+		req := codec.NewRequest(code)
+		for i := 0; i+1 < len(kv); i += 2 {
+			req.Ext.Set(kv[i], kv[i+1])
+		}
+		resp := b.call(t, c, req)
+		require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+		var m map[string]any
+		if len(resp.Body) > 0 {
+			require.NoError(t, codec.UnmarshalBody(resp.Body, &m))
+		}
+		return m
+	}
+	m := admin(codec.ReqGetBrokerLiteInfo)
+	require.EqualValues(t, 1, m["currentLmqNum"])
+	require.EqualValues(t, 2, m["liteSubscriptionCount"])
+	require.Equal(t, map[string]any{"LiteT": float64(-1)}, m["topicMeta"])
+	require.Equal(t, map[string]any{"LiteT": []any{"LiteG"}}, m["groupMeta"])
+	m = admin(codec.ReqGetParentTopicInfo, "topic", "LiteT")
+	require.EqualValues(t, 1, m["liteTopicCount"])
+	m = admin(codec.ReqGetLiteTopicInfo, "parentTopic", "LiteT", "liteTopic", "u1")
+	require.Equal(t, map[string]any{"minOffset": float64(0), "maxOffset": float64(3), "lastUpdateTimestamp": m["topicOffset"].(map[string]any)["lastUpdateTimestamp"]}, m["topicOffset"])
+	require.Equal(t, []any{map[string]any{"clientId": "c1", "group": "LiteG"}}, m["subscriber"])
+	m = admin(codec.ReqGetLiteClientInfo, "parentTopic", "LiteT", "group", "LiteG", "clientId", "c1")
+	require.EqualValues(t, 2, m["liteTopicCount"])
+	require.Equal(t, []any{"u1", "u2"}, m["liteTopicSet"])
+	require.NotZero(t, m["lastAccessTime"])
+	m = admin(codec.ReqGetLiteClientInfo, "parentTopic", "LiteT", "group", "LiteG", "clientId", "gone")
+	require.EqualValues(t, -1, m["liteTopicCount"])
+	m = admin(codec.ReqGetLiteGroupInfo, "group", "LiteG", "liteTopic", "u1")
+	require.EqualValues(t, 2, m["totalLagCount"])
+	m = admin(codec.ReqGetLiteGroupInfo, "group", "LiteG", "topK", "5")
+	require.EqualValues(t, 2, m["totalLagCount"])
+	require.Equal(t, "u1", m["lagCountTopK"].([]any)[0].(map[string]any)["liteTopic"])
+	admin(codec.ReqTriggerLiteDispatch, "group", "LiteG")
+
+	req := codec.NewRequest(codec.ReqGetLiteGroupInfo)
+	req.Ext.Set("group", "PlainG")
+	resp = b.call(t, c, req)
+	require.EqualValues(t, codec.RespInvalidParameter, resp.Code)
+	require.Equal(t, "Group [PlainG] is not a LITE group.", resp.Remark)
+	req = codec.NewRequest(codec.ReqGetParentTopicInfo)
+	req.Ext.Set("topic", "NoT")
+	resp = b.call(t, c, req)
+	require.EqualValues(t, codec.RespTopicNotExist, resp.Code)
+	require.Equal(t, "Topic [NoT] not exist.", resp.Remark)
+}

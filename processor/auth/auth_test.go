@@ -141,7 +141,13 @@ func TestAdminAndDecisions(t *testing.T) {
 			"User:alice has no permission to access Cluster:DefaultCluster from 127.0.0.1, no matched policies."},
 		{"the commitlog read mode needs the cluster (stricter than Java)", "alice", "alicepw", codec.ReqSetCommitlogReadMode, ext("READ_AHEAD_MODE", "1"), codec.RespNoPermission,
 			"User:alice has no permission to access Cluster:DefaultCluster from 127.0.0.1, no matched policies."},
-		{"the timer engine switch needs the cluster (stricter than Java 5.5)", "alice", "alicepw", codec.ReqSwitchTimerEngine, ext("E_T", "F"), codec.RespNoPermission,
+		{"the timer engine switch needs the cluster (stricter than Java 5.4)", "alice", "alicepw", codec.ReqSwitchTimerEngine, ext("E_T", "F"), codec.RespNoPermission,
+			"User:alice has no permission to access Cluster:DefaultCluster from 127.0.0.1, no matched policies."},
+		{"a lite client's subscriptions need the cluster (stricter than Java 5.5)", "alice", "alicepw", codec.ReqGetLiteClientInfo,
+			ext("parentTopic", "mine", "group", "g1", "clientId", "c"), codec.RespNoPermission,
+			"User:alice has no permission to access Cluster:DefaultCluster from 127.0.0.1, no matched policies."},
+		{"a lite dispatch needs the cluster (stricter than Java 5.5)", "alice", "alicepw", codec.ReqTriggerLiteDispatch,
+			ext("group", "g1"), codec.RespNoPermission,
 			"User:alice has no permission to access Cluster:DefaultCluster from 127.0.0.1, no matched policies."},
 		{"cold-data counters need the cluster (stricter than Java)", "alice", "alicepw", codec.ReqGetColdDataFlowCtrInfo, nil, codec.RespNoPermission,
 			"User:alice has no permission to access Cluster:DefaultCluster from 127.0.0.1, no matched policies."},
@@ -152,8 +158,8 @@ func TestAdminAndDecisions(t *testing.T) {
 			t.Errorf("%s: %d %q, want %d %q", c.name, resp.Code, resp.Remark, c.want, c.remark)
 		}
 	}
-	if got := m.refusals.Len(); got != 16 {
-		t.Errorf("%d refusal lines queued, want 16", got)
+	if got := m.refusals.Len(); got != 18 {
+		t.Errorf("%d refusal lines queued, want 18", got)
 	}
 	r := <-m.refusals.Queued()
 	if r.User != "alice" || r.Addr != "127.0.0.1:40000" {

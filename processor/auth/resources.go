@@ -243,6 +243,13 @@ var stricter = map[int32]action{
 	codec.ReqGetColdDataFlowCtrInfo:               {cluster: true, actions: jauth.ActGet},
 	codec.ReqSetCommitlogReadMode:                 {cluster: true, actions: jauth.ActUpdate},
 	codec.ReqSwitchTimerEngine:                    {cluster: true, actions: jauth.ActUpdate}, // Java 5.4, no header
+	// Java 5.5's lite admin codes (mqadmin getBrokerLiteInfo ... triggerLiteDispatch): no action.
+	codec.ReqGetBrokerLiteInfo:   {cluster: true, actions: jauth.ActGet},
+	codec.ReqGetParentTopicInfo:  {cluster: true, actions: jauth.ActGet},
+	codec.ReqGetLiteTopicInfo:    {cluster: true, actions: jauth.ActGet},
+	codec.ReqGetLiteClientInfo:   {cluster: true, actions: jauth.ActGet},
+	codec.ReqGetLiteGroupInfo:    {cluster: true, actions: jauth.ActGet},
+	codec.ReqTriggerLiteDispatch: {cluster: true, actions: jauth.ActUpdate},
 	// Java 5.5's POP_LITE_MESSAGE: annotated resources but no action; rmqd asks what POP asks.
 	codec.ReqPopLiteMessage: {cluster: false, actions: jauth.ActSub, fields: []field{{jauth.TypeGroup, "consumerGroup", ""}, {jauth.TypeTopic, "topic", ""}}},
 	// A static topic is created as UPDATE_AND_CREATE_TOPIC creates one (same

@@ -51,6 +51,13 @@ type ConsumerOffsetManager struct {
 	fallback string
 }
 
+// Size is how many topic@group entries the table holds (GET_BROKER_LITE_INFO's offsetTableSize).
+func (m *ConsumerOffsetManager) Size() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.table) + len(m.lmqTable)
+}
+
 // UseLMQ switches to Java's LmqConsumerOffsetManager (enableLmq); call it
 // before Load.
 func (m *ConsumerOffsetManager) UseLMQ() {

@@ -28,6 +28,7 @@ type liteClient struct {
 	group, topic string
 	lmqs         map[string]struct{}
 	updated      int64 // ms of the last change; expiry counts from it
+	accessed     int64 // ms of the last POP_LITE_MESSAGE
 	next         int   // where the next POP starts in the sorted queues
 }
 
@@ -165,6 +166,7 @@ func (l *liteSubs) queuesOf(clientID, group, topic string) []string {
 	if c == nil || c.group != group || c.topic != topic || len(c.lmqs) == 0 {
 		return nil
 	}
+	c.accessed = time.Now().UnixMilli()
 	qs := make([]string, 0, len(c.lmqs))
 	for q := range c.lmqs {
 		qs = append(qs, q)
@@ -177,19 +179,74 @@ func (l *liteSubs) queuesOf(clientID, group, topic string) []string {
 // LiteQueues lists, sorted, the lite topic queues a client subscribes to
 // under group and topic.
 func (s *Service) LiteQueues(clientID, group, topic string) []string {
+	qs, _, ok := s.LiteClient(clientID, 0)
+	if !ok || qs.Group != group || qs.Topic != topic {
+		return nil
+	}
+	return qs.Queues
+}
+
+// LiteClientInfo is what GET_LITE_CLIENT_INFO shows of a client.
+type LiteClientInfo struct {
+	Group, Topic string
+	Queues       []string // sorted
+	LastAccess   int64    // ms of its last POP_LITE_MESSAGE, 0 if none
+}
+
+// LiteClient describes a client's lite subscription; n is how many lite
+// topics it holds (Queues lists at most max of them; max <= 0: all).
+func (s *Service) LiteClient(clientID string, max int) (info LiteClientInfo, n int, ok bool) {
 	l := s.lite
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.clients[clientID]
-	if c == nil || c.group != group || c.topic != topic {
-		return nil
+	if c == nil {
+		return LiteClientInfo{}, 0, false
 	}
 	qs := make([]string, 0, len(c.lmqs))
 	for q := range c.lmqs {
 		qs = append(qs, q)
 	}
 	sort.Strings(qs)
-	return qs
+	if max > 0 && len(qs) > max {
+		qs = qs[:max]
+	}
+	return LiteClientInfo{Group: c.group, Topic: c.topic, Queues: qs, LastAccess: c.accessed}, len(c.lmqs), true
+}
+
+// LiteSubscriptions is how many (client, lite topic) subscriptions the
+// broker holds; LiteOrderCount how many lite topic batches it tracks.
+func (s *Service) LiteSubscriptions() int {
+	s.lite.mu.Lock()
+	defer s.lite.mu.Unlock()
+	return s.lite.active
+}
+
+// LiteOrderCount is how many lite topics' batch states the broker keeps.
+func (s *Service) LiteOrderCount() int { return s.liteOrder.Count() }
+
+// LiteSubscribers lists the (client id, group) pairs subscribed to a lite
+// topic's queue.
+func (s *Service) LiteSubscribers(lmq string) [][2]string { return s.lite.subscribers(lmq) }
+
+// TriggerLite is TRIGGER_LITE_DISPATCH: the held POPs of the client (or of
+// every client of the group) look at their lite topics again.
+func (s *Service) TriggerLite(group, clientID string) {
+	if clientID != "" {
+		s.poll.notifyLite(clientID, group)
+		return
+	}
+	s.lite.mu.Lock()
+	var ids []string
+	for id, c := range s.lite.clients {
+		if c.group == group {
+			ids = append(ids, id)
+		}
+	}
+	s.lite.mu.Unlock()
+	for _, id := range ids {
+		s.poll.notifyLite(id, group)
+	}
 }
 
 // subscribers lists the (client, group) pairs subscribed to a queue.

@@ -244,6 +244,17 @@ func (m *OrderInfo) Suspend(topic, group string, queueID int32, popTime, next in
 	m.file.Mark()
 }
 
+// Count is how many queues have a batch state.
+func (m *OrderInfo) Count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, qs := range m.table {
+		n += len(qs)
+	}
+	return n
+}
+
 // orderCleanAfter drops queues unused for a day (CLEAN_SPAN_FROM_LAST).
 const orderCleanAfter = 24 * time.Hour
 
