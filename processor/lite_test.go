@@ -261,6 +261,15 @@ func TestLiteSubscriptionQuota(t *testing.T) {
 	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
 	resp = b.call(t, c, liteCtl("PARTIAL_ADD", "c3", "LiteG", "LiteT", []string{"z"}, ""))
 	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	// Clients count too, with no lite topic: a fourth is refused, and a removal makes none.
+	resp = b.call(t, c, liteCtl("PARTIAL_REMOVE", "c4", "LiteG", "LiteT", []string{"z"}, ""))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	resp = b.call(t, c, liteCtl("COMPLETE_ADD", "c4", "LiteG", "LiteT", nil, ""))
+	require.EqualValues(t, codec.RespLiteSubscriptionQuotaExceeded, resp.Code)
+	resp = b.call(t, c, liteCtl("COMPLETE_REMOVE", "c2", "LiteG", "LiteT", nil, ""))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	resp = b.call(t, c, liteCtl("COMPLETE_ADD", "c4", "LiteG", "LiteT", nil, ""))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
 }
 
 // A change of invisible time that names no lite topic, as client-java 5.2's

@@ -43,9 +43,15 @@ func (e errLiteQuota) Error() string {
 	return fmt.Sprintf("org.apache.rocketmq.broker.lite.LiteQuotaException: lite subscription quota exceeded %d", e.max)
 }
 
-func (l *liteSubs) clientLocked(clientID, group, topic string, now int64) *liteClient {
+// clientLocked finds or makes a client's entry; nil when making one would
+// hold more clients than max (clients without lite topics count too: each
+// is memory a request made).
+func (l *liteSubs) clientLocked(clientID, group, topic string, now, max int64) *liteClient {
 	c := l.clients[clientID]
 	if c == nil {
+		if int64(len(l.clients)) >= max {
+			return nil
+		}
 		c = &liteClient{group: group, topic: topic, lmqs: map[string]struct{}{}}
 		l.clients[clientID] = c
 	}
@@ -89,7 +95,10 @@ func (l *liteSubs) addPartial(clientID, group, topic string, lmqs []string, max 
 	if int64(l.active) >= max {
 		return nil, errLiteQuota{max}
 	}
-	c := l.clientLocked(clientID, group, topic, time.Now().UnixMilli())
+	c := l.clientLocked(clientID, group, topic, time.Now().UnixMilli(), max)
+	if c == nil {
+		return nil, errLiteQuota{max}
+	}
 	var added []string
 	for _, q := range lmqs {
 		if _, ok := c.lmqs[q]; ok {
@@ -105,10 +114,14 @@ func (l *liteSubs) addPartial(clientID, group, topic string, lmqs []string, max 
 }
 
 // removePartial is removePartialSubscription.
-func (l *liteSubs) removePartial(clientID, group, topic string, lmqs []string) {
+func (l *liteSubs) removePartial(clientID string, lmqs []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	c := l.clientLocked(clientID, group, topic, time.Now().UnixMilli())
+	c := l.clients[clientID]
+	if c == nil {
+		return
+	}
+	c.updated = time.Now().UnixMilli()
 	for _, q := range lmqs {
 		l.removeLocked(clientID, c, q)
 	}
@@ -121,7 +134,10 @@ func (l *liteSubs) removePartial(clientID, group, topic string, lmqs []string) {
 func (l *liteSubs) addComplete(clientID, group, topic string, lmqs []string, max int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	c := l.clientLocked(clientID, group, topic, time.Now().UnixMilli())
+	c := l.clientLocked(clientID, group, topic, time.Now().UnixMilli(), max)
+	if c == nil {
+		return errLiteQuota{max}
+	}
 	want := make(map[string]struct{}, len(lmqs))
 	for _, q := range lmqs {
 		want[q] = struct{}{}
@@ -333,7 +349,7 @@ func (s *Service) handleLiteSubscriptionCtl(_ context.Context, c remoting.Conn, 
 			// The queues may hold messages already: a held POP of the client looks again.
 			s.poll.notifyLite(e.ClientID, e.Group)
 		case "PARTIAL_REMOVE":
-			s.lite.removePartial(e.ClientID, e.Group, e.Topic, lmqs)
+			s.lite.removePartial(e.ClientID, lmqs)
 		case "COMPLETE_REMOVE":
 			s.lite.removeComplete(e.ClientID)
 		}
