@@ -48,6 +48,7 @@ const (
 	ReqPopRollback                          int32 = 200056 // POP_ROLLBACK
 	ReqPopLiteMessage                       int32 = 200070 // POP_LITE_MESSAGE (Java 5.5)
 	ReqLiteSubscriptionCtl                  int32 = 200071 // LITE_SUBSCRIPTION_CTL (Java 5.5)
+	ReqNotifyUnsubscribeLite                int32 = 200073 // NOTIFY_UNSUBSCRIBE_LITE (Java 5.5, broker to proxy)
 	ReqGetBrokerLiteInfo                    int32 = 200074 // GET_BROKER_LITE_INFO (Java 5.5)
 	ReqGetParentTopicInfo                   int32 = 200075 // GET_PARENT_TOPIC_INFO (Java 5.5)
 	ReqGetLiteTopicInfo                     int32 = 200076 // GET_LITE_TOPIC_INFO (Java 5.5)

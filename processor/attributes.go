@@ -83,9 +83,9 @@ func attrModsOf(m map[string]string) []attrMod {
 
 // groupAttrs is SubscriptionGroupAttributes.ALL (5.5.0): priority.factor, the
 // percentage of a group's POPs of a priority topic read in priority order
-// (default 100), and the lite ones. Of those rmqd acts on lite.bind.topic (the
-// lite parent topic the group consumes); the proxy reads
-// lite.sub.client.quota; the rest are kept as given (docs/compatibility.md).
+// (default 100), and the lite ones. rmqd acts on lite.bind.topic (the lite
+// parent topic the group consumes), lite.sub.model and the two resets; the
+// proxy reads lite.sub.client.quota; the rest are kept as given (docs/lite.md).
 var groupAttrs = map[string]attrSpec{
 	attrPriorityFactor:                  {changeable: true, min: 0, max: 100},
 	attrLiteBindTopic:                   {changeable: true, str: true},

@@ -375,3 +375,55 @@ func TestLiteAdmin(t *testing.T) {
 	require.EqualValues(t, codec.RespTopicNotExist, resp.Code)
 	require.Equal(t, "Topic [NoT] not exist.", resp.Remark)
 }
+
+// lite.sub.model=Exclusive: a lite topic has one client of the group, the
+// last to subscribe; the one it was taken from is told on its proxy
+// connection (NOTIFY_UNSUBSCRIBE_LITE, oneway) and with
+// lite.sub.reset.offset.exclusive the group starts it again from 0.
+func TestLiteExclusive(t *testing.T) {
+	b := newLiteBroker(t, nil)
+	g := NewSubscriptionGroupConfig("LiteX")
+	g.Attributes = map[string]string{attrLiteBindTopic: "LiteT", "lite.sub.model": "Exclusive",
+		"lite.sub.reset.offset.exclusive": "true", "lite.sub.reset.offset.unsubscribe": "true"}
+	require.NoError(t, b.groups.Update(g))
+	c1, c2 := newTestConn(14), newTestConn(15)
+	for i := range 2 {
+		sendOK(t, b, sendReq("LiteT", 0, []byte(fmt.Sprint("e", i)), liteProps("e")))
+	}
+	resp := b.call(t, c1, liteCtl("PARTIAL_ADD", "x1", "LiteX", "LiteT", []string{"e", "f"}, `{"type":"POLICY","value":2}`))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.True(t, b.offsets.HasReset("LiteX", "%LMQ%$LiteT$e", 0), "x1 starts e at its end")
+	resp = b.call(t, c2, liteCtl("PARTIAL_ADD", "x2", "LiteX", "LiteT", []string{"e"}, ""))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Equal(t, []string{"%LMQ%$LiteT$f"}, b.pop.LiteQueues("x1", "LiteX", "LiteT"))
+	require.Equal(t, []string{"%LMQ%$LiteT$e"}, b.pop.LiteQueues("x2", "LiteX", "LiteT"))
+	c1.mu.Lock()
+	require.Len(t, c1.oneway, 1)
+	n := c1.oneway[0]
+	c1.mu.Unlock()
+	require.EqualValues(t, codec.ReqNotifyUnsubscribeLite, n.Code)
+	for k, v := range map[string]string{"liteTopic": "e", "consumerGroup": "LiteX", "clientId": "x1"} {
+		require.Equal(t, v, ext(t, n, k))
+	}
+	// The group starts "e" again from its first message for x2.
+	resp = b.call(t, c2, popLiteReq("x2", "LiteX", "LiteT", 32, 0))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Equal(t, []liteMsg{{"e0", "e", 0}, {"e1", "e", 1}}, decodeLite(t, resp.Body))
+	popTime, err := strconv.ParseInt(ext(t, resp, "popTime"), 10, 64)
+	require.NoError(t, err)
+	for off := range int64(2) {
+		r := codec.NewRequest(codec.ReqAckMessage)
+		for _, kv := range [][2]string{{"consumerGroup", "LiteX"}, {"topic", "LiteT"}, {"queueId", "0"},
+			{"extraInfo", fmt.Sprintf("0 %d 60000 999 0 broker-a 0 %d", popTime, off)}, {"offset", fmt.Sprint(off)}, {"liteTopic", "e"}} {
+			r.Ext.Set(kv[0], kv[1])
+		}
+		require.EqualValues(t, codec.RespSuccess, b.call(t, c2, r).Code)
+	}
+	require.EqualValues(t, 2, b.offsets.Query("LiteX", "%LMQ%$LiteT$e", 0))
+	// lite.sub.reset.offset.unsubscribe: unsubscribing starts the group over.
+	resp = b.call(t, c2, liteCtl("PARTIAL_REMOVE", "x2", "LiteX", "LiteT", []string{"e"}, ""))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	reset, ok := b.offsets.TakeReset("LiteX", "%LMQ%$LiteT$e", 0)
+	require.True(t, ok)
+	require.Zero(t, reset)
+}

@@ -3,6 +3,7 @@ package processor
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"rmqd/codec"
@@ -138,7 +139,9 @@ func (h popHost) Topic(topic string) (pop.Topic, bool) {
 func (h popHost) Group(group string) (pop.Group, bool) {
 	g, ok := h.b.groups.Find(group)
 	return pop.Group{ConsumeEnable: g.ConsumeEnable, RetryMaxTimes: g.RetryMaxTimes, PriorityFactor: priorityFactor(g),
-		LiteBindTopic: g.Attributes[attrLiteBindTopic]}, ok
+		LiteBindTopic: g.Attributes[attrLiteBindTopic], LiteExclusive: g.Attributes["lite.sub.model"] == "Exclusive",
+		LiteResetOnExclusive:   strings.EqualFold(g.Attributes["lite.sub.reset.offset.exclusive"], "true"),
+		LiteResetOnUnsubscribe: strings.EqualFold(g.Attributes["lite.sub.reset.offset.unsubscribe"], "true")}, ok
 }
 
 func (h popHost) CreateTopic(topic string, queueNums, perm int32) {

@@ -30,6 +30,16 @@ type liteClient struct {
 	updated      int64 // ms of the last change; expiry counts from it
 	accessed     int64 // ms of the last POP_LITE_MESSAGE
 	next         int   // where the next POP starts in the sorted queues
+	// conn is the proxy connection its last add came on, where
+	// NOTIFY_UNSUBSCRIBE_LITE goes (Java's clientChannels).
+	conn remoting.Conn
+}
+
+// liteEvicted is a client an exclusive group's new subscriber took a lite
+// topic from: it is told, and the group's offset there may be reset.
+type liteEvicted struct {
+	clientID, lmq string
+	conn          remoting.Conn
 }
 
 func newLiteSubs() *liteSubs {
@@ -89,55 +99,85 @@ func (l *liteSubs) removeLocked(clientID string, c *liteClient, lmq string) {
 
 // addPartial is addPartialSubscription. Java checks the broker's quota once
 // per request; rmqd checks it per queue added, so one request cannot go past it.
-func (l *liteSubs) addPartial(clientID, group, topic string, lmqs []string, max int64) ([]string, error) {
+// In an exclusive group (lite.sub.model=Exclusive) a lite topic is taken from
+// the group's other clients, which are listed to be told.
+func (l *liteSubs) addPartial(clientID, group, topic string, lmqs []string, max int64, exclusive bool, conn remoting.Conn) (added []string, evicted []liteEvicted, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if int64(l.active) >= max {
-		return nil, errLiteQuota{max}
+		return nil, nil, errLiteQuota{max}
 	}
 	c := l.clientLocked(clientID, group, topic, time.Now().UnixMilli(), max)
 	if c == nil {
-		return nil, errLiteQuota{max}
+		return nil, nil, errLiteQuota{max}
 	}
-	var added []string
+	c.conn = conn
 	for _, q := range lmqs {
+		if exclusive {
+			evicted = l.excludeLocked(clientID, group, q, evicted)
+		}
 		if _, ok := c.lmqs[q]; ok {
 			continue
 		}
 		if int64(l.active) >= max {
-			return added, errLiteQuota{max}
+			return added, evicted, errLiteQuota{max}
 		}
 		l.addLocked(clientID, c, q)
 		added = append(added, q)
 	}
-	return added, nil
+	return added, evicted, nil
 }
 
-// removePartial is removePartialSubscription.
-func (l *liteSubs) removePartial(clientID string, lmqs []string) {
+// excludeLocked is excludeClientByLmqName: the group's other clients lose the queue.
+func (l *liteSubs) excludeLocked(clientID, group, lmq string, evicted []liteEvicted) []liteEvicted {
+	for other, g := range l.byLMQ[lmq] {
+		if other == clientID || g != group {
+			continue
+		}
+		oc := l.clients[other]
+		if oc == nil {
+			continue
+		}
+		l.removeLocked(other, oc, lmq)
+		if len(oc.lmqs) == 0 {
+			delete(l.clients, other)
+		}
+		evicted = append(evicted, liteEvicted{clientID: other, lmq: lmq, conn: oc.conn})
+	}
+	return evicted
+}
+
+// removePartial is removePartialSubscription; it lists the queues the
+// client did hold.
+func (l *liteSubs) removePartial(clientID string, lmqs []string) (removed []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.clients[clientID]
 	if c == nil {
-		return
+		return nil
 	}
 	c.updated = time.Now().UnixMilli()
 	for _, q := range lmqs {
-		l.removeLocked(clientID, c, q)
+		if _, ok := c.lmqs[q]; ok {
+			l.removeLocked(clientID, c, q)
+			removed = append(removed, q)
+		}
 	}
+	return removed
 }
 
 // addComplete is addCompleteSubscription: the client's set becomes lmqs.
 // Java takes the whole set whatever the quota; rmqd refuses what would go
 // past it (a proxy's client is bounded by its group's lite.sub.client.quota
 // already, 2,000 by default).
-func (l *liteSubs) addComplete(clientID, group, topic string, lmqs []string, max int64) error {
+func (l *liteSubs) addComplete(clientID, group, topic string, lmqs []string, max int64, conn remoting.Conn) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.clientLocked(clientID, group, topic, time.Now().UnixMilli(), max)
 	if c == nil {
 		return errLiteQuota{max}
 	}
+	c.conn = conn
 	want := make(map[string]struct{}, len(lmqs))
 	for _, q := range lmqs {
 		want[q] = struct{}{}
@@ -327,21 +367,29 @@ func (s *Service) handleLiteSubscriptionCtl(_ context.Context, c remoting.Conn, 
 				lmqs = append(lmqs, q)
 			}
 		}
+		g, ok := s.h.Group(e.Group)
 		switch e.Action {
 		case "PARTIAL_ADD", "COMPLETE_ADD":
-			if g, ok := s.h.Group(e.Group); !ok || !g.ConsumeEnable {
+			if !ok || !g.ConsumeEnable {
 				return codec.NewResponse(req, codec.RespIllegalOperation,
 					"java.lang.IllegalStateException: Consumer group is not allowed to consume."), nil
 			}
 			var err error
 			if e.Action == "PARTIAL_ADD" {
 				var added []string
-				added, err = s.lite.addPartial(e.ClientID, e.Group, e.Topic, lmqs, max)
+				var evicted []liteEvicted
+				added, evicted, err = s.lite.addPartial(e.ClientID, e.Group, e.Topic, lmqs, max, g.LiteExclusive, c)
+				for _, ev := range evicted {
+					s.notifyUnsubscribeLite(ev, e.Group)
+					if g.LiteResetOnExclusive {
+						s.resetLiteOffset(ev.lmq, e.Group, &codec.LiteOffsetOption{Type: "POLICY", Value: codec.LitePolicyMin})
+					}
+				}
 				for _, q := range added {
 					s.resetLiteOffset(q, e.Group, e.OffsetOption)
 				}
 			} else {
-				err = s.lite.addComplete(e.ClientID, e.Group, e.Topic, lmqs, max)
+				err = s.lite.addComplete(e.ClientID, e.Group, e.Topic, lmqs, max, c)
 			}
 			if err != nil {
 				return codec.NewResponse(req, codec.RespLiteSubscriptionQuotaExceeded, err.Error()), nil
@@ -349,12 +397,33 @@ func (s *Service) handleLiteSubscriptionCtl(_ context.Context, c remoting.Conn, 
 			// The queues may hold messages already: a held POP of the client looks again.
 			s.poll.notifyLite(e.ClientID, e.Group)
 		case "PARTIAL_REMOVE":
-			s.lite.removePartial(e.ClientID, lmqs)
+			removed := s.lite.removePartial(e.ClientID, lmqs)
+			if ok && g.LiteResetOnUnsubscribe {
+				for _, q := range removed {
+					s.resetLiteOffset(q, e.Group, &codec.LiteOffsetOption{Type: "POLICY", Value: codec.LitePolicyMin})
+				}
+			}
 		case "COMPLETE_REMOVE":
 			s.lite.removeComplete(e.ClientID)
 		}
 	}
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
+}
+
+// notifyUnsubscribeLite is Broker2Client.notifyUnsubscribeLite: the proxy
+// connection of a client that lost a lite topic is told so (oneway).
+func (s *Service) notifyUnsubscribeLite(ev liteEvicted, group string) {
+	_, lite, ok := compat.SplitLiteLMQ(ev.lmq)
+	if ev.conn == nil || ev.conn.Closed() || !ok {
+		return
+	}
+	req := codec.NewRequest(codec.ReqNotifyUnsubscribeLite)
+	req.Ext.Set("liteTopic", lite)
+	req.Ext.Set("consumerGroup", group)
+	req.Ext.Set("clientId", ev.clientID)
+	if err := ev.conn.InvokeOneway(req); err != nil {
+		s.log.Warn("notify unsubscribe lite", "client", ev.clientID, "liteTopic", lite, "err", err)
+	}
 }
 
 func isBlank(s string) bool {

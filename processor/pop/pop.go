@@ -91,6 +91,11 @@ type Group struct {
 	PriorityFactor int
 	// LiteBindTopic is the lite parent topic the group consumes (attribute lite.bind.topic).
 	LiteBindTopic string
+	// LiteExclusive: a lite topic has one client of the group at a time, the
+	// last to subscribe (lite.sub.model=Exclusive); the group's offset there
+	// goes back to the start when it moves (lite.sub.reset.offset.exclusive)
+	// or when unsubscribed (lite.sub.reset.offset.unsubscribe).
+	LiteExclusive, LiteResetOnExclusive, LiteResetOnUnsubscribe bool
 }
 
 // Host is what POP needs of the broker.
