@@ -118,6 +118,16 @@ func (a *BatchAck) setBits() []int {
 	return out
 }
 
+// parseHandle reads an ack's or change's receipt handle, which needs its
+// first six fields; an illegal one is answered SYSTEM_ERROR.
+func parseHandle(req *codec.RemotingCommand, extraInfo string) (ExtraInfo, *codec.RemotingCommand) {
+	ei, err := ParseExtraInfo(extraInfo)
+	if err != nil || ei.Fields < 6 {
+		return ei, codec.NewResponse(req, codec.RespSystemError, fmt.Sprintf("extraInfo %q is illegal", extraInfo))
+	}
+	return ei, nil
+}
+
 type ackHeader struct {
 	group, topic string
 	queueID      int32
@@ -150,9 +160,9 @@ func (s *Service) handleAck(_ context.Context, c remoting.Conn, req *codec.Remot
 		return codec.NewResponse(req, codec.RespNoMessage, fmt.Sprintf("offset is illegal, key:%s@%d, commit:%d, store:%d~%d",
 			h.topic, h.queueID, h.offset, minOff, maxOff)), nil
 	}
-	ei, err := ParseExtraInfo(h.extraInfo)
-	if err != nil || ei.Fields < 6 {
-		return codec.NewResponse(req, codec.RespSystemError, fmt.Sprintf("extraInfo %q is illegal", h.extraInfo)), nil
+	ei, bad := parseHandle(req, h.extraInfo)
+	if bad != nil {
+		return bad, nil
 	}
 	if ei.ReviveQid == orderReviveQueue {
 		s.ackOrderly(c, h.topic, h.group, h.queueID, h.offset, ei.PopTime, ei.InvisibleTime, resp)
@@ -343,9 +353,9 @@ func (s *Service) handleChangeInvisible(_ context.Context, c remoting.Conn, req 
 	if h.offset < minOff || h.offset >= maxOff {
 		return codec.NewResponse(req, codec.RespNoMessage, ""), nil
 	}
-	ei, err := ParseExtraInfo(h.extraInfo)
-	if err != nil || ei.Fields < 6 {
-		return codec.NewResponse(req, codec.RespSystemError, fmt.Sprintf("extraInfo %q is illegal", h.extraInfo)), nil
+	ei, bad := parseHandle(req, h.extraInfo)
+	if bad != nil {
+		return bad, nil
 	}
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	hdr := &ChangeInvisibleResponseHeader{}

@@ -266,9 +266,9 @@ func (s *Service) ackLite(req *codec.RemotingCommand, h *ackHeader, liteTopic st
 	if h.offset > s.h.MaxOffset(lmq, 0) {
 		return codec.NewResponse(req, codec.RespNoMessage, "ack offset illegal.")
 	}
-	ei, err := ParseExtraInfo(h.extraInfo)
-	if err != nil || ei.Fields < 6 {
-		return codec.NewResponse(req, codec.RespSystemError, fmt.Sprintf("extraInfo %q is illegal", h.extraInfo))
+	ei, bad := parseHandle(req, h.extraInfo)
+	if bad != nil {
+		return bad
 	}
 	if h.queueID != 0 || ei.ReviveQid != orderReviveQueue {
 		return codec.NewResponse(req, codec.RespInvalidParameter, "ack queue illegal.")
@@ -305,9 +305,9 @@ func (s *Service) changeInvisibleLite(req *codec.RemotingCommand, h *changeHeade
 	if h.offset > s.h.MaxOffset(lmq, 0) {
 		return codec.NewResponse(req, codec.RespNoMessage, "")
 	}
-	ei, err := ParseExtraInfo(h.extraInfo)
-	if err != nil || ei.Fields < 6 {
-		return codec.NewResponse(req, codec.RespSystemError, fmt.Sprintf("extraInfo %q is illegal", h.extraInfo))
+	ei, bad := parseHandle(req, h.extraInfo)
+	if bad != nil {
+		return bad
 	}
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
 	hdr := &ChangeInvisibleResponseHeader{}
