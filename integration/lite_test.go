@@ -14,7 +14,9 @@ import (
 // 5.2.0's LitePushConsumer (rmqd.it.LiteMain). A message.type=LITE topic and a FIFO group bound to it
 // (lite.bind.topic); the consumer subscribes to three lite topics, five messages go to each, and each lite
 // topic's messages arrive once each, in order, the first two of one of them failed once and redelivered before
-// the next; after unsubscribing from one lite topic its next message stays away while the others' arrive. It
+// the next; after unsubscribing from one lite topic its next message stays away while the others' arrive. In an
+// exclusive group (lite.sub.model=Exclusive) a second consumer subscribing to a lite topic takes it from the
+// first, which is told (NOTIFY_UNSUBSCRIBE_LITE through the proxy), and gets the next message. It
 // needs the 5.5 proxy: make integration-lite (part of make test) runs it with the 5.5 build, where the pinned
 // 5.3.3 proxy skips it. Against Apache too (broker 5.5 from the same build).
 func TestLiteTopics(t *testing.T) {
@@ -35,11 +37,15 @@ func TestLiteTopics(t *testing.T) {
 			harness.CreateTopic(t, tg, topic, 4, "+message.type=LITE")
 			harness.CreateGroupConfig(t, tg, group, map[string]any{"consumeMessageOrderly": true, "retryMaxTimes": 3,
 				"attributes": map[string]string{"+lite.bind.topic": topic}})
+			// An exclusive group: a lite topic has one client of it, the last to subscribe.
+			const exclusive = "IT_lite_x"
+			harness.CreateGroupConfig(t, tg, exclusive, map[string]any{"consumeMessageOrderly": true, "retryMaxTimes": 3,
+				"attributes": map[string]string{"+lite.bind.topic": topic, "+lite.sub.model": "Exclusive"}})
 			p := harness.StartProxy(t, tg, nil)
 			lites := []string{"order-1", "order-2", "order-3"}
 			const count = 5
 			r := harness.RunGrpcLite(t, p, "--topic", topic, "--group", group, "--lites", strings.Join(lites, ","),
-				"--count", fmt.Sprint(count), "--fail-first", "2")
+				"--count", fmt.Sprint(count), "--fail-first", "2", "--exclusive-group", exclusive)
 			if len(r.Sent) != count*len(lites) {
 				t.Fatalf("sent %d messages, want %d", len(r.Sent), count*len(lites))
 			}
@@ -69,9 +75,14 @@ func TestLiteTopics(t *testing.T) {
 			if slices.Contains(r.SubscribedAfter, lites[0]) {
 				t.Errorf("still subscribed to %s after unsubscribing: %v", lites[0], r.SubscribedAfter)
 			}
+			if len(r.ExclusiveA) != 0 || !slices.Equal(r.ExclusiveB, []string{"solo"}) || !slices.Equal(r.ExclusiveGot, []string{"B:solo-0"}) {
+				t.Errorf("exclusive group: first consumer holds %v, second %v, the message went to %v; want [], [solo], [B:solo-0]",
+					r.ExclusiveA, r.ExclusiveB, r.ExclusiveGot)
+			}
 
 			// mqadmin 5.5's lite commands (LiteManagerProcessor): the first lite topic holds one message more
-			// than the group consumed, the others none; each holds count+1 messages.
+			// than the group consumed, the others none; each holds count+1 messages; four lite topics
+			// (with "solo"), both groups bound to the topic.
 			mq := func(want string, args ...string) {
 				t.Helper()
 				out, err := harness.TryMqadmin(t, tg, args...)
@@ -82,7 +93,7 @@ func TestLiteTopics(t *testing.T) {
 			mq(`Total Lag Count: 1\n`, "getLiteGroupInfo", "-p", topic, "-g", group, "-l", lites[0])
 			mq(`Total Lag Count: 0\n`, "getLiteGroupInfo", "-p", topic, "-g", group, "-l", lites[1])
 			mq(fmt.Sprintf(`(?m)^broker-a\s+0\s+%d\s`, count+1), "getLiteTopicInfo", "-p", topic, "-l", lites[1])
-			mq(`(?m)^broker-a\s+-?\d+\s+3\s+\d+\s+\[IT_lite_g\]`, "getParentTopicInfo", "-p", topic)
+			mq(`(?m)^broker-a\s+-?\d+\s+4\s+\d+\s+\[IT_lite_[gx], IT_lite_[gx]\]`, "getParentTopicInfo", "-p", topic)
 			mq(`.`, "getBrokerLiteInfo", "-b", tg.BrokerAddr)
 			mq(`.`, "triggerLiteDispatch", "-p", topic, "-g", group)
 		})

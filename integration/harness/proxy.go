@@ -174,7 +174,12 @@ type LiteResult struct {
 	Sent            []string       `json:"sent"`
 	Received        []LiteDelivery `json:"received"`
 	SubscribedAfter []string       `json:"subscribedAfter"`
-	LogPath         string         `json:"-"`
+	// With --exclusive-group: the lite topics of the consumer that subscribed
+	// first and of the one after it, and who got the next message ("A:..." or "B:...").
+	ExclusiveA   []string `json:"exclusiveA"`
+	ExclusiveB   []string `json:"exclusiveB"`
+	ExclusiveGot []string `json:"exclusiveGot"`
+	LogPath      string   `json:"-"`
 }
 
 // LiteDelivery is one message the lite consumer's listener was given.

@@ -40,6 +40,7 @@ public final class LiteMain {
         List<String> lites = Arrays.asList(f.required("lites").split(","));
         int count = f.integer("count", 5);
         int failFirst = f.integer("fail-first", 0);
+        String exclusiveGroup = f.str("exclusive-group", "");
         long deadline = System.currentTimeMillis() + f.longValue("deadline", 100000) - 5000;
         f.checkAllUsed();
 
@@ -98,6 +99,42 @@ public final class LiteMain {
             Thread.sleep(100);
         }
         Thread.sleep(Math.min(3000, Math.max(0, deadline - System.currentTimeMillis())));
+        if (!exclusiveGroup.isEmpty()) {
+            exclusive(provider, cfg, producer, topic, exclusiveGroup, deadline, out);
+        }
         // Consumers are not closed: close() waits out the open long poll, and the JVM halts when done.
+    }
+
+    /**
+     * An exclusive group (lite.sub.model=Exclusive): consumer A subscribes to lite topic "solo", then B does; the
+     * broker takes it from A and tells it (NOTIFY_UNSUBSCRIBE_LITE through the proxy), and the next message goes
+     * to B.
+     */
+    private static void exclusive(ClientServiceProvider provider, ClientConfiguration cfg, Producer producer,
+        String topic, String group, long deadline, Map<String, Object> out) throws Exception {
+        List<String> got = new CopyOnWriteArrayList<>();
+        LitePushConsumer[] cs = new LitePushConsumer[2];
+        for (int i = 0; i < 2; i++) {
+            String who = i == 0 ? "A:" : "B:";
+            cs[i] = provider.newLitePushConsumerBuilder().setClientConfiguration(cfg).setConsumerGroup(group)
+                .bindTopic(topic).setMessageListener(mv -> {
+                    got.add(who + StandardCharsets.UTF_8.decode(mv.getBody()));
+                    return ConsumeResult.SUCCESS;
+                }).build();
+            cs[i].subscribeLite("solo");
+        }
+        long until = Math.min(deadline, System.currentTimeMillis() + 15000);
+        while (cs[0].getLiteTopicSet().contains("solo") && System.currentTimeMillis() < until) {
+            Thread.sleep(100);
+        }
+        out.put("exclusiveA", new ArrayList<>(cs[0].getLiteTopicSet()));
+        out.put("exclusiveB", new ArrayList<>(cs[1].getLiteTopicSet()));
+        producer.send(provider.newMessageBuilder().setTopic(topic).setLiteTopic("solo")
+            .setBody("solo-0".getBytes(StandardCharsets.UTF_8)).build());
+        while (got.isEmpty() && System.currentTimeMillis() < until) {
+            Thread.sleep(100);
+        }
+        Thread.sleep(Math.min(1000, Math.max(0, deadline - System.currentTimeMillis())));
+        out.put("exclusiveGot", got);
     }
 }
