@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"rmqd/codec"
 	"rmqd/compat"
@@ -105,7 +104,7 @@ func (b *Broker) handleGetBrokerLiteInfo(ctx context.Context, c remoting.Conn, r
 
 // liteExpiration is TopicConfig.getLiteTopicExpiration: the attribute, -1 without.
 func liteExpiration(tc TopicConfig) int32 {
-	if n, err := strconv.ParseInt(tc.Attributes["lite.topic.expiration"], 10, 32); err == nil {
+	if n, err := strconv.ParseInt(tc.Attributes[attrLiteExpiration], 10, 32); err == nil {
 		return int32(n)
 	}
 	return -1
@@ -136,11 +135,9 @@ func (b *Broker) handleGetParentTopicInfo(ctx context.Context, c remoting.Conn, 
 		return bad, nil
 	}
 	_, lmqs := b.lmqTopics()
-	prefix := compat.LiteLMQ(h.Topic, "x")
-	prefix = prefix[:len(prefix)-1]
 	n := 0
 	for _, q := range lmqs {
-		if strings.HasPrefix(q, prefix) {
+		if parent, _, ok := compat.SplitLiteLMQ(q); ok && parent == h.Topic {
 			n++
 		}
 	}
@@ -292,14 +289,13 @@ func (b *Broker) handleGetLiteGroupInfo(ctx context.Context, c remoting.Conn, re
 		}
 		return okBody(req, out)
 	}
-	prefix := compat.LiteLMQPrefix + bind + "$"
 	var lags []liteLagJSON
 	for _, t := range b.offsets.TopicsOfGroup(h.Group) {
 		if len(lags) >= maxLiteReturn {
 			break
 		}
-		_, lite, ok := compat.SplitLiteLMQ(t)
-		if !ok || !strings.HasPrefix(t, prefix) {
+		parent, lite, ok := compat.SplitLiteLMQ(t)
+		if !ok || parent != bind {
 			continue
 		}
 		off := b.offsets.Query(h.Group, t, 0)

@@ -28,7 +28,7 @@ var topicAttrs = map[string]attrSpec{
 	"cleanup.policy": {values: []string{"DELETE", "COMPACTION"}},
 	attrMessageType: {changeable: true,
 		values: []string{"UNSPECIFIED", "MIXED", "TRANSACTION", "PRIORITY", "FIFO", "DELAY", "LITE", "NORMAL"}},
-	"lite.topic.expiration": {changeable: true, min: -1, max: 30 * 24 * 60},
+	attrLiteExpiration: {changeable: true, min: -1, max: 30 * 24 * 60},
 	// Only tiered storage reads it; Java's default store keeps it and ignores it,
 	// as rmqd does.
 	"reserve.time": {changeable: true, min: -1, max: math.MaxInt64},
@@ -87,14 +87,14 @@ func attrModsOf(m map[string]string) []attrMod {
 // parent topic the group consumes), lite.sub.model and the two resets; the
 // proxy reads lite.sub.client.quota; the rest are kept as given (docs/lite.md).
 var groupAttrs = map[string]attrSpec{
-	attrPriorityFactor:                  {changeable: true, min: 0, max: 100},
-	attrLiteBindTopic:                   {changeable: true, str: true},
-	"lite.sub.model":                    {changeable: true, values: []string{"Exclusive", "Shared"}},
-	"lite.sub.reset.offset.exclusive":   {changeable: true, boolean: true},
-	"lite.sub.reset.offset.unsubscribe": {changeable: true, boolean: true},
-	"lite.sub.client.quota":             {changeable: true, min: -1, max: math.MaxInt64},
-	"lite.sub.client.max.event.cnt":     {changeable: true, min: 10, max: math.MaxInt64},
-	"lite.sub.wildcard":                 {changeable: true, str: true},
+	attrPriorityFactor:              {changeable: true, min: 0, max: 100},
+	attrLiteBindTopic:               {changeable: true, str: true},
+	attrLiteSubModel:                {changeable: true, values: []string{liteSubExclusive, "Shared"}},
+	attrLiteResetExclusive:          {changeable: true, boolean: true},
+	attrLiteResetUnsubscribe:        {changeable: true, boolean: true},
+	"lite.sub.client.quota":         {changeable: true, min: -1, max: math.MaxInt64},
+	"lite.sub.client.max.event.cnt": {changeable: true, min: 10, max: math.MaxInt64},
+	"lite.sub.wildcard":             {changeable: true, str: true},
 }
 
 const (
@@ -104,6 +104,12 @@ const (
 	messageTypeLite       = "LITE"
 	attrMessageType       = "message.type"
 	attrLiteBindTopic     = "lite.bind.topic"
+	// The lite attributes rmqd acts on besides lite.bind.topic (docs/lite.md).
+	attrLiteExpiration       = "lite.topic.expiration"
+	attrLiteSubModel         = "lite.sub.model"
+	liteSubExclusive         = "Exclusive"
+	attrLiteResetExclusive   = "lite.sub.reset.offset.exclusive"
+	attrLiteResetUnsubscribe = "lite.sub.reset.offset.unsubscribe"
 )
 
 // isLiteTopic reports a message.type=LITE topic (Java 5.5): the parent of lite topics.

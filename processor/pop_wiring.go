@@ -138,10 +138,15 @@ func (h popHost) Topic(topic string) (pop.Topic, bool) {
 
 func (h popHost) Group(group string) (pop.Group, bool) {
 	g, ok := h.b.groups.Find(group)
-	return pop.Group{ConsumeEnable: g.ConsumeEnable, RetryMaxTimes: g.RetryMaxTimes, PriorityFactor: priorityFactor(g),
-		LiteBindTopic: g.Attributes[attrLiteBindTopic], LiteExclusive: g.Attributes["lite.sub.model"] == "Exclusive",
-		LiteResetOnExclusive:   strings.EqualFold(g.Attributes["lite.sub.reset.offset.exclusive"], "true"),
-		LiteResetOnUnsubscribe: strings.EqualFold(g.Attributes["lite.sub.reset.offset.unsubscribe"], "true")}, ok
+	pg := pop.Group{ConsumeEnable: g.ConsumeEnable, RetryMaxTimes: g.RetryMaxTimes, PriorityFactor: priorityFactor(g)}
+	// Every POP asks for its group: the lite attributes are read only for a lite group.
+	if bind := g.Attributes[attrLiteBindTopic]; bind != "" {
+		pg.LiteBindTopic = bind
+		pg.LiteExclusive = g.Attributes[attrLiteSubModel] == liteSubExclusive
+		pg.LiteResetOnExclusive = strings.EqualFold(g.Attributes[attrLiteResetExclusive], "true")
+		pg.LiteResetOnUnsubscribe = strings.EqualFold(g.Attributes[attrLiteResetUnsubscribe], "true")
+	}
+	return pg, ok
 }
 
 func (h popHost) CreateTopic(topic string, queueNums, perm int32) {

@@ -155,21 +155,11 @@ func (s *Service) popLiteQueue(h *liteHeader, lmq string, popTime int64, maxNum 
 	if s.liteOrder.CheckBlock(h.attemptID, lmq, h.group, 0, h.invisibleTime) {
 		return 0, ""
 	}
-	off := s.liteOffset(h.group, lmq)
-	res := s.h.GetMessage(h.group, lmq, 0, off, maxNum, nil)
+	// Java's getPopOffset with ConsumeInitMode.MAX: a new subscription starts at the end.
+	off := s.popOffset(s.liteOrder, lmq, h.group, 0, initModeMax, true, true)
+	res, off := s.getFrom(h.group, lmq, 0, off, maxNum, nil, wrongLiteOffset)
 	if res == nil {
 		return 0, ""
-	}
-	switch res.Status {
-	case store.GetOffsetTooSmall, store.GetOffsetOverflowBadly, store.GetOffsetFoundNull,
-		store.GetNoMatchedMessage, store.GetMessageWasRemoving, store.GetNoMatchedLogicQueue:
-		// Java's correctOffset: start again from where the store says.
-		res.Release()
-		off = res.NextBeginOffset
-		s.h.CommitOffset(h.group, lmq, 0, off)
-		if res = s.h.GetMessage(h.group, lmq, 0, off, maxNum, nil); res == nil {
-			return 0, ""
-		}
 	}
 	defer res.Release()
 	if res.Status != store.GetFound || len(res.Records) == 0 {
@@ -190,22 +180,6 @@ func (s *Service) popLiteQueue(h *liteHeader, lmq string, popTime int64, maxNum 
 		*body = append(*body, rec...)
 	}
 	return int32(len(res.Records)), liteOrderCount(info.String(), len(res.Records))
-}
-
-// liteOffset is getPopOffset: the group's offset in the queue, first set to
-// the queue's end (ConsumeInitMode.MAX); an offset reset waiting (an offset
-// option of the subscription) applies now.
-func (s *Service) liteOffset(group, lmq string) int64 {
-	off := s.h.QueryOffset(group, lmq, 0)
-	if off < 0 {
-		off = s.initOffset(lmq, group, 0, 1, true)
-	}
-	if reset, ok := s.h.TakeReset(group, lmq, 0); ok {
-		s.liteOrder.ClearBlock(lmq, group, 0)
-		s.h.CommitOffset(group, lmq, 0, reset)
-		return reset
-	}
-	return off
 }
 
 // lmqQueueOffset reads a record's offset in queue lmq from its

@@ -3,7 +3,8 @@ package pop
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -203,10 +204,13 @@ func (l *liteSubs) addComplete(clientID, group, topic string, lmqs []string, max
 func (l *liteSubs) removeComplete(clientID string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	c := l.clients[clientID]
-	if c == nil {
-		return
+	if c := l.clients[clientID]; c != nil {
+		l.dropLocked(clientID, c)
 	}
+}
+
+// dropLocked forgets a client and its subscriptions.
+func (l *liteSubs) dropLocked(clientID string, c *liteClient) {
 	for q := range c.lmqs {
 		l.removeLocked(clientID, c, q)
 	}
@@ -223,11 +227,7 @@ func (l *liteSubs) queuesOf(clientID, group, topic string) []string {
 		return nil
 	}
 	c.accessed = time.Now().UnixMilli()
-	qs := make([]string, 0, len(c.lmqs))
-	for q := range c.lmqs {
-		qs = append(qs, q)
-	}
-	sort.Strings(qs)
+	qs := slices.Sorted(maps.Keys(c.lmqs))
 	c.next = (c.next + 1) % len(qs)
 	return append(qs[c.next:], qs[:c.next]...)
 }
@@ -259,11 +259,7 @@ func (s *Service) LiteClient(clientID string, max int) (info LiteClientInfo, n i
 	if c == nil {
 		return LiteClientInfo{}, 0, false
 	}
-	qs := make([]string, 0, len(c.lmqs))
-	for q := range c.lmqs {
-		qs = append(qs, q)
-	}
-	sort.Strings(qs)
+	qs := slices.Sorted(maps.Keys(c.lmqs))
 	if max > 0 && len(qs) > max {
 		qs = qs[:max]
 	}
@@ -327,10 +323,7 @@ func (l *liteSubs) expire(now int64, timeout time.Duration) {
 	defer l.mu.Unlock()
 	for id, c := range l.clients {
 		if now-c.updated > timeout.Milliseconds() {
-			for q := range c.lmqs {
-				l.removeLocked(id, c, q)
-			}
-			delete(l.clients, id)
+			l.dropLocked(id, c)
 		}
 	}
 }
@@ -367,40 +360,26 @@ func (s *Service) handleLiteSubscriptionCtl(_ context.Context, c remoting.Conn, 
 				lmqs = append(lmqs, q)
 			}
 		}
-		g, ok := s.h.Group(e.Group)
 		switch e.Action {
 		case "PARTIAL_ADD", "COMPLETE_ADD":
+			g, ok := s.h.Group(e.Group)
 			if !ok || !g.ConsumeEnable {
 				return codec.NewResponse(req, codec.RespIllegalOperation,
 					"java.lang.IllegalStateException: Consumer group is not allowed to consume."), nil
 			}
-			var err error
-			if e.Action == "PARTIAL_ADD" {
-				var added []string
-				var evicted []liteEvicted
-				added, evicted, err = s.lite.addPartial(e.ClientID, e.Group, e.Topic, lmqs, max, g.LiteExclusive, c)
-				for _, ev := range evicted {
-					s.notifyUnsubscribeLite(ev, e.Group)
-					if g.LiteResetOnExclusive {
-						s.resetLiteOffset(ev.lmq, e.Group, &codec.LiteOffsetOption{Type: "POLICY", Value: codec.LitePolicyMin})
-					}
-				}
-				for _, q := range added {
-					s.resetLiteOffset(q, e.Group, e.OffsetOption)
-				}
-			} else {
-				err = s.lite.addComplete(e.ClientID, e.Group, e.Topic, lmqs, max, c)
-			}
-			if err != nil {
+			if err := s.liteAdd(c, &e, lmqs, g, max); err != nil {
 				return codec.NewResponse(req, codec.RespLiteSubscriptionQuotaExceeded, err.Error()), nil
 			}
 			// The queues may hold messages already: a held POP of the client looks again.
 			s.poll.notifyLite(e.ClientID, e.Group)
 		case "PARTIAL_REMOVE":
 			removed := s.lite.removePartial(e.ClientID, lmqs)
-			if ok && g.LiteResetOnUnsubscribe {
+			if len(removed) == 0 {
+				continue
+			}
+			if g, ok := s.h.Group(e.Group); ok && g.LiteResetOnUnsubscribe {
 				for _, q := range removed {
-					s.resetLiteOffset(q, e.Group, &codec.LiteOffsetOption{Type: "POLICY", Value: codec.LitePolicyMin})
+					s.resetLiteOffset(q, e.Group, liteFromStart)
 				}
 			}
 		case "COMPLETE_REMOVE":
@@ -408,6 +387,30 @@ func (s *Service) handleLiteSubscriptionCtl(_ context.Context, c remoting.Conn, 
 		}
 	}
 	return codec.NewResponse(req, codec.RespSuccess, ""), nil
+}
+
+// liteFromStart is the offset option of a reset to a lite topic's start
+// (Java's POLICY_MIN_VALUE).
+var liteFromStart = &codec.LiteOffsetOption{Type: "POLICY", Value: codec.LitePolicyMin}
+
+// liteAdd is a PARTIAL_ADD or COMPLETE_ADD of a consume-enabled group: the
+// lite topics a partial add brings get the entry's offset option, and in an
+// exclusive group the clients they were taken from are told.
+func (s *Service) liteAdd(c remoting.Conn, e *codec.LiteSubscriptionDTO, lmqs []string, g Group, max int64) error {
+	if e.Action == "COMPLETE_ADD" {
+		return s.lite.addComplete(e.ClientID, e.Group, e.Topic, lmqs, max, c)
+	}
+	added, evicted, err := s.lite.addPartial(e.ClientID, e.Group, e.Topic, lmqs, max, g.LiteExclusive, c)
+	for _, ev := range evicted {
+		s.notifyUnsubscribeLite(ev, e.Group)
+		if g.LiteResetOnExclusive {
+			s.resetLiteOffset(ev.lmq, e.Group, liteFromStart)
+		}
+	}
+	for _, q := range added {
+		s.resetLiteOffset(q, e.Group, e.OffsetOption)
+	}
+	return err
 }
 
 // notifyUnsubscribeLite is Broker2Client.notifyUnsubscribeLite: the proxy

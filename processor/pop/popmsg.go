@@ -255,21 +255,53 @@ func (s *Service) popFromTopic(st *popState, topic string, isRetry bool, randomQ
 	}
 }
 
-// popOffset is PopMessageProcessor.getPopOffset (there is no merge buffer).
-func (s *Service) popOffset(topic, group string, queueID, initMode int32, init, checkReset bool) int64 {
+// popOffset is PopMessageProcessor.getPopOffset (there is no merge buffer);
+// a reset taken clears the queue's batch in order (the POP's or the lite one).
+func (s *Service) popOffset(order *OrderInfo, topic, group string, queueID, initMode int32, init, checkReset bool) int64 {
 	off := s.h.QueryOffset(group, topic, queueID)
 	if off < 0 {
 		off = s.initOffset(topic, group, queueID, initMode, init)
 	}
 	if checkReset {
 		if reset, ok := s.h.TakeReset(group, topic, queueID); ok {
-			s.order.ClearBlock(topic, group, queueID)
+			order.ClearBlock(topic, group, queueID)
 			s.h.CommitOffset(group, topic, queueID, reset)
 			return reset
 		}
 	}
 	return off
 }
+
+// wrongPopOffset and wrongLiteOffset are the read statuses after which a POP
+// (Java's PopMessageProcessor) and a lite POP (PopLiteMessageProcessor's
+// correctOffset) take the store's next offset as the group's and read again.
+func wrongPopOffset(st store.GetStatus) bool {
+	return st == store.GetOffsetTooSmall || st == store.GetOffsetOverflowBadly || st == store.GetOffsetFoundNull
+}
+
+func wrongLiteOffset(st store.GetStatus) bool {
+	return wrongPopOffset(st) || st == store.GetNoMatchedMessage || st == store.GetMessageWasRemoving ||
+		st == store.GetNoMatchedLogicQueue
+}
+
+// getFrom reads a queue from the group's offset off; when the store says the
+// offset is wrong (wrong), the group's offset becomes the store's next one
+// and the read is made again from there. It answers the read (nil when the
+// store had none) and the offset it was made from.
+func (s *Service) getFrom(group, topic string, queueID int32, off int64, max int32, f store.MessageFilter,
+	wrong func(store.GetStatus) bool) (*store.GetResult, int64) {
+	res := s.h.GetMessage(group, topic, queueID, off, max, f)
+	if res == nil || !wrong(res.Status) {
+		return res, off
+	}
+	res.Release()
+	off = res.NextBeginOffset
+	s.h.CommitOffset(group, topic, queueID, off)
+	return s.h.GetMessage(group, topic, queueID, off, max, f), off
+}
+
+// initModeMax is ConsumeInitMode.MAX (MIN is 0).
+const initModeMax = 1
 
 // initOffset is getInitOffset: MIN (0) and retry topics start at the queue's
 // first message; MAX starts at the last one, or at 0 while the queue still
@@ -302,7 +334,7 @@ func recordQueueOffset(rec []byte) int64 {
 func (s *Service) popFromQueue(st *popState, topic string, isRetry bool, queueID int32) {
 	h := st.h
 	key := lockKey(topic, h.group, queueID)
-	off := s.popOffset(topic, h.group, queueID, h.initMode, false, false)
+	off := s.popOffset(s.order, topic, h.group, queueID, h.initMode, false, false)
 	if !s.locks.tryLock(key) {
 		if !h.order {
 			st.restNum += s.h.MaxOffset(topic, queueID) - off
@@ -315,7 +347,7 @@ func (s *Service) popFromQueue(st *popState, topic string, isRetry bool, queueID
 		st.restNum += s.h.MaxOffset(topic, queueID) - off
 		return
 	}
-	off = s.popOffset(topic, h.group, queueID, h.initMode, true, true)
+	off = s.popOffset(s.order, topic, h.group, queueID, h.initMode, true, true)
 	if h.order {
 		if s.order.CheckBlock(h.attemptID, topic, h.group, queueID, h.invisibleTime) {
 			return
@@ -326,22 +358,10 @@ func (s *Service) popFromQueue(st *popState, topic string, isRetry bool, queueID
 		st.restNum += s.h.MaxOffset(topic, queueID) - off
 		return
 	}
-	res := s.h.GetMessage(h.group, topic, queueID, off, h.maxMsgNums-st.count, st.filter)
+	res, off := s.getFrom(h.group, topic, queueID, off, h.maxMsgNums-st.count, st.filter, wrongPopOffset)
 	if res == nil {
 		st.restNum += s.h.MaxOffset(topic, queueID) - off
 		return
-	}
-	switch res.Status {
-	case store.GetOffsetTooSmall, store.GetOffsetOverflowBadly, store.GetOffsetFoundNull:
-		// The stored offset is not right: start again from where the store says.
-		res.Release()
-		off = res.NextBeginOffset
-		s.h.CommitOffset(h.group, topic, queueID, off)
-		res = s.h.GetMessage(h.group, topic, queueID, off, h.maxMsgNums-st.count, st.filter)
-		if res == nil {
-			st.restNum += s.h.MaxOffset(topic, queueID) - off
-			return
-		}
 	}
 	defer res.Release()
 	if len(res.Records) > 0 {
