@@ -254,10 +254,10 @@ func buildJavaKeys() map[string]JavaKey {
 		"timerRocksDBTimeExpiredMaxTps", "transWriteOriginTransHalfEnable", "transactionCheckRocksdbCoreThreads",
 		"transactionCheckRocksdbMaxThreads", "transactionCheckRocksdbQueueCapacity",
 		"useSeparateStorePathForRocksdbCQ", "useSingleRocksDBForAllConfigs")
-	group(KeyNoEffect, "detail of Java 5.5's lite topics that rmqd does without: its event dispatcher, lite metrics and lite topic expiry (docs/lite.md)",
+	group(KeyNoEffect, "detail of Java 5.5's lite topics that rmqd does without: its event dispatcher and lite metrics (docs/lite.md)",
 		"enableLiteEventMode", "enableLitePopLog", "liteEventCheckInterval", "liteEventFullDispatchDelayTime",
 		"liteEventFullDispatchDelayTimeForWildcardGroup", "liteLagCountMetricsEnable", "liteLagLatencyCollectEnable",
-		"liteLagLatencyMetricsEnable", "liteLagLatencyTopK", "liteTtlCheckInterval", "maxClientEventCount", "minLiteTTl")
+		"liteLagLatencyMetricsEnable", "liteLagLatencyTopK", "maxClientEventCount")
 	group(KeyNoEffect, whyServices,
 		"popReviveConcurrency", "timerRecallToTimeWheelEnable", "timerRecallToTimelineEnable",
 		"timerReputServiceCorePoolSize", "timerReputServiceMaxPoolSize", "timerReputServiceQueueCapacity",

@@ -121,6 +121,9 @@ func (b *Broker) handleDeleteTopicInBroker(ctx context.Context, c remoting.Conn,
 			}
 		}
 	}
+	if tc, ok := b.topics.Select(topic); ok && isLiteTopic(tc) {
+		b.cleanLiteOfParent(topic)
+	}
 	b.queuesMu.Lock()
 	for _, t := range drop {
 		b.mappings.Delete(t) // first: the deletion's registration must not carry it

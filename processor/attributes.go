@@ -20,9 +20,8 @@ type attrSpec struct {
 }
 
 // topicAttrs is TopicAttributes.ALL (5.5.0). Enum values are listed as
-// Java's HashSet prints them in the refusal. lite.topic.expiration (minutes
-// an idle lite topic lives) is kept but not acted on: rmqd's LMQs expire with
-// the commitlog.
+// Java's HashSet prints them in the refusal. lite.topic.expiration is the
+// minutes an idle lite topic lives (lite_ttl.go).
 var topicAttrs = map[string]attrSpec{
 	"queue.type":     {values: []string{"BatchCQ", "SimpleCQ"}},
 	"cleanup.policy": {values: []string{"DELETE", "COMPACTION"}},

@@ -382,6 +382,7 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.goLoop(func() { b.runCold(runCtx) })
 	b.goLoop(func() { b.flushOffsetsLoop(runCtx) })
 	b.goLoop(func() { b.housekeepingLoop(runCtx) })
+	b.goLoop(func() { b.liteTTLLoop(runCtx) })
 	b.goLoop(func() { everyTick(runCtx, protectPeriod, b.protectBroker) })
 	b.goLoop(func() { b.admin.stats.Run(runCtx) })
 	if b.acl != nil {

@@ -427,3 +427,58 @@ func TestLiteExclusive(t *testing.T) {
 	require.True(t, ok)
 	require.Zero(t, reset)
 }
+
+// A lite topic idle for its parent's lite.topic.expiration goes with its
+// offsets, batch state and subscriptions (Java's LiteLifecycleManager), never
+// before minLiteTTl; one that got a message since stays, and a deleted parent
+// takes the rest along.
+func TestLiteExpiry(t *testing.T) {
+	b := newLiteBroker(t, nil)
+	c := newTestConn(17)
+	sendOK(t, b, sendReq("LiteT", 0, []byte("o"), liteProps("old")))
+	time.Sleep(20 * time.Millisecond)
+	sendOK(t, b, sendReq("LiteT", 0, []byte("n"), liteProps("new")))
+	oldQ, newQ := "%LMQ%$LiteT$old", "%LMQ%$LiteT$new"
+	resp := b.call(t, c, liteCtl("PARTIAL_ADD", "c1", "LiteG", "LiteT", []string{"old", "new"}, `{"type":"POLICY","value":1}`))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	resp = b.call(t, c, popLiteReq("c1", "LiteG", "LiteT", 32, 0))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	popTime, err := strconv.ParseInt(ext(t, resp, "popTime"), 10, 64)
+	require.NoError(t, err)
+	require.EqualValues(t, codec.RespSuccess, b.call(t, c, ackLiteReq("LiteG", "old", 0, popTime, 0)).Code)
+	require.EqualValues(t, 1, b.offsets.Query("LiteG", oldQ, 0))
+	stored := time.UnixMilli(b.st.MessageStoreTimestamp(oldQ, 0, 0))
+
+	setTTL := func(minutes string) {
+		t.Helper()
+		req := createTopicReq("LiteT", 4)
+		req.Ext.Set("attributes", "+message.type=LITE,+lite.topic.expiration="+minutes)
+		resp, err := b.handleUpdateAndCreateTopic(context.Background(), newTestConn(2), req)
+		require.NoError(t, err)
+		require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	}
+	require.Empty(t, b.cleanExpiredLite(stored.Add(24*time.Hour)), "no expiration set")
+	setTTL("1")
+	require.Empty(t, b.cleanExpiredLite(stored.Add(10*time.Minute)), "minLiteTTl (15 min) is the floor")
+	setTTL("30")
+	require.Empty(t, b.cleanExpiredLite(stored.Add(29*time.Minute)))
+	require.Equal(t, []string{oldQ}, b.cleanExpiredLite(stored.Add(30*time.Minute+5*time.Millisecond)))
+
+	require.Zero(t, b.st.MaxOffsetInQueue(oldQ, 0))
+	require.EqualValues(t, -1, b.offsets.Query("LiteG", oldQ, 0))
+	require.Empty(t, b.pop.LiteSubscribers(oldQ))
+	require.Equal(t, []string{newQ}, b.pop.LiteQueues("c1", "LiteG", "LiteT"))
+	require.Equal(t, 1, b.pop.LiteOrderCount(), "only new's batch state is left")
+	require.EqualValues(t, 1, b.st.MaxOffsetInQueue(newQ, 0))
+	// Sent to again, the lite topic starts over at 0.
+	sendOK(t, b, sendReq("LiteT", 0, []byte("o2"), liteProps("old")))
+	require.EqualValues(t, 1, b.st.MaxOffsetInQueue(oldQ, 0))
+
+	del := codec.NewRequest(codec.ReqDeleteTopicInBroker)
+	del.Ext.Set("topic", "LiteT")
+	require.EqualValues(t, codec.RespSuccess, b.call(t, c, del).Code)
+	_, lmqs := b.lmqTopics()
+	require.Empty(t, lmqs)
+	require.Empty(t, b.pop.LiteSubscribers(newQ))
+	require.Zero(t, b.pop.LiteOrderCount())
+}

@@ -35,13 +35,19 @@ type PopConfig struct {
 	MaxLiteSubscriptionCount          int64 `prop:"maxLiteSubscriptionCount"`
 	LiteSubscriptionCheckTimeoutMills int64 `prop:"liteSubscriptionCheckTimeoutMills"`
 	LiteSubscriptionCheckInterval     int64 `prop:"liteSubscriptionCheckInterval"`
+	// Lite topic expiry (lite_ttl.go): looked for every LiteTtlCheckInterval
+	// ms once the broker has been up MinLiteTTl ms; no lite topic idle for less
+	// than MinLiteTTl goes, whatever its parent's lite.topic.expiration says.
+	LiteTtlCheckInterval int64 `prop:"liteTtlCheckInterval"`
+	MinLiteTTl           int64 `prop:"minLiteTTl"`
 }
 
 // defaultPopConfig has Java's defaults.
 func defaultPopConfig() PopConfig {
 	return PopConfig{RetrieveMessageFromPopRetryTopicV1: true, PopFromRetryProbability: 20, ReviveInterval: 1000,
 		MaxPopPollingSize: 100000, PopPollingSize: 1024, PopInflightMessageThreshold: 10000, PriorityOrderAsc: true,
-		MaxLiteSubscriptionCount: 100000, LiteSubscriptionCheckTimeoutMills: 3 * 60 * 1000, LiteSubscriptionCheckInterval: 2 * 60 * 1000}
+		MaxLiteSubscriptionCount: 100000, LiteSubscriptionCheckTimeoutMills: 3 * 60 * 1000, LiteSubscriptionCheckInterval: 2 * 60 * 1000,
+		LiteTtlCheckInterval: 2 * 60 * 1000, MinLiteTTl: 15 * 60 * 1000}
 }
 
 // errPropertyFilterOff refuses SQL92 POP filters while enablePropertyFilter is off.

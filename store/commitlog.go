@@ -360,6 +360,21 @@ func (c *commitLog) forget(k tqKey) {
 	}
 }
 
+// forgetIfAt drops topic's queue LMQQueueID (an LMQ's only one) from the
+// table unless a put gave a message an offset past end: check and drop are
+// one step under mu, so no put slips between them. (A slave's table lags
+// its queues, which only the dispatcher fills.)
+func (c *commitLog) forgetIfAt(topic string, end int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := tqKey{topic: topic, qid: LMQQueueID}
+	if c.nextOffset(key) > end {
+		return false
+	}
+	c.forget(key)
+	return true
+}
+
 // putBatch writes one record per message of a SEND_BATCH_MESSAGE body, with
 // consecutive queue offsets and one store time.
 func (c *commitLog) putBatch(tmpl *codec.Message, body []byte, fixProps func(string) string) PutResult {

@@ -304,3 +304,29 @@ func TestLMQNotFromHalvesOrDLQ(t *testing.T) {
 	require.Len(t, got, 1)
 	require.Equal(t, "committed", string(got[0].Body))
 }
+
+// An idle LMQ goes with its files and frees its slot; one that got a message
+// after the caller looked (even one not dispatched yet) stays.
+func TestDeleteIdleQueues(t *testing.T) {
+	cfg := lmqConfig(t.TempDir())
+	cfg.MaxLmqConsumeQueueNum = 2
+	s := openStore(t, cfg)
+	defer s.Shutdown()
+	require.Equal(t, PutOK, putLMQ(t, s, "T", "%LMQ%idle,%LMQ%busy", "a").Status)
+	waitDispatched(t, s, "%LMQ%idle", 0, 1)
+	waitDispatched(t, s, "%LMQ%busy", 0, 1)
+	require.Equal(t, PutOK, putLMQ(t, s, "T", "%LMQ%busy", "b").Status)
+	gone := s.DeleteIdleQueues(map[string]int64{"%LMQ%idle": 1, "%LMQ%busy": 1, "../x": 0})
+	require.Equal(t, []string{"%LMQ%idle"}, gone)
+	require.NotContains(t, s.QueueTopics(), "%LMQ%idle")
+	_, err := os.Stat(filepath.Join(cfg.StorePathRootDir, "consumequeue", "%LMQ%idle"))
+	require.True(t, os.IsNotExist(err))
+	waitDispatched(t, s, "%LMQ%busy", 0, 2)
+	// The freed slot takes a new LMQ; the deleted one starts again at 0.
+	require.Equal(t, PutOK, putLMQ(t, s, "T", "%LMQ%idle", "c").Status)
+	waitDispatched(t, s, "%LMQ%idle", 0, 1)
+	r := s.GetMessage("g", "%LMQ%idle", 0, 0, 32, 0, nil)
+	defer r.Release()
+	require.Equal(t, GetFound, r.Status)
+	require.Len(t, r.Records, 1)
+}

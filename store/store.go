@@ -757,28 +757,55 @@ func (s *DefaultStore) DeleteTopics(topics []string) {
 			s.log.Warn("delete topic refused", "err", err)
 			continue
 		}
-		s.cqMu.Lock()
-		var drop []*consumeQueue
-		for k, cq := range s.cqs {
-			if k.topic == t {
-				drop = append(drop, cq)
-				delete(s.cqs, k)
-			}
-		}
-		s.cqMu.Unlock()
-		topicDirs := map[string]bool{}
-		for _, cq := range drop {
-			cq.q.destroyAll()
-			topicDirs[filepath.Dir(cq.q.dir)] = true
-		}
-		for dir := range topicDirs {
-			_ = os.Remove(dir) // only when empty: a queue the table did not know keeps it
-		}
+		s.dropQueuesLocked(t)
 		s.commitLog.removeTopic(t)
 	}
 	if s.compaction != nil {
 		if err := s.compaction.dropTopics(topics); err != nil {
 			s.log.Warn("delete topic compaction files", "err", err)
 		}
+	}
+}
+
+// DeleteIdleQueues removes the one-queue topics (LMQs, lite topics) of idle
+// whose queue still ends where the caller saw it end, and returns those
+// removed: a message put since (dispatched or not) keeps its queue, where
+// Java's lite expiry would delete it with the queue.
+func (s *DefaultStore) DeleteIdleQueues(idle map[string]int64) []string {
+	s.dispatchMu.Lock()
+	defer s.dispatchMu.Unlock()
+	var gone []string
+	for t, end := range idle {
+		if checkTopicDir(t) != nil || s.MaxOffsetInQueue(t, LMQQueueID) != end {
+			continue
+		}
+		if !s.commitLog.forgetIfAt(t, end) {
+			continue
+		}
+		s.dropQueuesLocked(t)
+		gone = append(gone, t)
+	}
+	return gone
+}
+
+// dropQueuesLocked removes topic's consume queues and their files. Called
+// with dispatchMu held.
+func (s *DefaultStore) dropQueuesLocked(t string) {
+	s.cqMu.Lock()
+	var drop []*consumeQueue
+	for k, cq := range s.cqs {
+		if k.topic == t {
+			drop = append(drop, cq)
+			delete(s.cqs, k)
+		}
+	}
+	s.cqMu.Unlock()
+	topicDirs := map[string]bool{}
+	for _, cq := range drop {
+		cq.q.destroyAll()
+		topicDirs[filepath.Dir(cq.q.dir)] = true
+	}
+	for dir := range topicDirs {
+		_ = os.Remove(dir) // only when empty: a queue the table did not know keeps it
 	}
 }

@@ -446,6 +446,11 @@ func (m *ConsumerOffsetManager) DeleteTopic(topic string) {
 	m.deleteWhere(func(k topicGroup) bool { return k.topic == topic })
 }
 
+// DeleteTopics is DeleteTopic of every topic matched, in one pass.
+func (m *ConsumerOffsetManager) DeleteTopics(match func(topic string) bool) {
+	m.deleteWhere(func(k topicGroup) bool { return match(k.topic) })
+}
+
 // DeleteGroup drops a group's offsets, resets and pulls (removeOffset).
 func (m *ConsumerOffsetManager) DeleteGroup(group string) {
 	m.deleteWhere(func(k topicGroup) bool { return k.group == group })

@@ -67,8 +67,18 @@ func (f *inflight) get(topic, group string, queueID int32) int64 {
 // ForgetTopic and ForgetGroup drop the counts of a deleted topic or group
 // (Java's clearInFlightMessageNumByTopicName / ByGroupName), and its metrics.
 func (s *Service) ForgetTopic(topic string) {
-	s.counts.forget(func(k countKey) bool { return k.topic == topic })
-	s.inflight.forget(func(k inflightKey) bool { return k.topic == topic })
+	s.ForgetTopics(func(t string) bool { return t == topic })
+}
+
+// ForgetTopics is ForgetTopic of every topic matched, lite topics' queues
+// included: their subscriptions (Java's cleanSubscription, the clients are
+// not told: a proxy's next COMPLETE_ADD brings back those still wanted) and
+// batch states go too.
+func (s *Service) ForgetTopics(match func(topic string) bool) {
+	s.counts.forget(func(k countKey) bool { return match(k.topic) })
+	s.inflight.forget(func(k inflightKey) bool { return match(k.topic) })
+	s.lite.forget(match)
+	s.liteOrder.ForgetTopics(match)
 }
 
 // ForgetGroup: see ForgetTopic.

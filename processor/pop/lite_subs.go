@@ -328,6 +328,22 @@ func (l *liteSubs) expire(now int64, timeout time.Duration) {
 	}
 }
 
+// forget drops every subscription to the queues matched.
+func (l *liteSubs) forget(match func(lmq string) bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for lmq, subs := range l.byLMQ {
+		if !match(lmq) {
+			continue
+		}
+		for id := range subs {
+			if c := l.clients[id]; c != nil {
+				l.removeLocked(id, c, lmq)
+			}
+		}
+	}
+}
+
 // handleLiteSubscriptionCtl is LITE_SUBSCRIPTION_CTL (Java 5.5's
 // LiteSubscriptionCtlProcessor): a proxy adds or removes lite subscriptions
 // of its clients.

@@ -244,6 +244,22 @@ func (m *OrderInfo) Suspend(topic, group string, queueID int32, popTime, next in
 	m.file.Mark()
 }
 
+// ForgetTopics drops the batch states of the topics matched (deleted ones).
+func (m *OrderInfo) ForgetTopics(match func(topic string) bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k := range m.table {
+		// A key is topic@group; try each '@', as a lite topic may hold one.
+		for i := range len(k) {
+			if k[i] == '@' && match(k[:i]) {
+				delete(m.table, k)
+				m.file.Mark()
+				break
+			}
+		}
+	}
+}
+
 // Count is how many queues have a batch state.
 func (m *OrderInfo) Count() int {
 	m.mu.Lock()

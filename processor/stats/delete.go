@@ -15,12 +15,17 @@ type retired struct {
 // sees topics come and go keeps counters only for the ones alive. A count
 // added by a send or pull racing the delete may be lost from the totals.
 func (s *Broker) DeleteTopic(topic string) {
+	s.DeleteTopics(func(t string) bool { return t == topic })
+}
+
+// DeleteTopics is DeleteTopic of every topic matched, in one pass.
+func (s *Broker) DeleteTopics(match func(topic string) bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.grow.Lock()
 	defer s.grow.Unlock()
-	cowDrop(&s.topics, func(t string) bool { return t == topic }, s.retirePut)
-	cowDrop(&s.groups, func(k topicGroup) bool { return k.topic == topic }, s.retireGet)
+	cowDrop(&s.topics, match, s.retirePut)
+	cowDrop(&s.groups, func(k topicGroup) bool { return match(k.topic) }, s.retireGet)
 }
 
 // DeleteGroup drops group's get counters on every topic (onGroupDeleted).
