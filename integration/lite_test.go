@@ -16,7 +16,8 @@ import (
 // topic's messages arrive once each, in order, the first two of one of them failed once and redelivered before
 // the next; after unsubscribing from one lite topic its next message stays away while the others' arrive. In an
 // exclusive group (lite.sub.model=Exclusive) a second consumer subscribing to a lite topic takes it from the
-// first, which is told (NOTIFY_UNSUBSCRIBE_LITE through the proxy), and gets the next message. It
+// first, which is told (NOTIFY_UNSUBSCRIBE_LITE through the proxy), and gets the next message. A consumer of a
+// wildcard group (lite.sub.wildcard) subscribes to nothing and gets the messages of lite topics no one named. It
 // needs the 5.5 proxy: make integration-lite (part of make test) runs it with the 5.5 build, where the pinned
 // 5.3.3 proxy skips it. Against Apache too (broker 5.5 from the same build).
 func TestLiteTopics(t *testing.T) {
@@ -41,11 +42,16 @@ func TestLiteTopics(t *testing.T) {
 			const exclusive = "IT_lite_x"
 			harness.CreateGroupConfig(t, tg, exclusive, map[string]any{"consumeMessageOrderly": true, "retryMaxTimes": 3,
 				"attributes": map[string]string{"+lite.bind.topic": topic, "+lite.sub.model": "Exclusive"}})
+			// A wildcard group: its consumer subscribes to nothing and gets every lite topic.
+			const wildcard = "IT_lite_w"
+			harness.CreateGroupConfig(t, tg, wildcard, map[string]any{"consumeMessageOrderly": true, "retryMaxTimes": 3,
+				"attributes": map[string]string{"+lite.bind.topic": topic, "+lite.sub.wildcard": "true"}})
 			p := harness.StartProxy(t, tg, nil)
 			lites := []string{"order-1", "order-2", "order-3"}
 			const count = 5
 			r := harness.RunGrpcLite(t, p, "--topic", topic, "--group", group, "--lites", strings.Join(lites, ","),
-				"--count", fmt.Sprint(count), "--fail-first", "2", "--exclusive-group", exclusive)
+				"--count", fmt.Sprint(count), "--fail-first", "2", "--exclusive-group", exclusive,
+				"--wildcard-group", wildcard)
 			if len(r.Sent) != count*len(lites) {
 				t.Fatalf("sent %d messages, want %d", len(r.Sent), count*len(lites))
 			}
@@ -80,9 +86,22 @@ func TestLiteTopics(t *testing.T) {
 					r.ExclusiveA, r.ExclusiveB, r.ExclusiveGot)
 			}
 
+			// The wildcard consumer gets what went to lite topics no one named, each once (and perhaps, on rmqd,
+			// the earlier lite topics' messages still in memory when it joined: in order, once each).
+			seen := map[string]bool{}
+			for _, w := range r.WildcardGot {
+				if seen[w] {
+					t.Errorf("wildcard consumer got %s twice: %v", w, r.WildcardGot)
+				}
+				seen[w] = true
+			}
+			if !seen["wild-1:wild-1-0"] || !seen["wild-2:wild-2-0"] {
+				t.Errorf("wildcard consumer got %v, want wild-1:wild-1-0 and wild-2:wild-2-0 among them", r.WildcardGot)
+			}
+
 			// mqadmin 5.5's lite commands (LiteManagerProcessor): the first lite topic holds one message more
-			// than the group consumed, the others none; each holds count+1 messages; four lite topics
-			// (with "solo"), both groups bound to the topic.
+			// than the group consumed, the others none; each holds count+1 messages; six lite topics
+			// (with "solo", "wild-1" and "wild-2"), the three groups bound to the topic.
 			mq := func(want string, args ...string) {
 				t.Helper()
 				out, err := harness.TryMqadmin(t, tg, args...)
@@ -93,7 +112,7 @@ func TestLiteTopics(t *testing.T) {
 			mq(`Total Lag Count: 1\n`, "getLiteGroupInfo", "-p", topic, "-g", group, "-l", lites[0])
 			mq(`Total Lag Count: 0\n`, "getLiteGroupInfo", "-p", topic, "-g", group, "-l", lites[1])
 			mq(fmt.Sprintf(`(?m)^broker-a\s+0\s+%d\s`, count+1), "getLiteTopicInfo", "-p", topic, "-l", lites[1])
-			mq(`(?m)^broker-a\s+-?\d+\s+4\s+\d+\s+\[IT_lite_[gx], IT_lite_[gx]\]`, "getParentTopicInfo", "-p", topic)
+			mq(`(?m)^broker-a\s+-?\d+\s+6\s+\d+\s+\[IT_lite_[gwx], IT_lite_[gwx], IT_lite_[gwx]\]`, "getParentTopicInfo", "-p", topic)
 			mq(`.`, "getBrokerLiteInfo", "-b", tg.BrokerAddr)
 			mq(`.`, "triggerLiteDispatch", "-p", topic, "-g", group)
 		})

@@ -83,7 +83,8 @@ func attrModsOf(m map[string]string) []attrMod {
 // groupAttrs is SubscriptionGroupAttributes.ALL (5.5.0): priority.factor, the
 // percentage of a group's POPs of a priority topic read in priority order
 // (default 100), and the lite ones. rmqd acts on lite.bind.topic (the lite
-// parent topic the group consumes), lite.sub.model and the two resets; the
+// parent topic the group consumes), lite.sub.model, the two resets and
+// lite.sub.wildcard; the
 // proxy reads lite.sub.client.quota; the rest are kept as given (docs/lite.md).
 var groupAttrs = map[string]attrSpec{
 	attrPriorityFactor:              {changeable: true, min: 0, max: 100},
@@ -93,7 +94,7 @@ var groupAttrs = map[string]attrSpec{
 	attrLiteResetUnsubscribe:        {changeable: true, boolean: true},
 	"lite.sub.client.quota":         {changeable: true, min: -1, max: math.MaxInt64},
 	"lite.sub.client.max.event.cnt": {changeable: true, min: 10, max: math.MaxInt64},
-	"lite.sub.wildcard":             {changeable: true, str: true},
+	attrLiteWildcard:                {changeable: true, str: true},
 }
 
 const (
@@ -109,6 +110,7 @@ const (
 	liteSubExclusive         = "Exclusive"
 	attrLiteResetExclusive   = "lite.sub.reset.offset.exclusive"
 	attrLiteResetUnsubscribe = "lite.sub.reset.offset.unsubscribe"
+	attrLiteWildcard         = "lite.sub.wildcard"
 )
 
 // isLiteTopic reports a message.type=LITE topic (Java 5.5): the parent of lite topics.

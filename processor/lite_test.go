@@ -482,3 +482,60 @@ func TestLiteExpiry(t *testing.T) {
 	require.Empty(t, b.pop.LiteSubscribers(newQ))
 	require.Zero(t, b.pop.LiteOrderCount())
 }
+
+// A wildcard group (lite.sub.wildcard) consumes every lite topic of its
+// parent without subscribing to any: PARTIAL_ADD is refused, COMPLETE_ADD
+// (any set) joins, each lite topic is in flight to one client at a time, and
+// a held POP wakes for a lite topic no one named.
+func TestLiteWildcard(t *testing.T) {
+	b := newLiteBroker(t, nil)
+	g := NewSubscriptionGroupConfig("WildG")
+	g.Attributes = map[string]string{attrLiteBindTopic: "LiteT", attrLiteWildcard: "true"}
+	require.NoError(t, b.groups.Update(g))
+	c := newTestConn(19)
+	sendOK(t, b, sendReq("LiteT", 0, []byte("x0"), liteProps("x")))
+	sendOK(t, b, sendReq("LiteT", 1, []byte("x1"), liteProps("x")))
+	sendOK(t, b, sendReq("LiteT", 2, []byte("y2"), liteProps("y")))
+
+	resp := b.call(t, c, liteCtl("PARTIAL_ADD", "c1", "WildG", "LiteT", []string{"x"}, ""))
+	require.EqualValues(t, codec.RespIllegalOperation, resp.Code)
+	require.Equal(t, "java.lang.IllegalStateException: subscribe lite operation is not supported for this group", resp.Remark)
+	for _, id := range []string{"c1", "c2"} {
+		resp = b.call(t, c, liteCtl("COMPLETE_ADD", id, "WildG", "LiteT", nil, ""))
+		require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	}
+	require.ElementsMatch(t, [][2]string{{"c1", "WildG"}, {"c2", "WildG"}}, b.pop.LiteSubscribers("%LMQ%$LiteT$x"))
+
+	resp = b.call(t, c, popLiteReq("c1", "WildG", "LiteT", 32, 0))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.ElementsMatch(t, []liteMsg{{"x0", "x", 0}, {"x1", "x", 1}, {"y2", "y", 0}}, decodeLite(t, resp.Body))
+	popTime, err := strconv.ParseInt(ext(t, resp, "popTime"), 10, 64)
+	require.NoError(t, err)
+	// Both lite topics are in flight to c1: c2 gets nothing of them.
+	resp = b.call(t, c, popLiteReq("c2", "WildG", "LiteT", 32, 0))
+	require.EqualValues(t, codec.RespPollingTimeout, resp.Code)
+
+	// c2 waits; a lite topic no one ever named wakes it.
+	held := newTestConn(20)
+	require.Nil(t, b.call(t, held, popLiteReq("c2", "WildG", "LiteT", 32, 10000)))
+	sendOK(t, b, sendReq("LiteT", 3, []byte("z3"), liteProps("z")))
+	pr := waitResponse(t, held, 1)
+	require.EqualValues(t, codec.RespSuccess, pr.Code, pr.Remark)
+	require.Equal(t, []liteMsg{{"z3", "z", 0}}, decodeLite(t, pr.Body))
+
+	// Acked, x is free again: its next message goes to whichever client pops.
+	for _, off := range []int64{0, 1} {
+		require.EqualValues(t, codec.RespSuccess, b.call(t, c, ackLiteReq("WildG", "x", off, popTime, 0)).Code)
+	}
+	sendOK(t, b, sendReq("LiteT", 0, []byte("x4"), liteProps("x")))
+	resp = b.call(t, c, popLiteReq("c2", "WildG", "LiteT", 32, 0))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Equal(t, []liteMsg{{"x4", "x", 2}}, decodeLite(t, resp.Body))
+
+	for _, id := range []string{"c1", "c2"} {
+		resp = b.call(t, c, liteCtl("COMPLETE_REMOVE", id, "WildG", "LiteT", nil, ""))
+		require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	}
+	require.Empty(t, b.pop.LiteSubscribers("%LMQ%$LiteT$x"))
+	require.Zero(t, b.pop.LiteSubscriptions())
+}

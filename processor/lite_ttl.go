@@ -77,16 +77,22 @@ func (b *Broker) cleanExpiredLite(now time.Time) []string {
 	return gone
 }
 
+// liteQueuesOf lists the queues of parent's lite topics (collectByParentTopic).
+func (b *Broker) liteQueuesOf(parent string) []string {
+	_, lmqs := b.lmqTopics()
+	var out []string
+	for _, q := range lmqs {
+		if p, _, ok := compat.SplitLiteLMQ(q); ok && p == parent {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
 // cleanLiteOfParent is cleanByParentTopic: every lite topic of a LITE
 // parent goes with it.
 func (b *Broker) cleanLiteOfParent(parent string) {
-	_, lmqs := b.lmqTopics()
-	var drop []string
-	for _, q := range lmqs {
-		if p, _, ok := compat.SplitLiteLMQ(q); ok && p == parent {
-			drop = append(drop, q)
-		}
-	}
+	drop := b.liteQueuesOf(parent)
 	if len(drop) == 0 {
 		return
 	}

@@ -136,6 +136,8 @@ func (h popHost) MessageAt(off int64) *codec.Message {
 	return m
 }
 
+func (h popHost) LiteQueuesOf(parent string) []string { return h.b.liteQueuesOf(parent) }
+
 func (h popHost) Topic(topic string) (pop.Topic, bool) {
 	tc, ok := h.b.topics.Select(topic)
 	return pop.Topic{ReadQueueNums: tc.ReadQueueNums, Perm: tc.Perm, Batch: isBatchCQ(tc), Priority: isPriorityTopic(tc),
@@ -151,6 +153,7 @@ func (h popHost) Group(group string) (pop.Group, bool) {
 		pg.LiteExclusive = g.Attributes[attrLiteSubModel] == liteSubExclusive
 		pg.LiteResetOnExclusive = strings.EqualFold(g.Attributes[attrLiteResetExclusive], "true")
 		pg.LiteResetOnUnsubscribe = strings.EqualFold(g.Attributes[attrLiteResetUnsubscribe], "true")
+		_, pg.LiteWildcard = g.Attributes[attrLiteWildcard]
 	}
 	return pg, ok
 }

@@ -179,7 +179,9 @@ type LiteResult struct {
 	ExclusiveA   []string `json:"exclusiveA"`
 	ExclusiveB   []string `json:"exclusiveB"`
 	ExclusiveGot []string `json:"exclusiveGot"`
-	LogPath      string   `json:"-"`
+	// WildcardGot: what the --wildcard-group consumer received, "lite:body".
+	WildcardGot []string `json:"wildcardGot"`
+	LogPath     string   `json:"-"`
 }
 
 // LiteDelivery is one message the lite consumer's listener was given.

@@ -99,17 +99,24 @@ func (s *Service) popLite(c remoting.Conn, h *liteHeader, r reply) *codec.Remoti
 	var body []byte
 	var counts []string
 	total := int32(0)
-	for _, q := range s.lite.queuesOf(h.clientID, h.group, h.topic) {
+	qs, marks := s.lite.queuesOf(h.clientID, h.group, h.topic)
+	var empty []string
+	var emptyMarks []uint64
+	for i, q := range qs {
 		if total >= h.maxNum {
 			break
 		}
-		n, info := s.popLiteQueue(h, q, now, h.maxNum-total, &body)
+		n, info, none := s.popLiteQueue(h, q, now, h.maxNum-total, &body)
 		if n == 0 {
+			if none && marks != nil {
+				empty, emptyMarks = append(empty, q), append(emptyMarks, marks[i])
+			}
 			continue
 		}
 		total += n
 		counts = append(counts, info)
 	}
+	s.lite.settleWild(h.topic, h.group, empty, emptyMarks)
 	var code int32 = codec.RespSuccess
 	remark := "FOUND"
 	if total == 0 {
@@ -142,35 +149,36 @@ func liteRefusal(r reply, code int32, remark string) *codec.RemotingCommand {
 
 // popLiteQueue is popLiteTopic: at most maxNum messages of one lite topic's
 // queue for the group, unless a batch of it is still in flight. It appends
-// the records to body and answers how many, with their order count info.
-func (s *Service) popLiteQueue(h *liteHeader, lmq string, popTime int64, maxNum int32, body *[]byte) (int32, string) {
+// the records to body and answers how many, with their order count info;
+// none when the queue had nothing to read (not when it was busy or blocked).
+func (s *Service) popLiteQueue(h *liteHeader, lmq string, popTime int64, maxNum int32, body *[]byte) (n int32, info string, none bool) {
 	if s.h.MaxOffset(lmq, 0) <= 0 {
-		return 0, "" // no such queue yet (isLmqExist)
+		return 0, "", true // no such queue yet (isLmqExist)
 	}
 	key := lockKey(lmq, h.group, 0)
 	if !s.locks.tryLock(key) {
-		return 0, ""
+		return 0, "", false
 	}
 	defer s.locks.unlock(key)
 	if s.liteOrder.CheckBlock(h.attemptID, lmq, h.group, 0, h.invisibleTime) {
-		return 0, ""
+		return 0, "", false
 	}
 	// Java's getPopOffset with ConsumeInitMode.MAX: a new subscription starts at the end.
 	off := s.popOffset(s.liteOrder, lmq, h.group, 0, initModeMax, true, true)
 	res, off := s.getFrom(h.group, lmq, 0, off, maxNum, nil, wrongLiteOffset)
 	if res == nil {
-		return 0, ""
+		return 0, "", true
 	}
 	defer res.Release()
 	if res.Status != store.GetFound || len(res.Records) == 0 {
-		return 0, ""
+		return 0, "", true
 	}
 	offs := make([]int64, len(res.Records))
 	for i, rec := range res.Records {
 		offs[i] = lmqQueueOffset(rec, lmq, off+int64(i))
 	}
-	var info offsetInfo
-	s.liteOrder.Update(h.attemptID, false, lmq, h.group, 0, popTime, h.invisibleTime, offs, &info)
+	var oi offsetInfo
+	s.liteOrder.Update(h.attemptID, false, lmq, h.group, 0, popTime, h.invisibleTime, offs, &oi)
 	need := 0
 	for _, rec := range res.Records {
 		need += len(rec)
@@ -179,7 +187,7 @@ func (s *Service) popLiteQueue(h *liteHeader, lmq string, popTime int64, maxNum 
 	for _, rec := range res.Records {
 		*body = append(*body, rec...)
 	}
-	return int32(len(res.Records)), liteOrderCount(info.String(), len(res.Records))
+	return int32(len(res.Records)), liteOrderCount(oi.String(), len(res.Records)), false
 }
 
 // lmqQueueOffset reads a record's offset in queue lmq from its
@@ -341,8 +349,13 @@ func (s *Service) liteTopicOfHandle(h *ackHeader) string {
 }
 
 // liteArriving wakes a held POP_LITE_MESSAGE of each client subscribed to
-// the lite topic's queue.
+// the lite topic's queue, and marks it for its parent's wildcard groups.
 func (s *Service) liteArriving(lmq string) {
+	if s.lite.wilds.Load() > 0 {
+		if parent, _, ok := compat.SplitLiteLMQ(lmq); ok {
+			s.lite.markDirty(parent, "", []string{lmq})
+		}
+	}
 	if !s.poll.active.Load() {
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"rmqd/codec"
@@ -23,6 +24,12 @@ type liteSubs struct {
 	clients map[string]*liteClient
 	byLMQ   map[string]map[string]string // queue -> clientId -> group
 	active  int                          // (client, queue) pairs
+	// wild holds the wildcard groups (lite_wild.go) by parent topic and
+	// group; wilds counts them, so arrivals look only when there is one.
+	// seq numbers the marks of their lite topics.
+	wild  map[string]map[string]*liteWild
+	wilds atomic.Int32
+	seq   uint64
 }
 
 type liteClient struct {
@@ -44,7 +51,8 @@ type liteEvicted struct {
 }
 
 func newLiteSubs() *liteSubs {
-	return &liteSubs{clients: map[string]*liteClient{}, byLMQ: map[string]map[string]string{}}
+	return &liteSubs{clients: map[string]*liteClient{}, byLMQ: map[string]map[string]string{},
+		wild: map[string]map[string]*liteWild{}}
 }
 
 // errLiteQuota is LiteQuotaException: the broker holds maxLiteSubscriptionCount pairs.
@@ -70,9 +78,11 @@ func (l *liteSubs) clientLocked(clientID, group, topic string, now, max int64) *
 	return c
 }
 
-func (l *liteSubs) addLocked(clientID string, c *liteClient, lmq string) {
+// addLocked subscribes the client to lmq; true when lmq is a wildcard
+// group's made-up name and the group is new to the parent.
+func (l *liteSubs) addLocked(clientID string, c *liteClient, lmq string) (newWild bool) {
 	if _, ok := c.lmqs[lmq]; ok {
-		return
+		return false
 	}
 	c.lmqs[lmq] = struct{}{}
 	subs := l.byLMQ[lmq]
@@ -82,6 +92,7 @@ func (l *liteSubs) addLocked(clientID string, c *liteClient, lmq string) {
 	}
 	subs[clientID] = c.group
 	l.active++
+	return isWildcardLMQ(lmq) && l.joinWildLocked(clientID, c)
 }
 
 func (l *liteSubs) removeLocked(clientID string, c *liteClient, lmq string) {
@@ -89,6 +100,9 @@ func (l *liteSubs) removeLocked(clientID string, c *liteClient, lmq string) {
 		return
 	}
 	delete(c.lmqs, lmq)
+	if isWildcardLMQ(lmq) {
+		l.leaveWildLocked(clientID, c)
+	}
 	if subs := l.byLMQ[lmq]; subs != nil {
 		delete(subs, clientID)
 		if len(subs) == 0 {
@@ -167,16 +181,21 @@ func (l *liteSubs) removePartial(clientID string, lmqs []string) (removed []stri
 	return removed
 }
 
-// addComplete is addCompleteSubscription: the client's set becomes lmqs.
+// addComplete is addCompleteSubscription: the client's set becomes lmqs
+// (a wildcard group's client: the group's made-up name; newWild when that
+// group is new to the parent).
 // Java takes the whole set whatever the quota; rmqd refuses what would go
 // past it (a proxy's client is bounded by its group's lite.sub.client.quota
 // already, 2,000 by default).
-func (l *liteSubs) addComplete(clientID, group, topic string, lmqs []string, max int64, conn remoting.Conn) error {
+func (l *liteSubs) addComplete(clientID, group, topic string, lmqs []string, wildcard bool, max int64, conn remoting.Conn) (newWild bool, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.clientLocked(clientID, group, topic, time.Now().UnixMilli(), max)
 	if c == nil {
-		return errLiteQuota{max}
+		return false, errLiteQuota{max}
+	}
+	if wildcard {
+		lmqs = []string{wildcardLMQ(c.topic, c.group)}
 	}
 	c.conn = conn
 	want := make(map[string]struct{}, len(lmqs))
@@ -193,11 +212,11 @@ func (l *liteSubs) addComplete(clientID, group, topic string, lmqs []string, max
 			continue
 		}
 		if int64(l.active) >= max {
-			return errLiteQuota{max}
+			return newWild, errLiteQuota{max}
 		}
-		l.addLocked(clientID, c, q)
+		newWild = l.addLocked(clientID, c, q) || newWild
 	}
-	return nil
+	return newWild, nil
 }
 
 // removeComplete is removeCompleteSubscription: the client is gone.
@@ -219,17 +238,22 @@ func (l *liteSubs) dropLocked(clientID string, c *liteClient) {
 
 // queuesOf lists the queues clientID subscribes to under group and topic,
 // starting a little further on each time so that no queue is always last.
-func (l *liteSubs) queuesOf(clientID, group, topic string) []string {
+// A wildcard group's client gets its group's marked lite topics, with their
+// marks (nil for others).
+func (l *liteSubs) queuesOf(clientID, group, topic string) ([]string, []uint64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.clients[clientID]
 	if c == nil || c.group != group || c.topic != topic || len(c.lmqs) == 0 {
-		return nil
+		return nil, nil
 	}
 	c.accessed = time.Now().UnixMilli()
+	if _, ok := c.lmqs[wildcardLMQ(topic, group)]; ok {
+		return l.wildQueuesLocked(c)
+	}
 	qs := slices.Sorted(maps.Keys(c.lmqs))
 	c.next = (c.next + 1) % len(qs)
-	return append(qs[c.next:], qs[:c.next]...)
+	return append(qs[c.next:], qs[:c.next]...), nil
 }
 
 // LiteQueues lists, sorted, the lite topic queues a client subscribes to
@@ -284,6 +308,9 @@ func (s *Service) LiteSubscribers(lmq string) [][2]string { return s.lite.subscr
 // TriggerLite is TRIGGER_LITE_DISPATCH: the held POPs of the client (or of
 // every client of the group) look at their lite topics again.
 func (s *Service) TriggerLite(group, clientID string) {
+	if g, ok := s.h.Group(group); ok && g.LiteWildcard {
+		s.seedWild(g.LiteBindTopic, group)
+	}
 	if clientID != "" {
 		s.poll.notifyLite(clientID, group)
 		return
@@ -301,19 +328,20 @@ func (s *Service) TriggerLite(group, clientID string) {
 	}
 }
 
-// subscribers lists the (client, group) pairs subscribed to a queue.
+// subscribers lists the (client, group) pairs subscribed to a queue, the
+// clients of its parent's wildcard groups included.
 func (l *liteSubs) subscribers(lmq string) [][2]string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	subs := l.byLMQ[lmq]
-	if len(subs) == 0 {
-		return nil
+	var out [][2]string
+	if len(subs) != 0 {
+		out = make([][2]string, 0, len(subs))
 	}
-	out := make([][2]string, 0, len(subs))
 	for c, g := range subs {
 		out = append(out, [2]string{c, g})
 	}
-	return out
+	return l.wildSubscribersLocked(lmq, out)
 }
 
 // expire is cleanupExpiredSubscriptions: clients whose subscription did not
@@ -339,6 +367,15 @@ func (l *liteSubs) forget(match func(lmq string) bool) {
 		for id := range subs {
 			if c := l.clients[id]; c != nil {
 				l.removeLocked(id, c, lmq)
+			}
+		}
+	}
+	for _, groups := range l.wild {
+		for _, w := range groups {
+			for q := range w.dirty {
+				if match(q) {
+					delete(w.dirty, q)
+				}
 			}
 		}
 	}
@@ -383,6 +420,10 @@ func (s *Service) handleLiteSubscriptionCtl(_ context.Context, c remoting.Conn, 
 				return codec.NewResponse(req, codec.RespIllegalOperation,
 					"java.lang.IllegalStateException: Consumer group is not allowed to consume."), nil
 			}
+			if g.LiteWildcard && e.Action == "PARTIAL_ADD" {
+				return codec.NewResponse(req, codec.RespIllegalOperation,
+					"java.lang.IllegalStateException: subscribe lite operation is not supported for this group"), nil
+			}
 			if err := s.liteAdd(c, &e, lmqs, g, max); err != nil {
 				return codec.NewResponse(req, codec.RespLiteSubscriptionQuotaExceeded, err.Error()), nil
 			}
@@ -414,7 +455,11 @@ var liteFromStart = &codec.LiteOffsetOption{Type: "POLICY", Value: codec.LitePol
 // exclusive group the clients they were taken from are told.
 func (s *Service) liteAdd(c remoting.Conn, e *codec.LiteSubscriptionDTO, lmqs []string, g Group, max int64) error {
 	if e.Action == "COMPLETE_ADD" {
-		return s.lite.addComplete(e.ClientID, e.Group, e.Topic, lmqs, max, c)
+		newWild, err := s.lite.addComplete(e.ClientID, e.Group, e.Topic, lmqs, g.LiteWildcard, max, c)
+		if newWild {
+			s.seedWild(e.Topic, e.Group)
+		}
+		return err
 	}
 	added, evicted, err := s.lite.addPartial(e.ClientID, e.Group, e.Topic, lmqs, max, g.LiteExclusive, c)
 	for _, ev := range evicted {

@@ -96,6 +96,9 @@ type Group struct {
 	// goes back to the start when it moves (lite.sub.reset.offset.exclusive)
 	// or when unsubscribed (lite.sub.reset.offset.unsubscribe).
 	LiteExclusive, LiteResetOnExclusive, LiteResetOnUnsubscribe bool
+	// LiteWildcard: the group's clients consume every lite topic of the
+	// parent, without subscribing to any (lite.sub.wildcard, any value).
+	LiteWildcard bool
 }
 
 // Host is what POP needs of the broker.
@@ -124,6 +127,8 @@ type Host interface {
 	AssignReset(group, topic string, queueID int32, offset int64)
 	// MessageAt decodes the record at a commitlog offset (nil when none).
 	MessageAt(commitLogOffset int64) *codec.Message
+	// LiteQueuesOf lists the queues of a parent topic's lite topics.
+	LiteQueuesOf(parent string) []string
 	// Topic looks a topic config up; Group finds (or auto-creates, as Java) a group.
 	Topic(topic string) (Topic, bool)
 	Group(group string) (Group, bool)

@@ -20,7 +20,9 @@ import org.apache.rocketmq.client.apis.producer.Producer;
  * --topic subscribes to the --lites, a producer sends --count messages to each (interleaved), and every one must
  * arrive once, in order per lite topic; the first delivery of --fail-first messages of the first lite topic is
  * answered FAILURE (redelivered in order). Then the first lite topic is unsubscribed and one more message is sent
- * to each: only the others' arrive. Built only into lib/grpclite (module grpclite, client-java 5.2.0), as the
+ * to each: only the others' arrive. With --wildcard-group, a consumer of that (lite.sub.wildcard) group, started
+ * first and subscribing to nothing, must get the messages sent at the end to two lite topics no one named (it joins
+ * with the client's first full sync, 30 s after its start; the messages go after that). Built only into lib/grpclite (module grpclite, client-java 5.2.0), as the
  * API does not exist in the pinned 5.0.8. Same output contract as GrpcMain.
  *
  *   java -cp 'target/lib/grpclite/*' rmqd.it.LiteMain --endpoints 127.0.0.1:8081 --topic T --group G --lites a,b
@@ -41,12 +43,22 @@ public final class LiteMain {
         int count = f.integer("count", 5);
         int failFirst = f.integer("fail-first", 0);
         String exclusiveGroup = f.str("exclusive-group", "");
+        String wildcardGroup = f.str("wildcard-group", "");
         long deadline = System.currentTimeMillis() + f.longValue("deadline", 100000) - 5000;
         f.checkAllUsed();
 
         ClientServiceProvider provider = ClientServiceProvider.loadService();
         ClientConfiguration cfg = ClientConfiguration.newBuilder().setEndpoints(endpoints).enableSsl(false)
             .setRequestTimeout(Duration.ofSeconds(10)).build();
+        List<String> wildGot = new CopyOnWriteArrayList<>();
+        long wildJoined = System.currentTimeMillis() + 32000; // the client's first full sync, and the proxy's hop
+        if (!wildcardGroup.isEmpty()) {
+            provider.newLitePushConsumerBuilder().setClientConfiguration(cfg).setConsumerGroup(wildcardGroup)
+                .bindTopic(topic).setMessageListener(mv -> {
+                    wildGot.add(mv.getLiteTopic().orElse("") + ":" + StandardCharsets.UTF_8.decode(mv.getBody()));
+                    return ConsumeResult.SUCCESS;
+                }).build();
+        }
         List<Map<String, Object>> received = new CopyOnWriteArrayList<>();
         Map<String, Integer> attempts = new ConcurrentHashMap<>();
         LitePushConsumer consumer = provider.newLitePushConsumerBuilder().setClientConfiguration(cfg)
@@ -101,6 +113,20 @@ public final class LiteMain {
         Thread.sleep(Math.min(3000, Math.max(0, deadline - System.currentTimeMillis())));
         if (!exclusiveGroup.isEmpty()) {
             exclusive(provider, cfg, producer, topic, exclusiveGroup, deadline, out);
+        }
+        if (!wildcardGroup.isEmpty()) {
+            out.put("wildcardGot", wildGot);
+            // Java's broker tells a wildcard group of messages that arrive after it joined, not before.
+            Thread.sleep(Math.max(0, Math.min(wildJoined, deadline) - System.currentTimeMillis()));
+            for (String l : new String[] {"wild-1", "wild-2"}) {
+                producer.send(provider.newMessageBuilder().setTopic(topic).setLiteTopic(l)
+                    .setBody((l + "-0").getBytes(StandardCharsets.UTF_8)).build());
+            }
+            while (!(wildGot.contains("wild-1:wild-1-0") && wildGot.contains("wild-2:wild-2-0"))
+                && System.currentTimeMillis() < deadline) {
+                Thread.sleep(100);
+            }
+            Thread.sleep(Math.min(1000, Math.max(0, deadline - System.currentTimeMillis())));
         }
         // Consumers are not closed: close() waits out the open long poll, and the JVM halts when done.
     }
