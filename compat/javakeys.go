@@ -254,10 +254,11 @@ func buildJavaKeys() map[string]JavaKey {
 		"timerRocksDBTimeExpiredMaxTps", "transWriteOriginTransHalfEnable", "transactionCheckRocksdbCoreThreads",
 		"transactionCheckRocksdbMaxThreads", "transactionCheckRocksdbQueueCapacity",
 		"useSeparateStorePathForRocksdbCQ", "useSingleRocksDBForAllConfigs")
-	group(KeyNoEffect, "detail of Java 5.5's lite topics that rmqd does without: its event dispatcher and lite metrics (docs/lite.md)",
+	group(KeyNoEffect, "detail of Java 5.5's lite topics that rmqd does without: its event dispatcher and the lite lag its POPs record (rmqd reads the lag from offsets; docs/lite.md)",
 		"enableLiteEventMode", "enableLitePopLog", "liteEventCheckInterval", "liteEventFullDispatchDelayTime",
-		"liteEventFullDispatchDelayTimeForWildcardGroup", "liteLagCountMetricsEnable", "liteLagLatencyCollectEnable",
-		"liteLagLatencyMetricsEnable", "liteLagLatencyTopK", "maxClientEventCount")
+		"liteEventFullDispatchDelayTimeForWildcardGroup", "liteLagLatencyCollectEnable", "liteLagLatencyTopK",
+		"maxClientEventCount")
+	group(KeyNoEffect, whyStats, "liteLagCountMetricsEnable", "liteLagLatencyMetricsEnable")
 	group(KeyNoEffect, whyServices,
 		"popReviveConcurrency", "timerRecallToTimeWheelEnable", "timerRecallToTimelineEnable",
 		"timerReputServiceCorePoolSize", "timerReputServiceMaxPoolSize", "timerReputServiceQueueCapacity",

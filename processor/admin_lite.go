@@ -298,12 +298,11 @@ func (b *Broker) handleGetLiteGroupInfo(ctx context.Context, c remoting.Conn, re
 		if !ok || parent != bind {
 			continue
 		}
-		off := b.offsets.Query(h.Group, t, 0)
-		maxOff := b.store.MaxOffsetInQueue(t, 0)
-		if off < 0 || maxOff <= off {
+		n, first, ok := b.liteLag(h.Group, t, true)
+		if !ok {
 			continue
 		}
-		l := liteLagJSON{LiteTopic: lite, LagCount: maxOff - off, EarliestUnconsumedTimestamp: b.store.MessageStoreTimestamp(t, 0, off)}
+		l := liteLagJSON{LiteTopic: lite, LagCount: n, EarliestUnconsumedTimestamp: first}
 		lags = append(lags, l)
 		out.TotalLagCount += l.LagCount
 		if out.EarliestUnconsumedTimestamp < 0 || l.EarliestUnconsumedTimestamp < out.EarliestUnconsumedTimestamp {
@@ -319,6 +318,21 @@ func (b *Broker) handleGetLiteGroupInfo(ctx context.Context, c remoting.Conn, re
 	})
 	out.LagTimestampTopK = lags[:min(k, len(lags))]
 	return okBody(req, out)
+}
+
+// liteLag is a group's lag in a lite topic's queue: the messages past its
+// committed offset and (withTime) the store time of the first of them; ok
+// is false without an offset or a lag.
+func (b *Broker) liteLag(group, lmq string, withTime bool) (n, first int64, ok bool) {
+	off := b.offsets.Query(group, lmq, 0)
+	maxOff := b.store.MaxOffsetInQueue(lmq, 0)
+	if off < 0 || maxOff <= off {
+		return 0, 0, false
+	}
+	if withTime {
+		first = b.store.MessageStoreTimestamp(lmq, 0, off)
+	}
+	return maxOff - off, first, true
 }
 
 // handleTriggerLiteDispatch is TRIGGER_LITE_DISPATCH: the group's (or one

@@ -364,6 +364,18 @@ func TestLiteAdmin(t *testing.T) {
 	require.Equal(t, "u1", m["lagCountTopK"].([]any)[0].(map[string]any)["liteTopic"])
 	admin(codec.ReqTriggerLiteDispatch, "group", "LiteG")
 
+	// The exporter's consumer lag counts the group's lite topics under their parent.
+	stored := b.st.MessageStoreTimestamp("%LMQ%$LiteT$u1", 0, 1)
+	var lag *LagMetrics
+	for _, l := range b.MetricsSnapshot(time.UnixMilli(stored + 5000)).Lags {
+		if l.Group == "LiteG" {
+			require.Nil(t, lag, "one series per parent")
+			lag = &l
+		}
+	}
+	require.NotNil(t, lag)
+	require.Equal(t, LagMetrics{Topic: "LiteT", Group: "LiteG", Lag: 2, LagLatencyMs: 5000}, *lag)
+
 	req := codec.NewRequest(codec.ReqGetLiteGroupInfo)
 	req.Ext.Set("group", "PlainG")
 	resp = b.call(t, c, req)

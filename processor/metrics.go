@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"rmqd/compat"
 	"rmqd/processor/delivery"
 	"rmqd/processor/pop"
 	"rmqd/processor/stats"
@@ -151,6 +152,7 @@ func (b *Broker) MetricsSnapshot(now time.Time) MetricsSnapshot {
 	sort.Strings(names)
 	for _, g := range names {
 		seen := map[string]bool{}
+		var lite liteLagSum
 		for _, t := range append(b.offsets.TopicsOfGroup(g), online[g]...) {
 			if seen[t] {
 				continue
@@ -158,10 +160,12 @@ func (b *Broker) MetricsSnapshot(now time.Time) MetricsSnapshot {
 			seen[t] = true
 			tc, ok := topics[t]
 			if !ok {
+				lite.add(b, g, t, topics)
 				continue
 			}
 			s.Lags = append(s.Lags, b.lagOf(g, t, tc.ReadQueueNums, now))
 		}
+		s.Lags = lite.appendTo(s.Lags, now)
 	}
 	s.Timer = b.timer.Metrics(now.UnixMilli())
 	s.TopicCreate, s.GroupCreate = b.createTimes.metrics()
@@ -193,6 +197,57 @@ func (b *Broker) lagOf(group, topic string, queues int32, now time.Time) LagMetr
 		l.LagLatencyMs = max(0, now.UnixMilli()-oldest)
 	}
 	return l
+}
+
+// liteLagSum adds up a group's lag in the lite topics of each LITE parent
+// (Java 5.5's LiteConsumerLagCalculator, there behind liteLagCountMetricsEnable
+// and liteLagLatencyMetricsEnable, both off by default; rmqd's counters are
+// always on). The latency is the oldest unconsumed message's age, read for
+// at most maxLiteReturn lite topics per group, where Java keeps the
+// liteLagLatencyTopK its POPs saw.
+type liteLagSum struct {
+	parents []string // in order of first sight
+	sums    map[string]*LagMetrics
+	oldest  map[string]int64
+	timed   int
+}
+
+func (l *liteLagSum) add(b *Broker, group, lmq string, topics map[string]TopicConfig) {
+	parent, _, ok := compat.SplitLiteLMQ(lmq)
+	if !ok || !isLiteTopic(topics[parent]) {
+		return
+	}
+	n, first, ok := b.liteLag(group, lmq, l.timed < maxLiteReturn)
+	if !ok {
+		return
+	}
+	if l.sums == nil {
+		l.sums, l.oldest = map[string]*LagMetrics{}, map[string]int64{}
+	}
+	m := l.sums[parent]
+	if m == nil {
+		m = &LagMetrics{Topic: parent, Group: group, System: isSystemGroup(group)}
+		l.sums[parent] = m
+		l.parents = append(l.parents, parent)
+	}
+	m.Lag += n
+	if l.timed < maxLiteReturn {
+		l.timed++
+		if o := l.oldest[parent]; first > 0 && (o == 0 || first < o) {
+			l.oldest[parent] = first
+		}
+	}
+}
+
+func (l *liteLagSum) appendTo(lags []LagMetrics, now time.Time) []LagMetrics {
+	for _, p := range l.parents {
+		m := *l.sums[p]
+		if o := l.oldest[p]; o > 0 {
+			m.LagLatencyMs = max(0, now.UnixMilli()-o)
+		}
+		lags = append(lags, m)
+	}
+	return lags
 }
 
 // isSystemGroup is BrokerMetricsManager.isSystemGroup: CID_RMQ_SYS_ groups,
