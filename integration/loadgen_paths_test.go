@@ -106,3 +106,52 @@ func TestLoadgenPaths(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadgenLite runs the load generator's lite mode (make bench's lite row): sends spread over lite topics
+// of a LITE topic, then four clients subscribed to a share of them each pop and ack every message.
+func TestLoadgenLite(t *testing.T) {
+	for _, kind := range targetsFromEnv(t) {
+		t.Run(kind, func(t *testing.T) {
+			if kind == harness.KindApache {
+				if os.Getenv("RMQD_LOADGEN_APACHE") != "1" {
+					t.Skip("the load generator against Apache: RMQD_LOADGEN_APACHE=1 (with the 5.5 build)")
+				}
+				harness.RequireJars(t, "apache")
+				if !libAtLeast(t, "apache", "rocketmq-broker", 5, 5) {
+					t.Skip("lite topics need broker 5.5")
+				}
+			}
+			tg := harness.Start(t, kind, harness.Options{BrokerConf: map[string]string{
+				"enableLmq": "true", "enableMultiDispatch": "true"}})
+			ctx := t.Context()
+			const topic, group, lites = "IT_lgl", "IT_lgl_g", 20
+			if err := lg.CreateTopicAttrs(ctx, tg.BrokerAddr, topic, 4, "+message.type=LITE"); err != nil {
+				t.Fatal(err)
+			}
+			if err := lg.CreateLiteGroup(ctx, tg.BrokerAddr, group, topic); err != nil {
+				t.Fatal(err)
+			}
+			rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			route, err := lg.WaitRoute(rctx, tg.NamesrvAddr, topic)
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			lc := lg.LiteConfig{Route: route, Topic: topic, Group: group, Lites: lites, Clients: 4, Timeout: time.Minute}
+			if err := lg.LiteSubscribe(ctx, lc); err != nil {
+				t.Fatal(err)
+			}
+			r, err := lg.Send(ctx, lg.SendConfig{Route: route, Topic: topic, Size: 256, InFlight: 4, Count: 400,
+				Duration: time.Minute, Lites: lites})
+			if err != nil || r.Failed > 0 || r.Sent != 400 {
+				t.Fatalf("sent %d: %v %d failed: %v", r.Sent, err, r.Failed, r.Errors)
+			}
+			lc.Expect = r.Sent
+			p, err := lg.Lite(ctx, lc)
+			if err != nil || p.Acked != r.Sent {
+				t.Fatalf("lite: acked %d of %d: %v", p.Acked, r.Sent, err)
+			}
+			t.Logf("%s lite: %.0f msg/s, pop %s, ack %s", kind, p.MsgPerS, p.PopLat.String(), p.AckLat.String())
+		})
+	}
+}

@@ -48,6 +48,8 @@ type SendConfig struct {
 	// the batch and on every message as the Java producer's MessageBatch has (a BatchCQ topic stores such a
 	// batch as one inner-batch record). Count and Rate are then in requests; the result counts messages.
 	Batch int
+	// Lites > 0 sends message n to lite topic LiteName(n % Lites) of a message.type=LITE topic (__LITE_TOPIC).
+	Lites int
 }
 
 // SendResult is what a run measured. Sent counts every SEND_OK, warm-up included; Rate and Lat cover the
@@ -277,6 +279,9 @@ func (s *sender) lane(ctx context.Context, id int, h *Hist) {
 			props = appendProp(props, codec.PropDelay, strconv.AppendInt(num[:0], int64(cfg.DelayLevel), 10))
 		}
 		binary.BigEndian.PutUint64(body, uint64(stamp.UnixNano()))
+		if cfg.Lites > 0 {
+			props = appendProp(props, codec.PropLiteTopic, appendLiteName(num[:0], int(seq)%cfg.Lites))
+		}
 		if cfg.Txn {
 			props = appendProp(props, codec.PropTranMsg, trueBytes)
 			props = append(append(append(props, codec.PropProducerGroup...), 1), cfg.Group...)
