@@ -10,13 +10,14 @@ import (
 
 // Message paths beside plain sends (issue 22: every capability of wave 2 beside Apache's): messages sent for
 // later delivery (the 5.x timer wheel, TIMER_DELAY_MS, and the classic DELAY level), transactions (half
-// message + oneway commit) and BatchCQ topics fed with inner batches. Each run's broker CPU is counted from
+// message + oneway commit), BatchCQ topics fed with inner batches, and RocketMQ 5.5's lite topics (sends
+// spread over lite topics, then POP_LITE_MESSAGE + ACK; Apache 5.5 only: -apache-lib of the 5.5 build). Each run's broker CPU is counted from
 // the first send until the target topic holds every acknowledged message, so what the broker does after
 // the acknowledgement (the wheel's delivery, the commit) is paid for by the same messages.
 
 // PathRun is one run of a path.
 type PathRun struct {
-	Path     string         `json:"path"` // timer | delay | txn | bcq
+	Path     string         `json:"path"` // timer | delay | txn | bcq | lite
 	Rate     float64        `json:"rate,omitempty"`
 	Batch    int            `json:"batch,omitempty"`
 	InFlight int            `json:"inFlight"`
@@ -26,7 +27,8 @@ type PathRun struct {
 	DoneMs   float64        `json:"completeAfterLastAckMs"`      // last acknowledgement → target topic complete
 	Lag      *lg.Summary    `json:"lag,omitempty"`               // timer, delay: due time → stored in the topic
 	Read     *lg.PullResult `json:"read,omitempty"`              // bcq: catch-up read of what was stored
-	ReadCPU  float64        `json:"readCpuUsPerMsg,omitempty"`   // bcq: broker CPU per message read
+	ReadCPU  float64        `json:"readCpuUsPerMsg,omitempty"`   // bcq, lite: broker CPU per message read
+	Pop      *lg.PopResult  `json:"pop,omitempty"`               // lite: POP_LITE_MESSAGE + ACK of what was stored
 	ClientUs float64        `json:"clientCpuUsPerMsg,omitempty"` // load generator (this process), same window as CPUUs
 	Load     string         `json:"loadavg"`
 }
@@ -42,20 +44,31 @@ const (
 	bcqInFlight       = 16
 	pathWarmN         = 2000 // unrecorded warm-up of each path (the JIT of Apache's timer, transaction, batch code)
 	pathCompleteBound = 60 * time.Second
+	// The lite row: liteN 1 KiB messages over liteTopics lite topics, ×64 in flight, then consumed by
+	// liteClients clients subscribed to a share of the lite topics each.
+	liteN       = 20_000
+	liteTopics  = 100
+	liteClients = 4
 )
 
 // pathRows says which path rows run: -caps-rows names them (timer also runs the DELAY level); the full run
-// has them all.
-func (e *env) pathRows() (timer, txn, bcq bool) {
+// has them all but lite, which runs only when named (the pinned Apache 5.3.3 has no lite topics).
+func (e *env) pathRows() (timer, txn, bcq, lite bool) {
 	if e.full && !e.capsOnly {
-		return true, true, true
+		return true, true, true, e.capsRow("lite")
 	}
-	return e.capsRow("timer"), e.capsRow("txn"), e.capsRow("bcq")
+	return e.capsRow("timer"), e.capsRow("txn"), e.capsRow("bcq"), e.capsRow("lite")
 }
 
-// pathRuns starts a broker of its own and runs the chosen paths on it.
+// pathRuns starts a broker of its own and runs the chosen paths on it (lite on one more, with LMQ on).
 func (r *runner) pathRuns(ctx context.Context) {
-	timer, txn, bcq := r.e.pathRows()
+	timer, txn, bcq, lite := r.e.pathRows()
+	if lite {
+		r.withBroker(ctx, "ASYNC_FLUSH", brokerSpec{label: "lite", conf: map[string]string{
+			"enableLmq": "true", "enableMultiDispatch": "true"}}, func() {
+			r.pathRun(ctx, "lite", lg.SendConfig{Size: 1024, InFlight: 64, Count: liteN, Lites: liteTopics})
+		})
+	}
 	if !timer && !txn && !bcq {
 		return
 	}
@@ -80,13 +93,23 @@ func (r *runner) pathRun(ctx context.Context, path string, cfg lg.SendConfig) {
 	if cfg.Rate > 0 {
 		warm.InFlight = 32
 	}
-	if _, err := r.pathSend(ctx, path+"_warm", path, warm); err != nil {
+	wps, err := r.pathSend(ctx, path+"_warm", path, warm)
+	if err != nil {
 		r.fail("%s %s warm-up: %v", r.res.Kind, path, err)
 		return
+	}
+	if path == "lite" {
+		if _, err := lg.Lite(ctx, wps.lite(wps.res.Sent)); err != nil {
+			r.fail("%s lite warm-up consume: %v", r.res.Kind, err)
+			return
+		}
 	}
 	cfg.Duration = r.e.dur + 2*time.Second
 	if cfg.Rate == 0 {
 		cfg.Duration, cfg.Warmup = r.e.dur, r.e.warm
+	}
+	if cfg.Count > 0 {
+		cfg.Duration, cfg.Warmup = 5*time.Minute, 0 // a count is the run
 	}
 	cfg.Full = true
 	run := PathRun{Path: path, Rate: cfg.Rate, Batch: cfg.Batch, InFlight: cfg.InFlight}
@@ -130,6 +153,18 @@ func (r *runner) pathRun(ctx context.Context, path string, cfg lg.SendConfig) {
 		} else if p.Consumed != run.Stored {
 			r.fail("%s bcq catch-up: read %d messages, %d stored", r.res.Kind, p.Consumed, run.Stored)
 		}
+	case "lite":
+		sleepCtx(ctx, 2*time.Second) // dispatch done before timing the consumers
+		c0, _ := cpuMicros(pid)
+		p, err := lg.Lite(ctx, ps.lite(run.Stored))
+		c1, _ := cpuMicros(pid)
+		run.Pop = &p
+		if p.Acked > 0 {
+			run.ReadCPU = float64(c1-c0) / float64(p.Acked)
+		}
+		if err != nil {
+			r.fail("%s lite consume: %v", r.res.Kind, err)
+		}
 	}
 	r.res.Paths = append(r.res.Paths, run)
 	lag, read := "", ""
@@ -138,6 +173,9 @@ func (r *runner) pathRun(ctx context.Context, path string, cfg lg.SendConfig) {
 	}
 	if run.Read != nil {
 		read = fmt.Sprintf("%.0f msg/s, %.2f µs/msg", run.Read.MsgPerS, run.ReadCPU)
+	}
+	if run.Pop != nil {
+		read = fmt.Sprintf("%.0f msg/s, %.2f µs/msg, pop %s, ack %s", run.Pop.MsgPerS, run.ReadCPU, run.Pop.PopLat.String(), run.Pop.AckLat.String())
 	}
 	r.e.log.Info("path", "broker", r.res.Kind, "path", path, "sent", run.Send.Sent, "msg/s", int(run.Send.MsgPerS),
 		"send", run.Send.Lat.String(), "cpuUs/msg", fmt.Sprintf("%.1f", run.CPUUs), "clientUs/msg", fmt.Sprintf("%.1f", run.ClientUs), "completeAfterMs", int(run.DoneMs),
@@ -152,14 +190,23 @@ type pathSent struct {
 	doneMs float64
 }
 
+// lite is the consumer run of a lite path's topic: every message acked.
+func (ps *pathSent) lite(expect int64) lg.LiteConfig {
+	return lg.LiteConfig{Route: ps.route, Topic: ps.topic, Group: ps.topic + "_g", Lites: liteTopics, Clients: liteClients,
+		Expect: expect, Timeout: 3 * time.Minute, Full: true}
+}
+
 // pathSend sends cfg to a fresh topic (BatchCQ for bcq) and waits until the topic holds every acknowledged
 // message (GET_MAX_OFFSET summed over its queues: delivered timers, committed half messages, the messages
 // of stored batches).
 func (r *runner) pathSend(ctx context.Context, what, path string, cfg lg.SendConfig) (pathSent, error) {
 	ps := pathSent{topic: r.topic(what)}
 	attrs := ""
-	if path == "bcq" {
+	switch path {
+	case "bcq":
 		attrs = "+queue.type=BatchCQ"
+	case "lite":
+		attrs = "+message.type=LITE"
 	}
 	if err := lg.CreateTopicAttrs(ctx, r.b.addr, ps.topic, 8, attrs, r.b.opts()...); err != nil {
 		return ps, err
@@ -171,6 +218,15 @@ func (r *runner) pathSend(ctx context.Context, what, path string, cfg lg.SendCon
 		return ps, err
 	}
 	ps.route = route
+	if path == "lite" {
+		// Subscribed before the sends: Java's broker tells a client of the lite topics that get messages.
+		if err := lg.CreateLiteGroup(ctx, r.b.addr, ps.topic+"_g", ps.topic, r.b.opts()...); err != nil {
+			return ps, err
+		}
+		if err := lg.LiteSubscribe(ctx, ps.lite(0), r.b.opts()...); err != nil {
+			return ps, err
+		}
+	}
 	cfg.Route, cfg.Topic, cfg.Sign = route, ps.topic, r.b.sign
 	ps.res, err = lg.Send(ctx, cfg)
 	if err != nil {

@@ -275,6 +275,7 @@ func pathRows(a, r *BrokerResult) []row {
 		{"delay", "delay level 1 (1 s) 1 KiB @%.0f/s"},
 		{"txn", "transaction (half message + oneway commit) 1 KiB @%.0f/s"},
 		{"bcq", "BatchCQ send %d × 1 KiB batches ×%d"},
+		{"lite", "lite topics (Java 5.5): 1 KiB sends over %d lite topics ×%d"},
 	} {
 		ap, rp := findPath(a.Paths, p.path), findPath(r.Paths, p.path)
 		if ap.Path == "" && rp.Path == "" {
@@ -305,6 +306,17 @@ func pathRows(a, r *BrokerResult) []row {
 			ra, rr := readOr(ap), readOr(rp)
 			add("BatchCQ catch-up read of what was stored throughput", "msg/s", ra.MsgPerS, rr.MsgPerS, la, lr, "", false)
 			add("BatchCQ catch-up read broker CPU per message", "µs", ap.ReadCPU, rp.ReadCPU, la, lr, "<= 0.5x", true)
+		case "lite":
+			label := fmt.Sprintf(p.label, liteTopics, ref.InFlight)
+			add(label+" throughput", "msg/s", ap.Send.MsgPerS, rp.Send.MsgPerS, la, lr, "", false)
+			add(label+" broker CPU per message (saturation)", "µs", ap.CPUUs, rp.CPUUs, la, lr, "<= 0.5x", true)
+			add(label+" p99", "ms", ap.Send.Lat.P99Us/1e3, rp.Send.Lat.P99Us/1e3, la, lr, "", true)
+			pa, pr := popOr(ap), popOr(rp)
+			label = fmt.Sprintf("lite POP_LITE_MESSAGE + ACK (%d clients) of what was stored", liteClients)
+			add(label+" throughput", "msg/s", pa.MsgPerS, pr.MsgPerS, la, lr, "", false)
+			add(label+" broker CPU per message", "µs", ap.ReadCPU, rp.ReadCPU, la, lr, "<= 0.5x", true)
+			add(label+" pop p99", "ms", pa.PopLat.P99Us/1e3, pr.PopLat.P99Us/1e3, la, lr, "", true)
+			add(label+" ack p99", "ms", pa.AckLat.P99Us/1e3, pr.AckLat.P99Us/1e3, la, lr, "", true)
 		}
 	}
 	return out
@@ -335,6 +347,13 @@ func readOr(p *PathRun) *lg.PullResult {
 		return p.Read
 	}
 	return &lg.PullResult{}
+}
+
+func popOr(p *PathRun) *lg.PopResult {
+	if p.Pop != nil {
+		return p.Pop
+	}
+	return &lg.PopResult{}
 }
 
 // findPop is the POP run of the ack kind, or an empty one.
