@@ -12,7 +12,7 @@
 #   make integration-ha-control                 the HA tests' Java->Java control pairs (make test leaves them out)
 #   make integration-security-combos            the inter-broker tests under ACL 1.0 and mTLS too (make test: plain, acl2, tls)
 #   make integration-rocketmq55                 every scenario with the RocketMQ 5.5.0 client, mqadmin, proxy and broker
-#   make integration-lite                       lite topics (TestLiteTopics) with the 5.5.0 proxy and client-java 5.2.0
+#   make integration-lite                       lite topics (TestLiteTopics, TestLiteSharding) with the 5.5.0 build
 
 # Keep the including Makefile's default goal: save it here, restore it at the end (an empty value lets the
 # next target defined after the include, e.g. `all`, become the default as if this file were not there).
@@ -123,8 +123,9 @@ integration-deps55:
 	fi
 
 # Lite topics (RocketMQ 5.5) need the 5.5 proxy and client-java 5.2.0 (TestLiteTopics skips with the pinned
-# 5.3.3 build): make test runs that test with the 5.5 build, against both targets. About a minute.
+# 5.3.3 build, TestLiteSharding's Apache half too): make test runs them with the 5.5 build, against both
+# targets. About a minute and a half.
 integration-lite: integration-deps55
-	RMQD_TARGET=$(RMQD_TARGET) RMQD_JAVA_TARGET=$(IT55_TARGET) $(GO) test -count=1 -timeout 10m -run 'TestLiteTopics' ./integration/
+	RMQD_TARGET=$(RMQD_TARGET) RMQD_JAVA_TARGET=$(IT55_TARGET) $(GO) test -count=1 -timeout 10m -run 'TestLiteTopics|TestLiteSharding' ./integration/
 
 .DEFAULT_GOAL := $(_it_default_goal)

@@ -1,13 +1,18 @@
 package integration
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"rmqd/codec"
+	"rmqd/compat"
 	"rmqd/integration/harness"
+	"rmqd/integration/loadgen/lg"
 )
 
 // TestLiteTopics: RocketMQ 5.5's lite topics, end to end through rocketmq-proxy 5.5 with rocketmq-client-java
@@ -115,6 +120,100 @@ func TestLiteTopics(t *testing.T) {
 			mq(`(?m)^broker-a\s+-?\d+\s+6\s+\d+\s+\[IT_lite_[gwx], IT_lite_[gwx], IT_lite_[gwx]\]`, "getParentTopicInfo", "-p", topic)
 			mq(`.`, "getBrokerLiteInfo", "-b", tg.BrokerAddr)
 			mq(`.`, "triggerLiteDispatch", "-p", topic, "-g", group)
+		})
+	}
+}
+
+// TestLiteSharding: with two broker groups, each broker keeps a subscription only to the lite topics sharded to
+// it (Java 5.5's LiteShardingImpl: consistentHash(liteTopic.hashCode(), write queues) over the route's write
+// queues sorted by broker and queue, where rocketmq-proxy sends their messages), and the split is the same on
+// rmqd's brokers as on Apache's.
+func TestLiteSharding(t *testing.T) {
+	for _, kind := range targetsFromEnv(t) {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			if kind == harness.KindApache {
+				harness.RequireJars(t, "apache")
+				if !libAtLeast(t, "apache", "rocketmq-broker", 5, 5) {
+					t.Skip("lite topics need broker 5.5: make integration-lite")
+				}
+			}
+			ctx := t.Context()
+			ns := harness.StartNamesrv(t, kind, harness.Options{})
+			conf := map[string]string{"enableLmq": "true", "enableMultiDispatch": "true"}
+			names := []string{"broker-a", "broker-b"}
+			var brokers []*harness.Target
+			for _, name := range names {
+				brokers = append(brokers, harness.StartBroker(t, kind, ns.Addr, harness.Options{BrokerName: name, BrokerConf: conf}))
+			}
+			const topic, group, lites = "IT_lite_shard", "IT_lite_shard_g", 24
+			for _, b := range brokers {
+				if err := lg.CreateTopicAttrs(ctx, b.BrokerAddr, topic, 2, "+message.type=LITE"); err != nil {
+					t.Fatal(err)
+				}
+				if err := lg.CreateLiteGroup(ctx, b.BrokerAddr, group, topic); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Both brokers in the route before anyone asks it for the sharding.
+			nc, err := lg.Dial(ctx, ns.Addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			for end := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+				req := codec.NewRequest(codec.ReqGetRouteinfoByTopic)
+				req.Ext.Set("topic", topic)
+				code, _, _, body, err := nc.Request(req, 5*time.Second)
+				if err == nil && code == codec.RespSuccess {
+					if r, err := codec.DecodeTopicRouteData(body); err == nil && len(r.QueueDatas) == len(names) {
+						break
+					}
+				}
+				if time.Now().After(end) {
+					t.Fatalf("route of %s never had both brokers (%v, code %d)", topic, err, code)
+				}
+			}
+			queues := []string{"broker-a", "broker-a", "broker-b", "broker-b"}
+			for i, b := range brokers {
+				lc := lg.LiteConfig{Route: lg.Route{BrokerName: names[i], BrokerAddr: b.BrokerAddr, Queues: 2}, Topic: topic,
+					Group: group, Lites: lites, Clients: 1}
+				if err := lg.LiteSubscribe(ctx, lc); err != nil {
+					t.Fatal(err)
+				}
+				c, err := lg.Dial(ctx, b.BrokerAddr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				req := codec.NewRequest(codec.ReqGetLiteClientInfo)
+				for _, kv := range [][2]string{{"parentTopic", topic}, {"group", group}, {"clientId", lg.LiteClientID(topic, 0)},
+					{"maxCount", "1000"}} {
+					req.Ext.Set(kv[0], kv[1])
+				}
+				code, remark, _, body, err := c.Request(req, 5*time.Second)
+				c.Close()
+				if err != nil || code != codec.RespSuccess {
+					t.Fatalf("%s GET_LITE_CLIENT_INFO: %v code %d %s", names[i], err, code, remark)
+				}
+				var info struct {
+					LiteTopicSet []string `json:"liteTopicSet"`
+				}
+				if err := json.Unmarshal(body, &info); err != nil {
+					t.Fatalf("%s: %v: %s", names[i], err, body)
+				}
+				var want []string
+				for n := range lites {
+					l := lg.LiteName(n)
+					if queues[compat.ConsistentHash(int64(compat.JavaStringHash(l)), len(queues))] == names[i] {
+						want = append(want, compat.LiteLMQ(topic, l))
+					}
+				}
+				slices.Sort(want)
+				slices.Sort(info.LiteTopicSet)
+				if !slices.Equal(info.LiteTopicSet, want) {
+					t.Errorf("%s keeps the subscriptions to %v, want %v", names[i], info.LiteTopicSet, want)
+				}
+			}
 		})
 	}
 }

@@ -155,9 +155,8 @@ type clientGroupJSON struct {
 	Group    string `json:"group"`
 }
 
-// handleGetLiteTopicInfo is GET_LITE_TOPIC_INFO: a lite topic's offsets and
-// subscribers. Every broker counts as the one it is sharded to (rmqd keeps
-// subscriptions wherever the proxy sends them).
+// handleGetLiteTopicInfo is GET_LITE_TOPIC_INFO: a lite topic's offsets,
+// subscribers, and whether it is sharded to this broker.
 func (b *Broker) handleGetLiteTopicInfo(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	h, err := liteInfoHeader(req)
 	if err != nil {
@@ -190,7 +189,8 @@ func (b *Broker) handleGetLiteTopicInfo(ctx context.Context, c remoting.Conn, re
 		Subscriber       []clientGroupJSON `json:"subscriber"`
 		TopicOffset      topicOffset       `json:"topicOffset"`
 		ShardingToBroker bool              `json:"shardingToBroker"`
-	}{h.ParentTopic, h.LiteTopic, subs, topicOffset{max(minOff, 0), max(maxOff, 0), last}, true})
+	}{h.ParentTopic, h.LiteTopic, subs, topicOffset{max(minOff, 0), max(maxOff, 0), last},
+		b.liteShardOf(h.ParentTopic, lmq) == b.conf().BrokerName})
 }
 
 // handleGetLiteClientInfo is GET_LITE_CLIENT_INFO: a client's lite topics
@@ -210,17 +210,12 @@ func (b *Broker) handleGetLiteClientInfo(ctx context.Context, c remoting.Conn, r
 	if g.Attributes[attrLiteBindTopic] != h.ParentTopic {
 		return codec.NewResponse(req, codec.RespInvalidParameter, fmt.Sprintf("Subscription [%s]-[%s] not match.", h.Group, h.ParentTopic)), nil
 	}
+	// The set is of queue names (%LMQ%$parent$lite, a wildcard client's
+	// parent@group), as Java's LiteSubscription holds them.
 	info, n, found := b.pop.LiteClient(h.ClientID, int(min(max(h.MaxCount, 0), maxLiteReturn)))
-	var lites []string
+	lites := info.Queues
 	if !found {
 		n = -1
-	} else {
-		lites = make([]string, 0, len(info.Queues))
-		for _, q := range info.Queues {
-			if _, lite, ok := compat.SplitLiteLMQ(q); ok {
-				lites = append(lites, lite)
-			}
-		}
 	}
 	return okBody(req, struct {
 		ParentTopic     string   `json:"parentTopic"`

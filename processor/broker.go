@@ -60,6 +60,8 @@ type Broker struct {
 	trans     *delivery.Transactions
 	timer     *delivery.Timer
 	pop       *pop.Service
+	// liteRoutes shards lite subscriptions as Java 5.5 does (lite_shard.go).
+	liteRoutes *liteRoutes
 	// requestModes is MessageRequestModeManager (assignment.go).
 	requestModes *requestModes
 
@@ -139,6 +141,7 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 		return nil, fmt.Errorf("new broker: %w", err)
 	}
 	b.pop = newPopService(b)
+	b.liteRoutes = newLiteRoutes()
 	b.requestModes = newRequestModes(cfg.ConfigDir())
 	for name, load := range map[string]func() error{"topics": b.topics.Load, "subscription groups": b.groups.Load,
 		"consumer offsets": b.offsets.Load, "delay offsets": b.schedule.Load, "consumer order info": b.pop.Load,
@@ -383,6 +386,9 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.goLoop(func() { b.flushOffsetsLoop(runCtx) })
 	b.goLoop(func() { b.housekeepingLoop(runCtx) })
 	b.goLoop(func() { b.liteTTLLoop(runCtx) })
+	if b.ns != nil {
+		b.goLoop(func() { b.liteRouteLoop(runCtx) })
+	}
 	b.goLoop(func() { everyTick(runCtx, protectPeriod, b.protectBroker) })
 	b.goLoop(func() { b.admin.stats.Run(runCtx) })
 	if b.acl != nil {

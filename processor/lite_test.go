@@ -1,6 +1,7 @@
 package processor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -353,7 +354,7 @@ func TestLiteAdmin(t *testing.T) {
 	require.Equal(t, []any{map[string]any{"clientId": "c1", "group": "LiteG"}}, m["subscriber"])
 	m = admin(codec.ReqGetLiteClientInfo, "parentTopic", "LiteT", "group", "LiteG", "clientId", "c1")
 	require.EqualValues(t, 2, m["liteTopicCount"])
-	require.Equal(t, []any{"u1", "u2"}, m["liteTopicSet"])
+	require.Equal(t, []any{"%LMQ%$LiteT$u1", "%LMQ%$LiteT$u2"}, m["liteTopicSet"])
 	require.NotZero(t, m["lastAccessTime"])
 	m = admin(codec.ReqGetLiteClientInfo, "parentTopic", "LiteT", "group", "LiteG", "clientId", "gone")
 	require.EqualValues(t, -1, m["liteTopicCount"])
@@ -550,4 +551,51 @@ func TestLiteWildcard(t *testing.T) {
 	}
 	require.Empty(t, b.pop.LiteSubscribers("%LMQ%$LiteT$x"))
 	require.Zero(t, b.pop.LiteSubscriptions())
+}
+
+// Java 5.5's sharding: of the parent's write queues (sorted by broker and
+// queue, brokers without a master or write permission left out), a lite
+// topic belongs to the broker of queue consistentHash(lite.hashCode(), n),
+// and a broker keeps a subscription only to its own lite topics or to ones
+// with messages here.
+func TestLiteSharding(t *testing.T) {
+	route := &codec.TopicRouteData{
+		QueueDatas: []codec.QueueData{{BrokerName: "broker-b", WriteQueueNums: 2, Perm: 6}, {BrokerName: "broker-a", WriteQueueNums: 2, Perm: 6},
+			{BrokerName: "broker-c", WriteQueueNums: 2, Perm: 4}, {BrokerName: "broker-d", WriteQueueNums: 2, Perm: 6}},
+		BrokerDatas: []*codec.BrokerData{{BrokerName: "broker-a", BrokerAddrs: map[int64]string{0: "a:1"}},
+			{BrokerName: "broker-b", BrokerAddrs: map[int64]string{0: "b:1"}}, {BrokerName: "broker-c", BrokerAddrs: map[int64]string{0: "c:1"}},
+			{BrokerName: "broker-d", BrokerAddrs: map[int64]string{1: "d:2"}}}}
+	queues := liteWriteQueues(route)
+	require.Equal(t, []string{"broker-a", "broker-a", "broker-b", "broker-b"}, queues)
+
+	b := newLiteBroker(t, func(c *BrokerConfig) { c.BrokerName = "broker-a" })
+	b.liteRoutes.routes["LiteT"] = queues
+	var mine, theirs string
+	for i := 0; mine == "" || theirs == ""; i++ {
+		l := fmt.Sprint("u", i)
+		if queues[compat.ConsistentHash(int64(compat.JavaStringHash(l)), len(queues))] == "broker-a" {
+			mine = cmp.Or(mine, l)
+		} else {
+			theirs = cmp.Or(theirs, l)
+		}
+	}
+	c := newTestConn(21)
+	resp := b.call(t, c, liteCtl("PARTIAL_ADD", "c1", "LiteG", "LiteT", []string{mine, theirs}, ""))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.Equal(t, []string{compat.LiteLMQ("LiteT", mine)}, b.pop.LiteQueues("c1", "LiteG", "LiteT"))
+	for lite, want := range map[string]bool{mine: true, theirs: false} {
+		req := codec.NewRequest(codec.ReqGetLiteTopicInfo)
+		req.Ext.Set("parentTopic", "LiteT")
+		req.Ext.Set("liteTopic", lite)
+		resp := b.call(t, c, req)
+		require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+		var m map[string]any
+		require.NoError(t, codec.UnmarshalBody(resp.Body, &m))
+		require.Equal(t, want, m["shardingToBroker"], lite)
+	}
+	// A lite topic of another broker that has messages here is kept (isLmqExist).
+	sendOK(t, b, sendReq("LiteT", 0, []byte("x"), liteProps(theirs)))
+	resp = b.call(t, c, liteCtl("COMPLETE_ADD", "c1", "LiteG", "LiteT", []string{mine, theirs}, ""))
+	require.EqualValues(t, codec.RespSuccess, resp.Code, resp.Remark)
+	require.ElementsMatch(t, []string{compat.LiteLMQ("LiteT", mine), compat.LiteLMQ("LiteT", theirs)}, b.pop.LiteQueues("c1", "LiteG", "LiteT"))
 }

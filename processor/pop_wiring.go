@@ -137,6 +137,7 @@ func (h popHost) MessageAt(off int64) *codec.Message {
 }
 
 func (h popHost) LiteQueuesOf(parent string) []string { return h.b.liteQueuesOf(parent) }
+func (h popHost) LiteActive(parent, lmq string) bool  { return h.b.liteShardActive(parent, lmq) }
 
 func (h popHost) Topic(topic string) (pop.Topic, bool) {
 	tc, ok := h.b.topics.Select(topic)

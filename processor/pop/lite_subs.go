@@ -454,6 +454,8 @@ var liteFromStart = &codec.LiteOffsetOption{Type: "POLICY", Value: codec.LitePol
 // lite topics a partial add brings get the entry's offset option, and in an
 // exclusive group the clients they were taken from are told.
 func (s *Service) liteAdd(c remoting.Conn, e *codec.LiteSubscriptionDTO, lmqs []string, g Group, max int64) error {
+	// Only the lite topics sharded here, or with messages here, are kept (isSubscriptionActive).
+	lmqs = slices.DeleteFunc(lmqs, func(q string) bool { return !s.h.LiteActive(e.Topic, q) })
 	if e.Action == "COMPLETE_ADD" {
 		newWild, err := s.lite.addComplete(e.ClientID, e.Group, e.Topic, lmqs, g.LiteWildcard, max, c)
 		if newWild {

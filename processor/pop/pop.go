@@ -129,6 +129,9 @@ type Host interface {
 	MessageAt(commitLogOffset int64) *codec.Message
 	// LiteQueuesOf lists the queues of a parent topic's lite topics.
 	LiteQueuesOf(parent string) []string
+	// LiteActive is isSubscriptionActive: a subscription to the lite topic's
+	// queue is kept here (the topic is sharded to this broker, or has messages here).
+	LiteActive(parent, lmq string) bool
 	// Topic looks a topic config up; Group finds (or auto-creates, as Java) a group.
 	Topic(topic string) (Topic, bool)
 	Group(group string) (Group, bool)

@@ -231,7 +231,8 @@ func (h *testHost) Compensate(group, topic, retry, expType, exp string) {
 	defer h.mu.Unlock()
 	h.compensated = append(h.compensated, strings.Join([]string{group, topic, retry, expType, exp}, " "))
 }
-func (h *testHost) LiteQueuesOf(string) []string { return nil }
+func (h *testHost) LiteQueuesOf(string) []string   { return nil }
+func (h *testHost) LiteActive(string, string) bool { return true }
 func (h *testHost) ReviveHorizon() int64 {
 	if v := h.horizon.Load(); v != 0 {
 		return v

@@ -53,9 +53,9 @@ func (c *LiteConfig) defaults() {
 	}
 }
 
-// liteClientID names client c of a run on topic: a broker (rmqd's and Java's) holds one subscription per
+// LiteClientID names client c of a run on topic: a broker (rmqd's and Java's) holds one subscription per
 // client id, as a proxy's client consumes one group.
-func liteClientID(topic string, c int) string { return "lg-lite-" + topic + "-" + strconv.Itoa(c) }
+func LiteClientID(topic string, c int) string { return "lg-lite-" + topic + "-" + strconv.Itoa(c) }
 
 // CreateLiteGroup creates a consumer group bound to the LITE topic parent (lite.bind.topic), as
 // `mqadmin updateSubGroup -a +lite.bind.topic=parent` does.
@@ -104,7 +104,7 @@ func LiteSubscribe(ctx context.Context, cfg LiteConfig, opts ...Option) error {
 	}
 	var set []entry
 	for cl := range cfg.Clients {
-		e := entry{Action: "PARTIAL_ADD", ClientID: liteClientID(cfg.Topic, cl), Group: cfg.Group, Topic: cfg.Topic,
+		e := entry{Action: "PARTIAL_ADD", ClientID: LiteClientID(cfg.Topic, cl), Group: cfg.Group, Topic: cfg.Topic,
 			OffsetOption: map[string]any{"type": "POLICY", "value": codec.LitePolicyMin}, Version: 1}
 		for i := cl; i < cfg.Lites; i += cfg.Clients {
 			e.LiteTopicSet = append(e.LiteTopicSet, LiteName(i))
@@ -182,7 +182,7 @@ type litePopped struct {
 
 func liteClient(ctx context.Context, conn *Conn, cfg *LiteConfig, cl int, popH, ackH *Hist, acked, pops *atomic.Int64) error {
 	req := codec.NewRequest(codec.ReqPopLiteMessage)
-	for _, kv := range [][2]string{{"clientId", liteClientID(cfg.Topic, cl)}, {"consumerGroup", cfg.Group}, {"topic", cfg.Topic},
+	for _, kv := range [][2]string{{"clientId", LiteClientID(cfg.Topic, cl)}, {"consumerGroup", cfg.Group}, {"topic", cfg.Topic},
 		{"maxMsgNum", strconv.Itoa(cfg.Batch)}, {"invisibleTime", strconv.FormatInt(cfg.Invisible.Milliseconds(), 10)},
 		{"pollTime", "0"}, {"bornTime", "0"}} {
 		req.Ext.Set(kv[0], kv[1])
