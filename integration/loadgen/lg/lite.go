@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"rmqd/codec"
@@ -131,47 +129,10 @@ func LiteSubscribe(ctx context.Context, cfg LiteConfig, opts ...Option) error {
 // The result counts pop and ack round trips as PopResult does.
 func Lite(ctx context.Context, cfg LiteConfig) (PopResult, error) {
 	cfg.defaults()
-	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-	defer cancel()
-	conn, err := Dial(ctx, cfg.Route.BrokerAddr)
-	if err != nil {
-		return PopResult{}, err
-	}
-	defer conn.Close()
-	var acked, pops atomic.Int64
-	var errMu sync.Mutex
-	var errs []string
-	popH, ackH := make([]Hist, cfg.Clients), make([]Hist, cfg.Clients)
-	start := time.Now()
-	var wg sync.WaitGroup
-	for cl := range cfg.Clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := liteClient(ctx, conn, &cfg, cl, &popH[cl], &ackH[cl], &acked, &pops); err != nil {
-				errMu.Lock()
-				errs = append(errs, err.Error())
-				errMu.Unlock()
-				cancel()
-			}
-		}()
-	}
-	wg.Wait()
-	el := time.Since(start).Seconds()
-	var pa, aa Hist
-	for i := range popH {
-		pa.Merge(&popH[i])
-		aa.Merge(&ackH[i])
-	}
-	res := PopResult{Acked: acked.Load(), ElapsedS: el, Pops: pops.Load(), PopLat: pa.Summarize(cfg.Full),
-		AckLat: aa.Summarize(cfg.Full), Errors: errs}
-	if el > 0 {
-		res.MsgPerS = float64(res.Acked) / el
-	}
-	if res.Acked < cfg.Expect {
-		return res, fmt.Errorf("lg: lite popped and acked %d of %d messages in %v (%v)", res.Acked, cfg.Expect, cfg.Timeout, errs)
-	}
-	return res, nil
+	return popLanes(ctx, cfg.Route.BrokerAddr, cfg.Clients, cfg.Expect, cfg.Timeout, cfg.Full, "lite popped",
+		func(ctx context.Context, conn *Conn, cl int, c *popCounts) error {
+			return liteClient(ctx, conn, &cfg, cl, c)
+		})
 }
 
 // litePopped is one lite message of a pop: its lite topic and its offset there.
@@ -180,7 +141,8 @@ type litePopped struct {
 	off  string
 }
 
-func liteClient(ctx context.Context, conn *Conn, cfg *LiteConfig, cl int, popH, ackH *Hist, acked, pops *atomic.Int64) error {
+func liteClient(ctx context.Context, conn *Conn, cfg *LiteConfig, cl int, c *popCounts) error {
+	popH, ackH, acked, pops := c.popH, c.ackH, c.acked, c.pops
 	req := codec.NewRequest(codec.ReqPopLiteMessage)
 	for _, kv := range [][2]string{{"clientId", LiteClientID(cfg.Topic, cl)}, {"consumerGroup", cfg.Group}, {"topic", cfg.Topic},
 		{"maxMsgNum", strconv.Itoa(cfg.Batch)}, {"invisibleTime", strconv.FormatInt(cfg.Invisible.Milliseconds(), 10)},

@@ -56,9 +56,25 @@ func Pop(ctx context.Context, cfg PopConfig) (PopResult, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 5 * time.Minute
 	}
-	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	return popLanes(ctx, cfg.Route.BrokerAddr, cfg.Route.Queues, cfg.Expect, cfg.Timeout, cfg.Full, "popped",
+		func(ctx context.Context, conn *Conn, q int, c *popCounts) error {
+			return popQueue(ctx, conn, &cfg, q, c)
+		})
+}
+
+// popCounts is what one lane of a POP or lite run counts: its own latencies, the run's shared totals.
+type popCounts struct {
+	popH, ackH               *Hist
+	acked, redelivered, pops *atomic.Int64
+}
+
+// popLanes runs lanes consumer loops over one connection until expect messages were acked over all or
+// timeout passed (an error, as is a lane's); the first lane error stops the others.
+func popLanes(ctx context.Context, addr string, lanes int, expect int64, timeout time.Duration, full bool, what string,
+	lane func(ctx context.Context, conn *Conn, i int, c *popCounts) error) (PopResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	conn, err := Dial(ctx, cfg.Route.BrokerAddr)
+	conn, err := Dial(ctx, addr)
 	if err != nil {
 		return PopResult{}, err
 	}
@@ -66,15 +82,15 @@ func Pop(ctx context.Context, cfg PopConfig) (PopResult, error) {
 	var acked, redelivered, pops atomic.Int64
 	var errMu sync.Mutex
 	var errs []string
-	popH := make([]Hist, cfg.Route.Queues)
-	ackH := make([]Hist, cfg.Route.Queues)
+	popH, ackH := make([]Hist, lanes), make([]Hist, lanes)
 	start := time.Now()
 	var wg sync.WaitGroup
-	for q := range cfg.Route.Queues {
+	for i := range lanes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := popQueue(ctx, conn, &cfg, q, &popH[q], &ackH[q], &acked, &redelivered, &pops); err != nil {
+			c := &popCounts{&popH[i], &ackH[i], &acked, &redelivered, &pops}
+			if err := lane(ctx, conn, i, c); err != nil {
 				errMu.Lock()
 				errs = append(errs, err.Error())
 				errMu.Unlock()
@@ -85,17 +101,17 @@ func Pop(ctx context.Context, cfg PopConfig) (PopResult, error) {
 	wg.Wait()
 	el := time.Since(start).Seconds()
 	var pa, aa Hist
-	for q := range popH {
-		pa.Merge(&popH[q])
-		aa.Merge(&ackH[q])
+	for i := range popH {
+		pa.Merge(&popH[i])
+		aa.Merge(&ackH[i])
 	}
-	res := PopResult{Acked: acked.Load(), Redelivered: redelivered.Load(), ElapsedS: el, Pops: pops.Load(), PopLat: pa.Summarize(cfg.Full),
-		AckLat: aa.Summarize(cfg.Full), Errors: errs}
+	res := PopResult{Acked: acked.Load(), Redelivered: redelivered.Load(), ElapsedS: el, Pops: pops.Load(), PopLat: pa.Summarize(full),
+		AckLat: aa.Summarize(full), Errors: errs}
 	if el > 0 {
 		res.MsgPerS = float64(res.Acked) / el
 	}
-	if res.Acked < cfg.Expect {
-		return res, fmt.Errorf("lg: popped and acked %d of %d messages in %v (%v)", res.Acked, cfg.Expect, cfg.Timeout, errs)
+	if res.Acked < expect {
+		return res, fmt.Errorf("lg: %s and acked %d of %d messages in %v (%v)", what, res.Acked, expect, timeout, errs)
 	}
 	return res, nil
 }
@@ -112,7 +128,8 @@ type popped struct {
 	perr                      error
 }
 
-func popQueue(ctx context.Context, conn *Conn, cfg *PopConfig, q int, popH, ackH *Hist, acked, redelivered, pops *atomic.Int64) error {
+func popQueue(ctx context.Context, conn *Conn, cfg *PopConfig, q int, c *popCounts) error {
+	popH, ackH, acked, redelivered, pops := c.popH, c.ackH, c.acked, c.redelivered, c.pops
 	qs := strconv.Itoa(q)
 	req := codec.NewRequest(codec.ReqPopMessage)
 	for _, kv := range [][2]string{{"consumerGroup", cfg.Group}, {"topic", cfg.Topic}, {"queueId", qs},
