@@ -185,24 +185,17 @@ func liteClient(ctx context.Context, conn *Conn, cfg *LiteConfig, cl int, c *pop
 			return nil // another client failed or the run timed out; Lite reports the count
 		}
 		req.Ext.Set("bornTime", strconv.FormatInt(time.Now().UnixMilli(), 10))
-		req.Opaque = conn.NextOpaque()
-		frame = req.Encode(frame[:0])
-		t0 := time.Now()
-		if err := conn.Do(frame, req.Opaque, call, 10*time.Second); err != nil {
+		if err := roundTrip(conn, req, &frame, call, popH); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			return fmt.Errorf("pop lite %s client %d: %w", cfg.Topic, cl, err)
 		}
-		popH.Record(time.Since(t0))
 		pops.Add(1)
-		switch code {
-		case codec.RespSuccess:
-		case codec.RespPollingTimeout, codec.RespPullNotFound, codec.RespPollingFull:
-			time.Sleep(time.Millisecond) // nothing ready for this client: don't spin
+		if drained, err := popAnswered(code, remark); err != nil {
+			return fmt.Errorf("pop lite %s client %d: %w", cfg.Topic, cl, err)
+		} else if drained {
 			continue
-		default:
-			return fmt.Errorf("pop lite %s client %d: code %d %s", cfg.Topic, cl, code, remark)
 		}
 		if perr != nil {
 			return fmt.Errorf("pop lite %s client %d: body: %w", cfg.Topic, cl, perr)
@@ -216,16 +209,12 @@ func liteClient(ctx context.Context, conn *Conn, cfg *LiteConfig, cl int, c *pop
 				{"extraInfo", "0 " + popTime + " " + invisible + " " + reviveQid + " 0 " + cfg.Route.BrokerName + " 0 " + m.off}} {
 				a.Ext.Set(kv[0], kv[1])
 			}
-			a.Opaque = conn.NextOpaque()
-			frame = a.Encode(frame[:0])
-			t0 := time.Now()
-			if err := conn.Do(frame, a.Opaque, ackCall, 10*time.Second); err != nil {
+			if err := roundTrip(conn, a, &frame, ackCall, ackH); err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
 				return fmt.Errorf("ack lite %s/%s: %w", cfg.Topic, m.lite, err)
 			}
-			ackH.Record(time.Since(t0))
 			if ackCode != codec.RespSuccess {
 				return fmt.Errorf("ack lite %s/%s@%s: code %d %s", cfg.Topic, m.lite, m.off, ackCode, ackRemark)
 			}

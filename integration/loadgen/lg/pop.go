@@ -116,6 +116,31 @@ func popLanes(ctx context.Context, addr string, lanes int, expect int64, timeout
 	return res, nil
 }
 
+// roundTrip sends req on conn (encoded into frame, reused) and records its round trip in h.
+func roundTrip(conn *Conn, req *codec.RemotingCommand, frame *[]byte, call *Call, h *Hist) error {
+	req.Opaque = conn.NextOpaque()
+	*frame = req.Encode((*frame)[:0])
+	t0 := time.Now()
+	if err := conn.Do(*frame, req.Opaque, call, 10*time.Second); err != nil {
+		return err
+	}
+	h.Record(time.Since(t0))
+	return nil
+}
+
+// popAnswered reads a pop's code: drained (after a short sleep, so a drained lane does not spin) when it
+// found nothing, an error when it was refused.
+func popAnswered(code int32, remark string) (drained bool, err error) {
+	switch code {
+	case codec.RespSuccess:
+		return false, nil
+	case codec.RespPollingTimeout, codec.RespPullNotFound, codec.RespPollingFull:
+		time.Sleep(time.Millisecond)
+		return true, nil
+	}
+	return false, fmt.Errorf("code %d %s", code, remark)
+}
+
 // popped is what a pop answered: the header fields a receipt handle is built from, the queue offsets of
 // the messages of the topic itself, and the receipt handles (POP_CK) of redelivered ones.
 type popped struct {
@@ -190,13 +215,9 @@ func popQueue(ctx context.Context, conn *Conn, cfg *PopConfig, q int, c *popCoun
 	ackCall := NewCall(func(cmd *codec.RemotingCommand) { ackCode, ackRemark = cmd.Code, strings.Clone(cmd.Remark) })
 	var frame []byte
 	ack := func(r *codec.RemotingCommand) error {
-		r.Opaque = conn.NextOpaque()
-		frame = r.Encode(frame[:0])
-		t0 := time.Now()
-		if err := conn.Do(frame, r.Opaque, ackCall, 10*time.Second); err != nil {
+		if err := roundTrip(conn, r, &frame, ackCall, ackH); err != nil {
 			return err
 		}
-		ackH.Record(time.Since(t0))
 		if ackCode != codec.RespSuccess {
 			return fmt.Errorf("ack %s/%d: code %d %s", cfg.Topic, q, ackCode, ackRemark)
 		}
@@ -215,24 +236,17 @@ func popQueue(ctx context.Context, conn *Conn, cfg *PopConfig, q int, c *popCoun
 		if ctx.Err() != nil {
 			return nil // another queue failed or the run timed out; Pop reports the count
 		}
-		req.Opaque = conn.NextOpaque()
-		frame = req.Encode(frame[:0])
-		t0 := time.Now()
-		if err := conn.Do(frame, req.Opaque, call, 10*time.Second); err != nil {
+		if err := roundTrip(conn, req, &frame, call, popH); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			return fmt.Errorf("pop %s/%d: %w", cfg.Topic, q, err)
 		}
-		popH.Record(time.Since(t0))
 		pops.Add(1)
-		switch p.code {
-		case codec.RespSuccess:
-		case codec.RespPollingTimeout, codec.RespPullNotFound, codec.RespPollingFull:
-			time.Sleep(time.Millisecond) // this queue is drained: don't spin
+		if drained, err := popAnswered(p.code, p.remark); err != nil {
+			return fmt.Errorf("pop %s/%d: %w", cfg.Topic, q, err)
+		} else if drained {
 			continue
-		default:
-			return fmt.Errorf("pop %s/%d: code %d %s", cfg.Topic, q, p.code, p.remark)
 		}
 		if p.perr != nil {
 			return fmt.Errorf("pop %s/%d: body: %w", cfg.Topic, q, p.perr)
