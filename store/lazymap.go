@@ -106,7 +106,9 @@ func newLazyMappedFile(path string, from int64, size int, create bool, reg *lazy
 // time; without the advice the first write into it faults in the kernel's
 // read-ahead window of zeros (this machine: 5.4 of its 5.7 MiB per file, 4 ms
 // of CPU), for every queue made, where only the pages written are needed.
-// The written part keeps normal read-ahead for readers catching up from disk.
+// A file mapped again keeps normal read-ahead for the part written before,
+// which readers catching up from disk read; the pages written since a file
+// was mapped are in the page cache already.
 // Called with the file mapped and not yet shared; failure only costs memory.
 func (m *mappedFile) adviseUnwritten() {
 	from := m.wrote.Load() &^ int64(unix.Getpagesize()-1)
