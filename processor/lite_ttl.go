@@ -73,7 +73,9 @@ func (b *Broker) cleanExpiredLite(now time.Time) []string {
 	}
 	gone := dropper.DeleteIdleQueues(idle)
 	b.forgetQueues(gone)
-	b.log.Info("expired lite topics deleted", "count", len(gone))
+	if len(gone) > 0 {
+		b.log.Info("expired lite topics deleted", "count", len(gone), "kept", len(idle)-len(gone))
+	}
 	return gone
 }
 
