@@ -140,28 +140,26 @@ func (r *runner) pathRun(ctx context.Context, path string, cfg lg.SendConfig) {
 		}
 		run.Lag = &p.Lat
 	case "bcq":
-		sleepCtx(ctx, 2*time.Second) // dispatch done before timing reads
-		c0, _ := cpuMicros(pid)
-		p, err := lg.Pull(ctx, lg.PullConfig{Route: ps.route, Topic: ps.topic, Expect: run.Stored, CountOffsets: true, Timeout: time.Minute})
-		c1, _ := cpuMicros(pid)
+		var p lg.PullResult
+		var err error
+		run.ReadCPU = readCPU(ctx, pid, func() int64 {
+			p, err = lg.Pull(ctx, lg.PullConfig{Route: ps.route, Topic: ps.topic, Expect: run.Stored, CountOffsets: true, Timeout: time.Minute})
+			return p.Consumed
+		})
 		run.Read = &p
-		if p.Consumed > 0 {
-			run.ReadCPU = float64(c1-c0) / float64(p.Consumed)
-		}
 		if err != nil {
 			r.fail("%s bcq catch-up: %v", r.res.Kind, err)
 		} else if p.Consumed != run.Stored {
 			r.fail("%s bcq catch-up: read %d messages, %d stored", r.res.Kind, p.Consumed, run.Stored)
 		}
 	case "lite":
-		sleepCtx(ctx, 2*time.Second) // dispatch done before timing the consumers
-		c0, _ := cpuMicros(pid)
-		p, err := lg.Lite(ctx, ps.lite(run.Stored))
-		c1, _ := cpuMicros(pid)
+		var p lg.PopResult
+		var err error
+		run.ReadCPU = readCPU(ctx, pid, func() int64 {
+			p, err = lg.Lite(ctx, ps.lite(run.Stored))
+			return p.Acked
+		})
 		run.Pop = &p
-		if p.Acked > 0 {
-			run.ReadCPU = float64(c1-c0) / float64(p.Acked)
-		}
 		if err != nil {
 			r.fail("%s lite consume: %v", r.res.Kind, err)
 		}
@@ -180,6 +178,18 @@ func (r *runner) pathRun(ctx context.Context, path string, cfg lg.SendConfig) {
 	r.e.log.Info("path", "broker", r.res.Kind, "path", path, "sent", run.Send.Sent, "msg/s", int(run.Send.MsgPerS),
 		"send", run.Send.Lat.String(), "cpuUs/msg", fmt.Sprintf("%.1f", run.CPUUs), "clientUs/msg", fmt.Sprintf("%.1f", run.ClientUs), "completeAfterMs", int(run.DoneMs),
 		"lag", lag, "read", read, "load", run.Load)
+}
+
+// readCPU lets dispatch settle, then runs read and returns the broker's CPU per message it says it read.
+func readCPU(ctx context.Context, pid int, read func() int64) float64 {
+	sleepCtx(ctx, 2*time.Second)
+	c0, _ := cpuMicros(pid)
+	n := read()
+	c1, _ := cpuMicros(pid)
+	if n <= 0 {
+		return 0
+	}
+	return float64(c1-c0) / float64(n)
 }
 
 // pathSent is one path's sends to a fresh topic and when its target topic was complete.
