@@ -40,15 +40,7 @@ type LiteConfig struct {
 
 func (c *LiteConfig) defaults() {
 	c.Clients = max(c.Clients, 1)
-	if c.Batch <= 0 {
-		c.Batch = 32
-	}
-	if c.Invisible <= 0 {
-		c.Invisible = 60 * time.Second
-	}
-	if c.Timeout <= 0 {
-		c.Timeout = 5 * time.Minute
-	}
+	popDefaults(&c.Batch, &c.Invisible, &c.Timeout)
 }
 
 // LiteClientID names client c of a run on topic: a broker (rmqd's and Java's) holds one subscription per

@@ -47,19 +47,25 @@ func Pop(ctx context.Context, cfg PopConfig) (PopResult, error) {
 	if cfg.Group == "" {
 		cfg.Group = "lg-pop"
 	}
-	if cfg.Batch <= 0 {
-		cfg.Batch = 32
-	}
-	if cfg.Invisible <= 0 {
-		cfg.Invisible = 60 * time.Second
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 5 * time.Minute
-	}
+	popDefaults(&cfg.Batch, &cfg.Invisible, &cfg.Timeout)
 	return popLanes(ctx, cfg.Route.BrokerAddr, cfg.Route.Queues, cfg.Expect, cfg.Timeout, cfg.Full, "popped",
 		func(ctx context.Context, conn *Conn, q int, c *popCounts) error {
 			return popQueue(ctx, conn, &cfg, q, c)
 		})
+}
+
+// popDefaults fills what a POP or lite run left unset: 32 per pop, 60 s invisible (longer than the run:
+// nothing is revived), 5 min for the whole run.
+func popDefaults(batch *int, invisible, timeout *time.Duration) {
+	if *batch <= 0 {
+		*batch = 32
+	}
+	if *invisible <= 0 {
+		*invisible = 60 * time.Second
+	}
+	if *timeout <= 0 {
+		*timeout = 5 * time.Minute
+	}
 }
 
 // popCounts is what one lane of a POP or lite run counts: its own latencies, the run's shared totals.
