@@ -54,8 +54,9 @@ func TestSendAndPullAllocationBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	t.Logf("pull at %d: %d records a pull", last, sink.n/(3*501))
-	require.Equal(t, 3*501, sink.n, "one record a pull (three runs of 501 calls)")
+	calls := leastAllocsWarmup + 3*501
+	t.Logf("pull at %d: %d records a pull", last, sink.n/calls)
+	require.Equal(t, calls, sink.n, "one record a pull (warm-up and three runs of 501 calls)")
 	require.LessOrEqual(t, pull, 2.1, "allocations per PULL_MESSAGE of the last one")
 }
 
@@ -107,11 +108,19 @@ func TestPopAndAckAllocationBudget(t *testing.T) {
 	require.LessOrEqual(t, perAck, 7.1, "allocations per ACK_MESSAGE")
 }
 
+// leastAllocsWarmup calls come before leastAllocs counts.
+const leastAllocsWarmup = 200
+
 // leastAllocs is the least of three testing.AllocsPerRun(500, f). A run
 // counts every goroutine's allocations: a store service or a pool refilled
 // after a GC can add a whole one per call to a run while the package's other
 // tests load the machine, never to all three.
 func leastAllocs(f func()) float64 {
+	// Past the first hundred offsets: strconv hands out cached strings below
+	// 100, which once hid an allocation that every later message paid.
+	for range leastAllocsWarmup {
+		f()
+	}
 	least := testing.AllocsPerRun(500, f)
 	for range 2 {
 		least = min(least, testing.AllocsPerRun(500, f))

@@ -314,7 +314,11 @@ func (c *commitLog) assignInnerBase(m *codec.Message) (int64, PutStatus) {
 		num = n
 	}
 	base := c.nextOffset(tqKey{m.Topic, m.QueueID})
-	m.Properties = codec.SetProperty(m.Properties, codec.PropInnerBase, strconv.FormatInt(base, 10))
+	// SetInt formats the offset into the rewritten properties themselves: a
+	// FormatInt string of its own was one more allocation per batch.
+	e := codec.EditProperties(m.Properties)
+	e.SetInt(codec.PropInnerBase, base)
+	m.Properties = e.String()
 	return num, PutOK
 }
 
