@@ -220,15 +220,16 @@ func (b *Broker) popArriving(topic string, queueID int32, tagsCode int64, props 
 	b.pop.Arriving(topic, queueID, tagsCode, props)
 }
 
-// popRevive reports a timer message the broker itself wrote to its revive
-// topic (POP checkpoints and acks): born at the broker's own address, which
-// no client connection can have; on a slave, also one its master wrote (born
-// where it was stored, m.StoreHost), which an acting slave's timer delivers.
-// A record another broker sent takes this broker's host when accepted
-// (revive_accept.go).
+// popRevive reports a timer message a broker wrote to its own revive topic
+// (POP checkpoints and acks): born at the broker's own address, which no
+// client connection can have, or born where it was stored (m.StoreHost): a
+// slave's copy of its master's, which an acting slave's timer delivers, and
+// one the store's previous broker wrote at another address (a store taken
+// over from Apache or moved to another port). A record another broker sent
+// takes this broker's host when accepted (revive_accept.go).
 func (b *Broker) popRevive(m *codec.Message) bool {
 	c := b.conf()
-	own := m.BornHost == b.storeHost || c.IsSlave() && m.BornHost.IsValid() && m.BornHost == m.StoreHost
+	own := m.BornHost == b.storeHost || m.BornHost.IsValid() && m.BornHost == m.StoreHost
 	return m.Topic == compat.SysTopicRevivePrefix+c.BrokerClusterName && own &&
 		m.QueueID >= 0 && m.QueueID < c.ReviveQueueNum
 }

@@ -2,12 +2,14 @@ package processor
 
 import (
 	"context"
+	"net/netip"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"rmqd/codec"
+	"rmqd/compat"
 	"rmqd/processor/acl"
 )
 
@@ -105,4 +107,23 @@ func TestReviveSendAcceptedFromBrokerACLOn(t *testing.T) {
 	req := reviveSend("ck", validCk)
 	acl.SignRequest(req, "inner", "innerpass")
 	require.EqualValues(t, codec.RespNoPermission, reviveSendCode(t, b, req))
+}
+
+// A store taken over from a broker at another address (Apache's, or rmqd's on
+// another port) holds that broker's checkpoints in the timer wheel: born where
+// they were stored, they are its own and still revive. A client's message, born
+// at the client, is not, wherever it was stored.
+func TestPopReviveTrustsThePreviousBrokersRecords(t *testing.T) {
+	b := newTestBroker(t, nil)
+	prev := netip.MustParseAddrPort("127.0.0.1:22639")
+	m := codec.Message{Topic: compat.SysTopicRevivePrefix + b.conf().BrokerClusterName, BornHost: prev, StoreHost: prev}
+	require.True(t, b.popRevive(&m), "the previous broker's checkpoint")
+	m.BornHost = netip.MustParseAddrPort("127.0.0.1:51234")
+	require.False(t, b.popRevive(&m), "a client's message stored by the previous broker")
+	m.StoreHost = b.storeHost
+	require.False(t, b.popRevive(&m), "a client's message stored by this broker")
+	m.BornHost = prev
+	require.False(t, b.popRevive(&m), "born at another broker, stored here, not accepted as a revive send")
+	m.BornHost, m.StoreHost = netip.AddrPort{}, netip.AddrPort{}
+	require.False(t, b.popRevive(&m), "no hosts")
 }
