@@ -223,6 +223,7 @@ type Timer struct {
 	// skipOffset and skipSec come from the progress file: a record below
 	// skipOffset due before second skipSec was delivered before the restart.
 	skipOffset, skipSec int64
+	skipRolled          bool // the claim covers far records by their roll time (rmqd's, not Java's)
 	prog                progress
 	// holds reports timerStopEnqueue and timerStopDequeue, read at every
 	// step so an update applies at once (SetHolds).
@@ -463,7 +464,7 @@ func (t *Timer) StepAt(ctx context.Context, now int64) {
 			// A far record's time is its roll time: the progress counts a
 			// rolled one as done (its copy carries it on).
 			at, roll := rollAt(deliver, m.StoreTimestamp, t.rollSlots*t.prec)
-			if m.QueueOffset >= t.readPos && m.QueueOffset < t.skipOffset && at/t.prec < t.skipSec {
+			if m.QueueOffset >= t.readPos && m.QueueOffset < t.skipOffset && at/t.prec < t.skipSec && (!roll || t.skipRolled) {
 				t.done.grow(m.QueueOffset + 1) // delivered before the restart
 				t.done.mark(m.QueueOffset)
 				t.readPos = m.QueueOffset + 1

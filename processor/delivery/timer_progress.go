@@ -2,8 +2,10 @@ package delivery
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -154,22 +156,70 @@ func (t *Timer) persistLogged() {
 	}
 }
 
+// javaCheckpointFile is Java's TimerCheckpoint in the config directory.
+const javaCheckpointFile = "timercheck"
+
+// JavaCheckpoint reads what a Java broker's TimerCheckpoint (its timercheck
+// file; lastReadTimeMs, lastTimerLogFlushPos, lastTimerQueueOffset, ... as
+// big-endian longs) says of rmq_sys_wheel_timer: every record below
+// lastTimerQueueOffset went into its timerlog, or out at once if overdue, and
+// those whose slot is before lastReadTimeMs were delivered or rolled. That is
+// the claim of this file without its queueOffset. False when it claims nothing.
+func JavaCheckpoint(b []byte) (ProgressState, bool) {
+	if len(b) < 24 {
+		return ProgressState{}, false
+	}
+	readMs, queueOff := int64(binary.BigEndian.Uint64(b)), int64(binary.BigEndian.Uint64(b[16:]))
+	if readMs <= 0 || queueOff <= 0 {
+		return ProgressState{}, false
+	}
+	return ProgressState{ReadOffset: queueOff, DeliveredBeforeMs: readMs}, true
+}
+
+// loadProgress is the progress the wheel starts from: this file, or a Java
+// broker's timercheck written after it (a store taken over from Apache), so
+// that what Java delivered is not delivered again. java says it is Java's.
+func (t *Timer) loadProgress() (s ProgressState, java bool) {
+	if t.prog.path == "" {
+		return s, false
+	}
+	var own time.Time // zero when there is no file
+	for _, p := range []string{t.prog.path, t.prog.path + ".bak"} {
+		if fi, err := os.Stat(p); err == nil && fi.ModTime().After(own) {
+			own = fi.ModTime()
+		}
+	}
+	jpath := filepath.Join(filepath.Dir(t.prog.path), javaCheckpointFile)
+	if fi, err := os.Stat(jpath); err == nil && fi.ModTime().After(own) {
+		if b, err := os.ReadFile(jpath); err == nil {
+			if js, ok := JavaCheckpoint(b); ok {
+				t.h.Log.Info("timer: starting from the Java broker's timercheck, newer than rmqd's progress",
+					"readOffset", js.ReadOffset, "deliveredBeforeMs", js.DeliveredBeforeMs)
+				return js, true
+			}
+		}
+	}
+	err := meta.LoadConfigFile(t.prog.path, func(data []byte) error { return codec.UnmarshalBody(data, &s) })
+	if err != nil {
+		t.h.Log.Error("timer: progress file unreadable, timers delivered since the oldest pending one may come again", "err", err)
+		s = ProgressState{}
+	}
+	return s, false
+}
+
 // load starts the wheel (under t.mu): from the consumer offset or the
 // file's, whichever is further, skipping what the file says was delivered.
 func (t *Timer) load(now int64) {
-	var s ProgressState
-	if t.prog.path != "" {
-		err := meta.LoadConfigFile(t.prog.path, func(data []byte) error { return codec.UnmarshalBody(data, &s) })
-		if err != nil {
-			t.h.Log.Error("timer: progress file unreadable, timers delivered since the oldest pending one may come again", "err", err)
-			s = ProgressState{}
-		}
-	}
+	s, java := t.loadProgress()
 	t.readPos = max(t.h.Offsets.Query(TimerSysGroup, TopicTimer, 0), s.QueueOffset, 0)
 	// A file adopted from a master may name records this store never got (a
 	// promoted slave behind its master): offsets it reuses are not skipped.
 	t.skipOffset = min(s.ReadOffset, max(t.h.Store.MaxOffsetInQueue(TopicTimer, 0), 0))
 	t.skipSec = s.DeliveredBeforeMs / t.prec
+	// Java rolls a far record at a time from its clock when it read the record,
+	// which may be later than the store time rollAt counts from: its claim
+	// skips only records it delivered, and a far one is rolled again.
+	t.skipRolled = !java
 	t.done.reset(t.readPos)
 	t.wheel = make([][]timerEntry, timerSlots)
 	t.slotLen.Store(nil) // counted again from this wheel when next asked

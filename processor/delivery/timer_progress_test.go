@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -107,4 +108,63 @@ func TestTimerAdoptProgress(t *testing.T) {
 	require.False(t, ok, "a running wheel keeps its own")
 	cancel()
 	<-done
+}
+
+// TestTimerStartsFromJavaCheckpoint: on a store a Java broker ran after rmqd
+// (its timercheck newer than timerProgress.json), the wheel skips what Java's
+// checkpoint says it delivered, delivers what it had not, and rolls a far
+// record again rather than trust a roll time Java took from its own clock.
+// Once rmqd's progress is written after it, that is what a restart reads.
+func TestTimerStartsFromJavaCheckpoint(t *testing.T) {
+	h, st := newTestHost(t)
+	dir := t.TempDir()
+	ctx := context.Background()
+	now := time.Now().UnixMilli() / 1000 * 1000
+	// Parked while due in the future, then read after the times below passed.
+	park := func(q int32, deliverMs int64) {
+		t.Helper()
+		m := &codec.Message{Topic: "Real", QueueID: q, Body: []byte("x"),
+			Properties: codec.SetProperty("", codec.PropTimerDeliverMs, strconv.FormatInt(now+60_000, 10))}
+		require.True(t, ParkTimer(m, nil, TimerMaxDelayMs))
+		m.Properties = codec.SetProperty(m.Properties, codec.PropTimerOutMs, strconv.FormatInt(deliverMs, 10))
+		m.StoreTimestamp = now - 60_000
+		put(t, st, m)
+	}
+	park(0, now+TimerMaxDelayMs) // far: rolled
+	park(1, now-20_000)          // delivered by Java
+	park(2, now-5_000)           // due after Java's last read
+	require.Eventually(t, func() bool { return st.MaxOffsetInQueue(TopicTimer, 0) == 3 }, 5*time.Second, time.Millisecond)
+	delivered := func(q int32) int64 {
+		time.Sleep(50 * time.Millisecond) // let the store dispatch the puts
+		return max(st.MaxOffsetInQueue("Real", q), 0)
+	}
+
+	check := make([]byte, 4096) // TimerCheckpoint: lastReadTimeMs, lastTimerLogFlushPos, lastTimerQueueOffset, ...
+	binary.BigEndian.PutUint64(check[0:], uint64(now-10_000))
+	binary.BigEndian.PutUint64(check[16:], 3)
+	binary.BigEndian.PutUint64(check[24:], 3)
+	js, ok := JavaCheckpoint(check)
+	require.True(t, ok)
+	require.Equal(t, ProgressState{ReadOffset: 3, DeliveredBeforeMs: now - 10_000}, js)
+	_, ok = JavaCheckpoint(make([]byte, 56))
+	require.False(t, ok, "the checkpoint of a timer that never ran claims nothing")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, javaCheckpointFile), check, 0o644))
+
+	start := func() *Timer {
+		tm := NewTimer(h, nil)
+		tm.SetProgressFile(dir)
+		tm.StepAt(ctx, now)
+		tm.StepAt(ctx, now+2_000)
+		return tm
+	}
+	tm := start()
+	require.Zero(t, delivered(1), "Java delivered it")
+	require.EqualValues(t, 1, delivered(2))
+	require.Equal(t, 1, tm.PendingCount(), "the far one")
+	require.NoError(t, tm.Persist())
+
+	tm = start() // from rmqd's progress, now the newer file
+	require.Zero(t, delivered(1))
+	require.EqualValues(t, 1, delivered(2), "not again")
+	require.Equal(t, 1, tm.PendingCount())
 }
