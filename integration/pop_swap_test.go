@@ -15,8 +15,10 @@ import (
 )
 
 // popSwapInvisible is the invisible time of every pop before a swap: short, so the test waits little for
-// revives, yet longer than the gap between a pop and its acks.
-const popSwapInvisible = 8 * time.Second
+// revives, yet longer than the gap between a pop and its acks, and than an Apache broker's start (5-8 s
+// here): a checkpoint already due when Apache's timer first reads it goes out at once, its ack a second
+// later at its own time, and Apache's reviver may revive it in between.
+const popSwapInvisible = 15 * time.Second
 
 // popSwapRetryInvisible is the invisible time of the redeliveries popped after a swap: long enough for them all
 // to be collected and acked, short enough that the next broker waits it out.

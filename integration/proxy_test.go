@@ -145,6 +145,8 @@ var proxyScenarios = []proxyScenario{
 				tb.Errorf("%s: delivery attempts %v, want [1 2] (max attempts 2, then DLQ)", s.MsgID, got)
 			}
 		}
+		// Apache's reviver creates the DLQ topic; its route may reach the name server after the last move.
+		tg.WaitRoute(tb, "%DLQ%PX_dlq_cg", 30*time.Second)
 		d := harness.RunGrpc(tb, px, "--topic", "%DLQ%PX_dlq_cg", "--producer", "none", "--expect", "3",
 			"--consumer", "simple", "--group", "PX_dlq_reader")
 		grpcExpectOnce(tb, r.Sent, d.Received, nil)
