@@ -218,6 +218,14 @@ func SetProperty(props, name, value string) string {
 	return e.String()
 }
 
+// SetPropertyInt is SetProperty with a number, formatted straight into the
+// result (no string of its own).
+func SetPropertyInt(props, name string, v int64) string {
+	e := EditProperties(props)
+	e.SetInt(name, v)
+	return e.String()
+}
+
 // DeleteProperty returns props without name, encoded as PropertiesEditor.String
 // does.
 func DeleteProperty(props, name string) string {

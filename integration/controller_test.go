@@ -124,17 +124,8 @@ func controllerFailover(t *testing.T, kind string, brokerKinds [3]string) {
 
 	// Every acknowledged send is readable from the group: first its queues hold them all.
 	nm := newRawClient(t, byAddr(newMaster).Target)
-	// They may hold more (a send in flight at a kill, one that timed out on the client), and the consumer
-	// reads them all: stopping at the acknowledged count could stop before an acknowledged one.
-	var inQueues int64
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		n := queueTotal(nm, topic, queues)
-		settled := n == inQueues && n >= int64(len(want))
-		inQueues = n
-		if settled || time.Now().After(deadline) {
-			break
-		}
-	}
+	// They may hold more: a send in flight at a kill, one that timed out on the client.
+	inQueues := settledTotal(nm, topic, queues, int64(len(want)), 30*time.Second)
 	if inQueues < int64(len(want)) {
 		t.Fatalf("the new master's queues of %s hold %d messages, fewer than the %d acknowledged", topic, inQueues, len(want))
 	}

@@ -101,6 +101,21 @@ func queueTotal(r *rawClient, topic string, queues int) int64 {
 	return n
 }
 
+// settledTotal polls queueTotal until two readings agree at least atLeast messages, or within passes; it
+// returns the last reading. A consumer told to read that many reads every message the queues hold: stopping
+// at an acknowledged count could stop before an acknowledged one when unacknowledged sends were stored too.
+func settledTotal(r *rawClient, topic string, queues int, atLeast int64, within time.Duration) int64 {
+	n := queueTotal(r, topic, queues)
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); {
+		time.Sleep(250 * time.Millisecond)
+		prev := n
+		if n = queueTotal(r, topic, queues); n == prev && n >= atLeast {
+			break
+		}
+	}
+	return n
+}
+
 // haPairs are the master-slave pairings, Java->Java as the control.
 var haPairs = [][2]string{{harness.KindRmqd, harness.KindRmqd}, {harness.KindApache, harness.KindRmqd},
 	{harness.KindRmqd, harness.KindApache}, {harness.KindApache, harness.KindApache}}
@@ -232,18 +247,8 @@ func haSyncMasterKill(t *testing.T, masterKind, slaveKind string) {
 	t.Logf("%d sends acknowledged before the master died", len(want))
 
 	// The slave holds more than the acknowledged sends: those answered SLAVE_NOT_AVAILABLE before it
-	// connected (an Apache 5.5 slave takes ~5 s), and the one in flight at the kill. The consumer reads them
-	// all, or it may stop before an acknowledged one.
-	sr := newRawClient(t, slave)
-	held := queueTotal(sr, topic, queues)
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-		time.Sleep(300 * time.Millisecond)
-		n := queueTotal(sr, topic, queues)
-		if n == held {
-			break
-		}
-		held = n
-	}
+	// connected (an Apache 5.5 slave takes ~5 s), and the one in flight at the kill.
+	held := settledTotal(newRawClient(t, slave), topic, queues, int64(len(want)), 10*time.Second)
 	if held < int64(len(want)) {
 		t.Fatalf("the slave holds %d messages, fewer than the %d acknowledged", held, len(want))
 	}

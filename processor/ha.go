@@ -2,7 +2,6 @@ package processor
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -240,12 +239,8 @@ func (b *Broker) SyncFromMaster(ctx context.Context, addr string) error {
 // offsets are where it reads rmq_sys_wheel_timer.
 func (b *Broker) handleGetTimerCheckPoint(ctx context.Context, c remoting.Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
 	readMs, queueOff := b.timer.Checkpoint()
-	body := make([]byte, 56)
-	for i, v := range []int64{readMs, 0, queueOff, queueOff, 0, time.Now().UnixMilli(), 0} {
-		binary.BigEndian.PutUint64(body[i*8:], uint64(v))
-	}
 	resp := codec.NewResponse(req, codec.RespSuccess, "")
-	resp.Body = body
+	resp.Body = delivery.JavaCheckpointBody(readMs, queueOff, time.Now().UnixMilli())
 	// The body has no room for rmqd's progress and Java reads it by position:
 	// header fields carry it, which Java ignores (docs/replication.md).
 	if s, ok := b.timer.ProgressNow(); ok {

@@ -314,11 +314,7 @@ func (c *commitLog) assignInnerBase(m *codec.Message) (int64, PutStatus) {
 		num = n
 	}
 	base := c.nextOffset(tqKey{m.Topic, m.QueueID})
-	// SetInt formats the offset into the rewritten properties themselves: a
-	// FormatInt string of its own was one more allocation per batch.
-	e := codec.EditProperties(m.Properties)
-	e.SetInt(codec.PropInnerBase, base)
-	m.Properties = e.String()
+	m.Properties = codec.SetPropertyInt(m.Properties, codec.PropInnerBase, base)
 	return num, PutOK
 }
 

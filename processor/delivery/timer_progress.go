@@ -159,13 +159,26 @@ func (t *Timer) persistLogged() {
 // javaCheckpointFile is Java's TimerCheckpoint in the config directory.
 const javaCheckpointFile = "timercheck"
 
-// JavaCheckpoint reads what a Java broker's TimerCheckpoint (its timercheck
+// JavaCheckpointBody is TimerCheckpoint.encode's 56 bytes for rmqd's wheel:
+// lastReadTimeMs, lastTimerLogFlushPos (0: rmqd keeps no timerlog),
+// lastTimerQueueOffset and masterTimerQueueOffset (both where it reads
+// rmq_sys_wheel_timer), then the data version (stateVersion, timestamp,
+// counter). javaCheckpoint reads the same layout.
+func JavaCheckpointBody(readMs, queueOff, nowMs int64) []byte {
+	body := make([]byte, 56)
+	for i, v := range []int64{readMs, 0, queueOff, queueOff, 0, nowMs, 0} {
+		binary.BigEndian.PutUint64(body[i*8:], uint64(v))
+	}
+	return body
+}
+
+// javaCheckpoint reads what a Java broker's TimerCheckpoint (its timercheck
 // file; lastReadTimeMs, lastTimerLogFlushPos, lastTimerQueueOffset, ... as
 // big-endian longs) says of rmq_sys_wheel_timer: every record below
 // lastTimerQueueOffset went into its timerlog, or out at once if overdue, and
 // those whose slot is before lastReadTimeMs were delivered or rolled. That is
 // the claim of this file without its queueOffset. False when it claims nothing.
-func JavaCheckpoint(b []byte) (ProgressState, bool) {
+func javaCheckpoint(b []byte) (ProgressState, bool) {
 	if len(b) < 24 {
 		return ProgressState{}, false
 	}
@@ -192,7 +205,7 @@ func (t *Timer) loadProgress() (s ProgressState, java bool) {
 	jpath := filepath.Join(filepath.Dir(t.prog.path), javaCheckpointFile)
 	if fi, err := os.Stat(jpath); err == nil && fi.ModTime().After(own) {
 		if b, err := os.ReadFile(jpath); err == nil {
-			if js, ok := JavaCheckpoint(b); ok {
+			if js, ok := javaCheckpoint(b); ok {
 				t.h.Log.Info("timer: starting from the Java broker's timercheck, newer than rmqd's progress",
 					"readOffset", js.ReadOffset, "deliveredBeforeMs", js.DeliveredBeforeMs)
 				return js, true

@@ -341,7 +341,7 @@ func (t *Transactions) discard(ctx context.Context, half *codec.Message) bool {
 func (t *Transactions) requeueAndAsk(ctx context.Context, half *codec.Message, times int) bool {
 	h := t.h
 	cp := *half
-	cp.Properties = codec.SetProperty(half.Properties, codec.PropTranCheckTimes, strconv.Itoa(times))
+	cp.Properties = codec.SetPropertyInt(half.Properties, codec.PropTranCheckTimes, int64(times))
 	h.Stamp(&cp)
 	res := h.Store.PutMessage(ctx, &cp)
 	if !res.Status.Written() {

@@ -345,7 +345,7 @@ func (r *reviver) reviveRetry(ck *CheckPoint, rec []byte) bool {
 	}
 	props := m.Properties
 	if _, has := codec.PropertyValue(props, propFirstPopTime); m.ReconsumeTimes == 0 || !has {
-		props = codec.SetProperty(props, propFirstPopTime, strconv.FormatInt(ck.PopTime, 10))
+		props = codec.SetPropertyInt(props, propFirstPopTime, ck.PopTime)
 	}
 	flag := m.SysFlag &^ (sysFlagBornV6 | sysFlagStoreV6)
 	if flag&codec.SysFlagInnerBatch != 0 {
