@@ -259,10 +259,10 @@ const (
 	extTimerDeliveredBefore = "rmqdTimerDeliveredBeforeMs"
 )
 
-// syncTimerProgress is SlaveSynchronize.syncTimerCheckPoint: it saves an rmqd
+// syncTimerProgress is SlaveSynchronize.syncTimerCheckPoint: it saves the
 // master's timer progress as this slave's, so a promotion does not deliver
-// again what the master delivered. A Java master sends none (its checkpoint
-// speaks of its timerlog, which rmqd lacks): nothing to save.
+// again what the master delivered. An rmqd master's is exact; a Java
+// master's checkpoint makes the weaker claim of its timercheck.
 func (b *Broker) syncTimerProgress(ctx context.Context, addr string) error {
 	if !b.conf().TimerWheelEnable || b.ns == nil {
 		return nil
@@ -273,25 +273,41 @@ func (b *Broker) syncTimerProgress(ctx context.Context, addr string) error {
 	if err != nil {
 		return fmt.Errorf("timer checkpoint from %s: %w", addr, err)
 	}
-	if resp.Code != codec.RespSuccess {
-		return nil // a Java master without a timer store ("The checkpoint is null")
-	}
-	var s delivery.ProgressState
-	var ok [3]bool
-	var errs [3]error
-	s.QueueOffset, ok[0], errs[0] = resp.Ext.GetInt64(extTimerQueueOffset)
-	s.ReadOffset, ok[1], errs[1] = resp.Ext.GetInt64(extTimerReadOffset)
-	s.DeliveredBeforeMs, ok[2], errs[2] = resp.Ext.GetInt64(extTimerDeliveredBefore)
-	if err := errors.Join(errs[:]...); err != nil {
+	s, ok, err := timerProgressOf(resp)
+	if err != nil {
 		return fmt.Errorf("timer checkpoint from %s: %w", addr, err)
 	}
-	if !ok[0] || !ok[1] || !ok[2] {
+	if !ok {
 		return nil
 	}
 	if _, err := b.timer.AdoptProgress(s); err != nil {
 		return fmt.Errorf("timer checkpoint from %s: %w", addr, err)
 	}
 	return nil
+}
+
+// timerProgressOf reads a GET_TIMER_CHECK_POINT answer: an rmqd broker's
+// progress from its header fields, else what a Java broker's body claims.
+// False when it claims nothing: a refusal ("The checkpoint is null"), or the
+// checkpoint of a wheel that never ran.
+func timerProgressOf(resp *codec.RemotingCommand) (delivery.ProgressState, bool, error) {
+	var s delivery.ProgressState
+	if resp.Code != codec.RespSuccess {
+		return s, false, nil
+	}
+	var ok [3]bool
+	var errs [3]error
+	s.QueueOffset, ok[0], errs[0] = resp.Ext.GetInt64(extTimerQueueOffset)
+	s.ReadOffset, ok[1], errs[1] = resp.Ext.GetInt64(extTimerReadOffset)
+	s.DeliveredBeforeMs, ok[2], errs[2] = resp.Ext.GetInt64(extTimerDeliveredBefore)
+	if err := errors.Join(errs[:]...); err != nil {
+		return s, false, err
+	}
+	if ok[0] && ok[1] && ok[2] {
+		return s, true, nil
+	}
+	s, found := delivery.JavaCheckpointProgress(resp.Body)
+	return s, found, nil
 }
 
 // handleGetTimerMetrics is GET_TIMER_METRICS: TimerMetricsSerializeWrapper with

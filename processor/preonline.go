@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"rmqd/codec"
-	"rmqd/processor/delivery"
 )
 
 // Pre-online (Java's BrokerPreOnlineService): a broker of an acting-master
@@ -254,14 +253,11 @@ func (b *Broker) syncMetadataReverse(ctx context.Context, addr string) error {
 	}
 	adopted := false
 	if b.conf().TimerWheelEnable {
-		// A broker without the wheel, or a Java one, answers no rmqd progress.
+		// A broker without the wheel answers none; a Java slave's claim has no
+		// queueOffset to say it is ahead of this broker's: only an rmqd
+		// slave's is taken.
 		if resp, err := get(codec.ReqGetTimerCheckPoint); err == nil {
-			var s delivery.ProgressState
-			var ok [3]bool
-			s.QueueOffset, ok[0], _ = resp.Ext.GetInt64(extTimerQueueOffset)
-			s.ReadOffset, ok[1], _ = resp.Ext.GetInt64(extTimerReadOffset)
-			s.DeliveredBeforeMs, ok[2], _ = resp.Ext.GetInt64(extTimerDeliveredBefore)
-			if ok[0] && ok[1] && ok[2] {
+			if s, ok, err := timerProgressOf(resp); err == nil && ok && !s.RollsUnknown {
 				if adopted, err = b.timer.AdoptProgressIfAhead(s); err != nil {
 					return err
 				}

@@ -32,6 +32,9 @@ type ProgressState struct {
 	QueueOffset       int64 `json:"queueOffset"`       // every record below was delivered
 	ReadOffset        int64 `json:"readOffset"`        // records below were read into the wheel
 	DeliveredBeforeMs int64 `json:"deliveredBeforeMs"` // ... and those due (or to roll) before this were delivered (rolled)
+	// RollsUnknown marks a Java broker's claim: it rolled far records at times
+	// of its own clock, so none is skipped by its roll time (rolled again).
+	RollsUnknown bool `json:"rollsUnknown,omitempty"`
 }
 
 // progress writes the file: at most every interval while the wheel works,
@@ -89,8 +92,12 @@ func (t *Timer) Persist() error {
 // write saves s (under p.mu).
 func (p *progress) write(s ProgressState) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "{\n\t\"queueOffset\":%d,\n\t\"readOffset\":%d,\n\t\"deliveredBeforeMs\":%d\n}",
+	fmt.Fprintf(&b, "{\n\t\"queueOffset\":%d,\n\t\"readOffset\":%d,\n\t\"deliveredBeforeMs\":%d",
 		s.QueueOffset, s.ReadOffset, s.DeliveredBeforeMs)
+	if s.RollsUnknown {
+		b.WriteString(",\n\t\"rollsUnknown\":true")
+	}
+	b.WriteString("\n}")
 	if err := compat.WriteConfigFile(p.path, b.Bytes()); err != nil {
 		return fmt.Errorf("write timer progress: %w", err)
 	}
@@ -163,7 +170,7 @@ const javaCheckpointFile = "timercheck"
 // lastReadTimeMs, lastTimerLogFlushPos (0: rmqd keeps no timerlog),
 // lastTimerQueueOffset and masterTimerQueueOffset (both where it reads
 // rmq_sys_wheel_timer), then the data version (stateVersion, timestamp,
-// counter). javaCheckpoint reads the same layout.
+// counter). JavaCheckpointProgress reads the same layout.
 func JavaCheckpointBody(readMs, queueOff, nowMs int64) []byte {
 	body := make([]byte, 56)
 	for i, v := range []int64{readMs, 0, queueOff, queueOff, 0, nowMs, 0} {
@@ -172,13 +179,14 @@ func JavaCheckpointBody(readMs, queueOff, nowMs int64) []byte {
 	return body
 }
 
-// javaCheckpoint reads what a Java broker's TimerCheckpoint (its timercheck
-// file; lastReadTimeMs, lastTimerLogFlushPos, lastTimerQueueOffset, ... as
+// JavaCheckpointProgress reads what a Java broker's TimerCheckpoint (its
+// timercheck file, or a Java master's GET_TIMER_CHECK_POINT body:
+// lastReadTimeMs, lastTimerLogFlushPos, lastTimerQueueOffset, ... as
 // big-endian longs) says of rmq_sys_wheel_timer: every record below
 // lastTimerQueueOffset went into its timerlog, or out at once if overdue, and
 // those whose slot is before lastReadTimeMs were delivered or rolled. That is
 // the claim of this file without its queueOffset. False when it claims nothing.
-func javaCheckpoint(b []byte) (ProgressState, bool) {
+func JavaCheckpointProgress(b []byte) (ProgressState, bool) {
 	if len(b) < 24 {
 		return ProgressState{}, false
 	}
@@ -186,15 +194,15 @@ func javaCheckpoint(b []byte) (ProgressState, bool) {
 	if readMs <= 0 || queueOff <= 0 {
 		return ProgressState{}, false
 	}
-	return ProgressState{ReadOffset: queueOff, DeliveredBeforeMs: readMs}, true
+	return ProgressState{ReadOffset: queueOff, DeliveredBeforeMs: readMs, RollsUnknown: true}, true
 }
 
 // loadProgress is the progress the wheel starts from: this file, or a Java
 // broker's timercheck written after it (a store taken over from Apache), so
-// that what Java delivered is not delivered again. java says it is Java's.
-func (t *Timer) loadProgress() (s ProgressState, java bool) {
+// that what Java delivered is not delivered again.
+func (t *Timer) loadProgress() (s ProgressState) {
 	if t.prog.path == "" {
-		return s, false
+		return s
 	}
 	var own time.Time // zero when there is no file
 	for _, p := range []string{t.prog.path, t.prog.path + ".bak"} {
@@ -205,10 +213,10 @@ func (t *Timer) loadProgress() (s ProgressState, java bool) {
 	jpath := filepath.Join(filepath.Dir(t.prog.path), javaCheckpointFile)
 	if fi, err := os.Stat(jpath); err == nil && fi.ModTime().After(own) {
 		if b, err := os.ReadFile(jpath); err == nil {
-			if js, ok := javaCheckpoint(b); ok {
+			if js, ok := JavaCheckpointProgress(b); ok {
 				t.h.Log.Info("timer: starting from the Java broker's timercheck, newer than rmqd's progress",
 					"readOffset", js.ReadOffset, "deliveredBeforeMs", js.DeliveredBeforeMs)
-				return js, true
+				return js
 			}
 		}
 	}
@@ -217,13 +225,13 @@ func (t *Timer) loadProgress() (s ProgressState, java bool) {
 		t.h.Log.Error("timer: progress file unreadable, timers delivered since the oldest pending one may come again", "err", err)
 		s = ProgressState{}
 	}
-	return s, false
+	return s
 }
 
 // load starts the wheel (under t.mu): from the consumer offset or the
 // file's, whichever is further, skipping what the file says was delivered.
 func (t *Timer) load(now int64) {
-	s, java := t.loadProgress()
+	s := t.loadProgress()
 	t.readPos = max(t.h.Offsets.Query(TimerSysGroup, TopicTimer, 0), s.QueueOffset, 0)
 	// A file adopted from a master may name records this store never got (a
 	// promoted slave behind its master): offsets it reuses are not skipped.
@@ -232,7 +240,7 @@ func (t *Timer) load(now int64) {
 	// Java rolls a far record at a time from its clock when it read the record,
 	// which may be later than the store time rollAt counts from: its claim
 	// skips only records it delivered, and a far one is rolled again.
-	t.skipRolled = !java
+	t.skipRolled = !s.RollsUnknown
 	t.done.reset(t.readPos)
 	t.wheel = make([][]timerEntry, timerSlots)
 	t.slotLen.Store(nil) // counted again from this wheel when next asked

@@ -143,10 +143,10 @@ func TestTimerStartsFromJavaCheckpoint(t *testing.T) {
 	binary.BigEndian.PutUint64(check[0:], uint64(now-10_000))
 	binary.BigEndian.PutUint64(check[16:], 3)
 	binary.BigEndian.PutUint64(check[24:], 3)
-	js, ok := javaCheckpoint(check)
+	js, ok := JavaCheckpointProgress(check)
 	require.True(t, ok)
-	require.Equal(t, ProgressState{ReadOffset: 3, DeliveredBeforeMs: now - 10_000}, js)
-	_, ok = javaCheckpoint(make([]byte, 56))
+	require.Equal(t, ProgressState{ReadOffset: 3, DeliveredBeforeMs: now - 10_000, RollsUnknown: true}, js)
+	_, ok = JavaCheckpointProgress(make([]byte, 56))
 	require.False(t, ok, "the checkpoint of a timer that never ran claims nothing")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, javaCheckpointFile), check, 0o644))
 
