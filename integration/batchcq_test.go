@@ -76,16 +76,8 @@ var batchCQCases = []scenario{{
 // inner-batch records, goes on numbering where the other stopped, and a 5.3.3
 // consumer reads every message of both once, at the offsets the sends said.
 func TestBatchCQStoreSwap(t *testing.T) {
-	kinds := targetsFromEnv(t)
-	if !containsKind(kinds, harness.KindRmqd) || !containsKind(kinds, harness.KindApache) {
-		t.Skip("needs both targets (RMQD_TARGET=all)")
-	}
-	harness.RequireJars(t, "apache", "client5")
+	ns, opts := swapStore(t, "apache", "client5")
 	const topic = "IT_bcq_swap"
-	store := filepath.Join(t.TempDir(), "store")
-	ns := harness.StartNamesrv(t, harness.KindRmqd, harness.Options{})
-	opts := harness.Options{BrokerConf: map[string]string{"storePathRootDir": store,
-		"storePathCommitLog": filepath.Join(store, "commitlog")}}
 	produce := func(b *harness.Target, prefix string, count int) []harness.Msg {
 		r := harness.RunJava(t, b, "5", "produce", "--topic", topic, "--mode", "batch", "--count", fmt.Sprint(count),
 			"--batch", "3", "--body-prefix", prefix, "--keys", prefix)

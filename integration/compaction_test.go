@@ -2,7 +2,6 @@ package integration
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
@@ -95,20 +94,11 @@ func rawPullOffsets(t *testing.T, r *rawClient, topic string, offset int64) []in
 // the other's compaction files (compactionLog, compactionCq, position-checkpoint) and serves the kept
 // messages, and Apache's own compaction of rmqd's files is read by rmqd.
 func TestCompactionStoreSwap(t *testing.T) {
-	kinds := targetsFromEnv(t)
-	if !containsKind(kinds, harness.KindRmqd) || !containsKind(kinds, harness.KindApache) {
-		t.Skip("needs both targets (RMQD_TARGET=all)")
-	}
-	harness.RequireJars(t, "apache")
+	ns, opts := swapStore(t, "apache")
 	const topic = "IT_compaction_swap"
-	store := filepath.Join(t.TempDir(), "store")
-	ns := harness.StartNamesrv(t, harness.KindRmqd, harness.Options{})
-	opts := harness.Options{BrokerConf: map[string]string{"storePathRootDir": store,
-		"storePathCommitLog":         filepath.Join(store, "commitlog"),
-		"compactionCqMappedFileSize": strconv.Itoa(10 * 46),
-		"compactionMappedFileSize":   "1",
-		"compactionScheduleInternal": "1000",
-	}}
+	opts.BrokerConf["compactionCqMappedFileSize"] = strconv.Itoa(10 * 46)
+	opts.BrokerConf["compactionMappedFileSize"] = "1"
+	opts.BrokerConf["compactionScheduleInternal"] = "1000"
 	send := func(r *rawClient, key, body string) {
 		t.Helper()
 		resp := r.invoke(codec.ReqSendMessage, sendHeader(topic, 0, "KEYS\x01"+key+"\x02TAGS\x01a\x02"), []byte(body),

@@ -37,17 +37,9 @@ func TestPopStoreSwap(t *testing.T) {
 	if os.Getenv("RMQD_PROXY") != "all" {
 		t.Skip("about 45 s: runs with the full POP and proxy suite (RMQD_PROXY=all, make integration-proxy)")
 	}
-	kinds := targetsFromEnv(t)
-	if !containsKind(kinds, harness.KindRmqd) || !containsKind(kinds, harness.KindApache) {
-		t.Skip("needs both targets (RMQD_TARGET=all)")
-	}
-	harness.RequireJars(t, "apache")
+	ns, opts := swapStore(t, "apache")
 	const topic, group = "IT_swap", "IT_swap_g"
 	const otopic, ogroup = "IT_swap_ord", "IT_swap_ord_g"
-	store := filepath.Join(t.TempDir(), "store")
-	ns := harness.StartNamesrv(t, harness.KindRmqd, harness.Options{})
-	opts := harness.Options{BrokerConf: map[string]string{"storePathRootDir": store,
-		"storePathCommitLog": filepath.Join(store, "commitlog")}}
 
 	// 1. rmqd: s0..s5 popped, s0 and s1 acked (one by ACK_MESSAGE, one by BATCH_ACK_MESSAGE); the ordered
 	// queue popped two at a time, o0 acked, o1 in flight.
@@ -125,6 +117,22 @@ func waitMaxOffset(t *testing.T, r *rawClient, topic string, queue int, n int64)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// swapStore skips the test unless both targets run, then gives a store directory for brokers of both kinds
+// to hand over, the broker options naming it (callers may add keys) and a name server.
+func swapStore(t *testing.T, jars ...string) (ns *harness.Namesrv, opts harness.Options) {
+	t.Helper()
+	kinds := targetsFromEnv(t)
+	if !containsKind(kinds, harness.KindRmqd) || !containsKind(kinds, harness.KindApache) {
+		t.Skip("needs both targets (RMQD_TARGET=all)")
+	}
+	harness.RequireJars(t, jars...)
+	store := filepath.Join(t.TempDir(), "store")
+	ns = harness.StartNamesrv(t, harness.KindRmqd, harness.Options{})
+	opts = harness.Options{BrokerConf: map[string]string{"storePathRootDir": store,
+		"storePathCommitLog": filepath.Join(store, "commitlog")}}
+	return ns, opts
 }
 
 // stopBroker stops a broker gracefully (SIGTERM, then a bounded wait) so it persists what it keeps in memory.

@@ -81,12 +81,32 @@ func (t *Timer) Persist() error {
 	p.mu.Lock() // before t.mu, as in AdoptProgress: no stale state written over an adopted one
 	defer p.mu.Unlock()
 	t.mu.Lock()
-	loaded, s := t.loaded, t.state()
+	loaded, s, readMs := t.loaded, t.state(), t.cursor*t.prec
 	t.mu.Unlock()
 	if !loaded || s == p.written {
 		return nil
 	}
+	// First, so that rmqd's own file is never the older of the two.
+	if err := writeJavaCheckpoint(p.path, readMs, s.QueueOffset); err != nil {
+		return err
+	}
 	return p.write(s)
+}
+
+// writeJavaCheckpoint writes Java's timercheck beside the progress file, for
+// an Apache broker that takes this store over: it reads rmq_sys_wheel_timer
+// from lastTimerQueueOffset (below it everything was delivered) and its wheel
+// from lastReadTimeMs. Without one it read the queue from its start and
+// delivered again every timer the commitlog still held. Apache cannot be told
+// what was delivered above the offset (its timerlog says that): those come
+// again (docs/bench-delivery.md).
+func writeJavaCheckpoint(progressPath string, readMs, queueOffset int64) error {
+	path := filepath.Join(filepath.Dir(progressPath), javaCheckpointFile)
+	body := JavaCheckpointBody(readMs, queueOffset, time.Now().UnixMilli())
+	if err := compat.WriteConfigFile(path, body); err != nil {
+		return fmt.Errorf("write Java timer checkpoint: %w", err)
+	}
+	return nil
 }
 
 // write saves s (under p.mu).

@@ -77,6 +77,19 @@ func TestTimerProgressSkipsOnlyDelivered(t *testing.T) {
 	require.Zero(t, tm.PendingCount())
 	require.NoError(t, tm.Persist())
 	require.Equal(t, 0, newTimer().PendingCount())
+
+	// Java's timercheck for an Apache broker taking the store over: read the
+	// queue from 3, the wheel from the cursor; rmqd keeps reading its own.
+	check, err := os.ReadFile(filepath.Join(dir, javaCheckpointFile))
+	require.NoError(t, err)
+	require.Len(t, check, 56)
+	require.EqualValues(t, 3, binary.BigEndian.Uint64(check[16:]), "lastTimerQueueOffset")
+	require.EqualValues(t, 3, binary.BigEndian.Uint64(check[24:]), "masterTimerQueueOffset")
+	readMs := int64(binary.BigEndian.Uint64(check))
+	require.True(t, readMs > base+1000_000 && readMs <= base+1002_000, "lastReadTimeMs %d", readMs-base)
+	fresh := NewTimer(h, nil)
+	fresh.SetProgressFile(dir)
+	require.False(t, fresh.loadProgress().RollsUnknown, "rmqd's own progress, not the timercheck it wrote")
 }
 
 // TestTimerAdoptProgress: a slave's timer takes its master's progress only
