@@ -67,14 +67,36 @@ func controllerFailover(t *testing.T, kind string, brokerKinds [3]string) {
 		t.Fatalf("no broker %s", a)
 		return nil
 	}
-	// Every broker knows the topic, so whichever is master next serves it at once.
+	// Every broker knows the topics, so whichever is master next serves them at once.
+	timerTopic := topic + "_timer"
 	for _, g := range brokers {
-		newRawClient(t, g.Target).createTopic(topic, queues)
+		r := newRawClient(t, g.Target)
+		r.createTopic(topic, queues)
+		r.createTopic(timerTopic, 1)
 	}
 	waitSlavesRefuse(t, brokers, master, topic)
 
+	// Timers the master delivers before the kill: the new master must not deliver them again (its slave
+	// copy of the master's timer checkpoint says they were delivered).
+	mr := newRawClient(t, byAddr(master).Target)
+	for i := range 3 {
+		resp := mr.invoke(codec.ReqSendMessage, sendHeader(timerTopic, 0, "TIMER_DELAY_SEC\x011\x02"),
+			[]byte(fmt.Sprintf("timer-%d", i)), 10*time.Second)
+		if resp.Code != codec.RespSuccess {
+			t.Fatalf("timer send to %s: code %d %s", master, resp.Code, resp.Remark)
+		}
+	}
+	for deadline := time.Now().Add(30 * time.Second); mr.maxOffset(timerTopic, 0) < 3; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("master %s delivered %d of 3 timers in 30 s", master, mr.maxOffset(timerTopic, 0))
+		}
+	}
+	// A Java master writes its checkpoint every second, its slaves copy it every 3 s, as rmqd's do.
+	timersSynced := time.Now().Add(8 * time.Second)
+
 	ledger := startAckLedger(t, ns.Addr, "IT_ctl_pg_"+kind, topic, "ctl", 256)
 	ledger.waitMore(t, "before the kill", 200, 90*time.Second)
+	time.Sleep(time.Until(timersSynced))
 
 	old := byAddr(master)
 	killed := time.Now()
@@ -95,6 +117,12 @@ func controllerFailover(t *testing.T, kind string, brokerKinds [3]string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	direct := time.Since(killed)
+	// A promoted slave's wheel loads at once and would put a timer it took for undelivered out at once.
+	time.Sleep(5 * time.Second)
+	if n := nr.maxOffset(timerTopic, 0); n != 3 {
+		t.Errorf("new master %s (%s) holds %d timer deliveries, want the old master's 3, none again",
+			newMaster, byAddr(newMaster).Kind, n)
+	}
 	// The first send acknowledged after the kill: the group serves again.
 	servedAt := ledger.waitMore(t, "after the master "+master+" was killed", 1, 120*time.Second)
 	t.Logf("FAILOVER %s group: master %s (%s) SIGKILLed; new master %s in the route after %v, serves a direct send after %v, "+
