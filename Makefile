@@ -1,7 +1,7 @@
 # rmqd: the two commands a newcomer needs are `make run` and `make test`.
 GO       ?= go
 BIN      := bin/rmqd
-# make test fuzzes each target briefly over its corpus (51 targets); `make fuzz FUZZTIME=1m` digs deeper.
+# make test fuzzes each target briefly over its corpus (52 targets); `make fuzz FUZZTIME=1m` digs deeper.
 FUZZTIME ?= 3s
 STATICCHECK_VERSION := v0.8.2
 GOBIN ?= $(shell $(GO) env GOPATH)/bin
