@@ -225,6 +225,9 @@ type Timer struct {
 	skipOffset, skipSec int64
 	skipRolled          bool // the claim covers far records by their roll time (rmqd's, not Java's)
 	prog                progress
+	// moves counts the entries delivered or rolled: with none since the
+	// progress was written, a later cursor claims nothing a restart could use.
+	moves uint64
 	// holds reports timerStopEnqueue and timerStopDequeue, read at every
 	// step so an update applies at once (SetHolds).
 	holds func() (stopEnqueue, stopDequeue bool)
@@ -512,6 +515,7 @@ func (t *Timer) StepAt(ctx context.Context, now int64) {
 				continue
 			}
 			t.count--
+			t.moves++
 			t.countDequeue(e.topic)
 			t.done.mark(e.qOffset)
 		}

@@ -44,6 +44,7 @@ type progress struct {
 	interval  time.Duration
 	mu        sync.Mutex // one write at a time; guards the fields below
 	written   ProgressState
+	moves     uint64 // Timer.moves when written was
 	lastWrite time.Time
 }
 
@@ -81,16 +82,25 @@ func (t *Timer) Persist() error {
 	p.mu.Lock() // before t.mu, as in AdoptProgress: no stale state written over an adopted one
 	defer p.mu.Unlock()
 	t.mu.Lock()
-	loaded, s, readMs := t.loaded, t.state(), t.cursor*t.prec
+	loaded, s, readMs, moves := t.loaded, t.state(), t.cursor*t.prec, t.moves
 	t.mu.Unlock()
-	if !loaded || s == p.written {
+	// Only the cursor moved past empty slots (a far timer waits): the file
+	// already skips all a restart could, so a waiting wheel writes once a
+	// minute, to keep timercheck's read time near for Apache, not each second.
+	idle := s.QueueOffset == p.written.QueueOffset && s.ReadOffset == p.written.ReadOffset && moves == p.moves &&
+		time.Since(p.lastWrite) < time.Minute
+	if !loaded || s == p.written || idle {
 		return nil
 	}
 	// First, so that rmqd's own file is never the older of the two.
 	if err := writeJavaCheckpoint(p.path, readMs, s.QueueOffset); err != nil {
 		return err
 	}
-	return p.write(s)
+	if err := p.write(s); err != nil {
+		return err
+	}
+	p.moves = moves
+	return nil
 }
 
 // writeJavaCheckpoint writes Java's timercheck beside the progress file, for

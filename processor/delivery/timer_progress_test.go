@@ -181,3 +181,50 @@ func TestTimerStartsFromJavaCheckpoint(t *testing.T) {
 	require.EqualValues(t, 1, delivered(2), "not again")
 	require.Equal(t, 1, tm.PendingCount())
 }
+
+// TestTimerProgressIdleWritesNothing: while only a far timer waits, the
+// cursor moves every second but nothing is delivered, so the progress (and
+// Java's timercheck) is not written again; a delivery writes it.
+func TestTimerProgressIdleWritesNothing(t *testing.T) {
+	h, st := newTestHost(t)
+	dir := t.TempDir()
+	ctx := context.Background()
+	now := (time.Now().UnixMilli()/1000 + 100) * 1000
+	park := func(q int32, deliverMs int64) {
+		t.Helper()
+		m := &codec.Message{Topic: "Real", QueueID: q, Body: []byte("x"),
+			Properties: codec.SetProperty("", codec.PropTimerDeliverMs, strconv.FormatInt(deliverMs, 10))}
+		require.True(t, ParkTimer(m, nil, TimerMaxDelayMs))
+		put(t, st, m)
+	}
+	park(0, now+86_400_000)
+	require.Eventually(t, func() bool { return st.MaxOffsetInQueue(TopicTimer, 0) == 1 }, 5*time.Second, time.Millisecond)
+	tm := NewTimer(h, nil)
+	tm.SetProgressFile(dir)
+	progress := filepath.Join(dir, "timerProgress.json")
+	read := func() string {
+		t.Helper()
+		b, err := os.ReadFile(progress)
+		require.NoError(t, err)
+		return string(b)
+	}
+	tm.StepAt(ctx, now)
+	require.NoError(t, tm.Persist())
+	first := read()
+	for i := int64(1); i <= 5; i++ {
+		tm.StepAt(ctx, now+i*1000)
+		require.NoError(t, tm.Persist())
+		require.Equal(t, first, read(), "second %d: nothing delivered, nothing written", i)
+	}
+
+	park(1, now+6_000)
+	require.Eventually(t, func() bool { return st.MaxOffsetInQueue(TopicTimer, 0) == 2 }, 5*time.Second, time.Millisecond)
+	tm.StepAt(ctx, now+5_500) // read, not due
+	require.NoError(t, tm.Persist())
+	read2 := read()
+	require.NotEqual(t, first, read2, "a record read is written")
+	tm.StepAt(ctx, now+8_000)
+	require.Eventually(t, func() bool { return st.MaxOffsetInQueue("Real", 1) == 1 }, 5*time.Second, time.Millisecond)
+	require.NoError(t, tm.Persist())
+	require.NotEqual(t, read2, read(), "a delivery is written")
+}
