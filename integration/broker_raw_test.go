@@ -88,6 +88,15 @@ func sendHeader(topic string, queue int, props string) map[string]string {
 		"reconsumeTimes": "0", "unitMode": "false", "batch": "false"}
 }
 
+// sendOK sends body with props (Java's encoding) to the queue and fails the test unless it is stored.
+func (r *rawClient) sendOK(topic string, queue int, props, body string) {
+	r.tb.Helper()
+	resp := r.invoke(codec.ReqSendMessage, sendHeader(topic, queue, props), []byte(body), 10*time.Second)
+	if resp.Code != codec.RespSuccess {
+		r.tb.Fatalf("send %q to %s/%d: code %d %s", body, topic, queue, resp.Code, resp.Remark)
+	}
+}
+
 // queueOffset is GET_MAX_OFFSET (30).
 func (r *rawClient) maxOffset(topic string, queue int) int64 {
 	r.tb.Helper()
@@ -123,6 +132,21 @@ func (r *rawClient) pullOnce(group, topic string, queue int, offset int64) (msgs
 	v, _ := resp.Ext.Get("nextBeginOffset")
 	next, _ = strconv.ParseInt(v, 10, 64)
 	return msgs, next, true
+}
+
+// pullToEnd pulls the queue from offset to its end (at most 100 pulls).
+func (r *rawClient) pullToEnd(group, topic string, queue int, offset int64) []codec.Message {
+	r.tb.Helper()
+	var all []codec.Message
+	for range 100 {
+		msgs, next, ok := r.pullOnce(group, topic, queue, offset)
+		all = append(all, msgs...)
+		if !ok || next <= offset {
+			break
+		}
+		offset = next
+	}
+	return all
 }
 
 // committedOffset is QUERY_CONSUMER_OFFSET (14) with setZeroIfNotFound=false: the offset the broker keeps

@@ -77,15 +77,8 @@ func TestCompactionTopic(t *testing.T) {
 func rawPullOffsets(t *testing.T, r *rawClient, topic string, offset int64) []int64 {
 	t.Helper()
 	var offs []int64
-	for range 100 {
-		msgs, next, ok := r.pullOnce("IT_compaction_raw_cg", topic, 0, offset)
-		for _, m := range msgs {
-			offs = append(offs, m.QueueOffset)
-		}
-		if !ok || next <= offset {
-			return offs
-		}
-		offset = next
+	for _, m := range r.pullToEnd("IT_compaction_raw_cg", topic, 0, offset) {
+		offs = append(offs, m.QueueOffset)
 	}
 	return offs
 }

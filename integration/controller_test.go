@@ -80,17 +80,9 @@ func controllerFailover(t *testing.T, kind string, brokerKinds [3]string) {
 	// copy of the master's timer checkpoint says they were delivered).
 	mr := newRawClient(t, byAddr(master).Target)
 	for i := range 3 {
-		resp := mr.invoke(codec.ReqSendMessage, sendHeader(timerTopic, 0, "TIMER_DELAY_SEC\x011\x02"),
-			[]byte(fmt.Sprintf("timer-%d", i)), 10*time.Second)
-		if resp.Code != codec.RespSuccess {
-			t.Fatalf("timer send to %s: code %d %s", master, resp.Code, resp.Remark)
-		}
+		mr.sendOK(timerTopic, 0, "TIMER_DELAY_SEC\x011\x02", fmt.Sprintf("timer-%d", i))
 	}
-	for deadline := time.Now().Add(30 * time.Second); mr.maxOffset(timerTopic, 0) < 3; time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("master %s delivered %d of 3 timers in 30 s", master, mr.maxOffset(timerTopic, 0))
-		}
-	}
+	waitMaxOffset(t, mr, timerTopic, 0, 3)
 	// A Java master writes its checkpoint every second, its slaves copy it every 3 s, as rmqd's do.
 	timersSynced := time.Now().Add(8 * time.Second)
 

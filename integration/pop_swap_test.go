@@ -111,9 +111,9 @@ func TestPopStoreSwap(t *testing.T) {
 // waitMaxOffset waits until queue holds n messages (a pop sees only dispatched ones).
 func waitMaxOffset(t *testing.T, r *rawClient, topic string, queue int, n int64) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); r.maxOffset(topic, queue) < n; {
+	for deadline := time.Now().Add(30 * time.Second); r.maxOffset(topic, queue) < n; {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s/%d: %d of %d messages dispatched after 10 s", topic, queue, r.maxOffset(topic, queue), n)
+			t.Fatalf("%s/%d: %d of %d messages dispatched after 30 s", topic, queue, r.maxOffset(topic, queue), n)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -153,10 +153,7 @@ func (r *rawClient) ack(topic, group string, m poppedMsg) *codec.RemotingCommand
 
 func (r *rawClient) sendPop(topic string, queue int, body string) {
 	r.tb.Helper()
-	resp := r.invoke(codec.ReqSendMessage, sendHeader(topic, queue, "TAGS\x01a\x02"), []byte(body), 10*time.Second)
-	if resp.Code != codec.RespSuccess {
-		r.tb.Fatalf("send to %s: code %d %s", topic, resp.Code, resp.Remark)
-	}
+	r.sendOK(topic, queue, "TAGS\x01a\x02", body)
 }
 
 // popUntil pops until want messages came back (bounded by count and time).

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"rmqd/codec"
 	"rmqd/integration/harness"
 )
 
@@ -23,13 +22,6 @@ func TestTimerStoreSwap(t *testing.T) {
 	const pendingSec = 15
 	timer := func(sec int) string { return "TIMER_DELAY_SEC\x01" + strconv.Itoa(sec) + "\x02" }
 	level := func(l int) string { return "DELAY\x01" + strconv.Itoa(l) + "\x02" }
-	send := func(r *rawClient, topic, body, props string) {
-		t.Helper()
-		resp := r.invoke(codec.ReqSendMessage, sendHeader(topic, 0, props), []byte(body), 10*time.Second)
-		if resp.Code != codec.RespSuccess {
-			t.Fatalf("send %s to %s: code %d %s", body, topic, resp.Code, resp.Remark)
-		}
-	}
 
 	b1 := harness.StartBroker(t, harness.KindRmqd, ns.Addr, opts)
 	r1 := newRawClient(t, b1)
@@ -37,13 +29,13 @@ func TestTimerStoreSwap(t *testing.T) {
 		r1.createTopic(topic, 1)
 	}
 	for _, b := range []string{"d0", "d1", "d2"} {
-		send(r1, timerTopic, b, timer(1))
-		send(r1, delayTopic, b, level(1)) // 1 s
+		r1.sendOK(timerTopic, 0, timer(1), b)
+		r1.sendOK(delayTopic, 0, level(1), b) // 1 s
 	}
 	waitMaxOffset(t, r1, timerTopic, 0, 3)
 	waitMaxOffset(t, r1, delayTopic, 0, 3)
-	send(r1, timerTopic, "pending", timer(pendingSec))
-	send(r1, delayTopic, "pending", level(3)) // 10 s: overdue or not when Apache starts, it goes out once
+	r1.sendOK(timerTopic, 0, timer(pendingSec), "pending")
+	r1.sendOK(delayTopic, 0, level(3), "pending") // 10 s: overdue or not when Apache starts, it goes out once
 	due := time.Now().Add(pendingSec * time.Second)
 	stopBroker(t, b1)
 
@@ -60,15 +52,8 @@ func TestTimerStoreSwap(t *testing.T) {
 	time.Sleep(time.Second) // one more delivered in the same pass would show now
 	for _, topic := range []string{timerTopic, delayTopic} {
 		var bodies []string
-		for off := int64(0); ; {
-			msgs, next, ok := r2.pullOnce("IT_timer_swap_g", topic, 0, off)
-			if !ok || len(msgs) == 0 {
-				break
-			}
-			for _, m := range msgs {
-				bodies = append(bodies, string(m.Body))
-			}
-			off = next
+		for _, m := range r2.pullToEnd("IT_timer_swap_g", topic, 0, 0) {
+			bodies = append(bodies, string(m.Body))
 		}
 		if got := strings.Join(bodies, ","); got != "d0,d1,d2,pending" {
 			t.Errorf("after the swap %s holds %s, want d0,d1,d2,pending (each once)", topic, got)

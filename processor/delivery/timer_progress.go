@@ -93,7 +93,7 @@ func (t *Timer) Persist() error {
 		return nil
 	}
 	// First, so that rmqd's own file is never the older of the two.
-	if err := writeJavaCheckpoint(p.path, readMs, s.QueueOffset); err != nil {
+	if err := p.writeJavaCheckpoint(readMs, s.QueueOffset); err != nil {
 		return err
 	}
 	if err := p.write(s); err != nil {
@@ -110,10 +110,9 @@ func (t *Timer) Persist() error {
 // delivered again every timer the commitlog still held. Apache cannot be told
 // what was delivered above the offset (its timerlog says that): those come
 // again (docs/bench-delivery.md).
-func writeJavaCheckpoint(progressPath string, readMs, queueOffset int64) error {
-	path := filepath.Join(filepath.Dir(progressPath), javaCheckpointFile)
+func (p *progress) writeJavaCheckpoint(readMs, queueOffset int64) error {
 	body := JavaCheckpointBody(readMs, queueOffset, time.Now().UnixMilli())
-	if err := compat.WriteConfigFile(path, body); err != nil {
+	if err := compat.WriteConfigFile(p.javaPath(), body); err != nil {
 		return fmt.Errorf("write Java timer checkpoint: %w", err)
 	}
 	return nil
@@ -196,6 +195,9 @@ func (t *Timer) persistLogged() {
 // javaCheckpointFile is Java's TimerCheckpoint in the config directory.
 const javaCheckpointFile = "timercheck"
 
+// javaPath is Java's timercheck beside the progress file.
+func (p *progress) javaPath() string { return filepath.Join(filepath.Dir(p.path), javaCheckpointFile) }
+
 // JavaCheckpointBody is TimerCheckpoint.encode's 56 bytes for rmqd's wheel:
 // lastReadTimeMs, lastTimerLogFlushPos (0: rmqd keeps no timerlog),
 // lastTimerQueueOffset and masterTimerQueueOffset (both where it reads
@@ -240,7 +242,7 @@ func (t *Timer) loadProgress() (s ProgressState) {
 			own = fi.ModTime()
 		}
 	}
-	jpath := filepath.Join(filepath.Dir(t.prog.path), javaCheckpointFile)
+	jpath := t.prog.javaPath()
 	if fi, err := os.Stat(jpath); err == nil && fi.ModTime().After(own) {
 		if b, err := os.ReadFile(jpath); err == nil {
 			if js, ok := JavaCheckpointProgress(b); ok {

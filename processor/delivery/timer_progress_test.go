@@ -190,15 +190,7 @@ func TestTimerProgressIdleWritesNothing(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	now := (time.Now().UnixMilli()/1000 + 100) * 1000
-	park := func(q int32, deliverMs int64) {
-		t.Helper()
-		m := &codec.Message{Topic: "Real", QueueID: q, Body: []byte("x"),
-			Properties: codec.SetProperty("", codec.PropTimerDeliverMs, strconv.FormatInt(deliverMs, 10))}
-		require.True(t, ParkTimer(m, nil, TimerMaxDelayMs))
-		put(t, st, m)
-	}
-	park(0, now+86_400_000)
-	require.Eventually(t, func() bool { return st.MaxOffsetInQueue(TopicTimer, 0) == 1 }, 5*time.Second, time.Millisecond)
+	parkAt(t, h, now+86_400_000, "far")
 	tm := NewTimer(h, nil)
 	tm.SetProgressFile(dir)
 	progress := filepath.Join(dir, "timerProgress.json")
@@ -217,14 +209,13 @@ func TestTimerProgressIdleWritesNothing(t *testing.T) {
 		require.Equal(t, first, read(), "second %d: nothing delivered, nothing written", i)
 	}
 
-	park(1, now+6_000)
-	require.Eventually(t, func() bool { return st.MaxOffsetInQueue(TopicTimer, 0) == 2 }, 5*time.Second, time.Millisecond)
+	parkAt(t, h, now+6_000, "near")
 	tm.StepAt(ctx, now+5_500) // read, not due
 	require.NoError(t, tm.Persist())
 	read2 := read()
 	require.NotEqual(t, first, read2, "a record read is written")
 	tm.StepAt(ctx, now+8_000)
-	require.Eventually(t, func() bool { return st.MaxOffsetInQueue("Real", 1) == 1 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return st.MaxOffsetInQueue("Real", 0) == 1 }, 5*time.Second, time.Millisecond)
 	require.NoError(t, tm.Persist())
 	require.NotEqual(t, read2, read(), "a delivery is written")
 }
