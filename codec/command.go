@@ -74,6 +74,12 @@ type RemotingCommand struct {
 	// always fills Ext. With a CustomHeader the JSON header always has extFields.
 	CustomHeader HeaderWriter
 
+	// Recycler, set on a response a server processor returns, is released once
+	// the remoting layer has written or dropped the response and its RPC hooks
+	// have seen it: a pooled answer goes back to its pool then, so a send costs
+	// no garbage. Nothing may touch the command after that.
+	Recycler interface{ Release() }
+
 	// scratch holds JSON strings that needed unescaping; reused across decodes.
 	scratch []byte
 }

@@ -264,7 +264,13 @@ type PropertiesEditor struct {
 	n      int
 	inline [inlineEdits]propEdit
 	more   []propEdit
+	dst    []byte // Into's buffer
 }
+
+// Into has the result written into buf when it fits there, instead of into a
+// new allocation: the string then aliases buf, which the caller must leave
+// untouched for as long as the string is used (a pooled send answer's scratch).
+func (e *PropertiesEditor) Into(buf []byte) { e.dst = buf }
 
 // EditProperties starts an editor over the encoded properties props.
 func EditProperties(props string) PropertiesEditor {
@@ -417,7 +423,10 @@ func (e *PropertiesEditor) encodePairs(names, vals []string, canonical bool, v *
 		sp = spArr[:]
 	}
 	out := 0
-	b := make([]byte, 0, size)
+	b := e.dst[:0]
+	if cap(b) < size {
+		b = make([]byte, 0, size)
+	}
 	for k := 0; k < pairs; k++ {
 		if keep[k] {
 			out = addSpan(sp, out, len(b), len(names[k]), len(vals[k]))

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -356,4 +357,30 @@ func maps(m map[string]string) map[string]string {
 		c[k] = v
 	}
 	return c
+}
+
+// Into writes the result into the caller's buffer when it fits, and into a new
+// string when it does not; either way the encoding is String's.
+func TestPropertiesEditorInto(t *testing.T) {
+	base := "TAGS\x01a\x02UNIQ_KEY\x01X\x02"
+	want := func() string {
+		e := EditProperties(base)
+		e.Set(PropCluster, "DefaultCluster")
+		return e.String()
+	}()
+	buf := make([]byte, 256)
+	e := EditProperties(base)
+	e.Set(PropCluster, "DefaultCluster")
+	e.Into(buf)
+	got := e.String()
+	require.Equal(t, want, got)
+	require.Equal(t, unsafe.SliceData(buf), unsafe.StringData(got), "written into the buffer")
+
+	small := make([]byte, 4)
+	e = EditProperties(base)
+	e.Set(PropCluster, "DefaultCluster")
+	e.Into(small)
+	got = e.String()
+	require.Equal(t, want, got)
+	require.NotEqual(t, unsafe.SliceData(small), unsafe.StringData(got), "too small: a string of its own")
 }

@@ -71,7 +71,7 @@ func BenchmarkFixStoredProps(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		pv := codec.ViewProperties(clientSendProps)
-		_ = fixStoredProps(&pv, &cfg, ids, false, "")
+		_ = fixStoredProps(&pv, &cfg, ids, false, "", nil)
 		_, _ = pv.Get(codec.PropUniqKey)
 	}
 }

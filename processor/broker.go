@@ -29,12 +29,15 @@ import (
 type Broker struct {
 	// cfg is the configuration in force: an immutable snapshot, replaced whole
 	// by UPDATE_BROKER_CONFIG, so handlers read it without a lock (conf()).
-	cfg       atomic.Pointer[BrokerConfig]
-	sendMsgs  sync.Pool // *codec.Message of sends in progress
-	store     MessageStore
-	log       *slog.Logger
-	storeHost netip.AddrPort
-	startTime time.Time
+	cfg      atomic.Pointer[BrokerConfig]
+	sendMsgs sync.Pool // *codec.Message of sends in progress
+	// sendAnswers holds *sendAnswer: taken by a send, released by remoting
+	// after the response was written.
+	sendAnswers sync.Pool
+	store       MessageStore
+	log         *slog.Logger
+	storeHost   netip.AddrPort
+	startTime   time.Time
 
 	topics *TopicConfigManager
 	groups *SubscriptionGroupManager
@@ -123,6 +126,7 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 		lookup: newAddrLookup()}
 	b.masters.learned = make(chan struct{}, 1)
 	b.sendMsgs.New = func() any { return new(codec.Message) }
+	b.sendAnswers.New = func() any { return &sendAnswer{pool: &b.sendAnswers} }
 	b.cfg.Store(&cfg)
 	b.topics = meta.NewTopicConfigManager(b.metaConf, b.log)
 	b.groups = meta.NewSubscriptionGroupManager(b.metaConf, b.log)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -37,7 +38,7 @@ func (c *testConn) WriteResponse(cmd *codec.RemotingCommand) error {
 		return errors.New("closed")
 	}
 	c.mu.Lock()
-	c.resps = append(c.resps, cmd)
+	c.resps = append(c.resps, written(cmd))
 	c.mu.Unlock()
 	select {
 	case c.wrote <- struct{}{}:
@@ -70,4 +71,25 @@ func (c *testConn) onewayCount() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.oneway)
+}
+
+// written is what a real connection leaves of cmd once WriteResponse returned:
+// it encoded the frame, so a pooled answer (Recycler) may be reused at once.
+// The fake keeps a copy of such an answer instead, strings and header included.
+func written(cmd *codec.RemotingCommand) *codec.RemotingCommand {
+	if cmd.Recycler == nil {
+		return cmd
+	}
+	cp := *cmd
+	cp.Recycler = nil
+	cp.Remark = strings.Clone(cmd.Remark)
+	cp.Ext = append(codec.ExtFields(nil), cmd.Ext...)
+	if h, ok := cmd.CustomHeader.(*codec.SendMessageResponseHeader); ok {
+		hc := *h
+		for _, s := range []*string{&hc.MsgID, &hc.TransactionID, &hc.BatchUniqID, &hc.RecallHandle, &hc.MsgRegion} {
+			*s = strings.Clone(*s)
+		}
+		cp.CustomHeader = &hc
+	}
+	return &cp
 }

@@ -158,7 +158,7 @@ func (b *Broker) timerIllegalRemark() string {
 // message tagged "d" whose body is "offset,").
 func (b *Broker) writeOp(ctx context.Context, queueID int32, halfOffset int64) error {
 	pv := codec.ViewProperties(codec.SetProperty("", codec.PropTags, transRemoveTag))
-	props := fixStoredProps(&pv, b.conf(), b.ids, false, "")
+	props := fixStoredProps(&pv, b.conf(), b.ids, false, "", nil)
 	msg := &codec.Message{Topic: TopicTransOpHalf, QueueID: queueID, BornTimestamp: time.Now().UnixMilli(),
 		BornHost: b.storeHost, StoreHost: b.storeHost, Body: []byte(strconv.FormatInt(halfOffset, 10) + ","),
 		Properties: props}

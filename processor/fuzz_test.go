@@ -24,7 +24,7 @@ func FuzzFixStoredProps(f *testing.F) {
 	cfg.BrokerClusterName = "C"
 	f.Fuzz(func(t *testing.T, props string) {
 		pv := codec.ViewProperties(props)
-		out := fixStoredProps(&pv, &cfg, ids, false, "")
+		out := fixStoredProps(&pv, &cfg, ids, false, "", nil)
 		if err := viewMismatch(&pv, out); err != nil {
 			t.Fatal(err)
 		}

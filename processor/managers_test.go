@@ -68,7 +68,7 @@ func TestFixStoredProps(t *testing.T) {
 	cfg := DefaultBrokerConfig()
 	fix := func(props string) string {
 		pv := codec.ViewProperties(props)
-		out := fixStoredProps(&pv, &cfg, ids, false, "")
+		out := fixStoredProps(&pv, &cfg, ids, false, "", nil)
 		require.NoError(t, viewMismatch(&pv, out))
 		return out
 	}

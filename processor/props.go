@@ -22,9 +22,11 @@ import (
 // popped message has one: a stored one would make every ack of that message
 // name the wrong pop (Java's clearReservedProperties). The
 // result names each property once, as Java's re-encoding does. pv indexes the
-// properties and is left indexing the result, so a send walks them once.
-func fixStoredProps(pv *codec.PropView, cfg *BrokerConfig, ids *uniqIDGen, dropPriority bool, liteLMQ string) string {
+// properties and is left indexing the result, so a send walks them once. The
+// result is written into buf when it fits (nil: a new string).
+func fixStoredProps(pv *codec.PropView, cfg *BrokerConfig, ids *uniqIDGen, dropPriority bool, liteLMQ string, buf []byte) string {
 	e := codec.EditProperties(pv.Props())
+	e.Into(buf)
 	e.Delete(codec.PropPopCK)
 	if dropPriority {
 		e.Delete(codec.PropPriority)

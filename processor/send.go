@@ -38,9 +38,10 @@ func (b *Broker) handleSendMessage(ctx context.Context, c remoting.Conn, req *co
 	// Every send response carries extFields with MSG_REGION and TRACE_ON: the
 	// Java client reads them unconditionally. The typed header writes its numbers
 	// straight into the frame.
-	a := &sendAnswer{resp: codec.MakeResponse(req, codec.RespSuccess, ""),
-		hdr: codec.SendMessageResponseHeader{MsgRegion: b.conf().RegionID, TraceOn: b.conf().TraceOn}}
-	a.resp.CustomHeader = &a.hdr
+	a := b.sendAnswers.Get().(*sendAnswer)
+	a.resp = codec.MakeResponse(req, codec.RespSuccess, "")
+	a.hdr = codec.SendMessageResponseHeader{MsgRegion: b.conf().RegionID, TraceOn: b.conf().TraceOn}
+	a.resp.CustomHeader, a.resp.Recycler = &a.hdr, a
 	if b.sendMessage(ctx, c, req, a) == nil {
 		return nil, nil // answered from the store's group commit (SYNC_FLUSH)
 	}
@@ -49,16 +50,33 @@ func (b *Broker) handleSendMessage(ctx context.Context, c remoting.Conn, req *co
 }
 
 // sendAnswer is a send's response, its header and the bytes of its message id,
-// allocated together: one allocation per send where there were three.
+// kept together in a pool: remoting gives it back (Release) once it wrote the
+// response, so a send allocates none of them.
 type sendAnswer struct {
+	pool *sync.Pool
 	resp codec.RemotingCommand
 	hdr  codec.SendMessageResponseHeader
 	id   [compat.OffsetMsgIDMaxLen]byte
+	// props holds the stored properties of a send whose rewrite fits: the
+	// record is written from them before the answer goes back to the pool.
+	props [sendPropsScratch]byte
 	// logical is the queue id answered for a static topic's send (static),
 	// leader the item it was stored in.
 	logical int32
 	static  bool
 	leader  codec.LogicQueueMappingItem
+}
+
+// sendPropsScratch fits the properties a client sends with what the broker
+// adds (a Java producer's with keys and tags: about 200 bytes).
+const sendPropsScratch = 512
+
+// Release clears the answer, so the pool holds no string of a past send, and
+// puts it back.
+func (a *sendAnswer) Release() {
+	p := a.pool
+	*a = sendAnswer{pool: p}
+	p.Put(a)
 }
 
 // sendInline picks the sends that run on the network event loop: those to a
@@ -237,7 +255,7 @@ func (b *Broker) sendMessage(ctx context.Context, c remoting.Conn, req *codec.Re
 	if lite, _ := pv.Get(codec.PropLiteTopic); lite != "" {
 		liteLMQ = compat.LiteLMQ(h.Topic, lite)
 	}
-	props = fixStoredProps(&pv, b.conf(), b.ids, dropPrio, liteLMQ)
+	props = fixStoredProps(&pv, b.conf(), b.ids, dropPrio, liteLMQ, a.props[:])
 	if tran, _ := pv.Get(codec.PropTranMsg); parseJavaBool(tran) &&
 		!(msg.ReconsumeTimes > 0 && hasDelay(&pv)) {
 		if b.conf().RejectTransactionMessage {
@@ -341,6 +359,7 @@ func (b *Broker) putDeferred(c remoting.Conn, reqCode int32, a *sendAnswer, msg 
 			b.log.Debug("write send response", "remote", c.RemoteAddr(), "err", err)
 		}
 		b.observeDeferred(reqCode, a.resp.Code, start, false, err)
+		a.Release() // written: no dispatcher returns it
 	})
 	mu.Lock()
 	defer mu.Unlock()

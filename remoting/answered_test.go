@@ -62,3 +62,51 @@ type afterHook func(resp *codec.RemotingCommand)
 
 func (afterHook) Before(Conn, *codec.RemotingCommand) *codec.RemotingCommand { return nil }
 func (h afterHook) After(_ Conn, _, resp *codec.RemotingCommand)             { h(resp) }
+
+type countingRecycler struct {
+	n          int
+	afterHooks *int // the hooks' count when Release ran
+	hooks      *int
+	resp       *codec.RemotingCommand
+}
+
+// Release counts and clobbers the response, as a pool's next taker would.
+func (r *countingRecycler) Release() {
+	r.n++
+	*r.afterHooks = *r.hooks
+	r.resp.Remark = "clobbered"
+}
+
+// A returned response with a Recycler is released once, after it was written
+// and the hooks saw it, and so is one to a oneway request (never written).
+func TestReturnedResponseIsReleasedAfterTheWrite(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		flag int32
+		want bool // an answer on the wire
+	}{{"answered", 0, true}, {"oneway", codec.FlagOneway, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewServer(ServerConfig{Logger: testLogger()})
+			hooks, atRelease := 0, -1
+			r := &countingRecycler{afterHooks: &atRelease, hooks: &hooks}
+			s.RegisterDefault(ProcessorFunc(func(_ context.Context, _ Conn, req *codec.RemotingCommand) (*codec.RemotingCommand, error) {
+				resp := codec.NewResponse(req, codec.RespSuccess, "pooled")
+				resp.Recycler, r.resp = r, resp
+				return resp, nil
+			}), Inline())
+			s.AddRPCHook(afterHook(func(*codec.RemotingCommand) { hooks++ }))
+			data := rawJSONFrame(t, rawJSONHeader{Code: 10, Language: "JAVA", Opaque: 1, Flag: tc.flag}, nil)
+			out, closed := feed(s, data, nil)
+			require.False(t, closed)
+			require.Equal(t, 1, r.n, "released once")
+			require.Equal(t, 1, atRelease, "after the hooks")
+			if !tc.want {
+				require.Empty(t, out)
+				return
+			}
+			var resp codec.RemotingCommand
+			require.NoError(t, codec.DecodeCommand(out[4:], &resp))
+			require.Equal(t, "pooled", resp.Remark, "written before the release")
+		})
+	}
+}

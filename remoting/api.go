@@ -13,8 +13,9 @@
 // RPC hooks' After). Clone what must outlive that (strings.Clone, bytes.Clone).
 // A processor returning (nil, nil) owns the request for good; one returning
 // (nil, ErrAnsweredLater) answers later too but kept nothing of it, and the
-// frame is recycled at once. Responses handed to callers of Invoke are never
-// recycled.
+// frame is recycled at once. A response a processor returns is released through
+// its Recycler (when set) once written or dropped. Responses handed to callers
+// of Invoke are never recycled.
 package remoting
 
 import (
@@ -33,7 +34,8 @@ type Conn interface {
 	RemoteAddr() net.Addr
 	LocalAddr() net.Addr
 	// WriteResponse sends a response (or any command) on this connection. It never
-	// blocks on the network; it fails only when the connection is closed.
+	// blocks on the network; it fails only when the connection is closed. cmd is
+	// encoded before it returns, so the caller may reuse it (a pooled answer).
 	WriteResponse(cmd *codec.RemotingCommand) error
 	// Invoke sends a server-initiated request and waits for the matched response
 	// (CHECK_TRANSACTION_STATE, GET_CONSUMER_RUNNING_INFO, ...).
