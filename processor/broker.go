@@ -34,6 +34,7 @@ type Broker struct {
 	// sendAnswers holds *sendAnswer: taken by a send, released by remoting
 	// after the response was written.
 	sendAnswers sync.Pool
+	pullAnswers sync.Pool // *pullAnswer, as sendAnswers
 	store       MessageStore
 	log         *slog.Logger
 	storeHost   netip.AddrPort
@@ -127,6 +128,7 @@ func NewBroker(cfg BrokerConfig, st MessageStore, logger *slog.Logger) (*Broker,
 	b.masters.learned = make(chan struct{}, 1)
 	b.sendMsgs.New = func() any { return new(codec.Message) }
 	b.sendAnswers.New = func() any { return &sendAnswer{pool: &b.sendAnswers} }
+	b.pullAnswers.New = func() any { return &pullAnswer{pool: &b.pullAnswers} }
 	b.cfg.Store(&cfg)
 	b.topics = meta.NewTopicConfigManager(b.metaConf, b.log)
 	b.groups = meta.NewSubscriptionGroupManager(b.metaConf, b.log)

@@ -91,5 +91,9 @@ func written(cmd *codec.RemotingCommand) *codec.RemotingCommand {
 		}
 		cp.CustomHeader = &hc
 	}
+	if h, ok := cmd.CustomHeader.(*codec.PullMessageResponseHeader); ok {
+		hc := *h
+		cp.CustomHeader = &hc
+	}
 	return &cp
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"rmqd/codec"
@@ -51,6 +52,7 @@ type pullReply struct {
 	onLoop        bool        // runs on the event loop that writes the answer (remoting.OnLoop)
 	coldRerun     bool        // re-run after a cold-data hold: not held again (Java's _noSuspend_)
 	static        *staticPull // a static topic's logical queue: the answer is rewritten (static_pull.go)
+	answers       *sync.Pool  // of *pullAnswer (nil: each answer its own allocation)
 }
 
 func (p pullReply) response(code int32, remark string) *codec.RemotingCommand {
@@ -76,18 +78,44 @@ func (p pullReply) forbidden(typ int, remark string) *codec.RemotingCommand {
 	return resp
 }
 
-// pullAnswer is a pull response and its header in one allocation.
+// pullAnswer is a pull response and its header, taken from a pool: whoever
+// writes the response releases it (resp.Recycler), and one never written goes
+// back at once (a held pull's), so a pull allocates no answer.
 type pullAnswer struct {
+	pool *sync.Pool
 	resp codec.RemotingCommand
 	hdr  codec.PullMessageResponseHeader
+}
+
+// Release clears the answer and puts it back in its pool.
+func (a *pullAnswer) Release() {
+	p := a.pool
+	*a = pullAnswer{pool: p}
+	p.Put(a)
 }
 
 // withHeader is response with hdr as its custom header.
 func (p pullReply) withHeader(code int32, remark string, hdr codec.PullMessageResponseHeader) *codec.RemotingCommand {
 	req := codec.RemotingCommand{Opaque: p.opaque, SerializeType: p.serializeType}
-	a := &pullAnswer{resp: codec.MakeResponse(&req, code, remark), hdr: hdr}
+	var a *pullAnswer
+	if p.answers != nil {
+		a = p.answers.Get().(*pullAnswer)
+	} else {
+		a = new(pullAnswer)
+	}
+	a.resp, a.hdr = codec.MakeResponse(&req, code, remark), hdr
 	a.resp.CustomHeader = &a.hdr
+	if a.pool != nil {
+		a.resp.Recycler = a
+	}
 	return &a.resp
+}
+
+// releaseAnswer gives resp back to its pool once nothing writes it any more.
+func releaseAnswer(resp *codec.RemotingCommand) {
+	if r := resp.Recycler; r != nil {
+		r.Release()
+	}
 }
 
 // handlePullMessage is PULL_MESSAGE (and LITE_PULL_MESSAGE): PullMessageProcessor
@@ -97,7 +125,7 @@ func (b *Broker) handlePullMessage(ctx context.Context, c remoting.Conn, req *co
 		// PullMessageProcessor.rejectRequest: a slave serves reads only when allowed.
 		return codec.NewResponse(req, codec.RespSystemBusy, slaveRejectRemark), nil
 	}
-	reply := pullReply{opaque: req.Opaque, serializeType: req.SerializeType, code: req.Code, start: time.Now(),
+	reply := pullReply{opaque: req.Opaque, serializeType: req.SerializeType, code: req.Code, start: time.Now(), answers: &b.pullAnswers,
 		onLoop: remoting.OnLoop(ctx)}
 	var h codec.PullMessageRequestHeader
 	if err := h.Decode(req.Ext); err != nil {
@@ -248,6 +276,7 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 			// dropped, not queued behind the backlog; the consumer's pull
 			// times out and is sent again from its own next offset.
 			res.Release()
+			releaseAnswer(resp)
 			b.log.Warn("pull answer dropped: connection not writable", "remote", c.RemoteAddr(), "group", h.ConsumerGroup)
 			return nil, nil
 		}
@@ -255,11 +284,13 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 		if err != nil {
 			b.log.Debug("write pull response", "remote", c.RemoteAddr(), "err", err)
 		}
+		releaseAnswer(resp) // its header was encoded by the write
 		// Answered here, not by the handler's return: timed here, once.
 		b.observeDeferred(reply.code, codec.RespSuccess, reply.start, reply.suspended, err)
 		return nil, nil
 	case code == codec.RespPullNotFound && allowSuspend && h.SysFlag&codec.PullFlagSuspend != 0:
 		res.Release()
+		releaseAnswer(resp)
 		hold := compat.Millis(int64(h.SuspendTimeoutMillis))
 		if !b.conf().LongPollingEnable {
 			hold = compat.Millis(int64(b.conf().ShortPollingTimeMills))
