@@ -147,6 +147,14 @@ func NewResponse(req *RemotingCommand, code int32, remark string) *RemotingComma
 	return &r
 }
 
+// Release hands the command back to its Recycler, if it has one, once nothing
+// will write it again; a command without one is the GC's.
+func (c *RemotingCommand) Release() {
+	if c.Recycler != nil {
+		c.Recycler.Release()
+	}
+}
+
 // MakeResponse is NewResponse as a value, for a caller that allocates the
 // response together with what it answers with.
 func MakeResponse(req *RemotingCommand, code int32, remark string) RemotingCommand {

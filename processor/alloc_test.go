@@ -31,7 +31,7 @@ func TestSendAndPullAllocationBudget(t *testing.T) {
 		if resp == nil || resp.Code != codec.RespSuccess || resp.Recycler == nil {
 			t.Fatalf("send: %+v", resp)
 		}
-		resp.Recycler.Release()
+		resp.Release()
 	})
 	// AllocsPerRun counts every goroutine: the store's dispatcher and flusher
 	// run alongside, so the bounds allow a stray allocation.

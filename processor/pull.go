@@ -79,8 +79,8 @@ func (p pullReply) forbidden(typ int, remark string) *codec.RemotingCommand {
 }
 
 // pullAnswer is a pull response and its header, taken from a pool: whoever
-// writes the response releases it (resp.Recycler), and one never written goes
-// back at once (a held pull's), so a pull allocates no answer.
+// writes the response releases it (resp.Release), so a pull allocates no
+// answer. A held pull builds none.
 type pullAnswer struct {
 	pool *sync.Pool
 	resp codec.RemotingCommand
@@ -109,13 +109,6 @@ func (p pullReply) withHeader(code int32, remark string, hdr codec.PullMessageRe
 		a.resp.Recycler = a
 	}
 	return &a.resp
-}
-
-// releaseAnswer gives resp back to its pool once nothing writes it any more.
-func releaseAnswer(resp *codec.RemotingCommand) {
-	if r := resp.Recycler; r != nil {
-		r.Release()
-	}
 }
 
 // handlePullMessage is PULL_MESSAGE (and LITE_PULL_MESSAGE): PullMessageProcessor
@@ -261,8 +254,6 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 	if reply.static != nil {
 		code = reply.static.rewrite(code, h.QueueOffset, &hdr)
 	}
-	resp := reply.withHeader(code, res.Status.String(), hdr)
-
 	b.offsets.CommitPull(h.ConsumerGroup, h.Topic, h.QueueID, res.NextBeginOffset)
 	if allowSuspend && h.SysFlag&codec.PullFlagCommitOffset != 0 && b.conf().BrokerID == 0 {
 		b.offsets.Commit(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
@@ -276,21 +267,20 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 			// dropped, not queued behind the backlog; the consumer's pull
 			// times out and is sent again from its own next offset.
 			res.Release()
-			releaseAnswer(resp)
 			b.log.Warn("pull answer dropped: connection not writable", "remote", c.RemoteAddr(), "group", h.ConsumerGroup)
 			return nil, nil
 		}
+		resp := reply.withHeader(code, res.Status.String(), hdr)
 		err := remoting.WriteResponseBodies(c, resp, res.Records, res)
 		if err != nil {
 			b.log.Debug("write pull response", "remote", c.RemoteAddr(), "err", err)
 		}
-		releaseAnswer(resp) // its header was encoded by the write
+		resp.Release() // its header was encoded by the write
 		// Answered here, not by the handler's return: timed here, once.
 		b.observeDeferred(reply.code, codec.RespSuccess, reply.start, reply.suspended, err)
 		return nil, nil
 	case code == codec.RespPullNotFound && allowSuspend && h.SysFlag&codec.PullFlagSuspend != 0:
 		res.Release()
-		releaseAnswer(resp)
 		hold := compat.Millis(int64(h.SuspendTimeoutMillis))
 		if !b.conf().LongPollingEnable {
 			hold = compat.Millis(int64(b.conf().ShortPollingTimeMills))
@@ -298,6 +288,7 @@ func (b *Broker) pull(c remoting.Conn, h *codec.PullMessageRequestHeader, reply 
 		b.hold.suspend(b.hold.newHeld(c, h, reply, filter, time.Now().Add(hold)))
 		return nil, nil
 	default:
+		resp := reply.withHeader(code, res.Status.String(), hdr)
 		res.Release()
 		return resp, nil
 	}

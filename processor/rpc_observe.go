@@ -35,6 +35,6 @@ func (b *Broker) observeDeferred(reqCode, respCode int32, start time.Time, longP
 func (b *Broker) answerPull(c remoting.Conn, reply pullReply, resp *codec.RemotingCommand) error {
 	err := c.WriteResponse(resp)
 	b.observeDeferred(reply.code, resp.Code, reply.start, reply.suspended, err)
-	releaseAnswer(resp)
+	resp.Release()
 	return err
 }

@@ -343,9 +343,7 @@ func (d *dispatcher) run(ep *endpoint, reg *registration, in *inbound, onLoop bo
 	if !req.IsOneway() {
 		d.reply(ep, req, resp, onLoop)
 	}
-	if r := resp.Recycler; r != nil {
-		r.Release() // written (encoded into a buffer of its own) or dropped
-	}
+	resp.Release() // written (encoded into a buffer of its own) or dropped
 	d.release(in)
 }
 
